@@ -1,0 +1,53 @@
+/**
+ * The gateway's configuration, validated once at start. Every object is
+ * strict: an unknown key is an error naming it, never silently ignored.
+ */
+import { z } from 'zod';
+
+const MiB = 1024 * 1024;
+
+export const ServerConfig = z.strictObject({
+  /** Interface to bind. */
+  host: z.string().min(1).default('127.0.0.1'),
+  /** Port to bind; 0 picks a free one. */
+  port: z.int().min(0).max(65535).default(8080),
+  /** Upper bound on any call's `timeout`, seconds. */
+  max_timeout_s: z.int().positive().default(300),
+  /** Interval of SSE comment heartbeats, seconds. */
+  heartbeat_s: z.number().positive().default(15),
+  /** Largest accepted request body, bytes. */
+  body_limit_bytes: z.int().positive().default(MiB),
+  /** Byte cap on a result's data (as JSON); larger results are truncated. */
+  max_output_bytes: z.int().positive().default(4 * MiB),
+  /** On SIGTERM/SIGINT, how long running calls may take to finish before they are stopped, seconds. */
+  shutdown_grace_s: z.number().min(0).default(10),
+});
+
+export const CallsConfig = z.strictObject({
+  /** Events kept per call for replay. */
+  max_events: z.int().positive().default(10_000),
+  /** Hard cap on events buffered for a slow stream reader. */
+  max_buffered_events: z.int().positive().default(1_000_000),
+});
+
+export const ToolsConfig = z.strictObject({});
+
+export const AgentsConfig = z.record(z.string(), z.unknown());
+
+export const PolicyConfig = z.strictObject({
+  allow: z.array(z.string()).default([]),
+  deny: z.array(z.string()).default([]),
+});
+
+export const AuthConfig = z.strictObject({});
+
+export const GatewayConfig = z.strictObject({
+  server: ServerConfig.default(() => ServerConfig.parse({})),
+  calls: CallsConfig.default(() => CallsConfig.parse({})),
+  tools: ToolsConfig.default(() => ToolsConfig.parse({})),
+  agents: AgentsConfig.default(() => ({})),
+  policy: PolicyConfig.default(() => PolicyConfig.parse({})),
+  auth: AuthConfig.optional(),
+});
+export type GatewayConfig = z.output<typeof GatewayConfig>;
+export type GatewayConfigInput = z.input<typeof GatewayConfig>;

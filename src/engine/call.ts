@@ -1,0 +1,360 @@
+/**
+ * One tool call's whole lifecycle. Every door (JSON, SSE, call resources,
+ * other transports) drives the same `Call`: it runs the tool under an
+ * AbortController, numbers its events, lets any number of watchers follow
+ * them, and settles exactly once.
+ */
+import {
+  PROTOCOL_VERSION,
+  newId,
+  nowTs,
+  type ToolCallRequest,
+  type ToolCallResponse,
+  type ToolEvent,
+  type ToolEventDataMap,
+  type ToolEventKind,
+  type ToolResult,
+} from '../protocol/index.js';
+import { ToolError } from './errors.js';
+import { safeErrorMessage, truncateValue } from './output.js';
+import { ToolOutput, type Logger, type ToolContext } from './plugin.js';
+import type { RegisteredTool } from './registry.js';
+import type { Caller } from './policy.js';
+
+export type CallState = 'running' | 'completed' | 'failed' | 'canceled';
+
+/** Why a call was stopped from outside. */
+export type StopReason = 'timeout' | 'cancel' | 'disconnect' | 'shutdown';
+
+/** A batch of events for a watcher; `gap` names seqs that were dropped before it could read them. */
+export interface EventBatch {
+  events: ToolEvent[];
+  gap?: { from: number; to: number };
+}
+
+export interface CallLimits {
+  /** Effective timeout of this call, ms. */
+  timeoutMs: number;
+  /** Byte cap on the JSON of ToolResult.data. */
+  maxOutputBytes: number;
+  /** Events kept for replay; older ones are dropped once every watcher has read them. */
+  maxEvents: number;
+  /** Hard cap on buffered events, even when a slow watcher has not read them. */
+  maxBufferedEvents: number;
+}
+
+const MAX_BATCH = 1000;
+
+export class Call {
+  /** Server-assigned id (requests may reuse their own ids; this one is unique). */
+  readonly id = newId();
+  readonly request: ToolCallRequest;
+  readonly tool: RegisteredTool;
+  readonly caller: Caller;
+  readonly createdAt = nowTs();
+  readonly result: Promise<ToolCallResponse>;
+
+  private _state: CallState = 'running';
+  private _response: ToolCallResponse | undefined;
+  private stopReason: StopReason | undefined;
+  private events: ToolEvent[] = [];
+  private base = 0; // seq of events[0]
+  private nextSeq = 0;
+  private trimAt: number;
+  private readonly watchers = new Set<Watcher>();
+  private readonly controller = new AbortController();
+  private readonly startedAt = performance.now();
+  private readonly timer: NodeJS.Timeout;
+  private resolveResult!: (r: ToolCallResponse) => void;
+  /** Size of the result's data as JSON, for the audit record. */
+  outputBytes = 0;
+
+  constructor(
+    request: ToolCallRequest,
+    tool: RegisteredTool,
+    args: Record<string, unknown>,
+    caller: Caller,
+    private readonly limits: CallLimits,
+    private readonly logger: Logger,
+    private readonly onSettled: (call: Call) => void,
+  ) {
+    this.request = request;
+    this.tool = tool;
+    this.caller = caller;
+    this.trimAt = limits.maxEvents + Math.max(64, limits.maxEvents >> 2);
+    this.result = new Promise((resolve) => (this.resolveResult = resolve));
+    this.timer = setTimeout(() => this.stop('timeout'), limits.timeoutMs);
+    // Run on the next microtask, so a watcher attached right after start() sees every event.
+    queueMicrotask(() => this.run(args));
+  }
+
+  get state(): CallState {
+    return this._state;
+  }
+
+  get settled(): boolean {
+    return this._response !== undefined;
+  }
+
+  /** The final response, once settled. */
+  get response(): ToolCallResponse | undefined {
+    return this._response;
+  }
+
+  /** Seq of the oldest event still kept. */
+  get firstSeq(): number {
+    return this.base;
+  }
+
+  /** Number of events emitted so far. */
+  get eventCount(): number {
+    return this.nextSeq;
+  }
+
+  /**
+   * The final response with the kept events in `data.events`, for answers
+   * that cannot stream (JSON to a streaming call). `truncated` is set when
+   * early events were dropped.
+   */
+  responseWithEvents(): ToolCallResponse | undefined {
+    const r = this._response;
+    if (!r) return undefined;
+    return { ...r, data: { ...r.data, events: this.events.slice(), truncated: r.data.truncated || this.base > 0 } };
+  }
+
+  /**
+   * A `status` event telling a watcher that events `gap.from`..`gap.to` were
+   * dropped before it could read them. It carries seq `gap.to`, so resuming
+   * after it continues right after the gap.
+   */
+  gapNotice(gap: { from: number; to: number }): ToolEvent {
+    return {
+      type: 'tool/event',
+      id: newId(),
+      version: PROTOCOL_VERSION,
+      ts: nowTs(),
+      kind: 'status',
+      req_id: this.request.id,
+      data: {
+        message: `events ${gap.from}..${gap.to} of this call are no longer kept and were skipped; the stream continues with event ${gap.to + 1}`,
+      },
+      seq: gap.to,
+    };
+  }
+
+  /**
+   * Follow the call's events from after `afterSeq` (-1 = from the start).
+   * Registers at once: events emitted later are kept for this watcher.
+   * Iteration ends when the call has settled and every event was delivered.
+   */
+  watch(afterSeq = -1): Watcher {
+    const w = new Watcher(this, afterSeq + 1);
+    if (!this.settled) this.watchers.add(w);
+    return w;
+  }
+
+  /** Stop the call from outside (cancel, client disconnect, shutdown). No-op once settled. */
+  stop(reason: StopReason): void {
+    if (this.settled) return;
+    this.stopReason = reason;
+    const message = this.stopMessage(reason);
+    this.controller.abort(new DOMException(message, reason === 'timeout' ? 'TimeoutError' : 'AbortError'));
+    this.settle(
+      {
+        success: false,
+        error: message,
+        error_code: 'tool_error',
+      },
+      reason === 'timeout' ? 'failed' : 'canceled',
+    );
+  }
+
+  private stopMessage(reason: StopReason): string {
+    const name = this.tool.definition.name;
+    switch (reason) {
+      case 'timeout':
+        return `tool "${name}" timed out after ${formatSeconds(this.limits.timeoutMs)} and was stopped; raise the request's "timeout" (seconds) if it needs longer`;
+      case 'cancel':
+        return `tool "${name}" was canceled`;
+      case 'disconnect':
+        return `tool "${name}" was stopped because the client disconnected`;
+      case 'shutdown':
+        return `tool "${name}" was stopped because the gateway is shutting down; retry the call`;
+    }
+  }
+
+  private async run(args: Record<string, unknown>): Promise<void> {
+    const ctx: ToolContext = {
+      signal: this.controller.signal,
+      deadline: Date.now() + this.limits.timeoutMs,
+      streaming: this.request.streaming,
+      emit: this.request.streaming ? (kind, data) => this.emit(kind, data) : noop,
+      sessionId: this.request.session_id,
+      correlationId: this.request.correlation_id,
+      requestId: this.request.id,
+      logger: this.logger,
+    };
+    try {
+      const out = await this.tool.plugin.executeTool(this.tool.definition.name, args, ctx);
+      if (this.settled) return;
+      if (out instanceof ToolOutput) {
+        this.settle({ success: true, data: out.data, summary: out.summary, exit_code: out.exitCode, truncated: out.truncated }, 'completed');
+      } else {
+        this.settle({ success: true, data: out === undefined ? null : out }, 'completed');
+      }
+    } catch (err) {
+      if (this.settled) return;
+      if (err instanceof ToolError) {
+        this.settle({ success: false, error: err.message, error_code: 'tool_error', data: err.data, exit_code: err.exitCode }, 'failed');
+      } else {
+        this.logger.warn({ err }, `tool "${this.tool.definition.name}" threw`);
+        this.settle(
+          { success: false, error: `tool "${this.tool.definition.name}" failed: ${safeErrorMessage(err)}`, error_code: 'tool_error' },
+          'failed',
+        );
+      }
+    }
+  }
+
+  private emit<K extends ToolEventKind>(kind: K, data: ToolEventDataMap[K]): void {
+    if (this.settled) return; // a stopped tool must not write after its answer
+    const event = {
+      type: 'tool/event',
+      id: newId(),
+      version: PROTOCOL_VERSION,
+      ts: nowTs(),
+      kind,
+      req_id: this.request.id,
+      data,
+      seq: this.nextSeq++,
+    } as ToolEvent;
+    this.events.push(event);
+    if (this.events.length >= this.trimAt) this.trim();
+    for (const w of this.watchers) w.notify();
+  }
+
+  /** Drop the oldest events beyond `maxEvents`, but not ones a watcher still has to read (up to the hard cap). */
+  private trim(): void {
+    let cut = this.nextSeq - this.limits.maxEvents;
+    if (this.events.length < this.limits.maxBufferedEvents) {
+      for (const w of this.watchers) cut = Math.min(cut, w.cursor);
+    }
+    if (cut > this.base) {
+      this.events = this.events.slice(cut - this.base);
+      this.base = cut;
+    }
+    this.trimAt = this.events.length + Math.max(64, this.limits.maxEvents >> 2);
+  }
+
+  private settle(partial: Partial<ToolResult> & { success: boolean }, state: CallState): void {
+    clearTimeout(this.timer);
+    let data: unknown = partial.data ?? null;
+    let truncated = partial.truncated ?? false;
+    if (data !== null) {
+      const cut = truncateValue(data, this.limits.maxOutputBytes);
+      data = cut.value;
+      truncated ||= cut.truncated;
+      this.outputBytes = cut.bytes;
+    }
+    const result: ToolResult = {
+      success: partial.success,
+      tool_name: this.tool.definition.name,
+      data,
+      summary: partial.summary ?? null,
+      truncated,
+      exit_code: partial.exit_code ?? null,
+      error: partial.error ?? null,
+      error_code: partial.error_code ?? null,
+      duration_ms: Math.round(performance.now() - this.startedAt),
+      events: [],
+    };
+    this._state = state;
+    this._response = {
+      type: 'tool/call/resp',
+      id: newId(),
+      version: PROTOCOL_VERSION,
+      ts: nowTs(),
+      req_id: this.request.id,
+      data: result,
+      created_at: nowTs(),
+    };
+    if (!this.controller.signal.aborted) this.controller.abort(new DOMException('call finished', 'AbortError'));
+    for (const w of this.watchers) w.notify();
+    this.watchers.clear();
+    this.onSettled(this);
+    this.resolveResult(this._response);
+  }
+
+  /** Why the call was stopped from outside, if it was. */
+  get stoppedBy(): StopReason | undefined {
+    return this.stopReason;
+  }
+
+  /** @internal for Watcher */
+  read(cursor: number): EventBatch | null {
+    if (cursor < this.base) {
+      return { events: [], gap: { from: cursor, to: this.base - 1 } };
+    }
+    const start = cursor - this.base;
+    if (start >= this.events.length) return null;
+    return { events: this.events.slice(start, start + MAX_BATCH) };
+  }
+
+  /** @internal for Watcher */
+  detach(w: Watcher): void {
+    this.watchers.delete(w);
+  }
+}
+
+/** Follows one call's events; an async iterable of batches. */
+export class Watcher implements AsyncIterable<EventBatch> {
+  private wake: (() => void) | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly call: Call,
+    public cursor: number,
+  ) {}
+
+  /** @internal */
+  notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  /** The next batch, or null when the call has settled and everything was read (or the watcher was closed). */
+  async next(): Promise<EventBatch | null> {
+    for (;;) {
+      if (this.closed) return null;
+      const batch = this.call.read(this.cursor);
+      if (batch) {
+        this.cursor = batch.gap ? batch.gap.to + 1 : this.cursor + batch.events.length;
+        return batch;
+      }
+      if (this.call.settled) return null;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.call.detach(this);
+    this.notify();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<EventBatch> {
+    try {
+      for (let b = await this.next(); b; b = await this.next()) yield b;
+    } finally {
+      this.close();
+    }
+  }
+}
+
+function noop(): void {}
+
+function formatSeconds(ms: number): string {
+  const s = ms / 1000;
+  return `${Number.isInteger(s) ? s : s.toFixed(1)} s`;
+}

@@ -1,0 +1,201 @@
+/**
+ * The engine: list/search and the start of every call. Every door into the
+ * gateway ends here; it knows nothing of HTTP.
+ *
+ *   start(req) → find the tool → policy → validate arguments → Call (runs the tool)
+ */
+import type { ToolCallRequest, ToolDefinition, ToolListRequest } from '../protocol/index.js';
+import { formatProblems, nowTs } from '../protocol/index.js';
+import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
+import { Call } from './call.js';
+import { GatewayError } from './errors.js';
+import type { Logger } from './plugin.js';
+import { allowAll, type Caller, type Policy } from './policy.js';
+import type { RegisteredTool, ToolRegistry } from './registry.js';
+
+export interface EngineLimits {
+  /** Upper bound on any call's timeout, seconds. */
+  maxTimeoutS: number;
+  /** Byte cap on a result's data (JSON); larger results are truncated. */
+  maxOutputBytes: number;
+  /** Events kept per call for replay. */
+  maxEvents: number;
+  /** Hard cap on events buffered for a slow watcher. */
+  maxBufferedEvents: number;
+}
+
+export interface EngineOptions {
+  registry: ToolRegistry;
+  logger: Logger;
+  limits: EngineLimits;
+  policy?: Policy;
+  audit?: AuditSink;
+}
+
+export interface StartOptions {
+  /** Size of the request body, for the audit record. */
+  inputBytes?: number;
+}
+
+export class Engine {
+  readonly registry: ToolRegistry;
+  private readonly logger: Logger;
+  private readonly limits: EngineLimits;
+  private readonly policy: Policy;
+  private readonly audit: AuditSink;
+  private readonly inflight = new Set<Call>();
+  private readonly inputBytes = new WeakMap<Call, number>();
+  private closing = false;
+
+  constructor(options: EngineOptions) {
+    this.registry = options.registry;
+    this.logger = options.logger;
+    this.limits = options.limits;
+    this.policy = options.policy ?? allowAll;
+    this.audit = options.audit ?? noAudit;
+  }
+
+  /** Tools visible to `caller` for this list/search request, best match first in search mode. */
+  list(req: ToolListRequest, caller: Caller): ToolDefinition[] {
+    const query = req.query.trim();
+    const candidates = this.registry.all().filter((t) => {
+      const d = t.definition;
+      if (d.defer_loading && !(query && req.include_deferred)) return false;
+      if (req.filter_kind && d.kind !== req.filter_kind) return false;
+      for (const tag of req.filter_tags) if (!d.tags.includes(tag)) return false;
+      return this.policy(caller, d).allow;
+    });
+    if (!query) return candidates.map((t) => t.definition);
+    return this.registry.search(query, req.filter_tags, candidates);
+  }
+
+  /**
+   * Check and start a call. Throws a GatewayError (unknown_tool, tool_denied,
+   * invalid_arguments, unavailable) before anything runs; refusals are audited too.
+   */
+  start(req: ToolCallRequest, caller: Caller, options: StartOptions = {}): Call {
+    let tool: RegisteredTool | undefined;
+    try {
+      if (this.closing) {
+        throw new GatewayError('unavailable', 'the gateway is shutting down; retry against another instance or later', {
+          retryable: true,
+        });
+      }
+      tool = this.resolve(req.tool_name, caller);
+      const checked = tool.validate(req.arguments);
+      if (!checked.ok) {
+        const list = formatProblems(checked.problems);
+        throw new GatewayError('invalid_arguments', `invalid arguments for tool "${tool.definition.name}": ${list}`, {
+          detail: { problems: checked.problems },
+        });
+      }
+      const timeoutS = Math.min(req.timeout, this.limits.maxTimeoutS);
+      const call = new Call(
+        req,
+        tool,
+        checked.value,
+        caller,
+        {
+          timeoutMs: timeoutS * 1000,
+          maxOutputBytes: this.limits.maxOutputBytes,
+          maxEvents: this.limits.maxEvents,
+          maxBufferedEvents: this.limits.maxBufferedEvents,
+        },
+        this.logger,
+        (c) => this.settled(c),
+      );
+      this.inflight.add(call);
+      if (options.inputBytes) this.inputBytes.set(call, options.inputBytes);
+      return call;
+    } catch (err) {
+      if (err instanceof GatewayError) {
+        this.record(req, caller, {
+          kind: tool?.definition.kind ?? null,
+          success: false,
+          error_code: err.code,
+          duration_ms: 0,
+          input_bytes: options.inputBytes ?? 0,
+          output_bytes: 0,
+        });
+      }
+      throw err;
+    }
+  }
+
+  private resolve(name: string, caller: Caller): RegisteredTool {
+    const tool = this.registry.get(name);
+    if (!tool) {
+      const similar = this.registry.similarNames(name).filter((n) => this.allowed(caller, n));
+      const hint = similar.length
+        ? ` Did you mean ${similar.map((n) => `"${n}"`).join(' or ')}?`
+        : ' POST /tool/list to see the available tools.';
+      throw new GatewayError('unknown_tool', `no tool named "${name}".${hint}`, { detail: { tool_name: name } });
+    }
+    const decision = this.policy(caller, tool.definition);
+    if (!decision.allow) {
+      throw new GatewayError('tool_denied', `tool "${name}" is not allowed: ${decision.reason}`, {
+        detail: { tool_name: name },
+      });
+    }
+    return tool;
+  }
+
+  private allowed(caller: Caller, name: string): boolean {
+    const t = this.registry.get(name);
+    return t !== undefined && this.policy(caller, t.definition).allow;
+  }
+
+  private settled(call: Call): void {
+    this.inflight.delete(call);
+    const r = call.response!.data;
+    this.record(call.request, call.caller, {
+      kind: call.tool.definition.kind,
+      success: r.success,
+      error_code: r.error_code,
+      duration_ms: r.duration_ms,
+      input_bytes: this.inputBytes.get(call) ?? 0,
+      output_bytes: call.outputBytes,
+    });
+  }
+
+  private record(
+    req: ToolCallRequest,
+    caller: Caller,
+    outcome: Pick<AuditRecord, 'kind' | 'success' | 'error_code' | 'duration_ms' | 'input_bytes' | 'output_bytes'>,
+  ): void {
+    try {
+      this.audit({
+        ts: nowTs(),
+        session_id: caller.sessionId,
+        principal: caller.principal,
+        req_id: req.id,
+        correlation_id: req.correlation_id,
+        tool_name: req.tool_name,
+        ...outcome,
+      });
+    } catch (err) {
+      this.logger.error({ err }, 'audit sink failed');
+    }
+  }
+
+  /** Calls currently running. */
+  get running(): number {
+    return this.inflight.size;
+  }
+
+  /**
+   * Stop accepting calls, give running ones `graceMs` to finish, then stop
+   * the rest. Resolves when every call has settled.
+   */
+  async shutdown(graceMs: number): Promise<void> {
+    this.closing = true;
+    if (this.inflight.size === 0) return;
+    const all = Promise.all([...this.inflight].map((c) => c.result));
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    await Promise.race([all, grace]);
+    clearTimeout(timer);
+    for (const call of [...this.inflight]) call.stop('shutdown');
+    await all;
+  }
+}

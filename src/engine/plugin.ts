@@ -1,0 +1,96 @@
+/**
+ * The plugin contract: how tools plug into the engine. Mirrors the spec's
+ * ToolPlugin (`_list_tools`, `_execute_tool`, `_search_tools`, `emit`) in
+ * TypeScript. Plugins know nothing of HTTP.
+ */
+import type {
+  ToolDefinition,
+  ToolDefinitionInput,
+  ToolEventDataMap,
+  ToolEventKind,
+} from '../protocol/index.js';
+
+/** Structured logger (pino-compatible subset). */
+export interface LogFn {
+  (msg: string): void;
+  (obj: object, msg?: string): void;
+}
+export interface Logger {
+  debug: LogFn;
+  info: LogFn;
+  warn: LogFn;
+  error: LogFn;
+  child(bindings: Record<string, unknown>): Logger;
+}
+
+/** What a running tool gets from the engine. */
+export interface ToolContext {
+  /** Aborted on timeout, cancel, client disconnect or shutdown. Stop promptly when it fires. */
+  readonly signal: AbortSignal;
+  /** Wall-clock deadline of the call, in epoch milliseconds. */
+  readonly deadline: number;
+  /** Whether the caller asked for events. `emit` is a cheap no-op when it did not. */
+  readonly streaming: boolean;
+  /** Emit a streaming event (progress, status, artifact, log). Ignored once the call has settled. */
+  emit<K extends ToolEventKind>(kind: K, data: ToolEventDataMap[K]): void;
+  /** Session the call belongs to ("" when sessions are not used). */
+  readonly sessionId: string;
+  /** The request's correlation id ("" when none was given). */
+  readonly correlationId: string;
+  /** The request's message id (the `req_id` of every event and of the response). */
+  readonly requestId: string;
+  /** Logger bound to this call. */
+  readonly logger: Logger;
+}
+
+/** Given to a plugin when the gateway starts it. */
+export interface PluginHost {
+  readonly logger: Logger;
+  /** Tell the engine that `listTools()` now returns something else (e.g. a remote agent came up). */
+  toolsChanged(): void;
+}
+
+export interface ToolPlugin {
+  /** Short identifier, used in logs and error messages. */
+  readonly name: string;
+  /**
+   * The plugin's current tool manifest. Called at start and whenever the plugin
+   * reports `toolsChanged()`; keep it cheap (return a cached array).
+   */
+  listTools(): readonly ToolDefinitionInput[];
+  /**
+   * Run one tool. `args` are already validated against the tool's
+   * `input_parameters`. Return JSON-serialisable data (or a `ToolOutput` for
+   * summary/exit code); throw a `ToolError` for an expected failure.
+   */
+  executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext): unknown;
+  /**
+   * Optional custom discovery over this plugin's own tools, best match first.
+   * Without it the engine's BM25 search is used.
+   */
+  searchTools?(query: string, tags: readonly string[], tools: readonly ToolDefinition[]): ToolDefinition[];
+  /** Optional start-up work (connect, fetch, spawn). Awaited before the gateway listens. */
+  start?(host: PluginHost): Promise<void> | void;
+  /** Optional clean-up at shutdown. */
+  stop?(): Promise<void> | void;
+  /**
+   * True when the tool set changes at run time (e.g. remote agents). A name
+   * clash with an earlier plugin is then skipped and reported instead of
+   * failing start-up.
+   */
+  readonly dynamic?: boolean;
+}
+
+/** A richer return value for `executeTool` than bare data. */
+export class ToolOutput {
+  readonly data: unknown;
+  readonly summary: unknown;
+  readonly exitCode: number | null;
+  readonly truncated: boolean;
+  constructor(init: { data?: unknown; summary?: unknown; exitCode?: number | null; truncated?: boolean }) {
+    this.data = init.data ?? null;
+    this.summary = init.summary ?? null;
+    this.exitCode = init.exitCode ?? null;
+    this.truncated = init.truncated ?? false;
+  }
+}

@@ -1,0 +1,21 @@
+import type { ToolDefinition } from '../protocol/index.js';
+
+/** Who is calling: what the edges know about the client, handed to policy and audit. */
+export interface Caller {
+  /** Session from the handshake ("" when sessions are not used). */
+  sessionId: string;
+  /** Name of the authenticated principal (e.g. the token's name), or null. */
+  principal: string | null;
+}
+
+export type PolicyDecision = { allow: true } | { allow: false; reason: string };
+
+/**
+ * Decides whether `caller` may see and call `tool`. The same function guards
+ * listing, search and calling, so a tool hidden from a caller can never be called by it.
+ */
+export type Policy = (caller: Caller, tool: ToolDefinition) => PolicyDecision;
+
+export const allowAll: Policy = () => ({ allow: true });
+
+export const ANONYMOUS: Caller = Object.freeze({ sessionId: '', principal: null });

@@ -1,0 +1,62 @@
+/**
+ * Tool search: BM25 ranking (MiniSearch) over name, description and tags,
+ * with plugin-supplied rankings merged by reciprocal rank fusion.
+ */
+import MiniSearch from 'minisearch';
+import type { ToolDefinition } from '../protocol/index.js';
+
+/** Split snake_case, kebab-case and camelCase so "readFile" and "read_file" both match "read file". */
+export function tokenize(text: string): string[] {
+  return text
+    .replace(/([a-z0-9])([A-Z])/g, '$1 $2')
+    .toLowerCase()
+    .split(/[^\p{L}\p{N}]+/u)
+    .filter((t) => t.length > 0);
+}
+
+interface Doc {
+  id: number;
+  name: string;
+  description: string;
+  tags: string;
+}
+
+export class ToolSearchIndex {
+  private readonly index: MiniSearch<Doc>;
+  private readonly tools: readonly ToolDefinition[];
+
+  constructor(tools: readonly ToolDefinition[]) {
+    this.tools = tools;
+    this.index = new MiniSearch<Doc>({
+      fields: ['name', 'description', 'tags'],
+      tokenize,
+      searchOptions: {
+        boost: { name: 3, tags: 2, description: 1 },
+        prefix: (term) => term.length >= 3,
+        fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+        combineWith: 'OR',
+      },
+    });
+    this.index.addAll(
+      tools.map((t, id) => ({ id, name: t.name, description: t.description, tags: t.tags.join(' ') })),
+    );
+  }
+
+  /** Matching tools, best first. */
+  search(query: string): ToolDefinition[] {
+    return this.index.search(query).map((hit) => this.tools[hit.id as number]!);
+  }
+}
+
+/**
+ * Merge several best-first rankings into one (reciprocal rank fusion,
+ * k = 60 as in the original paper). Ties keep the order of the first list.
+ */
+export function fuseRankings(rankings: readonly (readonly ToolDefinition[])[]): ToolDefinition[] {
+  if (rankings.length === 1) return [...rankings[0]!];
+  const scores = new Map<ToolDefinition, number>();
+  for (const ranking of rankings) {
+    ranking.forEach((tool, rank) => scores.set(tool, (scores.get(tool) ?? 0) + 1 / (60 + rank + 1)));
+  }
+  return [...scores.entries()].sort((a, b) => b[1] - a[1]).map(([tool]) => tool);
+}

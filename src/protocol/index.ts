@@ -1,0 +1,4 @@
+export * from './base.js';
+export * from './tools.js';
+export * from './error.js';
+export * from './issues.js';

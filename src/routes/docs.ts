@@ -1,0 +1,120 @@
+/**
+ * GET /openapi.json, GET /docs (Swagger UI, served from the package itself
+ * so it works without internet) and GET /healthz.
+ */
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import { z } from 'zod';
+import type { Engine } from '../engine/index.js';
+
+const require = createRequire(import.meta.url);
+
+/** The static Swagger UI files we serve, by their public name. */
+const UI_FILES: Record<string, string> = {
+  'swagger-ui.css': 'text/css; charset=utf-8',
+  'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
+  'favicon-32x32.png': 'image/png',
+};
+
+const DOCS_HTML = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>a2e-gateway API</title>
+  <meta name="viewport" content="width=device-width, initial-scale=1">
+  <link rel="icon" href="docs/favicon-32x32.png">
+  <link rel="stylesheet" href="docs/swagger-ui.css">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="docs/swagger-ui-bundle.js"></script>
+  <script src="docs/init.js"></script>
+</body>
+</html>
+`;
+
+// Relative URL: works under any base path or proxy prefix.
+const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: new URL('openapi.json', document.baseURI).href, dom_id: '#swagger-ui', deepLinking: true });\n`;
+
+export const Health = z
+  .object({
+    status: z.literal('ok'),
+    tools: z.int().meta({ description: 'Number of tools registered' }),
+    running_calls: z.int().meta({ description: 'Calls currently running' }),
+    uptime_s: z.number(),
+  })
+  .meta({ id: 'Health' });
+
+const healthRoute = createRoute({
+  method: 'get',
+  path: '/healthz',
+  operationId: 'health',
+  tags: ['meta'],
+  summary: 'Liveness and a few counters',
+  responses: { 200: { description: 'The gateway is up', content: { 'application/json': { schema: Health } } } },
+});
+
+const openapiRoute = createRoute({
+  method: 'get',
+  path: '/openapi.json',
+  operationId: 'openapi',
+  tags: ['meta'],
+  summary: 'This OpenAPI document',
+  responses: {
+    200: {
+      description: 'The OpenAPI 3.1 document, generated from the schemas that validate requests',
+      content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } },
+    },
+  },
+});
+
+const docsRoute = createRoute({
+  method: 'get',
+  path: '/docs',
+  operationId: 'docs',
+  tags: ['meta'],
+  summary: 'Interactive API documentation (works offline)',
+  responses: { 200: { description: 'An HTML page (Swagger UI)', content: { 'text/html': { schema: z.string() } } } },
+});
+
+export interface DocsDeps {
+  engine: Engine;
+  /** The OpenAPI document, built once. */
+  document: () => unknown;
+}
+
+export function registerDocsRoutes(app: OpenAPIHono, deps: DocsDeps): void {
+  const started = Date.now();
+  app.openAPIRegistry.registerPath(healthRoute);
+  app.get(healthRoute.path, (c) =>
+    c.json({
+      status: 'ok' as const,
+      tools: deps.engine.registry.all().length,
+      running_calls: deps.engine.running,
+      uptime_s: (Date.now() - started) / 1000,
+    }),
+  );
+
+  app.openAPIRegistry.registerPath(openapiRoute);
+  app.get(openapiRoute.path, (c) => c.json(deps.document()));
+
+  app.openAPIRegistry.registerPath(docsRoute);
+  app.get(docsRoute.path, (c) => c.html(DOCS_HTML));
+  app.get('/docs/init.js', (c) => c.body(DOCS_INIT, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }));
+
+  const uiDir = dirname(require.resolve('swagger-ui-dist/package.json'));
+  const cache = new Map<string, Uint8Array>();
+  app.get('/docs/:file', async (c) => {
+    const file = c.req.param('file');
+    const type = UI_FILES[file];
+    if (!type) return c.notFound();
+    let bytes = cache.get(file);
+    if (!bytes) {
+      bytes = new Uint8Array(await readFile(join(uiDir, file)));
+      cache.set(file, bytes);
+    }
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'Content-Type': type, 'Cache-Control': 'public, max-age=86400' });
+  });
+}

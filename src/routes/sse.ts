@@ -1,0 +1,167 @@
+/**
+ * Server-Sent Events output. On Node it writes straight to the
+ * ServerResponse (no web-stream layer: far less memory per open stream);
+ * elsewhere it falls back to a ReadableStream body. Either way the caller
+ * gets the same small `SseSink`.
+ */
+import type { ServerResponse } from 'node:http';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
+import type { Context } from 'hono';
+
+export const SSE_HEADERS: Readonly<Record<string, string>> = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-cache, no-transform',
+  'X-Accel-Buffering': 'no',
+  Connection: 'keep-alive',
+};
+
+/** One SSE frame. `data` must not contain newlines (JSON.stringify output never does). */
+export function sseFrame(event: string, data: string, id?: number | string): string {
+  return id === undefined ? `event: ${event}\ndata: ${data}\n\n` : `event: ${event}\nid: ${id}\ndata: ${data}\n\n`;
+}
+
+export interface SseSink {
+  /** Write raw frames. Returns false when the client is not keeping up: await `drain()` then. */
+  write(frames: string): boolean;
+  /** Resolves when buffered output was flushed, or the client went away. */
+  drain(): Promise<void>;
+  /** Finish the response. */
+  end(): void;
+  /** True once the client disconnected or `end()` was called. */
+  readonly closed: boolean;
+  /** Called once if the client disconnects before `end()`. */
+  onDisconnect(fn: () => void): void;
+}
+
+export interface SseOptions {
+  heartbeatS: number;
+  /** Extra lines before the first event, e.g. a `retry:` hint. */
+  preamble?: string;
+}
+
+type Runner = (sink: SseSink) => Promise<void>;
+
+/** Start an SSE response and hand the sink to `run`. */
+export function streamSse(c: Context, options: SseOptions, run: Runner): Response {
+  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  // Headers other middleware prepared (CORS, request id, …) plus ours.
+  const headers = c.body(null, 200, SSE_HEADERS).headers;
+  return outgoing ? nodeSse(outgoing, headers, options, run) : webSse(headers, options, run);
+}
+
+function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run: Runner): Response {
+  const head: Record<string, string | string[]> = {};
+  headers.forEach((value, key) => {
+    if (key === 'set-cookie') return;
+    head[key] = value;
+  });
+  const cookies = headers.getSetCookie();
+  if (cookies.length) head['set-cookie'] = cookies;
+  res.writeHead(200, head);
+  res.write(`${options.preamble ?? ''}: stream open\n\n`);
+
+  let ended = false;
+  let disconnected = false;
+  let onGone: (() => void) | undefined;
+  const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), options.heartbeatS * 1000);
+  res.on('close', () => {
+    clearInterval(heartbeat);
+    if (!ended) {
+      disconnected = true;
+      onGone?.();
+    }
+  });
+  const sink: SseSink = {
+    write: (frames) => (disconnected ? false : res.write(frames)),
+    drain: () =>
+      disconnected || !res.writableNeedDrain
+        ? Promise.resolve()
+        : new Promise((resolve) => {
+            const done = () => {
+              res.off('drain', done);
+              res.off('close', done);
+              resolve();
+            };
+            res.on('drain', done);
+            res.on('close', done);
+          }),
+    end: () => {
+      if (ended || disconnected) return;
+      ended = true;
+      clearInterval(heartbeat);
+      res.end();
+    },
+    get closed() {
+      return ended || disconnected;
+    },
+    onDisconnect: (fn) => {
+      onGone = fn;
+      if (disconnected) fn();
+    },
+  };
+  runGuarded(run, sink);
+  return RESPONSE_ALREADY_SENT;
+}
+
+function webSse(headers: Headers, options: SseOptions, run: Runner): Response {
+  const encoder = new TextEncoder();
+  let controller!: ReadableStreamDefaultController<Uint8Array>;
+  let ended = false;
+  let disconnected = false;
+  let onGone: (() => void) | undefined;
+  let heartbeat: NodeJS.Timeout | undefined;
+  let resumeDrain: (() => void) | undefined;
+  const body = new ReadableStream<Uint8Array>(
+    {
+      start(c) {
+        controller = c;
+        c.enqueue(encoder.encode(`${options.preamble ?? ''}: stream open\n\n`));
+        heartbeat = setInterval(() => c.enqueue(encoder.encode(': heartbeat\n\n')), options.heartbeatS * 1000);
+      },
+      pull() {
+        resumeDrain?.();
+        resumeDrain = undefined;
+      },
+      cancel() {
+        clearInterval(heartbeat);
+        disconnected = true;
+        resumeDrain?.();
+        if (!ended) onGone?.();
+      },
+    },
+    { highWaterMark: 64 * 1024, size: (chunk) => chunk.byteLength },
+  );
+  const sink: SseSink = {
+    write: (frames) => {
+      if (disconnected || ended) return false;
+      controller.enqueue(encoder.encode(frames));
+      return (controller.desiredSize ?? 1) > 0;
+    },
+    drain: () =>
+      disconnected || (controller.desiredSize ?? 1) > 0
+        ? Promise.resolve()
+        : new Promise((resolve) => (resumeDrain = resolve)),
+    end: () => {
+      if (ended || disconnected) return;
+      ended = true;
+      clearInterval(heartbeat);
+      controller.close();
+    },
+    get closed() {
+      return ended || disconnected;
+    },
+    onDisconnect: (fn) => {
+      onGone = fn;
+      if (disconnected) fn();
+    },
+  };
+  queueMicrotask(() => runGuarded(run, sink));
+  return new Response(body, { status: 200, headers });
+}
+
+function runGuarded(run: Runner, sink: SseSink): void {
+  run(sink).then(
+    () => sink.end(),
+    () => sink.end(),
+  );
+}

@@ -1,0 +1,147 @@
+/**
+ * Builds a whole gateway from a config: plugins → registry → engine → HTTP
+ * app, plus listening and graceful shutdown. Used by the CLI and by tests.
+ */
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { createAdaptorServer } from '@hono/node-server';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { GatewayConfig } from './config/index.js';
+import {
+  Engine,
+  ToolRegistry,
+  type AuditSink,
+  type Logger,
+  type Policy,
+  type ToolPlugin,
+} from './engine/index.js';
+import { createLogger } from './logger.js';
+import { createApp, openApiDocument } from './routes/index.js';
+
+const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+export const VERSION = pkg.version;
+
+export interface GatewayOptions {
+  config: GatewayConfig;
+  /** Extra plugins, registered after the built-in ones (native tools, agents). */
+  plugins?: ToolPlugin[];
+  logger?: Logger;
+  audit?: AuditSink;
+  policy?: Policy;
+}
+
+export interface Gateway {
+  readonly config: GatewayConfig;
+  readonly app: OpenAPIHono;
+  readonly engine: Engine;
+  readonly registry: ToolRegistry;
+  readonly logger: Logger;
+  /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address. */
+  listen(port?: number, host?: string): Promise<{ url: string; host: string; port: number }>;
+  /** Stop accepting, let running calls finish within the grace period, stop the rest, stop plugins. */
+  close(): Promise<void>;
+}
+
+/** Plugins the config asks for (native tool groups, A2A agents). */
+export function builtinPlugins(_config: GatewayConfig, _logger: Logger): ToolPlugin[] {
+  return [];
+}
+
+export async function createGateway(options: GatewayOptions): Promise<Gateway> {
+  const { config } = options;
+  const logger = options.logger ?? createLogger('warn');
+  const plugins = [...builtinPlugins(config, logger), ...(options.plugins ?? [])];
+  const registry = new ToolRegistry(plugins, logger);
+
+  let started = false;
+  const rebuild = () => {
+    if (!started) return;
+    try {
+      registry.rebuild();
+    } catch (err) {
+      logger.error({ err }, 'tool list update rejected; keeping the previous tools');
+    }
+  };
+  await Promise.all(
+    plugins.map(async (plugin) => {
+      try {
+        await plugin.start?.({ logger: logger.child({ plugin: plugin.name }), toolsChanged: rebuild });
+      } catch (err) {
+        throw new Error(`plugin "${plugin.name}" failed to start: ${(err as Error).message}`, { cause: err });
+      }
+    }),
+  );
+  registry.rebuild();
+  started = true;
+
+  const engine = new Engine({
+    registry,
+    logger,
+    policy: options.policy,
+    audit: options.audit,
+    limits: {
+      maxTimeoutS: config.server.max_timeout_s,
+      maxOutputBytes: config.server.max_output_bytes,
+      maxEvents: config.calls.max_events,
+      maxBufferedEvents: config.calls.max_buffered_events,
+    },
+  });
+  const app = createApp({
+    engine,
+    logger,
+    version: VERSION,
+    bodyLimitBytes: config.server.body_limit_bytes,
+    heartbeatS: config.server.heartbeat_s,
+  });
+
+  let server: Server | undefined;
+  let closing: Promise<void> | undefined;
+
+  return {
+    config,
+    app,
+    engine,
+    registry,
+    logger,
+    listen(port = config.server.port, host = config.server.host) {
+      server = createAdaptorServer({ fetch: app.fetch }) as Server;
+      const s = server;
+      return new Promise((resolve, reject) => {
+        s.once('error', reject);
+        s.listen(port, host, () => {
+          s.off('error', reject);
+          const address = s.address() as AddressInfo;
+          const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+          resolve({ url: `http://${shownHost}:${address.port}`, host: address.address, port: address.port });
+        });
+      });
+    },
+    close() {
+      closing ??= (async () => {
+        const s = server;
+        const serverClosed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : Promise.resolve();
+        s?.closeIdleConnections();
+        await engine.shutdown(config.server.shutdown_grace_s * 1000);
+        // Streams end as their calls settle; give them a moment to flush, then drop what is left.
+        await Promise.race([serverClosed, new Promise((r) => setTimeout(r, 1000).unref())]);
+        s?.closeAllConnections();
+        await serverClosed;
+        await Promise.allSettled(plugins.map((p) => p.stop?.()));
+      })();
+      return closing;
+    },
+  };
+}
+
+/** The OpenAPI document of a gateway with this config (routes only; tools do not appear in it). */
+export function openApiFor(_config: GatewayConfig): ReturnType<typeof openApiDocument> {
+  const logger = createLogger('silent');
+  const engine = new Engine({
+    registry: new ToolRegistry([], logger),
+    logger,
+    limits: { maxTimeoutS: 1, maxOutputBytes: 1, maxEvents: 1, maxBufferedEvents: 1 },
+  });
+  const app = createApp({ engine, logger, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1 });
+  return openApiDocument(app, VERSION);
+}

@@ -1,0 +1,109 @@
+/** Start a real gateway on an ephemeral port for a test, and talk to it. */
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import { createGateway, defineConfig, createLogger, type Gateway, type GatewayConfigInput, type ToolPlugin } from '../../src/index.js';
+
+export interface TestGateway {
+  url: string;
+  gateway: Gateway;
+  close(): Promise<void>;
+}
+
+export async function startGateway(options: { config?: GatewayConfigInput; plugins?: ToolPlugin[] } = {}): Promise<TestGateway> {
+  const config = defineConfig({ ...options.config, server: { port: 0, ...options.config?.server } });
+  const gateway = await createGateway({
+    config,
+    plugins: options.plugins ?? [],
+    logger: createLogger((process.env.TEST_LOG_LEVEL as 'silent' | undefined) ?? 'silent'),
+  });
+  const { url } = await gateway.listen();
+  return { url, gateway, close: () => gateway.close() };
+}
+
+export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; json: any }> {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', ...headers },
+    body: typeof body === 'string' ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = text;
+  }
+  return { status: res.status, headers: res.headers, json };
+}
+
+export interface ReceivedEvent extends EventSourceMessage {
+  /** performance.now() when the event was parsed. */
+  at: number;
+  json: any;
+}
+
+export interface SseStream {
+  status: number;
+  headers: Headers;
+  /** Resolves with each event as it arrives (null at the end of the stream). */
+  next(): Promise<ReceivedEvent | null>;
+  /** Read every remaining event. */
+  rest(): Promise<ReceivedEvent[]>;
+  comments: string[];
+  /** Drop the connection. */
+  abort(): void;
+}
+
+/** Open an SSE response with fetch and parse it with a real SSE parser. */
+export async function openSse(url: string, init: RequestInit = {}): Promise<SseStream> {
+  const controller = new AbortController();
+  const res = await fetch(url, { ...init, signal: controller.signal, headers: { Accept: 'text/event-stream', ...init.headers } });
+  const queue: (ReceivedEvent | null)[] = [];
+  const waiters: ((e: ReceivedEvent | null) => void)[] = [];
+  const comments: string[] = [];
+  const push = (e: ReceivedEvent | null) => {
+    const w = waiters.shift();
+    if (w) w(e);
+    else queue.push(e);
+  };
+  const parser = createParser({
+    onEvent: (e) => {
+      let json: unknown;
+      try {
+        json = JSON.parse(e.data);
+      } catch {
+        json = undefined;
+      }
+      push({ ...e, at: performance.now(), json });
+    },
+    onComment: (c) => comments.push(c),
+  });
+  (async () => {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+    } catch {
+      // aborted
+    }
+    push(null);
+  })();
+  const next = () => new Promise<ReceivedEvent | null>((resolve) => (queue.length ? resolve(queue.shift()!) : waiters.push(resolve)));
+  return {
+    status: res.status,
+    headers: res.headers,
+    next,
+    async rest() {
+      const out: ReceivedEvent[] = [];
+      for (let e = await next(); e; e = await next()) out.push(e);
+      return out;
+    },
+    comments,
+    abort: () => controller.abort(),
+  };
+}
+
+export const callBody = (tool_name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => ({
+  type: 'tool/call/req',
+  tool_name,
+  arguments: args,
+  ...extra,
+});

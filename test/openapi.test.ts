@@ -1,0 +1,59 @@
+import { readFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defineConfig, openApiFor } from '../src/index.js';
+import { definePlugin, echoTool } from './helpers/plugins.js';
+import { startGateway, type TestGateway } from './helpers/server.js';
+
+let gw: TestGateway;
+beforeAll(async () => {
+  gw = await startGateway({ plugins: [definePlugin('t', [echoTool])] });
+});
+afterAll(() => gw.close());
+
+describe('OpenAPI', () => {
+  it('openapi/openapi.json is up to date (run `npm run openapi` after changing routes or schemas)', async () => {
+    const committed = JSON.parse(await readFile(new URL('../openapi/openapi.json', import.meta.url), 'utf8'));
+    expect(committed).toEqual(JSON.parse(JSON.stringify(openApiFor(defineConfig()))));
+  });
+
+  it('GET /openapi.json serves an OpenAPI 3.1 document describing every route, the SSE variant included', async () => {
+    const res = await fetch(`${gw.url}/openapi.json`);
+    expect(res.status).toBe(200);
+    const doc = await res.json();
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths).sort()).toEqual(['/docs', '/healthz', '/openapi.json', '/tool/call', '/tool/list']);
+    const call = doc.paths['/tool/call'].post;
+    expect(call.operationId).toBe('callTool');
+    expect(call.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ToolCallRequest');
+    expect(Object.keys(call.responses['200'].content)).toEqual(['application/json', 'text/event-stream']);
+    expect(Object.keys(call.responses).sort()).toEqual(['200', '400', '403', '404', '413', '422', '500', '503']);
+    // the request schema is the validating one: required fields and defaults match the spec
+    const req = doc.components.schemas.ToolCallRequest;
+    expect(req.required).toEqual(['tool_name', 'arguments']);
+    expect(req.properties.timeout.default).toBe(30);
+    for (const name of ['ToolDefinition', 'ToolParameter', 'ToolResult', 'ToolEvent', 'ToolListRequest', 'ToolListResponse', 'ToolCallResponse', 'Error']) {
+      expect(doc.components.schemas).toHaveProperty(name);
+    }
+  });
+
+  it('GET /docs serves an offline docs page whose assets come from the gateway itself', async () => {
+    const res = await fetch(`${gw.url}/docs`);
+    expect(res.status).toBe(200);
+    const html = await res.text();
+    expect(html).not.toMatch(/https?:\/\//); // nothing from a CDN
+    const assets = [...html.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThanOrEqual(3);
+    for (const asset of assets) {
+      const r = await fetch(new URL(asset, `${gw.url}/docs`));
+      expect(r.status, asset).toBe(200);
+      expect((await r.arrayBuffer()).byteLength, asset).toBeGreaterThan(50);
+    }
+    expect((await fetch(`${gw.url}/docs/package.json`)).status).toBe(404);
+    expect((await fetch(`${gw.url}/docs/..%2Fpackage.json`)).status).toBe(404);
+  });
+
+  it('GET /healthz', async () => {
+    const res = await fetch(`${gw.url}/healthz`);
+    expect(await res.json()).toMatchObject({ status: 'ok', tools: 1, running_calls: 0 });
+  });
+});
