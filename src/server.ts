@@ -18,6 +18,7 @@ import {
 } from './engine/index.js';
 import { createLogger } from './logger.js';
 import { createApp, openApiDocument } from './routes/index.js';
+import { nativePlugins } from './tools/index.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 export const VERSION = pkg.version;
@@ -43,9 +44,9 @@ export interface Gateway {
   close(): Promise<void>;
 }
 
-/** Plugins the config asks for (native tool groups, A2A agents). */
-export function builtinPlugins(_config: GatewayConfig, _logger: Logger): ToolPlugin[] {
-  return [];
+/** Plugins the config asks for: native tool groups first (they win name clashes), then A2A agents. */
+export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugin[] {
+  return [...nativePlugins(config.tools, logger)];
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {

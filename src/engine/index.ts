@@ -7,3 +7,4 @@ export * from './registry.js';
 export * from './call.js';
 export * from './engine.js';
 export { ToolSearchIndex, tokenize } from './search.js';
+export * from './sessions.js';

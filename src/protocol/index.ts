@@ -2,3 +2,4 @@ export * from './base.js';
 export * from './tools.js';
 export * from './error.js';
 export * from './issues.js';
+export * from './handshake.js';

@@ -1,0 +1,139 @@
+/**
+ * Sessions opened by a handshake. A session records which capabilities the
+ * agent negotiated and who it authenticated as; every door (REST, the A2E
+ * transport) resolves `session_id` through here.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  A2E_CAPABILITIES,
+  PROTOCOL_VERSION,
+  newId,
+  nowTs,
+  type HandshakeRequest,
+  type HandshakeResponse,
+} from '../protocol/index.js';
+
+export interface Session {
+  readonly id: string;
+  readonly agentId: string;
+  /** Capabilities negotiated in the handshake. */
+  readonly capabilities: ReadonlySet<string>;
+  /** Authenticated principal (token name), or null. */
+  readonly principal: string | null;
+  readonly createdAt: number;
+  /** Epoch ms of the last use; the session expires `ttlS` after it. */
+  lastSeen: number;
+}
+
+/** Storage of sessions; in memory here, swappable for a shared store. */
+export interface SessionStore {
+  get(id: string): Session | undefined;
+  put(session: Session): void;
+  delete(id: string): void;
+  /** Every session (for expiry sweeps). */
+  values(): Iterable<Session>;
+}
+
+export class MemorySessionStore implements SessionStore {
+  private readonly map = new Map<string, Session>();
+  get = (id: string) => this.map.get(id);
+  put = (s: Session) => void this.map.set(s.id, s);
+  delete = (id: string) => void this.map.delete(id);
+  values = () => this.map.values();
+}
+
+/** Capabilities this gateway serves. */
+export const SERVED_CAPABILITIES: ReadonlySet<string> = new Set(['tools']);
+
+export interface SessionManagerOptions {
+  /** Idle time after which a session expires, seconds. */
+  ttlS: number;
+  /** Concurrent calls per session (0 = no limit); announced in the handshake. */
+  maxParallel: number;
+  store?: SessionStore;
+}
+
+export class SessionManager {
+  private readonly store: SessionStore;
+  constructor(private readonly options: SessionManagerOptions) {
+    this.store = options.store ?? new MemorySessionStore();
+  }
+
+  get maxParallel(): number {
+    return this.options.maxParallel;
+  }
+
+  /**
+   * Answer a handshake for an already-authenticated `principal`. Accepts only
+   * capabilities that were asked for and that the gateway serves; names
+   * outside the A2E set are never echoed back.
+   */
+  handshake(req: HandshakeRequest, principal: string | null): HandshakeResponse {
+    const asked = new Set(req.agent_caps.filter((c) => (A2E_CAPABILITIES as readonly string[]).includes(c)));
+    const accepted = [...asked].map((capability) => ({
+      capability,
+      enabled: SERVED_CAPABILITIES.has(capability),
+      metadata: {},
+    }));
+    const session: Session = {
+      id: randomBytes(16).toString('hex'),
+      agentId: req.agent_id,
+      capabilities: new Set(accepted.filter((c) => c.enabled).map((c) => c.capability)),
+      principal,
+      createdAt: Date.now(),
+      lastSeen: Date.now(),
+    };
+    this.store.put(session);
+    return {
+      type: 'handshake/resp',
+      id: newId(),
+      version: PROTOCOL_VERSION,
+      ts: nowTs(),
+      req_id: req.id,
+      session_id: session.id,
+      accepted_caps: accepted,
+      max_parallel: this.options.maxParallel,
+      ok: true,
+      reason: '',
+    };
+  }
+
+  /** A refused handshake (e.g. bad token). */
+  refuse(req: HandshakeRequest, reason: string): HandshakeResponse {
+    return {
+      type: 'handshake/resp',
+      id: newId(),
+      version: PROTOCOL_VERSION,
+      ts: nowTs(),
+      req_id: req.id,
+      session_id: '',
+      accepted_caps: [],
+      max_parallel: 0,
+      ok: false,
+      reason,
+    };
+  }
+
+  /** The live session with this id (refreshing its idle timer), or undefined when unknown or expired. */
+  get(id: string): Session | undefined {
+    const s = this.store.get(id);
+    if (!s) return undefined;
+    const now = Date.now();
+    if (now - s.lastSeen > this.options.ttlS * 1000) {
+      this.store.delete(id);
+      return undefined;
+    }
+    s.lastSeen = now;
+    return s;
+  }
+
+  close(id: string): void {
+    this.store.delete(id);
+  }
+
+  /** Drop expired sessions; call periodically. */
+  sweep(): void {
+    const limit = Date.now() - this.options.ttlS * 1000;
+    for (const s of [...this.store.values()]) if (s.lastSeen < limit) this.store.delete(s.id);
+  }
+}
