@@ -3,6 +3,7 @@
  * strict: an unknown key is an error naming it, never silently ignored.
  */
 import { z } from 'zod';
+import { ToolsConfig } from '../tools/config.js';
 
 const MiB = 1024 * 1024;
 
@@ -29,8 +30,6 @@ export const CallsConfig = z.strictObject({
   /** Hard cap on events buffered for a slow stream reader. */
   max_buffered_events: z.int().positive().default(1_000_000),
 });
-
-export const ToolsConfig = z.strictObject({});
 
 export const AgentsConfig = z.record(z.string(), z.unknown());
 

@@ -1,12 +1,29 @@
 /**
  * The native tool groups (files, shell, HTTP, code evaluation), built from
- * the `tools` config section. Each group lives in its own folder and adds
- * one line here.
+ * the `tools` config section. Each group lives in its own folder.
  */
-import type { GatewayConfig } from '../config/index.js';
+import { resolve } from 'node:path';
 import type { Logger, ToolPlugin } from '../engine/index.js';
+import type { ToolsConfig } from './config.js';
 
-export function nativePlugins(_tools: GatewayConfig['tools'], _logger: Logger): ToolPlugin[] {
+export interface NativeContext {
+  /** Absolute path of the workspace root (tools.fs.root resolved against the working directory). */
+  workspace: string;
+  logger: Logger;
+}
+
+export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] {
+  const ctx: NativeContext = { workspace: resolve(tools.fs.root), logger };
   const plugins: ToolPlugin[] = [];
+  void ctx;
+
+  // files (tools.fs)
+
+  // shell (tools.shell)
+
+  // http (tools.http)
+
+  // eval (tools.eval)
+
   return plugins;
 }
