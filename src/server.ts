@@ -10,6 +10,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { GatewayConfig } from './config/index.js';
 import {
   Engine,
+  MemoryCallStore,
   ToolRegistry,
   type AuditSink,
   type Logger,
@@ -38,7 +39,7 @@ export interface Gateway {
   readonly engine: Engine;
   readonly registry: ToolRegistry;
   readonly logger: Logger;
-  /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address. */
+  /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address (`url` includes `server.base_path`). */
   listen(port?: number, host?: string): Promise<{ url: string; host: string; port: number }>;
   /** Stop accepting, let running calls finish within the grace period, stop the rest, stop plugins. */
   close(): Promise<void>;
@@ -94,6 +95,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     version: VERSION,
     bodyLimitBytes: config.server.body_limit_bytes,
     heartbeatS: config.server.heartbeat_s,
+    calls: callResources(config),
+    basePath: config.server.base_path,
+    trustProxy: config.server.trust_proxy,
   });
 
   let server: Server | undefined;
@@ -114,7 +118,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           s.off('error', reject);
           const address = s.address() as AddressInfo;
           const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-          resolve({ url: `http://${shownHost}:${address.port}`, host: address.address, port: address.port });
+          resolve({ url: `http://${shownHost}:${address.port}${config.server.base_path}`, host: address.address, port: address.port });
         });
       });
     },
@@ -136,13 +140,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 }
 
 /** The OpenAPI document of a gateway with this config (routes only; tools do not appear in it). */
-export function openApiFor(_config: GatewayConfig): ReturnType<typeof openApiDocument> {
+export function openApiFor(config: GatewayConfig): ReturnType<typeof openApiDocument> {
   const logger = createLogger('silent');
   const engine = new Engine({
     registry: new ToolRegistry([], logger),
     logger,
     limits: { maxTimeoutS: 1, maxOutputBytes: 1, maxEvents: 1, maxBufferedEvents: 1 },
   });
-  const app = createApp({ engine, logger, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1 });
-  return openApiDocument(app, VERSION);
+  const app = createApp({ engine, logger, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config) });
+  return openApiDocument(app, VERSION, config.server.base_path);
+}
+
+/** Where call resources are kept, from the `calls:` section. */
+function callResources(config: GatewayConfig): { store: MemoryCallStore; retryMs: number; retainS: number } {
+  const { retain_s, max_retained, retry_ms } = config.calls;
+  return { store: new MemoryCallStore({ retainMs: retain_s * 1000, maxRetained: max_retained }), retryMs: retry_ms, retainS: retain_s };
 }

@@ -4,6 +4,10 @@
  */
 import { z } from 'zod';
 import { ToolsConfig } from '../tools/config.js';
+import { BasePath } from './proxy.js';
+import { CallsConfig } from './calls.js';
+
+export { CallsConfig };
 
 const MiB = 1024 * 1024;
 
@@ -22,13 +26,10 @@ export const ServerConfig = z.strictObject({
   max_output_bytes: z.int().positive().default(4 * MiB),
   /** On SIGTERM/SIGINT, how long running calls may take to finish before they are stopped, seconds. */
   shutdown_grace_s: z.number().min(0).default(10),
-});
-
-export const CallsConfig = z.strictObject({
-  /** Events kept per call for replay. */
-  max_events: z.int().positive().default(10_000),
-  /** Hard cap on events buffered for a slow stream reader. */
-  max_buffered_events: z.int().positive().default(1_000_000),
+  /** Path prefix every route is served under, e.g. "/a2e" behind a reverse proxy ("" = none). */
+  base_path: BasePath.default(''),
+  /** Build returned URLs from X-Forwarded-Proto / X-Forwarded-Host (only behind a proxy that sets them). */
+  trust_proxy: z.boolean().default(false),
 });
 
 export const AgentsConfig = z.record(z.string(), z.unknown());

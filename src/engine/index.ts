@@ -5,6 +5,7 @@ export * from './audit.js';
 export * from './arguments.js';
 export * from './registry.js';
 export * from './call.js';
+export * from './call-store.js';
 export * from './engine.js';
 export { ToolSearchIndex, tokenize } from './search.js';
 export * from './sessions.js';

@@ -1,7 +1,8 @@
 /** Assembles the HTTP app: routes, error mapping, the OpenAPI document. */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { ANONYMOUS, GatewayError, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { ANONYMOUS, GatewayError, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { registerCallRoutes } from './calls.js';
 import { registerDocsRoutes } from './docs.js';
 import { asGatewayError, errorResponse } from './errors.js';
 import { registerToolRoutes } from './tools.js';
@@ -14,10 +15,18 @@ export interface AppOptions {
   /** Gateway version, shown in the OpenAPI document. */
   version: string;
   caller?: (c: Context) => Caller;
+  /** Call resources (POST /tool/calls): where they are kept, the EventSource `retry:` hint, retention for messages. */
+  calls: { store: CallStore; retryMs: number; retainS: number };
+  /** `server.base_path` ("" or e.g. "/a2e"): every route is served under it. */
+  basePath?: string;
+  /** `server.trust_proxy`: build returned URLs from X-Forwarded-Proto / X-Forwarded-Host. */
+  trustProxy?: boolean;
 }
 
 export function createApp(options: AppOptions): OpenAPIHono {
-  const app = new OpenAPIHono();
+  const basePath = options.basePath ?? '';
+  // Routes are declared without the base path (so is the OpenAPI document); Hono serves them under it.
+  const app = basePath ? new OpenAPIHono().basePath(basePath) : new OpenAPIHono();
   const { logger } = options;
 
   app.onError((err, c) => {
@@ -27,8 +36,9 @@ export function createApp(options: AppOptions): OpenAPIHono {
   });
 
   app.notFound((c) => {
-    const routes = app.routes.filter((r) => r.path === c.req.path && r.method !== 'ALL');
-    if (routes.length > 0) {
+    const routes = app.routes.filter((r) => r.method !== 'ALL' && routePattern(r.path).test(c.req.path));
+    // A route for this very method that answered "not found" (e.g. an unknown docs asset) is a 404, not a 405.
+    if (routes.length > 0 && !routes.some((r) => r.method === c.req.method)) {
       const allowed = [...new Set(routes.map((r) => r.method))].join(', ');
       return errorResponse(
         c,
@@ -39,7 +49,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     }
     return errorResponse(
       c,
-      new GatewayError('not_found', `no route ${c.req.method} ${c.req.path}; GET /openapi.json lists the routes`),
+      new GatewayError('not_found', `no route ${c.req.method} ${c.req.path}; GET ${basePath}/openapi.json lists the routes`),
     );
   });
 
@@ -51,16 +61,31 @@ export function createApp(options: AppOptions): OpenAPIHono {
     caller: options.caller ?? (() => ANONYMOUS),
   });
 
+  registerCallRoutes(app, {
+    engine: options.engine,
+    store: options.calls.store,
+    logger,
+    bodyLimitBytes: options.bodyLimitBytes,
+    heartbeatS: options.heartbeatS,
+    retryMs: options.calls.retryMs,
+    retainS: options.calls.retainS,
+    urls: { basePath, trustProxy: options.trustProxy ?? false },
+    caller: options.caller ?? (() => ANONYMOUS),
+  });
+
   let document: unknown;
   registerDocsRoutes(app, {
     engine: options.engine,
-    document: () => (document ??= openApiDocument(app, options.version)),
+    document: () => (document ??= openApiDocument(app, options.version, basePath)),
   });
   return app;
 }
 
-export function openApiDocument(app: OpenAPIHono, version: string): ReturnType<OpenAPIHono['getOpenAPI31Document']> {
-  return app.getOpenAPI31Document({
+export function openApiDocument(app: OpenAPIHono, version: string, basePath = ''): ReturnType<OpenAPIHono['getOpenAPI31Document']> {
+  // Generate from the routes as declared (paths without the base path); the base path goes in `servers`.
+  const generator = new OpenAPIHono();
+  generator.openAPIRegistry = app.openAPIRegistry;
+  return generator.getOpenAPI31Document({
     openapi: '3.1.0',
     info: {
       title: 'a2e-gateway',
@@ -69,10 +94,19 @@ export function openApiDocument(app: OpenAPIHono, version: string): ReturnType<O
         'A tool gateway for AI agents: the A2E "tools" capability over HTTP. List and search tools, call them, ' +
         'and stream their events (progress, status, artifact, log) as Server-Sent Events.',
     },
-    servers: [{ url: '/', description: 'This gateway' }],
+    servers: [{ url: basePath || '/', description: 'This gateway' }],
     tags: [
       { name: 'tools', description: 'The A2E tools capability' },
       { name: 'meta', description: 'Health and documentation' },
     ],
   });
+}
+
+/** A Hono route path ("/tool/calls/:id") as a regex matching concrete paths. */
+function routePattern(path: string): RegExp {
+  const source = path
+    .split('/')
+    .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+    .join('/');
+  return new RegExp(`^${source}$`);
 }

@@ -4,12 +4,11 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { Call, Caller, Engine, EventBatch, Logger } from '../engine/index.js';
+import type { Caller, Engine, Logger } from '../engine/index.js';
 import { ToolCallRequest, ToolListRequest, newId, nowTs, PROTOCOL_VERSION } from '../protocol/index.js';
 import { readJson } from './body.js';
-import { asGatewayError, errorMessage } from './errors.js';
 import { onClientGone } from './disconnect.js';
-import { sseFrame, streamSse, type SseSink } from './sse.js';
+import { streamCall } from './call-stream.js';
 import { callRoute, listRoute } from './tools.openapi.js';
 
 export interface ToolRoutesDeps {
@@ -42,7 +41,7 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes);
     const call = engine.start(req, deps.caller(c), { inputBytes: bytes });
     if (req.streaming && acceptsEventStream(c.req.header('accept'))) {
-      return streamCall(c, call, deps);
+      return streamCall(c, call, { heartbeatS: deps.heartbeatS, logger: deps.logger, stopOnDisconnect: true });
     }
     const stop = onClientGone(c, () => call.stop('disconnect'));
     await call.result;
@@ -55,38 +54,5 @@ export function acceptsEventStream(accept: string | undefined): boolean {
   return accept !== undefined && accept.includes('text/event-stream');
 }
 
-/** One-shot stream of a call: its events, then the response. Disconnecting stops the call. */
-function streamCall(c: Context, call: Call, deps: ToolRoutesDeps): Response {
-  const watcher = call.watch();
-  return streamSse(c, { heartbeatS: deps.heartbeatS }, async (sink) => {
-    sink.onDisconnect(() => {
-      call.stop('disconnect');
-      watcher.close();
-    });
-    try {
-      await pipeCall(call, watcher, sink);
-    } catch (err) {
-      deps.logger.error({ err, call_id: call.id }, 'SSE stream failed');
-      sink.write(sseFrame('tool/error', JSON.stringify(errorMessage(asGatewayError(err), call.request.id))));
-    }
-  });
-}
-
-/**
- * Write a call's events as `tool/event` frames (id = seq), then its
- * `tool/call/resp`. Shared by every SSE door.
- */
-export async function pipeCall(call: Call, watcher: AsyncIterable<EventBatch>, sink: SseSink): Promise<void> {
-  for await (const batch of watcher) {
-    let frames = '';
-    if (batch.gap) {
-      const notice = call.gapNotice(batch.gap);
-      frames += sseFrame('tool/event', JSON.stringify(notice), notice.seq);
-    }
-    for (const ev of batch.events) frames += sseFrame('tool/event', JSON.stringify(ev), ev.seq);
-    if (frames && !sink.write(frames)) await sink.drain();
-    if (sink.closed) return;
-  }
-  if (sink.closed) return;
-  sink.write(sseFrame('tool/call/resp', JSON.stringify(call.response)));
-}
+/** Kept here for doors written against it; the framing lives in call-stream.ts. */
+export { pipeCall } from './call-stream.js';

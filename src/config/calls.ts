@@ -1,0 +1,16 @@
+/** The `calls:` config section: events kept per call, and how long finished call resources are kept. */
+import { z } from 'zod';
+
+export const CallsConfig = z.strictObject({
+  /** Events kept per call for replay. */
+  max_events: z.int().positive().default(10_000),
+  /** Hard cap on events buffered for a slow stream reader. */
+  max_buffered_events: z.int().positive().default(1_000_000),
+  /** How long a finished call resource (POST /tool/calls) stays readable, seconds. */
+  retain_s: z.number().positive().default(300),
+  /** Most finished call resources kept; the oldest finished ones are dropped first. */
+  max_retained: z.int().positive().default(1000),
+  /** Reconnect delay hinted to EventSource clients (the SSE `retry:` field), milliseconds. */
+  retry_ms: z.int().min(0).default(2000),
+});
+export type CallsConfig = z.output<typeof CallsConfig>;

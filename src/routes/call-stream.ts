@@ -1,0 +1,65 @@
+/**
+ * A call's events as Server-Sent Events: the one framing shared by every SSE
+ * door (the one-shot POST /tool/call stream and the call resources' events).
+ *
+ *   event: tool/event       id: <seq>      data: ToolEvent       (gap notices too)
+ *   event: tool/call/resp   id: <events>   data: ToolCallResponse (last)
+ *
+ * The response carries the id one past the last event's seq, so a browser's
+ * EventSource that reconnects after it sends a Last-Event-ID "past the end"
+ * and is told to stop (HTTP 204) instead of being replayed the answer forever.
+ */
+import type { Context } from 'hono';
+import type { Call, EventBatch, Logger } from '../engine/index.js';
+import { asGatewayError, errorMessage } from './errors.js';
+import { sseFrame, streamSse, type SseSink } from './sse.js';
+
+export interface CallStreamOptions {
+  heartbeatS: number;
+  logger: Logger;
+  /** Follow from after this seq (-1 = from the start). */
+  afterSeq?: number;
+  /** Reconnect delay to hint to EventSource clients (`retry:`), ms. */
+  retryMs?: number;
+  /** Stop the call when the client disconnects (one-shot streams); otherwise it runs on, resumable. */
+  stopOnDisconnect: boolean;
+}
+
+/** Answer with the call's events (after `afterSeq`), followed live, then its response. */
+export function streamCall(c: Context, call: Call, options: CallStreamOptions): Response {
+  const watcher = call.watch(options.afterSeq ?? -1);
+  const preamble = options.retryMs === undefined ? undefined : `retry: ${options.retryMs}\n`;
+  return streamSse(c, { heartbeatS: options.heartbeatS, preamble }, async (sink) => {
+    sink.onDisconnect(() => {
+      if (options.stopOnDisconnect) call.stop('disconnect');
+      watcher.close();
+    });
+    try {
+      await pipeCall(call, watcher, sink);
+    } catch (err) {
+      options.logger.error({ err, call_id: call.id }, 'SSE stream failed');
+      sink.write(sseFrame('tool/error', JSON.stringify(errorMessage(asGatewayError(err), call.request.id))));
+    }
+  });
+}
+
+/** Id of the final `tool/call/resp` frame: one past the last event's seq. */
+export function responseEventId(call: Call): number {
+  return call.eventCount;
+}
+
+/** Write a call's events as `tool/event` frames (id = seq), then its `tool/call/resp`. */
+export async function pipeCall(call: Call, watcher: AsyncIterable<EventBatch>, sink: SseSink): Promise<void> {
+  for await (const batch of watcher) {
+    let frames = '';
+    if (batch.gap) {
+      const notice = call.gapNotice(batch.gap);
+      frames += sseFrame('tool/event', JSON.stringify(notice), notice.seq);
+    }
+    for (const ev of batch.events) frames += sseFrame('tool/event', JSON.stringify(ev), ev.seq);
+    if (frames && !sink.write(frames)) await sink.drain();
+    if (sink.closed) return;
+  }
+  if (sink.closed) return;
+  sink.write(sseFrame('tool/call/resp', JSON.stringify(call.response), responseEventId(call)));
+}

@@ -1,0 +1,148 @@
+/**
+ * Call resources: POST /tool/calls starts a call in the background; GET
+ * /tool/calls/{id} reads it; GET /tool/calls/{id}/events follows its events
+ * (EventSource-compatible, resumable with Last-Event-ID); DELETE cancels it.
+ * HTTP in, engine and CallStore, HTTP out.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { GatewayError, type Call, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { ToolCallRequest } from '../protocol/index.js';
+import { readJson } from './body.js';
+import { streamCall } from './call-stream.js';
+import {
+  callEventsRoute,
+  cancelCallRoute,
+  getCallRoute,
+  startCallRoute,
+  type CallAccepted,
+  type CallResource,
+} from './calls.openapi.js';
+import { publicUrl, type PublicUrlOptions } from './urls.js';
+
+/**
+ * Who may read a call's events. The seam for auth: EventSource cannot send an
+ * Authorization header, so a later issue puts a token valid only for this
+ * call's events into `events_url` and checks it here. Open by default.
+ */
+export interface CallAccess {
+  /** Query parameters added to `events_url`. */
+  eventsQuery(call: Call): Record<string, string>;
+  /** Throw a GatewayError (e.g. `unauthorized`) when this request may not read the call's events. */
+  checkEvents(c: Context, call: Call): void;
+}
+
+export const openCallAccess: CallAccess = { eventsQuery: () => ({}), checkEvents: () => {} };
+
+export interface CallRoutesDeps {
+  engine: Engine;
+  store: CallStore;
+  logger: Logger;
+  bodyLimitBytes: number;
+  heartbeatS: number;
+  /** `retry:` hint for EventSource clients, ms. */
+  retryMs: number;
+  /** How long finished calls are kept (for error messages), seconds. */
+  retainS: number;
+  urls: PublicUrlOptions;
+  caller: (c: Context) => Caller;
+  access?: CallAccess;
+}
+
+export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void {
+  const { engine, store, bodyLimitBytes } = deps;
+  const access = deps.access ?? openCallAccess;
+
+  const resultUrl = (c: Context, call: Call) => publicUrl(c, deps.urls, `/tool/calls/${encodeURIComponent(call.id)}`);
+  const eventsUrl = (c: Context, call: Call) => {
+    const query = new URLSearchParams(access.eventsQuery(call)).toString();
+    return `${resultUrl(c, call)}/events${query ? `?${query}` : ''}`;
+  };
+  const find = (c: Context): Call => {
+    const id = c.req.param('id') ?? '';
+    const call = store.get(id);
+    if (!call) {
+      throw new GatewayError(
+        'not_found',
+        `no call "${id}": it was never started here, or it finished more than ${deps.retainS} s ago (calls.retain_s) ` +
+          'and was dropped. Start calls with POST /tool/calls and use the call_id it returns',
+        { detail: { call_id: id } },
+      );
+    }
+    return call;
+  };
+  const resource = (c: Context, call: Call): CallResource => ({
+    call_id: call.id,
+    req_id: call.request.id,
+    tool_name: call.tool.definition.name,
+    state: call.state,
+    created_at: call.createdAt,
+    events: call.eventCount,
+    events_url: eventsUrl(c, call),
+    result_url: resultUrl(c, call),
+    ...(call.response ? { result: call.response } : {}),
+  });
+
+  app.openAPIRegistry.registerPath(startCallRoute);
+  app.post(startCallRoute.path, async (c) => {
+    const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes);
+    // Events are what a call resource is watched for: always record them.
+    const call = engine.start({ ...req, streaming: true }, deps.caller(c), { inputBytes: bytes });
+    store.put(call);
+    const body: CallAccepted = {
+      call_id: call.id,
+      state: call.state,
+      events_url: eventsUrl(c, call),
+      result_url: resultUrl(c, call),
+    };
+    return c.json(body, 202, { Location: body.result_url });
+  });
+
+  app.openAPIRegistry.registerPath(getCallRoute);
+  app.get('/tool/calls/:id', (c) => c.json(resource(c, find(c))));
+
+  app.openAPIRegistry.registerPath(cancelCallRoute);
+  app.delete('/tool/calls/:id', (c) => {
+    const call = find(c);
+    call.stop('cancel');
+    return c.json(resource(c, call));
+  });
+
+  app.openAPIRegistry.registerPath(callEventsRoute);
+  app.get('/tool/calls/:id/events', (c) => {
+    const call = find(c);
+    access.checkEvents(c, call);
+    const after = lastSeenSeq(c);
+    if (after >= call.eventCount) {
+      // The client has everything. 204 makes EventSource stop instead of reconnecting forever.
+      if (call.settled) return c.body(null, 204);
+      throw new GatewayError(
+        'invalid_request',
+        `Last-Event-ID/after ${after} is ahead of this call: it has emitted ${call.eventCount} event(s) so far ` +
+          `(seqs 0..${call.eventCount - 1}). Resume from a seq you received, or -1 for the start`,
+        { detail: { after, events: call.eventCount } },
+      );
+    }
+    return streamCall(c, call, {
+      heartbeatS: deps.heartbeatS,
+      logger: deps.logger,
+      retryMs: deps.retryMs,
+      afterSeq: after,
+      stopOnDisconnect: false,
+    });
+  });
+}
+
+/** The seq the client last saw: Last-Event-ID (what EventSource sends on reconnect) wins over ?after=. */
+function lastSeenSeq(c: Context): number {
+  const header = c.req.header('last-event-id');
+  const [source, raw] = header !== undefined && header.trim() !== '' ? ['Last-Event-ID', header] : ['after', c.req.query('after')];
+  if (raw === undefined || raw === '') return -1;
+  const value = raw.trim();
+  if (!/^(?:-1|0|[1-9]\d{0,14})$/.test(value)) {
+    throw new GatewayError('invalid_request', `${source} must be an event seq (an integer ≥ -1), got "${value.slice(0, 40)}"`, {
+      detail: { [source]: value.slice(0, 40) },
+    });
+  }
+  return Number(value);
+}
