@@ -289,6 +289,9 @@ describe('server.base_path and server.trust_proxy', () => {
     expect(docs.status).toBe(200);
     expect(await docs.text()).toContain('src="docs/swagger-ui-bundle.js"'); // relative: resolves under /a2e/docs
     expect((await fetch(`${proxied.url}/docs/swagger-ui-bundle.js`)).status).toBe(200);
+    const put = await fetch(`${proxied.url}/tool/calls/x`, { method: 'PUT' });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, DELETE');
     const list = await postJson(`${proxied.url}/tool/list`, {});
     expect(list.json.tools.map((t: { name: string }) => t.name)).toContain('gated');
   });
