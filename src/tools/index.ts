@@ -5,6 +5,8 @@
 import { resolve } from 'node:path';
 import type { Logger, ToolPlugin } from '../engine/index.js';
 import type { ToolsConfig } from './config.js';
+import { createFsPlugin } from './fs/plugin.js';
+import { createHttpPlugin } from './http/plugin.js';
 
 export interface NativeContext {
   /** Absolute path of the workspace root (tools.fs.root resolved against the working directory). */
@@ -18,10 +20,12 @@ export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] 
   void ctx;
 
   // files (tools.fs)
+  if (tools.fs.enabled) plugins.push(createFsPlugin(tools.fs, ctx));
 
   // shell (tools.shell)
 
   // http (tools.http)
+  if (tools.http.enabled) plugins.push(createHttpPlugin(tools.http, ctx));
 
   // eval (tools.eval)
 

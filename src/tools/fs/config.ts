@@ -1,9 +1,17 @@
 import { z } from 'zod';
 
+const MiB = 1024 * 1024;
+
 /** tools.fs — file tools confined to the workspace root. */
 export const FsConfig = z.strictObject({
   enabled: z.boolean().default(true),
   /** The workspace: every file tool (and the shell's working directory) is confined to it. Created at start. */
   root: z.string().min(1).default('./workspace'),
+  /** Offer only the reading tools (read_file, list_dir, glob, grep); write_file and edit_file are not listed. */
+  read_only: z.boolean().default(false),
+  /** Most bytes one read_file (or edit_file, or grep per file) reads. */
+  max_read_bytes: z.int().positive().default(MiB),
+  /** Largest file write_file or edit_file may write. */
+  max_write_bytes: z.int().positive().default(10 * MiB),
 });
 export type FsConfig = z.output<typeof FsConfig>;

@@ -1,7 +1,29 @@
 import { z } from 'zod';
+import { validAllowEntry } from './address.js';
+
+const MiB = 1024 * 1024;
 
 /** tools.http — outbound HTTP requests, guarded against SSRF. */
 export const HttpConfig = z.strictObject({
   enabled: z.boolean().default(true),
+  /**
+   * Exceptions to the private-address rule: host names (exact, case-insensitive), IP addresses or CIDR ranges
+   * (matched against the address actually connected to) that may be reached although they are not public.
+   */
+  allow_hosts: z
+    .array(
+      z.string().refine(validAllowEntry, {
+        message: 'expected a host name, an IP address or a CIDR range (e.g. "intranet.local", "10.0.0.5", "10.0.0.0/8")',
+      }),
+    )
+    .default([]),
+  /** Allow every loopback, private, link-local… address. Only for trusted setups. */
+  allow_private: z.boolean().default(false),
+  /** Most bytes of a response body kept; the rest is dropped and the result says truncated. */
+  max_response_bytes: z.int().positive().default(MiB),
+  /** Redirects followed per request (each hop checked again). 0 = return the redirect itself. */
+  max_redirects: z.int().min(0).default(5),
+  /** Default per-request timeout, seconds, when the call does not give one (the call's own timeout still applies). */
+  timeout_s: z.number().positive().default(30),
 });
 export type HttpConfig = z.output<typeof HttpConfig>;

@@ -1,0 +1,51 @@
+/** The HTTP tool plugin: http_request, guarded against server-side request forgery. */
+import type { ToolContext, ToolPlugin } from '../../engine/index.js';
+import type { ToolDefinitionInput } from '../../protocol/index.js';
+import type { NativeContext } from '../index.js';
+import { AddressPolicy } from './address.js';
+import type { HttpConfig } from './config.js';
+import { createGuardedAgent } from './dispatcher.js';
+import { httpRequestTool, type HttpArgs } from './request.js';
+
+export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
+
+export const HTTP_REQUEST: ToolDefinitionInput = {
+  name: 'http_request',
+  description:
+    'Make an HTTP or HTTPS request and return the status, headers and body. Redirects are followed (each hop checked). Loopback, private, link-local and other non-public addresses are refused unless allowed in tools.http. Emits progress events (bytes received) on large responses.',
+  input_parameters: [
+    { name: 'method', type: 'string', description: 'HTTP method (default GET)', enum: METHODS },
+    { name: 'url', type: 'string', description: 'Absolute http:// or https:// URL', required: true },
+    { name: 'headers', type: 'object', description: 'Request headers, name → string value' },
+    { name: 'body', type: 'string', description: 'Request body as text (not for GET or HEAD)' },
+    { name: 'timeout', type: 'number', description: 'Seconds before the request is abandoned (default tools.http.timeout_s; the call timeout also applies)' },
+  ],
+  output_parameters: [
+    { name: 'url', type: 'string', description: 'The final URL, after redirects' },
+    { name: 'status', type: 'integer', description: 'HTTP status code' },
+    { name: 'headers', type: 'object', description: 'Response headers (lower-case names; repeated ones joined with ", ")' },
+    { name: 'body', type: 'string', description: 'Response body: text, or base64 (see body_encoding)' },
+    { name: 'body_encoding', type: 'string', description: '"utf8" when the content type is textual and the body valid UTF-8, else "base64"', enum: ['utf8', 'base64'] },
+    { name: 'bytes', type: 'integer', description: 'Body bytes returned' },
+    { name: 'truncated', type: 'boolean', description: 'True when the body was cut at tools.http.max_response_bytes' },
+    { name: 'redirects', type: 'integer', description: 'Redirects followed' },
+  ],
+  tags: ['http', 'web', 'network', 'fetch'],
+  idempotent: false,
+  streaming: true,
+  kind: 'native',
+};
+
+export function createHttpPlugin(config: HttpConfig, _native: NativeContext): ToolPlugin {
+  const agent = createGuardedAgent(new AddressPolicy(config));
+  return {
+    name: 'http',
+    listTools: () => [HTTP_REQUEST],
+    executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext) {
+      return httpRequestTool(agent, config, args as unknown as HttpArgs, ctx);
+    },
+    async stop() {
+      await agent.destroy();
+    },
+  };
+}

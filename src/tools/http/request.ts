@@ -1,0 +1,244 @@
+/** http_request: one HTTP exchange (following redirects itself), with a bounded body. */
+import type { Dispatcher } from 'undici';
+import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
+import type { HttpConfig } from './config.js';
+import { RefusedAddressError } from './dispatcher.js';
+
+export interface HttpArgs {
+  method?: string;
+  url: string;
+  headers?: Record<string, unknown>;
+  body?: string;
+  timeout?: number;
+}
+
+const REDIRECTS = new Set([301, 302, 303, 307, 308]);
+/** Headers that must not follow a redirect to another origin. */
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+/** Emit a progress event every this many bytes received. */
+const PROGRESS_STEP = 64 * 1024;
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+export async function httpRequestTool(
+  dispatcher: Dispatcher,
+  config: HttpConfig,
+  args: HttpArgs,
+  ctx: ToolContext,
+): Promise<ToolOutput> {
+  let method = (args.method ?? 'GET').toUpperCase();
+  let url = parseUrl(args.url);
+  let body: string | undefined = args.body;
+  if (body !== undefined && (method === 'GET' || method === 'HEAD')) {
+    throw new ToolError(`a ${method} request cannot have a body; use POST, PUT or PATCH`);
+  }
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(args.headers ?? {})) {
+    if (typeof value !== 'string') throw new ToolError(`header ${JSON.stringify(name)} must be a string`);
+    headers[name.toLowerCase()] = value;
+  }
+
+  const timeoutS = args.timeout ?? config.timeout_s;
+  if (!(timeoutS > 0)) throw new ToolError('timeout must be a positive number of seconds');
+  const timeoutSignal = AbortSignal.timeout(Math.round(timeoutS * 1000));
+  const signal = AbortSignal.any([ctx.signal, timeoutSignal]);
+
+  for (let redirects = 0; ; redirects++) {
+    let res: Dispatcher.ResponseData;
+    try {
+      res = await dispatcher.request({
+        origin: url.origin,
+        path: url.pathname + url.search,
+        method: method as Dispatcher.HttpMethod,
+        headers,
+        body,
+        signal,
+      });
+    } catch (err) {
+      throw requestError(err, url, timeoutSignal.aborted ? timeoutS : null);
+    }
+
+    const location = res.headers.location;
+    if (REDIRECTS.has(res.statusCode) && typeof location === 'string' && config.max_redirects > 0) {
+      await res.body.dump().catch(() => {});
+      if (redirects >= config.max_redirects) {
+        throw new ToolError(`stopped after ${redirects} redirects (tools.http.max_redirects is ${config.max_redirects}); the last one pointed to ${location}`);
+      }
+      let next: URL;
+      try {
+        next = new URL(location, url);
+      } catch {
+        throw new ToolError(`${url.host} redirected to an invalid URL: ${location}`);
+      }
+      if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+        throw new ToolError(`${url.host} redirected to a ${next.protocol} URL; only http and https are followed`);
+      }
+      if (next.origin !== url.origin) for (const h of CREDENTIAL_HEADERS) delete headers[h];
+      if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+        if (method !== 'HEAD') method = 'GET';
+        body = undefined;
+        delete headers['content-type'];
+        delete headers['content-length'];
+      }
+      ctx.emit('status', { message: `redirect ${res.statusCode} to ${next.href}` });
+      url = checkedUrl(next);
+      continue;
+    }
+
+    const { bytes, truncated } = await readBody(res, config.max_response_bytes, ctx, (err) =>
+      requestError(err, url, timeoutSignal.aborted ? timeoutS : null),
+    );
+    const contentType = headerValue(res.headers['content-type']);
+    const text = isTextual(contentType) ? decodeUtf8(bytes, truncated) : null;
+    return new ToolOutput({
+      data: {
+        url: url.href,
+        status: res.statusCode,
+        headers: flattenHeaders(res.headers),
+        body: text ?? bytes.toString('base64'),
+        body_encoding: text === null ? 'base64' : 'utf8',
+        bytes: bytes.length,
+        truncated,
+        redirects,
+      },
+      summary: `${method} ${url.href} → ${res.statusCode} (${bytes.length} bytes${truncated ? ', truncated' : ''})`,
+      truncated,
+    });
+  }
+}
+
+function parseUrl(text: string): URL {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    throw new ToolError(`url ${JSON.stringify(text)} is not a valid absolute URL; write it like "https://example.com/path"`);
+  }
+  return checkedUrl(url);
+}
+
+function checkedUrl(url: URL): URL {
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') {
+    throw new ToolError(`only http and https URLs are allowed, not ${url.protocol}`);
+  }
+  if (url.username || url.password) {
+    throw new ToolError('credentials in the URL are not supported; send an Authorization header instead');
+  }
+  return url;
+}
+
+async function readBody(
+  res: Dispatcher.ResponseData,
+  max: number,
+  ctx: ToolContext,
+  failure: (err: unknown) => Error,
+): Promise<{ bytes: Buffer; truncated: boolean }> {
+  const total = Number(headerValue(res.headers['content-length']) ?? NaN);
+  const chunks: Buffer[] = [];
+  let kept = 0;
+  let received = 0;
+  let nextProgress = PROGRESS_STEP;
+  let truncated = false;
+  try {
+    for await (const chunk of res.body as AsyncIterable<Buffer>) {
+      received += chunk.length;
+      if (kept + chunk.length > max) {
+        chunks.push(chunk.subarray(0, max - kept));
+        kept = max;
+        truncated = true;
+        break;
+      }
+      chunks.push(chunk);
+      kept += chunk.length;
+      if (received >= nextProgress) {
+        nextProgress = received + PROGRESS_STEP;
+        const pct = Number.isFinite(total) && total > 0 ? Math.min(100, Math.floor((received / total) * 100)) : 0;
+        ctx.emit('progress', {
+          pct,
+          message: `received ${received} bytes${Number.isFinite(total) ? ` of ${total}` : ''}`,
+          bytes_received: received,
+          bytes_total: Number.isFinite(total) ? total : null,
+        });
+      }
+    }
+  } catch (err) {
+    throw failure(err);
+  } finally {
+    if (truncated) res.body.destroy();
+  }
+  return { bytes: Buffer.concat(chunks, kept), truncated };
+}
+
+function headerValue(v: string | string[] | undefined): string | undefined {
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = headerValue(v)!;
+  return out;
+}
+
+/** Content types whose body is shown as text (when it is valid UTF-8). */
+export function isTextual(contentType: string | undefined): boolean {
+  if (!contentType) return false;
+  const type = contentType.split(';')[0]!.trim().toLowerCase();
+  return (
+    type.startsWith('text/') ||
+    /^application\/(json|xml|javascript|ecmascript|x-www-form-urlencoded|x-ndjson|ndjson|yaml|x-yaml|toml|graphql|sql)$/.test(type) ||
+    /\+(json|xml|yaml)$/.test(type)
+  );
+}
+
+/** The body as text, or null when it is not valid UTF-8 (a truncated tail may end mid-character). */
+function decodeUtf8(bytes: Buffer, truncated: boolean): string | null {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    if (!truncated) return null;
+  }
+  for (let cut = 1; cut <= 3 && cut <= bytes.length; cut++) {
+    try {
+      return strictUtf8.decode(bytes.subarray(0, bytes.length - cut));
+    } catch {
+      // try one byte less
+    }
+  }
+  return null;
+}
+
+/** A ToolError for a failed exchange, naming the host (never internal details). */
+function requestError(err: unknown, url: URL, timedOutAfter: number | null): Error {
+  if (err instanceof ToolError) return err;
+  const refused = findRefusal(err);
+  if (refused) return new ToolError(refused.message);
+  if (timedOutAfter !== null) return new ToolError(`request to ${url.host} timed out after ${timedOutAfter} s; raise "timeout" if it needs longer`);
+  const code = (err as { code?: string } | null)?.code;
+  switch (code) {
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new ToolError(`host ${url.hostname} could not be resolved; check the URL`);
+    case 'ECONNREFUSED':
+      return new ToolError(`${url.host} refused the connection`);
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return new ToolError(`the connection to ${url.host} was closed unexpectedly`);
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return new ToolError(`connecting to ${url.host} timed out`);
+    case 'UND_ERR_INVALID_ARG':
+      return new ToolError(`invalid request: ${(err as Error).message}`);
+    case 'UND_ERR_ABORTED':
+    case 'ABORT_ERR':
+      return new ToolError('request canceled');
+    default:
+      if (code?.startsWith('ERR_TLS') || code?.includes('CERT')) return new ToolError(`TLS error talking to ${url.host} (${code})`);
+      return new ToolError(`request to ${url.host} failed (${code ?? (err as Error)?.name ?? 'error'})`);
+  }
+}
+
+function findRefusal(err: unknown): RefusedAddressError | null {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof RefusedAddressError) return e;
+    if ((e as { code?: string }).code === 'A2E_REFUSED_ADDRESS') return e as RefusedAddressError;
+  }
+  return null;
+}
