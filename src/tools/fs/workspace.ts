@@ -193,6 +193,9 @@ export class Workspace {
       case 'EACCES':
       case 'EPERM':
         return new ToolError(`permission denied for ${name}`);
+      case 'ENXIO':
+      case 'ENODEV':
+        return new ToolError(`${shown} is not a regular file (FIFO, socket or device); only regular files can be read or written`);
       case 'ELOOP':
         return new ToolError(`${name} is (or passes through) a symlink that changed or loops; it cannot be used`);
       case 'ENOSPC':
@@ -214,7 +217,7 @@ export function isInside(base: string, p: string): boolean {
 }
 
 function escapes(input: string): ToolError {
-  return new ToolError(
-    `path ${JSON.stringify(input)} escapes the workspace root; use a path relative to the workspace (e.g. "notes/todo.txt")`,
-  );
+  // An absolute path is not repeated: it would show the caller host paths outside the workspace.
+  const subject = isAbsolute(input) ? 'absolute path' : `path ${JSON.stringify(input)}`;
+  return new ToolError(`${subject} escapes the workspace root; use a path relative to the workspace (e.g. "notes/todo.txt")`);
 }
