@@ -9,7 +9,13 @@ export interface TestGateway {
 }
 
 export async function startGateway(options: { config?: GatewayConfigInput; plugins?: ToolPlugin[] } = {}): Promise<TestGateway> {
-  const config = defineConfig({ ...options.config, server: { port: 0, ...options.config?.server } });
+  // Native tool groups are off unless a test configures them (e.g. `tools: { fs: { root } }`): core tests see only their own plugins.
+  const nativeOff = { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } };
+  const config = defineConfig({
+    ...options.config,
+    tools: { ...nativeOff, ...options.config?.tools },
+    server: { port: 0, ...options.config?.server },
+  });
   const gateway = await createGateway({
     config,
     plugins: options.plugins ?? [],
