@@ -4,7 +4,7 @@
  * name prefix, symlinks out of the root (read and write), non-regular files.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, stat, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -250,6 +250,24 @@ describe('list_dir / glob / grep', () => {
 
     const json = await ok('grep', { pattern: 'file', path: 'tree' }, { streaming: true });
     expect(json.events.at(-1)).toMatchObject({ kind: 'status', data: { message: 'searched 33 files, 30 matches' } });
+  });
+
+  it('a catastrophic regex is stopped at the call timeout while the gateway keeps serving', async () => {
+    await writeFile(join(root, 'redos.txt'), `${'a'.repeat(64)}!\n`);
+    const threads = () => readdirSync('/proc/self/task').length; // the gateway runs in this process
+    const baseline = threads();
+    const started = performance.now();
+    const grep = call('grep', { pattern: '(a+)+$', path: 'redos.txt' }, { timeout: 2 });
+    // the event loop is free: another call completes while the regex backtracks
+    const other = await ok('read_file', { path: 'redos.txt' });
+    expect(other.data.count).toBe(1);
+    const d = await grep;
+    expect(d.success).toBe(false);
+    expect(d.error).toContain('timed out after 2 s');
+    expect(performance.now() - started).toBeLessThan(10_000);
+    // and the regex worker thread is gone, not left spinning
+    for (const until = performance.now() + 5000; threads() > baseline && performance.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    expect(threads()).toBeLessThanOrEqual(baseline);
   });
 
   it('read_file works over SSE too (a final response, no events)', async () => {
