@@ -333,6 +333,15 @@ describe('escapes that must fail', () => {
     expect((await lstat(join(root, 'link-to-secret'))).isSymbolicLink()).toBe(true);
   });
 
+  it('a dangling symlink pointing outside is not written through', async () => {
+    await symlink(join(tmp, 'would-be-created.txt'), join(root, 'dangling'));
+    expect(await fails('write_file', { path: 'dangling', content: 'x' })).toBe(
+      'dangling is a symlink to a missing or inaccessible target; remove it or write elsewhere',
+    );
+    expect(await fails('read_file', { path: 'dangling' })).toContain('does not exist');
+    expect(existsSync(join(tmp, 'would-be-created.txt'))).toBe(false);
+  });
+
   it('walks do not follow symlinks out of the root', async () => {
     const g = await ok('grep', { pattern: 'outside secret' });
     expect(g.data.matches).toEqual([]);

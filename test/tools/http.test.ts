@@ -177,6 +177,23 @@ describe('http_request: happy paths', () => {
     expect(hits).toEqual(['/redirect', '/redirect', '/text']);
   });
 
+  it('a 303 after POST continues as GET without the body; credentials do not follow to another origin', async () => {
+    const to = `http://localhost:${port}/echo`; // another origin (host differs), same server
+    const d = await call(open, {
+      method: 'POST',
+      url: `${origin}/redirect?status=303&to=${encodeURIComponent(to)}`,
+      headers: { Authorization: 'Bearer secret', 'X-Keep': 'kept', 'Content-Type': 'text/plain' },
+      body: 'payload',
+    });
+    expect(d.data).toMatchObject({ status: 201, redirects: 1, url: to });
+    const echoed = JSON.parse(d.data.body);
+    expect(echoed.method).toBe('GET');
+    expect(echoed.body).toBe('');
+    expect(echoed.headers['x-keep']).toBe('kept');
+    expect(echoed.headers.authorization).toBeUndefined();
+    expect(echoed.headers['content-type']).toBeUndefined();
+  });
+
   it('stops after max_redirects', async () => {
     const d = await call(open, { url: `${origin}/loop` });
     expect(d.error).toBe('stopped after 3 redirects (tools.http.max_redirects is 3); the last one pointed to /loop');
