@@ -72,6 +72,12 @@ describe('file tools: manifest and start-up', () => {
     expect(tools.read_file.output_parameters.map((p: any) => p.name)).toContain('next_offset');
   });
 
+  it('refuses to start when the root is not a directory', async () => {
+    await expect(startGateway({ config: { tools: { fs: { root: secret } } } })).rejects.toThrow(
+      /plugin "fs" failed to start: the workspace tools\.fs\.root \(.*\) exists and is not a directory; set tools\.fs\.root to a directory/,
+    );
+  });
+
   it('read_only offers only the reading tools', async () => {
     const ro = await startGateway({ config: { tools: { fs: { root: join(tmp, 'ro'), read_only: true } } } });
     try {

@@ -28,8 +28,13 @@ export class Workspace {
 
   /** Create the workspace (mkdir -p) and remember its real path. */
   async init(): Promise<void> {
-    await mkdir(this.root, { recursive: true });
-    this.realRoot = await realpath(this.root);
+    try {
+      await mkdir(this.root, { recursive: true });
+      this.realRoot = await realpath(this.root);
+    } catch (err) {
+      const why = errno(err) === 'EEXIST' || errno(err) === 'ENOTDIR' ? 'exists and is not a directory' : `cannot be created (${errno(err) ?? 'error'})`;
+      throw new Error(`the workspace tools.fs.root (${this.root}) ${why}; set tools.fs.root to a directory`);
+    }
   }
 
   /** Is the real absolute path `p` the root or below it? Separator-aware, never a string prefix test. */
