@@ -224,6 +224,13 @@ describe('http_request: SSRF refusals (before connecting)', () => {
     );
   });
 
+  it('https names are checked the same way (the lookup is the TLS socket\'s too)', async () => {
+    expect(await refused(closed, `https://localhost:${port}/text`)).toBe(
+      'host localhost resolves to 127.0.0.1, a loopback address; add it to tools.http.allow_hosts to allow it',
+    );
+    expect(await refused(closed, 'https://169.254.169.254/')).toContain('link-local');
+  });
+
   it('the cloud metadata address is refused by default', async () => {
     const e = await refused(closed, 'http://169.254.169.254/latest/meta-data/');
     expect(e).toBe('host 169.254.169.254 is a link-local address (where cloud metadata services live); add it to tools.http.allow_hosts to allow it');
