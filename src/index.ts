@@ -5,3 +5,4 @@ export * from './config/index.js';
 export { createGateway, builtinPlugins, openApiFor, VERSION, type Gateway, type GatewayOptions } from './server.js';
 export { createLogger, type LogLevel } from './logger.js';
 export { createApp, openApiDocument } from './routes/index.js';
+export * from './a2a/index.js';

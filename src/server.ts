@@ -20,6 +20,7 @@ import {
 import { createLogger } from './logger.js';
 import { createApp, openApiDocument } from './routes/index.js';
 import { nativePlugins } from './tools/index.js';
+import { A2APlugin, a2aPlugin } from './a2a/index.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 export const VERSION = pkg.version;
@@ -47,7 +48,7 @@ export interface Gateway {
 
 /** Plugins the config asks for: native tool groups first (they win name clashes), then A2A agents. */
 export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugin[] {
-  return [...nativePlugins(config.tools, logger)];
+  return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger)];
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
@@ -98,6 +99,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     calls: callResources(config),
     basePath: config.server.base_path,
     trustProxy: config.server.trust_proxy,
+    agents: () => plugins.find((p): p is A2APlugin => p instanceof A2APlugin)?.status(registry.conflicts) ?? [],
   });
 
   let server: Server | undefined;

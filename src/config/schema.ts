@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { ToolsConfig } from '../tools/config.js';
+import { A2AConfig, AgentsConfig } from '../a2a/config.js';
 import { BasePath } from './proxy.js';
 import { CallsConfig } from './calls.js';
 
@@ -32,8 +33,6 @@ export const ServerConfig = z.strictObject({
   trust_proxy: z.boolean().default(false),
 });
 
-export const AgentsConfig = z.record(z.string(), z.unknown());
-
 export const PolicyConfig = z.strictObject({
   allow: z.array(z.string()).default([]),
   deny: z.array(z.string()).default([]),
@@ -46,6 +45,7 @@ export const GatewayConfig = z.strictObject({
   calls: CallsConfig.default(() => CallsConfig.parse({})),
   tools: ToolsConfig.default(() => ToolsConfig.parse({})),
   agents: AgentsConfig.default(() => ({})),
+  a2a: A2AConfig.default(() => A2AConfig.parse({})),
   policy: PolicyConfig.default(() => PolicyConfig.parse({})),
   auth: AuthConfig.optional(),
 });

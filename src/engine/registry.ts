@@ -43,7 +43,9 @@ export class ToolRegistry {
     const byName = new Map<string, RegisteredTool>();
     const ordered: RegisteredTool[] = [];
     const skipped: ToolConflict[] = [];
-    for (const plugin of this.plugins) {
+    // Static plugins first, whatever their position: a dynamic (remote) tool never shadows a local one.
+    const order = [...this.plugins.filter((p) => !p.dynamic), ...this.plugins.filter((p) => p.dynamic)];
+    for (const plugin of order) {
       for (const raw of plugin.listTools()) {
         const tool = this.register(plugin, raw);
         const existing = byName.get(tool.definition.name);

@@ -3,3 +3,4 @@ export * from './tools.js';
 export * from './error.js';
 export * from './issues.js';
 export * from './handshake.js';
+export * from './agents.js';

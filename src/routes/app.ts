@@ -3,6 +3,8 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { ANONYMOUS, GatewayError, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
 import { registerCallRoutes } from './calls.js';
+import type { AgentStatus } from '../protocol/index.js';
+import { registerAgentRoutes } from './agents.js';
 import { registerDocsRoutes } from './docs.js';
 import { asGatewayError, errorResponse } from './errors.js';
 import { registerToolRoutes } from './tools.js';
@@ -21,6 +23,8 @@ export interface AppOptions {
   basePath?: string;
   /** `server.trust_proxy`: build returned URLs from X-Forwarded-Proto / X-Forwarded-Host. */
   trustProxy?: boolean;
+  /** The A2A agents' health, for GET /agents. */
+  agents?: () => AgentStatus[];
 }
 
 export function createApp(options: AppOptions): OpenAPIHono {
@@ -73,6 +77,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
     caller: options.caller ?? (() => ANONYMOUS),
   });
 
+  registerAgentRoutes(app, { agents: options.agents ?? (() => []) });
+
   let document: unknown;
   registerDocsRoutes(app, {
     engine: options.engine,
@@ -97,6 +103,7 @@ export function openApiDocument(app: OpenAPIHono, version: string, basePath = ''
     servers: [{ url: basePath || '/', description: 'This gateway' }],
     tags: [
       { name: 'tools', description: 'The A2E tools capability' },
+      { name: 'agents', description: 'Remote A2A agents whose skills are tools' },
       { name: 'meta', description: 'Health and documentation' },
     ],
   });

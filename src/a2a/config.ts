@@ -1,0 +1,51 @@
+/**
+ * Configuration of the A2A agents: the `agents` section (one entry per remote
+ * agent) and the `a2a` section (settings shared by all of them).
+ */
+import { z } from 'zod';
+import { formatProblems, toProblems } from '../protocol/index.js';
+
+/** One remote A2A agent. */
+export const AgentConfig = z.strictObject({
+  /** URL of the agent card, or a base URL to discover it under (/.well-known/agent-card.json). */
+  card: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of the agent card or of the agent' }),
+  /** Sent on the card fetch and on every call (values are never logged). */
+  headers: z.record(z.string(), z.string()).default(() => ({})),
+  /** Longest a call may run on this agent, ms; the call's own timeout still applies when it is shorter. */
+  timeout_ms: z.int().positive().default(300_000),
+  /** Longest pause between two polls of a running remote task, ms (polling starts faster and backs off to this). */
+  poll_ms: z.int().positive().default(1000),
+  enabled: z.boolean().default(true),
+});
+export type AgentConfig = z.output<typeof AgentConfig>;
+export type AgentConfigInput = z.input<typeof AgentConfig>;
+
+/** The `agents` section: agent identifier → agent. The identifier names the agent in logs and GET /agents only. */
+export const AgentsConfig = z.record(z.string().min(1), AgentConfig);
+export type AgentsConfig = z.output<typeof AgentsConfig>;
+
+/** The `a2a` section: settings shared by every agent. */
+export const A2AConfig = z.strictObject({
+  /** Re-fetch every agent card this often, seconds (a peer that was down gains its tools; changed skills are updated). */
+  refresh_s: z.number().positive().default(300),
+  /** Longest the gateway waits for agent cards at start before it listens, ms; slower agents join when they answer. */
+  start_wait_ms: z.int().min(0).default(2000),
+  /** Longest one card fetch may take, ms. */
+  card_timeout_ms: z.int().positive().default(10_000),
+});
+export type A2AConfig = z.output<typeof A2AConfig>;
+
+/** A configured agent with its identifier. */
+export interface AgentDescriptor extends AgentConfig {
+  name: string;
+}
+
+/**
+ * Parse a whole `agents` block (identifier → agent) into descriptors, in
+ * configuration order. Throws an Error naming each bad key.
+ */
+export function parseAgentsConfig(obj: unknown): AgentDescriptor[] {
+  const r = AgentsConfig.safeParse(obj ?? {});
+  if (!r.success) throw new Error(`invalid agents config: ${formatProblems(toProblems(r.error.issues))}`);
+  return Object.entries(r.data).map(([name, agent]) => ({ name, ...agent }));
+}

@@ -1,0 +1,161 @@
+/**
+ * HTTP to A2A peers: one keep-alive connection pool (an undici Agent) for
+ * every peer, JSON GETs for cards, JSON-RPC POSTs and SSE streams.
+ */
+import { createParser } from 'eventsource-parser';
+import { Agent, request, type Dispatcher } from 'undici';
+
+/** A failure to talk to a peer (network, HTTP status, body that is not JSON). */
+export class PeerError extends Error {
+  /** HTTP status, when the peer answered. */
+  readonly status: number | undefined;
+  /** The peer could not be reached at all (no answer). */
+  readonly network: boolean;
+  constructor(message: string, options: { status?: number; network?: boolean; cause?: unknown } = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'PeerError';
+    this.status = options.status;
+    this.network = options.network ?? false;
+  }
+}
+
+export type Headers = Record<string, string>;
+
+const MAX_BODY = 16 * 1024 * 1024;
+
+export class PeerHttp {
+  private readonly dispatcher: Dispatcher;
+  private readonly owned: boolean;
+
+  constructor(dispatcher?: Dispatcher) {
+    this.owned = !dispatcher;
+    this.dispatcher =
+      dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: 64, pipelining: 1 });
+  }
+
+  /** GET a JSON document. Throws PeerError on network errors, non-2xx or a body that is not JSON. */
+  async getJson(url: string, headers: Headers, signal: AbortSignal): Promise<unknown> {
+    const res = await this.send(url, { method: 'GET', headers: { accept: 'application/json', ...headers }, signal });
+    const text = await readText(res.body, url);
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      throw new PeerError(`GET ${url} answered HTTP ${res.statusCode}`, { status: res.statusCode });
+    }
+    return parseJson(text, `GET ${url}`);
+  }
+
+  /**
+   * POST a JSON-RPC request. Returns the parsed body whatever the status
+   * (JSON-RPC errors often come with 4xx/5xx); throws when it is not JSON.
+   */
+  async postJson(url: string, body: unknown, headers: Headers, signal: AbortSignal): Promise<unknown> {
+    const res = await this.send(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
+      body: JSON.stringify(body),
+      signal,
+    });
+    const text = await readText(res.body, url);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new PeerError(
+        `POST ${url} answered HTTP ${res.statusCode} with a body that is not JSON${snippet(text)}`,
+        { status: res.statusCode },
+      );
+    }
+  }
+
+  /**
+   * POST a JSON-RPC request answered with Server-Sent Events; yields each
+   * event's data parsed as JSON. A plain JSON answer (e.g. an error) is
+   * yielded once.
+   */
+  async *postStream(url: string, body: unknown, headers: Headers, signal: AbortSignal): AsyncGenerator<unknown> {
+    const res = await this.send(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+      body: JSON.stringify(body),
+      signal,
+      // A stream may be quiet for long; the call's own signal bounds it.
+      bodyTimeout: 0,
+    });
+    const type = String(res.headers['content-type'] ?? '');
+    if (!type.includes('text/event-stream')) {
+      const text = await readText(res.body, url);
+      yield parseJson(text, `POST ${url} (HTTP ${res.statusCode})`);
+      return;
+    }
+    const queue: string[] = [];
+    const parser = createParser({ onEvent: (e) => queue.push(e.data) });
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body) {
+        parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
+        while (queue.length) yield parseJson(queue.shift()!, `an event of POST ${url}`);
+      }
+    } finally {
+      if (!res.body.destroyed) res.body.destroy();
+    }
+  }
+
+  private async send(url: string, options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { signal: AbortSignal }) {
+    try {
+      return await request(url, { ...options, dispatcher: this.dispatcher });
+    } catch (err) {
+      if (options.signal.aborted) throw options.signal.reason ?? err;
+      throw new PeerError(`${options.method} ${url} failed: ${describeNetworkError(err)}`, { network: true, cause: err });
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.owned) await this.dispatcher.close();
+  }
+}
+
+async function readText(body: Dispatcher.ResponseData['body'], url: string): Promise<string> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY) {
+      body.destroy();
+      throw new PeerError(`the answer of ${url} is larger than ${MAX_BODY} bytes`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseJson(text: string, what: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new PeerError(`${what}: the answer is not JSON${snippet(text)}`);
+  }
+}
+
+function snippet(text: string): string {
+  const t = text.trim().replace(/\s+/g, ' ');
+  if (!t) return ' (empty body)';
+  return ` (starts with ${JSON.stringify(t.slice(0, 60))})`;
+}
+
+function describeNetworkError(err: unknown): string {
+  const e = err as { code?: string; message?: string; cause?: { code?: string } };
+  const code = e.code ?? e.cause?.code;
+  switch (code) {
+    case 'ECONNREFUSED':
+      return 'connection refused (is the agent running?)';
+    case 'ENOTFOUND':
+      return 'host not found';
+    case 'UND_ERR_HEADERS_TIMEOUT':
+    case 'UND_ERR_BODY_TIMEOUT':
+    case 'UND_ERR_CONNECT_TIMEOUT':
+      return 'the agent did not answer in time';
+    case 'ECONNRESET':
+    case 'UND_ERR_SOCKET':
+      return 'the connection was closed by the agent';
+    default:
+      return code ? `${code}` : (e.message ?? 'network error');
+  }
+}

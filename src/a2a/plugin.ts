@@ -1,0 +1,213 @@
+/**
+ * The A2A plugin: every skill of every configured agent becomes a tool.
+ * Agents load in parallel and are isolated: one that fails is logged and
+ * offers no tools, and never stops or delays the gateway past a short bound.
+ * Cards are re-fetched every `a2a.refresh_s`.
+ */
+import { ToolError, type Logger, type PluginHost, type ToolConflict, type ToolContext, type ToolPlugin } from '../engine/index.js';
+import type { AgentStatus, ToolDefinitionInput } from '../protocol/index.js';
+import { fetchCard } from './card.js';
+import { AgentClient, type RunResult } from './client.js';
+import type { A2AConfig, AgentDescriptor, AgentsConfig } from './config.js';
+import { PeerHttp } from './http.js';
+import { toolsFromCard, type AgentTool } from './tools.js';
+
+export const A2A_PLUGIN_NAME = 'a2a';
+
+interface AgentEntry {
+  agent: AgentDescriptor;
+  state: AgentStatus['state'];
+  client: AgentClient | undefined;
+  tools: AgentTool[];
+  cardJson: string | undefined;
+  lastError: string | null;
+  lastFetched: number | null;
+  lastAttempt: number | null;
+}
+
+export class A2APlugin implements ToolPlugin {
+  readonly name = A2A_PLUGIN_NAME;
+  readonly dynamic = true;
+  private readonly http = new PeerHttp();
+  private readonly entries: AgentEntry[];
+  private manifest: ToolDefinitionInput[] = [];
+  private byName = new Map<string, { tool: AgentTool; agent: string }>();
+  /** Tools left out because an earlier-configured agent offers the same name. */
+  private clashes: { tool: string; agent: string; kept: string }[] = [];
+  private host: PluginHost | undefined;
+  private logger: Logger;
+  private timer: NodeJS.Timeout | undefined;
+  private refreshing: Promise<void> | undefined;
+  private readonly stopping = new AbortController();
+
+  constructor(
+    agents: AgentsConfig,
+    private readonly settings: A2AConfig,
+    logger: Logger,
+  ) {
+    this.logger = logger;
+    this.entries = Object.entries(agents).map(([name, cfg]) => ({
+      agent: { name, ...cfg },
+      state: cfg.enabled ? 'loading' : 'disabled',
+      client: undefined,
+      tools: [],
+      cardJson: undefined,
+      lastError: null,
+      lastFetched: null,
+      lastAttempt: null,
+    }));
+  }
+
+  listTools(): readonly ToolDefinitionInput[] {
+    return this.manifest;
+  }
+
+  async start(host: PluginHost): Promise<void> {
+    this.host = host;
+    this.logger = host.logger;
+    if (!this.entries.some((e) => e.agent.enabled)) return;
+    const loading = this.refresh();
+    // Wait a little for the cards, never long: an agent that answers later joins then.
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([loading, new Promise<void>((r) => (bound = setTimeout(r, this.settings.start_wait_ms)))]);
+    clearTimeout(bound);
+    this.timer = setInterval(() => void this.refresh(), this.settings.refresh_s * 1000);
+    this.timer.unref();
+  }
+
+  /** Re-fetch every enabled agent's card (at most one refresh at a time). */
+  refresh(): Promise<void> {
+    this.refreshing ??= Promise.all(this.entries.filter((e) => e.agent.enabled).map((e) => this.load(e))).then(() => {
+      this.refreshing = undefined;
+    });
+    return this.refreshing;
+  }
+
+  private async load(entry: AgentEntry): Promise<void> {
+    const { agent } = entry;
+    entry.lastAttempt = Date.now();
+    const signal = AbortSignal.any([
+      this.stopping.signal,
+      AbortSignal.timeout(Math.min(agent.timeout_ms, this.settings.card_timeout_ms)),
+    ]);
+    try {
+      const resolved = await fetchCard(this.http, agent.card, agent.headers, signal);
+      const json = JSON.stringify(resolved);
+      if (json !== entry.cardJson || !entry.client) {
+        // A new or changed card: new tools (an unchanged card keeps its client and any dialect switch).
+        const client = new AgentClient(agent, resolved, this.http, this.logger);
+        entry.client = client;
+        entry.tools = toolsFromCard(resolved, client, this.logger);
+        entry.cardJson = json;
+        this.logger.info(
+          { agent: agent.name, tools: entry.tools.map((t) => t.name), dialect: resolved.dialect, endpoint: redactUrl(resolved.endpoint) },
+          `agent "${agent.name}" offers ${entry.tools.length} tool(s)`,
+        );
+      }
+      entry.state = 'ok';
+      entry.lastError = null;
+      entry.lastFetched = Date.now();
+    } catch (err) {
+      if (this.stopping.signal.aborted) return;
+      const message = signal.aborted
+        ? `the agent card did not arrive within ${Math.min(agent.timeout_ms, this.settings.card_timeout_ms)} ms`
+        : (err as Error).message;
+      entry.state = 'failed';
+      entry.lastError = message;
+      // A peer that was up keeps its last tools (calls say what is wrong); one never seen offers none.
+      this.logger.warn({ agent: agent.name, card: redactUrl(agent.card), error: message }, `agent "${agent.name}" could not be loaded: ${message}`);
+    }
+    this.rebuildManifest();
+  }
+
+  /** Merge the agents' tools in configuration order; an earlier agent wins a name. */
+  private rebuildManifest(): void {
+    const byName = new Map<string, { tool: AgentTool; agent: string }>();
+    const clashes: { tool: string; agent: string; kept: string }[] = [];
+    for (const entry of this.entries) {
+      for (const tool of entry.tools) {
+        const existing = byName.get(tool.name);
+        if (existing) {
+          clashes.push({ tool: tool.name, agent: entry.agent.name, kept: existing.agent });
+          continue;
+        }
+        byName.set(tool.name, { tool, agent: entry.agent.name });
+      }
+    }
+    const manifest = [...byName.values()].map((t) => t.tool.definition);
+    const changed = JSON.stringify(manifest) !== JSON.stringify(this.manifest);
+    for (const c of clashes) {
+      if (!this.clashes.some((o) => o.tool === c.tool && o.agent === c.agent)) {
+        this.logger.warn(c, `tool "${c.tool}" of agent "${c.agent}" skipped: agent "${c.kept}" (configured earlier) already offers that name`);
+      }
+    }
+    this.byName = byName;
+    this.clashes = clashes;
+    this.manifest = manifest;
+    if (changed) this.host?.toolsChanged();
+  }
+
+  async executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+    const found = this.byName.get(name);
+    if (!found) throw new ToolError(`tool "${name}" is no longer offered by its agent; POST /tool/list to see the current tools`);
+    const result = await found.tool.execute({ task: String(args.task) }, ctx);
+    // ToolResult.data: {output, state, artifacts, metadata}, on success and on failure alike.
+    const { error, success: _success, ...data } = result satisfies RunResult;
+    if (!result.success) throw new ToolError(error ?? `agent "${found.agent}" task ${result.state}`, { data });
+    return data;
+  }
+
+  /**
+   * Each agent's health for GET /agents. `conflicts` are the registry's
+   * skipped tools; this plugin's ones name the tool another plugin kept.
+   */
+  status(conflicts: readonly ToolConflict[] = []): AgentStatus[] {
+    const lost = new Map(conflicts.filter((c) => c.skipped === this.name).map((c) => [c.tool, c.kept]));
+    return this.entries.map((e) => {
+      const owned = e.tools.filter((t) => this.byName.get(t.name)?.agent === e.agent.name);
+      const skipped = [
+        ...this.clashes.filter((c) => c.agent === e.agent.name).map((c) => ({ tool: c.tool, kept_by: `agent ${c.kept}` })),
+        ...owned.filter((t) => lost.has(t.name)).map((t) => ({ tool: t.name, kept_by: `plugin ${lost.get(t.name)!}` })),
+      ];
+      const resolved = e.client?.resolved;
+      return {
+        name: e.agent.name,
+        card: redactUrl(e.agent.card),
+        state: e.state,
+        agent_name: resolved?.card.name ?? null,
+        dialect: e.client?.dialectName ?? null,
+        endpoint: resolved ? redactUrl(resolved.endpoint) : null,
+        streaming: resolved?.streaming ?? false,
+        tools: owned.filter((t) => !lost.has(t.name)).map((t) => t.name),
+        skipped,
+        last_error: e.lastError,
+        last_fetched: e.lastFetched === null ? null : new Date(e.lastFetched).toISOString(),
+        last_attempt: e.lastAttempt === null ? null : new Date(e.lastAttempt).toISOString(),
+      };
+    });
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.stopping.abort();
+    await this.http.close();
+  }
+}
+
+/** The A2A plugin for the `agents` and `a2a` config sections. */
+export function a2aPlugin(agents: AgentsConfig, settings: A2AConfig, logger: Logger): A2APlugin {
+  return new A2APlugin(agents, settings, logger);
+}
+
+/** A URL without user:password (never shown or logged). */
+function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.username && !u.password) return url;
+    u.username = '';
+    u.password = '';
+    return u.href;
+  } catch {
+    return url;
+  }
+}
