@@ -7,6 +7,7 @@ import type { Logger, ToolPlugin } from '../engine/index.js';
 import type { ToolsConfig } from './config.js';
 import { createFsPlugin } from './fs/plugin.js';
 import { createHttpPlugin } from './http/plugin.js';
+import { shellPlugin } from './shell/plugin.js';
 
 export interface NativeContext {
   /** Absolute path of the workspace root (tools.fs.root resolved against the working directory). */
@@ -23,6 +24,7 @@ export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] 
   if (tools.fs.enabled) plugins.push(createFsPlugin(tools.fs, ctx));
 
   // shell (tools.shell)
+  if (tools.shell.enabled) plugins.push(shellPlugin(tools.shell, ctx));
 
   // http (tools.http)
   if (tools.http.enabled) plugins.push(createHttpPlugin(tools.http, ctx));

@@ -1,0 +1,296 @@
+/**
+ * The shell tool group: `run_command`, every command in a bubblewrap sandbox
+ * (see sandbox.ts) unless the config explicitly opts out with `sandbox: none`.
+ */
+import { chown, mkdir, realpath, stat } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { join, posix, relative, sep } from 'node:path';
+import { ToolError, ToolOutput, type Logger, type ToolContext, type ToolPlugin } from '../../engine/index.js';
+import type { ToolDefinitionInput } from '../../protocol/index.js';
+import type { NativeContext } from '../index.js';
+import type { ShellConfig } from './config.js';
+import { runProcess, type RunResult } from './run.js';
+import {
+  SANDBOX_GID,
+  SANDBOX_PATH,
+  SANDBOX_UID,
+  SANDBOX_WORKSPACE,
+  probeSandbox,
+  sandboxCommand,
+} from './sandbox.js';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const PRLIMIT = '/usr/bin/prlimit';
+
+const RUN_COMMAND: ToolDefinitionInput = {
+  name: 'run_command',
+  description:
+    'Run a program in a sandbox with the workspace as its working directory. No shell is involved unless you run one ' +
+    '(["bash", "-c", "ls | wc -l"]). Only the workspace is writable; there is no network unless the gateway allows it. ' +
+    'stdout/stderr stream as log events (info/warn) and are returned with the exit code; a non-zero exit is a failure.',
+  input_parameters: [
+    { name: 'argv', type: 'array', description: 'Program and its arguments, as strings, e.g. ["ls", "-la"]', required: true },
+    { name: 'cwd', type: 'string', description: 'Working directory, relative to the workspace root (default: tools.shell.cwd)' },
+    { name: 'stdin', type: 'string', description: 'Text written to the standard input (default: none, stdin is empty)' },
+    { name: 'env', type: 'object', description: 'Extra environment variables (name → string value)' },
+    { name: 'timeout', type: 'number', description: 'Seconds before the command is killed (default and maximum: the call\'s timeout)' },
+  ],
+  output_parameters: [
+    { name: 'exit_code', type: 'integer', description: 'Exit code (null when killed by a signal)' },
+    { name: 'stdout', type: 'string', description: 'Standard output (cut at tools.shell.max_output_bytes)' },
+    { name: 'stderr', type: 'string', description: 'Standard error (cut at tools.shell.max_output_bytes)' },
+    { name: 'truncated', type: 'boolean', description: 'Output was cut' },
+  ],
+  tags: ['shell', 'command', 'process', 'exec'],
+  idempotent: false,
+  streaming: true,
+  kind: 'native',
+};
+
+export function shellPlugin(config: ShellConfig, native: NativeContext): ToolPlugin {
+  return new ShellPlugin(config, native.workspace, native.logger.child({ plugin: 'shell' }));
+}
+
+class ShellPlugin implements ToolPlugin {
+  readonly name = 'shell';
+  private readonly tools = [RUN_COMMAND];
+  private readonly running = new Set<Promise<unknown>>();
+  private readonly stopAll = new AbortController();
+  private hostWorkspace = '';
+  /** Default cwd, as a path inside the sandbox (/workspace/...). */
+  private defaultCwd = SANDBOX_WORKSPACE;
+
+  constructor(
+    private readonly config: ShellConfig,
+    private readonly workspace: string,
+    private readonly logger: Logger,
+  ) {}
+
+  listTools() {
+    return this.tools;
+  }
+
+  async start(): Promise<void> {
+    await mkdir(this.workspace, { recursive: true });
+    this.hostWorkspace = await realpath(this.workspace);
+    this.defaultCwd = this.sandboxPath(this.config.cwd, 'tools.shell.cwd');
+    await mkdir(this.hostPath(this.defaultCwd), { recursive: true });
+    for (const m of this.config.mounts) {
+      if (!existsSync(m)) throw new Error(`tools.shell.mounts: "${m}" does not exist; remove it or create it`);
+    }
+    if (this.config.sandbox === 'none') {
+      this.logger.warn('tools.shell.sandbox is "none": commands run unconfined, as the gateway\'s own user');
+      return;
+    }
+    if (process.getuid?.() === 0) await this.handWorkspaceToSandboxUser();
+    const missing = await probeSandbox({
+      workspace: this.hostWorkspace,
+      network: this.config.network,
+      mounts: this.config.mounts,
+      limits: this.config.limits,
+    });
+    if (missing) {
+      throw new Error(
+        `tools.shell cannot sandbox commands: ${missing}. Fix that, or set tools.shell.enabled: false, ` +
+          'or (only when every caller is trusted) tools.shell.sandbox: none to run commands unconfined',
+      );
+    }
+  }
+
+  /**
+   * A root gateway runs commands as nobody (so that permissions and process
+   * limits apply); that user must be able to write in the workspace root.
+   */
+  private async handWorkspaceToSandboxUser(): Promise<void> {
+    for (const dir of new Set([this.hostWorkspace, this.hostPath(this.defaultCwd)])) {
+      const s = await stat(dir);
+      if (s.uid !== SANDBOX_UID) {
+        await chown(dir, SANDBOX_UID, SANDBOX_GID);
+        this.logger.info({ uid: SANDBOX_UID }, 'workspace handed to the sandbox user so commands can write in it');
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopAll.abort(new Error('gateway stopping'));
+    await Promise.allSettled([...this.running]);
+  }
+
+  async executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
+    const run = this.run(args, ctx);
+    this.running.add(run);
+    try {
+      return await run;
+    } finally {
+      this.running.delete(run);
+    }
+  }
+
+  private async run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
+    const argv = checkArgv(args.argv);
+    const callEnv = checkEnv(args.env);
+    const cwd = args.cwd === undefined ? this.defaultCwd : this.sandboxPath(String(args.cwd), 'cwd');
+    await this.checkDirectory(cwd);
+    if (this.config.allow) argv[0] = resolveAllowed(argv[0]!, this.config.allow);
+
+    const remainingMs = Math.max(0, ctx.deadline - Date.now());
+    const timeoutArg = args.timeout === undefined ? undefined : Number(args.timeout);
+    if (timeoutArg !== undefined && !(timeoutArg > 0)) throw new ToolError('timeout must be a positive number of seconds');
+    const timeoutMs = timeoutArg === undefined ? remainingMs + 1000 : Math.min(timeoutArg * 1000, remainingMs + 1000);
+
+    const sandboxed = this.config.sandbox === 'bwrap';
+    const env = {
+      PATH: SANDBOX_PATH,
+      HOME: sandboxed ? '/tmp' : this.hostWorkspace,
+      LANG: 'C.UTF-8',
+      ...this.config.env,
+      ...callEnv,
+    };
+    const limits = this.config.limits;
+    const command = sandboxed
+      ? sandboxCommand({
+          workspace: this.hostWorkspace,
+          cwd,
+          env,
+          network: this.config.network,
+          mounts: this.config.mounts,
+          limits,
+          argv,
+        })
+      : {
+          file: PRLIMIT,
+          args: [
+            `--nproc=${limits.processes}`,
+            `--as=${limits.memory_mb * 1024 * 1024}`,
+            `--fsize=${limits.file_size_mb * 1024 * 1024}`,
+            `--cpu=${limits.cpu_s}`,
+            `--nofile=${limits.open_files}`,
+            '--',
+            ...argv,
+          ],
+        };
+
+    const signal = AbortSignal.any([ctx.signal, this.stopAll.signal]);
+    const result = await runProcess({
+      file: command.file,
+      args: command.args,
+      env: sandboxed ? {} : env,
+      cwd: sandboxed ? this.hostWorkspace : this.hostPath(cwd),
+      stdin: args.stdin === undefined ? undefined : String(args.stdin),
+      maxOutputBytes: this.config.max_output_bytes,
+      timeoutMs,
+      signal,
+      onLine: ctx.streaming
+        ? (stream, line) => ctx.emit('log', { level: stream === 'stdout' ? 'info' : 'warn', message: line, stream })
+        : null,
+      killGroup: !sandboxed,
+    });
+    return this.outcome(argv[0]!, result, timeoutArg);
+  }
+
+  private outcome(program: string, r: RunResult, timeoutS: number | undefined): ToolOutput {
+    if (r.spawnError) {
+      throw new ToolError(`could not start the command runner: ${r.spawnError.message.replace(/\/\S+/g, '<path>')}`);
+    }
+    const data = { exit_code: r.exitCode, stdout: r.stdout, stderr: r.stderr, truncated: r.truncated };
+    const limit = this.config.max_output_bytes;
+    switch (r.killed) {
+      case 'timeout':
+        throw new ToolError(
+          `command timed out after ${timeoutS ?? 'the call\'s'} s and was killed with every process it started; pass a larger "timeout"`,
+          { data },
+        );
+      case 'output':
+        throw new ToolError(
+          `command kept writing past tools.shell.max_output_bytes (${limit} bytes) and was killed; the first ${limit} bytes are in data`,
+          { data },
+        );
+      case 'abort':
+        throw new ToolError('command was stopped', { data });
+    }
+    const notFound = /^prlimit: failed to execute (.*): No such file or directory/m.exec(r.stderr);
+    if (r.exitCode !== 0 && notFound) {
+      throw new ToolError(
+        `program "${program}" was not found; the sandbox's PATH is ${SANDBOX_PATH} and the workspace is at ${SANDBOX_WORKSPACE}` +
+          ' (use a path for programs there, or tools.shell.mounts to make other host directories visible)',
+        { data, exitCode: r.exitCode },
+      );
+    }
+    if (r.exitCode !== 0) {
+      const how = r.exitCode === null ? `was killed by ${r.signal ?? 'a signal'}` : `exited with code ${r.exitCode}`;
+      throw new ToolError(`command "${program}" ${how}; its output is in data.stdout and data.stderr`, {
+        data,
+        exitCode: r.exitCode,
+      });
+    }
+    return new ToolOutput({
+      data,
+      exitCode: 0,
+      truncated: r.truncated,
+      summary: `exit 0, ${Buffer.byteLength(r.stdout)} bytes of stdout${r.truncated ? ' (output cut)' : ''}`,
+    });
+  }
+
+  /** A cwd (config or call) as a path inside the sandbox, confined to the workspace. */
+  private sandboxPath(p: string, what: string): string {
+    const inside = posix.resolve(SANDBOX_WORKSPACE, p);
+    if (inside !== SANDBOX_WORKSPACE && !inside.startsWith(`${SANDBOX_WORKSPACE}/`)) {
+      throw new ToolError(`${what} "${p}" is outside the workspace; give a path relative to the workspace root`);
+    }
+    return inside;
+  }
+
+  private hostPath(sandboxPath: string): string {
+    return join(this.hostWorkspace, posix.relative(SANDBOX_WORKSPACE, sandboxPath));
+  }
+
+  private async checkDirectory(cwd: string): Promise<void> {
+    const shown = posix.relative(SANDBOX_WORKSPACE, cwd) || '.';
+    try {
+      const real = await realpath(this.hostPath(cwd));
+      const rel = relative(this.hostWorkspace, real);
+      if (rel.startsWith('..') || rel.startsWith(sep)) throw new Error('escapes');
+      if ((await stat(real)).isDirectory()) return;
+    } catch {
+      // fall through
+    }
+    throw new ToolError(`cwd "${shown}" is not a directory in the workspace; create it first or pick another`);
+  }
+}
+
+function checkArgv(v: unknown): string[] {
+  if (!Array.isArray(v) || v.length === 0) {
+    throw new ToolError('argv must be a non-empty array of strings, e.g. ["ls", "-la"]');
+  }
+  return v.map((a, i) => {
+    if (typeof a !== 'string') throw new ToolError(`argv[${i}] must be a string, got ${typeof a}`);
+    if (a.includes('\0')) throw new ToolError(`argv[${i}] contains a NUL character`);
+    if (i === 0 && a === '') throw new ToolError('argv[0] is empty; it names the program to run');
+    return a;
+  });
+}
+
+function checkEnv(v: unknown): Record<string, string> {
+  if (v === undefined) return {};
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(v as Record<string, unknown>)) {
+    if (!ENV_NAME.test(k)) throw new ToolError(`env name "${k}" is invalid; use letters, digits and "_"`);
+    if (typeof val !== 'string') throw new ToolError(`env.${k} must be a string`);
+    if (val.includes('\0')) throw new ToolError(`env.${k} contains a NUL character`);
+    out[k] = val;
+  }
+  return out;
+}
+
+/** With an allow list: argv[0] must be a listed bare name; it is resolved here so PATH tricks cannot swap it. */
+function resolveAllowed(program: string, allow: readonly string[]): string {
+  if (!allow.includes(program)) {
+    const list = allow.length ? allow.join(', ') : '(none)';
+    throw new ToolError(`program "${program}" is not allowed; tools.shell.allow permits: ${list}`);
+  }
+  for (const dir of SANDBOX_PATH.split(':')) {
+    const candidate = `${dir}/${program}`;
+    if (existsSync(candidate)) return candidate;
+  }
+  throw new ToolError(`program "${program}" is allowed but not installed in ${SANDBOX_PATH}`);
+}

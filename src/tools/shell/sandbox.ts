@@ -1,0 +1,150 @@
+/**
+ * The command line that runs one command inside a bubblewrap sandbox:
+ *
+ *   setpriv [--reuid/--regid nobody] --pdeathsig KILL
+ *     bwrap <namespaces, read-only system, workspace, private /tmp>
+ *       prlimit <limits> -- argv
+ *
+ * setpriv drops a root gateway to an unprivileged host uid (so file
+ * permissions and RLIMIT_NPROC apply; root is exempt from the latter) and
+ * makes the sandbox die with the gateway. bwrap gives the command its own
+ * user, PID, IPC, UTS, cgroup and (by default) network namespaces; killing
+ * bwrap kills its PID-1 child (--die-with-parent), and the kernel then kills
+ * every process left in the namespace, including setsid'd ones and ones that
+ * ignore SIGTERM.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import type { ShellLimits } from './config.js';
+
+/** Where the workspace appears inside the sandbox. */
+export const SANDBOX_WORKSPACE = '/workspace';
+/** The unprivileged identity commands run as (nobody/nogroup on Debian). */
+export const SANDBOX_UID = 65534;
+export const SANDBOX_GID = 65534;
+/** PATH inside the sandbox (system directories only). */
+export const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin';
+
+export const BWRAP = '/usr/bin/bwrap';
+const SETPRIV = '/usr/bin/setpriv';
+const PRLIMIT = '/usr/bin/prlimit';
+
+/** Top-level system directories: bound read-only when real directories, recreated when symlinks (merged /usr). */
+const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+/** The few /etc entries programs need (users, name resolution, time zone, loader, alternatives, CA certificates). */
+const ETC_FILES = [
+  'passwd',
+  'group',
+  'nsswitch.conf',
+  'hosts',
+  'host.conf',
+  'gai.conf',
+  'resolv.conf',
+  'protocols',
+  'services',
+  'localtime',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'alternatives',
+  'mime.types',
+  'ssl',
+  'ca-certificates',
+];
+
+export interface SandboxSpec {
+  /** Host path of the workspace, bound read-write at /workspace. */
+  workspace: string;
+  /** Working directory inside the sandbox. */
+  cwd: string;
+  env: Record<string, string>;
+  network: boolean;
+  /** Extra host paths, bound read-only at the same path. */
+  mounts: readonly string[];
+  limits: ShellLimits;
+  argv: readonly string[];
+}
+
+/** Whether the gateway itself runs as root (and must drop to SANDBOX_UID on the host). */
+const isRoot = () => process.getuid?.() === 0;
+
+/** The full command line (program + arguments) for one sandboxed command. */
+export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[] } {
+  const args: string[] = [];
+  if (isRoot()) args.push('--reuid', String(SANDBOX_UID), '--regid', String(SANDBOX_GID), '--clear-groups');
+  args.push('--pdeathsig', 'KILL', '--', BWRAP);
+
+  args.push(
+    '--unshare-user',
+    '--uid', String(SANDBOX_UID),
+    '--gid', String(SANDBOX_GID),
+    '--unshare-pid',
+    '--unshare-ipc',
+    '--unshare-uts',
+    '--unshare-cgroup-try',
+    '--hostname', 'sandbox',
+    '--die-with-parent',
+    '--new-session',
+  );
+  if (!spec.network) args.push('--unshare-net');
+
+  args.push('--ro-bind', '/usr', '/usr');
+  for (const dir of SYSTEM_DIRS) {
+    let link: string | undefined;
+    try {
+      if (lstatSync(dir).isSymbolicLink()) link = readlinkSync(dir);
+    } catch {
+      continue; // absent on this machine
+    }
+    if (link !== undefined) args.push('--symlink', link, dir);
+    else args.push('--ro-bind', dir, dir);
+  }
+  for (const f of ETC_FILES) args.push('--ro-bind-try', `/etc/${f}`, `/etc/${f}`);
+  for (const m of spec.mounts) args.push('--ro-bind', m, m);
+  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  args.push('--bind', spec.workspace, SANDBOX_WORKSPACE, '--chdir', spec.cwd);
+
+  args.push('--clearenv');
+  for (const [k, v] of Object.entries(spec.env)) args.push('--setenv', k, v);
+
+  const MiB = 1024 * 1024;
+  const l = spec.limits;
+  args.push(
+    '--',
+    PRLIMIT,
+    `--nproc=${l.processes}`,
+    `--as=${l.memory_mb * MiB}`,
+    `--fsize=${l.file_size_mb * MiB}`,
+    `--cpu=${l.cpu_s}`,
+    `--nofile=${l.open_files}`,
+    '--',
+    ...spec.argv,
+  );
+  return { file: SETPRIV, args };
+}
+
+/**
+ * Check that a sandbox can be created here, by running `true` in one.
+ * Returns null when it works, else what is missing, for the start-up error.
+ */
+export async function probeSandbox(spec: Omit<SandboxSpec, 'argv' | 'cwd' | 'env'>): Promise<string | null> {
+  for (const [tool, pkg] of [
+    [BWRAP, 'bubblewrap'],
+    [SETPRIV, 'util-linux'],
+    [PRLIMIT, 'util-linux'],
+  ] as const) {
+    if (!existsSync(tool)) return `${tool} is missing; install the Debian package "${pkg}"`;
+  }
+  const { file, args } = sandboxCommand({ ...spec, cwd: SANDBOX_WORKSPACE, env: { PATH: SANDBOX_PATH }, argv: ['true'] });
+  return new Promise((resolve) => {
+    execFile(file, args, { env: {}, timeout: 15_000 }, (err, _stdout, stderr) => {
+      if (!err) return resolve(null);
+      const why = String(stderr).trim() || err.message;
+      resolve(
+        `bubblewrap could not create a sandbox (${why}); it needs unprivileged user namespaces ` +
+          '(sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 or ' +
+          'kernel.apparmor_restrict_unprivileged_userns=0 where those exist)',
+      );
+    });
+  });
+}
