@@ -8,6 +8,7 @@ import type { ToolsConfig } from './config.js';
 import { createFsPlugin } from './fs/plugin.js';
 import { createHttpPlugin } from './http/plugin.js';
 import { shellPlugin } from './shell/plugin.js';
+import { evalPlugin } from './eval/plugin.js';
 
 export interface NativeContext {
   /** Absolute path of the workspace root (tools.fs.root resolved against the working directory). */
@@ -30,6 +31,7 @@ export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] 
   if (tools.http.enabled) plugins.push(createHttpPlugin(tools.http, ctx));
 
   // eval (tools.eval)
+  if (tools.eval.enabled) plugins.push(evalPlugin(tools.eval, ctx));
 
   return plugins;
 }
