@@ -4,7 +4,7 @@
  */
 import { chown, mkdir, realpath, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { join, posix, relative, sep } from 'node:path';
+import { dirname, join, posix, relative, sep } from 'node:path';
 import { ToolError, ToolOutput, type Logger, type ToolContext, type ToolPlugin } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { NativeContext } from '../index.js';
@@ -82,7 +82,11 @@ class ShellPlugin implements ToolPlugin {
       this.logger.warn('tools.shell.sandbox is "none": commands run unconfined, as the gateway\'s own user');
       return;
     }
-    if (process.getuid?.() === 0) await this.handWorkspaceToSandboxUser();
+    if (process.getuid?.() === 0) {
+      // bwrap sets up the mounts as the sandbox user, so that user must be able to reach them.
+      for (const dir of [this.hostWorkspace, ...this.config.mounts]) await checkReachable(dir);
+      await this.handWorkspaceToSandboxUser();
+    }
     const missing = await probeSandbox({
       workspace: this.hostWorkspace,
       network: this.config.network,
@@ -255,6 +259,26 @@ class ShellPlugin implements ToolPlugin {
       // fall through
     }
     throw new ToolError(`cwd "${shown}" is not a directory in the workspace; create it first or pick another`);
+  }
+}
+
+/** Fail when a parent directory of `path` cannot be searched by the sandbox user. */
+async function checkReachable(path: string): Promise<void> {
+  const parents: string[] = [];
+  for (let dir = dirname(path); ; dir = dirname(dir)) {
+    parents.unshift(dir);
+    if (dir === dirname(dir)) break;
+  }
+  for (const dir of parents) {
+    const s = await stat(dir);
+    const searchable =
+      (s.mode & 0o001) !== 0 || (s.uid === SANDBOX_UID && (s.mode & 0o100) !== 0) || (s.gid === SANDBOX_GID && (s.mode & 0o010) !== 0);
+    if (!searchable) {
+      throw new Error(
+        `the sandbox user (uid ${SANDBOX_UID}) cannot reach "${path}" because "${dir}" is not searchable by others; ` +
+          `run "chmod o+x ${dir}" or put the workspace (tools.fs.root) somewhere else`,
+      );
+    }
   }
 }
 

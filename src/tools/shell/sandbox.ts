@@ -100,9 +100,12 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
     else args.push('--ro-bind', dir, dir);
   }
   for (const f of ETC_FILES) args.push('--ro-bind-try', `/etc/${f}`, `/etc/${f}`);
-  for (const m of spec.mounts) args.push('--ro-bind', m, m);
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
-  args.push('--bind', spec.workspace, SANDBOX_WORKSPACE, '--chdir', spec.cwd);
+  args.push('--bind', spec.workspace, SANDBOX_WORKSPACE);
+  // After /tmp and the workspace, so an extra mount below them is not hidden.
+  for (const m of spec.mounts) args.push('--ro-bind', m, m);
+  // The sandbox's root (and /etc in it) is a tmpfs bwrap made; nothing may be written there.
+  args.push('--remount-ro', '/', '--chdir', spec.cwd);
 
   args.push('--clearenv');
   for (const [k, v] of Object.entries(spec.env)) args.push('--setenv', k, v);
