@@ -58,6 +58,11 @@ describe('eval_js', () => {
     expect(events[3]!.json.data).toMatchObject({ success: true, data: { result: 7, console: ['hello {"a":1}', 'careful', '[1,2]'] } });
   });
 
+  it('starts every evaluation from a clean slate', async () => {
+    expect((await evalJs('globalThis.leftover = 41; leftover + 1')).data.result).toBe(42);
+    expect((await evalJs('typeof leftover')).data.result).toBe('undefined');
+  });
+
   it('sees no host functions', async () => {
     const r = await evalJs('[typeof require, typeof process, typeof fetch, typeof setTimeout, typeof globalThis.std, typeof globalThis.os]');
     expect(r.data.result).toEqual(Array(6).fill('undefined'));

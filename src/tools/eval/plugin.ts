@@ -6,13 +6,15 @@
  * or the call is stopped. (node:vm is not a sandbox and is not used.)
  */
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ToolError, ToolOutput, type ToolContext, type ToolPlugin } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { NativeContext } from '../index.js';
 import type { EvalConfig } from './config.js';
-import type { EvalFailure, EvalJob, WorkerMessage } from './protocol.js';
+import type { EvalFailure, EvalJob, EvalSetup, WorkerMessage } from './protocol.js';
 
 const EVAL_JS: ToolDefinitionInput = {
   name: 'eval_js',
@@ -49,104 +51,159 @@ function workerUrl(): URL {
 }
 
 export function evalPlugin(config: EvalConfig, _native: NativeContext): ToolPlugin {
-  const url = workerUrl();
-  const running = new Set<Worker>();
-  return {
-    name: 'eval',
-    listTools: () => [EVAL_JS],
-    start() {
-      if (!existsSync(fileURLToPath(url))) {
-        throw new Error('tools.eval: the evaluator worker is missing; run "npm run build"');
-      }
-    },
-    async stop() {
-      await Promise.allSettled([...running].map((w) => w.terminate()));
-    },
-    executeTool(_name, args, ctx) {
-      const timeoutS = args.timeout === undefined ? config.timeout_s : Number(args.timeout);
-      if (!(timeoutS > 0)) throw new ToolError('timeout must be a positive number of seconds');
-      const job: EvalJob = {
-        code: String(args.code),
-        memoryBytes: config.memory_mb * 1024 * 1024,
-        stackBytes: config.max_stack_kb * 1024,
-        deadline: Math.min(Date.now() + timeoutS * 1000, ctx.deadline),
-        maxConsoleBytes: config.max_console_bytes,
-      };
-      return evaluate(url, job, config, ctx, running);
-    },
-  };
+  return new EvalPlugin(config);
 }
 
-function evaluate(url: URL, job: EvalJob, config: EvalConfig, ctx: ToolContext, running: Set<Worker>): Promise<ToolOutput> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(url, {
-      workerData: job,
+/** Idle workers kept for reuse, each with a runtime ready for the next evaluation. */
+const MAX_IDLE_WORKERS = 2;
+
+class EvalPlugin implements ToolPlugin {
+  readonly name = 'eval';
+  private readonly url = workerUrl();
+  private readonly busy = new Set<Worker>();
+  private readonly idle: Worker[] = [];
+  private setup: EvalSetup | undefined;
+  private stopped = false;
+
+  constructor(private readonly config: EvalConfig) {}
+
+  listTools() {
+    return [EVAL_JS];
+  }
+
+  async start(): Promise<void> {
+    if (!existsSync(fileURLToPath(this.url))) {
+      throw new Error('tools.eval: the evaluator worker is missing; run "npm run build"');
+    }
+    // Compiled once here; every evaluation instantiates it afresh.
+    const wasmPath = createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+    this.setup = {
+      memoryBytes: this.config.memory_mb * 1024 * 1024,
+      stackBytes: this.config.max_stack_kb * 1024,
+      maxConsoleBytes: this.config.max_console_bytes,
+      wasmModule: await WebAssembly.compile(await readFile(wasmPath)),
+    };
+    this.release(this.newWorker());
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    const all = [...this.busy, ...this.idle.splice(0)];
+    await Promise.allSettled(all.map((w) => w.terminate()));
+  }
+
+  executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
+    const timeoutS = args.timeout === undefined ? this.config.timeout_s : Number(args.timeout);
+    if (!(timeoutS > 0)) throw new ToolError('timeout must be a positive number of seconds');
+    if (this.stopped || !this.setup) throw new ToolError('the evaluator is not running (the gateway is stopping)');
+    const job: EvalJob = { code: String(args.code), deadline: Math.min(Date.now() + timeoutS * 1000, ctx.deadline) };
+    const worker = this.idle.pop() ?? this.newWorker();
+    if (this.idle.length === 0) this.release(this.newWorker()); // keep one ready for the next call
+    return this.evaluate(worker, job, ctx);
+  }
+
+  private newWorker(): Worker {
+    return new Worker(this.url, {
+      workerData: this.setup,
       // The QuickJS heap lives in WebAssembly memory; this caps the worker's own JS heap as a backstop.
       resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 16 },
       stdout: true,
       stderr: true,
       env: {},
     });
-    running.add(worker);
-    const consoleLines: string[] = [];
-    let settled = false;
-    let outsideTimeout = false;
+  }
 
-    const finish = (outcome: () => ToolOutput) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      ctx.signal.removeEventListener('abort', onAbort);
-      running.delete(worker);
+  /** Park a healthy worker for reuse (or end it when enough are parked). */
+  private release(worker: Worker): void {
+    if (this.stopped || this.idle.length >= MAX_IDLE_WORKERS) {
       void worker.terminate();
-      try {
-        resolve(outcome());
-      } catch (err) {
-        reject(err);
-      }
+      return;
+    }
+    worker.unref(); // an idle worker must not keep the process alive
+    const drop = () => {
+      const i = this.idle.indexOf(worker);
+      if (i >= 0) this.idle.splice(i, 1);
     };
-    const fail = (failure: EvalFailure, message: string) =>
-      finish(() => {
-        throw new ToolError(explain(failure, message, config, job), { data: { console: consoleLines } });
-      });
+    worker.once('error', drop);
+    worker.once('exit', drop);
+    this.idle.push(worker);
+  }
 
-    // The interpreter stops itself at the deadline; this catches what it cannot interrupt.
-    const timer = setTimeout(() => {
-      outsideTimeout = true;
-      fail('timeout', 'terminated');
-    }, Math.max(0, job.deadline - Date.now()) + TERMINATE_GRACE_MS);
-    const onAbort = () => fail('timeout', 'stopped');
-    if (ctx.signal.aborted) onAbort();
-    else ctx.signal.addEventListener('abort', onAbort, { once: true });
+  private evaluate(worker: Worker, job: EvalJob, ctx: ToolContext): Promise<ToolOutput> {
+    const config = this.config;
+    worker.removeAllListeners('error');
+    worker.removeAllListeners('exit');
+    worker.ref();
+    this.busy.add(worker);
+    return new Promise((resolve, reject) => {
+      const consoleLines: string[] = [];
+      let settled = false;
 
-    worker.on('message', (m: WorkerMessage) => {
-      if (m.type === 'log') {
-        consoleLines.push(m.message);
-        ctx.emit('log', { level: m.level, message: m.message });
-        return;
-      }
-      if (!m.ok) return fail(m.failure, m.message);
-      finish(
-        () =>
-          new ToolOutput({
-            data: { result: m.value, type: m.valueType, console: consoleLines },
-            summary: m.valueType,
-            truncated: m.consoleTruncated,
-          }),
+      const finish = (healthy: boolean, outcome: () => ToolOutput) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        ctx.signal.removeEventListener('abort', onAbort);
+        worker.off('message', onMessage);
+        worker.off('error', onError);
+        worker.off('exit', onExit);
+        this.busy.delete(worker);
+        if (healthy) this.release(worker);
+        else void worker.terminate();
+        try {
+          resolve(outcome());
+        } catch (err) {
+          reject(err);
+        }
+      };
+      const fail = (healthy: boolean, failure: EvalFailure, message: string) =>
+        finish(healthy, () => {
+          throw new ToolError(explain(failure, message, config), { data: { console: consoleLines } });
+        });
+
+      const onMessage = (m: WorkerMessage) => {
+        if (m.type === 'log') {
+          consoleLines.push(m.message);
+          ctx.emit('log', { level: m.level, message: m.message });
+          return;
+        }
+        // The worker reported back itself, so it is fine to reuse (every evaluation gets a new instance).
+        if (!m.ok) return fail(true, m.failure, m.message);
+        finish(
+          true,
+          () =>
+            new ToolOutput({
+              data: { result: m.value, type: m.valueType, console: consoleLines },
+              summary: m.valueType,
+              truncated: m.consoleTruncated,
+            }),
+        );
+      };
+      const onError = (err: Error) => {
+        // resourceLimits exceeded, or the WebAssembly engine itself failed.
+        const oom = (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
+        fail(false, oom ? 'memory' : 'exception', oom ? 'worker out of memory' : `evaluator crashed: ${err.message}`);
+      };
+      const onExit = (code: number) => fail(false, 'exception', `evaluator exited unexpectedly (code ${code})`);
+      worker.on('message', onMessage);
+      worker.on('error', onError);
+      worker.on('exit', onExit);
+
+      // The interpreter stops itself at the deadline; this catches what it cannot interrupt.
+      const timer = setTimeout(
+        () => fail(false, 'timeout', 'terminated'),
+        Math.max(0, job.deadline - Date.now()) + TERMINATE_GRACE_MS,
       );
+      const onAbort = () => fail(false, 'timeout', 'stopped');
+      if (ctx.signal.aborted) onAbort();
+      else ctx.signal.addEventListener('abort', onAbort, { once: true });
+
+      worker.postMessage(job);
     });
-    worker.on('error', (err) => {
-      // resourceLimits exceeded, or the WebAssembly engine itself failed.
-      const oom = (err as { code?: string }).code === 'ERR_WORKER_OUT_OF_MEMORY';
-      fail(oom ? 'memory' : 'exception', oom ? 'worker out of memory' : `evaluator crashed: ${err.message}`);
-    });
-    worker.on('exit', (code) => {
-      if (!settled && !outsideTimeout) fail('exception', `evaluator exited unexpectedly (code ${code})`);
-    });
-  });
+  }
 }
 
-function explain(failure: EvalFailure, message: string, config: EvalConfig, job: EvalJob): string {
+function explain(failure: EvalFailure, message: string, config: EvalConfig): string {
   switch (failure) {
     case 'timeout':
       return `code ran past its deadline and was stopped (${message}); make it finish sooner or pass a larger "timeout" (seconds)`;
@@ -157,7 +214,6 @@ function explain(failure: EvalFailure, message: string, config: EvalConfig, job:
     case 'result':
       return message;
     case 'exception':
-      void job;
       return `code threw ${message}`;
   }
 }

@@ -1,12 +1,19 @@
 /** Messages between the eval plugin and its worker thread. */
 
-export interface EvalJob {
-  code: string;
+/** Fixed for a worker's life (workerData): the worker prepares its runtime from it before any code arrives. */
+export interface EvalSetup {
   memoryBytes: number;
   stackBytes: number;
+  maxConsoleBytes: number;
+  /** The QuickJS WebAssembly module, compiled once by the plugin (instantiated afresh in each worker). */
+  wasmModule: WebAssembly.Module;
+}
+
+/** The one piece of code a worker runs (its only message). */
+export interface EvalJob {
+  code: string;
   /** Epoch ms after which the interpreter is interrupted. */
   deadline: number;
-  maxConsoleBytes: number;
 }
 
 export type EvalFailure = 'timeout' | 'memory' | 'stack' | 'exception' | 'result';

@@ -3,6 +3,10 @@
  * (WebAssembly) runtime with a memory limit, a stack limit and an interrupt
  * deadline. The only host function the code can reach is a console shim that
  * posts lines back. The parent terminates this thread if it overruns.
+ *
+ * Every evaluation gets a fresh WebAssembly instance (its own memory), made
+ * ready ahead of time: a worker serves evaluations one at a time, and is
+ * reused only after one that ended normally.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import releaseSync from '@jitl/quickjs-wasmfile-release-sync';
@@ -10,13 +14,15 @@ import {
   newQuickJSWASMModuleFromVariant,
   newVariant,
   type QuickJSSyncVariant,
-  shouldInterruptAfterDeadline,
   type QuickJSContext,
+  type QuickJSRuntime,
   type QuickJSHandle,
 } from 'quickjs-emscripten-core';
-import type { EvalFailure, EvalJob, WorkerMessage } from './protocol.js';
+import type { EvalFailure, EvalJob, EvalSetup, WorkerMessage } from './protocol.js';
 
-const job = workerData as EvalJob;
+const setup = workerData as EvalSetup;
+/** Deadline of the evaluation running now (none runs before its code arrives). */
+let deadline = Infinity;
 /** WebAssembly memory beyond the heap limit, for the interpreter's own stack, tables and atoms. */
 const INTERPRETER_HEADROOM = 16 * 1024 * 1024;
 const post = (m: WorkerMessage) => parentPort!.postMessage(m);
@@ -32,9 +38,9 @@ function installConsole(vm: QuickJSContext): void {
       if (consoleTruncated) return;
       const message = args.map((h) => show(vm, h)).join(' ');
       consoleBytes += Buffer.byteLength(message) + 1;
-      if (consoleBytes > job.maxConsoleBytes) {
+      if (consoleBytes > setup.maxConsoleBytes) {
         consoleTruncated = true;
-        post({ type: 'log', level: 'warn', message: `console output passed ${job.maxConsoleBytes} bytes; the rest is dropped` });
+        post({ type: 'log', level: 'warn', message: `console output passed ${setup.maxConsoleBytes} bytes; the rest is dropped` });
         return;
       }
       post({ type: 'log', level, message });
@@ -81,24 +87,29 @@ function failure(dumped: unknown): { failure: EvalFailure; message: string } {
   return { failure: 'exception', message: `${name}: ${message}${where ? ` (${where})` : ''}` };
 }
 
-async function main(): Promise<void> {
+async function prepare(): Promise<{ runtime: QuickJSRuntime; vm: QuickJSContext }> {
   // QuickJS's own memory limit only counts a few bytes per allocation in this build (it cannot see
   // allocation sizes), so the hard limit is the WebAssembly memory itself: it cannot grow past the limit
   // plus room for the interpreter, and an allocation beyond it fails inside QuickJS as "out of memory".
   const pages = (bytes: number) => Math.ceil(bytes / 65536);
   const wasmMemory = new WebAssembly.Memory({
     initial: pages(16 * 1024 * 1024),
-    maximum: pages(job.memoryBytes + INTERPRETER_HEADROOM),
+    maximum: pages(setup.memoryBytes + INTERPRETER_HEADROOM),
   });
-  const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, { wasmMemory });
+  const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, { wasmMemory, wasmModule: setup.wasmModule });
   const QuickJS = await newQuickJSWASMModuleFromVariant(variant);
   const runtime = QuickJS.newRuntime();
-  runtime.setMemoryLimit(job.memoryBytes);
-  runtime.setMaxStackSize(job.stackBytes);
-  runtime.setInterruptHandler(shouldInterruptAfterDeadline(job.deadline));
+  runtime.setMemoryLimit(setup.memoryBytes);
+  runtime.setMaxStackSize(setup.stackBytes);
+  runtime.setInterruptHandler(() => Date.now() > deadline);
   const vm = runtime.newContext();
   installConsole(vm);
+  return { runtime, vm };
+}
 
+async function run(job: EvalJob, prepared: Promise<{ runtime: QuickJSRuntime; vm: QuickJSContext }>): Promise<void> {
+  const { runtime, vm } = await prepared;
+  deadline = job.deadline;
   const evaluated = vm.evalCode(job.code, 'eval.js');
   if (evaluated.error) {
     const f = failure(vm.dump(evaluated.error));
@@ -149,6 +160,19 @@ async function main(): Promise<void> {
   runtime.dispose();
 }
 
-main().catch((err: unknown) => {
-  post({ type: 'result', ok: false, failure: 'exception', message: `evaluator failed: ${(err as Error).message}`, consoleTruncated });
+let next = prepare();
+next.catch(() => {}); // reported when the code arrives
+parentPort!.on('message', (job: EvalJob) => {
+  const prepared = next;
+  consoleBytes = 0;
+  consoleTruncated = false;
+  run(job, prepared)
+    .catch((err: unknown) => {
+      post({ type: 'result', ok: false, failure: 'exception', message: `evaluator failed: ${(err as Error).message}`, consoleTruncated });
+    })
+    .finally(() => {
+      deadline = Infinity;
+      next = prepare();
+      next.catch(() => {});
+    });
 });
