@@ -116,6 +116,26 @@ describe('eval_js', () => {
     await expectStillServing();
   });
 
+  it('runs at most max_running evaluations at once; others wait for a slot', async () => {
+    const g = await startGateway({ config: { tools: { shell: { enabled: false }, eval: { max_running: 1 } } } });
+    try {
+      const order: string[] = [];
+      const call = (code: string, timeout: number) =>
+        postJson(`${g.url}/tool/call`, callBody('eval_js', { code, timeout })).then((r) => {
+          order.push(code);
+          return r.json.data;
+        });
+      const loop = call('for (;;) {}', 2);
+      const quick = call('"after the loop"', 20);
+      const [first, second] = await Promise.all([loop, quick]);
+      expect(first.error).toContain('ran past its deadline');
+      expect(second).toMatchObject({ success: true, data: { result: 'after the loop' } });
+      expect(order).toEqual(['for (;;) {}', '"after the loop"']);
+    } finally {
+      await g.close();
+    }
+  });
+
   it('rejects a non-positive timeout', async () => {
     const r = await evalJs('1', { timeout: 0 });
     expect(r).toMatchObject({ success: false, error_code: 'tool_error' });

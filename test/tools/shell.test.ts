@@ -24,7 +24,9 @@ function newBase(): string {
 }
 
 async function start(shell: Record<string, unknown> = {}, server: Record<string, unknown> = {}, root = ws): Promise<TestGateway> {
-  return startGateway({ config: { tools: { fs: { root }, shell: { max_output_bytes: MAX_OUTPUT, ...shell } }, server } });
+  return startGateway({
+    config: { tools: { fs: { root }, shell: { max_output_bytes: MAX_OUTPUT, ...shell }, eval: { enabled: false } }, server },
+  });
 }
 
 async function run(g: TestGateway, args: Record<string, unknown>, extra: Record<string, unknown> = {}) {
@@ -343,6 +345,15 @@ describe('run_command configuration', () => {
 
   it('refuses to start with a mount that does not exist', async () => {
     await expect(start({ mounts: ['/no/such/dir-a2e'] })).rejects.toThrow(/tools\.shell\.mounts: "\/no\/such\/dir-a2e" does not exist/);
+  });
+
+  it.runIf(process.getuid?.() === 0)('refuses to start when the sandbox user cannot reach the workspace', async () => {
+    const hidden = mkdtempSync(join(tmpdir(), 'a2e-shell-hidden-')); // mode 0700, owned by root
+    try {
+      await expect(start({}, {}, join(hidden, 'ws'))).rejects.toThrow(/cannot reach .* is not searchable by others; run "chmod o\+x/);
+    } finally {
+      rmSync(hidden, { recursive: true, force: true });
+    }
   });
 
   it('shows extra mounts read-only', async () => {

@@ -9,6 +9,8 @@ export const EvalConfig = z.strictObject({
   max_stack_kb: z.int().positive().max(65536).default(256),
   /** Default `timeout` of eval_js, seconds (never longer than the call's own timeout). */
   timeout_s: z.number().positive().default(10),
+  /** Evaluations running at once (one worker thread each); more wait for a free slot within their timeout. */
+  max_running: z.int().positive().default(4),
   /** Bytes of console output kept and streamed per evaluation; beyond it console output is dropped. */
   max_console_bytes: z.int().positive().default(1024 * 1024),
 });

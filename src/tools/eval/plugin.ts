@@ -64,6 +64,8 @@ class EvalPlugin implements ToolPlugin {
   private readonly idle: Worker[] = [];
   private setup: EvalSetup | undefined;
   private stopped = false;
+  private slotsInUse = 0;
+  private readonly waiting: (() => void)[] = [];
 
   constructor(private readonly config: EvalConfig) {}
 
@@ -92,14 +94,45 @@ class EvalPlugin implements ToolPlugin {
     await Promise.allSettled(all.map((w) => w.terminate()));
   }
 
-  executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
+  async executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
     const timeoutS = args.timeout === undefined ? this.config.timeout_s : Number(args.timeout);
     if (!(timeoutS > 0)) throw new ToolError('timeout must be a positive number of seconds');
-    if (this.stopped || !this.setup) throw new ToolError('the evaluator is not running (the gateway is stopping)');
-    const job: EvalJob = { code: String(args.code), deadline: Math.min(Date.now() + timeoutS * 1000, ctx.deadline) };
-    const worker = this.idle.pop() ?? this.newWorker();
-    if (this.idle.length === 0) this.release(this.newWorker()); // keep one ready for the next call
-    return this.evaluate(worker, job, ctx);
+    await this.acquireSlot(ctx.signal);
+    try {
+      if (this.stopped || !this.setup) throw new ToolError('the evaluator is not running (the gateway is stopping)');
+      const job: EvalJob = { code: String(args.code), deadline: Math.min(Date.now() + timeoutS * 1000, ctx.deadline) };
+      const worker = this.idle.pop() ?? this.newWorker();
+      if (this.idle.length === 0) this.release(this.newWorker()); // keep one ready for the next call
+      return await this.evaluate(worker, job, ctx);
+    } finally {
+      this.releaseSlot();
+    }
+  }
+
+  /** Wait for one of `max_running` slots (or the call's end). */
+  private acquireSlot(signal: AbortSignal): Promise<void> {
+    if (this.slotsInUse < this.config.max_running) {
+      this.slotsInUse++;
+      return Promise.resolve();
+    }
+    return new Promise((resolve, reject) => {
+      const waiter = () => {
+        signal.removeEventListener('abort', onAbort);
+        this.slotsInUse++;
+        resolve();
+      };
+      const onAbort = () => {
+        this.waiting.splice(this.waiting.indexOf(waiter), 1);
+        reject(new ToolError(`evaluation was stopped while waiting for one of tools.eval.max_running (${this.config.max_running}) slots`));
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  private releaseSlot(): void {
+    this.slotsInUse--;
+    this.waiting.shift()?.();
   }
 
   private newWorker(): Worker {

@@ -17,10 +17,10 @@ import {
   SANDBOX_WORKSPACE,
   probeSandbox,
   sandboxCommand,
+  unconfinedCommand,
 } from './sandbox.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-const PRLIMIT = '/usr/bin/prlimit';
 
 const RUN_COMMAND: ToolDefinitionInput = {
   name: 'run_command',
@@ -150,7 +150,6 @@ class ShellPlugin implements ToolPlugin {
       ...this.config.env,
       ...callEnv,
     };
-    const limits = this.config.limits;
     const command = sandboxed
       ? sandboxCommand({
           workspace: this.hostWorkspace,
@@ -158,21 +157,10 @@ class ShellPlugin implements ToolPlugin {
           env,
           network: this.config.network,
           mounts: this.config.mounts,
-          limits,
+          limits: this.config.limits,
           argv,
         })
-      : {
-          file: PRLIMIT,
-          args: [
-            `--nproc=${limits.processes}`,
-            `--as=${limits.memory_mb * 1024 * 1024}`,
-            `--fsize=${limits.file_size_mb * 1024 * 1024}`,
-            `--cpu=${limits.cpu_s}`,
-            `--nofile=${limits.open_files}`,
-            '--',
-            ...argv,
-          ],
-        };
+      : unconfinedCommand(argv, this.config.limits);
 
     const signal = AbortSignal.any([ctx.signal, this.stopAll.signal]);
     const result = await runProcess({

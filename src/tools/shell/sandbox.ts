@@ -110,20 +110,28 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
   args.push('--clearenv');
   for (const [k, v] of Object.entries(spec.env)) args.push('--setenv', k, v);
 
+  args.push('--', PRLIMIT, ...limitArgs(spec.limits), '--', ...spec.argv);
+  return { file: SETPRIV, args };
+}
+
+/** prlimit options for the configured limits. */
+function limitArgs(l: ShellLimits): string[] {
   const MiB = 1024 * 1024;
-  const l = spec.limits;
-  args.push(
-    '--',
-    PRLIMIT,
+  return [
     `--nproc=${l.processes}`,
     `--as=${l.memory_mb * MiB}`,
     `--fsize=${l.file_size_mb * MiB}`,
     `--cpu=${l.cpu_s}`,
     `--nofile=${l.open_files}`,
-    '--',
-    ...spec.argv,
-  );
-  return { file: SETPRIV, args };
+  ];
+}
+
+/**
+ * The command line for `sandbox: none`: no confinement, but the limits, and
+ * death with the gateway (the caller kills the process group at the end).
+ */
+export function unconfinedCommand(argv: readonly string[], limits: ShellLimits): { file: string; args: string[] } {
+  return { file: SETPRIV, args: ['--pdeathsig', 'KILL', '--', PRLIMIT, ...limitArgs(limits), '--', ...argv] };
 }
 
 /**
