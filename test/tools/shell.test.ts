@@ -275,6 +275,24 @@ describe('run_command process cleanup', () => {
     await expectAllGone(pids);
   });
 
+  it('leaves nothing behind when calls are stopped just as their sandbox starts', async () => {
+    // Disconnecting within a few ms lands in every phase of the sandbox's set-up.
+    const marker = `a2e-early-${randomUUID()}`;
+    for (let i = 0; i < 30; i++) {
+      const controller = new AbortController();
+      const request = fetch(`${gw.url}/tool/call`, {
+        method: 'POST',
+        signal: controller.signal,
+        headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+        body: JSON.stringify(callBody('run_command', { argv: ['sleep', '300', marker] }, { streaming: true })),
+      }).catch(() => undefined);
+      await new Promise((r) => setTimeout(r, i % 10));
+      controller.abort();
+      await request;
+    }
+    await waitFor('every early-stopped sandbox to exit', () => processTree(marker).size === 0, 10_000);
+  });
+
   it('kills them when the gateway shuts down', async () => {
     const g = await start({}, { shutdown_grace_s: 0 });
     const marker = `a2e-tree-${randomUUID()}`;

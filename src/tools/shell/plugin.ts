@@ -175,7 +175,6 @@ class ShellPlugin implements ToolPlugin {
       onLine: ctx.streaming
         ? (stream, line) => ctx.emit('log', { level: stream === 'stdout' ? 'info' : 'warn', message: line, stream })
         : null,
-      killGroup: !sandboxed,
     });
     return this.outcome(argv[0]!, result, timeoutArg);
   }

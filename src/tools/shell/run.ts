@@ -1,7 +1,10 @@
 /**
  * Runs one process to completion with bounded output, streaming its output
- * line by line, and kills it (its whole sandbox, or its process group when
- * unconfined) on timeout, abort or output flood.
+ * line by line, and kills it on timeout, abort or output flood. The process
+ * starts its own process group and the whole group is killed: with bwrap,
+ * that group holds bwrap and its PID-1 child (whose death tears the sandbox's
+ * PID namespace down), even in the instant before that child could arm
+ * --die-with-parent; unconfined, it holds whatever did not leave the group.
  */
 import { spawn } from 'node:child_process';
 import { StringDecoder } from 'node:string_decoder';
@@ -23,8 +26,6 @@ export interface RunOptions {
   signal: AbortSignal;
   /** Called with each complete line (or long chunk) while the process runs; null to skip line splitting. */
   onLine: ((stream: StreamName, line: string) => void) | null;
-  /** Kill the whole process group too (unconfined mode, where there is no namespace to tear down). */
-  killGroup: boolean;
 }
 
 export interface RunResult {
@@ -63,8 +64,7 @@ export function runProcess(o: RunOptions): Promise<RunResult> {
     const kill = (why: NonNullable<RunResult['killed']>) => {
       killed ??= why;
       try {
-        if (o.killGroup && child.pid) process.kill(-child.pid, 'SIGKILL');
-        else child.kill('SIGKILL');
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
       } catch {
         // already gone
       }
@@ -135,8 +135,8 @@ export function runProcess(o: RunOptions): Promise<RunResult> {
       clearTimeout(timer);
       clearTimeout(drainTimer);
       o.signal.removeEventListener('abort', onAbort);
-      // Whatever the command left behind in its group (unconfined mode) goes with it.
-      if (o.killGroup && child.pid) {
+      // Whatever the command left behind in its group goes with it.
+      if (child.pid) {
         try {
           process.kill(-child.pid, 'SIGKILL');
         } catch {
