@@ -3,9 +3,6 @@ import type { ToolDefinitionInput } from '../src/index.js';
 import { definePlugin } from './helpers/plugins.js';
 import { postJson, startGateway, type TestGateway } from './helpers/server.js';
 
-// Only the test plugins' tools: these tests count and rank tools.
-const nativeToolsOff = { shell: { enabled: false }, eval: { enabled: false } };
-
 const tool = (name: string, description: string, extra: Partial<ToolDefinitionInput> = {}): [ToolDefinitionInput, () => unknown] => [
   { name, description, ...extra },
   () => null,
@@ -30,7 +27,7 @@ const list = async (body: Record<string, unknown>) => {
 const names = async (body: Record<string, unknown>) => (await list(body)).tools.map((t: { name: string }) => t.name);
 
 beforeAll(async () => {
-  gw = await startGateway({ plugins: [catalog], config: { tools: nativeToolsOff } });
+  gw = await startGateway({ plugins: [catalog] });
 });
 afterAll(() => gw.close());
 
@@ -117,7 +114,7 @@ describe('POST /tool/list', () => {
       // Custom strategy: always puts beta first and ignores alpha.
       searchTools: (_q, _tags, tools) => tools.filter((t) => t.name === 'beta_tool'),
     });
-    const other = await startGateway({ plugins: [catalog, custom], config: { tools: nativeToolsOff } });
+    const other = await startGateway({ plugins: [catalog, custom] });
     try {
       const r = await postJson(`${other.url}/tool/list`, { query: 'first second' });
       expect(r.json.tools.map((t: { name: string }) => t.name)).toEqual(['beta_tool']);

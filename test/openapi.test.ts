@@ -4,12 +4,9 @@ import { defineConfig, openApiFor } from '../src/index.js';
 import { definePlugin, echoTool } from './helpers/plugins.js';
 import { startGateway, type TestGateway } from './helpers/server.js';
 
-// Only the test plugins' tools: these tests count and rank tools.
-const nativeToolsOff = { shell: { enabled: false }, eval: { enabled: false } };
-
 let gw: TestGateway;
 beforeAll(async () => {
-  gw = await startGateway({ plugins: [definePlugin('t', [echoTool])], config: { tools: nativeToolsOff } });
+  gw = await startGateway({ plugins: [definePlugin('t', [echoTool])] });
 });
 afterAll(() => gw.close());
 
