@@ -139,6 +139,18 @@ describe('run_command', () => {
     expect(rest).not.toContain('work');
   });
 
+  it('can change files and directories the file tools created (they belong to the workspace owner)', async () => {
+    const w = await postJson(`${gw.url}/tool/call`, callBody('write_file', { path: 'shared/notes.txt', content: 'one\n', create_dirs: true }));
+    expect(w.json.data.success).toBe(true);
+    const r = await run(gw, { argv: ['sh', '-c', 'echo two >> shared/notes.txt && touch shared/made-by-command && cat shared/notes.txt'] });
+    expect(r).toMatchObject({ success: true, exit_code: 0 });
+    expect(r.data.stdout).toBe('one\ntwo\n');
+    // and a file the command changed can be replaced by the file tools again
+    const again = await postJson(`${gw.url}/tool/call`, callBody('write_file', { path: 'shared/notes.txt', content: 'three\n', overwrite: true }));
+    expect(again.json.data.success).toBe(true);
+    expect((await run(gw, { argv: ['sh', '-c', 'echo four >> shared/notes.txt && cat shared/notes.txt'] })).data.stdout).toBe('three\nfour\n');
+  });
+
   it('cannot read files outside the workspace or /etc/shadow, nor write outside it', async () => {
     const secret = join(base, 'secret.txt');
     writeFileSync(secret, 'top secret next to the workspace', { mode: 0o644 });

@@ -6,7 +6,7 @@
  * sibling like "/srv/workspace2" is not inside "/srv/workspace".
  */
 import { constants, type Stats } from 'node:fs';
-import { lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { chown, lstat, mkdir, open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../../engine/index.js';
 
@@ -35,6 +35,18 @@ export class Workspace {
       const why = errno(err) === 'EEXIST' || errno(err) === 'ENOTDIR' ? 'exists and is not a directory' : `cannot be created (${errno(err) ?? 'error'})`;
       throw new Error(`the workspace tools.fs.root (${this.root}) ${why}; set tools.fs.root to a directory`);
     }
+  }
+
+  /**
+   * Who should own what the file tools create: the workspace root's owner,
+   * when the gateway runs as root and the root belongs to someone else (the
+   * shell sandbox hands it to an unprivileged user, whose commands must be
+   * able to change files written here). Null when nothing needs changing.
+   */
+  async newFileOwner(): Promise<{ uid: number; gid: number } | null> {
+    if (process.getuid?.() !== 0) return null;
+    const st = await stat(this.realRoot);
+    return st.uid === 0 && st.gid === 0 ? null : { uid: st.uid, gid: st.gid };
   }
 
   /** Is the real absolute path `p` the root or below it? Separator-aware, never a string prefix test. */
@@ -136,6 +148,8 @@ export class Workspace {
           dir = join(dir, name);
           try {
             await mkdir(dir);
+            const owner = await this.newFileOwner();
+            if (owner) await chown(dir, owner.uid, owner.gid);
           } catch (e) {
             if (errno(e) !== 'EEXIST') throw this.fsError(e, input);
             const st = await lstat(dir);

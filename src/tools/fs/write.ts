@@ -101,6 +101,7 @@ function replaceOnce(text: string, needle: string, replacement: string): string 
 export async function writeAtomic(ws: Workspace, p: WorkspacePath, data: Buffer, overwrite: boolean): Promise<boolean> {
   let mode = 0o644;
   let exists = false;
+  let owner = await ws.newFileOwner();
   try {
     const st = await lstat(p.real);
     if (st.isDirectory()) throw new ToolError(`${p.shown} is a directory; name a file inside it`);
@@ -108,6 +109,7 @@ export async function writeAtomic(ws: Workspace, p: WorkspacePath, data: Buffer,
     if (!overwrite) throw new ToolError(`${p.shown} already exists; pass overwrite: true to replace it`);
     exists = true;
     mode = st.mode & 0o7777;
+    if (owner) owner = { uid: st.uid, gid: st.gid }; // a replaced file keeps its owner
   } catch (err) {
     if (err instanceof ToolError) throw err;
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw ws.fsError(err, p.shown);
@@ -125,6 +127,7 @@ export async function writeAtomic(ws: Workspace, p: WorkspacePath, data: Buffer,
     await ws.checkOpened(handle, p);
     await handle.writeFile(data);
     if (exists) await handle.chmod(mode); // keep the old file's permissions (open's mode is filtered by the umask)
+    if (owner) await handle.chown(owner.uid, owner.gid);
     await handle.sync();
     await handle.close();
     handle = undefined;
