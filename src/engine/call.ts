@@ -205,7 +205,17 @@ export class Call {
     } catch (err) {
       if (this.settled) return;
       if (err instanceof ToolError) {
-        this.settle({ success: false, error: err.message, error_code: 'tool_error', data: err.data, exit_code: err.exitCode }, 'failed');
+        this.settle(
+          {
+            success: false,
+            error: err.message,
+            error_code: 'tool_error',
+            data: err.data,
+            exit_code: err.exitCode,
+            truncated: err.truncated,
+          },
+          'failed',
+        );
       } else {
         this.logger.warn({ err }, `tool "${this.tool.definition.name}" threw`);
         this.settle(

@@ -33,11 +33,17 @@ export class ToolError extends Error {
   readonly data: unknown;
   /** Process exit code, for tools that run processes. */
   readonly exitCode: number | null;
+  /** The tool cut its output (ToolResult.truncated). */
+  readonly truncated: boolean;
 
-  constructor(message: string, options: { data?: unknown; exitCode?: number | null; cause?: unknown } = {}) {
+  constructor(
+    message: string,
+    options: { data?: unknown; exitCode?: number | null; truncated?: boolean; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ToolError';
     this.data = options.data ?? null;
     this.exitCode = options.exitCode ?? null;
+    this.truncated = options.truncated ?? false;
   }
 }

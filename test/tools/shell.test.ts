@@ -208,6 +208,7 @@ describe('run_command', () => {
     expect(flood).toMatchObject({ success: false, error_code: 'tool_error' });
     expect(flood.error).toContain('max_output_bytes');
     expect(flood.data.truncated).toBe(true);
+    expect(flood.truncated).toBe(true);
     expect(flood.data.stdout.length).toBe(MAX_OUTPUT);
     expect(flood.data.stdout.startsWith('flood\nflood\n')).toBe(true);
 

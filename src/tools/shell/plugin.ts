@@ -194,7 +194,7 @@ class ShellPlugin implements ToolPlugin {
       case 'output':
         throw new ToolError(
           `command kept writing past tools.shell.max_output_bytes (${limit} bytes) and was killed; the first ${limit} bytes are in data`,
-          { data },
+          { data, truncated: true },
         );
       case 'abort':
         throw new ToolError('command was stopped', { data });
