@@ -9,12 +9,14 @@ import { ConfigError, defineConfig, loadConfigFile, type GatewayConfig } from '.
 import { createLogger, type LogLevel } from './logger.js';
 import { writeFile } from 'node:fs/promises';
 import { createGateway, openApiFor, VERSION } from './server.js';
+import { CLIENT_USAGE, runClientCommand } from './cli/client.js';
 
 const USAGE = `Usage: a2e-gateway <command> [options]
 
 Commands:
   serve                 Run the gateway
   openapi [--out FILE]  Print (or write) the gateway's OpenAPI document
+  list, call            Talk to a running gateway (below)
 
 Options for serve:
   -c, --config FILE     YAML or JSON config file (env A2E_CONFIG)
@@ -24,7 +26,9 @@ Options for serve:
   -h, --help            Show this help
   -v, --version         Show the version
 
-Environment: LOG_LEVEL = trace|debug|info|warn|error|silent (default info); logs go to stderr as JSON lines.
+${CLIENT_USAGE}
+Environment: LOG_LEVEL = trace|debug|info|warn|error|silent (default info); logs go to stderr as JSON lines,
+  human-readable when stderr is a terminal (LOG_FORMAT=json|pretty to choose).
 `;
 
 /** Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error. */
@@ -67,7 +71,9 @@ async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
         ? parsePort(env.PORT, 'PORT')
         : config.server.port;
 
-  const logger = createLogger(level);
+  const format = (env.LOG_FORMAT ?? '').toLowerCase();
+  if (!['', 'json', 'pretty'].includes(format)) throw new UsageError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
+  const logger = createLogger(level, { pretty: format === 'pretty' || (format === '' && process.stderr.isTTY === true) });
   const gateway = await createGateway({ config: { ...config, server: { ...config.server, host, port } }, logger });
   // Signal handlers go in before the listening line is printed: a supervisor may signal right after it.
   let stopping = false;
@@ -118,6 +124,10 @@ async function main(argv: string[]): Promise<void> {
       return serve(rest, process.env);
     case 'openapi':
       return openapi(rest);
+    case 'list':
+    case 'call':
+      process.exitCode = await runClientCommand(command, rest, process.env, { stdout: process.stdout, stderr: process.stderr });
+      return;
     case '-v':
     case '--version':
       process.stdout.write(`${VERSION}\n`);

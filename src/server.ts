@@ -18,6 +18,8 @@ import {
   type ToolPlugin,
 } from './engine/index.js';
 import { createLogger } from './logger.js';
+import { combineAudit, GatewayMetrics } from './observability/metrics.js';
+import { loadConfiguredPlugins } from './plugins/load.js';
 import { createApp, openApiDocument } from './routes/index.js';
 import { nativePlugins } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
@@ -40,6 +42,7 @@ export interface Gateway {
   readonly engine: Engine;
   readonly registry: ToolRegistry;
   readonly logger: Logger;
+  readonly metrics: GatewayMetrics;
   /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address (`url` includes `server.base_path`). */
   listen(port?: number, host?: string): Promise<{ url: string; host: string; port: number }>;
   /** Stop accepting, let running calls finish within the grace period, stop the rest, stop plugins. */
@@ -54,7 +57,10 @@ export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugi
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger('warn');
-  const plugins = [...builtinPlugins(config, logger), ...(options.plugins ?? [])];
+  // Read on scrape only, after `engine` exists.
+  const metrics = new GatewayMetrics({ inFlight: (): number => engine.running });
+  const configured = await loadConfiguredPlugins(config.plugins, logger);
+  const plugins = [...builtinPlugins(config, logger), ...configured, ...(options.plugins ?? [])];
   const registry = new ToolRegistry(plugins, logger);
 
   let started = false;
@@ -78,11 +84,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   registry.rebuild();
   started = true;
 
-  const engine = new Engine({
+  const engine: Engine = new Engine({
     registry,
     logger,
     policy: options.policy,
-    audit: options.audit,
+    audit: combineAudit(options.audit, metrics.audit),
     limits: {
       maxTimeoutS: config.server.max_timeout_s,
       maxOutputBytes: config.server.max_output_bytes,
@@ -93,6 +99,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const app = createApp({
     engine,
     logger,
+    metrics,
     version: VERSION,
     bodyLimitBytes: config.server.body_limit_bytes,
     heartbeatS: config.server.heartbeat_s,
@@ -111,6 +118,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     engine,
     registry,
     logger,
+    metrics,
     listen(port = config.server.port, host = config.server.host) {
       server = createAdaptorServer({ fetch: app.fetch }) as Server;
       const s = server;
@@ -144,12 +152,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 /** The OpenAPI document of a gateway with this config (routes only; tools do not appear in it). */
 export function openApiFor(config: GatewayConfig): ReturnType<typeof openApiDocument> {
   const logger = createLogger('silent');
-  const engine = new Engine({
+  const engine: Engine = new Engine({
     registry: new ToolRegistry([], logger),
     logger,
     limits: { maxTimeoutS: 1, maxOutputBytes: 1, maxEvents: 1, maxBufferedEvents: 1 },
   });
-  const app = createApp({ engine, logger, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config) });
+  const metrics = new GatewayMetrics({ inFlight: () => 0, processMetrics: false });
+  const app = createApp({ engine, logger, metrics, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config) });
   return openApiDocument(app, VERSION, config.server.base_path);
 }
 

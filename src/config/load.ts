@@ -3,9 +3,11 @@
  * Errors name the file and the key, and say what to change.
  */
 import { readFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { formatProblems, toProblems } from '../protocol/index.js';
 import { GatewayConfig, type GatewayConfigInput } from './schema.js';
+import { resolvePluginPaths } from '../plugins/config.js';
 
 export class ConfigError extends Error {
   constructor(message: string) {
@@ -80,7 +82,9 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
   if (raw !== null && raw !== undefined && (typeof raw !== 'object' || Array.isArray(raw))) {
     throw new ConfigError(`config file ${file} must hold a mapping of sections (server, tools, …), not a ${Array.isArray(raw) ? 'list' : typeof raw}`);
   }
-  return parseConfig(raw, { source: file, env });
+  const config = parseConfig(raw, { source: file, env });
+  // Plugin modules are named relative to the config file, wherever the gateway is started from.
+  return { ...config, plugins: resolvePluginPaths(config.plugins, dirname(file)) };
 }
 
 /** A config from defaults plus an object (for tests and embedding); no ${ENV} expansion. */

@@ -7,6 +7,7 @@ import { ToolsConfig } from '../tools/config.js';
 import { A2AConfig, AgentsConfig } from '../a2a/config.js';
 import { BasePath } from './proxy.js';
 import { CallsConfig } from './calls.js';
+import { PluginsConfig } from '../plugins/config.js';
 
 export { CallsConfig };
 
@@ -48,6 +49,7 @@ export const GatewayConfig = z.strictObject({
   a2a: A2AConfig.default(() => A2AConfig.parse({})),
   policy: PolicyConfig.default(() => PolicyConfig.parse({})),
   auth: AuthConfig.optional(),
+  plugins: PluginsConfig.default(() => []),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

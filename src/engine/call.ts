@@ -75,7 +75,8 @@ export class Call {
     args: Record<string, unknown>,
     caller: Caller,
     private readonly limits: CallLimits,
-    private readonly logger: Logger,
+    /** Logger of the door that started the call (bound to its request id), used for the call's own lines. */
+    readonly logger: Logger,
     private readonly onSettled: (call: Call) => void,
   ) {
     this.request = request;

@@ -35,6 +35,8 @@ export interface EngineOptions {
 export interface StartOptions {
   /** Size of the request body, for the audit record. */
   inputBytes?: number;
+  /** Logger for this call's lines (e.g. bound to the HTTP request id); the engine's own by default. */
+  logger?: Logger;
 }
 
 export class Engine {
@@ -101,7 +103,7 @@ export class Engine {
           maxEvents: this.limits.maxEvents,
           maxBufferedEvents: this.limits.maxBufferedEvents,
         },
-        this.logger,
+        options.logger ?? this.logger,
         (c) => this.settled(c),
       );
       this.inflight.add(call);
@@ -109,6 +111,10 @@ export class Engine {
       return call;
     } catch (err) {
       if (err instanceof GatewayError) {
+        (options.logger ?? this.logger).info(
+          { tool: req.tool_name.slice(0, 200), kind: tool?.definition.kind ?? null, outcome: err.code, req_id: req.id },
+          `call refused: ${err.code}`,
+        );
         this.record(req, caller, {
           kind: tool?.definition.kind ?? null,
           success: false,
@@ -148,6 +154,18 @@ export class Engine {
   private settled(call: Call): void {
     this.inflight.delete(call);
     const r = call.response!.data;
+    call.logger.info(
+      {
+        tool: r.tool_name,
+        kind: call.tool.definition.kind,
+        outcome: r.success ? 'success' : r.error_code,
+        ...(call.stoppedBy ? { stopped_by: call.stoppedBy } : {}),
+        duration_ms: r.duration_ms,
+        call_id: call.id,
+        req_id: call.request.id,
+      },
+      r.success ? 'call succeeded' : 'call failed',
+    );
     this.record(call.request, call.caller, {
       kind: call.tool.definition.kind,
       success: r.success,

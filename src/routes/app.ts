@@ -8,6 +8,10 @@ import { registerAgentRoutes } from './agents.js';
 import { registerDocsRoutes } from './docs.js';
 import { asGatewayError, errorResponse } from './errors.js';
 import { registerToolRoutes } from './tools.js';
+import { registerMetricsRoute } from './metrics.js';
+import { finishDocument } from './openapi-document.js';
+import { requestContext, requestLogger } from './request.js';
+import type { GatewayMetrics } from '../observability/metrics.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -25,17 +29,20 @@ export interface AppOptions {
   trustProxy?: boolean;
   /** The A2A agents' health, for GET /agents. */
   agents?: () => AgentStatus[];
+  /** Served at GET /metrics; also counts open SSE streams. */
+  metrics?: GatewayMetrics;
 }
 
 export function createApp(options: AppOptions): OpenAPIHono {
   const basePath = options.basePath ?? '';
   // Routes are declared without the base path (so is the OpenAPI document); Hono serves them under it.
   const app = basePath ? new OpenAPIHono().basePath(basePath) : new OpenAPIHono();
-  const { logger } = options;
+  const { logger, metrics } = options;
+  app.use('*', requestContext({ logger, streamOpened: metrics && (() => metrics.streamOpened()) }));
 
   app.onError((err, c) => {
     const gatewayError = asGatewayError(err);
-    if (gatewayError.code === 'internal') logger.error({ err, path: c.req.path }, 'unhandled error');
+    if (gatewayError.code === 'internal') requestLogger(c, logger).error({ err, path: c.req.path }, 'unhandled error');
     return errorResponse(c, gatewayError);
   });
 
@@ -78,6 +85,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   });
 
   registerAgentRoutes(app, { agents: options.agents ?? (() => []) });
+  if (metrics) registerMetricsRoute(app, metrics);
 
   let document: unknown;
   registerDocsRoutes(app, {
@@ -91,7 +99,7 @@ export function openApiDocument(app: OpenAPIHono, version: string, basePath = ''
   // Generate from the routes as declared (paths without the base path); the base path goes in `servers`.
   const generator = new OpenAPIHono();
   generator.openAPIRegistry = app.openAPIRegistry;
-  return generator.getOpenAPI31Document({
+  const document = generator.getOpenAPI31Document({
     openapi: '3.1.0',
     info: {
       title: 'a2e-gateway',
@@ -104,9 +112,10 @@ export function openApiDocument(app: OpenAPIHono, version: string, basePath = ''
     tags: [
       { name: 'tools', description: 'The A2E tools capability' },
       { name: 'agents', description: 'Remote A2A agents whose skills are tools' },
-      { name: 'meta', description: 'Health and documentation' },
+      { name: 'meta', description: 'Health, metrics and documentation' },
     ],
   });
+  return finishDocument(document);
 }
 
 /** A Hono route path ("/tool/calls/:id") as a regex matching concrete paths. */

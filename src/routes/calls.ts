@@ -10,6 +10,7 @@ import { GatewayError, type Call, type CallStore, type Caller, type Engine, type
 import { ToolCallRequest } from '../protocol/index.js';
 import { readJson } from './body.js';
 import { streamCall } from './call-stream.js';
+import { requestLogger } from './request.js';
 import {
   callEventsRoute,
   cancelCallRoute,
@@ -87,7 +88,7 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
   app.post(startCallRoute.path, async (c) => {
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes);
     // Events are what a call resource is watched for: always record them.
-    const call = engine.start({ ...req, streaming: true }, deps.caller(c), { inputBytes: bytes });
+    const call = engine.start({ ...req, streaming: true }, deps.caller(c), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     store.put(call);
     const body: CallAccepted = {
       call_id: call.id,
@@ -125,7 +126,7 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
     }
     return streamCall(c, call, {
       heartbeatS: deps.heartbeatS,
-      logger: deps.logger,
+      logger: requestLogger(c, deps.logger),
       retryMs: deps.retryMs,
       afterSeq: after,
       stopOnDisconnect: false,

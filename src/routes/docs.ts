@@ -53,7 +53,14 @@ const healthRoute = createRoute({
   operationId: 'health',
   tags: ['meta'],
   summary: 'Liveness and a few counters',
-  responses: { 200: { description: 'The gateway is up', content: { 'application/json': { schema: Health } } } },
+  responses: {
+    200: {
+      description: 'The gateway is up',
+      content: {
+        'application/json': { schema: Health, example: { status: 'ok', tools: 12, running_calls: 0, uptime_s: 3600.5 } },
+      },
+    },
+  },
 });
 
 const openapiRoute = createRoute({
@@ -65,7 +72,12 @@ const openapiRoute = createRoute({
   responses: {
     200: {
       description: 'The OpenAPI 3.1 document, generated from the schemas that validate requests',
-      content: { 'application/json': { schema: z.record(z.string(), z.unknown()) } },
+      content: {
+        'application/json': {
+          schema: z.record(z.string(), z.unknown()),
+          example: { openapi: '3.1.0', info: { title: 'a2e-gateway', version: '0.1.0' }, paths: {} },
+        },
+      },
     },
   },
 });
@@ -76,7 +88,12 @@ const docsRoute = createRoute({
   operationId: 'docs',
   tags: ['meta'],
   summary: 'Interactive API documentation (works offline)',
-  responses: { 200: { description: 'An HTML page (Swagger UI)', content: { 'text/html': { schema: z.string() } } } },
+  responses: {
+    200: {
+      description: 'An HTML page (Swagger UI)',
+      content: { 'text/html': { schema: z.string(), example: '<!doctype html><html lang="en">…</html>' } },
+    },
+  },
 });
 
 export interface DocsDeps {

@@ -46,10 +46,11 @@ export function streamSse(c: Context, options: SseOptions, run: Runner): Respons
   const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
   // Headers other middleware prepared (CORS, request id, …) plus ours.
   const headers = c.body(null, 200, SSE_HEADERS).headers;
-  return outgoing ? nodeSse(outgoing, headers, options, run) : webSse(headers, options, run);
+  const onClosed = c.get('streamOpened')?.() ?? noop;
+  return outgoing ? nodeSse(outgoing, headers, options, run, onClosed) : webSse(headers, options, run, onClosed);
 }
 
-function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run: Runner): Response {
+function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run: Runner, onClosed: () => void): Response {
   const head: Record<string, string | string[]> = {};
   headers.forEach((value, key) => {
     if (key === 'set-cookie') return;
@@ -66,6 +67,7 @@ function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), options.heartbeatS * 1000);
   res.on('close', () => {
     clearInterval(heartbeat);
+    onClosed();
     if (!ended) {
       disconnected = true;
       onGone?.();
@@ -103,7 +105,7 @@ function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run
   return RESPONSE_ALREADY_SENT;
 }
 
-function webSse(headers: Headers, options: SseOptions, run: Runner): Response {
+function webSse(headers: Headers, options: SseOptions, run: Runner, onClosed: () => void): Response {
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended = false;
@@ -124,6 +126,7 @@ function webSse(headers: Headers, options: SseOptions, run: Runner): Response {
       },
       cancel() {
         clearInterval(heartbeat);
+        onClosed();
         disconnected = true;
         resumeDrain?.();
         if (!ended) onGone?.();
@@ -145,6 +148,7 @@ function webSse(headers: Headers, options: SseOptions, run: Runner): Response {
       if (ended || disconnected) return;
       ended = true;
       clearInterval(heartbeat);
+      onClosed();
       controller.close();
     },
     get closed() {
@@ -158,6 +162,8 @@ function webSse(headers: Headers, options: SseOptions, run: Runner): Response {
   queueMicrotask(() => runGuarded(run, sink));
   return new Response(body, { status: 200, headers });
 }
+
+function noop(): void {}
 
 function runGuarded(run: Runner, sink: SseSink): void {
   run(sink).then(

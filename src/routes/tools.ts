@@ -9,6 +9,7 @@ import { ToolCallRequest, ToolListRequest, newId, nowTs, PROTOCOL_VERSION } from
 import { readJson } from './body.js';
 import { onClientGone } from './disconnect.js';
 import { streamCall } from './call-stream.js';
+import { requestLogger } from './request.js';
 import { callRoute, listRoute } from './tools.openapi.js';
 
 export interface ToolRoutesDeps {
@@ -39,9 +40,9 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
   app.openAPIRegistry.registerPath(callRoute);
   app.post(callRoute.path, async (c) => {
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes);
-    const call = engine.start(req, deps.caller(c), { inputBytes: bytes });
+    const call = engine.start(req, deps.caller(c), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     if (req.streaming && acceptsEventStream(c.req.header('accept'))) {
-      return streamCall(c, call, { heartbeatS: deps.heartbeatS, logger: deps.logger, stopOnDisconnect: true });
+      return streamCall(c, call, { heartbeatS: deps.heartbeatS, logger: call.logger, stopOnDisconnect: true });
     }
     const stop = onClientGone(c, () => call.stop('disconnect'));
     await call.result;

@@ -1,0 +1,109 @@
+/**
+ * Prometheus metrics of one gateway (prom-client). Fed by the engine's audit
+ * records (one per call, refused ones included) and a few small hooks; knows
+ * nothing of HTTP. Each gateway has its own registry, so several gateways in
+ * one process (tests, embedding) never clash.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AuditRecord, AuditSink } from '../engine/index.js';
+
+/** Reports how many A2A agents are in each state, e.g. `{ ready: 2, unreachable: 1 }`. Read on every scrape. */
+export type AgentStatesSource = () => Readonly<Record<string, number>>;
+
+// Tool names of refused calls come from the client: never use them as a label value, or anyone could
+// grow the metric without bound by calling made-up names.
+const UNKNOWN_TOOL = '(unknown)';
+
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly calls: Counter<'tool' | 'kind' | 'outcome'>;
+  private readonly duration: Histogram<'tool' | 'kind'>;
+  private readonly streams: Gauge;
+  private readonly agentSources = new Set<AgentStatesSource>();
+
+  constructor(options: { inFlight: () => number; processMetrics?: boolean }) {
+    const registers = [this.registry];
+    this.calls = new Counter({
+      name: 'a2e_tool_calls_total',
+      help: 'Tool calls by tool, kind and outcome (success, tool_error, or the error code of a refused call)',
+      labelNames: ['tool', 'kind', 'outcome'],
+      registers,
+    });
+    this.duration = new Histogram({
+      name: 'a2e_tool_call_duration_seconds',
+      help: 'Duration of tool calls that ran, by tool and kind',
+      labelNames: ['tool', 'kind'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      registers,
+    });
+    new Gauge({
+      name: 'a2e_tool_calls_in_flight',
+      help: 'Tool calls currently running',
+      registers,
+      collect() {
+        this.set(options.inFlight());
+      },
+    });
+    this.streams = new Gauge({ name: 'a2e_sse_streams_open', help: 'Server-Sent-Events streams currently open', registers });
+    const sources = this.agentSources;
+    new Gauge({
+      name: 'a2e_a2a_agents',
+      help: 'Configured A2A agents by connection state',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const source of sources) {
+          for (const [state, count] of Object.entries(source())) this.inc({ state }, count);
+        }
+      },
+    });
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Audit sink that counts every call and times the ones that ran. */
+  readonly audit: AuditSink = (r: AuditRecord) => {
+    const ran = r.kind !== null && r.error_code !== 'unknown_tool';
+    const labels = { tool: ran ? r.tool_name : UNKNOWN_TOOL, kind: r.kind ?? '' };
+    this.calls.inc({ ...labels, outcome: r.success ? 'success' : (r.error_code ?? 'error') });
+    if (ran && (r.success || r.error_code === 'tool_error')) this.duration.observe(labels, r.duration_ms / 1000);
+  };
+
+  /** An SSE stream opened; call the returned function once when it closes. */
+  streamOpened(): () => void {
+    this.streams.inc();
+    let open = true;
+    return () => {
+      if (!open) return;
+      open = false;
+      this.streams.dec();
+    };
+  }
+
+  /** Let a plugin (the A2A one) report its agents' states; returns a function that unregisters it. */
+  reportAgentStates(source: AgentStatesSource): () => void {
+    this.agentSources.add(source);
+    return () => this.agentSources.delete(source);
+  }
+
+  /** The exposition text and its content type. */
+  async scrape(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
+
+/** Fan one audit record out to several sinks; one failing sink does not stop the others. */
+export function combineAudit(...sinks: (AuditSink | undefined)[]): AuditSink {
+  const list = sinks.filter((s): s is AuditSink => s !== undefined);
+  return (record) => {
+    let failure: unknown;
+    for (const sink of list) {
+      try {
+        sink(record);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure !== undefined) throw failure;
+  };
+}

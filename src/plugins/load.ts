@@ -1,0 +1,65 @@
+/**
+ * Operators' own tools: the modules listed under `plugins` in the config.
+ * A module exports a ToolPlugin, or a factory `(options, { logger }) => ToolPlugin`
+ * (sync or async), as its default export or as `plugin`. Anything else is a
+ * start-up error naming the module and saying what it should export.
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConfigError } from '../config/load.js';
+import type { Logger, ToolPlugin } from '../engine/index.js';
+import { isPath, type PluginEntry } from './config.js';
+
+/** What a plugin factory gets besides its options. */
+export interface PluginFactoryContext {
+  logger: Logger;
+}
+export type PluginFactory = (options: Record<string, unknown>, ctx: PluginFactoryContext) => ToolPlugin | Promise<ToolPlugin>;
+
+const CONTRACT =
+  'export a ToolPlugin ({ name, listTools(), executeTool() }) or a factory function returning one, as the default export or as "plugin"';
+
+
+/** Import and build every configured plugin, in order. */
+export async function loadConfiguredPlugins(entries: readonly PluginEntry[], logger: Logger): Promise<ToolPlugin[]> {
+  const plugins: ToolPlugin[] = [];
+  for (const [i, entry] of entries.entries()) {
+    const label = `plugins[${i}] (module ${JSON.stringify(entry.module)})`;
+    let mod: Record<string, unknown>;
+    try {
+      mod = (await import(isPath(entry.module) ? pathToFileURL(resolve(entry.module)).href : entry.module)) as Record<string, unknown>;
+    } catch (err) {
+      const e = err as NodeJS.ErrnoException;
+      const why = e.code === 'ERR_MODULE_NOT_FOUND' && e.message.includes(entry.module) ? 'no such module' : e.message.split('\n')[0];
+      throw new ConfigError(`${label} failed to load: ${why}`);
+    }
+    const exported = mod.default ?? mod.plugin;
+    let plugin: unknown = exported;
+    if (typeof exported === 'function') {
+      try {
+        plugin = await (exported as PluginFactory)(entry.options, { logger: logger.child({ plugin_module: entry.module }) });
+      } catch (err) {
+        throw new ConfigError(`${label}: its plugin factory failed: ${(err as Error).message}`);
+      }
+    } else if (Object.keys(entry.options).length > 0 && exported !== undefined) {
+      throw new ConfigError(`${label} has options but exports a plugin object, not a factory; export a function (options) => plugin`);
+    }
+    const problem = contractProblem(plugin);
+    if (problem) throw new ConfigError(`${label} does not provide a valid plugin (${problem}); ${CONTRACT}`);
+    plugins.push(plugin as ToolPlugin);
+  }
+  return plugins;
+}
+
+function contractProblem(p: unknown): string | undefined {
+  if (p === undefined) return 'nothing exported';
+  if (p === null || typeof p !== 'object') return `got ${p === null ? 'null' : typeof p}`;
+  const o = p as Record<string, unknown>;
+  if (typeof o.name !== 'string' || o.name === '') return '"name" must be a non-empty string';
+  if (typeof o.listTools !== 'function') return '"listTools" must be a function';
+  if (typeof o.executeTool !== 'function') return '"executeTool" must be a function';
+  for (const key of ['searchTools', 'start', 'stop'] as const) {
+    if (o[key] !== undefined && typeof o[key] !== 'function') return `"${key}" must be a function when present`;
+  }
+  return undefined;
+}

@@ -1,0 +1,98 @@
+/**
+ * Document-wide parts of the OpenAPI contract, applied to every operation
+ * after the routes are registered, so routes added later get them too:
+ * the license, bearer auth, the `X-Request-Id` header on every request and
+ * response, and error responses that are always A2E `Error`s with an example.
+ */
+import { ERROR_CODES, type ErrorCode } from '../protocol/index.js';
+import { STATUS_BY_CODE } from './errors.js';
+import { REQUEST_ID_HEADER } from './request.js';
+
+type Json = Record<string, unknown>;
+interface Operation extends Json {
+  parameters?: Json[];
+  responses?: Record<string, Json>;
+}
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
+const ERROR_REF = '#/components/schemas/Error';
+
+const errorExample = (code: string, message: string) => ({
+  type: 'error',
+  id: '8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44',
+  version: '1.0',
+  ts: 1716123457.1,
+  req_id: 'g7h8i9',
+  code,
+  message,
+  detail: null,
+  retryable: code === 'unavailable' || code === 'rate_limited' || code === 'internal',
+});
+
+/** The error code an error response documents: the first known code in backticks in its description, else by status. */
+function codeFor(status: string, description: unknown): string {
+  const named = [...String(description ?? '').matchAll(/`([a-z_]+)`/g)]
+    .map((m) => m[1])
+    .find((c) => (ERROR_CODES as readonly string[]).includes(c!));
+  if (named) return named;
+  const byStatus = (Object.entries(STATUS_BY_CODE) as [ErrorCode, number][]).find(([, s]) => String(s) === status);
+  return byStatus ? byStatus[0] : 'invalid_request';
+}
+
+const jsonError = (description: string, code: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: ERROR_REF }, example: errorExample(code, description) } },
+});
+
+export function finishDocument<D extends object>(document: D): D {
+  const doc = document as Json & { info: Json; components?: Json; paths?: Record<string, Record<string, Operation>> };
+  doc.info.license ??= { name: 'MIT', identifier: 'MIT' };
+  const components = (doc.components ??= {}) as Record<string, Json>;
+  (components.securitySchemes ??= {}).bearerAuth ??= {
+    type: 'http',
+    scheme: 'bearer',
+    description: 'A token from the `auth` config section; needed only when the gateway is configured to require one',
+  };
+  // `{}` first: without auth configured, no token is needed.
+  doc.security ??= [{}, { bearerAuth: [] }];
+  (components.parameters ??= {}).RequestId = {
+    name: REQUEST_ID_HEADER,
+    in: 'header',
+    required: false,
+    description:
+      'Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; ' +
+      'a new one is generated when it is missing or not of that form',
+    schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
+    example: 'req-2024-05-19-0001',
+  };
+  (components.headers ??= {}).RequestId = {
+    description: 'The request id: yours when valid, otherwise generated',
+    schema: { type: 'string' },
+  };
+
+  for (const item of Object.values(doc.paths ?? {})) {
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const params = (op.parameters ??= []);
+      if (!params.some((p) => p.$ref === '#/components/parameters/RequestId')) params.push({ $ref: '#/components/parameters/RequestId' });
+      const responses = (op.responses ??= {});
+      if (!Object.keys(responses).some((s) => s.startsWith('4'))) {
+        responses['4XX'] = jsonError(
+          'A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)',
+          'unauthorized',
+        );
+      }
+      responses['500'] ??= jsonError('Unexpected gateway error (`internal`)', 'internal');
+      for (const [status, response] of Object.entries(responses)) {
+        (response.headers as Json | undefined) ??= {};
+        (response.headers as Json)[REQUEST_ID_HEADER] = { $ref: '#/components/headers/RequestId' };
+        const json = (response.content as Record<string, Json> | undefined)?.['application/json'];
+        if (json && (json.schema as Json | undefined)?.$ref === ERROR_REF && json.example === undefined) {
+          json.example = errorExample(codeFor(status, response.description), String(response.description));
+        }
+      }
+    }
+  }
+  return document;
+}

@@ -1,0 +1,72 @@
+/**
+ * Per-request context: the request id (the client's `X-Request-Id` when it is
+ * valid, else a fresh one; sent back on every response, SSE included), a
+ * logger bound to it, and one access-log line when the response is done.
+ */
+import type { ServerResponse } from 'node:http';
+import type { Context, MiddlewareHandler } from 'hono';
+import type { Logger } from '../engine/index.js';
+import { newId } from '../protocol/index.js';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** This request's id (also the `X-Request-Id` response header). */
+    requestId: string;
+    /** Logger whose every line carries `request_id`. */
+    logger: Logger;
+    /** Count an SSE stream as open; call the returned function once when it closes. */
+    streamOpened: () => () => void;
+  }
+}
+
+export const REQUEST_ID_HEADER = 'X-Request-Id';
+const VALID_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+
+/** The client's request id if it is safe to log and echo, else a new one. */
+export function pickRequestId(given: string | undefined): string {
+  return given !== undefined && VALID_REQUEST_ID.test(given) ? given : newId();
+}
+
+/** The logger of this request (bound to its id), or `fallback` outside the middleware. */
+export function requestLogger(c: Context, fallback: Logger): Logger {
+  return c.get('logger') ?? fallback;
+}
+
+export interface RequestContextOptions {
+  logger: Logger;
+  /** Called when an SSE stream opens (metrics); returns the function to call when it closes. */
+  streamOpened?: () => () => void;
+}
+
+export function requestContext({ logger, streamOpened }: RequestContextOptions): MiddlewareHandler {
+  return async (c, next) => {
+    const requestId = pickRequestId(c.req.header(REQUEST_ID_HEADER));
+    const log = logger.child({ request_id: requestId });
+    c.set('requestId', requestId);
+    c.set('logger', log);
+    if (streamOpened) c.set('streamOpened', streamOpened);
+    // Set before next(): responses built later (errors, SSE written straight to Node) copy prepared headers.
+    c.header(REQUEST_ID_HEADER, requestId);
+    const started = performance.now();
+    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    const done = (status: number, aborted: boolean) =>
+      log.info(
+        {
+          method: c.req.method,
+          path: c.req.path,
+          status,
+          duration_ms: Math.round(performance.now() - started),
+          ...(aborted ? { aborted: true } : {}),
+        },
+        'request finished',
+      );
+    if (outgoing) {
+      // On Node log when the response is really done: an SSE stream ends long after next() returns.
+      outgoing.once('close', () => done(outgoing.statusCode, !outgoing.writableFinished));
+      await next();
+    } else {
+      await next();
+      done(c.res.status, false);
+    }
+  };
+}
