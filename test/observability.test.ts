@@ -1,0 +1,147 @@
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateway, defineConfig, type Gateway, type Logger, type ToolContext } from '../src/index.js';
+import { scrape, sample } from './helpers/metrics.js';
+import { deferred, definePlugin, echoTool, failTool } from './helpers/plugins.js';
+import { callBody, openSse, postJson } from './helpers/server.js';
+
+type Line = Record<string, unknown> & { msg: string };
+const lines: Line[] = [];
+let release = deferred();
+let started = deferred();
+
+const plugin = definePlugin('obs', [
+  echoTool,
+  failTool,
+  [
+    { name: 'wait', description: 'Waits until the test releases it', tags: ['test'] },
+    async (_args, ctx: ToolContext) => {
+      ctx.logger.info({ step: 'inside' }, 'tool is waiting');
+      started.resolve();
+      await release.promise;
+      return { ok: true };
+    },
+  ],
+]);
+
+let gateway: Gateway;
+let url: string;
+beforeAll(async () => {
+  const logger = pino({ level: 'info', base: undefined }, { write: (s: string) => void lines.push(JSON.parse(s) as Line) });
+  gateway = await createGateway({ config: defineConfig({ server: { port: 0 } }), plugins: [plugin], logger: logger as unknown as Logger });
+  url = (await gateway.listen()).url;
+});
+afterAll(() => gateway.close());
+
+describe('X-Request-Id', () => {
+  it('echoes a valid id, on success, on errors, and on SSE streams', async () => {
+    const ok = await postJson(`${url}/tool/list`, {}, { 'X-Request-Id': 'client-req.42_A' });
+    expect(ok.headers.get('x-request-id')).toBe('client-req.42_A');
+    const notFound = await postJson(`${url}/tool/call`, callBody('no_such', {}), { 'X-Request-Id': 'err-1' });
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers.get('x-request-id')).toBe('err-1');
+    const noRoute = await fetch(`${url}/nowhere`, { headers: { 'X-Request-Id': 'err-2' } });
+    expect(noRoute.headers.get('x-request-id')).toBe('err-2');
+    const stream = await openSse(`${url}/tool/call`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Request-Id': 'sse-1' },
+      body: JSON.stringify(callBody('echo', { text: 'hi' }, { streaming: true })),
+    });
+    expect(stream.headers.get('content-type')).toContain('text/event-stream');
+    expect(stream.headers.get('x-request-id')).toBe('sse-1');
+    await stream.rest();
+  });
+
+  it('replaces a missing or invalid id with a generated one', async () => {
+    const none = await postJson(`${url}/tool/list`, {});
+    const generated = none.headers.get('x-request-id');
+    expect(generated).toMatch(/^[0-9a-f-]{36}$/);
+    for (const bad of ['has space', 'x'.repeat(129), 'quote"', 'semi;colon']) {
+      const r = await postJson(`${url}/tool/list`, {}, { 'X-Request-Id': bad });
+      const id = r.headers.get('x-request-id');
+      expect(id).not.toBe(bad);
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    }
+    expect((await postJson(`${url}/tool/list`, {}, { 'X-Request-Id': 'x'.repeat(128) })).headers.get('x-request-id')).toBe('x'.repeat(128));
+  });
+});
+
+describe('logs', () => {
+  it('one line per call with the request id, tool and outcome; every line of the request carries the id; no secrets', async () => {
+    const secret = 'sk-very-secret-token-123';
+    await postJson(`${url}/tool/call`, callBody('echo', { text: 'hello' }), { 'X-Request-Id': 'log-ok', Authorization: `Bearer ${secret}` });
+    await postJson(`${url}/tool/call`, callBody('fail', {}), { 'X-Request-Id': 'log-fail' });
+    await postJson(`${url}/tool/call`, callBody('nope', {}), { 'X-Request-Id': 'log-refused' });
+    const p = postJson(`${url}/tool/call`, callBody('wait', {}), { 'X-Request-Id': 'log-wait' });
+    await started.promise;
+    release.resolve();
+    await p;
+    // The access line is written when the response is closed: wait for it rather than sleep.
+    await expect.poll(() => lines.filter((l) => l.msg === 'request finished' && l.request_id === 'log-wait').length).toBe(1);
+
+    const of = (id: string) => lines.filter((l) => l.request_id === id);
+    expect(of('log-ok').find((l) => l.msg === 'call succeeded')).toMatchObject({ tool: 'echo', kind: 'native', outcome: 'success', level: 30 });
+    expect(of('log-fail').find((l) => l.msg === 'call failed')).toMatchObject({ tool: 'fail', outcome: 'tool_error' });
+    expect(of('log-refused').find((l) => l.msg.startsWith('call refused'))).toMatchObject({ tool: 'nope', outcome: 'unknown_tool' });
+    // the tool's own ctx.logger line belongs to the request too
+    expect(of('log-wait').map((l) => l.msg)).toEqual(['tool is waiting', 'call succeeded', 'request finished']);
+    for (const id of ['log-ok', 'log-fail', 'log-refused']) {
+      expect(of(id).filter((l) => /^call (succeeded|failed|refused)/.test(l.msg))).toHaveLength(1);
+      expect(of(id).find((l) => l.msg === 'request finished')).toMatchObject({ method: 'POST', path: '/tool/call' });
+    }
+    const all = JSON.stringify(lines);
+    expect(all).not.toContain(secret);
+    expect(all).not.toContain('hello'); // argument values are not logged
+  });
+});
+
+describe('GET /metrics', () => {
+  it('counts calls by tool, kind and outcome, times them, and shows calls in flight, open streams, agents and process metrics', async () => {
+    const before = await scrape(url);
+    const count = (s: typeof before, labels: Record<string, string>) => sample(s, 'a2e_tool_calls_total', labels) ?? 0;
+    const durationCount = (s: typeof before) => sample(s, 'a2e_tool_call_duration_seconds_count', { tool: 'echo', kind: 'native' }) ?? 0;
+
+    for (let i = 0; i < 3; i++) expect((await postJson(`${url}/tool/call`, callBody('echo', { text: `${i}` }))).status).toBe(200);
+    await postJson(`${url}/tool/call`, callBody('fail', {}));
+    await postJson(`${url}/tool/call`, callBody('echo', { wrong: 1 })); // invalid_arguments: refused
+    await postJson(`${url}/tool/call`, callBody(`made-up-${Date.now()}`, {}));
+
+    release = deferred();
+    started = deferred();
+    const running = postJson(`${url}/tool/call`, callBody('wait', {}));
+    await started.promise;
+    const stream = await openSse(`${url}/tool/call`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(callBody('wait', {}, { streaming: true })),
+    });
+    const stopAgents = gateway.metrics.reportAgentStates(() => ({ ready: 2, unreachable: 1 }));
+
+    const during = await scrape(url);
+    expect(sample(during, 'a2e_tool_calls_in_flight')).toBe(2);
+    expect(sample(during, 'a2e_sse_streams_open')).toBe(1);
+    expect(sample(during, 'a2e_a2a_agents', { state: 'ready' })).toBe(2);
+    expect(sample(during, 'a2e_a2a_agents', { state: 'unreachable' })).toBe(1);
+    expect(sample(during, 'process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect(sample(during, 'nodejs_heap_size_used_bytes')).toBeGreaterThan(0);
+
+    release.resolve();
+    await running;
+    await stream.rest();
+    stopAgents();
+
+    await expect.poll(async () => sample(await scrape(url), 'a2e_sse_streams_open')).toBe(0);
+    const after = await scrape(url);
+    expect(count(after, { tool: 'echo', kind: 'native', outcome: 'success' }) - count(before, { tool: 'echo', kind: 'native', outcome: 'success' })).toBe(3);
+    expect(count(after, { tool: 'fail', outcome: 'tool_error' }) - count(before, { tool: 'fail', outcome: 'tool_error' })).toBe(1);
+    expect(count(after, { tool: 'echo', outcome: 'invalid_arguments' }) - count(before, { tool: 'echo', outcome: 'invalid_arguments' })).toBe(1);
+    expect(count(after, { tool: 'wait', outcome: 'success' }) - count(before, { tool: 'wait', outcome: 'success' })).toBe(2);
+    // A made-up name never becomes a label value: refusals of unknown tools share one series.
+    expect(after.some((s) => s.labels.tool?.startsWith('made-up-'))).toBe(false);
+    expect(count(after, { tool: '(unknown)', outcome: 'unknown_tool' })).toBeGreaterThanOrEqual(1);
+    // Durations are recorded for calls that ran, not for refusals.
+    expect(durationCount(after) - durationCount(before)).toBe(3);
+    expect(sample(after, 'a2e_tool_calls_in_flight')).toBe(0);
+    expect(after.filter((s) => s.name === 'a2e_a2a_agents')).toEqual([]);
+  });
+});
