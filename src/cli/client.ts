@@ -44,10 +44,12 @@ export async function runClientCommand(command: 'list' | 'call', argv: string[],
     return command === 'list' ? await list(argv, env, io) : await call(argv, env, io);
   } catch (err) {
     const message =
-      err instanceof UsageError || err instanceof ToolAPIError
+      err instanceof ToolAPIError && err.code === 'connection_failed'
+        ? `${err.message}; check that it is running, or pass --url (or set A2E_URL)`
+        : err instanceof UsageError || err instanceof ToolAPIError
         ? err.message
         : (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-          ? `${(err as Error).message}; run a2e-gateway --help`
+          ? `${(err as Error).message.split('\n')[0]} Run a2e-gateway --help`
           : `unexpected error: ${(err as Error).message}`;
     io.stderr.write(`a2e-gateway: ${message}\n`);
     return 2;
@@ -95,7 +97,7 @@ async function list(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
     includeDeferred: values.deferred ?? false,
   });
   if (values.json) io.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
-  else io.stdout.write(toolTable(tools, io.stdout.isTTY ? (io.stdout.columns ?? 80) : Infinity));
+  else io.stdout.write(toolTable(tools, io.stdout.isTTY ? (io.stdout.columns || 80) : Infinity));
   return 0;
 }
 
@@ -147,7 +149,7 @@ async function call(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
   const controller = new AbortController();
   const interrupt = () => controller.abort();
   process.once('SIGINT', interrupt);
-  const live = values.stream && io.stdout.isTTY ? new LiveView({ write: (t) => io.stdout.write(t), get columns() { return io.stdout.columns ?? 80; } }) : undefined;
+  const live = values.stream && io.stdout.isTTY ? new LiveView({ write: (t) => io.stdout.write(t), get columns() { return io.stdout.columns || 80; } }) : undefined;
   let result: ToolResult;
   try {
     result = await api.call(toolName, args, {

@@ -5,8 +5,12 @@ import { execa, type ResultPromise } from 'execa';
 export const CLI = fileURLToPath(new URL('../../dist/cli.js', import.meta.url));
 
 /** Start `a2e-gateway serve …` and wait for its listening line. */
-export async function startCli(args: string[], env: Record<string, string> = {}): Promise<{ url: string; proc: ResultPromise; firstLine: string }> {
-  const proc = execa('node', [CLI, 'serve', ...args], { env: { LOG_LEVEL: 'silent', ...env }, reject: false, buffer: true });
+export async function startCli(
+  args: string[],
+  env: Record<string, string> = {},
+  options: { cwd?: string } = {},
+): Promise<{ url: string; proc: ResultPromise; firstLine: string }> {
+  const proc = execa('node', [CLI, 'serve', ...args], { env: { LOG_LEVEL: 'silent', ...env }, reject: false, buffer: true, ...options });
   const firstLine = await new Promise<string>((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (chunk: Buffer) => {

@@ -1,0 +1,193 @@
+/** `a2e-gateway list` and `a2e-gateway call` as real processes against a running gateway, with and without a terminal. */
+import { createServer } from 'node:net';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ToolContext } from '../src/index.js';
+import { CLI } from './helpers/cli.js';
+import { deferred, definePlugin, echoTool, failTool } from './helpers/plugins.js';
+import { startGateway, type TestGateway } from './helpers/server.js';
+
+let gate = deferred();
+
+const plugin = definePlugin('cli-test', [
+  echoTool,
+  failTool,
+  [
+    {
+      name: 'add',
+      description: 'Adds two integers',
+      input_parameters: [
+        { name: 'a', type: 'integer', description: 'First', required: true },
+        { name: 'b', type: 'integer', description: 'Second', required: true },
+        { name: 'verbose', type: 'boolean', description: 'Say more' },
+      ],
+      tags: ['math'],
+      kind: 'calc',
+    },
+    (args) => (args.verbose ? { sum: Number(args.a) + Number(args.b), note: 'verbose' } : { sum: Number(args.a) + Number(args.b) }),
+  ],
+  [
+    { name: 'work', description: 'Reports progress, a status, a log line and an artifact; waits for the test halfway', tags: ['stream'] },
+    async (_args, ctx: ToolContext) => {
+      ctx.emit('status', { message: 'warming up' });
+      ctx.emit('progress', { pct: 50, message: 'halfway' });
+      await gate.promise;
+      ctx.emit('log', { level: 'info', message: 'second half started' });
+      ctx.emit('artifact', { name: 'report.txt', mime: 'text/plain', chunk: 'hello ', final: false });
+      ctx.emit('artifact', { name: 'report.txt', mime: 'text/plain', chunk: 'world', final: true });
+      ctx.emit('progress', { pct: 100, message: 'done' });
+      return { ok: true };
+    },
+  ],
+]);
+
+let gw: TestGateway;
+let deadUrl: string; // nothing listens there
+beforeAll(async () => {
+  gw = await startGateway({ plugins: [plugin] });
+  const probe = createServer().listen(0, '127.0.0.1');
+  await new Promise((resolve) => probe.once('listening', resolve));
+  deadUrl = `http://127.0.0.1:${(probe.address() as { port: number }).port}`;
+  await new Promise((resolve) => probe.close(resolve));
+});
+afterAll(() => gw.close());
+
+const run = (args: string[], env: Record<string, string> = {}) =>
+  execa('node', [CLI, ...args], { reject: false, env: { A2E_URL: gw.url, ...env }, extendEnv: true });
+
+const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Run the CLI on a pseudo-terminal (util-linux `script`); output is what the terminal would show. */
+function runOnTerminal(args: string[]) {
+  const command = ['node', CLI, ...args].map(shellQuote).join(' ');
+  return execa('script', ['-qfec', command, '/dev/null'], { reject: false, env: { A2E_URL: gw.url }, buffer: true });
+}
+
+describe('a2e-gateway list', () => {
+  it('prints a table of name, kind, tags and description', async () => {
+    const r = await run(['list']);
+    expect(r.exitCode).toBe(0);
+    const lines = r.stdout.split('\n');
+    expect(lines[0]).toMatch(/^NAME\s+KIND\s+TAGS\s+DESCRIPTION$/);
+    expect(lines).toContainEqual(expect.stringMatching(/^add\s+calc\s+math\s+Adds two integers$/));
+    expect(lines).toContainEqual(expect.stringMatching(/^echo\s+native\s+test,text\s+Echo the given text back$/));
+    expect(lines).toHaveLength(5);
+  });
+
+  it('--json, --tag, --kind, --query', async () => {
+    const json = await run(['list', '--json', '--tag', 'test']);
+    expect(JSON.parse(json.stdout).map((t: { name: string }) => t.name)).toEqual(['echo', 'fail']);
+    expect((await run(['list', '--tag', 'test', '--tag', 'text'])).stdout).toMatch(/^NAME.*\necho /);
+    expect((await run(['list', '--kind', 'calc', '--json'])).stdout).toContain('"name": "add"');
+    const search = await run(['list', '--query', 'integers', '--json']);
+    expect(JSON.parse(search.stdout)[0].name).toBe('add');
+    expect((await run(['list', '--query', 'zzzqqq'])).stdout).toBe('no tools');
+  });
+
+  it('on a terminal, too', async () => {
+    const r = await runOnTerminal(['list']);
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/NAME\s+KIND\s+TAGS\s+DESCRIPTION/);
+    expect(r.stdout).toMatch(/add\s+calc\s+math\s+Adds two integers/);
+  });
+
+  it('--url beats A2E_URL; an unreachable gateway is one line and exit 2', async () => {
+    const r = await run(['list', '--url', deadUrl]);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toBe(`a2e-gateway: cannot reach the gateway at ${deadUrl} (ECONNREFUSED); check that it is running, or pass --url (or set A2E_URL)`);
+    const bad = await run(['list', '--url', 'ftp://x']);
+    expect(bad.exitCode).toBe(2);
+    expect(bad.stderr).toBe('a2e-gateway: --url must be an http(s) URL such as http://127.0.0.1:8080, got "ftp://x"');
+  });
+});
+
+describe('a2e-gateway call', () => {
+  it('prints the result; --arg values are typed by the tool\'s parameters; --args-json merges', async () => {
+    const r = await run(['call', 'add', '--arg', 'a=2', '--arg', 'b=40']);
+    expect(r.exitCode).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ sum: 42 });
+    const merged = await run(['call', 'add', '--args-json', '{"a": 1, "b": 1}', '--arg', 'b=5', '--arg', 'verbose=true']);
+    expect(JSON.parse(merged.stdout)).toEqual({ sum: 6, note: 'verbose' });
+    expect(JSON.parse((await run(['call', 'echo', '--arg', 'text=007'])).stdout)).toEqual({ text: '007' });
+  });
+
+  it('exit 1 on a tool failure, with a one-line message', async () => {
+    const r = await run(['call', 'fail', '--arg', 'message=disk full']);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toBe('a2e-gateway: tool failed: disk full');
+  });
+
+  it('exit 2 on usage errors and refused calls, with a one-line message', async () => {
+    const cases: [string[], string][] = [
+      [['call'], 'a2e-gateway: call needs a tool name: a2e-gateway call TOOL [--arg key=value]…'],
+      [['call', 'add', '--arg', 'a=two', '--arg', 'b=1'], 'a2e-gateway: --arg a must be an integer, got "two"'],
+      [['call', 'add', '--arg', 'novalue'], 'a2e-gateway: --arg must look like key=value, got "novalue"'],
+      [['call', 'add', '--args-json', '[1]'], 'a2e-gateway: --args-json must be a JSON object, e.g. \'{"path": "README.md"}\''],
+      [['call', 'add', '--timeout', '0'], 'a2e-gateway: --timeout must be a positive number of seconds, got "0"'],
+      [['call', 'nope'], 'a2e-gateway: call refused (unknown_tool): no tool named "nope". POST /tool/list to see the available tools.'],
+      [['call', 'add', '--arg', 'a=1'], 'a2e-gateway: call refused (invalid_arguments): invalid arguments for tool "add": arguments.b: required integer is missing'],
+    ];
+    for (const [args, message] of cases) {
+      const r = await run(args);
+      expect(r.exitCode, args.join(' ')).toBe(2);
+      expect(r.stderr, args.join(' ')).toBe(message);
+    }
+    const conn = await run(['call', 'echo', '--arg', 'text=x'], { A2E_URL: deadUrl });
+    expect(conn.exitCode).toBe(2);
+    expect(conn.stderr.split('\n')).toHaveLength(1);
+    const flag = await run(['call', 'echo', '--bogus']);
+    expect(flag.exitCode).toBe(2);
+    expect(flag.stderr).toMatch(/^a2e-gateway: Unknown option '--bogus'.* Run a2e-gateway --help$/);
+    expect(flag.stderr.split('\n')).toHaveLength(1);
+  });
+
+  it('--stream without a terminal: one JSON event per line, the result last', async () => {
+    gate = deferred();
+    gate.resolve();
+    const r = await run(['call', 'work', '--stream']);
+    expect(r.exitCode).toBe(0);
+    const lines = r.stdout.split('\n').map((l) => JSON.parse(l));
+    expect(lines.slice(0, -1).map((e) => `${e.type}:${e.kind}:${e.seq}`)).toEqual([
+      'tool/event:status:0',
+      'tool/event:progress:1',
+      'tool/event:log:2',
+      'tool/event:artifact:3',
+      'tool/event:artifact:4',
+      'tool/event:progress:5',
+    ]);
+    expect(lines.at(-1)).toMatchObject({ success: true, tool_name: 'work', data: { ok: true } });
+  });
+
+  it('--stream on a terminal: live progress bar and status, log lines as they come, the artifact assembled', async () => {
+    gate = deferred();
+    const proc = runOnTerminal(['call', 'work', '--stream']);
+    let screen = '';
+    const halfway = new Promise<void>((resolve) => {
+      proc.stdout!.on('data', (chunk: Buffer) => {
+        screen += chunk.toString();
+        if (screen.includes('halfway') && screen.includes('status: warming up')) resolve();
+      });
+    });
+    // The bar is drawn while the tool is still running: it waits on the gate until we have seen it.
+    await halfway;
+    expect(screen).toMatch(/\[#{15}-{15}\]\s+50% halfway/);
+    expect(screen).not.toContain('second half started');
+    gate.resolve();
+    const r = await proc;
+    expect(r.exitCode).toBe(0);
+    const out = r.stdout;
+    expect(out).toContain('[info] second half started');
+    expect(out).toMatch(/--- artifact report\.txt \(text\/plain, 11 chars\) ---\r?\nhello world/);
+    expect(out).toMatch(/\[#{30}\]\s+100% done/);
+    expect(out).toContain('\x1b[2K'); // the live area is redrawn in place
+    expect(out).not.toContain('"type":"tool/event"');
+    expect(out.trimEnd()).toMatch(/\{\r?\n\s+"ok": true\r?\n\}$/);
+  });
+
+  it('a tool failure on a terminal is exit 1 too', async () => {
+    const r = await runOnTerminal(['call', 'fail', '--stream']);
+    expect(r.exitCode).toBe(1);
+    expect(r.stdout).toContain('a2e-gateway: tool failed: it failed on purpose');
+  });
+});
