@@ -15,4 +15,12 @@ export default tseslint.config(
     files: ['test/**', 'bench/**', 'scripts/**'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },
   },
+  {
+    // The client runs in browsers too: web-standard APIs only, nothing from the server side.
+    files: ['src/client/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*', '../*'], message: 'src/client must run in browsers' }] }],
+      'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname'],
+    },
+  },
 );

@@ -147,13 +147,13 @@ describe('ToolAPI against a running gateway', () => {
 
 describe('the generated client (openapi-typescript + openapi-fetch)', () => {
   it('drives list, search and call against a running gateway', async () => {
-    const client = createClient<paths>({ baseUrl: gw.url });
+    const client = createClient<paths, 'application/json'>({ baseUrl: gw.url });
     const list = await client.POST('/tool/list', { body: {} });
     expect(list.response.status).toBe(200);
-    expect(list.data!.tools.map((t) => t.name)).toContain('echo');
+    expect(list.data!.tools!.map((t) => t.name)).toContain('echo');
 
     const search = await client.POST('/tool/list', { body: { query: 'gemstones', include_deferred: true } });
-    expect(search.data!.tools.map((t) => t.name)).toEqual(['hidden_gem']);
+    expect(search.data!.tools!.map((t) => t.name)).toEqual(['hidden_gem']);
 
     const call = await client.POST('/tool/call', {
       body: { tool_name: 'echo', arguments: { text: 'generated' } },

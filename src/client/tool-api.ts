@@ -99,7 +99,7 @@ export class ToolAPI {
   /** Session sent with every request; set by `handshake()`. */
   sessionId: string;
   readonly baseUrl: string;
-  private readonly client: Client<paths>;
+  private readonly client: Client<paths, 'application/json'>;
   private readonly token: string | undefined;
   private readonly fetchFn: typeof fetch;
   private readonly headers: Record<string, string>;
@@ -112,7 +112,7 @@ export class ToolAPI {
     this.fetchFn = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.headers = { ...o.headers, ...(o.token ? { Authorization: `Bearer ${o.token}` } : {}) };
     const fetchFn = this.fetchFn;
-    this.client = createClient<paths>({ baseUrl: this.baseUrl, headers: this.headers, fetch: (request) => fetchFn(request) });
+    this.client = createClient<paths, 'application/json'>({ baseUrl: this.baseUrl, headers: this.headers, fetch: (request) => fetchFn(request) });
   }
 
   /** Open a session (POST /handshake) asking for the tools capability; later requests carry its session id. */
@@ -153,7 +153,7 @@ export class ToolAPI {
       }),
     );
     if (error !== undefined || !data) throw errorFrom(error, response.status, 'POST /tool/list');
-    const tools = data.tools as ToolDefinition[];
+    const tools = (data.tools ?? []) as ToolDefinition[];
     if (!options.query && !options.tags?.length && !options.kind) this.tools = tools;
     return tools;
   }
@@ -178,8 +178,7 @@ export class ToolAPI {
     if (!streaming) {
       const { data, error, response } = await this.send(() => this.client.POST('/tool/call', { body, signal: options.signal }));
       if (error !== undefined || !data) return failedResult(toolName, errorFrom(error, response.status, 'POST /tool/call'));
-      // The 200 answer's type covers the SSE payloads too; as JSON it is always a ToolCallResponse.
-      return normalise((data as Schemas['ToolCallResponse']).data);
+      return normalise(data.data);
     }
     const { data: stream, error, response } = await this.send(() =>
       this.client.POST('/tool/call', {
