@@ -185,6 +185,12 @@ describe('the generated client (openapi-typescript + openapi-fetch)', () => {
     }
   });
 
+  it('is exported as the package subpath a2e-gateway/client', async () => {
+    const mod = await import('a2e-gateway/client');
+    expect(mod.ToolAPI).toBeTypeOf('function');
+    expect(mod.ToolAPIError).toBeTypeOf('function');
+  });
+
   it('src/client uses no Node-only APIs (it must run in browsers)', async () => {
     const dir = new URL('src/client/', root);
     for (const file of await readdir(dir)) {

@@ -31,6 +31,25 @@ describe('OpenAPI', () => {
     const req = doc.components.schemas.ToolCallRequest;
     expect(req.required).toEqual(['tool_name', 'arguments']);
     expect(req.properties.timeout.default).toBe(30);
+    // Document-wide parts, applied to every operation (routes added later included)
+    expect(doc.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
+    expect(doc.security).toEqual([{}, { bearerAuth: [] }]);
+    for (const [path, item] of Object.entries<Record<string, any>>(doc.paths)) {
+      for (const op of Object.values<any>(item)) {
+        expect(op.operationId, path).toBeTruthy();
+        expect(op.summary, path).toBeTruthy();
+        expect(op.parameters, path).toContainEqual({ $ref: '#/components/parameters/RequestId' });
+        expect(Object.keys(op.responses).some((s) => s.startsWith('4')), path).toBe(true);
+        for (const [status, response] of Object.entries<any>(op.responses)) {
+          expect(response.headers['X-Request-Id'], `${path} ${status}`).toEqual({ $ref: '#/components/headers/RequestId' });
+          if (status.startsWith('2')) continue;
+          expect(response.content['application/json'].schema.$ref, `${path} ${status}`).toBe('#/components/schemas/Error');
+          expect(response.content['application/json'].example.type, `${path} ${status}`).toBe('error');
+        }
+      }
+    }
+    expect(call.responses['422'].content['application/json'].example.code).toBe('invalid_arguments');
+    expect(doc.paths['/metrics'].get.responses['200'].content).toHaveProperty('text/plain');
     for (const name of ['ToolDefinition', 'ToolParameter', 'ToolResult', 'ToolEvent', 'ToolListRequest', 'ToolListResponse', 'ToolCallResponse', 'Error']) {
       expect(doc.components.schemas).toHaveProperty(name);
     }
