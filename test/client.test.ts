@@ -170,6 +170,36 @@ describe('the generated client (openapi-typescript + openapi-fetch)', () => {
     expect(health.data).toMatchObject({ status: 'ok', tools: 5 });
   });
 
+  it('drives the call resources: start, follow the events, read the result, cancel', async () => {
+    const client = createClient<paths, 'application/json'>({ baseUrl: gw.url });
+    const started = await client.POST('/tool/calls', { body: { tool_name: 'report', arguments: { count: 2 } } });
+    expect(started.response.status).toBe(202);
+    const id = started.data!.call_id;
+
+    const events = await client.GET('/tool/calls/{id}/events', {
+      params: { path: { id }, query: { after: '-1' } },
+      parseAs: 'text',
+      headers: { Accept: 'text/event-stream' },
+    });
+    expect(events.response.headers.get('content-type')).toContain('text/event-stream');
+    const names = [...(events.data as string).matchAll(/^event: (.+)$/gm)].map((m) => m[1]);
+    expect(names).toEqual(['tool/event', 'tool/event', 'tool/event', 'tool/event', 'tool/event', 'tool/call/resp']);
+
+    const done = await client.GET('/tool/calls/{id}', { params: { path: { id } } });
+    expect(done.data).toMatchObject({ call_id: id, tool_name: 'report', state: 'completed', events: 5 });
+    expect(done.data!.result!.data).toMatchObject({ success: true, data: { count: 2 } });
+
+    stopped = deferred<string>();
+    const hang = await client.POST('/tool/calls', { body: { tool_name: 'hang', arguments: {} } });
+    const canceled = await client.DELETE('/tool/calls/{id}', { params: { path: { id: hang.data!.call_id } } });
+    expect(canceled.data).toMatchObject({ state: 'canceled' });
+    expect(await stopped.promise).toMatch(/canceled/);
+
+    const gone = await client.GET('/tool/calls/{id}', { params: { path: { id: 'no-such-call' } } });
+    expect(gone.response.status).toBe(404);
+    expect(gone.error).toMatchObject({ type: 'error', code: 'not_found' });
+  });
+
   it('src/client/schema.ts is up to date with openapi/openapi.json (run `npm run client:gen`)', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'a2e-client-gen-'));
     try {
