@@ -12,7 +12,7 @@ export interface LoggerOptions {
 /** JSON lines on stderr (stdout is kept for the CLI's own output). */
 export function createLogger(level: LogLevel = 'info', options: LoggerOptions = {}): Logger {
   const destination = options.pretty
-    ? pretty({ destination: 2, colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+    ? pretty({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
     : pino.destination({ fd: 2, sync: false });
   return pino(
     {

@@ -1,4 +1,5 @@
 /** `a2e-gateway list` and `a2e-gateway call` as real processes against a running gateway, with and without a terminal. */
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -98,6 +99,29 @@ describe('a2e-gateway list', () => {
     const bad = await run(['list', '--url', 'ftp://x']);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toBe('a2e-gateway: --url must be an http(s) URL such as http://127.0.0.1:8080, got "ftp://x"');
+  });
+});
+
+describe('--token / A2E_TOKEN', () => {
+  it('is sent as a bearer token', async () => {
+    // A stand-in that records what the CLI sends (auth is built elsewhere): the header is what matters here.
+    const seen: (string | undefined)[] = [];
+    const server = createHttpServer((req, res) => {
+      seen.push(req.headers.authorization);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ type: 'tool/list/resp', id: 'x', version: '1.0', ts: 1, req_id: '', tools: [] }));
+    }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    const url = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+    try {
+      expect((await run(['list', '--url', url, '--token', 'tok-flag'])).stdout).toBe('no tools');
+      expect((await run(['list', '--url', url], { A2E_TOKEN: 'tok-env' })).exitCode).toBe(0);
+      expect((await run(['list', '--url', url, '--token', 'tok-flag'], { A2E_TOKEN: 'tok-env' })).exitCode).toBe(0);
+      expect((await run(['list', '--url', url])).exitCode).toBe(0);
+      expect(seen).toEqual(['Bearer tok-flag', 'Bearer tok-env', 'Bearer tok-flag', undefined]);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
 

@@ -145,3 +145,21 @@ describe('GET /metrics', () => {
     expect(after.filter((s) => s.name === 'a2e_a2a_agents')).toEqual([]);
   });
 });
+
+describe('log format of the real CLI', () => {
+  it('LOG_FORMAT=pretty (the default on a terminal) writes human-readable lines; LOG_LEVEL=warn hides info lines', async () => {
+    const { startCli } = await import('./helpers/cli.js');
+    const pretty = await startCli(['--port', '0'], { LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' });
+    await postJson(`${pretty.url}/tool/list`, {}, { 'X-Request-Id': 'pretty-1' });
+    pretty.proc.kill('SIGTERM');
+    const out = String((await pretty.proc).stderr);
+    expect(out).toMatch(/^\[\d\d:\d\d:\d\d\.\d{3}\] \S*INFO\S*: \S*gateway started/m);
+    expect(out).toMatch(/request finished.*request_id.*pretty-1/);
+    expect(() => JSON.parse(out.split('\n')[0]!)).toThrow();
+
+    const quiet = await startCli(['--port', '0'], { LOG_LEVEL: 'warn' });
+    await postJson(`${quiet.url}/tool/list`, {});
+    quiet.proc.kill('SIGTERM');
+    expect(String((await quiet.proc).stderr)).toBe('');
+  });
+});
