@@ -21,6 +21,7 @@ declare module 'hono' {
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 const VALID_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+const QUIET_PATHS = /\/(healthz|metrics)$/;
 
 /** The client's request id if it is safe to log and echo, else a new one. */
 export function pickRequestId(given: string | undefined): string {
@@ -49,8 +50,11 @@ export function requestContext({ logger, streamOpened }: RequestContextOptions):
     c.header(REQUEST_ID_HEADER, requestId);
     const started = performance.now();
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    // Probes and scrapes come every few seconds: keep them out of the info log.
+    const quiet = QUIET_PATHS.test(c.req.path);
     const done = (status: number, aborted: boolean) =>
-      log.info(
+      (quiet && status < 400 ? log.debug : log.info).call(
+        log,
         {
           method: c.req.method,
           path: c.req.path,
