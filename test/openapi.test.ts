@@ -40,6 +40,15 @@ describe('OpenAPI', () => {
         expect(op.summary, path).toBeTruthy();
         expect(op.parameters, path).toContainEqual({ $ref: '#/components/parameters/RequestId' });
         expect(Object.keys(op.responses).some((s) => s.startsWith('4')), path).toBe(true);
+        // Examples everywhere a body travels (add `example` next to the schema in the route's createRoute)
+        for (const [type, media] of Object.entries<any>(op.requestBody?.content ?? {})) {
+          expect(media.example ?? media.examples, `${path} request ${type} example`).toBeDefined();
+        }
+        for (const [status, response] of Object.entries<any>(op.responses)) {
+          for (const [type, media] of Object.entries<any>(response.content ?? {})) {
+            expect(media.example ?? media.examples, `${path} ${status} ${type} example`).toBeDefined();
+          }
+        }
         for (const [status, response] of Object.entries<any>(op.responses)) {
           expect(response.headers['X-Request-Id'], `${path} ${status}`).toEqual({ $ref: '#/components/headers/RequestId' });
           if (status.startsWith('2')) continue;

@@ -1364,6 +1364,14 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "call_id": "0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34",
+                     *       "state": "running",
+                     *       "events_url": "http://127.0.0.1:8080/tool/calls/0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34/events",
+                     *       "result_url": "http://127.0.0.1:8080/tool/calls/0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34"
+                     *     }
+                     */
                     "application/json": components["schemas"]["CallAccepted"];
                 };
             };
@@ -1555,6 +1563,34 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "call_id": "0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34",
+                     *       "req_id": "g7h8i9",
+                     *       "tool_name": "read_file",
+                     *       "state": "completed",
+                     *       "created_at": 1716123457.1,
+                     *       "events": 1,
+                     *       "events_url": "http://127.0.0.1:8080/tool/calls/0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34/events",
+                     *       "result_url": "http://127.0.0.1:8080/tool/calls/0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34",
+                     *       "result": {
+                     *         "type": "tool/call/resp",
+                     *         "id": "m3n4o5",
+                     *         "version": "1.0",
+                     *         "ts": 1716123457.2,
+                     *         "req_id": "g7h8i9",
+                     *         "data": {
+                     *           "success": true,
+                     *           "tool_name": "read_file",
+                     *           "data": {
+                     *             "content": "my-host"
+                     *           },
+                     *           "duration_ms": 100
+                     *         },
+                     *         "created_at": 1716123457.2
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CallResource"];
                 };
             };
@@ -1631,6 +1667,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "call_id": "0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34",
+                     *       "req_id": "g7h8i9",
+                     *       "tool_name": "read_file",
+                     *       "state": "canceled",
+                     *       "created_at": 1716123457.1,
+                     *       "events": 1,
+                     *       "events_url": "http://127.0.0.1:8080/tool/calls/0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34/events",
+                     *       "result_url": "http://127.0.0.1:8080/tool/calls/0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34",
+                     *       "result": {
+                     *         "type": "tool/call/resp",
+                     *         "id": "m3n4o5",
+                     *         "version": "1.0",
+                     *         "ts": 1716123457.2,
+                     *         "req_id": "g7h8i9",
+                     *         "data": {
+                     *           "success": false,
+                     *           "tool_name": "read_file",
+                     *           "error": "tool \"read_file\" was canceled",
+                     *           "error_code": "tool_error",
+                     *           "duration_ms": 40
+                     *         },
+                     *         "created_at": 1716123457.2
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["CallResource"];
                 };
             };

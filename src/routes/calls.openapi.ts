@@ -41,6 +41,29 @@ export const CallResource = z
   .meta({ id: 'CallResource', description: 'A call started with POST /tool/calls' });
 export type CallResource = z.output<typeof CallResource>;
 
+const CALL_ID = '0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34';
+const callUrls = {
+  events_url: `http://127.0.0.1:8080/tool/calls/${CALL_ID}/events`,
+  result_url: `http://127.0.0.1:8080/tool/calls/${CALL_ID}`,
+};
+const acceptedExample = { call_id: CALL_ID, state: 'running', ...callUrls };
+const resourceExample = (state: 'completed' | 'canceled') => ({
+  call_id: CALL_ID,
+  req_id: 'g7h8i9',
+  tool_name: 'read_file',
+  state,
+  created_at: 1716123457.1,
+  events: 1,
+  ...callUrls,
+  result: {
+    ...examples.callResponse,
+    data:
+      state === 'completed'
+        ? examples.callResponse.data
+        : { success: false, tool_name: 'read_file', error: 'tool "read_file" was canceled', error_code: 'tool_error', duration_ms: 40 },
+  },
+});
+
 const error = (description: string) => ({
   description,
   content: { 'application/json': { schema: ErrorMessage } },
@@ -69,7 +92,7 @@ export const startCallRoute = createRoute({
     },
   },
   responses: {
-    202: { description: 'The call is running', content: { 'application/json': { schema: CallAccepted } } },
+    202: { description: 'The call is running', content: { 'application/json': { schema: CallAccepted, example: acceptedExample } } },
     400: error('Malformed JSON or a request of the wrong shape (`invalid_request`)'),
     403: error('The tool is not allowed for this caller (`tool_denied`)'),
     404: error('No tool of that name (`unknown_tool`)'),
@@ -87,7 +110,7 @@ export const getCallRoute = createRoute({
   summary: 'State of a call resource, and its result once finished',
   request: { params: callIdParam },
   responses: {
-    200: { description: 'The call', content: { 'application/json': { schema: CallResource } } },
+    200: { description: 'The call', content: { 'application/json': { schema: CallResource, example: resourceExample('completed') } } },
     404: notFound,
   },
 });
@@ -103,7 +126,10 @@ export const cancelCallRoute = createRoute({
     'A call that already finished is left as it is (the answer shows its state).',
   request: { params: callIdParam },
   responses: {
-    200: { description: 'The call after the cancel', content: { 'application/json': { schema: CallResource } } },
+    200: {
+      description: 'The call after the cancel',
+      content: { 'application/json': { schema: CallResource, example: resourceExample('canceled') } },
+    },
     404: notFound,
   },
 });
