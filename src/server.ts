@@ -23,6 +23,7 @@ import { loadConfiguredPlugins } from './plugins/load.js';
 import { createApp, openApiDocument } from './routes/index.js';
 import { nativePlugins } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
+import { AgentStatus } from './protocol/index.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 export const VERSION = pkg.version;
@@ -108,6 +109,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     trustProxy: config.server.trust_proxy,
     agents: () => plugins.find((p): p is A2APlugin => p instanceof A2APlugin)?.status(registry.conflicts) ?? [],
   });
+  const a2a = plugins.find((p): p is A2APlugin => p instanceof A2APlugin);
+  if (a2a) metrics.reportAgentStates(() => countAgentStates(a2a.status()));
 
   let server: Server | undefined;
   let closing: Promise<void> | undefined;
@@ -147,6 +150,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       return closing;
     },
   };
+}
+
+/** Agents per state, every state present (0 included) so a dashboard can alert on `failed > 0`. */
+function countAgentStates(agents: readonly AgentStatus[]): Record<string, number> {
+  const counts: Record<string, number> = Object.fromEntries(AgentStatus.shape.state.options.map((s) => [s, 0]));
+  for (const a of agents) counts[a.state] = (counts[a.state] ?? 0) + 1;
+  return counts;
 }
 
 /** The OpenAPI document of a gateway with this config (routes only; tools do not appear in it). */

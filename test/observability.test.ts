@@ -142,7 +142,8 @@ describe('GET /metrics', () => {
     // Durations are recorded for calls that ran, not for refusals.
     expect(durationCount(after) - durationCount(before)).toBe(3);
     expect(sample(after, 'a2e_tool_calls_in_flight')).toBe(0);
-    expect(after.filter((s) => s.name === 'a2e_a2a_agents')).toEqual([]);
+    // No agents configured: the A2A plugin reports every state as 0; the extra source is gone.
+    expect(after.filter((s) => s.name === 'a2e_a2a_agents' && s.value !== 0)).toEqual([]);
   });
 });
 
@@ -161,5 +162,42 @@ describe('log format of the real CLI', () => {
     await postJson(`${quiet.url}/tool/list`, {});
     quiet.proc.kill('SIGTERM');
     expect(String((await quiet.proc).stderr)).toBe('');
+  });
+});
+
+describe('a2e_a2a_agents', () => {
+  it('counts the configured A2A agents by state: a real SDK peer, an unreachable one, a disabled one', async () => {
+    const { startSdkPeer } = await import('./helpers/a2a-sdk-peer.js');
+    const { startGateway } = await import('./helpers/server.js');
+    const peer = await startSdkPeer('strict');
+    const dead = await import('node:net').then(({ createServer }) => {
+      const probe = createServer().listen(0, '127.0.0.1');
+      return new Promise<string>((resolve) =>
+        probe.once('listening', () => {
+          const port = (probe.address() as { port: number }).port;
+          probe.close(() => resolve(`http://127.0.0.1:${port}`));
+        }),
+      );
+    });
+    const gw = await startGateway({
+      config: {
+        agents: {
+          good: { card: peer.cardUrl },
+          down: { card: dead },
+          off: { card: dead, enabled: false },
+        },
+        a2a: { start_wait_ms: 10_000, card_timeout_ms: 5_000 },
+      },
+    });
+    try {
+      const states = async () => {
+        const s = await scrape(gw.url);
+        return Object.fromEntries(['ok', 'failed', 'loading', 'disabled'].map((state) => [state, sample(s, 'a2e_a2a_agents', { state })]));
+      };
+      await expect.poll(states, { timeout: 15_000 }).toEqual({ ok: 1, failed: 1, loading: 0, disabled: 1 });
+    } finally {
+      await gw.close();
+      await peer.close();
+    }
   });
 });

@@ -1894,6 +1894,29 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "agents": [
+                     *         {
+                     *           "name": "coder",
+                     *           "card": "https://agents.example.com/coder/.well-known/agent-card.json",
+                     *           "state": "ok",
+                     *           "agent_name": "Coder",
+                     *           "dialect": "1.0",
+                     *           "endpoint": "https://agents.example.com/coder/a2a",
+                     *           "streaming": true,
+                     *           "tools": [
+                     *             "coder_review_diff",
+                     *             "coder_write_tests"
+                     *           ],
+                     *           "skipped": [],
+                     *           "last_error": null,
+                     *           "last_fetched": "2024-05-19T12:00:00.000Z",
+                     *           "last_attempt": "2024-05-19T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["AgentsResponse"];
                 };
             };

@@ -2,6 +2,25 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { AgentsResponse, type AgentStatus } from '../protocol/index.js';
 
+const AGENTS_EXAMPLE = {
+  agents: [
+    {
+      name: 'coder',
+      card: 'https://agents.example.com/coder/.well-known/agent-card.json',
+      state: 'ok',
+      agent_name: 'Coder',
+      dialect: '1.0',
+      endpoint: 'https://agents.example.com/coder/a2a',
+      streaming: true,
+      tools: ['coder_review_diff', 'coder_write_tests'],
+      skipped: [],
+      last_error: null,
+      last_fetched: '2024-05-19T12:00:00.000Z',
+      last_attempt: '2024-05-19T12:00:00.000Z',
+    },
+  ],
+};
+
 const agentsRoute = createRoute({
   method: 'get',
   path: '/agents',
@@ -9,7 +28,10 @@ const agentsRoute = createRoute({
   tags: ['agents'],
   summary: 'The remote A2A agents: state, tools, skipped tools, last error',
   responses: {
-    200: { description: 'Every configured agent, in configuration order', content: { 'application/json': { schema: AgentsResponse } } },
+    200: {
+      description: 'Every configured agent, in configuration order',
+      content: { 'application/json': { schema: AgentsResponse, example: AGENTS_EXAMPLE } },
+    },
   },
 });
 
