@@ -1906,8 +1906,8 @@ export interface operations {
                      *           "endpoint": "https://agents.example.com/coder/a2a",
                      *           "streaming": true,
                      *           "tools": [
-                     *             "coder_review_diff",
-                     *             "coder_write_tests"
+                     *             "Coder_review_diff",
+                     *             "Coder_write_tests"
                      *           ],
                      *           "skipped": [],
                      *           "last_error": null,

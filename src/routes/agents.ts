@@ -12,7 +12,7 @@ const AGENTS_EXAMPLE = {
       dialect: '1.0',
       endpoint: 'https://agents.example.com/coder/a2a',
       streaming: true,
-      tools: ['coder_review_diff', 'coder_write_tests'],
+      tools: ['Coder_review_diff', 'Coder_write_tests'],
       skipped: [],
       last_error: null,
       last_fetched: '2024-05-19T12:00:00.000Z',
