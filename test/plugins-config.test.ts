@@ -1,5 +1,5 @@
 /** Operators' own tools: plugin modules listed under `plugins` in the config, loaded by the real CLI. */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,8 @@ const examples = fileURLToPath(new URL('../examples/', import.meta.url));
 let dir: string;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'a2e-plugins-'));
+  // Gateways started here put their workspace in it: the shell tools' sandbox user must be able to reach it.
+  await chmod(dir, 0o755);
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
