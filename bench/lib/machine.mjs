@@ -1,0 +1,44 @@
+/** What the benchmarks ran on: machine, Node, package versions, commit. */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { cpus, totalmem, release, platform } from 'node:os';
+import { createRequire } from 'node:module';
+import { ROOT } from './proc.mjs';
+
+const PACKAGES = ['hono', '@hono/node-server', '@hono/zod-openapi', 'zod', 'autocannon', '@modelcontextprotocol/sdk', 'eventsource-parser', 'undici'];
+
+function packageVersion(name) {
+  try {
+    const require = createRequire(`${ROOT}/package.json`);
+    return JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version;
+  } catch {
+    // Packages whose exports hide package.json: read it from node_modules directly.
+    try {
+      return JSON.parse(readFileSync(`${ROOT}/node_modules/${name}/package.json`, 'utf8')).version;
+    } catch {
+      return 'not installed';
+    }
+  }
+}
+
+function git(args) {
+  try {
+    return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
+  } catch {
+    return 'unknown';
+  }
+}
+
+export async function machineInfo() {
+  const cpuList = cpus();
+  const own = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8'));
+  return {
+    date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    cpu: `${cpuList.length} × ${cpuList[0]?.model ?? 'unknown'}`,
+    memory: `${(totalmem() / 1024 ** 3).toFixed(1)} GiB`,
+    os: `${platform()} ${release()}`,
+    node: process.version,
+    gateway: `${own.name} ${own.version} (commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain']) ? ', with uncommitted changes' : ''})`,
+    packages: Object.fromEntries(PACKAGES.map((p) => [p, packageVersion(p)])),
+  };
+}

@@ -1,0 +1,84 @@
+/**
+ * Scenario 1 — call overhead: POST /tool/call to `echo` through the whole
+ * gateway vs (a) raw node:http, (b) bare Hono, (c) the MCP SDK's stateless
+ * Streamable HTTP server, each answering the same echo call. autocannon with
+ * 50 connections from a separate process; rounds interleaved.
+ */
+import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
+import { fmt, median, pairedRatio } from '../lib/stats.mjs';
+
+const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
+const MCP_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } });
+
+const TARGETS = [
+  { key: 'gateway', label: 'a2e-gateway `POST /tool/call` (echo plugin)', script: 'bench/servers/gateway.mjs', path: '/tool/call', body: ECHO_BODY },
+  { key: 'node', label: 'raw `node:http`', script: 'bench/servers/node-http.mjs', path: '/tool/call', body: ECHO_BODY },
+  { key: 'hono', label: 'bare Hono route', script: 'bench/servers/hono.mjs', path: '/tool/call', body: ECHO_BODY },
+  {
+    key: 'mcp',
+    label: 'MCP SDK Streamable HTTP (stateless, JSON)',
+    script: 'bench/servers/mcp.mjs',
+    path: '/mcp',
+    body: MCP_BODY,
+    headers: { accept: 'application/json, text/event-stream' },
+  },
+];
+
+/** Check each server gives the right answer before loading it. */
+async function checkAnswer(t, url) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: t.body });
+  const json = await res.json();
+  const text = t.key === 'mcp' ? json.result?.structuredContent?.text : json.data?.data?.text;
+  if (res.status !== 200 || text !== 'hi') throw new Error(`${t.label} answered ${res.status} ${JSON.stringify(json)}`);
+}
+
+export async function overhead({ quick, log }) {
+  const rounds = quick ? 2 : 5;
+  const duration = quick ? 2 : 10;
+  const connections = 50;
+  const servers = {};
+  try {
+    for (const t of TARGETS) {
+      servers[t.key] = await startServer([t.script]);
+      await checkAnswer(t, servers[t.key].url + t.path);
+    }
+    const spec = (t) => ({ url: servers[t.key].url + t.path, body: t.body, headers: t.headers, connections, duration });
+    // Warm-up: let every server JIT its hot path before measuring.
+    for (const t of TARGETS) await runLoad('bench/load/autocannon.mjs', { ...spec(t), duration: quick ? 1 : 3 });
+    const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
+    for (let r = 0; r < rounds; r++) {
+      for (const t of TARGETS) {
+        const res = await runLoad('bench/load/autocannon.mjs', spec(t));
+        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+        results[t.key].push(res);
+        log(`  overhead round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
+      }
+    }
+    const rps = (k) => results[k].map((x) => x.rps);
+    const ratio = pairedRatio(rps('gateway'), rps('hono'));
+    return {
+      id: 1,
+      title: 'Call overhead',
+      what:
+        `POST of \`${ECHO_BODY}\` (MCP: the equivalent \`tools/call\` JSON-RPC request) with ${connections} connections, ` +
+        `${duration} s per run, ${rounds} interleaved rounds after a warm-up run each. Every server answers the same echo call ` +
+        '(the baselines build the same tool/call/resp JSON); answers are checked before loading.',
+      columns: ['Server', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
+      rows: TARGETS.map((t) => [
+        t.label,
+        fmt.int(median(rps(t.key))),
+        fmt.ms(median(results[t.key].map((x) => x.p50))),
+        fmt.ms(median(results[t.key].map((x) => x.p99))),
+        fmt.ratio(pairedRatio(rps(t.key), rps('hono'))),
+      ]),
+      targets: [{ text: 'gateway ≥ 0.8× bare Hono req/s (50 connections)', value: fmt.ratio(ratio), met: ratio >= 0.8 }],
+      commands: [
+        ...TARGETS.map((t) => shownCommand('server', [t.script])),
+        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: `<server>${TARGETS[0].path}`, body: '<body>', connections, duration })]),
+      ],
+      raw: results,
+    };
+  } finally {
+    await Promise.all(Object.values(servers).map((s) => s.stop()));
+  }
+}

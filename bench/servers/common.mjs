@@ -1,0 +1,69 @@
+/**
+ * Shared by every bench server process: the echo payloads all servers answer
+ * with, the "listening" line the harness waits for, and the IPC memory probe.
+ */
+import { randomUUID } from 'node:crypto';
+
+/** A tool/call/resp for an echo call, shaped exactly like the gateway's. */
+export function echoResponse(req, startedAt) {
+  const ts = Date.now() / 1000;
+  return {
+    type: 'tool/call/resp',
+    id: randomUUID(),
+    version: '1.0',
+    ts,
+    req_id: req.id ?? randomUUID(),
+    data: {
+      success: true,
+      tool_name: 'echo',
+      data: { text: req.arguments?.text },
+      summary: null,
+      truncated: false,
+      exit_code: null,
+      error: null,
+      error_code: null,
+      duration_ms: Math.round(performance.now() - startedAt),
+      events: [],
+    },
+    created_at: ts,
+  };
+}
+
+/** One small tool/event, shaped exactly like the gateway's progress events. */
+export function progressEvent(reqId, seq) {
+  return {
+    type: 'tool/event',
+    id: randomUUID(),
+    version: '1.0',
+    ts: Date.now() / 1000,
+    kind: 'progress',
+    req_id: reqId,
+    data: { pct: seq % 100, message: 'tick' },
+    seq,
+  };
+}
+
+/**
+ * Announce readiness on stdout and answer the harness's IPC probes:
+ * `{cmd: 'mem', gc: true}` → process.memoryUsage() (after a full GC when asked and exposed).
+ */
+export function ready(url) {
+  process.stdout.write(`listening on ${url}\n`);
+  process.on('message', (msg) => {
+    if (msg?.cmd === 'mem') {
+      if (msg.gc && typeof globalThis.gc === 'function') {
+        globalThis.gc();
+        globalThis.gc();
+      }
+      process.send({ id: msg.id, mem: process.memoryUsage() });
+    }
+  });
+  // Exit when the harness goes away, whatever happened to it.
+  process.on('disconnect', () => process.exit(0));
+  process.on('SIGTERM', () => process.exit(0));
+}
+
+export function addressOf(server) {
+  const a = server.address();
+  return `http://127.0.0.1:${a.port}`;
+}

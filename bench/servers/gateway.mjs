@@ -1,0 +1,45 @@
+/**
+ * The real gateway, built from this repo (dist/, `npm run build`), with the
+ * bench tools registered through the public plugin API:
+ *   echo   {text}  → {text}
+ *   stream {count} → emits `count` progress events as fast as it can, then {count}
+ */
+import { createGateway, createLogger, defineConfig } from '../../dist/index.js';
+import { ready } from './common.mjs';
+
+const benchPlugin = {
+  name: 'bench',
+  listTools: () => [
+    {
+      name: 'echo',
+      description: 'Echo the given text back',
+      input_parameters: [{ name: 'text', type: 'string', description: 'Text to echo', required: true }],
+      output_parameters: [{ name: 'text', type: 'string', description: 'The same text' }],
+      idempotent: true,
+      tags: ['bench'],
+    },
+    {
+      name: 'stream',
+      description: 'Emit `count` small progress events as fast as possible',
+      input_parameters: [{ name: 'count', type: 'integer', description: 'Number of events', required: true }],
+      tags: ['bench'],
+    },
+  ],
+  async executeTool(name, args, ctx) {
+    if (name === 'echo') return { text: args.text };
+    const count = args.count;
+    // Emit in slices so the event loop can write to the socket while the tool runs.
+    for (let seq = 0; seq < count; ) {
+      const end = Math.min(count, seq + 1000);
+      for (; seq < end; seq++) ctx.emit('progress', { pct: seq % 100, message: 'tick' });
+      if (ctx.signal.aborted) break;
+      await new Promise((r) => setImmediate(r));
+    }
+    return { count };
+  },
+};
+
+const config = defineConfig({ server: { host: '127.0.0.1', port: 0, max_timeout_s: 600 } });
+const gateway = await createGateway({ config, plugins: [benchPlugin], logger: createLogger('silent') });
+const { url } = await gateway.listen();
+ready(url);
