@@ -62,10 +62,15 @@ export class Call {
   private nextSeq = 0;
   private trimAt: number;
   private readonly watchers = new Set<Watcher>();
-  private readonly controller = new AbortController();
+  // The AbortController is made on first use of ctx.signal: most fast tools never read it, and a
+  // controller plus the DOMException of its abort cost more than the rest of a quick call.
+  private controller: AbortController | undefined;
+  private abortReason: DOMException | typeof FINISHED | undefined;
   private readonly startedAt = performance.now();
   private readonly timer: NodeJS.Timeout;
   private resolveResult!: (r: ToolCallResponse) => void;
+  /** Size of the request body, for the audit record (set by the engine). */
+  inputBytes = 0;
   /** Size of the result's data as JSON, for the audit record. */
   outputBytes = 0;
 
@@ -86,7 +91,8 @@ export class Call {
     this.result = new Promise((resolve) => (this.resolveResult = resolve));
     this.timer = setTimeout(() => this.stop('timeout'), limits.timeoutMs);
     // Run on the next microtask, so a watcher attached right after start() sees every event.
-    queueMicrotask(() => this.run(args));
+    // (A resolved promise rather than queueMicrotask, which wraps every callback in an AsyncResource.)
+    void Promise.resolve().then(() => this.run(args));
   }
 
   get state(): CallState {
@@ -159,7 +165,7 @@ export class Call {
     if (this.settled) return;
     this.stopReason = reason;
     const message = this.stopMessage(reason);
-    this.controller.abort(new DOMException(message, reason === 'timeout' ? 'TimeoutError' : 'AbortError'));
+    this.abort(new DOMException(message, reason === 'timeout' ? 'TimeoutError' : 'AbortError'));
     this.settle(
       {
         success: false,
@@ -184,9 +190,28 @@ export class Call {
     }
   }
 
+  /** Aborted once the call is stopped or settled. */
+  private get signal(): AbortSignal {
+    if (!this.controller) {
+      this.controller = new AbortController();
+      if (this.abortReason) this.controller.abort(abortError(this.abortReason));
+    }
+    return this.controller.signal;
+  }
+
+  private abort(reason: DOMException | typeof FINISHED): void {
+    if (this.abortReason) return;
+    this.abortReason = reason;
+    this.controller?.abort(abortError(reason));
+  }
+
   private async run(args: Record<string, unknown>): Promise<void> {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- the context's signal getter reads it lazily
+    const call = this;
     const ctx: ToolContext = {
-      signal: this.controller.signal,
+      get signal() {
+        return call.signal;
+      },
       deadline: Date.now() + this.limits.timeoutMs,
       streaming: this.request.streaming,
       emit: this.request.streaming ? (kind, data) => this.emit(kind, data) : noop,
@@ -289,7 +314,7 @@ export class Call {
       data: result,
       created_at: nowTs(),
     };
-    if (!this.controller.signal.aborted) this.controller.abort(new DOMException('call finished', 'AbortError'));
+    this.abort(FINISHED);
     for (const w of this.watchers) w.notify();
     this.watchers.clear();
     this.onSettled(this);
@@ -364,6 +389,13 @@ export class Watcher implements AsyncIterable<EventBatch> {
 }
 
 function noop(): void {}
+
+/** Abort reason of a call that finished on its own; its DOMException is only made if a signal is read. */
+const FINISHED = Symbol('call finished');
+
+function abortError(reason: DOMException | typeof FINISHED): DOMException {
+  return reason === FINISHED ? new DOMException('call finished', 'AbortError') : reason;
+}
 
 function formatSeconds(ms: number): string {
   const s = ms / 1000;

@@ -46,7 +46,6 @@ export class Engine {
   private readonly policy: Policy;
   private readonly audit: AuditSink;
   private readonly inflight = new Set<Call>();
-  private readonly inputBytes = new WeakMap<Call, number>();
   private closing = false;
 
   constructor(options: EngineOptions) {
@@ -107,7 +106,7 @@ export class Engine {
         (c) => this.settled(c),
       );
       this.inflight.add(call);
-      if (options.inputBytes) this.inputBytes.set(call, options.inputBytes);
+      call.inputBytes = options.inputBytes ?? 0;
       return call;
     } catch (err) {
       if (err instanceof GatewayError) {
@@ -171,7 +170,7 @@ export class Engine {
       success: r.success,
       error_code: r.error_code,
       duration_ms: r.duration_ms,
-      input_bytes: this.inputBytes.get(call) ?? 0,
+      input_bytes: call.inputBytes,
       output_bytes: call.outputBytes,
     });
   }

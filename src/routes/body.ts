@@ -5,7 +5,7 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { GatewayError } from '../engine/index.js';
-import { formatProblems, toProblems } from '../protocol/index.js';
+import { formatProblems, messageParser, toProblems } from '../protocol/index.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
@@ -40,6 +40,9 @@ async function readBytes(c: Context, limit: number): Promise<Uint8Array> {
   return Buffer.concat(chunks, size);
 }
 
+type Parser = (input: unknown) => z.ZodSafeParseResult<unknown>;
+const parsers = new WeakMap<z.ZodType, Parser>();
+
 export async function readJson<S extends z.ZodType>(c: Context, schema: S, limit: number): Promise<ParsedBody<z.output<S>>> {
   const bytes = await readBytes(c, limit);
   if (bytes.byteLength === 0) {
@@ -60,7 +63,9 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S, limit
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw new GatewayError('invalid_request', 'request body must be a JSON object');
   }
-  const r = schema.safeParse(json, { reportInput: true });
+  let parse = parsers.get(schema);
+  if (!parse) parsers.set(schema, (parse = messageParser(schema)));
+  const r = parse(json) as z.ZodSafeParseResult<z.output<S>>;
   if (!r.success) {
     const problems = toProblems(r.error.issues);
     throw new GatewayError('invalid_request', `invalid request: ${formatProblems(problems)}`, { detail: { problems } });
