@@ -2,22 +2,16 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { cpus, totalmem, release, platform } from 'node:os';
-import { createRequire } from 'node:module';
 import { ROOT } from './proc.mjs';
 
 const PACKAGES = ['hono', '@hono/node-server', '@hono/zod-openapi', 'zod', 'autocannon', '@modelcontextprotocol/sdk', 'eventsource-parser', 'undici'];
 
 function packageVersion(name) {
+  // Read node_modules/<name>/package.json directly: some packages' exports hide it or point at a nested one.
   try {
-    const require = createRequire(`${ROOT}/package.json`);
-    return JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')).version;
+    return JSON.parse(readFileSync(`${ROOT}/node_modules/${name}/package.json`, 'utf8')).version ?? 'unknown';
   } catch {
-    // Packages whose exports hide package.json: read it from node_modules directly.
-    try {
-      return JSON.parse(readFileSync(`${ROOT}/node_modules/${name}/package.json`, 'utf8')).version;
-    } catch {
-      return 'not installed';
-    }
+    return 'not installed';
   }
 }
 

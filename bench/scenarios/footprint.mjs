@@ -12,7 +12,7 @@ const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arg
 export async function footprint({ quick, log }) {
   const starts = quick ? 3 : 7;
   const calls = quick ? 10_000 : 100_000;
-  const warmCalls = quick ? 2_000 : 10_000;
+  const warmCalls = quick ? 5_000 : 20_000;
   const cli = join(ROOT, 'dist/cli.js');
   const cliArgs = [cli, 'serve', '--port', '0'];
 
