@@ -117,14 +117,24 @@ function serverHandle(child, url, startMs) {
   };
 }
 
-/** Run a load-generator script on the load CPU with a JSON spec; resolves with its JSON output. */
-export function runLoad(script, spec, { timeoutMs = 600_000 } = {}) {
+/**
+ * Run a load-generator script on the load CPU with a JSON spec; resolves with
+ * its last output line as JSON. `onLine` sees every line as it comes.
+ */
+export function runLoad(script, spec, { timeoutMs = 600_000, onLine } = {}) {
   const [cmd, args] = command(pinning.load, [script, JSON.stringify(spec)]);
   const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let out = '';
   let err = '';
-  child.stdout.on('data', (d) => (out += d));
+  let seen = 0;
+  child.stdout.on('data', (d) => {
+    out += d;
+    for (let nl = out.indexOf('\n', seen); nl >= 0; nl = out.indexOf('\n', seen)) {
+      onLine?.(out.slice(seen, nl));
+      seen = nl + 1;
+    }
+  });
   child.stderr.on('data', (d) => (err = (err + d).slice(-4000)));
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);

@@ -3,6 +3,8 @@
  * bench tools registered through the public plugin API:
  *   echo   {text}  → {text}
  *   stream {count} → emits `count` progress events as fast as it can, then {count}
+ *   hold   {ms}    → emits one status event, waits `ms` (or until stopped), then {held_ms}
+ * BENCH_HEARTBEAT_S sets server.heartbeat_s (default 15).
  */
 import { createGateway, createLogger, defineConfig } from '../../dist/index.js';
 import { ready } from './common.mjs';
@@ -19,6 +21,12 @@ const benchPlugin = {
       tags: ['bench'],
     },
     {
+      name: 'hold',
+      description: 'Emit one status event, then wait `ms` milliseconds',
+      input_parameters: [{ name: 'ms', type: 'integer', description: 'How long to wait', required: true }],
+      tags: ['bench'],
+    },
+    {
       name: 'stream',
       description: 'Emit `count` small progress events as fast as possible',
       input_parameters: [{ name: 'count', type: 'integer', description: 'Number of events', required: true }],
@@ -27,6 +35,14 @@ const benchPlugin = {
   ],
   async executeTool(name, args, ctx) {
     if (name === 'echo') return { text: args.text };
+    if (name === 'hold') {
+      ctx.emit('status', { message: 'holding' });
+      await new Promise((resolve) => {
+        const timer = setTimeout(resolve, args.ms);
+        ctx.signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+      });
+      return { held_ms: args.ms };
+    }
     const count = args.count;
     // Emit in slices so the event loop can write to the socket while the tool runs.
     for (let seq = 0; seq < count; ) {
@@ -39,7 +55,8 @@ const benchPlugin = {
   },
 };
 
-const config = defineConfig({ server: { host: '127.0.0.1', port: 0, max_timeout_s: 600 } });
+const heartbeat_s = Number(process.env.BENCH_HEARTBEAT_S ?? 15);
+const config = defineConfig({ server: { host: '127.0.0.1', port: 0, max_timeout_s: 600, heartbeat_s } });
 const gateway = await createGateway({ config, plugins: [benchPlugin], logger: createLogger('silent') });
 const { url } = await gateway.listen();
 ready(url);
