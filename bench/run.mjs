@@ -8,6 +8,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { parseArgs } from 'node:util';
+import { loadavg } from 'node:os';
 import { machineInfo } from './lib/machine.mjs';
 import { pinning, ROOT, stopAll } from './lib/proc.mjs';
 import { renderReport } from './lib/report.mjs';
@@ -60,6 +61,7 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 }
 
 const started = Date.now();
+const loadAtStart = loadavg()[0];
 log(`bench: ${quick ? 'quick smoke pass' : 'full run'}; ${pinning.enabled ? `server on CPU ${pinning.server}, load on CPU ${pinning.load}` : 'no CPU pinning'}`);
 const results = [];
 let failed = false;
@@ -84,7 +86,7 @@ try {
 }
 
 const report = renderReport({
-  machine: await machineInfo(),
+  machine: { ...(await machineInfo()), loadAtStart },
   quick,
   pinning,
   seconds: (Date.now() - started) / 1000,

@@ -1,7 +1,7 @@
 /** What the benchmarks ran on: machine, Node, package versions, commit. */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cpus, totalmem, release, platform } from 'node:os';
+import { cpus, loadavg, totalmem, release, platform } from 'node:os';
 import { ROOT } from './proc.mjs';
 
 const PACKAGES = ['hono', '@hono/node-server', '@hono/zod-openapi', 'zod', 'autocannon', '@modelcontextprotocol/sdk', 'eventsource-parser', 'undici'];
@@ -28,6 +28,8 @@ export async function machineInfo() {
   const own = JSON.parse(readFileSync(`${ROOT}/package.json`, 'utf8'));
   return {
     date: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+    /** 1-minute load average: other work on the machine during the run makes every figure noisier. */
+    load: loadavg()[0],
     cpu: `${cpuList.length} × ${cpuList[0]?.model ?? 'unknown'}`,
     memory: `${(totalmem() / 1024 ** 3).toFixed(1)} GiB`,
     os: `${platform()} ${release()}`,

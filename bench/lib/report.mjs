@@ -29,6 +29,8 @@ export function renderReport({ machine, quick, pinning, seconds, command, result
   lines.push(
     `- Date: ${machine.date}; run took ${Math.round(seconds)} s`,
     `- CPU: ${machine.cpu}; memory ${machine.memory}; ${machine.os}`,
+    `- Load average (1 min) at the start / end of the run: ${machine.loadAtStart.toFixed(1)} / ${machine.load.toFixed(1)} ` +
+      '(anything above 0 is other work competing for the same two CPUs; the ratios absorb much of it, the absolute figures do not)',
     `- Node ${machine.node}; ${machine.gateway}`,
     `- Packages: ${Object.entries(machine.packages)
       .map(([k, v]) => `${k} ${v}`)
