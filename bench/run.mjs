@@ -95,7 +95,8 @@ const report = renderReport({
 });
 await mkdir(dirname(out), { recursive: true });
 await writeFile(out, report);
-await writeFile(out.replace(/\.md$/, '.json'), `${JSON.stringify(results, null, 2)}\n`);
+await mkdir(join(ROOT, 'test-artifacts/bench'), { recursive: true });
+await writeFile(join(ROOT, 'test-artifacts/bench', `${quick ? 'quick' : 'full'}-results.json`), `${JSON.stringify(results, null, 2)}\n`);
 log(`bench: report written to ${relative(process.cwd(), out)} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 for (const r of results) {
   for (const t of r.targets ?? []) log(`  ${r.id}. ${t.text}: ${t.value} — ${t.met ? 'met' : 'NOT met'}`);
