@@ -119,10 +119,11 @@ function serverHandle(child, url, startMs) {
 
 /**
  * Run a load-generator script on the load CPU with a JSON spec; resolves with
- * its last output line as JSON. `onLine` sees every line as it comes.
+ * its last output line as JSON. `onLine` sees every line as it comes;
+ * `cpu: 'server'` runs it on the server's CPU instead (work compared with a server's own).
  */
-export function runLoad(script, spec, { timeoutMs = 600_000, onLine } = {}) {
-  const [cmd, args] = command(pinning.load, [script, JSON.stringify(spec)]);
+export function runLoad(script, spec, { timeoutMs = 600_000, onLine, cpu = 'load' } = {}) {
+  const [cmd, args] = command(cpu === 'server' ? pinning.server : pinning.load, [script, JSON.stringify(spec)]);
   const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   running.add(child);
   let out = '';

@@ -4,6 +4,9 @@ const esc = (s) => String(s).replace(/\|/g, '\\|');
 const table = (columns, rows) =>
   [`| ${columns.map(esc).join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
 
+/** met: true / false, or null for a figure that is reported without a target. */
+const verdict = (met) => (met === null ? 'reported' : met ? 'met' : '**not met**');
+
 export function renderReport({ machine, quick, pinning, seconds, command, results }) {
   const lines = [];
   lines.push('# Benchmarks', '');
@@ -21,7 +24,7 @@ export function renderReport({ machine, quick, pinning, seconds, command, result
   for (const r of results) {
     if (r.pending) summary.push([`${r.id}. ${r.title}`, '—', '—', 'not measured yet']);
     else if (r.failed) summary.push([`${r.id}. ${r.title}`, '—', '—', `failed: ${r.failed}`]);
-    else for (const t of r.targets) summary.push([`${r.id}. ${r.title}`, t.text, t.value, t.met ? 'met' : '**not met**']);
+    else for (const t of r.targets) summary.push([`${r.id}. ${r.title}`, t.text, t.value, verdict(t.met)]);
   }
   lines.push(table(['Scenario', 'Target', 'Measured', 'Result'], summary), '');
 
@@ -57,7 +60,9 @@ export function renderReport({ machine, quick, pinning, seconds, command, result
       continue;
     }
     lines.push(r.what, '', table(r.columns, r.rows), '');
-    for (const t of r.targets) lines.push(`Target: ${t.text} — measured ${t.value}: **${t.met ? 'met' : 'not met'}**.`, '');
+    for (const t of r.targets) {
+      lines.push(t.met === null ? `Reported: ${t.text} — ${t.value}.` : `Target: ${t.text} — measured ${t.value}: **${verdict(t.met)}**.`, '');
+    }
     if (r.notes) lines.push(...r.notes.map((n) => `${n}`), '');
     lines.push('Commands (run from the repository root by the harness):', '', '```sh', ...r.commands, '```', '');
   }
