@@ -85,18 +85,22 @@ function serverHandle(child, url, startMs) {
     url,
     pid: child.pid,
     startMs,
-    /** process.memoryUsage() of the server, after a full GC when `gc` (needs --expose-gc). */
-    mem(gc = false) {
+    /** Send an IPC request `{cmd, …}` and resolve with the server's reply (matched by id). */
+    ask(request) {
       const id = ++nextId;
       return new Promise((resolve, reject) => {
         const onMsg = (m) => {
           if (m?.id !== id) return;
           child.off('message', onMsg);
-          resolve(m.mem);
+          resolve(m);
         };
         child.on('message', onMsg);
-        child.send({ cmd: 'mem', gc, id }, (err) => err && reject(err));
+        child.send({ ...request, id }, (err) => err && reject(err));
       });
+    },
+    /** process.memoryUsage() of the server, after a full GC when `gc` (needs --expose-gc). */
+    async mem(gc = false) {
+      return (await this.ask({ cmd: 'mem', gc })).mem;
     },
     /** Resident set size from /proc (no cooperation from the process needed). */
     rssFromProc() {

@@ -5,7 +5,7 @@
  *   stream {count} → emits `count` progress events as fast as it can, then {count}
  *   hold   {ms}    → emits one status event, waits `ms` (or until stopped), then {held_ms}
  * BENCH_HEARTBEAT_S sets server.heartbeat_s (default 15); BENCH_WORKSPACE sets tools.fs.root (the
- * workspace of the native tools, e.g. the shell's run_command).
+ * workspace of the native tools, e.g. the shell's run_command); BENCH_AGENT_CARD adds an A2A agent.
  */
 import { createGateway, createLogger, defineConfig } from '../../dist/index.js';
 import { ready } from './common.mjs';
@@ -60,6 +60,7 @@ const heartbeat_s = Number(process.env.BENCH_HEARTBEAT_S ?? 15);
 const config = defineConfig({
   server: { host: '127.0.0.1', port: 0, max_timeout_s: 600, heartbeat_s },
   ...(process.env.BENCH_WORKSPACE && { tools: { fs: { root: process.env.BENCH_WORKSPACE } } }),
+  ...(process.env.BENCH_AGENT_CARD && { agents: { peer: { card: process.env.BENCH_AGENT_CARD } } }),
 });
 const gateway = await createGateway({ config, plugins: [benchPlugin], logger: createLogger('silent') });
 const { url } = await gateway.listen();
