@@ -10,8 +10,8 @@ import { join } from 'node:path';
 const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
 
 export async function footprint({ quick, log }) {
-  const starts = quick ? 3 : 7;
-  const calls = quick ? 10_000 : 100_000;
+  const starts = quick ? 2 : 7;
+  const calls = quick ? 5_000 : 100_000;
   const warmCalls = quick ? 5_000 : 20_000;
   const cli = join(ROOT, 'dist/cli.js');
   const cliArgs = [cli, 'serve', '--port', '0'];

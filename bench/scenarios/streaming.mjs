@@ -8,7 +8,7 @@ import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
 import { fmt, median, pairedRatio } from '../lib/stats.mjs';
 
 export async function streaming({ quick, log }) {
-  const count = quick ? 20_000 : 100_000;
+  const count = quick ? 10_000 : 100_000;
   const rounds = quick ? 2 : 5;
   const body = JSON.stringify({ type: 'tool/call/req', tool_name: 'stream', arguments: { count }, streaming: true, timeout: 600 });
   const targets = [

@@ -8,14 +8,14 @@ import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
 import { fmt } from '../lib/stats.mjs';
 
 export async function streams({ quick, log }) {
-  const count = quick ? 1_000 : 10_000;
-  const holdMs = quick ? 8_000 : 60_000;
+  const count = quick ? 500 : 10_000;
+  const holdMs = quick ? 2_000 : 60_000;
   const heartbeatS = quick ? 1 : 5;
   const s = await startServer(['--expose-gc', 'bench/servers/gateway.mjs'], { env: { BENCH_HEARTBEAT_S: String(heartbeatS) } });
   try {
     const spec = { url: s.url, streams: count, holdMs, concurrency: 200 };
     // Warm-up: the same path with a few short streams, so code and pools exist before the baseline.
-    await runLoad('bench/load/streams.mjs', { ...spec, streams: 400, holdMs: 200 });
+    await runLoad('bench/load/streams.mjs', { ...spec, streams: quick ? 100 : 400, holdMs: 200 });
     const before = await s.mem(true);
     let atOpen;
     const measured = new Promise((resolve, reject) => {
@@ -39,7 +39,7 @@ export async function streams({ quick, log }) {
         `${fmt.int(count)} calls of a \`hold\` tool (one status event, then ${holdMs / 1000} s of waiting) started with ` +
         '`POST /tool/calls`, each one\'s `events_url` opened as an SSE stream by one client process (eventsource-parser, ' +
         `200 at a time), all held open together, with heartbeats every ${heartbeatS} s. Memory of the gateway read in-process ` +
-        'after two full GCs: before (after a warm-up of 400 short streams) and once every stream is open. Per-stream cost ' +
+        'after two full GCs: before (after a warm-up of short streams) and once every stream is open. Per-stream cost ' +
         'includes the running call behind the stream.',
       columns: ['Measure', 'Value'],
       rows: [
