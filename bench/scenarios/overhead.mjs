@@ -63,7 +63,8 @@ export async function overhead({ quick, log }) {
       what:
         `POST of \`${ECHO_BODY}\` (MCP: the equivalent \`tools/call\` JSON-RPC request) with ${connections} connections, ` +
         `${duration} s per run, ${rounds} interleaved rounds after a warm-up run each. Every server answers the same echo call ` +
-        '(the baselines build the same tool/call/resp JSON); answers are checked before loading.',
+        '(the baselines build the same tool/call/resp JSON); answers are checked before loading. The gateway runs its default ' +
+        'config (native tool groups, metrics, request ids) with logging off (`silent`), like the baselines, which log nothing.',
       columns: ['Server', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
       rows: TARGETS.map((t) => [
         t.label,
