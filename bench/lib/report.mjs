@@ -61,7 +61,7 @@ export function renderReport({ machine, quick, pinning, seconds, command, result
     }
     lines.push(r.what, '', table(r.columns, r.rows), '');
     for (const t of r.targets) {
-      lines.push(t.met === null ? `Reported: ${t.text} — ${t.value}.` : `Target: ${t.text} — measured ${t.value}: **${verdict(t.met)}**.`, '');
+      lines.push(t.met === null ? `Reported: ${t.text} — ${t.value}.` : `Target: ${t.text} — measured ${t.value}: **${t.met ? 'met' : 'not met'}**.`, '');
     }
     if (r.notes) lines.push(...r.notes.map((n) => `${n}`), '');
     lines.push('Commands (run from the repository root by the harness):', '', '```sh', ...r.commands, '```', '');
