@@ -170,15 +170,16 @@ export class AgentClient {
   }
 
   /**
-   * Poll GetTask until the task is terminal or interrupted. Fast at first,
-   * backing off toward poll_ms: the next poll is due when the task is 1/10
+   * Poll GetTask until the task is terminal or interrupted. The first poll
+   * at once, then backing off toward poll_ms: the next poll is due when the task is 1/10
    * older than at the previous one (+10%), counted from send times so that round
    * trips do not add up; a task finishing at t is seen by about 1.1·t.
    */
   private async pollUntilFinal(p: Progress, signal: AbortSignal, emit: RunContext['emit'], startedAt: number): Promise<void> {
     let lastSent = startedAt;
     while (!isFinal(p.state)) {
-      const gap = Math.min(this.agent.poll_ms, Math.max(MIN_POLL_MS, (lastSent - startedAt) / 10));
+      // The first poll goes out at once: a task that finishes right after the send costs one round trip, not MIN_POLL_MS.
+      const gap = p.polls === 0 ? 0 : Math.min(this.agent.poll_ms, Math.max(MIN_POLL_MS, (lastSent - startedAt) / 10));
       await sleep(Math.max(0, lastSent + gap - performance.now()), signal);
       lastSent = performance.now();
       p.polls++;
