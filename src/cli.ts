@@ -74,7 +74,7 @@ async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const format = (env.LOG_FORMAT ?? '').toLowerCase();
   if (!['', 'json', 'pretty'].includes(format)) throw new UsageError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
   const logger = createLogger(level, { pretty: format === 'pretty' || (format === '' && process.stderr.isTTY === true) });
-  const gateway = await createGateway({ config: { ...config, server: { ...config.server, host, port } }, logger });
+  const gateway = await createGateway({ config: { ...config, server: { ...config.server, host, port } }, logger, env });
   // Signal handlers go in before the listening line is printed: a supervisor may signal right after it.
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {

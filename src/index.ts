@@ -6,3 +6,14 @@ export { createGateway, builtinPlugins, openApiFor, VERSION, type Gateway, type 
 export { createLogger, type LogLevel } from './logger.js';
 export { createApp, openApiDocument } from './routes/index.js';
 export * from './a2a/index.js';
+export {
+  bearerToken,
+  buildPolicy,
+  compileRules,
+  createAuthenticator,
+  resolveCaller,
+  type AccessRules,
+  type Authenticate,
+  type Principal,
+  type Security,
+} from './security/index.js';

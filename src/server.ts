@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { GatewayConfig } from './config/index.js';
+import { ConfigError, type GatewayConfig } from './config/index.js';
 import {
   Engine,
   MemoryCallStore,
@@ -21,6 +21,7 @@ import { createLogger } from './logger.js';
 import { combineAudit, GatewayMetrics } from './observability/metrics.js';
 import { loadConfiguredPlugins } from './plugins/load.js';
 import { createApp, openApiDocument } from './routes/index.js';
+import { buildSecurity, checkBind, isLoopbackAddress, type Security } from './security/index.js';
 import { nativePlugins } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
@@ -33,8 +34,12 @@ export interface GatewayOptions {
   /** Extra plugins, registered after the built-in ones (native tools, agents). */
   plugins?: ToolPlugin[];
   logger?: Logger;
+  /** Extra audit sink, next to the audit file of `audit.path`. */
   audit?: AuditSink;
+  /** Replaces the policy built from `policy` and `auth` (sessions' capability gating included). */
   policy?: Policy;
+  /** Where `auth.tokens[].token_env` are looked up; default process.env. */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface Gateway {
@@ -44,6 +49,8 @@ export interface Gateway {
   readonly registry: ToolRegistry;
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
+  /** Authenticator, sessions, policy and limits (for other doors, e.g. the A2E transport). */
+  readonly security: Security;
   /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address (`url` includes `server.base_path`). */
   listen(port?: number, host?: string): Promise<{ url: string; host: string; port: number }>;
   /** Stop accepting, let running calls finish within the grace period, stop the rest, stop plugins. */
@@ -85,11 +92,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   registry.rebuild();
   started = true;
 
+  const security = buildSecurity(config, options.env ?? process.env, logger);
   const engine: Engine = new Engine({
     registry,
     logger,
-    policy: options.policy,
-    audit: combineAudit(options.audit, metrics.audit),
+    policy: options.policy ?? security.policy,
+    audit: combineAudit(options.audit, metrics.audit, security.auditFile?.sink),
+    admission: security.admission,
     limits: {
       maxTimeoutS: config.server.max_timeout_s,
       maxOutputBytes: config.server.max_output_bytes,
@@ -108,10 +117,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     basePath: config.server.base_path,
     trustProxy: config.server.trust_proxy,
     agents: () => plugins.find((p): p is A2APlugin => p instanceof A2APlugin)?.status(registry.conflicts) ?? [],
+    security: {
+      loopbackBind: () => loopbackBind,
+      corsOrigins: config.server.cors_origins,
+      allowedHosts: config.server.allowed_hosts,
+      authenticate: security.authenticate,
+      logger,
+      sessions: security.sessions,
+      sessionsRequired: security.sessionsRequired,
+      maxJsonDepth: config.limits.max_json_depth,
+    },
   });
   const a2a = plugins.find((p): p is A2APlugin => p instanceof A2APlugin);
   if (a2a) metrics.reportAgentStates(() => countAgentStates(a2a.status()));
 
+  // Until listen() says otherwise; decides whether Host headers must name loopback.
+  let loopbackBind = true;
   let server: Server | undefined;
   let closing: Promise<void> | undefined;
 
@@ -122,14 +143,32 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     registry,
     logger,
     metrics,
+    security,
     listen(port = config.server.port, host = config.server.host) {
-      server = createAdaptorServer({ fetch: app.fetch }) as Server;
+      const requestTimeout = config.server.request_timeout_s * 1000;
+      server = createAdaptorServer({
+        fetch: app.fetch,
+        serverOptions: {
+          // Node's defaults (300 s, checked every 30 s) let slow clients hold connections for minutes.
+          requestTimeout,
+          headersTimeout: Math.min(config.server.headers_timeout_s * 1000, requestTimeout),
+          connectionsCheckingInterval: 1000,
+        },
+      }) as Server;
       const s = server;
       return new Promise((resolve, reject) => {
         s.once('error', reject);
         s.listen(port, host, () => {
           s.off('error', reject);
           const address = s.address() as AddressInfo;
+          const bind = checkBind(address.address, config);
+          if (bind.error) {
+            s.close();
+            reject(new ConfigError(bind.error));
+            return;
+          }
+          if (bind.warning) logger.warn({ address: address.address }, bind.warning);
+          loopbackBind = isLoopbackAddress(address.address);
           const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
           resolve({ url: `http://${shownHost}:${address.port}${config.server.base_path}`, host: address.address, port: address.port });
         });
@@ -146,6 +185,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         s?.closeAllConnections();
         await serverClosed;
         await Promise.allSettled(plugins.map((p) => p.stop?.()));
+        await security.close();
       })();
       return closing;
     },

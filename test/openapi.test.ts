@@ -21,12 +21,12 @@ describe('OpenAPI', () => {
     expect(res.status).toBe(200);
     const doc = await res.json();
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/agents', '/docs', '/healthz', '/metrics', '/openapi.json', '/tool/call', '/tool/calls', '/tool/calls/{id}', '/tool/calls/{id}/events', '/tool/list']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/agents', '/docs', '/handshake', '/healthz', '/metrics', '/openapi.json', '/tool/call', '/tool/calls', '/tool/calls/{id}', '/tool/calls/{id}/events', '/tool/list']);
     const call = doc.paths['/tool/call'].post;
     expect(call.operationId).toBe('callTool');
     expect(call.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ToolCallRequest');
     expect(Object.keys(call.responses['200'].content)).toEqual(['application/json', 'text/event-stream']);
-    expect(Object.keys(call.responses).sort()).toEqual(['200', '400', '403', '404', '413', '422', '500', '503']);
+    expect(Object.keys(call.responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '422', '429', '500', '503']);
     // the request schema is the validating one: required fields and defaults match the spec
     const req = doc.components.schemas.ToolCallRequest;
     expect(req.required).toEqual(['tool_name', 'arguments']);

@@ -44,6 +44,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/handshake": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open a session and negotiate capabilities
+         * @description Answers a `handshake/req` with a `handshake/resp`. Only A2E capabilities that were asked for appear in `accepted_caps`; `tools` is the one this gateway serves. Send the returned `session_id` with later `/tool/list` and `/tool/call` requests (required when `sessions.required` is on, the default with `auth`). With auth configured, authenticate with `Authorization: Bearer <token>` or the `auth_token` field.
+         */
+        post: operations["handshake"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tool/calls": {
         parameters: {
             query?: never;
@@ -801,6 +821,87 @@ export interface components {
              */
             timeout?: number;
         };
+        /** @description The outcome of a handshake */
+        HandshakeResponse: {
+            /**
+             * @description Message type identifier
+             * @default handshake/resp
+             * @example handshake/resp
+             * @enum {string}
+             */
+            type?: "handshake/resp";
+            /** @description Message UUID; generated when omitted */
+            id?: string;
+            /**
+             * @description Protocol version
+             * @default 1.0
+             */
+            version?: string;
+            /** @description Unix epoch timestamp (seconds, float); filled when omitted */
+            ts?: number;
+            /** @default  */
+            req_id?: string;
+            /**
+             * @description Send this as session_id on later requests
+             * @default
+             */
+            session_id?: string;
+            /** @default [] */
+            accepted_caps?: components["schemas"]["AcceptedCapability"][];
+            /**
+             * @description Concurrent calls allowed in this session (0 = no limit)
+             * @default 0
+             */
+            max_parallel?: number;
+            ok: boolean;
+            /**
+             * @description Why the handshake failed, when ok is false
+             * @default
+             */
+            reason?: string;
+        };
+        AcceptedCapability: {
+            capability: string;
+            enabled: boolean;
+            /** @default {} */
+            metadata?: {
+                [key: string]: unknown;
+            };
+        };
+        /** @description Open a session and negotiate capabilities */
+        HandshakeRequest: {
+            /**
+             * @description Message type identifier
+             * @default handshake/req
+             * @example handshake/req
+             * @enum {string}
+             */
+            type?: "handshake/req";
+            /** @description Message UUID; generated when omitted */
+            id?: string;
+            /**
+             * @description Protocol version
+             * @default 1.0
+             */
+            version?: string;
+            /** @description Unix epoch timestamp (seconds, float); filled when omitted */
+            ts?: number;
+            /**
+             * @description Who the agent is (free text, for logs and audit)
+             * @default
+             */
+            agent_id?: string;
+            /**
+             * @description Capabilities the agent wants, e.g. ["tools"]
+             * @default []
+             */
+            agent_caps?: string[];
+            /**
+             * @description Bearer token, when the gateway requires one
+             * @default null
+             */
+            auth_token?: string | null;
+        };
         /** @description A call started in the background */
         CallAccepted: {
             /** @description Id of the call resource */
@@ -1032,6 +1133,52 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Missing or wrong bearer token, or no live session when sessions are required (`unauthorized`) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "Missing or wrong bearer token, or no live session when sessions are required (`unauthorized`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Host or Origin not allowed (`forbidden`) */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "forbidden",
+                     *       "message": "Host or Origin not allowed (`forbidden`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Request body over `server.body_limit_bytes` (`payload_too_large`) */
             413: {
                 headers: {
@@ -1182,7 +1329,30 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The tool is not allowed for this caller (`tool_denied`) */
+            /** @description Missing or wrong bearer token, or no live session when sessions are required (`unauthorized`) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "Missing or wrong bearer token, or no live session when sessions are required (`unauthorized`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The tool is not allowed for this caller (`tool_denied`), or Host/Origin not allowed (`forbidden`) */
             403: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1197,7 +1367,7 @@ export interface operations {
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
                      *       "code": "tool_denied",
-                     *       "message": "The tool is not allowed for this caller (`tool_denied`)",
+                     *       "message": "The tool is not allowed for this caller (`tool_denied`), or Host/Origin not allowed (`forbidden`)",
                      *       "detail": null,
                      *       "retryable": false
                      *     }
@@ -1251,7 +1421,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Arguments do not match the tool's input_parameters (`invalid_arguments`) */
+            /** @description Arguments do not match the tool's input_parameters or exceed the argument limits (`invalid_arguments`) */
             422: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1266,9 +1436,32 @@ export interface operations {
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
                      *       "code": "invalid_arguments",
-                     *       "message": "Arguments do not match the tool's input_parameters (`invalid_arguments`)",
+                     *       "message": "Arguments do not match the tool's input_parameters or exceed the argument limits (`invalid_arguments`)",
                      *       "detail": null,
                      *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Per-token rate limit or the session's max_parallel reached (`rate_limited`); see Retry-After */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "rate_limited",
+                     *       "message": "Per-token rate limit or the session's max_parallel reached (`rate_limited`); see Retry-After",
+                     *       "detail": null,
+                     *       "retryable": true
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
@@ -1297,7 +1490,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The gateway is shutting down (`unavailable`) */
+            /** @description The gateway is shutting down or at limits.max_concurrent_calls (`unavailable`); see Retry-After */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -1312,7 +1505,136 @@ export interface operations {
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
                      *       "code": "unavailable",
-                     *       "message": "The gateway is shutting down (`unavailable`)",
+                     *       "message": "The gateway is shutting down or at limits.max_concurrent_calls (`unavailable`); see Retry-After",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    handshake: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "handshake/req",
+                 *       "agent_id": "my-agent",
+                 *       "agent_caps": [
+                 *         "tools"
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["HandshakeRequest"];
+            };
+        };
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "handshake/resp",
+                     *       "id": "b7c8d9",
+                     *       "version": "1.0",
+                     *       "ts": 1716123456.8,
+                     *       "req_id": "a1b2c3",
+                     *       "session_id": "3adec81f70a095864b7b466ad33534fe",
+                     *       "accepted_caps": [
+                     *         {
+                     *           "capability": "tools",
+                     *           "enabled": true,
+                     *           "metadata": {}
+                     *         }
+                     *       ],
+                     *       "max_parallel": 16,
+                     *       "ok": true,
+                     *       "reason": ""
+                     *     }
+                     */
+                    "application/json": components["schemas"]["HandshakeResponse"];
+                };
+            };
+            /** @description Malformed request (`invalid_request`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "invalid_request",
+                     *       "message": "Malformed request (`invalid_request`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing or wrong token (`unauthorized`); `WWW-Authenticate` is set */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "Missing or wrong token (`unauthorized`); `WWW-Authenticate` is set",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
                      *       "detail": null,
                      *       "retryable": true
                      *     }

@@ -8,6 +8,7 @@ import { A2AConfig, AgentsConfig } from '../a2a/config.js';
 import { BasePath } from './proxy.js';
 import { CallsConfig } from './calls.js';
 import { PluginsConfig } from '../plugins/config.js';
+import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, serverSecurityFields } from '../security/config.js';
 
 export { CallsConfig };
 
@@ -32,14 +33,10 @@ export const ServerConfig = z.strictObject({
   base_path: BasePath.default(''),
   /** Build returned URLs from X-Forwarded-Proto / X-Forwarded-Host (only behind a proxy that sets them). */
   trust_proxy: z.boolean().default(false),
+  ...serverSecurityFields,
 });
 
-export const PolicyConfig = z.strictObject({
-  allow: z.array(z.string()).default([]),
-  deny: z.array(z.string()).default([]),
-});
-
-export const AuthConfig = z.strictObject({});
+export { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig };
 
 export const GatewayConfig = z.strictObject({
   server: ServerConfig.default(() => ServerConfig.parse({})),
@@ -50,6 +47,9 @@ export const GatewayConfig = z.strictObject({
   policy: PolicyConfig.default(() => PolicyConfig.parse({})),
   auth: AuthConfig.optional(),
   plugins: PluginsConfig.default(() => []),
+  sessions: SessionsConfig.default(() => SessionsConfig.parse({})),
+  limits: LimitsConfig.default(() => LimitsConfig.parse({})),
+  audit: AuditConfig.default(() => AuditConfig.parse({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -6,6 +6,7 @@
  */
 import type { ToolCallRequest, ToolDefinition, ToolListRequest } from '../protocol/index.js';
 import { formatProblems, nowTs } from '../protocol/index.js';
+import { Admission, NO_ADMISSION_LIMITS, checkShape } from './admission.js';
 import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
 import { Call } from './call.js';
 import { GatewayError } from './errors.js';
@@ -30,6 +31,8 @@ export interface EngineOptions {
   limits: EngineLimits;
   policy?: Policy;
   audit?: AuditSink;
+  /** Rate limit, concurrency caps and argument shape limits (none when omitted). */
+  admission?: Admission;
 }
 
 export interface StartOptions {
@@ -45,6 +48,8 @@ export class Engine {
   private readonly limits: EngineLimits;
   private readonly policy: Policy;
   private readonly audit: AuditSink;
+  private readonly admission: Admission;
+  private readonly releases = new WeakMap<Call, () => void>();
   private readonly inflight = new Set<Call>();
   private closing = false;
 
@@ -54,6 +59,7 @@ export class Engine {
     this.limits = options.limits;
     this.policy = options.policy ?? allowAll;
     this.audit = options.audit ?? noAudit;
+    this.admission = options.admission ?? new Admission(NO_ADMISSION_LIMITS);
   }
 
   /** Tools visible to `caller` for this list/search request, best match first in search mode. */
@@ -76,13 +82,21 @@ export class Engine {
    */
   start(req: ToolCallRequest, caller: Caller, options: StartOptions = {}): Call {
     let tool: RegisteredTool | undefined;
+    let release: (() => void) | undefined;
     try {
       if (this.closing) {
         throw new GatewayError('unavailable', 'the gateway is shutting down; retry against another instance or later', {
           retryable: true,
         });
       }
+      release = this.admission.admit(caller);
       tool = this.resolve(req.tool_name, caller);
+      const tooBig = checkShape(req.arguments, this.admission.limits);
+      if (tooBig) {
+        throw new GatewayError('invalid_arguments', `invalid arguments for tool "${tool.definition.name}": ${tooBig.path}: ${tooBig.message}`, {
+          detail: { problems: [tooBig] },
+        });
+      }
       const checked = tool.validate(req.arguments);
       if (!checked.ok) {
         const list = formatProblems(checked.problems);
@@ -107,15 +121,17 @@ export class Engine {
       );
       this.inflight.add(call);
       call.inputBytes = options.inputBytes ?? 0;
+      this.releases.set(call, release);
       return call;
     } catch (err) {
+      release?.();
       if (err instanceof GatewayError) {
         (options.logger ?? this.logger).info(
           { tool: req.tool_name.slice(0, 200), kind: tool?.definition.kind ?? null, outcome: err.code, req_id: req.id },
           `call refused: ${err.code}`,
         );
         this.record(req, caller, {
-          kind: tool?.definition.kind ?? null,
+          kind: (tool ?? this.registry.get(req.tool_name))?.definition.kind ?? null,
           success: false,
           error_code: err.code,
           duration_ms: 0,
@@ -152,6 +168,7 @@ export class Engine {
 
   private settled(call: Call): void {
     this.inflight.delete(call);
+    this.releases.get(call)?.();
     const r = call.response!.data;
     call.logger.info(
       {

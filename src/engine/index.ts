@@ -2,6 +2,7 @@ export * from './errors.js';
 export * from './plugin.js';
 export * from './policy.js';
 export * from './audit.js';
+export * from './admission.js';
 export * from './arguments.js';
 export * from './registry.js';
 export * from './call.js';

@@ -6,6 +6,8 @@ export interface Caller {
   sessionId: string;
   /** Name of the authenticated principal (e.g. the token's name), or null. */
   principal: string | null;
+  /** Capabilities the caller's session negotiated; undefined when no session is used. */
+  capabilities?: ReadonlySet<string>;
 }
 
 export type PolicyDecision = { allow: true } | { allow: false; reason: string };

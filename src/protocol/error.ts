@@ -13,6 +13,7 @@ export const ERROR_CODES = [
   'invalid_arguments',
   'payload_too_large',
   'unauthorized',
+  'forbidden',
   'rate_limited',
   'not_found',
   'method_not_allowed',

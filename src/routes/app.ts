@@ -1,12 +1,16 @@
 /** Assembles the HTTP app: routes, error mapping, the OpenAPI document. */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { ANONYMOUS, GatewayError, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { GatewayError, SessionManager, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { resolveCaller } from '../security/access.js';
+import { signedCallAccess } from './call-access.js';
 import { registerCallRoutes } from './calls.js';
 import type { AgentStatus } from '../protocol/index.js';
 import { registerAgentRoutes } from './agents.js';
 import { registerDocsRoutes } from './docs.js';
 import { asGatewayError, errorResponse } from './errors.js';
+import { guard, type GuardOptions } from './guard.js';
+import { registerHandshakeRoute } from './handshake.js';
 import { registerToolRoutes } from './tools.js';
 import { registerMetricsRoute } from './metrics.js';
 import { finishDocument } from './openapi-document.js';
@@ -20,7 +24,7 @@ export interface AppOptions {
   heartbeatS: number;
   /** Gateway version, shown in the OpenAPI document. */
   version: string;
-  caller?: (c: Context) => Caller;
+  caller?: (c: Context, sessionId: string) => Caller;
   /** Call resources (POST /tool/calls): where they are kept, the EventSource `retry:` hint, retention for messages. */
   calls: { store: CallStore; retryMs: number; retainS: number };
   /** `server.base_path` ("" or e.g. "/a2e"): every route is served under it. */
@@ -31,6 +35,14 @@ export interface AppOptions {
   agents?: () => AgentStatus[];
   /** Served at GET /metrics; also counts open SSE streams. */
   metrics?: GatewayMetrics;
+  /** Host/Origin checks, authentication, sessions; without it the app is open (for embedding and docs). */
+  security?: AppSecurity;
+}
+
+export interface AppSecurity extends GuardOptions {
+  sessions: SessionManager;
+  sessionsRequired: boolean;
+  maxJsonDepth: number;
 }
 
 export function createApp(options: AppOptions): OpenAPIHono {
@@ -45,6 +57,15 @@ export function createApp(options: AppOptions): OpenAPIHono {
     if (gatewayError.code === 'internal') requestLogger(c, logger).error({ err, path: c.req.path }, 'unhandled error');
     return errorResponse(c, gatewayError);
   });
+
+  const security = options.security;
+  const sessions = security?.sessions ?? new SessionManager({ ttlS: 3600, maxParallel: 0 });
+  if (security) app.use('*', guard({ ...security, basePath }));
+  const caller =
+    options.caller ??
+    (security
+      ? (c: Context, sessionId: string) => resolveCaller(security, c.get('principal')?.name ?? null, sessionId)
+      : (_c: Context, sessionId: string) => resolveCaller({ sessions, sessionsRequired: false }, null, sessionId));
 
   app.notFound((c) => {
     const routes = app.routes.filter((r) => r.method !== 'ALL' && routePattern(r.path).test(c.req.path));
@@ -69,7 +90,14 @@ export function createApp(options: AppOptions): OpenAPIHono {
     logger,
     bodyLimitBytes: options.bodyLimitBytes,
     heartbeatS: options.heartbeatS,
-    caller: options.caller ?? (() => ANONYMOUS),
+    maxJsonDepth: security?.maxJsonDepth,
+    caller,
+  });
+  registerHandshakeRoute(app, {
+    sessions,
+    authenticate: security?.authenticate,
+    bodyLimitBytes: options.bodyLimitBytes,
+    maxJsonDepth: security?.maxJsonDepth,
   });
 
   registerCallRoutes(app, {
@@ -81,7 +109,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
     retryMs: options.calls.retryMs,
     retainS: options.calls.retainS,
     urls: { basePath, trustProxy: options.trustProxy ?? false },
-    caller: options.caller ?? (() => ANONYMOUS),
+    caller,
+    access: security?.authenticate ? signedCallAccess() : undefined,
   });
 
   registerAgentRoutes(app, { agents: options.agents ?? (() => []) });
@@ -112,6 +141,7 @@ export function openApiDocument(app: OpenAPIHono, version: string, basePath = ''
     tags: [
       { name: 'tools', description: 'The A2E tools capability' },
       { name: 'agents', description: 'Remote A2A agents whose skills are tools' },
+      { name: 'sessions', description: 'Handshake and sessions' },
       { name: 'meta', description: 'Health, metrics and documentation' },
     ],
   });

@@ -43,10 +43,45 @@ async function readBytes(c: Context, limit: number): Promise<Uint8Array> {
 type Parser = (input: unknown) => z.ZodSafeParseResult<unknown>;
 const parsers = new WeakMap<z.ZodType, Parser>();
 
-export async function readJson<S extends z.ZodType>(c: Context, schema: S, limit: number): Promise<ParsedBody<z.output<S>>> {
+/** Deepest nesting accepted when the caller does not say (limits.max_json_depth's default). */
+export const DEFAULT_MAX_JSON_DEPTH = 64;
+
+/**
+ * Whether the JSON text nests arrays/objects deeper than `max`. A byte scan
+ * before parsing: hostile nesting is refused before anything recursive
+ * (validation, JSON.stringify) could overflow the stack on it.
+ */
+export function nestsDeeperThan(bytes: Uint8Array, max: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i];
+    if (inString) {
+      if (b === 0x5c) i++; // backslash: skip the escaped byte
+      else if (b === 0x22) inString = false;
+    } else if (b === 0x22) inString = true;
+    else if (b === 0x5b || b === 0x7b) {
+      if (++depth > max) return true;
+    } else if (b === 0x5d || b === 0x7d) depth--;
+  }
+  return false;
+}
+
+export async function readJson<S extends z.ZodType>(
+  c: Context,
+  schema: S,
+  limit: number,
+  options: { maxDepth?: number } = {},
+): Promise<ParsedBody<z.output<S>>> {
   const bytes = await readBytes(c, limit);
   if (bytes.byteLength === 0) {
     throw new GatewayError('invalid_request', 'request body is empty; send a JSON object (Content-Type: application/json)');
+  }
+  const maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
+  if (nestsDeeperThan(bytes, maxDepth)) {
+    throw new GatewayError('invalid_request', `request body nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`, {
+      detail: { max_depth: maxDepth },
+    });
   }
   let text: string;
   try {

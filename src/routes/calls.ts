@@ -31,6 +31,8 @@ export interface CallAccess {
   eventsQuery(call: Call): Record<string, string>;
   /** Throw a GatewayError (e.g. `unauthorized`) when this request may not read the call's events. */
   checkEvents(c: Context, call: Call): void;
+  /** Whether this request may read or cancel the call; a call it may not is answered like one that does not exist. */
+  ownedBy?(c: Context, call: Call): boolean;
 }
 
 export const openCallAccess: CallAccess = { eventsQuery: () => ({}), checkEvents: () => {} };
@@ -46,7 +48,8 @@ export interface CallRoutesDeps {
   /** How long finished calls are kept (for error messages), seconds. */
   retainS: number;
   urls: PublicUrlOptions;
-  caller: (c: Context) => Caller;
+  /** Who is calling, from the request and the session_id it sent. */
+  caller: (c: Context, sessionId: string) => Caller;
   access?: CallAccess;
 }
 
@@ -59,10 +62,11 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
     const query = new URLSearchParams(access.eventsQuery(call)).toString();
     return `${resultUrl(c, call)}/events${query ? `?${query}` : ''}`;
   };
-  const find = (c: Context): Call => {
+  // The event stream checks access itself (checkEvents: owner or per-call token); the other routes need the owner.
+  const find = (c: Context, checkOwner = true): Call => {
     const id = c.req.param('id') ?? '';
     const call = store.get(id);
-    if (!call) {
+    if (!call || (checkOwner && access.ownedBy?.(c, call) === false)) {
       throw new GatewayError(
         'not_found',
         `no call "${id}": it was never started here, or it finished more than ${deps.retainS} s ago (calls.retain_s) ` +
@@ -88,7 +92,7 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
   app.post(startCallRoute.path, async (c) => {
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes);
     // Events are what a call resource is watched for: always record them.
-    const call = engine.start({ ...req, streaming: true }, deps.caller(c), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
+    const call = engine.start({ ...req, streaming: true }, deps.caller(c, req.session_id), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     store.put(call);
     const body: CallAccepted = {
       call_id: call.id,
@@ -111,7 +115,7 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
 
   app.openAPIRegistry.registerPath(callEventsRoute);
   app.get('/tool/calls/:id/events', (c) => {
-    const call = find(c);
+    const call = find(c, false);
     access.checkEvents(c, call);
     const after = lastSeenSeq(c);
     if (after >= call.eventCount) {

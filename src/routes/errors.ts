@@ -8,6 +8,7 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   invalid_request: 400,
   unauthorized: 401,
   tool_denied: 403,
+  forbidden: 403,
   unknown_tool: 404,
   not_found: 404,
   method_not_allowed: 405,
@@ -44,6 +45,7 @@ export function asGatewayError(err: unknown): GatewayError {
 
 export function errorResponse(c: Context, err: GatewayError, reqId = ''): Response {
   const headers: Record<string, string> = {};
+  if (err.code === 'unauthorized') headers['WWW-Authenticate'] = 'Bearer realm="a2e-gateway"';
   if (err.code === 'method_not_allowed' && typeof err.detail?.allow === 'string') headers.Allow = err.detail.allow;
   if (err.code === 'unavailable' || err.code === 'rate_limited') {
     const after = err.detail?.retry_after_s;

@@ -17,8 +17,10 @@ export interface ToolRoutesDeps {
   logger: Logger;
   bodyLimitBytes: number;
   heartbeatS: number;
-  /** Who is calling (sessions and auth fill this in); anonymous by default. */
-  caller: (c: Context) => Caller;
+  /** Who is calling, from the request and the session_id it sent (sessions and auth fill this in). */
+  caller: (c: Context, sessionId: string) => Caller;
+  /** limits.max_json_depth */
+  maxJsonDepth?: number;
 }
 
 export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void {
@@ -26,21 +28,21 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
 
   app.openAPIRegistry.registerPath(listRoute);
   app.post(listRoute.path, async (c) => {
-    const { value: req } = await readJson(c, ToolListRequest, bodyLimitBytes);
+    const { value: req } = await readJson(c, ToolListRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
     return c.json({
       type: 'tool/list/resp',
       id: newId(),
       version: PROTOCOL_VERSION,
       ts: nowTs(),
       req_id: req.id,
-      tools: engine.list(req, deps.caller(c)),
+      tools: engine.list(req, deps.caller(c, req.session_id)),
     });
   });
 
   app.openAPIRegistry.registerPath(callRoute);
   app.post(callRoute.path, async (c) => {
-    const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes);
-    const call = engine.start(req, deps.caller(c), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
+    const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
+    const call = engine.start(req, deps.caller(c, req.session_id), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     if (req.streaming && acceptsEventStream(c.req.header('accept'))) {
       return streamCall(c, call, { heartbeatS: deps.heartbeatS, logger: call.logger, stopOnDisconnect: true });
     }

@@ -1,0 +1,122 @@
+/**
+ * The gate in front of every route: Host check on loopback binds (DNS
+ * rebinding), Origin check and CORS, bearer-token authentication. Runs
+ * before the routes, and sets its headers before `next()` so every answer
+ * carries them, SSE streams included (they copy the prepared headers).
+ */
+import type { Context, MiddlewareHandler } from 'hono';
+import { GatewayError, type Logger } from '../engine/index.js';
+import { bearerToken, type Authenticate, type Principal } from '../security/auth.js';
+import { hostHeaderName, isLoopbackHostHeader } from '../security/loopback.js';
+import { errorResponse } from './errors.js';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** The authenticated token, or null (no auth configured, or a public route). */
+    principal: Principal | null;
+  }
+}
+
+export interface GuardOptions {
+  /** Whether the server listens on loopback only (then Host must name loopback). */
+  loopbackBind: () => boolean;
+  /** Origins allowed to call from a browser, e.g. "https://app.example.com". */
+  corsOrigins: readonly string[];
+  /** Extra names accepted in Host on a loopback bind (server.allowed_hosts). */
+  allowedHosts?: readonly string[];
+  /** Present when auth is configured. */
+  authenticate?: Authenticate;
+  /** `server.base_path`: route paths below are matched without it. */
+  basePath?: string;
+  /** Refusals are logged (info) with the path and reason, never with a token. */
+  logger?: Logger;
+}
+
+/** Routes anyone who reaches the gateway may read: health and documentation. */
+const isPublic = (method: string, path: string) =>
+  (method === 'GET' || method === 'HEAD') &&
+  (path === '/healthz' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/'));
+
+/**
+ * Routes that may come without a bearer header because they check a token of
+ * their own: the handshake (`auth_token` in the body) and a call's event
+ * stream (EventSource cannot send headers; `events_url` carries a per-call token).
+ */
+const checksItsOwnToken = (method: string, path: string) =>
+  (method === 'POST' && path === '/handshake') || (method === 'GET' && /^\/tool\/calls\/[^/]+\/events$/.test(path));
+
+const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
+const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id';
+const EXPOSE_HEADERS = 'Retry-After, WWW-Authenticate, Allow';
+
+const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/+$/, '');
+
+export function guard(options: GuardOptions): MiddlewareHandler {
+  const allowedOrigins = new Set(options.corsOrigins.map(normalizeOrigin));
+  const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
+  const hostAllowed = (host: string) => isLoopbackHostHeader(host) || allowedHosts.has(hostHeaderName(host) ?? '');
+  const refuse = (c: Context, err: GatewayError) => {
+    options.logger?.info({ method: c.req.method, path: c.req.path, code: err.code }, `request refused: ${err.message}`);
+    return errorResponse(c, err);
+  };
+  return async (c, next) => {
+    const host = c.req.header('host');
+    if (host !== undefined && options.loopbackBind() && !hostAllowed(host)) {
+      return refuse(
+        c,
+        new GatewayError(
+          'forbidden',
+          'the Host header does not name this machine (the gateway listens on loopback); use http://127.0.0.1 or ' +
+            'http://localhost, or list the name in server.allowed_hosts (e.g. behind a reverse proxy)',
+        ),
+      );
+    }
+
+    const origin = c.req.header('origin');
+    if (origin !== undefined) {
+      const o = normalizeOrigin(origin);
+      const sameOrigin = host !== undefined && (o === `http://${host.toLowerCase()}` || o === `https://${host.toLowerCase()}`);
+      const listed = allowedOrigins.has(o);
+      if (!sameOrigin && !listed) {
+        return refuse(
+          c,
+          new GatewayError('forbidden', `browser origin ${JSON.stringify(origin)} is not allowed; add it to server.cors_origins to let that page call the gateway`),
+        );
+      }
+      if (listed) {
+        c.header('Access-Control-Allow-Origin', origin);
+        c.header('Access-Control-Expose-Headers', EXPOSE_HEADERS);
+        c.header('Vary', 'Origin');
+        if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
+          return c.body(null, 204, {
+            'Access-Control-Allow-Methods': ALLOW_METHODS,
+            'Access-Control-Allow-Headers': ALLOW_HEADERS,
+            'Access-Control-Max-Age': '600',
+          });
+        }
+      }
+    }
+
+    c.set('principal', null);
+    const authenticate = options.authenticate;
+    const base = options.basePath ?? '';
+    const path = base && c.req.path.startsWith(base) ? c.req.path.slice(base.length) || '/' : c.req.path;
+    if (authenticate && !isPublic(c.req.method, path)) {
+      const token = bearerToken(c.req.header('authorization'));
+      const principal = authenticate(token);
+      if (!principal && !(token === null && checksItsOwnToken(c.req.method, path))) {
+        return refuse(
+          c,
+          new GatewayError(
+            'unauthorized',
+            token === null
+              ? 'this gateway requires a token; send Authorization: Bearer <token>'
+              : 'the bearer token is not valid; check the token you send in Authorization: Bearer <token>',
+          ),
+        );
+      }
+      c.set('principal', principal);
+    }
+    await next();
+  };
+}

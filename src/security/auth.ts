@@ -1,0 +1,58 @@
+/**
+ * Bearer-token authentication: token → principal, or null. Tokens are kept
+ * only as SHA-256 digests and compared in constant time, so neither the
+ * config nor the timing of a refusal gives a token away. Transport-agnostic:
+ * the REST routes and the A2E transport both call `authenticate`.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { AuthConfig, TokenConfig } from './config.js';
+
+export interface Principal {
+  /** The token's name (what audit records and logs show). */
+  readonly name: string;
+  readonly allow: readonly string[] | undefined;
+  readonly deny: readonly string[];
+}
+
+export type Authenticate = (token: string | null | undefined) => Principal | null;
+
+const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
+
+/** The digest a token's config stands for; throws naming the token when its variable is unset. */
+function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
+  if (t.token_sha256) return Buffer.from(t.token_sha256, 'hex');
+  const value = env[t.token_env!];
+  if (!value) {
+    throw new Error(`auth.tokens "${t.name}": environment variable ${t.token_env} is not set or empty; set it to the token`);
+  }
+  return sha256(value);
+}
+
+/**
+ * Build the authenticator of an `auth` section. Every configured digest is
+ * compared (no early exit), so the time taken does not reveal which token
+ * was closest or where it sits in the list.
+ */
+export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv): Authenticate {
+  const entries = auth.tokens.map((t) => ({
+    digest: digestOf(t, env),
+    principal: Object.freeze({ name: t.name, allow: t.allow, deny: t.deny }) as Principal,
+  }));
+  return (token) => {
+    if (!token) return null;
+    const digest = sha256(token);
+    let found: Principal | null = null;
+    for (const e of entries) if (timingSafeEqual(digest, e.digest) && !found) found = e.principal;
+    return found;
+  };
+}
+
+/** The token of an `Authorization: Bearer …` header, or null. */
+export function bearerToken(header: string | undefined): string | null {
+  if (!header) return null;
+  const m = /^Bearer[ ]+([^\s]+)[ ]*$/i.exec(header);
+  return m ? m[1]! : null;
+}
+
+/** The challenge sent with every 401. */
+export const WWW_AUTHENTICATE = 'Bearer realm="a2e-gateway"';
