@@ -53,8 +53,12 @@ describe('bearer authentication', () => {
     }
   });
 
-  it('leaves health and docs open', async () => {
+  it('leaves health and docs open, and keeps metrics and agents behind the token', async () => {
     for (const path of ['/healthz', '/openapi.json', '/docs']) expect((await fetch(`${gw.url}${path}`)).status).toBe(200);
+    for (const path of ['/metrics', '/agents']) {
+      expect((await fetch(`${gw.url}${path}`)).status, path).toBe(401);
+      expect((await fetch(`${gw.url}${path}`, { headers: { Authorization: `Bearer ${ADMIN}` } })).status, path).toBe(200);
+    }
   });
 
   it('never writes a token into the log, even at debug level', async () => {
