@@ -12,6 +12,7 @@ import {
   type HandshakeRequest,
   type HandshakeResponse,
 } from '../protocol/index.js';
+import { GatewayError } from './errors.js';
 
 export interface Session {
   readonly id: string;
@@ -50,6 +51,8 @@ export interface SessionManagerOptions {
   ttlS: number;
   /** Concurrent calls per session (0 = no limit); announced in the handshake. */
   maxParallel: number;
+  /** Live sessions at most (0 or unset = no limit): a handshake beyond it is refused, so a flood cannot exhaust memory. */
+  maxSessions?: number;
   store?: SessionStore;
 }
 
@@ -69,6 +72,16 @@ export class SessionManager {
    * outside the A2E set are never echoed back.
    */
   handshake(req: HandshakeRequest, principal: string | null): HandshakeResponse {
+    const max = this.options.maxSessions ?? 0;
+    if (max > 0 && this.count() >= max) {
+      this.sweep();
+      if (this.count() >= max) {
+        throw new GatewayError('unavailable', `the gateway has its maximum of ${max} open sessions (sessions.max_sessions); retry later`, {
+          retryable: true,
+          detail: { retry_after_s: 1 },
+        });
+      }
+    }
     const asked = new Set(req.agent_caps.filter((c) => (A2E_CAPABILITIES as readonly string[]).includes(c)));
     const accepted = [...asked].map((capability) => ({
       capability,
@@ -125,6 +138,12 @@ export class SessionManager {
     }
     s.lastSeen = now;
     return s;
+  }
+
+  private count(): number {
+    let n = 0;
+    for (const _ of this.store.values()) n++;
+    return n;
   }
 
   close(id: string): void {

@@ -63,6 +63,8 @@ export const SessionsConfig = z.strictObject({
   ttl_s: z.number().positive().default(3600),
   /** Concurrent calls per session (0 = no limit). */
   max_parallel: z.int().min(0).default(16),
+  /** Live sessions at most (0 = no limit); handshakes beyond it get 503 with Retry-After. */
+  max_sessions: z.int().min(0).default(10_000),
 });
 export type SessionsConfig = z.output<typeof SessionsConfig>;
 

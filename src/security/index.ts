@@ -30,7 +30,11 @@ export interface Security {
 
 export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger): Security {
   const authenticate = config.auth ? createAuthenticator(config.auth, env) : undefined;
-  const sessions = new SessionManager({ ttlS: config.sessions.ttl_s, maxParallel: config.sessions.max_parallel });
+  const sessions = new SessionManager({
+    ttlS: config.sessions.ttl_s,
+    maxParallel: config.sessions.max_parallel,
+    maxSessions: config.sessions.max_sessions,
+  });
   const sweep = setInterval(() => sessions.sweep(), Math.min(60, config.sessions.ttl_s) * 1000);
   sweep.unref();
   const { limits } = config;

@@ -163,4 +163,19 @@ describe('sessions without auth', () => {
       await gw.close();
     }
   });
+
+  it('caps live sessions (sessions.max_sessions) with 503 and Retry-After, freeing room as they expire', async () => {
+    const gw = await startSecureGateway({ config: { sessions: { max_sessions: 3, ttl_s: 1 } } });
+    try {
+      for (let i = 0; i < 3; i++) expect((await handshake(gw.url, { agent_caps: ['tools'] }, {})).json.ok).toBe(true);
+      const over = await handshake(gw.url, { agent_caps: ['tools'] }, {});
+      expect(over.status).toBe(503);
+      expect(over.json.code).toBe('unavailable');
+      expect(over.headers.get('retry-after')).toBe('1');
+      expect(over.json.message).toMatch(/sessions\.max_sessions/);
+      await expect.poll(async () => (await handshake(gw.url, { agent_caps: ['tools'] }, {})).status, { timeout: 15_000, interval: 300 }).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  });
 });
