@@ -21,6 +21,8 @@ import { createLogger } from './logger.js';
 import { combineAudit, GatewayMetrics } from './observability/metrics.js';
 import { loadConfiguredPlugins } from './plugins/load.js';
 import { createApp, openApiDocument } from './routes/index.js';
+import { mountA2eTransport } from './routes/a2e-transport.js';
+import type { A2eHttpTransport } from './transport/a2e-http/index.js';
 import { nativePlugins } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
@@ -44,6 +46,8 @@ export interface Gateway {
   readonly registry: ToolRegistry;
   readonly logger: Logger;
   readonly metrics: GatewayMetrics;
+  /** A2E's own HTTP message transport (undefined when `transport.enabled` is false). */
+  readonly transport: A2eHttpTransport | undefined;
   /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address (`url` includes `server.base_path`). */
   listen(port?: number, host?: string): Promise<{ url: string; host: string; port: number }>;
   /** Stop accepting, let running calls finish within the grace period, stop the rest, stop plugins. */
@@ -111,6 +115,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   });
   const a2a = plugins.find((p): p is A2APlugin => p instanceof A2APlugin);
   if (a2a) metrics.reportAgentStates(() => countAgentStates(a2a.status()));
+  const transport = mountA2eTransport(app, { engine, logger, config: config.transport, heartbeatS: config.server.heartbeat_s, bodyLimitBytes: config.server.body_limit_bytes });
 
   let server: Server | undefined;
   let closing: Promise<void> | undefined;
@@ -122,6 +127,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     registry,
     logger,
     metrics,
+    transport,
     listen(port = config.server.port, host = config.server.host) {
       server = createAdaptorServer({ fetch: app.fetch }) as Server;
       const s = server;
@@ -141,6 +147,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         const serverClosed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : Promise.resolve();
         s?.closeIdleConnections();
         await engine.shutdown(config.server.shutdown_grace_s * 1000);
+        await transport?.close(); // flush the calls' last answers to A2E transport streams, then end them
         // Streams end as their calls settle; give them a moment to flush, then drop what is left.
         await Promise.race([serverClosed, new Promise((r) => setTimeout(r, 1000).unref())]);
         s?.closeAllConnections();
@@ -169,6 +176,7 @@ export function openApiFor(config: GatewayConfig): ReturnType<typeof openApiDocu
   });
   const metrics = new GatewayMetrics({ inFlight: () => 0, processMetrics: false });
   const app = createApp({ engine, logger, metrics, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config) });
+  void mountA2eTransport(app, { engine, logger, config: config.transport, heartbeatS: 1, bodyLimitBytes: 1 })?.close();
   return openApiDocument(app, VERSION, config.server.base_path);
 }
 

@@ -10,6 +10,7 @@ import { CallsConfig } from './calls.js';
 import { PluginsConfig } from '../plugins/config.js';
 
 export { CallsConfig };
+import { TransportConfig } from '../transport/a2e-http/config.js';
 
 const MiB = 1024 * 1024;
 
@@ -50,6 +51,7 @@ export const GatewayConfig = z.strictObject({
   policy: PolicyConfig.default(() => PolicyConfig.parse({})),
   auth: AuthConfig.optional(),
   plugins: PluginsConfig.default(() => []),
+  transport: TransportConfig.default(() => TransportConfig.parse({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;
