@@ -54,9 +54,22 @@ export class TransportSession {
     return !this.stream && now - this.lastActivity > idleMs;
   }
 
+  /** Messages received and not yet handled. */
+  inboxSize = 0;
+
   /** Run message handlers one at a time, in arrival order. */
   enqueue(task: () => Promise<void> | void): void {
-    this.inbox = this.inbox.then(task, task);
+    this.inboxSize++;
+    const run = async () => {
+      try {
+        await task();
+      } catch {
+        // Handlers answer their own errors on the stream; one failing must not stop the next.
+      } finally {
+        this.inboxSize--;
+      }
+    };
+    this.inbox = this.inbox.then(run, run);
   }
 
   /**

@@ -99,10 +99,12 @@ export class A2eHttpTransport {
   /** POST /send: accept one message for the session; its answer travels on the stream. */
   send(sessionId: string | undefined, body: Uint8Array): void {
     const s = this.session(sessionId);
-    if (s.outbox.size >= this.options.config.max_queued) {
+    // Every accepted message has at least one answer to come: count those not handled yet too.
+    const waiting = s.outbox.size + s.inboxSize;
+    if (waiting >= this.options.config.max_queued) {
       throw new TransportRefusal(
         'queue_full',
-        `${s.outbox.size} messages are waiting for GET /stream (transport.max_queued); read the stream, then send again`,
+        `${waiting} messages are waiting for GET /stream (transport.max_queued); read the stream, then send again`,
       );
     }
     s.touch();
