@@ -15,8 +15,22 @@ import { deferred, definePlugin, echoTool } from './helpers/plugins.js';
 import { startGateway, type TestGateway } from './helpers/server.js';
 
 let aborted = deferred<string>();
+const burstDone = deferred();
 const tools = definePlugin('transport-config-test', [
   echoTool,
+  [
+    {
+      name: 'burst',
+      description: 'Emits n events at once',
+      input_parameters: [{ name: 'n', type: 'integer', description: 'events', required: true }],
+    },
+    (args, ctx: ToolContext) => {
+      for (let i = 0; i < Number(args.n); i++) ctx.emit('status', { message: `event ${i}` });
+      burstDone.resolve();
+      // Finish only after the forwarder had a chance to fill the queue: the events stay inside the call.
+      return new Promise((resolve) => setImmediate(() => resolve({ n: args.n })));
+    },
+  ],
   [
     { name: 'hang', description: 'Waits until stopped' },
     (_args, ctx: ToolContext) =>
@@ -79,6 +93,36 @@ describe('A2E transport configuration', () => {
     expect((await client.send({ type: 'ping', id: 'm4' })).status).toBe(202);
     await client.waitFor((m) => m.req_id === 'm4');
     expect(client.received.map((m) => m.req_id)).toEqual(['m1', 'm2', 'm3', 'm4']);
+  });
+
+  it('a flood of events waits inside the call while no stream reads; all arrive in order once one attaches', async () => {
+    const gw = await gateway({ max_queued: 4 });
+    const client = await A2eTestClient.open(`${gw.url}/a2e/v1`);
+    await client.send({ type: 'tool/call/req', id: 'flood', tool_name: 'burst', arguments: { n: 200 }, streaming: true });
+    await burstDone.promise; // the tool has emitted all 200 events…
+    await new Promise<void>((resolve) => {
+      const settled = () => (gw.gateway.engine.running === 0 ? setImmediate(resolve) : setImmediate(settled));
+      settled();
+    });
+    // …and finished, but only half of max_queued is queued for the stream: the rest waits inside the call.
+    expect(gw.gateway.transport!.session(client.sessionId).outbox.size).toBe(2);
+    // The queue has room left for replies to requests.
+    expect((await client.send({ type: 'ping', id: 'still-room' })).status).toBe(202);
+    await client.openStream();
+    cleanup.push(() => client.dropStream());
+    const resp = await client.waitFor((m) => m.req_id === 'flood' && m.type === 'tool/call/resp');
+    const events = client.received.filter((m) => m.req_id === 'flood' && m.type === 'tool/event');
+    expect(events.map((e) => e.seq)).toEqual(Array.from({ length: 200 }, (_, i) => i));
+    expect(client.received.indexOf(resp)).toBeGreaterThan(client.received.indexOf(events.at(-1)!));
+    await client.waitFor((m) => m.req_id === 'still-room');
+  });
+
+  it('a body over server.body_limit_bytes → 413 {"detail": …}', async () => {
+    const gw = await gateway({}, { body_limit_bytes: 64 });
+    const client = await A2eTestClient.open(`${gw.url}/a2e/v1`);
+    const res = await client.send({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'x'.repeat(100) } });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { detail: string }).detail).toContain('server.body_limit_bytes');
   });
 
   it('serves under another path, and not at all when disabled', async () => {
