@@ -69,7 +69,7 @@ describe('A2E transport configuration', () => {
     expect(gw.gateway.transport!.size).toBe(0);
   });
 
-  it('a session with a stream attached does not expire', async () => {
+  it('a session with a stream attached does not expire, nor does its handshake', async () => {
     const gw = await gateway({ session_idle_s: 0.2 });
     const { client } = await A2eTestClient.connect(`${gw.url}/a2e/v1`);
     cleanup.push(() => client.dropStream());
@@ -77,6 +77,9 @@ describe('A2E transport configuration', () => {
     // Waiting is the point here: the assertion is that time passing does not close the session.
     await new Promise((r) => setTimeout(r, 800));
     expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
+    // Its handshake is still good too.
+    const call = await client.request({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'still here' } });
+    expect(call.response.data).toMatchObject({ success: true, data: { text: 'still here' } });
   });
 
   it('max_queued bounds the messages waiting for a stream: POST /send → 429 beyond it, nothing lost', async () => {

@@ -37,6 +37,7 @@ const STATUS: Record<RefusalKind, ContentfulStatusCode> = {
   unknown_session: 404,
   queue_full: 429,
   too_many_sessions: 503,
+  shutting_down: 503,
 };
 
 /** Mount the transport's routes on `app`; undefined when `transport.enabled` is false. */
@@ -47,7 +48,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
 
   const refused = (c: Context, err: unknown) => {
     if (err instanceof TransportRefusal) {
-      const retry = err.kind === 'queue_full' ? { 'Retry-After': '1' } : err.kind === 'too_many_sessions' ? { 'Retry-After': '5' } : undefined;
+      const retry = err.kind === 'queue_full' ? { 'Retry-After': '1' } : STATUS[err.kind] === 503 ? { 'Retry-After': '5' } : undefined;
       return c.json({ detail: err.message }, STATUS[err.kind], retry);
     }
     if (err instanceof GatewayError && err.code === 'payload_too_large') return c.json({ detail: err.message }, 413);

@@ -11,7 +11,7 @@ import { dispatch, type DispatchDeps } from './dispatch.js';
 import { TransportSession, type FrameSink } from './session.js';
 
 /** Why the transport refused a request; the adapter turns it into an HTTP status. */
-export type RefusalKind = 'missing_session' | 'unknown_session' | 'too_many_sessions' | 'queue_full';
+export type RefusalKind = 'missing_session' | 'unknown_session' | 'too_many_sessions' | 'queue_full' | 'shutting_down';
 
 export class TransportRefusal extends Error {
   constructor(
@@ -67,7 +67,7 @@ export class A2eHttpTransport {
 
   /** POST /session */
   createSession(): string {
-    if (this.closed) throw new TransportRefusal('too_many_sessions', 'the gateway is shutting down; retry against another instance or later');
+    if (this.closed) throw new TransportRefusal('shutting_down', 'the gateway is shutting down; retry against another instance or later');
     if (this.sessions.size >= this.options.config.max_sessions) {
       this.sweep();
       if (this.sessions.size >= this.options.config.max_sessions) {
@@ -116,10 +116,14 @@ export class A2eHttpTransport {
     this.session(sessionId).attach(sink, lastEventId);
   }
 
-  /** Close idle sessions (with their queued messages and calls). */
+  /** Close idle sessions (with their queued messages and calls); keep the handshakes of live ones. */
   sweep(): void {
     const now = Date.now();
-    for (const s of this.sessions.values()) if (s.idle(now, this.idleMs)) void this.closeSession(s, 'disconnect');
+    for (const s of this.sessions.values()) {
+      if (s.idle(now, this.idleMs)) void this.closeSession(s, 'disconnect');
+      // A quiet session with its stream attached is alive: its handshake must not expire under it.
+      else if (s.attached && s.handshakeId) this.deps.sessions.get(s.handshakeId);
+    }
     this.deps.sessions.sweep();
   }
 
