@@ -146,6 +146,18 @@ describe('A2E transport: sessions and streams', () => {
     ]);
   });
 
+  it('a second stream replaces the first, which ends; messages go to the new one', async () => {
+    const { client } = await connect();
+    const first = client.streamEnded();
+    const second = A2eTestClient.forSession(base, client.sessionId);
+    clients.push(second);
+    await second.openStream();
+    await first; // the gateway ended the first stream
+    await second.send({ type: 'ping', id: 'to-second' });
+    expect((await second.waitFor((m) => m.req_id === 'to-second')).type).toBe('pong');
+    expect(client.received.some((m) => m.req_id === 'to-second')).toBe(false);
+  });
+
   it('ping → pong with req_id and uptime_seconds', async () => {
     const { client } = await connect();
     const { response } = await client.request({ type: 'ping' });

@@ -54,6 +54,11 @@ export class A2eTestClient {
     return new A2eTestClient(base, session_id);
   }
 
+  /** Another client of an existing session (e.g. a second reader of its stream). */
+  static forSession(base: string, sessionId: string): A2eTestClient {
+    return new A2eTestClient(base, sessionId);
+  }
+
   /** Open a session, then open the stream and send the handshake concurrently. */
   static async connect(base: string, handshake: Record<string, unknown> = {}): Promise<{ client: A2eTestClient; handshake: Exchange }> {
     const client = await A2eTestClient.open(base);

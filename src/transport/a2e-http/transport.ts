@@ -79,6 +79,7 @@ export class A2eHttpTransport {
     }
     const id = randomBytes(16).toString('hex');
     this.sessions.set(id, new TransportSession(id, this.options.config.resume_frames));
+    this.options.logger.debug({ session: id, open_sessions: this.sessions.size }, 'A2E transport session opened');
     return id;
   }
 
@@ -130,6 +131,7 @@ export class A2eHttpTransport {
   private async closeSession(s: TransportSession, reason: StopReason): Promise<void> {
     await s.close(reason);
     if (this.sessions.get(s.id) === s) this.sessions.delete(s.id);
+    this.options.logger.debug({ session: s.id, reason }, 'A2E transport session closed');
     if (s.handshakeId) this.deps.sessions.close(s.handshakeId);
   }
 
