@@ -66,13 +66,15 @@ export class SessionManager {
   /**
    * Answer a handshake for an already-authenticated `principal`. Accepts only
    * capabilities that were asked for and that the gateway serves; names
-   * outside the A2E set, or ones it does not serve, are never echoed back.
+   * outside the A2E set are never echoed back.
    */
   handshake(req: HandshakeRequest, principal: string | null): HandshakeResponse {
-    const asked = new Set(
-      req.agent_caps.filter((c) => (A2E_CAPABILITIES as readonly string[]).includes(c) && SERVED_CAPABILITIES.has(c)),
-    );
-    const accepted = [...asked].map((capability) => ({ capability, enabled: true, metadata: {} }));
+    const asked = new Set(req.agent_caps.filter((c) => (A2E_CAPABILITIES as readonly string[]).includes(c)));
+    const accepted = [...asked].map((capability) => ({
+      capability,
+      enabled: SERVED_CAPABILITIES.has(capability),
+      metadata: {},
+    }));
     const session: Session = {
       id: randomBytes(16).toString('hex'),
       agentId: req.agent_id,

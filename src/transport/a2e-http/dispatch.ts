@@ -135,7 +135,8 @@ async function handshake(deps: DispatchDeps, session: TransportSession, req: Han
   if (!outcome.ok) return reply(session, deps.sessions.refuse(req, outcome.reason));
   const resp = deps.sessions.handshake(req, outcome.principal);
   session.handshakeId = resp.session_id;
-  reply(session, resp);
+  // Only what was asked for and is served; SessionManager also lists unserved A2E names as enabled: false.
+  reply(session, { ...resp, accepted_caps: resp.accepted_caps.filter((c) => c.enabled) });
 }
 
 /**
