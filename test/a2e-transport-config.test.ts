@@ -6,8 +6,9 @@
 import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createAdaptorServer } from '@hono/node-server';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp, createLogger, Engine, parseConfig, ToolRegistry, type AuditRecord, type ToolContext } from '../src/index.js';
+import { createLogger, Engine, parseConfig, ToolRegistry, type AuditRecord, type ToolContext } from '../src/index.js';
 import { mountA2eTransport } from '../src/routes/a2e-transport.js';
 import { TransportConfig } from '../src/transport/a2e-http/index.js';
 import { A2eTestClient } from './helpers/a2e-client.js';
@@ -128,10 +129,16 @@ describe('A2E transport configuration', () => {
     expect(((await res.json()) as { detail: string }).detail).toContain('server.body_limit_bytes');
   });
 
-  it('serves under another path, and not at all when disabled', async () => {
+  it('serves under another path, under server.base_path, and not at all when disabled', async () => {
     const moved = await gateway({ path: '/agents/a2e' });
     expect(await (await fetch(`${moved.url}/agents/a2e/health`)).json()).toEqual({ status: 'ok' });
     expect((await fetch(`${moved.url}/a2e/v1/health`)).status).toBe(404);
+    const based = await gateway({}, { base_path: '/gw' }); // the test URL includes the base path
+    expect(new URL(based.url).pathname).toBe('/gw');
+    const client = await A2eTestClient.open(`${based.url}/a2e/v1`);
+    await client.openStream();
+    cleanup.push(() => client.dropStream());
+    expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
     const off = await gateway({ enabled: false });
     expect((await fetch(`${off.url}/a2e/v1/session`, { method: 'POST' })).status).toBe(404);
     expect(off.gateway.transport).toBeUndefined();
@@ -186,7 +193,7 @@ describe('A2E transport: pluggable handshake auth', () => {
       limits: { maxTimeoutS: 30, maxOutputBytes: 1 << 20, maxEvents: 100, maxBufferedEvents: 1000 },
     });
     engine.registry.rebuild();
-    const app = createApp({ engine, logger, version: 'test', bodyLimitBytes: 1 << 20, heartbeatS: 1 });
+    const app = new OpenAPIHono(); // the transport alone, on a bare app
     const seen: (string | null)[] = [];
     const transport = mountA2eTransport(app, {
       engine,
