@@ -42,10 +42,30 @@ export const OutgoingMessage = z
   });
 
 const sessionHeader = z.object({
-  'x-session-id': z.string().meta({ description: 'The session_id from POST /session' }),
+  'x-session-id': z.string().meta({ description: 'The session_id from POST /session', example: '9f86d081884c7d659a2feaa0c55ad015' }),
 });
 
-const detail = (description: string) => ({ description, content: { 'application/json': { schema: Detail } } });
+/** Transport refusals are `{"detail": …}`, as the reference A2E transport answers them (not A2E Error messages). */
+const detail = (description: string, example: string) => ({
+  description,
+  content: { 'application/json': { schema: Detail, example: { detail: example } } },
+});
+
+const examples = {
+  handshake: { type: 'handshake/req', id: 'c0ffee00c0ffee00c0ffee00c0ffee00', agent_id: 'my-agent', agent_caps: ['tools'], auth_token: '' },
+  event: {
+    type: 'tool/event',
+    id: '3b8f8a5e2c1d4f6a9b0c7d1e2f3a4b5c',
+    version: '1.0',
+    ts: 1716123457.15,
+    kind: 'progress',
+    req_id: 'g7h8i9',
+    data: { pct: 50, message: 'Reading...' },
+    seq: 0,
+  },
+  missing: 'missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id',
+  unknown: 'unknown or expired session; POST /session to open a new one',
+};
 
 export function transportRoutes(base: string) {
   return {
@@ -56,8 +76,14 @@ export function transportRoutes(base: string) {
       tags: ['a2e-transport'],
       summary: 'Open an A2E transport session',
       responses: {
-        200: { description: 'The new session', content: { 'application/json': { schema: SessionCreated } } },
-        503: detail('Too many open sessions (`transport.max_sessions`) or shutting down'),
+        200: {
+          description: 'The new session',
+          content: { 'application/json': { schema: SessionCreated, example: { session_id: '9f86d081884c7d659a2feaa0c55ad015' } } },
+        },
+        503: detail(
+          'Too many open sessions (`transport.max_sessions`) or shutting down',
+          'too many open sessions (transport.max_sessions = 1000); close unused ones with a shutdown message, or retry later',
+        ),
       },
     }),
     send: createRoute({
@@ -73,15 +99,21 @@ export function transportRoutes(base: string) {
         headers: sessionHeader,
         body: {
           required: true,
-          content: { 'text/plain': { schema: IncomingMessage }, 'application/json': { schema: IncomingMessage } },
+          content: {
+            'text/plain': { schema: IncomingMessage, example: examples.handshake },
+            'application/json': { schema: IncomingMessage, example: examples.handshake },
+          },
         },
       },
       responses: {
-        202: { description: 'Accepted', content: { 'application/json': { schema: Accepted } } },
-        400: detail('Missing X-Session-Id'),
-        404: detail('Unknown or expired session'),
-        413: detail('Body over `server.body_limit_bytes`'),
-        429: detail('Too many messages waiting for the stream (`transport.max_queued`)'),
+        202: { description: 'Accepted', content: { 'application/json': { schema: Accepted, example: { ok: true } } } },
+        400: detail('Missing X-Session-Id', examples.missing),
+        404: detail('Unknown or expired session', examples.unknown),
+        413: detail('Body over `server.body_limit_bytes`', 'request body is larger than 1048576 bytes (server.body_limit_bytes); send less data'),
+        429: detail(
+          'Too many messages waiting for the stream (`transport.max_queued`)',
+          '1000 messages are waiting for GET /stream (transport.max_queued); read the stream, then send again',
+        ),
       },
     }),
     stream: createRoute({
@@ -95,9 +127,9 @@ export function transportRoutes(base: string) {
         'With `Last-Event-ID`, frames written after that id are sent again.',
       request: { headers: sessionHeader },
       responses: {
-        200: { description: 'The event stream', content: { 'text/event-stream': { schema: OutgoingMessage } } },
-        400: detail('Missing X-Session-Id'),
-        404: detail('Unknown or expired session'),
+        200: { description: 'The event stream', content: { 'text/event-stream': { schema: OutgoingMessage, example: examples.event } } },
+        400: detail('Missing X-Session-Id', examples.missing),
+        404: detail('Unknown or expired session', examples.unknown),
       },
     }),
     health: createRoute({
@@ -109,7 +141,9 @@ export function transportRoutes(base: string) {
       responses: {
         200: {
           description: 'Up',
-          content: { 'application/json': { schema: z.object({ status: z.literal('ok') }).meta({ id: 'A2ETransportHealth' }) } },
+          content: {
+            'application/json': { schema: z.object({ status: z.literal('ok') }).meta({ id: 'A2ETransportHealth' }), example: { status: 'ok' } },
+          },
         },
       },
     }),
