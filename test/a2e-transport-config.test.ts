@@ -10,7 +10,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, Engine, parseConfig, ToolRegistry, type AuditRecord, type ToolContext } from '../src/index.js';
 import { mountA2eTransport } from '../src/routes/a2e-transport.js';
-import { TransportConfig } from '../src/transport/a2e-http/index.js';
+import { bearerTokenAuth, TransportConfig } from '../src/transport/a2e-http/index.js';
 import { A2eTestClient } from './helpers/a2e-client.js';
 import { deferred, definePlugin, echoTool } from './helpers/plugins.js';
 import { startGateway, type TestGateway } from './helpers/server.js';
@@ -202,10 +202,11 @@ describe('A2E transport: pluggable handshake auth', () => {
       heartbeatS: 1,
       bodyLimitBytes: 1 << 20,
       authRequired: true,
-      authenticate: async (token) => {
+      // A bearer-token authenticator (token → principal or null), as the gateway's auth module provides.
+      authenticate: bearerTokenAuth((token) => {
         seen.push(token);
-        return token === 's3cret' ? { ok: true, principal: 'ci-bot' } : { ok: false, reason: token ? 'the token is not valid' : 'a token is required' };
-      },
+        return token === 's3cret' ? { name: 'ci-bot' } : null;
+      }),
     })!;
     const server = createAdaptorServer({ fetch: app.fetch }) as Server;
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -218,17 +219,19 @@ describe('A2E transport: pluggable handshake auth', () => {
 
     const { client, handshake } = await A2eTestClient.connect(base, { auth_token: 'wrong' });
     cleanup.push(() => client.dropStream());
-    expect(handshake.response).toMatchObject({ type: 'handshake/resp', ok: false, reason: 'the token is not valid', session_id: '', accepted_caps: [] });
+    expect(handshake.response).toMatchObject({ type: 'handshake/resp', ok: false, reason: 'the token is not valid; check auth_token', session_id: '', accepted_caps: [] });
     const denied = await client.request({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'x' } });
     expect(denied.response).toMatchObject({ type: 'error', code: 'unauthorized', capability_name: 'tools' });
     const list = await client.request({ type: 'tool/list/req' });
     expect(list.response).toMatchObject({ type: 'error', code: 'unauthorized' });
 
+    const missing = await client.request({ type: 'handshake/req', agent_caps: ['tools'] });
+    expect(missing.response).toMatchObject({ ok: false, reason: 'this gateway requires a token; send it as auth_token in handshake/req' });
     const ok = await client.request({ type: 'handshake/req', agent_caps: ['tools'], auth_token: 's3cret' });
     expect(ok.response).toMatchObject({ ok: true, accepted_caps: [{ capability: 'tools', enabled: true }] });
     const call = await client.request({ type: 'tool/call/req', id: 'authed', tool_name: 'echo', arguments: { text: 'x' } });
     expect(call.response.data.success).toBe(true);
-    expect(seen).toEqual(['wrong', 's3cret']);
+    expect(seen).toEqual(['wrong', null, 's3cret']);
     // The engine saw the principal and the handshake's session: audit records both.
     expect(audit.find((r) => r.req_id === 'authed')).toMatchObject({ principal: 'ci-bot', session_id: ok.response.session_id, success: true });
     // Calls refused for want of a handshake never reached the engine.
