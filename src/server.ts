@@ -22,6 +22,9 @@ import { combineAudit, GatewayMetrics } from './observability/metrics.js';
 import { loadConfiguredPlugins } from './plugins/load.js';
 import { createApp, openApiDocument } from './routes/index.js';
 import { buildSecurity, checkBind, isLoopbackAddress, type Security } from './security/index.js';
+import { mountA2eTransport } from './routes/a2e-transport.js';
+import { bearerTokenAuth } from './transport/a2e-http/auth.js';
+import type { A2eHttpTransport } from './transport/a2e-http/index.js';
 import { nativePlugins } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
@@ -51,6 +54,8 @@ export interface Gateway {
   readonly metrics: GatewayMetrics;
   /** Authenticator, sessions, policy and limits (for other doors, e.g. the A2E transport). */
   readonly security: Security;
+  /** A2E's own HTTP message transport (undefined when `transport.enabled` is false). */
+  readonly transport: A2eHttpTransport | undefined;
   /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address (`url` includes `server.base_path`). */
   listen(port?: number, host?: string): Promise<{ url: string; host: string; port: number }>;
   /** Stop accepting, let running calls finish within the grace period, stop the rest, stop plugins. */
@@ -126,10 +131,22 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       sessions: security.sessions,
       sessionsRequired: security.sessionsRequired,
       maxJsonDepth: config.limits.max_json_depth,
+      selfAuthenticatedPrefix: config.transport.enabled ? config.transport.path : undefined,
     },
   });
   const a2a = plugins.find((p): p is A2APlugin => p instanceof A2APlugin);
   if (a2a) metrics.reportAgentStates(() => countAgentStates(a2a.status()));
+  const transport = mountA2eTransport(app, {
+    engine,
+    logger,
+    config: config.transport,
+    heartbeatS: config.server.heartbeat_s,
+    bodyLimitBytes: config.server.body_limit_bytes,
+    // The transport's agents send their token in handshake/req (auth_token), checked like a bearer token.
+    sessions: security.sessions,
+    authenticate: security.authenticate && bearerTokenAuth(security.authenticate),
+    authRequired: security.sessionsRequired,
+  });
 
   // Until listen() says otherwise; decides whether Host headers must name loopback.
   let loopbackBind = true;
@@ -144,6 +161,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     metrics,
     security,
+    transport,
     listen(port = config.server.port, host = config.server.host) {
       const requestTimeout = config.server.request_timeout_s * 1000;
       server = createAdaptorServer({
@@ -180,6 +198,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         const serverClosed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : Promise.resolve();
         s?.closeIdleConnections();
         await engine.shutdown(config.server.shutdown_grace_s * 1000);
+        await transport?.close(); // flush the calls' last answers to A2E transport streams, then end them
         // Streams end as their calls settle; give them a moment to flush, then drop what is left.
         await Promise.race([serverClosed, new Promise((r) => setTimeout(r, 1000).unref())]);
         s?.closeAllConnections();
@@ -209,6 +228,7 @@ export function openApiFor(config: GatewayConfig): ReturnType<typeof openApiDocu
   });
   const metrics = new GatewayMetrics({ inFlight: () => 0, processMetrics: false });
   const app = createApp({ engine, logger, metrics, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config) });
+  void mountA2eTransport(app, { engine, logger, config: config.transport, heartbeatS: 1, bodyLimitBytes: 1 })?.close();
   return openApiDocument(app, VERSION, config.server.base_path);
 }
 

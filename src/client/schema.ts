@@ -213,6 +213,80 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/a2e/v1/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Open an A2E transport session */
+        post: operations["a2eOpenSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2e/v1/send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send one A2E message; the answer arrives on the stream
+         * @description The body is one JSON message (`Content-Type: text/plain` or `application/json`). It is accepted at once; its answer, or an `error` with `req_id` = the message id, is sent on GET /stream.
+         */
+        post: operations["a2eSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2e/v1/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The session's outgoing messages, as Server-Sent Events
+         * @description Messages queue until a stream attaches and while it reconnects. A new stream replaces the previous one. With `Last-Event-ID`, frames written after that id are sent again.
+         */
+        get: operations["a2eStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/a2e/v1/health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Transport liveness */
+        get: operations["a2eHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1021,6 +1095,269 @@ export interface components {
             /** @description Calls currently running */
             running_calls: number;
             uptime_s: number;
+        };
+        A2ETransportSession: {
+            /**
+             * @description Send as X-Session-Id on /send and /stream
+             * @example 9f86d081884c7d659a2feaa0c55ad015
+             */
+            session_id: string;
+        };
+        A2ETransportDetail: {
+            /** @description What was wrong and how to fix it */
+            detail: string;
+        };
+        A2ETransportAccepted: {
+            /** @enum {boolean} */
+            ok: true;
+        };
+        /** @description One A2E message from the agent */
+        A2EIncomingMessage: components["schemas"]["HandshakeRequest"] | components["schemas"]["Ping"] | components["schemas"]["Shutdown"] | components["schemas"]["ToolListRequest"] | components["schemas"]["ToolCallRequest"];
+        /** @description Liveness check; answered by a pong */
+        Ping: {
+            /**
+             * @description Message type identifier
+             * @default ping
+             * @example ping
+             * @enum {string}
+             */
+            type?: "ping";
+            /** @description Message UUID; generated when omitted */
+            id?: string;
+            /**
+             * @description Protocol version
+             * @default 1.0
+             */
+            version?: string;
+            /** @description Unix epoch timestamp (seconds, float); filled when omitted */
+            ts?: number;
+        };
+        /** @description Close the session: running calls get `timeout` seconds, then are stopped */
+        Shutdown: {
+            /**
+             * @description Message type identifier
+             * @default shutdown
+             * @example shutdown
+             * @enum {string}
+             */
+            type?: "shutdown";
+            /** @description Message UUID; generated when omitted */
+            id?: string;
+            /**
+             * @description Protocol version
+             * @default 1.0
+             */
+            version?: string;
+            /** @description Unix epoch timestamp (seconds, float); filled when omitted */
+            ts?: number;
+            /**
+             * @description Seconds running calls may take to finish before they are stopped
+             * @default 10
+             */
+            timeout?: number;
+        };
+        /** @description The `data:` of one SSE frame (`id: <n>` numbers the frames of the session). Answers carry `req_id` = the request id; a call's tool/event frames (seq from 0) all come before its tool/call/resp. Comment lines are heartbeats. */
+        A2EOutgoingMessage: components["schemas"]["HandshakeResponse"] | components["schemas"]["Pong"] | components["schemas"]["ToolListResponse"] | {
+            /**
+             * @description Message type identifier
+             * @default tool/event
+             * @example tool/event
+             * @enum {string}
+             */
+            type?: "tool/event";
+            /** @description Message UUID; generated when omitted */
+            id?: string;
+            /**
+             * @description Protocol version
+             * @default 1.0
+             */
+            version?: string;
+            /** @description Unix epoch timestamp (seconds, float); filled when omitted */
+            ts?: number;
+            /**
+             * @description Event kind
+             * @enum {string}
+             */
+            kind: "progress";
+            /**
+             * @description Correlates to the ToolCallRequest id
+             * @default
+             */
+            req_id?: string;
+            data: components["schemas"]["ProgressEventData"];
+            /**
+             * @description Per-call sequence number, counting from 0
+             * @default 0
+             */
+            seq?: number;
+        } | {
+            /**
+             * @description Message type identifier
+             * @default tool/event
+             * @example tool/event
+             * @enum {string}
+             */
+            type?: "tool/event";
+            /** @description Message UUID; generated when omitted */
+            id?: string;
+            /**
+             * @description Protocol version
+             * @default 1.0
+             */
+            version?: string;
+            /** @description Unix epoch timestamp (seconds, float); filled when omitted */
+            ts?: number;
+            /**
+             * @description Event kind
+             * @enum {string}
+             */
+            kind: "status";
+            /**
+             * @description Correlates to the ToolCallRequest id
+             * @default
+             */
+            req_id?: string;
+            data: components["schemas"]["StatusEventData"];
+            /**
+             * @description Per-call sequence number, counting from 0
+             * @default 0
+             */
+            seq?: number;
+        } | {
+            /**
+             * @description Message type identifier
+             * @default tool/event
+             * @example tool/event
+             * @enum {string}
+             */
+            type?: "tool/event";
+            /** @description Message UUID; generated when omitted */
+            id?: string;
+            /**
+             * @description Protocol version
+             * @default 1.0
+             */
+            version?: string;
+            /** @description Unix epoch timestamp (seconds, float); filled when omitted */
+            ts?: number;
+            /**
+             * @description Event kind
+             * @enum {string}
+             */
+            kind: "artifact";
+            /**
+             * @description Correlates to the ToolCallRequest id
+             * @default
+             */
+            req_id?: string;
+            data: components["schemas"]["ArtifactEventData"];
+            /**
+             * @description Per-call sequence number, counting from 0
+             * @default 0
+             */
+            seq?: number;
+        } | {
+            /**
+             * @description Message type identifier
+             * @default tool/event
+             * @example tool/event
+             * @enum {string}
+             */
+            type?: "tool/event";
+            /** @description Message UUID; generated when omitted */
+            id?: string;
+            /**
+             * @description Protocol version
+             * @default 1.0
+             */
+            version?: string;
+            /** @description Unix epoch timestamp (seconds, float); filled when omitted */
+            ts?: number;
+            /**
+             * @description Event kind
+             * @enum {string}
+             */
+            kind: "log";
+            /**
+             * @description Correlates to the ToolCallRequest id
+             * @default
+             */
+            req_id?: string;
+            data: components["schemas"]["LogEventData"];
+            /**
+             * @description Per-call sequence number, counting from 0
+             * @default 0
+             */
+            seq?: number;
+        } | components["schemas"]["ToolCallResponse"] | components["schemas"]["A2ETransportError"];
+        /** @description The answer to a ping */
+        Pong: {
+            /**
+             * @description Message type identifier
+             * @default pong
+             * @example pong
+             * @enum {string}
+             */
+            type?: "pong";
+            /** @description Message UUID; generated when omitted */
+            id?: string;
+            /**
+             * @description Protocol version
+             * @default 1.0
+             */
+            version?: string;
+            /** @description Unix epoch timestamp (seconds, float); filled when omitted */
+            ts?: number;
+            /** @default  */
+            req_id?: string;
+            /** @description Seconds since the gateway started */
+            uptime_seconds: number;
+        };
+        /** @description An A2E error message as sent on the transport stream */
+        A2ETransportError: {
+            /**
+             * @description Message type identifier
+             * @default error
+             * @example error
+             * @enum {string}
+             */
+            type?: "error";
+            /** @description Message UUID; generated when omitted */
+            id?: string;
+            /**
+             * @description Protocol version
+             * @default 1.0
+             */
+            version?: string;
+            /** @description Unix epoch timestamp (seconds, float); filled when omitted */
+            ts?: number;
+            /**
+             * @description Id of the request that failed, when known
+             * @default
+             */
+            req_id?: string;
+            /**
+             * @description Machine-readable error code
+             * @example invalid_arguments
+             */
+            code: string;
+            /** @description What was wrong and how to fix it */
+            message: string;
+            /** @description Structured detail ({} when there is none) */
+            detail: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description Whether retrying the same request may succeed
+             * @default false
+             */
+            retryable?: boolean;
+            /** @description "tools" for tool messages, "" otherwise */
+            capability_name: string;
+        };
+        A2ETransportHealth: {
+            /** @enum {string} */
+            status: "ok";
         };
     };
     responses: never;
@@ -2558,6 +2895,418 @@ export interface operations {
                 content: {
                     /** @example <!doctype html><html lang="en">…</html> */
                     "text/html": string;
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429) */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    a2eOpenSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new session */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "session_id": "9f86d081884c7d659a2feaa0c55ad015"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportSession"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Too many open sessions (`transport.max_sessions`) or shutting down */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "too many open sessions (transport.max_sessions = 1000); close unused ones with a shutdown message, or retry later"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
+            /** @description A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429) */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    a2eSend: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The session_id from POST /session */
+                "x-session-id": string;
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "handshake/req",
+                 *       "id": "c0ffee00c0ffee00c0ffee00c0ffee00",
+                 *       "agent_id": "my-agent",
+                 *       "agent_caps": [
+                 *         "tools"
+                 *       ],
+                 *       "auth_token": ""
+                 *     }
+                 */
+                "text/plain": components["schemas"]["A2EIncomingMessage"];
+                /**
+                 * @example {
+                 *       "type": "handshake/req",
+                 *       "id": "c0ffee00c0ffee00c0ffee00c0ffee00",
+                 *       "agent_id": "my-agent",
+                 *       "agent_caps": [
+                 *         "tools"
+                 *       ],
+                 *       "auth_token": ""
+                 *     }
+                 */
+                "application/json": components["schemas"]["A2EIncomingMessage"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "ok": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportAccepted"];
+                };
+            };
+            /** @description Missing X-Session-Id */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
+            /** @description Unknown or expired session */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "unknown or expired session; POST /session to open a new one"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
+            /** @description Body over `server.body_limit_bytes` */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "request body is larger than 1048576 bytes (server.body_limit_bytes); send less data"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
+            /** @description Too many messages waiting for the stream (`transport.max_queued`) */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "1000 messages are waiting for GET /stream (transport.max_queued); read the stream, then send again"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    a2eStream: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The session_id from POST /session */
+                "x-session-id": string;
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "tool/event",
+                     *       "id": "3b8f8a5e2c1d4f6a9b0c7d1e2f3a4b5c",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.15,
+                     *       "kind": "progress",
+                     *       "req_id": "g7h8i9",
+                     *       "data": {
+                     *         "pct": 50,
+                     *         "message": "Reading..."
+                     *       },
+                     *       "seq": 0
+                     *     }
+                     */
+                    "text/event-stream": components["schemas"]["A2EOutgoingMessage"];
+                };
+            };
+            /** @description Missing X-Session-Id */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
+            /** @description Unknown or expired session */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "unknown or expired session; POST /session to open a new one"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    a2eHealth: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Up */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportHealth"];
                 };
             };
             /** @description Unexpected gateway error (`internal`) */

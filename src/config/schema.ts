@@ -10,6 +10,8 @@ import { CallsConfig } from './calls.js';
 import { PluginsConfig } from '../plugins/config.js';
 import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, serverSecurityFields } from '../security/config.js';
 
+import { TransportConfig } from '../transport/a2e-http/config.js';
+
 export { CallsConfig };
 
 const MiB = 1024 * 1024;
@@ -50,6 +52,7 @@ export const GatewayConfig = z.strictObject({
   sessions: SessionsConfig.default(() => SessionsConfig.parse({})),
   limits: LimitsConfig.default(() => LimitsConfig.parse({})),
   audit: AuditConfig.default(() => AuditConfig.parse({})),
+  transport: TransportConfig.default(() => TransportConfig.parse({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -4,3 +4,4 @@ export * from './error.js';
 export * from './issues.js';
 export * from './handshake.js';
 export * from './agents.js';
+export * from './lifecycle.js';

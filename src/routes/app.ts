@@ -142,6 +142,7 @@ export function openApiDocument(app: OpenAPIHono, version: string, basePath = ''
       { name: 'tools', description: 'The A2E tools capability' },
       { name: 'agents', description: 'Remote A2A agents whose skills are tools' },
       { name: 'sessions', description: 'Handshake and sessions' },
+      { name: 'a2e-transport', description: "A2E's own HTTP message transport, as the reference A2E SDK's HTTPTransport speaks it" },
       { name: 'meta', description: 'Health, metrics and documentation' },
     ],
   });

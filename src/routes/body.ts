@@ -15,7 +15,7 @@ export interface ParsedBody<T> {
 }
 
 /** Read the body, enforcing `limit` bytes whether or not Content-Length is sent. */
-async function readBytes(c: Context, limit: number): Promise<Uint8Array> {
+export async function readBytes(c: Context, limit: number): Promise<Uint8Array> {
   const tooLarge = () =>
     new GatewayError('payload_too_large', `request body is larger than ${limit} bytes (server.body_limit_bytes); send less data`, {
       detail: { limit_bytes: limit },

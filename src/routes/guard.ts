@@ -28,6 +28,11 @@ export interface GuardOptions {
   authenticate?: Authenticate;
   /** `server.base_path`: route paths below are matched without it. */
   basePath?: string;
+  /**
+   * Routes under this prefix authenticate on their own, without a bearer
+   * header: the A2E transport (auth_token in handshake/req, then its session).
+   */
+  selfAuthenticatedPrefix?: string;
   /** Refusals are logged (info) with the path and reason, never with a token. */
   logger?: Logger;
 }
@@ -44,6 +49,8 @@ const isPublic = (method: string, path: string) =>
  */
 const checksItsOwnToken = (method: string, path: string) =>
   (method === 'POST' && path === '/handshake') || (method === 'GET' && /^\/tool\/calls\/[^/]+\/events$/.test(path));
+
+const isUnder = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix.replace(/\/+$/, '')}/`);
 
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id, X-Request-Id';
@@ -104,7 +111,10 @@ export function guard(options: GuardOptions): MiddlewareHandler {
     if (authenticate && !isPublic(c.req.method, path)) {
       const token = bearerToken(c.req.header('authorization'));
       const principal = authenticate(token);
-      if (!principal && !(token === null && checksItsOwnToken(c.req.method, path))) {
+      const ownToken =
+        checksItsOwnToken(c.req.method, path) ||
+        (options.selfAuthenticatedPrefix !== undefined && isUnder(path, options.selfAuthenticatedPrefix));
+      if (!principal && !(token === null && ownToken)) {
         return refuse(
           c,
           new GatewayError(

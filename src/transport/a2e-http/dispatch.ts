@@ -1,0 +1,230 @@
+/**
+ * Incoming A2E messages → the engine → outgoing messages on the session's
+ * stream. The same validation, policy, timeouts and audit as the REST
+ * routes, because both end in `Engine.list` / `Engine.start`.
+ */
+import type { z } from 'zod';
+import { GatewayError, type Call, type Caller, type Engine, type Logger, type SessionManager, type StopReason } from '../../engine/index.js';
+import {
+  HandshakeRequest,
+  PROTOCOL_VERSION,
+  Ping,
+  Shutdown,
+  ToolCallRequest,
+  ToolListRequest,
+  formatProblems,
+  newId,
+  nowTs,
+  toProblems,
+} from '../../protocol/index.js';
+import { asGatewayError, errorMessage } from '../../routes/errors.js';
+import type { HandshakeAuth } from './auth.js';
+import type { TransportSession } from './session.js';
+
+export interface DispatchDeps {
+  engine: Engine;
+  sessions: SessionManager;
+  authenticate: HandshakeAuth;
+  /** Auth is configured: tool messages need a successful handshake first. */
+  authRequired: boolean;
+  logger: Logger;
+  /** Epoch ms the gateway started (for pong.uptime_seconds). */
+  startedAt: number;
+  /** A call's events wait inside the call while this many frames are queued. */
+  eventRoom: number;
+  /** Close a session (stop its calls, end its stream, forget it). */
+  closeSession(session: TransportSession, reason: StopReason): Promise<void>;
+}
+
+const MESSAGE_TYPES = ['handshake/req', 'ping', 'shutdown', 'tool/list/req', 'tool/call/req'];
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+
+/** Handle one message body received on POST /send. Replies go to the session's outbox. */
+export async function dispatch(deps: DispatchDeps, session: TransportSession, body: Uint8Array): Promise<void> {
+  let reqId = '';
+  let capability = '';
+  try {
+    const json = decode(body);
+    reqId = typeof json.id === 'string' ? json.id : '';
+    const type = json.type;
+    if (typeof type === 'string' && type.startsWith('tool/')) capability = 'tools';
+    switch (type) {
+      case 'handshake/req':
+        return await handshake(deps, session, parse(HandshakeRequest, json));
+      case 'ping': {
+        const ping = parse(Ping, json);
+        return reply(session, {
+          type: 'pong',
+          ...envelope(),
+          req_id: ping.id,
+          uptime_seconds: (Date.now() - deps.startedAt) / 1000,
+        });
+      }
+      case 'shutdown':
+        return void drainThenClose(deps, session, parse(Shutdown, json).timeout);
+      case 'tool/list/req': {
+        const req = parse(ToolListRequest, json);
+        const caller = gate(deps, session, req.session_id);
+        return reply(session, { type: 'tool/list/resp', ...envelope(), req_id: req.id, tools: deps.engine.list(req, caller) });
+      }
+      case 'tool/call/req':
+        return startCall(deps, session, parse(ToolCallRequest, json), body.byteLength);
+      default:
+        throw new GatewayError(
+          'invalid_request',
+          typeof type === 'string'
+            ? `unknown message type "${type}"; this gateway handles ${MESSAGE_TYPES.join(', ')}`
+            : `the message has no "type"; send one of ${MESSAGE_TYPES.join(', ')}`,
+        );
+    }
+  } catch (err) {
+    const e = asGatewayError(err);
+    if (e.code === 'internal') deps.logger.error({ err, session: session.id }, 'A2E transport message failed');
+    reply(session, { ...errorMessage(e, reqId), detail: e.detail ?? {}, capability_name: capability });
+  }
+}
+
+function envelope(): { id: string; version: string; ts: number } {
+  return { id: newId(), version: PROTOCOL_VERSION, ts: nowTs() };
+}
+
+function reply(session: TransportSession, message: object): void {
+  session.outbox.push(JSON.stringify(message));
+}
+
+function decode(body: Uint8Array): Record<string, unknown> {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    throw new GatewayError('invalid_request', 'the message is not valid UTF-8; encode the JSON as UTF-8');
+  }
+  if (!text.trim()) throw new GatewayError('invalid_request', 'the message is empty; send one JSON message per POST /send');
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (err) {
+    throw new GatewayError('invalid_request', `the message is not valid JSON: ${(err as Error).message}`);
+  }
+  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
+    throw new GatewayError('invalid_request', 'the message must be a JSON object with a "type"');
+  }
+  return json as Record<string, unknown>;
+}
+
+function parse<S extends z.ZodType>(schema: S, json: unknown): z.output<S> {
+  const r = schema.safeParse(json, { reportInput: true });
+  if (!r.success) {
+    const problems = toProblems(r.error.issues);
+    throw new GatewayError('invalid_request', `invalid message: ${formatProblems(problems)}`, { detail: { problems } });
+  }
+  return r.data;
+}
+
+async function handshake(deps: DispatchDeps, session: TransportSession, req: HandshakeRequest): Promise<void> {
+  // A new handshake replaces the previous one, whatever its outcome.
+  if (session.handshakeId) deps.sessions.close(session.handshakeId);
+  session.handshakeId = undefined;
+  let outcome;
+  try {
+    outcome = await deps.authenticate(req.auth_token || null);
+  } catch (err) {
+    deps.logger.error({ err }, 'handshake authentication failed');
+    outcome = { ok: false as const, reason: 'the gateway could not check the token (it was logged); retry later' };
+  }
+  if (!outcome.ok) return reply(session, deps.sessions.refuse(req, outcome.reason));
+  const resp = deps.sessions.handshake(req, outcome.principal);
+  session.handshakeId = resp.session_id;
+  // Only what was asked for and is served; SessionManager also lists unserved A2E names as enabled: false.
+  reply(session, { ...resp, accepted_caps: resp.accepted_caps.filter((c) => c.enabled) });
+}
+
+/**
+ * Who is calling, from the session's handshake. Without auth a session
+ * that never shook hands calls anonymously (as on the REST routes); a
+ * handshake that did not negotiate "tools" gets tool_denied.
+ */
+function gate(deps: DispatchDeps, session: TransportSession, claimed: string): Caller {
+  const hs = session.handshakeId ? deps.sessions.get(session.handshakeId) : undefined;
+  if (!hs) {
+    if (session.handshakeId || deps.authRequired) {
+      throw new GatewayError(
+        'unauthorized',
+        session.handshakeId
+          ? 'the handshake of this session expired; send handshake/req again'
+          : 'this gateway requires a handshake first; send handshake/req with your auth_token and agent_caps ["tools"]',
+      );
+    }
+    return { sessionId: '', principal: null };
+  }
+  if (!hs.capabilities.has('tools')) {
+    throw new GatewayError(
+      'tool_denied',
+      'this session did not negotiate the "tools" capability; send handshake/req again with "tools" in agent_caps',
+    );
+  }
+  if (claimed && claimed !== hs.id) {
+    throw new GatewayError(
+      'invalid_request',
+      `session_id "${claimed}" is not this connection's session; send "${hs.id}" (from handshake/resp) or leave it empty`,
+    );
+  }
+  return { sessionId: hs.id, principal: hs.principal, capabilities: hs.capabilities };
+}
+
+function startCall(deps: DispatchDeps, session: TransportSession, req: ToolCallRequest, bytes: number): void {
+  if (session.state !== 'open') {
+    throw new GatewayError('unavailable', 'this session is shutting down (shutdown was sent); open a new session for new calls');
+  }
+  // max_parallel per session is enforced by the engine's admission, as for every door.
+  const caller = gate(deps, session, req.session_id);
+  const call = deps.engine.start(req, caller, { inputBytes: bytes });
+  session.calls.set(
+    call,
+    forward(session, call, deps.eventRoom).then(
+      () => void session.calls.delete(call),
+      (err) => {
+        session.calls.delete(call);
+        deps.logger.error({ err, call_id: call.id }, 'A2E transport could not forward a call');
+      },
+    ),
+  );
+}
+
+/**
+ * A call's events (seq from 0), then its response, into the outbox. While
+ * the stream lags, events wait inside the call (bounded by calls.max_events).
+ */
+async function forward(session: TransportSession, call: Call, room: number): Promise<void> {
+  if (call.request.streaming) {
+    const watcher = call.watch();
+    try {
+      for (let batch = await watcher.next(); batch; batch = await watcher.next()) {
+        const events = batch.gap ? [call.gapNotice(batch.gap), ...batch.events] : batch.events;
+        for (const ev of events) {
+          while (session.outbox.size >= room && (session.state === 'open' || session.state === 'draining')) {
+            await session.outbox.taken.wait();
+          }
+          session.outbox.push(JSON.stringify(ev));
+        }
+      }
+    } finally {
+      watcher.close();
+    }
+  }
+  session.outbox.push(JSON.stringify(await call.result));
+}
+
+/** `shutdown`: running calls get `timeoutS` to finish, then the session closes. */
+async function drainThenClose(deps: DispatchDeps, session: TransportSession, timeoutS: number): Promise<void> {
+  if (session.state !== 'open') return;
+  session.state = 'draining';
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    Promise.allSettled(session.calls.values()),
+    // Capped: a call cannot outlive server.max_timeout_s anyway, and huge delays overflow setTimeout.
+    new Promise((resolve) => (timer = setTimeout(resolve, Math.min(timeoutS, 3600) * 1000))),
+  ]);
+  clearTimeout(timer);
+  await deps.closeSession(session, 'cancel');
+}

@@ -1,0 +1,127 @@
+/**
+ * One A2E transport session: its outbox, the stream currently attached to
+ * it (at most one; a new one replaces the old), and the calls it started.
+ * Knows nothing of HTTP: a stream is any `FrameSink` (the SSE sink fits).
+ */
+import type { Call, StopReason } from '../../engine/index.js';
+import { Outbox, Signal } from './outbox.js';
+
+/** Where a session's frames go: the subset of `SseSink` the transport needs. */
+export interface FrameSink {
+  /** Write raw frames; false when the client is not keeping up (await `drain()`). */
+  write(frames: string): boolean;
+  drain(): Promise<void>;
+  end(): void;
+  readonly closed: boolean;
+  onDisconnect(fn: () => void): void;
+}
+
+export type SessionState = 'open' | 'draining' | 'closing' | 'closed';
+
+export class TransportSession {
+  readonly outbox: Outbox;
+  /** Id of the handshake session (SessionManager) once a handshake succeeded. */
+  handshakeId: string | undefined;
+  /** Epoch ms of the last message or stream detach; idle time counts from here. */
+  lastActivity = Date.now();
+  state: SessionState = 'open';
+  /** Running calls and the task that forwards each one's events and response. */
+  readonly calls = new Map<Call, Promise<void>>();
+
+  private stream: FrameSink | undefined;
+  private readonly wake = new Signal();
+  private inbox: Promise<void> = Promise.resolve();
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    readonly id: string,
+    resumeFrames: number,
+  ) {
+    this.outbox = new Outbox(resumeFrames, () => this.wake.notify());
+  }
+
+  get attached(): boolean {
+    return this.stream !== undefined;
+  }
+
+  /** Mark the session as used now. */
+  touch(): void {
+    this.lastActivity = Date.now();
+  }
+
+  /** Idle: no stream attached and nothing received for `idleMs`. */
+  idle(now: number, idleMs: number): boolean {
+    return !this.stream && now - this.lastActivity > idleMs;
+  }
+
+  /** Messages received and not yet handled. */
+  inboxSize = 0;
+
+  /** Run message handlers one at a time, in arrival order. */
+  enqueue(task: () => Promise<void> | void): void {
+    this.inboxSize++;
+    const run = async () => {
+      try {
+        await task();
+      } catch {
+        // Handlers answer their own errors on the stream; one failing must not stop the next.
+      } finally {
+        this.inboxSize--;
+      }
+    };
+    this.inbox = this.inbox.then(run, run);
+  }
+
+  /**
+   * Attach a stream. The previous one, if any, is ended. With `lastEventId`
+   * the frames written after it are sent again first.
+   */
+  attach(sink: FrameSink, lastEventId?: string): void {
+    const previous = this.stream;
+    this.stream = sink;
+    this.touch();
+    previous?.end();
+    this.outbox.resumeAfter(lastEventId);
+    sink.onDisconnect(() => {
+      if (this.stream !== sink) return;
+      this.stream = undefined;
+      this.touch();
+      this.wake.notify();
+    });
+    this.wake.notify();
+    void this.pump(sink);
+  }
+
+  /** Write queued frames to `sink` while it is the session's stream. */
+  private async pump(sink: FrameSink): Promise<void> {
+    while (this.stream === sink && !sink.closed) {
+      if (this.outbox.size > 0) {
+        if (!sink.write(this.outbox.take())) await sink.drain();
+        continue;
+      }
+      if (this.state === 'closed') break;
+      await this.wake.wait();
+    }
+    if (this.state === 'closed' && this.stream === sink) {
+      this.stream = undefined;
+      sink.end();
+    }
+  }
+
+  /**
+   * Stop the session's calls (their responses are still sent to an attached
+   * stream), then end the stream and drop whatever is left.
+   */
+  close(reason: StopReason): Promise<void> {
+    this.closing ??= (async () => {
+      this.state = 'closing';
+      this.outbox.taken.notify(); // forwarders waiting for room go on
+      for (const call of this.calls.keys()) call.stop(reason);
+      await Promise.allSettled(this.calls.values());
+      this.state = 'closed';
+      if (this.stream) this.wake.notify();
+      else this.outbox.clear();
+    })();
+    return this.closing;
+  }
+}
