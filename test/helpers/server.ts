@@ -29,7 +29,7 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...headers },
-    body: typeof body === 'string' ? body : JSON.stringify(body),
+    body: typeof body === 'string' || body instanceof Uint8Array ? (body as BodyInit) : JSON.stringify(body),
   });
   const text = await res.text();
   let json: unknown;

@@ -104,25 +104,8 @@ export function releaseHeld(): void {
   held = deferred();
 }
 
-export async function post(
-  url: string,
-  body: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Headers; json: any }> {
-  const res = await fetch(url, {
-    method: 'POST',
-    headers: { 'Content-Type': 'application/json', ...headers },
-    body: typeof body === 'string' || body instanceof Uint8Array ? (body as BodyInit) : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = text;
-  }
-  return { status: res.status, headers: res.headers, json };
-}
+/** POST a JSON body (or raw bytes) and read the answer: the shared helper. */
+export { postJson as post } from '../helpers/server.js';
 
 /** A request with headers fetch() will not let us set (Host), via node:http. */
 export function rawRequest(
