@@ -1,4 +1,5 @@
 /** `a2e-gateway list` and `a2e-gateway call` as real processes against a running gateway, with and without a terminal. */
+import { createHash } from 'node:crypto';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { execa } from 'execa';
@@ -103,10 +104,38 @@ describe('a2e-gateway list', () => {
 });
 
 describe('--token / A2E_TOKEN', () => {
+  it('works against a gateway with auth (and its required sessions); a wrong token is a one-line error, exit 2', async () => {
+    const sha256 = (t: string) => createHash('sha256').update(t).digest('hex');
+    const secured = await startGateway({
+      plugins: [plugin],
+      config: { auth: { tokens: [{ name: 'cli', token_sha256: sha256('cli-secret') }] } },
+    });
+    try {
+      const list = await run(['list', '--url', secured.url, '--json'], { A2E_TOKEN: 'cli-secret' });
+      expect(list.exitCode).toBe(0);
+      expect(JSON.parse(String(list.stdout)).map((t: { name: string }) => t.name)).toContain('echo');
+      const call = await run(['call', 'add', '--arg', 'a=2', '--arg', 'b=3', '--url', secured.url, '--token', 'cli-secret']);
+      expect(call.exitCode).toBe(0);
+      expect(String(call.stdout)).toContain('5');
+      const wrong = await run(['list', '--url', secured.url, '--token', 'nope']);
+      expect(wrong.exitCode).toBe(2);
+      expect(String(wrong.stderr).trim().split('\n')).toHaveLength(1);
+      expect(String(wrong.stderr)).toContain('token');
+    } finally {
+      await secured.close();
+    }
+  });
+
   it('is sent as a bearer token', async () => {
-    // A stand-in that records what the CLI sends (auth is built elsewhere): the header is what matters here.
+    // A stand-in that records the Authorization header the CLI sends with each command.
     const seen: (string | undefined)[] = [];
     const server = createHttpServer((req, res) => {
+      if (req.url === '/handshake') {
+        // An older gateway without sessions: the CLI goes on without one.
+        res.writeHead(404, { 'Content-Type': 'application/json' });
+        res.end(JSON.stringify({ type: 'error', code: 'not_found', message: 'no route POST /handshake' }));
+        return;
+      }
       seen.push(req.headers.authorization);
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ type: 'tool/list/resp', id: 'x', version: '1.0', ts: 1, req_id: '', tools: [] }));

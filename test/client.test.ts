@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -133,15 +134,41 @@ describe('ToolAPI against a running gateway', () => {
     await expect(dead.call('echo', { text: 'x' })).rejects.toMatchObject({ code: 'connection_failed' });
   });
 
-  it('handshake() reports a gateway without POST /handshake clearly', async () => {
-    const routes = Object.keys((await (await fetch(`${gw.url}/openapi.json`)).json()).paths);
-    if (routes.includes('/handshake')) {
-      const answer = await api.handshake({ agent_id: 'test-agent' });
-      expect(answer.type).toBe('handshake/resp');
-      if (answer.ok) expect(api.sessionId).toBe(answer.session_id);
-    } else {
-      await expect(api.handshake()).rejects.toMatchObject({ code: 'not_found', status: 404 });
-    }
+  it('handshake() opens a session that later calls carry', async () => {
+    const fresh = new ToolAPI(gw.url);
+    const answer = await fresh.handshake({ agent_id: 'test-agent' });
+    expect(answer).toMatchObject({ type: 'handshake/resp', ok: true, accepted_caps: [{ capability: 'tools', enabled: true }] });
+    expect(fresh.sessionId).toBe(answer.session_id);
+    expect((await fresh.call('echo', { text: 'in a session' })).data).toEqual({ text: 'in a session' });
+  });
+});
+
+describe('ToolAPI against a gateway with auth', () => {
+  const sha256 = (t: string) => createHash('sha256').update(t).digest('hex');
+  let secured: TestGateway;
+  beforeAll(async () => {
+    secured = await startGateway({
+      plugins: [plugin],
+      config: { auth: { tokens: [{ name: 'client-test', token_sha256: sha256('client-secret'), deny: ['fail'] }] } },
+    });
+  });
+  afterAll(() => secured.close());
+
+  it('with the right token: handshake, list and call work, and token rules apply', async () => {
+    const api = new ToolAPI({ baseUrl: secured.url, token: 'client-secret' });
+    const hs = await api.handshake({ agent_id: 'secured-agent' });
+    expect(hs.ok).toBe(true);
+    const names = (await api.list()).map((t) => t.name);
+    expect(names).toContain('echo');
+    expect(names).not.toContain('fail');
+    expect((await api.call('echo', { text: 'authorised' })).data).toEqual({ text: 'authorised' });
+    expect(await api.call('fail', {})).toMatchObject({ success: false, error_code: 'tool_denied' });
+  });
+
+  it('with a wrong token: refusals come back as results or ToolAPIErrors, never as silent success', async () => {
+    const api = new ToolAPI({ baseUrl: secured.url, token: 'wrong' });
+    expect(await api.call('echo', { text: 'x' })).toMatchObject({ success: false, error_code: 'unauthorized' });
+    await expect(api.list()).rejects.toMatchObject({ code: 'unauthorized', status: 401 });
   });
 });
 

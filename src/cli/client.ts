@@ -71,6 +71,20 @@ function connect(values: { url?: string; token?: string }, env: NodeJS.ProcessEn
   return new ToolAPI({ baseUrl: url, ...(token ? { token } : {}) });
 }
 
+/**
+ * Open a session first, so gateways that require one (the default with
+ * auth) answer; a gateway without POST /handshake is used without one.
+ */
+async function openSession(api: ToolAPI): Promise<ToolAPI> {
+  try {
+    const answer = await api.handshake({ agent_id: 'a2e-gateway-cli' });
+    if (!answer.ok) throw new UsageError(`the gateway refused the handshake: ${answer.reason}`);
+  } catch (err) {
+    if (!(err instanceof ToolAPIError && err.status === 404)) throw err;
+  }
+  return api;
+}
+
 async function list(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promise<number> {
   const { values } = parseArgs({
     args: argv,
@@ -89,7 +103,7 @@ async function list(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
     io.stdout.write(CLIENT_USAGE);
     return 0;
   }
-  const api = connect(values, env);
+  const api = await openSession(connect(values, env));
   const tools = await api.list({
     query: values.query ?? '',
     tags: values.tag ?? [],
@@ -143,7 +157,7 @@ async function call(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
     timeout = Number(values.timeout);
     if (!(timeout > 0) || !Number.isFinite(timeout)) throw new UsageError(`--timeout must be a positive number of seconds, got "${values.timeout}"`);
   }
-  const api = connect(values, env);
+  const api = await openSession(connect(values, env));
   const args = await buildArguments(api, toolName, values['args-json'], values.arg ?? []);
 
   const controller = new AbortController();
