@@ -37,6 +37,9 @@ const EVAL_JS: ToolDefinitionInput = {
   kind: 'native',
 };
 
+/** How far the interpreter's deadline trails the call's own, so the engine's timeout answers first. */
+const CALL_DEADLINE_SLACK_MS = 250;
+
 /** Extra time the worker gets past the interpreter's own deadline before it is terminated from outside. */
 const TERMINATE_GRACE_MS = 1000;
 
@@ -100,7 +103,12 @@ class EvalPlugin implements ToolPlugin {
     await this.acquireSlot(ctx.signal);
     try {
       if (this.stopped || !this.setup) throw new ToolError('the evaluator is not running (the gateway is stopping)');
-      const job: EvalJob = { code: String(args.code), deadline: Math.min(Date.now() + timeoutS * 1000, ctx.deadline) };
+      // When the call's own timeout comes first, the engine reports it (and aborts us); the interpreter's
+      // deadline trails it a little so the two do not race to answer with different messages.
+      const job: EvalJob = {
+        code: String(args.code),
+        deadline: Math.min(Date.now() + timeoutS * 1000, ctx.deadline + CALL_DEADLINE_SLACK_MS),
+      };
       const worker = this.idle.pop() ?? this.newWorker();
       if (this.idle.length === 0) this.release(this.newWorker()); // keep one ready for the next call
       return await this.evaluate(worker, job, ctx);
