@@ -97,34 +97,12 @@ export class SessionManager {
       lastSeen: Date.now(),
     };
     this.store.put(session);
-    return {
-      type: 'handshake/resp',
-      id: newId(),
-      version: PROTOCOL_VERSION,
-      ts: nowTs(),
-      req_id: req.id,
-      session_id: session.id,
-      accepted_caps: accepted,
-      max_parallel: this.options.maxParallel,
-      ok: true,
-      reason: '',
-    };
+    return answer(req, { session_id: session.id, accepted_caps: accepted, max_parallel: this.options.maxParallel, ok: true });
   }
 
   /** A refused handshake (e.g. bad token). */
   refuse(req: HandshakeRequest, reason: string): HandshakeResponse {
-    return {
-      type: 'handshake/resp',
-      id: newId(),
-      version: PROTOCOL_VERSION,
-      ts: nowTs(),
-      req_id: req.id,
-      session_id: '',
-      accepted_caps: [],
-      max_parallel: 0,
-      ok: false,
-      reason,
-    };
+    return answer(req, { session_id: '', accepted_caps: [], max_parallel: 0, ok: false, reason });
   }
 
   /** The live session with this id (refreshing its idle timer), or undefined when unknown or expired. */
@@ -155,4 +133,20 @@ export class SessionManager {
     const limit = Date.now() - this.options.ttlS * 1000;
     for (const s of [...this.store.values()]) if (s.lastSeen < limit) this.store.delete(s.id);
   }
+}
+
+/** A handshake/resp to `req` with the given outcome. */
+function answer(
+  req: HandshakeRequest,
+  outcome: Pick<HandshakeResponse, 'session_id' | 'accepted_caps' | 'max_parallel' | 'ok'> & { reason?: string },
+): HandshakeResponse {
+  return {
+    type: 'handshake/resp',
+    id: newId(),
+    version: PROTOCOL_VERSION,
+    ts: nowTs(),
+    req_id: req.id,
+    ...outcome,
+    reason: outcome.reason ?? '',
+  };
 }

@@ -56,6 +56,3 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
 export function acceptsEventStream(accept: string | undefined): boolean {
   return accept !== undefined && accept.includes('text/event-stream');
 }
-
-/** Kept here for doors written against it; the framing lives in call-stream.ts. */
-export { pipeCall } from './call-stream.js';
