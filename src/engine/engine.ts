@@ -49,7 +49,6 @@ export class Engine {
   private readonly policy: Policy;
   private readonly audit: AuditSink;
   private readonly admission: Admission;
-  private readonly releases = new WeakMap<Call, () => void>();
   private readonly inflight = new Set<Call>();
   private closing = false;
 
@@ -117,11 +116,10 @@ export class Engine {
           maxBufferedEvents: this.limits.maxBufferedEvents,
         },
         options.logger ?? this.logger,
-        (c) => this.settled(c),
+        (c) => this.settled(c, release),
       );
       this.inflight.add(call);
       call.inputBytes = options.inputBytes ?? 0;
-      this.releases.set(call, release);
       return call;
     } catch (err) {
       release?.();
@@ -166,9 +164,9 @@ export class Engine {
     return t !== undefined && this.policy(caller, t.definition).allow;
   }
 
-  private settled(call: Call): void {
+  private settled(call: Call, release: (() => void) | undefined): void {
     this.inflight.delete(call);
-    this.releases.get(call)?.();
+    release?.();
     const r = call.response!.data;
     call.logger.info(
       {

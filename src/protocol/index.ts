@@ -5,3 +5,5 @@ export * from './issues.js';
 export * from './handshake.js';
 export * from './agents.js';
 export * from './lifecycle.js';
+export * from './parse.js';
+export { fastToolCallRequest } from './fast-call-request.js';

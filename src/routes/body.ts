@@ -5,7 +5,8 @@
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { GatewayError } from '../engine/index.js';
-import { formatProblems, messageParser, toProblems } from '../protocol/index.js';
+import { formatProblems, parserFor, toProblems } from '../protocol/index.js';
+import { requestHeader } from './header.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
@@ -20,7 +21,7 @@ export async function readBytes(c: Context, limit: number): Promise<Uint8Array> 
     new GatewayError('payload_too_large', `request body is larger than ${limit} bytes (server.body_limit_bytes); send less data`, {
       detail: { limit_bytes: limit },
     });
-  const declared = c.req.header('content-length');
+  const declared = requestHeader(c, 'content-length');
   if (declared !== undefined) {
     if (Number(declared) > limit) throw tooLarge();
     // Length known and within the limit: the server adapter's fast path reads it in one go.
@@ -39,9 +40,6 @@ export async function readBytes(c: Context, limit: number): Promise<Uint8Array> 
   if (chunks.length === 1) return chunks[0]!;
   return Buffer.concat(chunks, size);
 }
-
-type Parser = (input: unknown) => z.ZodSafeParseResult<unknown>;
-const parsers = new WeakMap<z.ZodType, Parser>();
 
 /** Deepest nesting accepted when the caller does not say (limits.max_json_depth's default). */
 export const DEFAULT_MAX_JSON_DEPTH = 64;
@@ -98,9 +96,7 @@ export async function readJson<S extends z.ZodType>(
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw new GatewayError('invalid_request', 'request body must be a JSON object');
   }
-  let parse = parsers.get(schema);
-  if (!parse) parsers.set(schema, (parse = messageParser(schema)));
-  const r = parse(json) as z.ZodSafeParseResult<z.output<S>>;
+  const r = parserFor(schema)(json);
   if (!r.success) {
     const problems = toProblems(r.error.issues);
     throw new GatewayError('invalid_request', `invalid request: ${formatProblems(problems)}`, { detail: { problems } });

@@ -1,0 +1,141 @@
+/**
+ * The hot path's hand-written shortcuts must never change an answer: each
+ * is compared with the zod schema it stands in for, on generated inputs.
+ * Also guards the cheap structural choices the call overhead relies on.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileArguments } from '../src/engine/arguments.js';
+import { ToolCallRequest, fastToolCallRequest, messageParser, parserFor, type ToolParameter } from '../src/protocol/index.js';
+import { definePlugin } from './helpers/plugins.js';
+import { postJson, startGateway } from './helpers/server.js';
+
+/** A small deterministic PRNG, so a failure can be reproduced. */
+function prng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s * 1664525 + 1013904223) >>> 0;
+    return s / 2 ** 32;
+  };
+}
+const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+
+const ABSENT = Symbol('absent');
+// Per field: values the schema accepts, then values it refuses (picked now and then).
+const FIELD_VALUES: Record<string, [valid: readonly unknown[], invalid: readonly unknown[]]> = {
+  type: [[ABSENT, 'tool/call/req'], ['tool/list/req', '', null, 1]],
+  id: [[ABSENT, 'r1', ''], [null, 7]],
+  version: [[ABSENT, '1.0', '2.0'], [null, 1]],
+  ts: [[ABSENT, 1716123457.1, 0, -1], [null, '1716123457']],
+  session_id: [[ABSENT, '', 's1'], [null, false]],
+  tool_name: [['echo', 'read_file'], [ABSENT, '', null, 3, ['echo']]],
+  arguments: [[{}, { text: 'hi' }, { a: { b: [1, 2] } }], [ABSENT, [], null, 'x', JSON.parse('{"__proto__":{"x":1}}')]],
+  correlation_id: [[ABSENT, '', 'turn-1'], [null, 0]],
+  streaming: [[ABSENT, true, false], [null, 'true', 0]],
+  timeout: [[ABSENT, 30, 1, 2 ** 53 - 1], [0, -5, 1.5, 2 ** 53, '30', null]],
+  extra: [[ABSENT], ['unknown field']],
+};
+
+function generate(rand: () => number): Record<string, unknown> {
+  const msg: Record<string, unknown> = {};
+  for (const [field, [valid, invalid]] of Object.entries(FIELD_VALUES)) {
+    const v = pick(rand, rand() < 0.06 ? invalid : valid);
+    if (v !== ABSENT) msg[field] = v;
+  }
+  return msg;
+}
+
+describe('fast tool/call/req parse', () => {
+  const schema = messageParser(ToolCallRequest);
+
+  it('accepts only what the schema accepts, and returns exactly what it returns', () => {
+    const rand = prng(42);
+    let fast = 0;
+    let rejected = 0;
+    for (let i = 0; i < 20_000; i++) {
+      // id and ts are generated when absent: give them, so both outputs are comparable.
+      const msg = { id: 'fixed', ts: 1.5, ...generate(rand) };
+      const zod = schema(structuredClone(msg));
+      const quick = fastToolCallRequest(structuredClone(msg));
+      if (quick === undefined) {
+        if (!zod.success) rejected++;
+        continue;
+      }
+      fast++;
+      expect(zod.success, JSON.stringify(msg)).toBe(true);
+      expect(quick).toStrictEqual(zod.data);
+    }
+    // Both branches were really exercised.
+    expect(fast).toBeGreaterThan(100);
+    expect(rejected).toBeGreaterThan(100);
+  });
+
+  it('fills id and ts like the schema when they are absent', () => {
+    const r = fastToolCallRequest({ tool_name: 'echo', arguments: { text: 'hi' } })!;
+    expect(r).toMatchObject({ type: 'tool/call/req', version: '1.0', session_id: '', correlation_id: '', streaming: false, timeout: 30 });
+    expect(r.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(Math.abs(r.ts - Date.now() / 1000)).toBeLessThan(60);
+  });
+
+  it('takes the fast path for the common request, and the schema words the errors otherwise', () => {
+    const parse = parserFor(ToolCallRequest);
+    expect(parse({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } }).success).toBe(true);
+    const bad = parse({ tool_name: 'echo', arguments: { text: 'hi' }, timeout: 0 });
+    expect(bad.success).toBe(false);
+    expect(bad.error!.issues[0]!.path).toEqual(['timeout']);
+  });
+
+  it('copies the arguments, like the schema', () => {
+    const args = { text: 'hi' };
+    expect(fastToolCallRequest({ tool_name: 'echo', arguments: args })!.arguments).not.toBe(args);
+  });
+});
+
+describe('fast argument check', () => {
+  const PARAMS: ToolParameter[][] = [
+    [{ name: 'text', type: 'string', description: '', required: true }],
+    [
+      { name: 'n', type: 'integer', description: '', required: true },
+      { name: 'x', type: 'number', description: '', required: false },
+      { name: 'flag', type: 'boolean', description: '', required: false },
+    ],
+    // A parameter named like an Object.prototype member must still be required to be present.
+    [
+      { name: 'toString', type: 'string', description: '', required: true },
+      { name: 'other', type: 'string', description: '', required: false },
+    ],
+  ];
+  const VALUES = ['s', '', 1, 0, -3, 1.5, 2 ** 60, true, false, null, [], {}, '1'];
+  const KEYS = ['text', 'n', 'x', 'flag', 'toString', 'other', 'unknown', '__proto__'];
+
+  it.each(PARAMS.map((p) => [p.map((x) => x.name).join(','), p] as const))('%s: same verdict and value as the schema', (_n, params) => {
+    const withFast = compileArguments(params);
+    const schemaOnly = compileArguments(params, { fastPath: false });
+    const rand = prng(7);
+    let ok = 0;
+    for (let i = 0; i < 5000; i++) {
+      const args: Record<string, unknown> = {};
+      const n = Math.floor(rand() * 4);
+      for (let k = 0; k < n; k++) args[pick(rand, KEYS)] = pick(rand, VALUES);
+      const a = withFast(structuredClone(args));
+      const b = schemaOnly(structuredClone(args));
+      expect(a, JSON.stringify(args)).toStrictEqual(b);
+      if (a.ok) ok++;
+    }
+    expect(ok).toBeGreaterThan(20);
+  });
+});
+
+describe('hot-path structure', () => {
+  it("routes with Hono's RegExpRouter (a route it cannot take would drop every request to the slower TrieRouter)", async () => {
+    const echo = definePlugin('p', [[{ name: 'echo', description: 'Echo' }, () => ({ ok: true })]]);
+    const gw = await startGateway({ plugins: [echo] });
+    try {
+      const res = await postJson(`${gw.url}/tool/call`, { type: 'tool/call/req', tool_name: 'echo', arguments: {} });
+      expect(res.status).toBe(200);
+      const router = gw.gateway.app.router as unknown as { activeRouter: { name: string } };
+      expect(router.activeRouter.name).toBe('RegExpRouter');
+    } finally {
+      await gw.close();
+    }
+  });
+});
