@@ -10,3 +10,4 @@ export * from './call-store.js';
 export * from './engine.js';
 export { ToolSearchIndex, tokenize } from './search.js';
 export * from './sessions.js';
+export * from './lazy-logger.js';

@@ -20,6 +20,7 @@ import { GatewayError } from '../engine/index.js';
 import { readBytes } from './body.js';
 import { transportRoutes } from './a2e-transport.openapi.js';
 import { streamSse } from './sse.js';
+import { requestHeader } from './header.js';
 
 export interface A2eTransportDeps {
   engine: Engine;
@@ -67,7 +68,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   app.openAPIRegistry.registerPath(routes.send);
   app.post(routes.send.path, async (c) => {
     try {
-      const id = c.req.header('x-session-id');
+      const id = requestHeader(c, 'x-session-id');
       transport.session(id); // 400/404 before reading the body
       transport.send(id, await readBytes(c, deps.bodyLimitBytes));
       return c.json({ ok: true as const }, 202);
@@ -78,13 +79,13 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
 
   app.openAPIRegistry.registerPath(routes.stream);
   app.get(routes.stream.path, (c) => {
-    const id = c.req.header('x-session-id');
+    const id = requestHeader(c, 'x-session-id');
     try {
       transport.session(id);
     } catch (err) {
       return refused(c, err);
     }
-    const lastEventId = c.req.header('last-event-id');
+    const lastEventId = requestHeader(c, 'last-event-id');
     // The response lasts until the session lets go of the stream (replaced, closed) or the client leaves.
     return streamSse(c, { heartbeatS: deps.heartbeatS }, (sink) => {
       return new Promise<void>((resolve) => {

@@ -20,6 +20,7 @@ import {
   type CallResource,
 } from './calls.openapi.js';
 import { publicUrl, type PublicUrlOptions } from './urls.js';
+import { requestHeader } from './header.js';
 
 /**
  * Who may read a call's events. The seam for auth: EventSource cannot send an
@@ -140,7 +141,7 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
 
 /** The seq the client last saw: Last-Event-ID (what EventSource sends on reconnect) wins over ?after=. */
 function lastSeenSeq(c: Context): number {
-  const header = c.req.header('last-event-id');
+  const header = requestHeader(c, 'last-event-id');
   const [source, raw] = header !== undefined && header.trim() !== '' ? ['Last-Event-ID', header] : ['after', c.req.query('after')];
   if (raw === undefined || raw === '') return -1;
   const value = raw.trim();

@@ -119,12 +119,14 @@ export function registerDocsRoutes(app: OpenAPIHono, deps: DocsDeps): void {
 
   app.openAPIRegistry.registerPath(docsRoute);
   app.get(docsRoute.path, (c) => c.html(DOCS_HTML));
-  app.get('/docs/init.js', (c) => c.body(DOCS_INIT, 200, { 'Content-Type': 'text/javascript; charset=utf-8' }));
 
   const uiDir = dirname(require.resolve('swagger-ui-dist/package.json'));
   const cache = new Map<string, Uint8Array>();
+  // One parametric route (not a static /docs/init.js beside it): Hono's fastest router, RegExpRouter,
+  // cannot mix the two at the same position and would leave every request to the slower TrieRouter.
   app.get('/docs/:file', async (c) => {
     const file = c.req.param('file');
+    if (file === 'init.js') return c.body(DOCS_INIT, 200, { 'Content-Type': 'text/javascript; charset=utf-8' });
     const type = UI_FILES[file];
     if (!type) return c.notFound();
     let bytes = cache.get(file);

@@ -9,6 +9,7 @@ import { GatewayError, type Logger } from '../engine/index.js';
 import { bearerToken, type Authenticate, type Principal } from '../security/auth.js';
 import { hostHeaderName, isLoopbackHostHeader } from '../security/loopback.js';
 import { errorResponse } from './errors.js';
+import { requestHeader } from './header.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -61,13 +62,21 @@ const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/+$/,
 export function guard(options: GuardOptions): MiddlewareHandler {
   const allowedOrigins = new Set(options.corsOrigins.map(normalizeOrigin));
   const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
-  const hostAllowed = (host: string) => isLoopbackHostHeader(host) || allowedHosts.has(hostHeaderName(host) ?? '');
+  // Clients send the same few Host values over and over: remember the accepted ones (a bounded set, so
+  // hostile values cannot grow it).
+  const acceptedHosts = new Set<string>();
+  const hostAllowed = (host: string) => {
+    if (acceptedHosts.has(host)) return true;
+    const ok = isLoopbackHostHeader(host) || allowedHosts.has(hostHeaderName(host) ?? '');
+    if (ok && acceptedHosts.size < 64) acceptedHosts.add(host);
+    return ok;
+  };
   const refuse = (c: Context, err: GatewayError) => {
     options.logger?.info({ method: c.req.method, path: c.req.path, code: err.code }, `request refused: ${err.message}`);
     return errorResponse(c, err);
   };
   return async (c, next) => {
-    const host = c.req.header('host');
+    const host = requestHeader(c, 'host');
     if (host !== undefined && options.loopbackBind() && !hostAllowed(host)) {
       return refuse(
         c,
@@ -79,7 +88,7 @@ export function guard(options: GuardOptions): MiddlewareHandler {
       );
     }
 
-    const origin = c.req.header('origin');
+    const origin = requestHeader(c, 'origin');
     if (origin !== undefined) {
       const o = normalizeOrigin(origin);
       const sameOrigin = host !== undefined && (o === `http://${host.toLowerCase()}` || o === `https://${host.toLowerCase()}`);
@@ -94,7 +103,7 @@ export function guard(options: GuardOptions): MiddlewareHandler {
         c.header('Access-Control-Allow-Origin', origin);
         c.header('Access-Control-Expose-Headers', EXPOSE_HEADERS);
         c.header('Vary', 'Origin');
-        if (c.req.method === 'OPTIONS' && c.req.header('access-control-request-method')) {
+        if (c.req.method === 'OPTIONS' && requestHeader(c, 'access-control-request-method')) {
           return c.body(null, 204, {
             'Access-Control-Allow-Methods': ALLOW_METHODS,
             'Access-Control-Allow-Headers': ALLOW_HEADERS,
@@ -109,7 +118,7 @@ export function guard(options: GuardOptions): MiddlewareHandler {
     const base = options.basePath ?? '';
     const path = base && c.req.path.startsWith(base) ? c.req.path.slice(base.length) || '/' : c.req.path;
     if (authenticate && !isPublic(c.req.method, path)) {
-      const token = bearerToken(c.req.header('authorization'));
+      const token = bearerToken(requestHeader(c, 'authorization'));
       const principal = authenticate(token);
       const ownToken =
         checksItsOwnToken(c.req.method, path) ||

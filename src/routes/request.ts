@@ -5,8 +5,9 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import type { Logger } from '../engine/index.js';
+import { LazyChildLogger, levelEnabled, type Logger } from '../engine/index.js';
 import { newId } from '../protocol/index.js';
+import { requestHeader } from './header.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -20,6 +21,7 @@ declare module 'hono' {
 }
 
 export const REQUEST_ID_HEADER = 'X-Request-Id';
+const REQUEST_ID_HEADER_NAME = 'x-request-id';
 const VALID_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
 const QUIET_PATHS = /\/(healthz|metrics)$/;
 
@@ -41,15 +43,20 @@ export interface RequestContextOptions {
 
 export function requestContext({ logger, streamOpened }: RequestContextOptions): MiddlewareHandler {
   return async (c, next) => {
-    const requestId = pickRequestId(c.req.header(REQUEST_ID_HEADER));
-    const log = logger.child({ request_id: requestId });
+    const requestId = pickRequestId(requestHeader(c, REQUEST_ID_HEADER_NAME));
+    const log = new LazyChildLogger(logger, { request_id: requestId });
     c.set('requestId', requestId);
     c.set('logger', log);
     if (streamOpened) c.set('streamOpened', streamOpened);
-    // Set before next(): responses built later (errors, SSE written straight to Node) copy prepared headers.
-    c.header(REQUEST_ID_HEADER, requestId);
-    const started = performance.now();
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    // Set before next(), so every answer carries it, errors and SSE streams included. On Node straight on
+    // the ServerResponse (writeHead merges it into whatever the route sends): c.header() would make each
+    // request build a web Headers object, a large part of a fast call's cost.
+    if (outgoing) outgoing.setHeader(REQUEST_ID_HEADER, requestId);
+    else c.header(REQUEST_ID_HEADER, requestId);
+    // The access line is at info (debug for probes): when neither is logged, skip its bookkeeping.
+    if (!levelEnabled(logger, 'debug') && !levelEnabled(logger, 'info')) return next();
+    const started = performance.now();
     // Probes and scrapes come every few seconds: keep them out of the info log.
     const quiet = QUIET_PATHS.test(c.req.path);
     const done = (status: number, aborted: boolean) =>

@@ -11,6 +11,7 @@ import { onClientGone } from './disconnect.js';
 import { streamCall } from './call-stream.js';
 import { requestLogger } from './request.js';
 import { callRoute, listRoute } from './tools.openapi.js';
+import { requestHeader } from './header.js';
 
 export interface ToolRoutesDeps {
   engine: Engine;
@@ -43,7 +44,7 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
   app.post(callRoute.path, async (c) => {
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
     const call = engine.start(req, deps.caller(c, req.session_id), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
-    if (req.streaming && acceptsEventStream(c.req.header('accept'))) {
+    if (req.streaming && acceptsEventStream(requestHeader(c, 'accept'))) {
       return streamCall(c, call, { heartbeatS: deps.heartbeatS, logger: call.logger, stopOnDisconnect: true });
     }
     const stop = onClientGone(c, () => call.stop('disconnect'));

@@ -4,6 +4,7 @@
  * X-Forwarded-Host, so a client outside the proxy can follow them.
  */
 import type { Context } from 'hono';
+import { requestHeader } from './header.js';
 
 export interface PublicUrlOptions {
   /** "" or a path such as "/a2e" (no trailing slash). */
@@ -27,9 +28,9 @@ export function publicOrigin(c: Context, options: PublicUrlOptions): string {
   let proto = own.protocol.slice(0, -1);
   let host = own.host;
   if (options.trustProxy) {
-    const fProto = firstValue(c.req.header('x-forwarded-proto'))?.toLowerCase();
+    const fProto = firstValue(requestHeader(c, 'x-forwarded-proto'))?.toLowerCase();
     if (fProto === 'http' || fProto === 'https') proto = fProto;
-    const fHost = firstValue(c.req.header('x-forwarded-host'));
+    const fHost = firstValue(requestHeader(c, 'x-forwarded-host'));
     if (fHost && HOST.test(fHost)) host = fHost;
   }
   return `${proto}://${host}`;
