@@ -4,7 +4,8 @@
  * nothing of HTTP. Each gateway has its own registry, so several gateways in
  * one process (tests, embedding) never clash.
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { LabeledCounter, LabeledHistogram } from './call-metrics.js';
 import type { AuditRecord, AuditSink } from '../engine/index.js';
 
 /** Reports how many A2A agents are in each state, e.g. `{ ready: 2, unreachable: 1 }`. Read on every scrape. */
@@ -16,26 +17,24 @@ const UNKNOWN_TOOL = '(unknown)';
 
 export class GatewayMetrics {
   readonly registry = new Registry();
-  private readonly calls: Counter<'tool' | 'kind' | 'outcome'>;
-  private readonly duration: Histogram<'tool' | 'kind'>;
+  private readonly calls: LabeledCounter;
+  private readonly duration: LabeledHistogram;
   private readonly streams: Gauge;
   private readonly agentSources = new Set<AgentStatesSource>();
 
   constructor(options: { inFlight: () => number; processMetrics?: boolean }) {
     const registers = [this.registry];
-    this.calls = new Counter({
-      name: 'a2e_tool_calls_total',
-      help: 'Tool calls by tool, kind and outcome (success, tool_error, or the error code of a refused call)',
-      labelNames: ['tool', 'kind', 'outcome'],
-      registers,
-    });
-    this.duration = new Histogram({
-      name: 'a2e_tool_call_duration_seconds',
-      help: 'Duration of tool calls that ran, by tool and kind',
-      labelNames: ['tool', 'kind'],
-      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-      registers,
-    });
+    this.calls = new LabeledCounter(
+      'a2e_tool_calls_total',
+      'Tool calls by tool, kind and outcome (success, tool_error, or the error code of a refused call)',
+      this.registry,
+    );
+    this.duration = new LabeledHistogram(
+      'a2e_tool_call_duration_seconds',
+      'Duration of tool calls that ran, by tool and kind',
+      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+      this.registry,
+    );
     new Gauge({
       name: 'a2e_tool_calls_in_flight',
       help: 'Tool calls currently running',
@@ -64,9 +63,12 @@ export class GatewayMetrics {
   /** Audit sink that counts every call and times the ones that ran. */
   readonly audit: AuditSink = (r: AuditRecord) => {
     const ran = r.kind !== null && r.error_code !== 'unknown_tool';
-    const labels = { tool: ran ? r.tool_name : UNKNOWN_TOOL, kind: r.kind ?? '' };
-    this.calls.inc({ ...labels, outcome: r.success ? 'success' : (r.error_code ?? 'error') });
-    if (ran && (r.success || r.error_code === 'tool_error')) this.duration.observe(labels, r.duration_ms / 1000);
+    const tool = ran ? r.tool_name : UNKNOWN_TOOL;
+    const kind = r.kind ?? '';
+    const outcome = r.success ? 'success' : (r.error_code ?? 'error');
+    const key = `${tool}\u0000${kind}`;
+    this.calls.inc(`${key}\u0000${outcome}`, () => ({ tool, kind, outcome }));
+    if (ran && (r.success || r.error_code === 'tool_error')) this.duration.observe(key, () => ({ tool, kind }), r.duration_ms / 1000);
   };
 
   /** An SSE stream opened; call the returned function once when it closes. */
