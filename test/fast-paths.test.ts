@@ -4,7 +4,10 @@
  * Also guards the cheap structural choices the call overhead relies on.
  */
 import { describe, expect, it } from 'vitest';
+import { Registry } from 'prom-client';
 import { compileArguments } from '../src/engine/arguments.js';
+import { Deadlines } from '../src/engine/deadlines.js';
+import { LabeledCounter, LabeledHistogram } from '../src/observability/call-metrics.js';
 import { ToolCallRequest, fastToolCallRequest, messageParser, parserFor, type ToolParameter } from '../src/protocol/index.js';
 import { definePlugin } from './helpers/plugins.js';
 import { postJson, startGateway } from './helpers/server.js';
@@ -137,5 +140,46 @@ describe('hot-path structure', () => {
     } finally {
       await gw.close();
     }
+  });
+});
+
+describe('grouped call deadlines', () => {
+  it('expires an item no earlier than its timeout, and a removed one never', async () => {
+    const expired: string[] = [];
+    let done!: () => void;
+    const allDone = new Promise<void>((r) => (done = r));
+    const deadlines = new Deadlines<string>((item) => {
+      expired.push(item);
+      if (item === 'last') done();
+    });
+    const started = performance.now();
+    deadlines.add('early', 20);
+    const slot = deadlines.add('removed', 20);
+    deadlines.remove('removed', slot);
+    deadlines.add('last', 60);
+    await allDone;
+    expect(performance.now() - started).toBeGreaterThanOrEqual(60 - 1);
+    expect(expired).toEqual(['early', 'last']);
+  });
+});
+
+describe('per-call metrics', () => {
+  it('expose the call counter and a cumulative duration histogram in the Prometheus format', async () => {
+    const registry = new Registry();
+    const calls = new LabeledCounter('t_calls_total', 'calls', registry);
+    const duration = new LabeledHistogram('t_duration_seconds', 'duration', [0.01, 0.1, 1], registry);
+    const labels = () => ({ tool: 'echo', kind: 'native' });
+    for (const s of [0.005, 0.05, 0.05, 5]) duration.observe('echo', labels, s);
+    calls.inc('echo/ok', () => ({ tool: 'echo', outcome: 'success' }));
+    calls.inc('echo/ok', () => ({ tool: 'echo', outcome: 'success' }));
+    const text = await registry.metrics();
+    expect(text).toContain('# TYPE t_calls_total counter');
+    expect(text).toContain('t_calls_total{tool="echo",outcome="success"} 2');
+    expect(text).toContain('# TYPE t_duration_seconds histogram');
+    for (const [le, n] of [['0.01', 1], ['0.1', 3], ['1', 3], ['+Inf', 4]] as const) {
+      expect(text).toContain(`t_duration_seconds_bucket{tool="echo",kind="native",le="${le}"} ${n}`);
+    }
+    expect(text).toContain('t_duration_seconds_sum{tool="echo",kind="native"} 5.105');
+    expect(text).toContain('t_duration_seconds_count{tool="echo",kind="native"} 4');
   });
 });

@@ -15,6 +15,7 @@ import {
   type ToolEventKind,
   type ToolResult,
 } from '../protocol/index.js';
+import type { Deadlines } from './deadlines.js';
 import { ToolError } from './errors.js';
 import { safeErrorMessage, truncateValue } from './output.js';
 import { ToolOutput, type Logger, type ToolContext } from './plugin.js';
@@ -46,8 +47,7 @@ export interface CallLimits {
 const MAX_BATCH = 1000;
 
 export class Call {
-  /** Server-assigned id (requests may reuse their own ids; this one is unique). */
-  readonly id = newId();
+  private _id: string | undefined;
   readonly request: ToolCallRequest;
   readonly tool: RegisteredTool;
   readonly caller: Caller;
@@ -67,8 +67,9 @@ export class Call {
   private controller: AbortController | undefined;
   private abortReason: DOMException | typeof FINISHED | undefined;
   private readonly startedAt = performance.now();
-  private readonly timer: NodeJS.Timeout;
+  private readonly deadlineSlot: number;
   private resolveResult!: (r: ToolCallResponse) => void;
+  private args: Record<string, unknown> | undefined;
   /** Size of the request body, for the audit record (set by the engine). */
   inputBytes = 0;
   /** Size of the result's data as JSON, for the audit record. */
@@ -83,16 +84,35 @@ export class Call {
     /** Logger of the door that started the call (bound to its request id), used for the call's own lines. */
     readonly logger: Logger,
     private readonly onSettled: (call: Call) => void,
+    /** Where the call's timeout is kept (one per engine). */
+    private readonly deadlines: Deadlines<Call>,
   ) {
     this.request = request;
     this.tool = tool;
     this.caller = caller;
     this.trimAt = limits.maxEvents + Math.max(64, limits.maxEvents >> 2);
     this.result = new Promise((resolve) => (this.resolveResult = resolve));
-    this.timer = setTimeout(() => this.stop('timeout'), limits.timeoutMs);
-    // Run on the next microtask, so a watcher attached right after start() sees every event.
-    // (A resolved promise rather than queueMicrotask, which wraps every callback in an AsyncResource.)
-    void Promise.resolve().then(() => this.run(args));
+    this.deadlineSlot = deadlines.add(this, limits.timeoutMs);
+    this.args = args;
+  }
+
+  /** @internal Run the tool; the engine calls it once the call is registered (a tool that throws at once settles at once). */
+  begin(): void {
+    const args = this.args!;
+    this.args = undefined;
+    if (this.request.streaming) {
+      // Run on the next microtask, so a watcher attached right after start() sees every event.
+      // (A resolved promise rather than queueMicrotask, which wraps every callback in an AsyncResource.)
+      void Promise.resolve().then(() => this.run(args));
+    } else {
+      // No events to miss: start the tool now.
+      void this.run(args);
+    }
+  }
+
+  /** Server-assigned id (requests may reuse their own ids; this one is unique). Made on first use. */
+  get id(): string {
+    return (this._id ??= newId());
   }
 
   get state(): CallState {
@@ -271,7 +291,7 @@ export class Call {
   }
 
   private settle(partial: Partial<ToolResult> & { success: boolean }, state: CallState): void {
-    clearTimeout(this.timer);
+    this.deadlines.remove(this, this.deadlineSlot);
     let data: unknown = partial.data ?? null;
     let truncated = partial.truncated ?? false;
     if (data !== null) {
@@ -293,14 +313,15 @@ export class Call {
       events: [],
     };
     this._state = state;
+    const ts = nowTs();
     this._response = {
       type: 'tool/call/resp',
       id: newId(),
       version: PROTOCOL_VERSION,
-      ts: nowTs(),
+      ts,
       req_id: this.request.id,
       data: result,
-      created_at: nowTs(),
+      created_at: ts,
     };
     this.abort(FINISHED);
     for (const w of this.watchers) w.notify();

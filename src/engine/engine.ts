@@ -9,7 +9,9 @@ import { formatProblems, nowTs } from '../protocol/index.js';
 import { Admission, NO_ADMISSION_LIMITS, checkShape } from './admission.js';
 import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
 import { Call } from './call.js';
+import { Deadlines } from './deadlines.js';
 import { GatewayError } from './errors.js';
+import { levelEnabled } from './lazy-logger.js';
 import type { Logger } from './plugin.js';
 import { allowAll, type Caller, type Policy } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
@@ -50,6 +52,7 @@ export class Engine {
   private readonly audit: AuditSink;
   private readonly admission: Admission;
   private readonly inflight = new Set<Call>();
+  private readonly deadlines = new Deadlines<Call>((call) => call.stop('timeout'));
   private closing = false;
 
   constructor(options: EngineOptions) {
@@ -117,9 +120,11 @@ export class Engine {
         },
         options.logger ?? this.logger,
         (c) => this.settled(c, release),
+        this.deadlines,
       );
       this.inflight.add(call);
       call.inputBytes = options.inputBytes ?? 0;
+      call.begin();
       return call;
     } catch (err) {
       release?.();
@@ -168,18 +173,20 @@ export class Engine {
     this.inflight.delete(call);
     release?.();
     const r = call.response!.data;
-    call.logger.info(
-      {
-        tool: r.tool_name,
-        kind: call.tool.definition.kind,
-        outcome: r.success ? 'success' : r.error_code,
-        ...(call.stoppedBy ? { stopped_by: call.stoppedBy } : {}),
-        duration_ms: r.duration_ms,
-        call_id: call.id,
-        req_id: call.request.id,
-      },
-      r.success ? 'call succeeded' : 'call failed',
-    );
+    if (levelEnabled(call.logger, 'info')) {
+      call.logger.info(
+        {
+          tool: r.tool_name,
+          kind: call.tool.definition.kind,
+          outcome: r.success ? 'success' : r.error_code,
+          ...(call.stoppedBy ? { stopped_by: call.stoppedBy } : {}),
+          duration_ms: r.duration_ms,
+          call_id: call.id,
+          req_id: call.request.id,
+        },
+        r.success ? 'call succeeded' : 'call failed',
+      );
+    }
     this.record(call.request, call.caller, {
       kind: call.tool.definition.kind,
       success: r.success,
