@@ -2,6 +2,7 @@
  * Reading a JSON request body: size limit, strict UTF-8, one JSON.parse,
  * one schema check. Errors say what was wrong with the body.
  */
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { GatewayError } from '../engine/index.js';
@@ -22,8 +23,10 @@ export async function readBytes(c: Context, limit: number): Promise<Uint8Array> 
       detail: { limit_bytes: limit },
     });
   const declared = requestHeader(c, 'content-length');
+  if (declared !== undefined && Number(declared) > limit) throw tooLarge();
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  if (incoming && !incoming.readableDidRead && !('rawBody' in incoming)) return readIncoming(incoming, limit, tooLarge);
   if (declared !== undefined) {
-    if (Number(declared) > limit) throw tooLarge();
     // Length known and within the limit: the server adapter's fast path reads it in one go.
     return new Uint8Array(await c.req.arrayBuffer());
   }
@@ -39,6 +42,35 @@ export async function readBytes(c: Context, limit: number): Promise<Uint8Array> 
   }
   if (chunks.length === 1) return chunks[0]!;
   return Buffer.concat(chunks, size);
+}
+
+/**
+ * On Node, the body straight from the IncomingMessage: the adapter's own
+ * reader would copy it into an ArrayBuffer first. The limit is counted as
+ * chunks arrive (Content-Length may be absent or wrong).
+ */
+function readIncoming(incoming: IncomingMessage, limit: number, tooLarge: () => GatewayError): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (err: Error | null, body?: Uint8Array) => {
+      incoming.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (err) reject(err);
+      else resolve(body!);
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        // Stop reading; Node discards the rest once the answer is sent.
+        incoming.pause();
+        done(tooLarge());
+      } else chunks.push(chunk);
+    };
+    const onEnd = () => done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
+    const onError = (err: Error) => done(err);
+    const onClose = () => done(new GatewayError('invalid_request', 'the client closed the connection before the request body was complete'));
+    incoming.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }
 
 /** Deepest nesting accepted when the caller does not say (limits.max_json_depth's default). */
