@@ -37,6 +37,11 @@ describe('X-Request-Id', () => {
   it('echoes a valid id, on success, on errors, and on SSE streams', async () => {
     const ok = await postJson(`${url}/tool/list`, {}, { 'X-Request-Id': 'client-req.42_A' });
     expect(ok.headers.get('x-request-id')).toBe('client-req.42_A');
+    const called = await postJson(`${url}/tool/call`, callBody('echo', { text: 'hi' }), { 'X-Request-Id': 'call-1' });
+    expect(called.status).toBe(200);
+    expect(called.json.data.data).toEqual({ text: 'hi' });
+    expect(called.headers.get('x-request-id')).toBe('call-1');
+    expect(called.headers.get('content-type')).toBe('application/json');
     const notFound = await postJson(`${url}/tool/call`, callBody('no_such', {}), { 'X-Request-Id': 'err-1' });
     expect(notFound.status).toBe(404);
     expect(notFound.headers.get('x-request-id')).toBe('err-1');

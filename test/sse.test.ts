@@ -1,3 +1,4 @@
+import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolContext } from '../src/index.js';
 import { deferred, definePlugin, echoTool } from './helpers/plugins.js';
@@ -6,6 +7,7 @@ import { callBody, openSse, startGateway, type TestGateway } from './helpers/ser
 // Gates the test opens one by one, so the tool is provably still running while events arrive.
 let gates: ReturnType<typeof deferred<void>>[] = [];
 let aborted = deferred<string>();
+let hangStarted = deferred<void>();
 
 const streaming = definePlugin('streaming', [
   echoTool,
@@ -25,6 +27,7 @@ const streaming = definePlugin('streaming', [
     { name: 'hang', description: 'Emits once, then waits until aborted' },
     (_args, ctx: ToolContext) => {
       ctx.emit('status', { message: 'waiting' });
+      hangStarted.resolve();
       return new Promise((_resolve, reject) => {
         ctx.signal.addEventListener('abort', () => {
           aborted.resolve((ctx.signal.reason as Error).message);
@@ -98,6 +101,29 @@ describe('POST /tool/call as Server-Sent Events', () => {
     expect(await aborted.promise).toContain('client disconnected');
     // and the gateway has no call left running
     await expect.poll(() => gw.gateway.engine.running).toBe(0);
+  });
+
+  it('a JSON (non-streaming) client that disconnects aborts the tool, also on a reused keep-alive connection', async () => {
+    // One connection: the second call runs on the socket the first one used.
+    const agent = new Agent({ connections: 1 });
+    try {
+      const post = (body: unknown, signal?: AbortSignal) =>
+        undiciFetch(`${gw.url}/tool/call`, { method: 'POST', dispatcher: agent, signal, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      const first = await post(callBody('echo', { text: 'one' }));
+      expect(first.status).toBe(200);
+      await first.text();
+      aborted = deferred<string>();
+      hangStarted = deferred<void>();
+      const ac = new AbortController();
+      const pending = post(callBody('hang', {}), ac.signal).catch((err: Error) => err);
+      await hangStarted.promise;
+      ac.abort();
+      expect(await pending).toBeInstanceOf(Error);
+      expect(await aborted.promise).toContain('client disconnected');
+      await expect.poll(() => gw.gateway.engine.running).toBe(0);
+    } finally {
+      await agent.close();
+    }
   });
 
   it('errors found before the stream starts are plain HTTP errors', async () => {

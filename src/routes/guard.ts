@@ -100,6 +100,7 @@ export function guard(options: GuardOptions): MiddlewareHandler {
         );
       }
       if (listed) {
+        c.set('preparedHeaders', true);
         c.header('Access-Control-Allow-Origin', origin);
         c.header('Access-Control-Expose-Headers', EXPOSE_HEADERS);
         c.header('Vary', 'Origin');

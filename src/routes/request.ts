@@ -49,11 +49,19 @@ export function requestContext({ logger, streamOpened }: RequestContextOptions):
     c.set('logger', log);
     if (streamOpened) c.set('streamOpened', streamOpened);
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-    // Set before next(), so every answer carries it, errors and SSE streams included. On Node straight on
-    // the ServerResponse (writeHead merges it into whatever the route sends): c.header() would make each
-    // request build a web Headers object, a large part of a fast call's cost.
-    if (outgoing) outgoing.setHeader(REQUEST_ID_HEADER, requestId);
-    else c.header(REQUEST_ID_HEADER, requestId);
+    if (!outgoing) {
+      // Set before next(): every answer carries it, errors included.
+      c.header(REQUEST_ID_HEADER, requestId);
+    } else {
+      // On Node, answers written straight to the ServerResponse (JSON calls, SSE streams) add the header
+      // themselves; a Response built by Hono gets it here, once it exists. (c.header() before next()
+      // would make every request build a web Headers object, a large part of a fast call's cost.)
+      const inner = next;
+      next = async () => {
+        await inner();
+        if (!outgoing.headersSent) c.res.headers.set(REQUEST_ID_HEADER, requestId);
+      };
+    }
     // The access line is at info (debug for probes): when neither is logged, skip its bookkeeping.
     if (!levelEnabled(logger, 'debug') && !levelEnabled(logger, 'info')) return next();
     const started = performance.now();

@@ -7,6 +7,7 @@
 import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
+import { REQUEST_ID_HEADER } from './request.js';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -46,6 +47,8 @@ export function streamSse(c: Context, options: SseOptions, run: Runner): Respons
   const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
   // Headers other middleware prepared (CORS, request id, …) plus ours.
   const headers = c.body(null, 200, SSE_HEADERS).headers;
+  const requestId = c.get('requestId');
+  if (requestId !== undefined) headers.set(REQUEST_ID_HEADER, requestId);
   const onClosed = c.get('streamOpened')?.() ?? noop;
   return outgoing ? nodeSse(outgoing, headers, options, run, onClosed) : webSse(headers, options, run, onClosed);
 }

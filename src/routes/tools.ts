@@ -10,6 +10,7 @@ import { readJson } from './body.js';
 import { onClientGone } from './disconnect.js';
 import { streamCall } from './call-stream.js';
 import { requestLogger } from './request.js';
+import { sendJson } from './respond.js';
 import { callRoute, listRoute } from './tools.openapi.js';
 import { requestHeader } from './header.js';
 
@@ -50,7 +51,7 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
     const stop = onClientGone(c, () => call.stop('disconnect'));
     await call.result;
     stop();
-    return c.json(req.streaming ? call.responseWithEvents() : call.response);
+    return sendJson(c, req.streaming ? call.responseWithEvents() : call.response);
   });
 }
 
