@@ -51,7 +51,6 @@ export class Call {
   readonly request: ToolCallRequest;
   readonly tool: RegisteredTool;
   readonly caller: Caller;
-  readonly createdAt = nowTs();
   readonly result: Promise<ToolCallResponse>;
 
   private _state: CallState = 'running';
@@ -108,6 +107,11 @@ export class Call {
       // No events to miss: start the tool now.
       void this.run(args);
     }
+  }
+
+  /** When the call was created (Unix epoch seconds, float). */
+  get createdAt(): number {
+    return (performance.timeOrigin + this.startedAt) / 1000;
   }
 
   /** Server-assigned id (requests may reuse their own ids; this one is unique). Made on first use. */

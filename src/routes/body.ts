@@ -108,7 +108,8 @@ export async function readJson<S extends z.ZodType>(
     throw new GatewayError('invalid_request', 'request body is empty; send a JSON object (Content-Type: application/json)');
   }
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
-  if (nestsDeeperThan(bytes, maxDepth)) {
+  // Each level takes two bytes ("[]"), so a short body cannot nest too deep: skip the scan.
+  if (bytes.byteLength > 2 * maxDepth && nestsDeeperThan(bytes, maxDepth)) {
     throw new GatewayError('invalid_request', `request body nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`, {
       detail: { max_depth: maxDepth },
     });

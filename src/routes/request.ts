@@ -49,43 +49,32 @@ export function requestContext({ logger, streamOpened }: RequestContextOptions):
     c.set('logger', log);
     if (streamOpened) c.set('streamOpened', streamOpened);
     const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
-    if (!outgoing) {
-      // Set before next(): every answer carries it, errors included.
-      c.header(REQUEST_ID_HEADER, requestId);
-    } else {
-      // On Node, answers written straight to the ServerResponse (JSON calls, SSE streams) add the header
-      // themselves; a Response built by Hono gets it here, once it exists. (c.header() before next()
-      // would make every request build a web Headers object, a large part of a fast call's cost.)
-      const inner = next;
-      next = async () => {
-        await inner();
-        if (!outgoing.headersSent) c.res.headers.set(REQUEST_ID_HEADER, requestId);
-      };
-    }
+    // On Node, answers written straight to the ServerResponse (JSON calls, SSE streams) add the header
+    // themselves and a Response built by Hono gets it once it exists, after next(). (c.header() before
+    // next() would make every request build a web Headers object, a large part of a fast call's cost.)
+    // Elsewhere it is set before next(), so every answer carries it, errors included.
+    if (!outgoing) c.header(REQUEST_ID_HEADER, requestId);
     // The access line is at info (debug for probes): when neither is logged, skip its bookkeeping.
-    if (!levelEnabled(logger, 'debug') && !levelEnabled(logger, 'info')) return next();
-    const started = performance.now();
-    // Probes and scrapes come every few seconds: keep them out of the info log.
-    const quiet = QUIET_PATHS.test(c.req.path);
-    const done = (status: number, aborted: boolean) =>
-      (quiet && status < 400 ? log.debug : log.info).call(
-        log,
-        {
-          method: c.req.method,
-          path: c.req.path,
-          status,
-          duration_ms: Math.round(performance.now() - started),
-          ...(aborted ? { aborted: true } : {}),
-        },
-        'request finished',
-      );
+    const logged = levelEnabled(logger, 'debug') || levelEnabled(logger, 'info');
+    let accessLine: ((status: number, aborted: boolean) => void) | undefined;
+    if (logged) {
+      const started = performance.now();
+      const { method, path } = c.req;
+      // Probes and scrapes come every few seconds: keep them out of the info log.
+      const quiet = QUIET_PATHS.test(path);
+      accessLine = (status, aborted) =>
+        log[quiet && status < 400 ? 'debug' : 'info'](
+          { method, path, status, duration_ms: Math.round(performance.now() - started), ...(aborted ? { aborted: true } : {}) },
+          'request finished',
+        );
+      // On Node logged when the response is really done: an SSE stream ends long after next() returns.
+      if (outgoing) outgoing.once('close', () => accessLine!(outgoing.statusCode, !outgoing.writableFinished));
+    }
+    await next();
     if (outgoing) {
-      // On Node log when the response is really done: an SSE stream ends long after next() returns.
-      outgoing.once('close', () => done(outgoing.statusCode, !outgoing.writableFinished));
-      await next();
+      if (!outgoing.headersSent) c.res.headers.set(REQUEST_ID_HEADER, requestId);
     } else {
-      await next();
-      done(c.res.status, false);
+      accessLine?.(c.res.status, false);
     }
   };
 }
