@@ -183,3 +183,21 @@ describe('per-call metrics', () => {
     expect(text).toContain('t_duration_seconds_count{tool="echo",kind="native"} 4');
   });
 });
+
+describe('grouped call deadlines, under churn', () => {
+  it('expires every item still waiting, none removed, and stops ticking when nothing waits', async () => {
+    const expired = new Set<number>();
+    const deadlines = new Deadlines<number>((n) => expired.add(n));
+    const kept: number[] = [];
+    for (let n = 0; n < 2000; n++) {
+      const slot = deadlines.add(n, 5 + (n % 40));
+      if (n % 3 === 0) kept.push(n);
+      else deadlines.remove(n, slot);
+    }
+    // A zero timeout still expires (its slot lies ahead of the ticker).
+    deadlines.add(-1, 0);
+    await expect.poll(() => expired.size, { timeout: 5000 }).toBe(kept.length + 1);
+    expect([...expired].sort((a, b) => a - b)).toEqual([-1, ...kept]);
+    await expect.poll(() => (deadlines as unknown as { ticker?: unknown }).ticker, { timeout: 5000 }).toBeUndefined();
+  });
+});
