@@ -168,10 +168,10 @@ describe('per-call metrics', () => {
     const registry = new Registry();
     const calls = new LabeledCounter('t_calls_total', 'calls', registry);
     const duration = new LabeledHistogram('t_duration_seconds', 'duration', [0.01, 0.1, 1], registry);
-    const labels = () => ({ tool: 'echo', kind: 'native' });
+    const labels = { tool: 'echo', kind: 'native' };
     for (const s of [0.005, 0.05, 0.05, 5]) duration.observe('echo', labels, s);
-    calls.inc('echo/ok', () => ({ tool: 'echo', outcome: 'success' }));
-    calls.inc('echo/ok', () => ({ tool: 'echo', outcome: 'success' }));
+    calls.inc('echo/ok', { tool: 'echo', outcome: 'success' });
+    calls.inc('echo/ok', { tool: 'echo', outcome: 'success' });
     const text = await registry.metrics();
     expect(text).toContain('# TYPE t_calls_total counter');
     expect(text).toContain('t_calls_total{tool="echo",outcome="success"} 2');

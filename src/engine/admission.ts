@@ -69,28 +69,37 @@ export const NO_ADMISSION_LIMITS: AdmissionOptions = Object.freeze({
  * recursion, so hostile nesting cannot overflow the stack).
  */
 export function checkShape(value: unknown, limits: ArgumentLimits, root = 'arguments'): Problem | null {
-  const stack: [unknown, string, number][] = [[value, root, 1]];
+  const tooLong = (v: string, path: string): Problem => ({
+    path,
+    message: `string of ${v.length} characters is longer than ${limits.maxStringLength} (limits.max_string_length)`,
+  });
+  if (typeof value === 'string') return value.length > limits.maxStringLength ? tooLong(value, root) : null;
+  if (value === null || typeof value !== 'object') return null;
+  // Only containers go on the stack, with their path; scalars are checked in place (no path is built
+  // for them unless they break a limit), so a flat argument object costs no allocation.
+  const stack: [object, string, number][] = [[value, root, 1]];
   while (stack.length) {
     const [v, path, depth] = stack.pop()!;
-    if (typeof v === 'string') {
-      if (v.length > limits.maxStringLength) {
-        return { path, message: `string of ${v.length} characters is longer than ${limits.maxStringLength} (limits.max_string_length)` };
-      }
-      continue;
-    }
-    if (v === null || typeof v !== 'object') continue;
     if (depth > limits.maxDepth) return { path, message: `nested deeper than ${limits.maxDepth} levels (limits.max_json_depth)` };
     if (Array.isArray(v)) {
       if (v.length > limits.maxArrayItems) {
         return { path, message: `array of ${v.length} items is longer than ${limits.maxArrayItems} (limits.max_array_items)` };
       }
-      for (let i = v.length - 1; i >= 0; i--) stack.push([v[i], `${path}.${i}`, depth + 1]);
+      for (let i = v.length - 1; i >= 0; i--) {
+        const item: unknown = v[i];
+        if (typeof item === 'string') {
+          if (item.length > limits.maxStringLength) return tooLong(item, `${path}.${i}`);
+        } else if (item !== null && typeof item === 'object') stack.push([item, `${path}.${i}`, depth + 1]);
+      }
     } else {
       for (const k of Object.keys(v)) {
         if (k.length > limits.maxStringLength) {
           return { path, message: `a key of ${k.length} characters is longer than ${limits.maxStringLength} (limits.max_string_length)` };
         }
-        stack.push([(v as Record<string, unknown>)[k], `${path}.${k}`, depth + 1]);
+        const item: unknown = (v as Record<string, unknown>)[k];
+        if (typeof item === 'string') {
+          if (item.length > limits.maxStringLength) return tooLong(item, `${path}.${k}`);
+        } else if (item !== null && typeof item === 'object') stack.push([item, `${path}.${k}`, depth + 1]);
       }
     }
   }

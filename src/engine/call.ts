@@ -60,7 +60,7 @@ export class Call {
   private base = 0; // seq of events[0]
   private nextSeq = 0;
   private trimAt: number;
-  private readonly watchers = new Set<Watcher>();
+  private watchers: Set<Watcher> | undefined; // made by the first watch()
   // The AbortController is made on first use of ctx.signal: most fast tools never read it, and a
   // controller plus the DOMException of its abort cost more than the rest of a quick call.
   private controller: AbortController | undefined;
@@ -180,7 +180,7 @@ export class Call {
    */
   watch(afterSeq = -1): Watcher {
     const w = new Watcher(this, afterSeq + 1);
-    if (!this.settled) this.watchers.add(w);
+    if (!this.settled) (this.watchers ??= new Set()).add(w);
     return w;
   }
 
@@ -278,13 +278,13 @@ export class Call {
     } as ToolEvent;
     this.events.push(event);
     if (this.events.length >= this.trimAt) this.trim();
-    for (const w of this.watchers) w.notify();
+    if (this.watchers) for (const w of this.watchers) w.notify();
   }
 
   /** Drop the oldest events beyond `maxEvents`, but not ones a watcher still has to read (up to the hard cap). */
   private trim(): void {
     let cut = this.nextSeq - this.limits.maxEvents;
-    if (this.events.length < this.limits.maxBufferedEvents) {
+    if (this.watchers && this.events.length < this.limits.maxBufferedEvents) {
       for (const w of this.watchers) cut = Math.min(cut, w.cursor);
     }
     if (cut > this.base) {
@@ -328,8 +328,10 @@ export class Call {
       created_at: ts,
     };
     this.abort(FINISHED);
-    for (const w of this.watchers) w.notify();
-    this.watchers.clear();
+    if (this.watchers) {
+      for (const w of this.watchers) w.notify();
+      this.watchers = undefined;
+    }
     this.onSettled(this);
     this.resolveResult(this._response);
   }
@@ -351,7 +353,7 @@ export class Call {
 
   /** @internal for Watcher */
   detach(w: Watcher): void {
-    this.watchers.delete(w);
+    this.watchers?.delete(w);
   }
 }
 

@@ -210,7 +210,12 @@ export class Engine {
         req_id: req.id,
         correlation_id: req.correlation_id,
         tool_name: req.tool_name,
-        ...outcome,
+        kind: outcome.kind,
+        success: outcome.success,
+        error_code: outcome.error_code,
+        duration_ms: outcome.duration_ms,
+        input_bytes: outcome.input_bytes,
+        output_bytes: outcome.output_bytes,
       });
     } catch (err) {
       this.logger.error({ err }, 'audit sink failed');

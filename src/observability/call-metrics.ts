@@ -45,11 +45,11 @@ export class LabeledCounter implements CollectedMetric {
     registry.registerMetric(this as never);
   }
 
-  /** Add one to the sample of `key` (a string identifying `labels`; made by the caller, who knows the labels). */
-  inc(key: string, labels: () => Record<string, string>): void {
+  /** Add one to the sample of `key`, a string identifying `labels` (made by the caller, who knows the labels). */
+  inc(key: string, labels: Record<string, string>): void {
     const s = this.samples.get(key);
     if (s) s.value++;
-    else this.samples.set(key, { labels: labels(), value: 1 });
+    else this.samples.set(key, { labels, value: 1 });
   }
 
   async get(): Promise<MetricData> {
@@ -83,9 +83,10 @@ export class LabeledHistogram implements CollectedMetric {
     registry.registerMetric(this as never);
   }
 
-  observe(key: string, labels: () => Record<string, string>, value: number): void {
+  /** Count `value` in the sample of `key`; `labels` are read only when the key is new. */
+  observe(key: string, labels: Record<string, string>, value: number): void {
     let s = this.samples.get(key);
-    if (!s) this.samples.set(key, (s = { labels: labels(), buckets: new Array(this.bounds.length).fill(0), sum: 0, count: 0 }));
+    if (!s) this.samples.set(key, (s = { labels, buckets: new Array(this.bounds.length).fill(0), sum: 0, count: 0 }));
     const i = this.bounds.findIndex((b) => value <= b);
     if (i >= 0) s.buckets[i]!++;
     s.sum += value;

@@ -15,12 +15,22 @@ export type AgentStatesSource = () => Readonly<Record<string, number>>;
 // grow the metric without bound by calling made-up names.
 const UNKNOWN_TOOL = '(unknown)';
 
+interface Series {
+  kind: string;
+  calls: string;
+  callLabels: Record<string, string>;
+  duration: string;
+  durationLabels: Record<string, string>;
+}
+
 export class GatewayMetrics {
   readonly registry = new Registry();
   private readonly calls: LabeledCounter;
   private readonly duration: LabeledHistogram;
   private readonly streams: Gauge;
   private readonly agentSources = new Set<AgentStatesSource>();
+  /** By tool, then outcome. Bounded: tool names are the registry's (unknown ones share one), outcomes a fixed set. */
+  private readonly series = new Map<string, Map<string, Series>>();
 
   constructor(options: { inFlight: () => number; processMetrics?: boolean }) {
     const registers = [this.registry];
@@ -66,10 +76,23 @@ export class GatewayMetrics {
     const tool = ran ? r.tool_name : UNKNOWN_TOOL;
     const kind = r.kind ?? '';
     const outcome = r.success ? 'success' : (r.error_code ?? 'error');
-    const key = `${tool}\u0000${kind}`;
-    this.calls.inc(`${key}\u0000${outcome}`, () => ({ tool, kind, outcome }));
-    if (ran && (r.success || r.error_code === 'tool_error')) this.duration.observe(key, () => ({ tool, kind }), r.duration_ms / 1000);
+    const series = this.seriesFor(tool, kind, outcome);
+    this.calls.inc(series.calls, series.callLabels);
+    if (ran && (r.success || r.error_code === 'tool_error')) this.duration.observe(series.duration, series.durationLabels, r.duration_ms / 1000);
   };
+
+  /** The sample keys and labels of one (tool, kind, outcome), made once: a call then builds no strings or objects. */
+  private seriesFor(tool: string, kind: string, outcome: string): Series {
+    let byOutcome = this.series.get(tool);
+    if (!byOutcome) this.series.set(tool, (byOutcome = new Map()));
+    let s = byOutcome.get(outcome);
+    if (!s || s.kind !== kind) {
+      const key = `${tool}\u0000${kind}`;
+      s = { kind, calls: `${key}\u0000${outcome}`, callLabels: { tool, kind, outcome }, duration: key, durationLabels: { tool, kind } };
+      byOutcome.set(outcome, s);
+    }
+    return s;
+  }
 
   /** An SSE stream opened; call the returned function once when it closes. */
   streamOpened(): () => void {
