@@ -5,7 +5,7 @@ import { z } from 'zod';
 export const PROTOCOL_VERSION = '1.0';
 
 const HEX = Buffer.from('0123456789abcdef', 'latin1');
-const idPool = Buffer.alloc(16 * 256);
+const idPool = Buffer.alloc(16 * 4096); // refilled (one getrandom call) every 4096 ids
 let idPoolAt = idPool.length;
 const idText = Buffer.alloc(36);
 

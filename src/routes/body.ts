@@ -17,15 +17,20 @@ export interface ParsedBody<T> {
 }
 
 /** Read the body, enforcing `limit` bytes whether or not Content-Length is sent. */
-export async function readBytes(c: Context, limit: number): Promise<Uint8Array> {
+export function readBytes(c: Context, limit: number): Promise<Uint8Array> {
   const tooLarge = () =>
     new GatewayError('payload_too_large', `request body is larger than ${limit} bytes (server.body_limit_bytes); send less data`, {
       detail: { limit_bytes: limit },
     });
   const declared = requestHeader(c, 'content-length');
-  if (declared !== undefined && Number(declared) > limit) throw tooLarge();
+  if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge());
   const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  // Not an async function: on Node the stream's promise is returned as it is (one promise less per request).
   if (incoming && !incoming.readableDidRead && !('rawBody' in incoming)) return readIncoming(incoming, limit, tooLarge);
+  return readWebBody(c, limit, declared, tooLarge);
+}
+
+async function readWebBody(c: Context, limit: number, declared: string | undefined, tooLarge: () => GatewayError): Promise<Uint8Array> {
   if (declared !== undefined) {
     // Length known and within the limit: the server adapter's fast path reads it in one go.
     return new Uint8Array(await c.req.arrayBuffer());
