@@ -9,7 +9,7 @@ import type { AgentStatus } from '../protocol/index.js';
 import { registerAgentRoutes } from './agents.js';
 import { registerDocsRoutes } from './docs.js';
 import { asGatewayError, errorResponse } from './errors.js';
-import { guard, type GuardOptions } from './guard.js';
+import { guardCheck, type GuardOptions } from './guard.js';
 import { registerHandshakeRoute } from './handshake.js';
 import { registerToolRoutes } from './tools.js';
 import { registerMetricsRoute } from './metrics.js';
@@ -50,7 +50,6 @@ export function createApp(options: AppOptions): OpenAPIHono {
   // Routes are declared without the base path (so is the OpenAPI document); Hono serves them under it.
   const app = basePath ? new OpenAPIHono().basePath(basePath) : new OpenAPIHono();
   const { logger, metrics } = options;
-  app.use('*', requestContext({ logger, streamOpened: metrics && (() => metrics.streamOpened()) }));
 
   app.onError((err, c) => {
     const gatewayError = asGatewayError(err);
@@ -60,7 +59,15 @@ export function createApp(options: AppOptions): OpenAPIHono {
 
   const security = options.security;
   const sessions = security?.sessions ?? new SessionManager({ ttlS: 3600, maxParallel: 0 });
-  if (security) app.use('*', guard({ ...security, basePath }));
+  // One middleware for every request: its id and logger, then the guard's checks.
+  app.use(
+    '*',
+    requestContext({
+      logger,
+      streamOpened: metrics && (() => metrics.streamOpened()),
+      check: security ? guardCheck({ ...security, basePath }) : undefined,
+    }),
+  );
   const caller =
     options.caller ??
     (security

@@ -1,10 +1,10 @@
 /**
  * The gate in front of every route: Host check on loopback binds (DNS
  * rebinding), Origin check and CORS, bearer-token authentication. Runs
- * before the routes, and sets its headers before `next()` so every answer
+ * before the routes, and sets its headers before the route runs so every answer
  * carries them, SSE streams included (they copy the prepared headers).
  */
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import { GatewayError, type Logger } from '../engine/index.js';
 import { bearerToken, type Authenticate, type Principal } from '../security/auth.js';
 import { hostHeaderName, isLoopbackHostHeader } from '../security/loopback.js';
@@ -59,7 +59,12 @@ const EXPOSE_HEADERS = 'Retry-After, WWW-Authenticate, Allow, X-Request-Id';
 
 const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/+$/, '');
 
-export function guard(options: GuardOptions): MiddlewareHandler {
+/**
+ * The guard: the refusal to send, or undefined to go on. A plain synchronous
+ * check, run by the request middleware in its own frame (createApp wires it)
+ * rather than as one more middleware layer on every request.
+ */
+export function guardCheck(options: GuardOptions): (c: Context) => Response | undefined {
   const allowedOrigins = new Set(options.corsOrigins.map(normalizeOrigin));
   const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
   // Clients send the same few Host values over and over: remember the accepted ones (a bounded set, so
@@ -75,7 +80,7 @@ export function guard(options: GuardOptions): MiddlewareHandler {
     options.logger?.info({ method: c.req.method, path: c.req.path, code: err.code }, `request refused: ${err.message}`);
     return errorResponse(c, err);
   };
-  return async (c, next) => {
+  return (c) => {
     const host = requestHeader(c, 'host');
     if (host !== undefined && options.loopbackBind() && !hostAllowed(host)) {
       return refuse(
@@ -137,6 +142,6 @@ export function guard(options: GuardOptions): MiddlewareHandler {
       }
       c.set('principal', principal);
     }
-    await next();
+    return undefined;
   };
 }

@@ -39,9 +39,11 @@ export interface RequestContextOptions {
   logger: Logger;
   /** Called when an SSE stream opens (metrics); returns the function to call when it closes. */
   streamOpened?: () => () => void;
+  /** Checks every request first (Host, Origin, token): a Response refuses it. */
+  check?: (c: Context) => Response | undefined;
 }
 
-export function requestContext({ logger, streamOpened }: RequestContextOptions): MiddlewareHandler {
+export function requestContext({ logger, streamOpened, check }: RequestContextOptions): MiddlewareHandler {
   return async (c, next) => {
     const requestId = pickRequestId(requestHeader(c, REQUEST_ID_HEADER_NAME));
     const log = new LazyChildLogger(logger, { request_id: requestId });
@@ -70,7 +72,9 @@ export function requestContext({ logger, streamOpened }: RequestContextOptions):
       // On Node logged when the response is really done: an SSE stream ends long after next() returns.
       if (outgoing) outgoing.once('close', () => accessLine!(outgoing.statusCode, !outgoing.writableFinished));
     }
-    await next();
+    const refused = check?.(c);
+    if (refused) c.res = refused;
+    else await next();
     if (outgoing) {
       if (!outgoing.headersSent) c.res.headers.set(REQUEST_ID_HEADER, requestId);
     } else {
