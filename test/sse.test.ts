@@ -2,7 +2,7 @@ import { Agent, fetch as undiciFetch } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolContext } from '../src/index.js';
 import { deferred, definePlugin, echoTool } from './helpers/plugins.js';
-import { callBody, openSse, startGateway, type TestGateway } from './helpers/server.js';
+import { callBody, openSse, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
 // Gates the test opens one by one, so the tool is provably still running while events arrive.
 let gates: ReturnType<typeof deferred<void>>[] = [];
@@ -21,6 +21,15 @@ const streaming = definePlugin('streaming', [
       }
       ctx.emit('artifact', { name: 'out.txt', mime: 'text/plain', chunk: 'done', final: true });
       return { steps };
+    },
+  ],
+  [
+    { name: 'destructured', description: 'Uses the context as plugins often do: taken apart' },
+    (_args, ctx: ToolContext) => {
+      const { emit, signal, streaming } = ctx;
+      emit('progress', { pct: 50, message: 'half' });
+      emit('log', { level: 'info', message: `aborted: ${signal.aborted}` });
+      return { streaming };
     },
   ],
   [
@@ -101,6 +110,18 @@ describe('POST /tool/call as Server-Sent Events', () => {
     expect(await aborted.promise).toContain('client disconnected');
     // and the gateway has no call left running
     await expect.poll(() => gw.gateway.engine.running).toBe(0);
+  });
+
+  it('a tool may take the context apart: emit and signal work unbound', async () => {
+    const s = await stream('destructured', {});
+    const all = await s.rest();
+    expect(all.map((e) => e.event)).toEqual(['tool/event', 'tool/event', 'tool/call/resp']);
+    expect(all[0]!.json).toMatchObject({ kind: 'progress', data: { pct: 50 }, seq: 0 });
+    expect(all[1]!.json).toMatchObject({ kind: 'log', data: { message: 'aborted: false' }, seq: 1 });
+    expect(all[2]!.json).toMatchObject({ data: { success: true, data: { streaming: true } } });
+    // Without streaming the same tool runs, its events go nowhere.
+    const plain = await postJson(`${gw.url}/tool/call`, callBody('destructured', {}));
+    expect(plain.json.data).toMatchObject({ success: true, data: { streaming: false } });
   });
 
   it('a JSON (non-streaming) client that disconnects aborts the tool, also on a reused keep-alive connection', async () => {

@@ -415,6 +415,8 @@ class CallContext implements ToolContext {
   readonly correlationId: string;
   readonly requestId: string;
   readonly logger: Logger;
+  /** A bound function (tools may destructure it from the context); a shared no-op when nobody listens. */
+  readonly emit: ToolContext['emit'];
 
   constructor(
     private readonly call: Call,
@@ -426,16 +428,15 @@ class CallContext implements ToolContext {
     this.correlationId = req.correlation_id;
     this.requestId = req.id;
     this.logger = call.logger;
+    this.emit = req.streaming ? (kind, data) => call.emit(kind, data) : noop;
   }
 
   get signal(): AbortSignal {
     return this.call.signal;
   }
-
-  emit<K extends ToolEventKind>(kind: K, data: ToolEventDataMap[K]): void {
-    if (this.streaming) this.call.emit(kind, data);
-  }
 }
+
+function noop(): void {}
 
 /** Abort reason of a call that finished on its own; its DOMException is only made if a signal is read. */
 const FINISHED = Symbol('call finished');
