@@ -7,7 +7,7 @@ import { createServer } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseAgentsConfig } from '../src/index.js';
 import { rpcError, rpcResult, startStub, waitFor, type StubRequest } from './helpers/a2a-stub.js';
-import { definePlugin } from './helpers/plugins.js';
+import { deferred, definePlugin } from './helpers/plugins.js';
 import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
 const CARD = '/.well-known/agent-card.json';
@@ -256,11 +256,81 @@ describe('A2A agent isolation', () => {
   });
 });
 
+describe('A2A agents offering streaming (mode auto)', () => {
+  const streamingCard = (name: string) => cardOnly(name, ['go'], { capabilities: { streaming: true } });
+  const event = (r: StubRequest, result: unknown) => ({ jsonrpc: '2.0', id: r.rpc?.id ?? null, result });
+
+  it('a stream that ends before the task does is followed by polling', async () => {
+    const peer = track(
+      await startStub((r) => {
+        if (r.path === CARD) return streamingCard('brief')(r);
+        if (r.rpc?.method === 'SendStreamingMessage') return { sse: [event(r, { task: { id: 'e1', status: { state: 'TASK_STATE_WORKING' } } })] };
+        if (r.rpc?.method === 'GetTask') return rpcResult(r, { task: { id: 'e1', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ parts: [{ text: 'polled' }] }] } });
+        return rpcError(r, -32601, 'method not found');
+      }),
+    );
+    const gw = track(await startGateway({ config: { agents: { brief: { card: peer.url, poll_ms: 20 } } } }));
+    const res = await postJson(`${gw.url}/tool/call`, callBody('brief_go', { task: 'x' }));
+    expect(res.json.data).toMatchObject({ success: true, data: { output: 'polled', state: 'completed', metadata: { taskId: 'e1', polls: 1 } } });
+    expect(peer.methods()).toEqual(['SendStreamingMessage', 'GetTask']);
+  });
+
+  it('a peer whose card offers streaming but that does not serve it is polled, from then on without trying the stream', async () => {
+    const peer = track(
+      await startStub((r) => {
+        if (r.path === CARD) return streamingCard('claims')(r);
+        if (r.rpc?.method === 'SendMessage') return rpcResult(r, { task: { id: 'c1', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ parts: [{ text: 'sent' }] }] } });
+        return rpcError(r, -32601, 'method not found');
+      }),
+    );
+    const gw = track(await startGateway({ config: { agents: { claims: { card: peer.url } } } }));
+    for (let i = 0; i < 2; i++) {
+      const res = await postJson(`${gw.url}/tool/call`, callBody('claims_go', { task: 'x' }));
+      expect(res.json.data).toMatchObject({ success: true, data: { output: 'sent', state: 'completed' } });
+    }
+    // The dialect stays 1.0: the peer understood SendMessage, so only its streaming was missing.
+    expect(peer.methods()).toEqual(['SendStreamingMessage', 'SendMessage', 'SendMessage']);
+    expect((await agentsOf(gw))[0].dialect).toBe('1.0');
+  });
+
+  it('answers at the final event without waiting for the stream to end, and keeps the connection for the next call', async () => {
+    const release = deferred();
+    let held: StubRequest | undefined;
+    let streams = 0;
+    const peer = track(
+      await startStub((r) => {
+        if (r.path === CARD) return streamingCard('lingering')(r);
+        if (r.rpc?.method !== 'SendStreamingMessage') return rpcError(r, -32601, 'method not found');
+        const id = `l${++streams}`;
+        const sse = [
+          event(r, { task: { id, status: { state: 'TASK_STATE_SUBMITTED' } } }),
+          event(r, { artifactUpdate: { taskId: id, artifact: { artifactId: 'a', parts: [{ text: `out ${id}` }] }, lastChunk: true } }),
+          event(r, { statusUpdate: { taskId: id, status: { state: 'TASK_STATE_COMPLETED' } } }),
+        ];
+        // The first stream stays open after its final event until the test releases it.
+        if (held) return { sse };
+        held = r;
+        return { sse, holdUntil: release.promise };
+      }),
+    );
+    const gw = track(await startGateway({ config: { agents: { lingering: { card: peer.url } } } }));
+    const first = await postJson(`${gw.url}/tool/call`, callBody('lingering_go', { task: 'x' }));
+    expect(first.json.data).toMatchObject({ success: true, data: { output: 'out l1', state: 'completed', metadata: { polls: 0 } } });
+    // The answer came while the peer still held the stream open.
+    expect(held!.connectionClosed()).toBe(false);
+    release.resolve();
+    for (let i = 0; i < 5; i++) expect((await postJson(`${gw.url}/tool/call`, callBody('lingering_go', { task: 'x' }))).json.data.success).toBe(true);
+    // The rest of the first stream was read, not cut: its connection is still open (a cut closes it at once).
+    expect(held!.connectionClosed()).toBe(false);
+    expect(peer.methods()).toEqual(Array(6).fill('SendStreamingMessage'));
+  });
+});
+
 describe('parseAgentsConfig and the agents config section', () => {
   it('fills every default and keeps configuration order', () => {
     expect(parseAgentsConfig({ b: { card: 'http://127.0.0.1:1/x.json' }, a: { card: 'http://127.0.0.1:2', enabled: false } })).toEqual([
-      { name: 'b', card: 'http://127.0.0.1:1/x.json', headers: {}, timeout_ms: 300000, poll_ms: 1000, enabled: true },
-      { name: 'a', card: 'http://127.0.0.1:2', headers: {}, timeout_ms: 300000, poll_ms: 1000, enabled: false },
+      { name: 'b', card: 'http://127.0.0.1:1/x.json', headers: {}, timeout_ms: 300000, poll_ms: 1000, mode: 'auto', enabled: true },
+      { name: 'a', card: 'http://127.0.0.1:2', headers: {}, timeout_ms: 300000, poll_ms: 1000, mode: 'auto', enabled: false },
     ]);
   });
 
@@ -268,6 +338,7 @@ describe('parseAgentsConfig and the agents config section', () => {
     expect(() => parseAgentsConfig({ x: { card: 'http://h', pol_ms: 5 } })).toThrow(/x: .*pol_ms/);
     expect(() => parseAgentsConfig({ x: { card: 'ftp://h' } })).toThrow(/x\.card: must be an http\(s\) URL/);
     expect(() => parseAgentsConfig({ x: { card: 'http://h', timeout_ms: 0 } })).toThrow(/x\.timeout_ms/);
+    expect(() => parseAgentsConfig({ x: { card: 'http://h', mode: 'stream' } })).toThrow(/x\.mode/);
   });
 
   it('a disabled agent is reported and never fetched', async () => {

@@ -48,7 +48,7 @@ export interface RunContext {
   signal?: AbortSignal;
   /** Epoch ms by which the call must be over. */
   deadline?: number;
-  /** Forward the peer's progress as events (uses the peer's streaming when its card offers it). */
+  /** Forward the peer's progress as events (status and artifact events as they arrive). */
   streaming?: boolean;
   emit?<K extends ToolEventKind>(kind: K, data: ToolEventDataMap[K]): void;
 }
@@ -88,6 +88,8 @@ interface Progress {
 export class AgentClient {
   private dialect: DialectName;
   private switched = false;
+  /** The card offers streaming but the peer answered its streaming method with "method not found". */
+  private noStreaming = false;
 
   constructor(
     readonly agent: AgentDescriptor,
@@ -134,7 +136,8 @@ export class AgentClient {
       };
     };
     try {
-      if (ctx.streaming && this.resolved.streaming) await this.runStreaming(skillId, task, p, signal, emit);
+      // One streaming request ends with the task: a task that finishes at once costs one round trip, not a send and a poll.
+      if (this.agent.mode === 'auto' && this.resolved.streaming && !this.noStreaming) await this.runStreaming(skillId, task, p, signal, emit);
       else await this.runPolling(skillId, task, p, signal, emit);
       return finish();
     } catch (err) {
@@ -180,7 +183,11 @@ export class AgentClient {
     while (!isFinal(p.state)) {
       // The first poll goes out at once: a task that finishes right after the send costs one round trip, not MIN_POLL_MS.
       const gap = p.polls === 0 ? 0 : Math.min(this.agent.poll_ms, Math.max(MIN_POLL_MS, (lastSent - startedAt) / 10));
-      await sleep(Math.max(0, lastSent + gap - performance.now()), signal);
+      // Nothing left to wait: no timer (even a 0 ms setTimeout costs a millisecond or more), only one turn of the
+      // event loop, so the connection that carried the last answer is back in the pool and carries this one too.
+      const wait = lastSent + gap - performance.now();
+      if (wait > 0) await sleep(wait, signal);
+      else await nextTurn(signal);
       lastSent = performance.now();
       p.polls++;
       const answer = classify(await this.rpc('get', () => ({ id: p.taskId }), signal));
@@ -189,35 +196,42 @@ export class AgentClient {
     }
   }
 
+  /**
+   * Follow the task through the peer's streaming method: one request whose events end with the task.
+   * A peer that does not know the method (or this dialect's version) is asked by send and poll instead,
+   * where the dialect switch happens; if it then answers in the same dialect, its card's streaming
+   * claim is wrong and this agent polls from then on.
+   */
   private async runStreaming(skillId: string, task: string, p: Progress, signal: AbortSignal, emit: RunContext['emit']): Promise<void> {
     const sentAt = performance.now();
-    for (let attempt = 0; ; attempt++) {
-      const d = DIALECTS[this.dialect];
-      const body = { jsonrpc: '2.0', id: randomUUID(), method: d.stream, params: d.sendParams(task, skillId, true) };
-      let seen = 0;
-      let retry = false;
-      for await (const item of this.http.postStream(this.resolved.endpoint, body, this.headers(), signal)) {
-        const rpcError = errorOf(item);
-        if (rpcError) {
-          if (seen === 0 && attempt === 0 && this.maybeSwitch(rpcError)) {
-            retry = true;
-            break;
-          }
-          if (seen === 0 && rpcError.code === METHOD_NOT_FOUND) {
-            // Streaming is advertised but not served: poll instead.
-            return this.runPolling(skillId, task, p, signal, emit);
-          }
-          throw rpcError;
+    const d = DIALECTS[this.dialect];
+    const body = { jsonrpc: '2.0', id: randomUUID(), method: d.stream, params: d.sendParams(task, skillId, true) };
+    let seen = 0;
+    for await (const item of this.http.postStream(this.resolved.endpoint, body, this.headers(), signal)) {
+      const rpcError = errorOf(item);
+      if (rpcError) {
+        if (seen === 0 && (rpcError.code === METHOD_NOT_FOUND || rpcError.code === VERSION_NOT_SUPPORTED)) {
+          await this.runPolling(skillId, task, p, signal, emit);
+          if (this.dialect === d.name && rpcError.code === METHOD_NOT_FOUND) this.streamingUnserved(d.stream);
+          return;
         }
-        seen++;
-        if (this.absorb(classify((item as { result?: unknown }).result), p, emit) || isFinal(p.state)) return;
+        throw rpcError;
       }
-      if (retry) continue;
-      break;
+      seen++;
+      if (this.absorb(classify((item as { result?: unknown }).result), p, emit) || isFinal(p.state)) return;
     }
     // The stream ended before the task did: follow it by polling.
     if (!p.taskId) throw new PeerError(`agent "${this.agent.name}" ended its stream before naming a task`);
     await this.pollUntilFinal(p, signal, emit, sentAt);
+  }
+
+  private streamingUnserved(method: string): void {
+    if (this.noStreaming) return;
+    this.noStreaming = true;
+    this.logger.warn(
+      { agent: this.agent.name, method },
+      `agent "${this.agent.name}" offers streaming in its card but does not serve ${method}; polling it from now on`,
+    );
   }
 
   /** Fold one answer into the progress, emitting events. Returns true when the answer ends the run (a direct message). */
@@ -361,6 +375,11 @@ function mergeArtifact(list: Artifact[], update: Artifact, append: boolean): voi
       target.parts.push(part);
     }
   }
+}
+
+function nextTurn(signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  return new Promise((resolve) => setImmediate(resolve));
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -15,6 +15,11 @@ export const AgentConfig = z.strictObject({
   timeout_ms: z.int().positive().default(300_000),
   /** Longest pause between two polls of a running remote task, ms (polling starts faster and backs off to this). */
   poll_ms: z.int().positive().default(1000),
+  /**
+   * How calls follow a remote task: `auto` uses the peer's streaming method when its card offers it (one
+   * request that ends with the task) and polls otherwise; `poll` always sends, then polls GetTask.
+   */
+  mode: z.enum(['auto', 'poll']).default('auto'),
   enabled: z.boolean().default(true),
 });
 export type AgentConfig = z.output<typeof AgentConfig>;

@@ -22,6 +22,9 @@ export class PeerError extends Error {
 export type Headers = Record<string, string>;
 
 const MAX_BODY = 16 * 1024 * 1024;
+/** What is left of a stream after its final event is read in the background up to these bounds, then the connection is closed. */
+const DRAIN_MAX_BYTES = 64 * 1024;
+const DRAIN_MS = 2000;
 
 export class PeerHttp {
   private readonly dispatcher: Dispatcher;
@@ -68,33 +71,46 @@ export class PeerHttp {
   /**
    * POST a JSON-RPC request answered with Server-Sent Events; yields each
    * event's data parsed as JSON. A plain JSON answer (e.g. an error) is
-   * yielded once.
+   * yielded once. A consumer that stops early (it has the final event)
+   * leaves the rest of the stream to be read in the background, so the
+   * connection goes back to the pool instead of being closed.
    */
   async *postStream(url: string, body: unknown, headers: Headers, signal: AbortSignal): AsyncGenerator<unknown> {
-    const res = await this.send(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
-      body: JSON.stringify(body),
-      signal,
-      // A stream may be quiet for long; the call's own signal bounds it.
-      bodyTimeout: 0,
-    });
-    const type = String(res.headers['content-type'] ?? '');
-    if (!type.includes('text/event-stream')) {
-      const text = await readText(res.body, url);
-      yield parseJson(text, `POST ${url} (HTTP ${res.statusCode})`);
-      return;
-    }
-    const queue: string[] = [];
-    const parser = createParser({ onEvent: (e) => queue.push(e.data) });
-    const decoder = new TextDecoder();
+    // The caller's signal may fire once it has what it needs (a call that ended aborts it): it stops
+    // the request only while the stream is being followed, never the background drain.
+    const own = new AbortController();
+    const forward = () => own.abort(signal.reason);
+    if (signal.aborted) forward();
+    else signal.addEventListener('abort', forward, { once: true });
+    let res: Dispatcher.ResponseData | undefined;
     try {
-      for await (const chunk of res.body) {
+      res = await this.send(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+        body: JSON.stringify(body),
+        signal: own.signal,
+        // A stream may be quiet for long; the call's own signal bounds it.
+        bodyTimeout: 0,
+      });
+      const type = String(res.headers['content-type'] ?? '');
+      if (!type.includes('text/event-stream')) {
+        const text = await readText(res.body, url);
+        yield parseJson(text, `POST ${url} (HTTP ${res.statusCode})`);
+        return;
+      }
+      const queue: string[] = [];
+      const parser = createParser({ onEvent: (e) => queue.push(e.data) });
+      const decoder = new TextDecoder();
+      for await (const chunk of res.body.iterator({ destroyOnReturn: false })) {
         parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
         while (queue.length) yield parseJson(queue.shift()!, `an event of POST ${url}`);
       }
     } finally {
-      if (!res.body.destroyed) res.body.destroy();
+      signal.removeEventListener('abort', forward);
+      if (res && !res.body.destroyed && !res.body.readableEnded) {
+        if (signal.aborted) res.body.destroy();
+        else drain(res.body);
+      }
     }
   }
 
@@ -124,6 +140,21 @@ async function readText(body: Dispatcher.ResponseData['body'], url: string): Pro
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/** Read the rest of an answer in the background so its keep-alive connection is reused; close it past the bounds. */
+function drain(body: Dispatcher.ResponseData['body']): void {
+  let left = DRAIN_MAX_BYTES;
+  const timer = setTimeout(() => body.destroy(), DRAIN_MS);
+  timer.unref();
+  body
+    .on('data', (chunk: Buffer) => {
+      left -= chunk.length;
+      if (left < 0) body.destroy();
+    })
+    .on('error', () => {})
+    .on('close', () => clearTimeout(timer))
+    .resume();
 }
 
 function parseJson(text: string, what: string): unknown {

@@ -35,6 +35,8 @@ export interface SdkPeer {
   canceled: string[];
   /** Resolves with the id of the first canceled task. */
   firstCancel: Promise<string>;
+  /** TCP connections the peer has accepted so far. */
+  connections(): number;
   close(): Promise<void>;
 }
 
@@ -52,6 +54,8 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  let connections = 0;
+  server.on('connection', () => connections++);
 
   const card: AgentCard = {
     name,
@@ -164,6 +168,7 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
     calls,
     canceled,
     firstCancel,
+    connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
         for (const release of cancelRequests.values()) release();

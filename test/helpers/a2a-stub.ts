@@ -14,9 +14,12 @@ export interface StubRequest {
   clientPort: number;
   /** Parsed JSON-RPC body (POST), or undefined. */
   rpc: { id?: unknown; method?: string; params?: any } | undefined;
+  /** Whether the connection that carried this request has been closed (by either side). */
+  connectionClosed(): boolean;
 }
 
-export type StubAnswer = { status?: number; json?: unknown; text?: string; sse?: unknown[] } | undefined;
+/** `sse` events are written at once; the stream ends then, or when `holdUntil` resolves. */
+export type StubAnswer = { status?: number; json?: unknown; text?: string; sse?: unknown[]; holdUntil?: Promise<unknown> } | undefined;
 
 export interface Stub {
   url: string;
@@ -49,6 +52,7 @@ export async function startStub(handle: (req: StubRequest) => StubAnswer | Promi
       headers: req.headers,
       clientPort: req.socket.remotePort ?? 0,
       rpc,
+      connectionClosed: () => req.socket.destroyed,
     };
     requests.push(r);
     const answer = await handle(r);
@@ -59,6 +63,7 @@ export async function startStub(handle: (req: StubRequest) => StubAnswer | Promi
     if (answer.sse) {
       res.writeHead(answer.status ?? 200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
       for (const item of answer.sse) res.write(`data: ${JSON.stringify(item)}\n\n`);
+      await answer.holdUntil;
       res.end();
       return;
     }
