@@ -33,8 +33,6 @@ export interface SdkPeer {
   calls: { method: string; version: string | undefined }[];
   /** Task ids the executor was asked to cancel. */
   canceled: string[];
-  /** Resolves with the id of the first canceled task. */
-  firstCancel: Promise<string>;
   /** TCP connections the peer has accepted so far. */
   connections(): number;
   close(): Promise<void>;
@@ -45,8 +43,6 @@ const text = (value: string): Part => ({ content: { $case: 'text', value }, meta
 export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'): Promise<SdkPeer> {
   const calls: SdkPeer['calls'] = [];
   const canceled: string[] = [];
-  let onCancel!: (id: string) => void;
-  const firstCancel = new Promise<string>((r) => (onCancel = r));
   const cancelRequests = new Map<string, () => void>();
 
   const app = express();
@@ -144,7 +140,6 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
     },
     async cancelTask(taskId: string) {
       canceled.push(taskId);
-      onCancel(taskId);
       cancelRequests.get(taskId)?.();
     },
   };
@@ -167,7 +162,6 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
     cardUrl: `${base}/.well-known/agent-card.json`,
     calls,
     canceled,
-    firstCancel,
     connections: () => connections,
     close: () =>
       new Promise<void>((resolve) => {
