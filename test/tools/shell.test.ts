@@ -8,7 +8,10 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wr
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BWRAP } from '../../src/tools/shell/sandbox.js';
+import { CLI } from '../helpers/cli.js';
 import { callBody, openSse, postJson, startGateway, type TestGateway } from '../helpers/server.js';
 import { alive, processTree, waitFor } from './procs.js';
 
@@ -25,7 +28,8 @@ function newBase(): string {
 
 async function start(shell: Record<string, unknown> = {}, server: Record<string, unknown> = {}, root = ws): Promise<TestGateway> {
   return startGateway({
-    config: { tools: { fs: { root }, shell: { max_output_bytes: MAX_OUTPUT, ...shell }, eval: { enabled: false } }, server },
+    // enabled: true: a sandbox that cannot be made fails these tests at start, not as a missing tool.
+    config: { tools: { fs: { root }, shell: { enabled: true, max_output_bytes: MAX_OUTPUT, ...shell }, eval: { enabled: false } }, server },
   });
 }
 
@@ -415,3 +419,63 @@ describe('run_command configuration', () => {
     }
   });
 });
+
+describe('where no sandbox can be made', () => {
+  // The gateway runs inside an outer bwrap that puts an empty file over /usr/bin/bwrap: the real failure
+  // (bubblewrap present on the PATH but unable to run) on a machine where everything else works.
+  const serveWithoutBwrap = (config: string) =>
+    execa('bwrap', ['--dev-bind', '/', '/', '--ro-bind', '/dev/null', BWRAP, '--die-with-parent', 'node', CLI, 'serve', '--port', '0', '--config', config], {
+      env: { LOG_LEVEL: 'warn', LOG_FORMAT: 'json' },
+      reject: false,
+      cwd: base,
+    });
+
+  it('by default the gateway starts without run_command and says why; the other tools work', async () => {
+    const config = join(base, 'auto.yaml');
+    writeFileSync(config, `tools:\n  fs: { root: ${JSON.stringify(ws)} }\n`);
+    const proc = serveWithoutBwrap(config);
+    let stderr = '';
+    try {
+      const url = await listeningUrl(proc);
+      const list = await postJson(`${url}/tool/list`, {});
+      const names = list.json.tools.map((t: { name: string }) => t.name);
+      expect(names).toContain('read_file');
+      expect(names).not.toContain('run_command');
+      const r = await postJson(`${url}/tool/call`, callBody('run_command', { argv: ['true'] }));
+      expect(r.status).toBe(404);
+      expect(r.json.code).toBe('unknown_tool');
+    } finally {
+      proc.kill('SIGTERM');
+      stderr = String((await proc).stderr);
+    }
+    const warning = stderr
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as { msg: string })
+      .find((l) => l.msg.includes('run_command is not offered'));
+    expect(warning?.msg).toMatch(/cannot sandbox commands here: bubblewrap could not create a sandbox/);
+    expect(warning?.msg).toMatch(/tools\.shell\.enabled: false/);
+  });
+
+  it('with tools.shell.enabled: true the gateway refuses to start, saying what is missing', async () => {
+    const config = join(base, 'required.yaml');
+    writeFileSync(config, `tools:\n  fs: { root: ${JSON.stringify(ws)} }\n  shell: { enabled: true }\n`);
+    const r = await serveWithoutBwrap(config);
+    expect(r.exitCode).toBe(1);
+    expect(String(r.stderr)).toMatch(/tools\.shell cannot sandbox commands: bubblewrap could not create a sandbox/);
+    expect(String(r.stdout)).not.toContain('listening');
+  });
+});
+
+/** The URL from the gateway's listening line on stdout. */
+function listeningUrl(proc: ReturnType<typeof execa>): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /listening on (\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    proc.once('exit', (code) => reject(new Error(`gateway exited with ${code} before listening: ${String(proc.stderr ?? '')}`)));
+  });
+}

@@ -19,7 +19,11 @@ export type ShellLimits = z.output<typeof ShellLimits>;
 
 /** tools.shell — sandboxed command execution. */
 export const ShellConfig = z.strictObject({
-  enabled: z.boolean().default(true),
+  /**
+   * "auto": offer run_command when a sandbox can be created here, else start without it and say why.
+   * true: the sandbox must work (the gateway refuses to start otherwise). false: no run_command.
+   */
+  enabled: z.union([z.boolean(), z.literal('auto')]).default('auto'),
   /** Working directory of commands, relative to the workspace (tools.fs.root). */
   cwd: z.string().min(1).default('.'),
   /** Let commands reach the network (otherwise they get a network namespace with only loopback). */

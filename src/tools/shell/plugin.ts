@@ -53,7 +53,7 @@ export function shellPlugin(config: ShellConfig, native: NativeContext): ToolPlu
 
 class ShellPlugin implements ToolPlugin {
   readonly name = 'shell';
-  private readonly tools = [RUN_COMMAND];
+  private tools = [RUN_COMMAND];
   private readonly running = new Set<Promise<unknown>>();
   private readonly stopAll = new AbortController();
   private hostWorkspace = '';
@@ -82,21 +82,35 @@ class ShellPlugin implements ToolPlugin {
       this.logger.warn('tools.shell.sandbox is "none": commands run unconfined, as the gateway\'s own user');
       return;
     }
-    if (process.getuid?.() === 0) {
-      // bwrap sets up the mounts as the sandbox user, so that user must be able to reach them.
-      for (const dir of [this.hostWorkspace, ...this.config.mounts]) await checkReachable(dir);
-      await this.handWorkspaceToSandboxUser();
+    let missing: string | null;
+    try {
+      if (process.getuid?.() === 0) {
+        // bwrap sets up the mounts as the sandbox user, so that user must be able to reach them.
+        for (const dir of [this.hostWorkspace, ...this.config.mounts]) await checkReachable(dir);
+        await this.handWorkspaceToSandboxUser();
+      }
+      missing = await probeSandbox({
+        workspace: this.hostWorkspace,
+        network: this.config.network,
+        mounts: this.config.mounts,
+        limits: this.config.limits,
+      });
+    } catch (err) {
+      if (this.config.enabled !== 'auto') throw err;
+      missing = (err as Error).message;
     }
-    const missing = await probeSandbox({
-      workspace: this.hostWorkspace,
-      network: this.config.network,
-      mounts: this.config.mounts,
-      limits: this.config.limits,
-    });
-    if (missing) {
+    if (missing && this.config.enabled === 'auto') {
+      // A fresh machine without bubblewrap still gets a working gateway, never unconfined commands.
+      this.tools = [];
+      this.logger.warn(
+        `run_command is not offered: tools.shell cannot sandbox commands here: ${missing}. Fix that and restart, ` +
+          'or set tools.shell.enabled: false to silence this (true makes it a start-up error)',
+      );
+    } else if (missing) {
       throw new Error(
-        `tools.shell cannot sandbox commands: ${missing}. Fix that, or set tools.shell.enabled: false, ` +
-          'or (only when every caller is trusted) tools.shell.sandbox: none to run commands unconfined',
+        `tools.shell cannot sandbox commands: ${missing}. Fix that, or set tools.shell.enabled: false (or "auto" ` +
+          'to start without run_command), or (only when every caller is trusted) tools.shell.sandbox: none to run ' +
+          'commands unconfined',
       );
     }
   }
