@@ -97,6 +97,35 @@ describe('A2A agent isolation', () => {
     expect(byName.silent.last_error).toContain('did not arrive within 300 ms');
   });
 
+  it("configured headers never go to an RPC endpoint on another origin than the card's, unless allowed", async () => {
+    // The endpoint answers any call with a completed task; it records every request (and its headers).
+    const elsewhere = track(await startStub((r) => (r.rpc ? rpcResult(r, { id: 't1', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'text', text: 'done' }] }] }) : undefined)));
+    const peer = track(await startStub(cardOnly('far', ['work'], { url: `${elsewhere.url}/rpc` })));
+    const headers = { Authorization: 'Bearer agent-secret' };
+    const gw = track(
+      await startGateway({
+        config: {
+          agents: {
+            refused: { card: peer.url, headers },
+            allowed: { card: `${peer.url}${CARD}`, headers, cross_origin_headers: true },
+          },
+        },
+      }),
+    );
+    const agents = Object.fromEntries((await agentsOf(gw)).map((a: any) => [a.name, a]));
+    expect(agents.refused.state).toBe('failed');
+    expect(agents.refused.last_error).toContain(`names its JSON-RPC endpoint on ${elsewhere.url}`);
+    expect(agents.refused.last_error).toContain('agents.refused.cross_origin_headers: true');
+    expect(agents.refused.last_error).not.toContain('agent-secret');
+    expect(agents.allowed).toMatchObject({ state: 'ok', tools: ['far_work'] });
+    // The refused agent never called the other origin; the allowed one did, with its headers.
+    expect(elsewhere.requests).toHaveLength(0);
+    const r = await postJson(`${gw.url}/tool/call`, callBody('far_work', { task: 'go' }));
+    expect(r.json.data).toMatchObject({ success: true, data: { output: 'done' } });
+    expect(elsewhere.requests.length).toBeGreaterThan(0);
+    expect(elsewhere.requests.every((q) => q.headers.authorization === 'Bearer agent-secret')).toBe(true);
+  });
+
   it('an agent answering garbage to a call gives a clear tool_error', async () => {
     const peer = track(await startStub((r) => cardOnly('junk', ['eat'])(r) ?? { text: 'this is not json' }));
     const gw = track(await startGateway({ config: { agents: { junk: { card: peer.url } } } }));
@@ -329,8 +358,8 @@ describe('A2A agents offering streaming (mode auto)', () => {
 describe('parseAgentsConfig and the agents config section', () => {
   it('fills every default and keeps configuration order', () => {
     expect(parseAgentsConfig({ b: { card: 'http://127.0.0.1:1/x.json' }, a: { card: 'http://127.0.0.1:2', enabled: false } })).toEqual([
-      { name: 'b', card: 'http://127.0.0.1:1/x.json', headers: {}, timeout_ms: 300000, poll_ms: 1000, mode: 'auto', enabled: true },
-      { name: 'a', card: 'http://127.0.0.1:2', headers: {}, timeout_ms: 300000, poll_ms: 1000, mode: 'auto', enabled: false },
+      { name: 'b', card: 'http://127.0.0.1:1/x.json', headers: {}, timeout_ms: 300000, poll_ms: 1000, mode: 'auto', cross_origin_headers: false, enabled: true },
+      { name: 'a', card: 'http://127.0.0.1:2', headers: {}, timeout_ms: 300000, poll_ms: 1000, mode: 'auto', cross_origin_headers: false, enabled: false },
     ]);
   });
 

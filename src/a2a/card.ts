@@ -125,3 +125,22 @@ export function resolveCard(card: AgentCard, cardUrl: string): ResolvedCard {
   }
   return { card, cardUrl, endpoint: resolved, dialect, streaming: card.capabilities?.streaming === true };
 }
+
+/**
+ * The configured headers (credentials) go to the card's own origin only: a
+ * card naming its JSON-RPC endpoint elsewhere is refused unless the operator
+ * allowed that (`cross_origin_headers`). Agents without headers are not affected.
+ */
+export function checkEndpointOrigin(
+  resolved: ResolvedCard,
+  agent: { name: string; card: string; headers: Record<string, string>; cross_origin_headers: boolean },
+): void {
+  if (agent.cross_origin_headers || Object.keys(agent.headers).length === 0) return;
+  const cardOrigin = new URL(agent.card).origin;
+  const endpointOrigin = new URL(resolved.endpoint).origin;
+  if (endpointOrigin === cardOrigin) return;
+  throw new PeerError(
+    `the card names its JSON-RPC endpoint on ${endpointOrigin}, not on the card's origin ${cardOrigin}; the configured ` +
+      `headers are not sent to another origin. If that endpoint is the agent's own, set agents.${agent.name}.cross_origin_headers: true`,
+  );
+}

@@ -20,6 +20,11 @@ export const AgentConfig = z.strictObject({
    * request that ends with the task) and polls otherwise; `poll` always sends, then polls GetTask.
    */
   mode: z.enum(['auto', 'poll']).default('auto'),
+  /**
+   * Send `headers` to a JSON-RPC endpoint the card names on another origin than the card's. Off by default:
+   * a card could otherwise send the agent's credentials anywhere; such an agent then fails to load, saying so.
+   */
+  cross_origin_headers: z.boolean().default(false),
   enabled: z.boolean().default(true),
 });
 export type AgentConfig = z.output<typeof AgentConfig>;

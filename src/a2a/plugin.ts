@@ -6,7 +6,7 @@
  */
 import { ToolError, type Logger, type PluginHost, type ToolConflict, type ToolContext, type ToolPlugin } from '../engine/index.js';
 import type { AgentStatus, ToolDefinitionInput } from '../protocol/index.js';
-import { fetchCard } from './card.js';
+import { checkEndpointOrigin, fetchCard } from './card.js';
 import { AgentClient, type RunResult } from './client.js';
 import type { A2AConfig, AgentDescriptor, AgentsConfig } from './config.js';
 import { PeerHttp } from './http.js';
@@ -92,6 +92,7 @@ export class A2APlugin implements ToolPlugin {
     ]);
     try {
       const resolved = await fetchCard(this.http, agent.card, agent.headers, signal);
+      checkEndpointOrigin(resolved, agent);
       const json = JSON.stringify(resolved);
       if (json !== entry.cardJson || !entry.client) {
         // A new or changed card: new tools (an unchanged card keeps its client and any dialect switch).

@@ -4,7 +4,7 @@
  */
 import type { Logger } from '../engine/index.js';
 import type { ToolDefinitionInput } from '../protocol/index.js';
-import { fetchCard, type ResolvedCard } from './card.js';
+import { checkEndpointOrigin, fetchCard, type ResolvedCard } from './card.js';
 import { AgentClient, type RunContext, type RunResult } from './client.js';
 import { AgentConfig, type AgentConfigInput, type AgentDescriptor } from './config.js';
 import { PeerHttp } from './http.js';
@@ -74,6 +74,7 @@ export async function agentTools(
   const signal = options.signal ? AbortSignal.any([options.signal, timeout]) : timeout;
   const resolved = await fetchCard(http, config.card, config.headers, signal);
   const descriptor: AgentDescriptor = { name: name ?? resolved.card.name, ...config };
+  checkEndpointOrigin(resolved, descriptor);
   const client = new AgentClient(descriptor, resolved, http, options.logger ?? silentLogger);
   return toolsFromCard(resolved, client, options.logger);
 }
