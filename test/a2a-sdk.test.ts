@@ -156,8 +156,8 @@ describe.each(MODES)('a real @a2a-js/sdk peer in $mode mode', ({ mode, send, get
     expect(statuses.every((s, i) => i === 0 || s !== statuses[i - 1])).toBe(true);
     const resp = frames.find((f) => f.event === 'tool/call/resp')!.json;
     expect(resp.data).toMatchObject({ success: true, data: { state: 'completed' } });
-    // The polled task holds the appended chunks as separate parts; their texts are joined line by line.
-    expect(resp.data.data.output).toBe('alpha \nbeta \ngamma');
+    // The polled task holds the appended chunks as separate parts: joined as they are, the same text as streamed.
+    expect(resp.data.data.output).toBe('alpha beta gamma');
     const methods = peer.calls.slice(before).map((c) => c.method);
     expect(methods[0]).toBe(send);
     expect(methods.length).toBeGreaterThanOrEqual(2);

@@ -348,9 +348,14 @@ function errorOf(answer: unknown): RpcError | undefined {
   return new RpcError(code, message);
 }
 
-/** Every text part of every artifact, in order; undefined when there is none. */
+/**
+ * Every text part of every artifact, in order; undefined when there is none.
+ * An artifact's own parts are joined as they are (a streamed artifact arrives
+ * as appended chunks, which a polled task keeps as separate parts: both give
+ * the same text); artifacts are separated by a newline.
+ */
 function artifactsText(artifacts: Artifact[]): string | undefined {
-  const texts = artifacts.map((a) => partsText(a.parts)).filter(Boolean);
+  const texts = artifacts.map((a) => partsText(a.parts, '')).filter(Boolean);
   return texts.length ? texts.join('\n') : undefined;
 }
 

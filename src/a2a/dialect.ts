@@ -66,13 +66,13 @@ export function normalizeState(raw: unknown): TaskState {
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** The text of every text part, joined by newlines. */
-export function partsText(parts: unknown): string {
+/** The text of every text part, joined by `separator` (a newline unless given). */
+export function partsText(parts: unknown, separator = '\n'): string {
   if (!Array.isArray(parts)) return '';
   return parts
     .filter((p): p is Json => isObject(p) && typeof p.text === 'string' && (p.kind === undefined || p.kind === 'text'))
     .map((p) => p.text as string)
-    .join('\n');
+    .join(separator);
 }
 
 export interface Artifact {
