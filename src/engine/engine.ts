@@ -197,8 +197,29 @@ export class Engine {
     });
   }
 
+  /**
+   * Audit a call attempt refused before it reached the engine: no valid
+   * token or session, a foreign Host or Origin. `tool_name` is "" when the
+   * body was never read (the gate refuses before reading it).
+   */
+  recordRefused(attempt: {
+    tool_name: string;
+    req_id: string;
+    error_code: string;
+    correlation_id?: string;
+    session_id?: string;
+    principal?: string | null;
+    input_bytes?: number;
+  }): void {
+    this.record(
+      { id: attempt.req_id, tool_name: attempt.tool_name, correlation_id: attempt.correlation_id ?? '' },
+      { sessionId: attempt.session_id ?? '', principal: attempt.principal ?? null },
+      { kind: null, success: false, error_code: attempt.error_code, duration_ms: 0, input_bytes: attempt.input_bytes ?? 0, output_bytes: 0 },
+    );
+  }
+
   private record(
-    req: ToolCallRequest,
+    req: Pick<ToolCallRequest, 'id' | 'tool_name' | 'correlation_id'>,
     caller: Caller,
     outcome: Pick<AuditRecord, 'kind' | 'success' | 'error_code' | 'duration_ms' | 'input_bytes' | 'output_bytes'>,
   ): void {

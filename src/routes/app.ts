@@ -65,7 +65,18 @@ export function createApp(options: AppOptions): OpenAPIHono {
     requestContext({
       logger,
       streamOpened: metrics && (() => metrics.streamOpened()),
-      check: security ? guardCheck({ ...security, basePath }) : undefined,
+      check: security
+        ? guardCheck({
+            ...security,
+            basePath,
+            // A refused POST to a door that starts calls is an audited call attempt (the body is never read).
+            onRefused: (c, err, path) => {
+              if (c.req.method === 'POST' && (path === '/tool/call' || path === '/tool/calls')) {
+                options.engine.recordRefused({ tool_name: '', req_id: c.get('requestId') ?? '', error_code: err.code });
+              }
+            },
+          })
+        : undefined,
     }),
   );
   const caller =

@@ -21,6 +21,7 @@ import {
 } from './calls.openapi.js';
 import { publicUrl, type PublicUrlOptions } from './urls.js';
 import { requestHeader } from './header.js';
+import { callerOfCall } from './caller.js';
 
 /**
  * Who may read a call's events. The seam for auth: EventSource cannot send an
@@ -93,7 +94,7 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
   app.post(startCallRoute.path, async (c) => {
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes);
     // Events are what a call resource is watched for: always record them.
-    const call = engine.start({ ...req, streaming: true }, deps.caller(c, req.session_id), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
+    const call = engine.start({ ...req, streaming: true }, callerOfCall(c, req, bytes, deps), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     store.put(call);
     const body: CallAccepted = {
       call_id: call.id,

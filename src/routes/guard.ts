@@ -36,6 +36,8 @@ export interface GuardOptions {
   selfAuthenticatedPrefix?: string;
   /** Refusals are logged (info) with the path and reason, never with a token. */
   logger?: Logger;
+  /** Told of every refusal, with the path under the base path (the audit of refused call attempts). */
+  onRefused?: (c: Context, err: GatewayError, path: string) => void;
 }
 
 /** Routes anyone who reaches the gateway may read: health and documentation. */
@@ -76,8 +78,11 @@ export function guardCheck(options: GuardOptions): (c: Context) => Response | un
     if (ok && acceptedHosts.size < 64) acceptedHosts.add(host);
     return ok;
   };
+  const base = options.basePath ?? '';
+  const routePath = (c: Context) => (base && c.req.path.startsWith(base) ? c.req.path.slice(base.length) || '/' : c.req.path);
   const refuse = (c: Context, err: GatewayError) => {
     options.logger?.info({ method: c.req.method, path: c.req.path, code: err.code }, `request refused: ${err.message}`);
+    options.onRefused?.(c, err, routePath(c));
     return errorResponse(c, err);
   };
   return (c) => {
@@ -121,8 +126,7 @@ export function guardCheck(options: GuardOptions): (c: Context) => Response | un
 
     c.set('principal', null);
     const authenticate = options.authenticate;
-    const base = options.basePath ?? '';
-    const path = base && c.req.path.startsWith(base) ? c.req.path.slice(base.length) || '/' : c.req.path;
+    const path = routePath(c);
     if (authenticate && !isPublic(c.req.method, path)) {
       const token = bearerToken(requestHeader(c, 'authorization'));
       const principal = authenticate(token);

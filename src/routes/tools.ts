@@ -7,6 +7,7 @@ import type { Context } from 'hono';
 import type { Caller, Engine, Logger } from '../engine/index.js';
 import { ToolCallRequest, ToolListRequest, newId, nowTs, PROTOCOL_VERSION } from '../protocol/index.js';
 import { readJson } from './body.js';
+import { callerOfCall } from './caller.js';
 import { onClientGone } from './disconnect.js';
 import { streamCall } from './call-stream.js';
 import { requestLogger } from './request.js';
@@ -44,7 +45,7 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
   app.openAPIRegistry.registerPath(callRoute);
   app.post(callRoute.path, async (c) => {
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
-    const call = engine.start(req, deps.caller(c, req.session_id), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
+    const call = engine.start(req, callerOfCall(c, req, bytes, deps), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     if (req.streaming && acceptsEventStream(requestHeader(c, 'accept'))) {
       return streamCall(c, call, { heartbeatS: deps.heartbeatS, logger: call.logger, stopOnDisconnect: true });
     }

@@ -113,6 +113,54 @@ describe('audit file', () => {
   });
 });
 
+describe('audit of call attempts refused before the engine', () => {
+  let dir: string;
+  let file: string;
+  let gw: SecureGateway;
+  const auth = { Authorization: `Bearer ${TOKEN}` };
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'a2e-audit-gate-'));
+    file = join(dir, 'audit.jsonl');
+    gw = await startSecureGateway({
+      config: { auth: { tokens: [{ name: 'auditor', token_sha256: sha256(TOKEN) }] }, audit: { path: file } },
+    });
+  });
+  afterAll(async () => {
+    await gw.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('records a missing or wrong token, a foreign origin and a missing session, never the token or the arguments', async () => {
+    const noToken = await post(`${gw.url}/tool/call`, callBody('echo', { text: SECRET_ARG }), { 'X-Request-Id': 'gate-1' });
+    expect(noToken.status).toBe(401);
+    const wrongToken = await post(`${gw.url}/tool/calls`, callBody('echo', { text: 'x' }), { Authorization: 'Bearer not-the-token', 'X-Request-Id': 'gate-2' });
+    expect(wrongToken.status).toBe(401);
+    const foreign = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), { ...auth, Origin: 'https://evil.example', 'X-Request-Id': 'gate-3' });
+    expect(foreign.status).toBe(403);
+    // Authenticated, but this gateway requires a session and none was sent: refused by the route, body known.
+    const noSession = await post(`${gw.url}/tool/call`, callBody('echo', { text: SECRET_ARG }, { id: 'req-nosession', correlation_id: 'turn-9' }), auth);
+    expect(noSession.status).toBe(401);
+    // Not a call attempt: refused, logged, not audited.
+    expect((await fetch(`${gw.url}/agents`)).status).toBe(401);
+    await gw.gateway.security.auditFile!.flush();
+
+    const text = readFileSync(file, 'utf8');
+    expect(text).not.toContain(SECRET_ARG);
+    expect(text).not.toContain(TOKEN);
+    expect(text).not.toContain('not-the-token');
+    const lines = readLines(file);
+    for (const l of lines) expect(Object.keys(l)).toEqual(FIELDS);
+    expect(lines.map((l) => [l.req_id, l.error_code, l.tool_name, l.token])).toEqual([
+      ['gate-1', 'unauthorized', '', null],
+      ['gate-2', 'unauthorized', '', null],
+      ['gate-3', 'forbidden', '', null],
+      ['req-nosession', 'unauthorized', 'echo', 'auditor'],
+    ]);
+    expect(lines.every((l) => l.success === false && l.kind === null)).toBe(true);
+    expect(lines[3]).toMatchObject({ correlation_id: 'turn-9' });
+  });
+});
+
 describe('audit rotation', () => {
   it('rotates by size, keeping audit.keep old files, losing no record', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'a2e-audit-rot-'));
