@@ -55,6 +55,9 @@ async function readWebBody(c: Context, limit: number, declared: string | undefin
  * chunks arrive (Content-Length may be absent or wrong).
  */
 function readIncoming(incoming: IncomingMessage, limit: number, tooLarge: () => GatewayError): Promise<Uint8Array> {
+  const gone = () => new GatewayError('invalid_request', 'the client closed the connection before the request body was complete');
+  // Already torn down: no event would ever come.
+  if (incoming.destroyed) return Promise.reject(gone());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -73,7 +76,7 @@ function readIncoming(incoming: IncomingMessage, limit: number, tooLarge: () => 
     };
     const onEnd = () => done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
     const onError = (err: Error) => done(err);
-    const onClose = () => done(new GatewayError('invalid_request', 'the client closed the connection before the request body was complete'));
+    const onClose = () => done(gone());
     incoming.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
   });
 }
