@@ -20,7 +20,7 @@ import { GatewayError } from '../engine/index.js';
 import { readBytes } from './body.js';
 import { transportRoutes } from './a2e-transport.openapi.js';
 import { streamSse } from './sse.js';
-import { requestHeader } from './header.js';
+import { requestHeader } from './node.js';
 
 export interface A2eTransportDeps {
   engine: Engine;

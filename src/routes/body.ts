@@ -7,7 +7,7 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import { GatewayError } from '../engine/index.js';
 import { formatProblems, parserFor, toProblems } from '../protocol/index.js';
-import { requestHeader } from './header.js';
+import { nodeRequest, requestHeader } from './node.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
@@ -24,7 +24,7 @@ export function readBytes(c: Context, limit: number): Promise<Uint8Array> {
     });
   const declared = requestHeader(c, 'content-length');
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge());
-  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  const incoming = nodeRequest(c);
   // Not an async function: on Node the stream's promise is returned as it is (one promise less per request).
   if (incoming && !incoming.readableDidRead && !('rawBody' in incoming)) return readIncoming(incoming, limit, tooLarge);
   return readWebBody(c, limit, declared, tooLarge);

@@ -20,7 +20,7 @@ import {
   type CallResource,
 } from './calls.openapi.js';
 import { publicUrl, type PublicUrlOptions } from './urls.js';
-import { requestHeader } from './header.js';
+import { requestHeader } from './node.js';
 import { callerOfCall } from './caller.js';
 
 /**

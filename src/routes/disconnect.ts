@@ -1,6 +1,6 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context } from 'hono';
+import { nodeResponse } from './node.js';
 
 /** Per-connection set of "the client went away" callbacks of its requests still being answered. */
 const GONE = Symbol('a2e.clientGone');
@@ -14,8 +14,7 @@ type TrackedSocket = Socket & { [GONE]?: Set<() => void> };
  * AbortSignal.
  */
 export function onClientGone(c: Context, fn: () => void): () => void {
-  const env = c.env as { outgoing?: ServerResponse; incoming?: IncomingMessage } | undefined;
-  const res = env?.outgoing;
+  const res = nodeResponse(c);
   const socket = res?.socket as TrackedSocket | null | undefined;
   if (res && socket) {
     let waiting = socket[GONE];

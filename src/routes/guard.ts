@@ -9,12 +9,14 @@ import { GatewayError, type Logger } from '../engine/index.js';
 import { bearerToken, type Authenticate, type Principal } from '../security/auth.js';
 import { hostHeaderName, isLoopbackHostHeader } from '../security/loopback.js';
 import { errorResponse } from './errors.js';
-import { requestHeader } from './header.js';
+import { requestHeader } from './node.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
     /** The authenticated token, or null (no auth configured, or a public route). */
     principal: Principal | null;
+    /** Set when the guard added response headers with c.header() (CORS): answers must go through Hono. */
+    preparedHeaders: boolean;
   }
 }
 

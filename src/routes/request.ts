@@ -3,11 +3,10 @@
  * valid, else a fresh one; sent back on every response, SSE included), a
  * logger bound to it, and one access-log line when the response is done.
  */
-import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { LazyChildLogger, levelEnabled, type Logger } from '../engine/index.js';
 import { newId } from '../protocol/index.js';
-import { requestHeader } from './header.js';
+import { nodeResponse, requestHeader } from './node.js';
 
 declare module 'hono' {
   interface ContextVariableMap {
@@ -50,7 +49,7 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
     c.set('requestId', requestId);
     c.set('logger', log);
     if (streamOpened) c.set('streamOpened', streamOpened);
-    const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+    const outgoing = nodeResponse(c);
     // On Node, answers written straight to the ServerResponse (JSON calls, SSE streams) add the header
     // themselves and a Response built by Hono gets it once it exists, after next(). (c.header() before
     // next() would make every request build a web Headers object, a large part of a fast call's cost.)

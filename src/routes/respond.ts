@@ -4,21 +4,14 @@
  * a Hono Response (c.json) otherwise, or when middleware prepared headers
  * of its own (CORS) that must go with it.
  */
-import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { REQUEST_ID_HEADER } from './request.js';
-
-declare module 'hono' {
-  interface ContextVariableMap {
-    /** Set when middleware added response headers with c.header() (e.g. CORS): answers must go through Hono. */
-    preparedHeaders: boolean;
-  }
-}
+import { nodeResponse } from './node.js';
 
 export function sendJson(c: Context, value: unknown, status: ContentfulStatusCode = 200): Response {
-  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  const outgoing = nodeResponse(c);
   const requestId = c.get('requestId');
   if (!outgoing || requestId === undefined || c.get('preparedHeaders')) return c.json(value, status);
   const text = JSON.stringify(value);

@@ -8,6 +8,7 @@ import type { ServerResponse } from 'node:http';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
 import { REQUEST_ID_HEADER } from './request.js';
+import { nodeResponse } from './node.js';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -44,7 +45,7 @@ type Runner = (sink: SseSink) => Promise<void>;
 
 /** Start an SSE response and hand the sink to `run`. */
 export function streamSse(c: Context, options: SseOptions, run: Runner): Response {
-  const outgoing = (c.env as { outgoing?: ServerResponse } | undefined)?.outgoing;
+  const outgoing = nodeResponse(c);
   // Headers other middleware prepared (CORS, request id, …) plus ours.
   const headers = c.body(null, 200, SSE_HEADERS).headers;
   const requestId = c.get('requestId');

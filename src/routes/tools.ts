@@ -13,7 +13,7 @@ import { streamCall } from './call-stream.js';
 import { requestLogger } from './request.js';
 import { sendJson } from './respond.js';
 import { callRoute, listRoute } from './tools.openapi.js';
-import { requestHeader } from './header.js';
+import { requestHeader } from './node.js';
 
 export interface ToolRoutesDeps {
   engine: Engine;

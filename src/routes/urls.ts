@@ -4,7 +4,7 @@
  * X-Forwarded-Host, so a client outside the proxy can follow them.
  */
 import type { Context } from 'hono';
-import { requestHeader } from './header.js';
+import { requestHeader } from './node.js';
 
 export interface PublicUrlOptions {
   /** "" or a path such as "/a2e" (no trailing slash). */
