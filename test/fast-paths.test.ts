@@ -168,10 +168,13 @@ describe('per-call metrics', () => {
     const registry = new Registry();
     const calls = new LabeledCounter('t_calls_total', 'calls', registry);
     const duration = new LabeledHistogram('t_duration_seconds', 'duration', [0.01, 0.1, 1], registry);
-    const labels = { tool: 'echo', kind: 'native' };
-    for (const s of [0.005, 0.05, 0.05, 5]) duration.observe('echo', labels, s);
-    calls.inc('echo/ok', { tool: 'echo', outcome: 'success' });
-    calls.inc('echo/ok', { tool: 'echo', outcome: 'success' });
+    const echo = duration.sample({ tool: 'echo', kind: 'native' });
+    for (const s of [0.005, 0.05, 0.05, 5]) duration.observe(echo, s);
+    calls.inc(calls.sample({ tool: 'echo', outcome: 'success' }));
+    // The same label set is the same sample.
+    calls.inc(calls.sample({ tool: 'echo', outcome: 'success' }));
+    // A sample never counted is not exposed.
+    calls.sample({ tool: 'idle', outcome: 'success' });
     const text = await registry.metrics();
     expect(text).toContain('# TYPE t_calls_total counter');
     expect(text).toContain('t_calls_total{tool="echo",outcome="success"} 2');
@@ -181,6 +184,7 @@ describe('per-call metrics', () => {
     }
     expect(text).toContain('t_duration_seconds_sum{tool="echo",kind="native"} 5.105');
     expect(text).toContain('t_duration_seconds_count{tool="echo",kind="native"} 4');
+    expect(text).not.toContain('idle');
   });
 });
 

@@ -1,9 +1,9 @@
 /**
- * The two per-call metrics (calls by outcome, call duration), counted in
- * plain maps and exposed to prom-client as metric objects it reads on
- * scrape. prom-client's own Counter/Histogram hash and validate the labels
- * on every call, which measured as a tenth of a fast call's whole cost;
- * here a call costs one map lookup and an increment.
+ * The two per-call metrics (calls by outcome, call duration), kept as plain
+ * samples and exposed to prom-client as metric objects it reads on scrape.
+ * prom-client's own Counter/Histogram hash and validate the labels on every
+ * call, which measured as a tenth of a fast call's whole cost; here the
+ * caller keeps the sample of a label set and a call only increments it.
  */
 import type { Registry } from 'prom-client';
 
@@ -31,11 +31,19 @@ interface CollectedMetric {
   reset(): void;
 }
 
-/** A counter with fixed label names whose samples are plain numbers in a map. */
+/** Key of a label set: label values in insertion order (the metric's label names are fixed). */
+const keyOf = (labels: Record<string, string>) => Object.values(labels).join('\u0000');
+
+export interface CounterSample {
+  readonly labels: Record<string, string>;
+  value: number;
+}
+
+/** A counter with fixed label names. */
 export class LabeledCounter implements CollectedMetric {
   readonly type = 'counter' as const;
   readonly aggregator = 'sum' as const;
-  private readonly samples = new Map<string, MetricValue>();
+  private readonly samples = new Map<string, CounterSample>();
 
   constructor(
     readonly name: string,
@@ -45,30 +53,37 @@ export class LabeledCounter implements CollectedMetric {
     registry.registerMetric(this as never);
   }
 
-  /** Add one to the sample of `key`, a string identifying `labels` (made by the caller, who knows the labels). */
-  inc(key: string, labels: Record<string, string>): void {
-    const s = this.samples.get(key);
-    if (s) s.value++;
-    else this.samples.set(key, { labels, value: 1 });
+  /** The sample of a label set, made on first use: keep it and pass it to `inc`. */
+  sample(labels: Record<string, string>): CounterSample {
+    const key = keyOf(labels);
+    let s = this.samples.get(key);
+    if (!s) this.samples.set(key, (s = { labels, value: 0 }));
+    return s;
+  }
+
+  inc(sample: CounterSample): void {
+    sample.value++;
   }
 
   async get(): Promise<MetricData> {
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values: [...this.samples.values()].map((s) => ({ ...s })) };
+    const values = [...this.samples.values()].filter((s) => s.value > 0).map((s) => ({ labels: { ...s.labels }, value: s.value }));
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 
+  /** Zeroes every sample in place (samples handed out stay valid). */
   reset(): void {
-    this.samples.clear();
+    for (const s of this.samples.values()) s.value = 0;
   }
 }
 
-interface HistogramSample {
-  labels: Record<string, string>;
+export interface HistogramSample {
+  readonly labels: Record<string, string>;
   buckets: number[]; // non-cumulative counts per upper bound
   sum: number;
   count: number;
 }
 
-/** A histogram with fixed buckets whose samples are plain arrays in a map. */
+/** A histogram with fixed buckets and label names. */
 export class LabeledHistogram implements CollectedMetric {
   readonly type = 'histogram' as const;
   readonly aggregator = 'sum' as const;
@@ -83,19 +98,25 @@ export class LabeledHistogram implements CollectedMetric {
     registry.registerMetric(this as never);
   }
 
-  /** Count `value` in the sample of `key`; `labels` are read only when the key is new. */
-  observe(key: string, labels: Record<string, string>, value: number): void {
+  /** The sample of a label set, made on first use: keep it and pass it to `observe`. */
+  sample(labels: Record<string, string>): HistogramSample {
+    const key = keyOf(labels);
     let s = this.samples.get(key);
-    if (!s) this.samples.set(key, (s = { labels, buckets: new Array(this.bounds.length).fill(0), sum: 0, count: 0 }));
+    if (!s) this.samples.set(key, (s = { labels, buckets: new Array<number>(this.bounds.length).fill(0), sum: 0, count: 0 }));
+    return s;
+  }
+
+  observe(sample: HistogramSample, value: number): void {
     const i = this.bounds.findIndex((b) => value <= b);
-    if (i >= 0) s.buckets[i]!++;
-    s.sum += value;
-    s.count++;
+    if (i >= 0) sample.buckets[i]!++;
+    sample.sum += value;
+    sample.count++;
   }
 
   async get(): Promise<MetricData> {
     const values: MetricValue[] = [];
     for (const s of this.samples.values()) {
+      if (s.count === 0) continue;
       let cumulative = 0;
       this.bounds.forEach((le, i) => {
         cumulative += s.buckets[i]!;
@@ -108,7 +129,12 @@ export class LabeledHistogram implements CollectedMetric {
     return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
   }
 
+  /** Zeroes every sample in place (samples handed out stay valid). */
   reset(): void {
-    this.samples.clear();
+    for (const s of this.samples.values()) {
+      s.buckets.fill(0);
+      s.sum = 0;
+      s.count = 0;
+    }
   }
 }

@@ -5,7 +5,7 @@
  * one process (tests, embedding) never clash.
  */
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { LabeledCounter, LabeledHistogram } from './call-metrics.js';
+import { LabeledCounter, LabeledHistogram, type CounterSample, type HistogramSample } from './call-metrics.js';
 import type { AuditRecord, AuditSink } from '../engine/index.js';
 
 /** Reports how many A2A agents are in each state, e.g. `{ ready: 2, unreachable: 1 }`. Read on every scrape. */
@@ -15,12 +15,11 @@ export type AgentStatesSource = () => Readonly<Record<string, number>>;
 // grow the metric without bound by calling made-up names.
 const UNKNOWN_TOOL = '(unknown)';
 
+/** The samples one (tool, kind, outcome) counts into. */
 interface Series {
   kind: string;
-  calls: string;
-  callLabels: Record<string, string>;
-  duration: string;
-  durationLabels: Record<string, string>;
+  calls: CounterSample;
+  duration: HistogramSample;
 }
 
 export class GatewayMetrics {
@@ -77,18 +76,17 @@ export class GatewayMetrics {
     const kind = r.kind ?? '';
     const outcome = r.success ? 'success' : (r.error_code ?? 'error');
     const series = this.seriesFor(tool, kind, outcome);
-    this.calls.inc(series.calls, series.callLabels);
-    if (ran && (r.success || r.error_code === 'tool_error')) this.duration.observe(series.duration, series.durationLabels, r.duration_ms / 1000);
+    this.calls.inc(series.calls);
+    if (ran && (r.success || r.error_code === 'tool_error')) this.duration.observe(series.duration, r.duration_ms / 1000);
   };
 
-  /** The sample keys and labels of one (tool, kind, outcome), made once: a call then builds no strings or objects. */
+  /** The samples of one (tool, kind, outcome), looked up once: a call then builds no strings or objects. */
   private seriesFor(tool: string, kind: string, outcome: string): Series {
     let byOutcome = this.series.get(tool);
     if (!byOutcome) this.series.set(tool, (byOutcome = new Map()));
     let s = byOutcome.get(outcome);
     if (!s || s.kind !== kind) {
-      const key = `${tool}\u0000${kind}`;
-      s = { kind, calls: `${key}\u0000${outcome}`, callLabels: { tool, kind, outcome }, duration: key, durationLabels: { tool, kind } };
+      s = { kind, calls: this.calls.sample({ tool, kind, outcome }), duration: this.duration.sample({ tool, kind }) };
       byOutcome.set(outcome, s);
     }
     return s;
