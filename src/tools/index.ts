@@ -8,16 +8,23 @@ import type { ToolsConfig } from './config.js';
 import { createFsPlugin } from './fs/plugin.js';
 import { createHttpPlugin } from './http/plugin.js';
 import { shellPlugin } from './shell/plugin.js';
+import { WorkspaceQuota } from './fs/quota.js';
+import { Workspace } from './fs/workspace.js';
 import { evalPlugin } from './eval/plugin.js';
 
 export interface NativeContext {
   /** Absolute path of the workspace root (tools.fs.root resolved against the working directory). */
   workspace: string;
+  /** The workspace opened by descriptors, shared by the file tools and the shell (each plugin init()s and close()s it). */
+  files: Workspace;
+  /** tools.fs.max_workspace_bytes, enforced by the file tools and at run_command's boundaries. */
+  quota: WorkspaceQuota;
   logger: Logger;
 }
 
 export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] {
-  const ctx: NativeContext = { workspace: resolve(tools.fs.root), logger };
+  const files = new Workspace(resolve(tools.fs.root));
+  const ctx: NativeContext = { workspace: files.root, files, quota: new WorkspaceQuota(files, tools.fs.max_workspace_bytes), logger };
   const plugins: ToolPlugin[] = [];
   void ctx;
 

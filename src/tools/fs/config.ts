@@ -13,5 +13,10 @@ export const FsConfig = z.strictObject({
   max_read_bytes: z.int().positive().default(MiB),
   /** Largest file write_file or edit_file may write. */
   max_write_bytes: z.int().positive().default(10 * MiB),
+  /**
+   * Most disk bytes the workspace may hold (like `du`); null for no quota. write_file and edit_file refuse to
+   * cross it; run_command is measured after each command (see docs/security-filesystem.md for what it cannot stop).
+   */
+  max_workspace_bytes: z.int().positive().nullable().default(1024 * MiB),
 });
 export type FsConfig = z.output<typeof FsConfig>;

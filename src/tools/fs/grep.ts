@@ -1,11 +1,12 @@
 /** grep: a regular expression over the text files below a path, bounded in files, bytes and matches. */
-import { lstat } from 'node:fs/promises';
 import picomatch from 'picomatch';
 import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
 import { LineMatcher, type LineMatch } from './line-matcher.js';
-import { clampLimit, MAX_SCANNED } from './list.js';
+import { clampLimit, directory, MAX_SCANNED } from './list.js';
 import { walk } from './walk.js';
-import type { Workspace, WorkspacePath } from './workspace.js';
+import type { Workspace } from './workspace.js';
+
+type OpenFile = Awaited<ReturnType<Workspace['openRegular']>>;
 
 export interface GrepArgs {
   pattern: string;
@@ -27,7 +28,7 @@ export async function grepTool(ws: Workspace, args: GrepArgs, maxFileBytes: numb
   }
   const included = args.include ? picomatch(args.include, { basename: true, dot: true }) : () => true;
   const start = await ws.existing(args.path ?? '.');
-  const st = await lstat(start.real);
+  const st = await ws.lstat(start);
   if (!st.isFile() && !st.isDirectory()) throw new ToolError(`${start.shown} is neither a file nor a directory`);
 
   const matcher = new LineMatcher(args.pattern, flags, ctx.signal);
@@ -35,8 +36,8 @@ export async function grepTool(ws: Workspace, args: GrepArgs, maxFileBytes: numb
   const stats = { files_searched: 0, files_skipped: 0 };
 
   /** Search one file; false once the match limit is exceeded. */
-  const searchFile = async (p: WorkspacePath): Promise<boolean> => {
-    const text = await readText(ws, p, maxFileBytes).catch((err: unknown) => {
+  const searchFile = async (shown: string, open: () => Promise<OpenFile>): Promise<boolean> => {
+    const text = await readText(open, maxFileBytes).catch((err: unknown) => {
       if (st.isFile()) throw err; // the one file asked for: say why
       return null;
     });
@@ -46,29 +47,35 @@ export async function grepTool(ws: Workspace, args: GrepArgs, maxFileBytes: numb
     }
     stats.files_searched++;
     const found = await matcher.match(text, limit - matches.length);
-    for (const m of found.matches) matches.push({ path: p.shown, ...m });
+    for (const m of found.matches) matches.push({ path: shown, ...m });
     return !found.more;
   };
 
   let truncated = false;
   try {
     if (st.isFile()) {
-      truncated = !(await searchFile(start));
+      truncated = !(await searchFile(start.shown, () => ws.openRegular(start)));
     } else {
-      let scanned = 0;
-      for await (const e of walk(start.real, { recursive: true, signal: ctx.signal })) {
-        if (++scanned > MAX_SCANNED) {
-          truncated = true;
-          break;
+      const dir = await directory(ws, start.shown);
+      try {
+        let scanned = 0;
+        for await (const e of walk(dir.dir, { recursive: true, signal: ctx.signal })) {
+          if (++scanned > MAX_SCANNED) {
+            truncated = true;
+            break;
+          }
+          if (e.type !== 'file' || !included(e.rel)) continue;
+          const shown = dir.shown === '.' ? e.rel : `${dir.shown}/${e.rel}`;
+          if (!(await searchFile(shown, () => ws.openRegularAt(e.at, shown)))) {
+            truncated = true;
+            break;
+          }
+          if (stats.files_searched % 200 === 0) {
+            ctx.emit('status', { message: `searched ${stats.files_searched} files, ${matches.length} matches so far` });
+          }
         }
-        if (e.type !== 'file' || !included(e.rel)) continue;
-        if (!(await searchFile({ real: e.real, shown: ws.show(e.real) }))) {
-          truncated = true;
-          break;
-        }
-        if (stats.files_searched % 200 === 0) {
-          ctx.emit('status', { message: `searched ${stats.files_searched} files, ${matches.length} matches so far` });
-        }
+      } finally {
+        await dir.dir.close();
       }
     }
   } finally {
@@ -79,8 +86,8 @@ export async function grepTool(ws: Workspace, args: GrepArgs, maxFileBytes: numb
 }
 
 /** A regular file's text, or null when it is skipped (too large, or binary: a NUL byte near the start). */
-async function readText(ws: Workspace, p: WorkspacePath, maxBytes: number): Promise<string | null> {
-  const { handle, stats } = await ws.openRegular(p);
+async function readText(open: () => Promise<OpenFile>, maxBytes: number): Promise<string | null> {
+  const { handle, stats } = await open();
   try {
     if (stats.size > maxBytes) return null;
     const bytes = await handle.readFile();

@@ -1,5 +1,6 @@
 /** list_dir, glob and grep: bounded walks over the workspace. */
 import { lstat } from 'node:fs/promises';
+import type { Dir } from './dir.js';
 import picomatch from 'picomatch';
 import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
 import { walk, type EntryType } from './walk.js';
@@ -15,11 +16,10 @@ export function clampLimit(limit: number | undefined, fallback: number, max: num
   return Math.min(limit ?? fallback, max);
 }
 
-async function directory(ws: Workspace, path: string) {
+/** A directory of the workspace, open by descriptors (close `dir` after use). */
+export async function directory(ws: Workspace, path: string): Promise<{ shown: string; dir: Dir }> {
   const p = await ws.existing(path);
-  const st = await lstat(p.real);
-  if (!st.isDirectory()) throw new ToolError(`${p.shown} is not a directory`);
-  return p;
+  return { shown: p.shown, dir: await ws.openDir(p) };
 }
 
 const joinShown = (base: string, rel: string) => (base === '.' ? rel : `${base}/${rel}`);
@@ -33,13 +33,17 @@ export async function listDirTool(
   const dir = await directory(ws, args.path);
   const entries: { path: string; type: EntryType; size: number | null }[] = [];
   let truncated = false;
-  for await (const e of walk(dir.real, { recursive: args.recursive ?? false, signal })) {
-    if (entries.length >= limit) {
-      truncated = true;
-      break;
+  try {
+    for await (const e of walk(dir.dir, { recursive: args.recursive ?? false, signal })) {
+      if (entries.length >= limit) {
+        truncated = true;
+        break;
+      }
+      const size = e.type === 'file' ? await lstat(e.at).then((s) => s.size, () => null) : null;
+      entries.push({ path: joinShown(dir.shown, e.rel), type: e.type, size });
     }
-    const size = e.type === 'file' ? await lstat(e.real).then((s) => s.size, () => null) : null;
-    entries.push({ path: joinShown(dir.shown, e.rel), type: e.type, size });
+  } finally {
+    await dir.dir.close();
   }
   return new ToolOutput({ data: { path: dir.shown, entries, truncated }, truncated });
 }
@@ -67,37 +71,38 @@ export async function globTool(
   const limit = clampLimit(args.limit, DEFAULT_LIMIT, MAX_LIMIT);
   // Start the walk at the pattern's literal prefix ("src/**/*.ts" → walk src/ for "**/*.ts").
   const { base, glob } = picomatch.scan(args.pattern);
-  const start = await directory(ws, args.path ?? '.');
+  const start = await ws.existing(args.path ?? '.');
+  if (!(await ws.lstat(start)).isDirectory()) throw new ToolError(`${start.shown} is not a directory`);
   const none = () => new ToolOutput({ data: { path: start.shown, matches: [], truncated: false } });
   if (!glob) {
     // No wildcard at all: the pattern names one path.
     const one = await ws.existing(joinShown(start.shown, base)).catch(notFoundAs(null));
-    if (!one || (await lstat(one.real)).isDirectory()) return none();
+    if (!one || (await ws.lstat(one)).isDirectory()) return none();
     return new ToolOutput({ data: { path: start.shown, matches: [one.shown], truncated: false } });
   }
-  let dir = start;
-  if (base) {
-    const found = await directory(ws, joinShown(start.shown, base)).catch(notFoundAs(null));
-    if (!found) return none();
-    dir = found;
-  }
+  const dir = await directory(ws, base ? joinShown(start.shown, base) : start.shown).catch(notFoundAs(null));
+  if (!dir) return none();
   const isMatch = picomatch(glob || '*');
   const recursive = glob.includes('/') || glob.includes('**');
   const matches: string[] = [];
   let scanned = 0;
   let truncated = false;
-  for await (const e of walk(dir.real, { recursive, signal: ctx.signal })) {
-    if (++scanned > MAX_SCANNED) {
-      truncated = true;
-      break;
+  try {
+    for await (const e of walk(dir.dir, { recursive, signal: ctx.signal })) {
+      if (++scanned > MAX_SCANNED) {
+        truncated = true;
+        break;
+      }
+      if (scanned % 5000 === 0) ctx.emit('status', { message: `scanned ${scanned} entries, ${matches.length} matches` });
+      if (e.type === 'dir' || !isMatch(e.rel)) continue;
+      if (matches.length >= limit) {
+        truncated = true;
+        break;
+      }
+      matches.push(joinShown(dir.shown, e.rel));
     }
-    if (scanned % 5000 === 0) ctx.emit('status', { message: `scanned ${scanned} entries, ${matches.length} matches` });
-    if (e.type === 'dir' || !isMatch(e.rel)) continue;
-    if (matches.length >= limit) {
-      truncated = true;
-      break;
-    }
-    matches.push(joinShown(dir.shown, e.rel));
+  } finally {
+    await dir.dir.close();
   }
   ctx.emit('status', { message: `scanned ${Math.min(scanned, MAX_SCANNED)} entries, ${matches.length} matches` });
   return new ToolOutput({ data: { path: dir.shown, matches, truncated }, truncated });

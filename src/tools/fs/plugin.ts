@@ -7,11 +7,11 @@ import { EDIT_FILE, GLOB, GREP, LIST_DIR, READ_FILE, WRITE_FILE } from './defini
 import { grepTool, type GrepArgs } from './grep.js';
 import { globTool, listDirTool } from './list.js';
 import { readFileTool, type ReadArgs } from './read.js';
-import { Workspace } from './workspace.js';
 import { editFileTool, writeFileTool, type EditArgs, type WriteArgs } from './write.js';
 
 export function createFsPlugin(config: FsConfig, native: NativeContext): ToolPlugin {
-  const ws = new Workspace(native.workspace);
+  const ws = native.files;
+  const quota = native.quota;
   const tools: ToolDefinitionInput[] = config.read_only
     ? [READ_FILE, LIST_DIR, GLOB, GREP]
     : [READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, GLOB, GREP];
@@ -22,14 +22,17 @@ export function createFsPlugin(config: FsConfig, native: NativeContext): ToolPlu
     async start() {
       await ws.init();
     },
+    async stop() {
+      await ws.close();
+    },
     executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext) {
       switch (name) {
         case 'read_file':
           return readFileTool(ws, args as unknown as ReadArgs, config.max_read_bytes, ctx.signal);
         case 'write_file':
-          return writeFileTool(ws, args as unknown as WriteArgs, config.max_write_bytes);
+          return writeFileTool(ws, args as unknown as WriteArgs, config.max_write_bytes, quota);
         case 'edit_file':
-          return editFileTool(ws, args as unknown as EditArgs, config.max_read_bytes, config.max_write_bytes);
+          return editFileTool(ws, args as unknown as EditArgs, { maxRead: config.max_read_bytes, maxWrite: config.max_write_bytes }, quota);
         case 'list_dir':
           return listDirTool(ws, args as { path: string; recursive?: boolean; limit?: number }, ctx.signal);
         case 'glob':

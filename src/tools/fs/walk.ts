@@ -1,18 +1,27 @@
-/** Depth-first walk of a directory inside the workspace, in name order, never following symlinks. */
+/**
+ * Depth-first walk of a directory inside the workspace, in name order, never
+ * following symlinks. Each subdirectory is opened through its parent's
+ * descriptor with O_NOFOLLOW|O_DIRECTORY (dir.ts) and read through its own, so
+ * a directory swapped for a symlink (to /etc, say) mid-walk is skipped, never
+ * listed. Open descriptors: one per level of the current path.
+ */
 import type { Dirent } from 'node:fs';
-import { opendir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { readdir } from 'node:fs/promises';
 import { ToolError } from '../../engine/index.js';
+import { at, openChild, self, type Dir } from './dir.js';
 
 export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
 
 export interface WalkEntry {
-  /** Real absolute path. */
-  real: string;
+  /** The entry through its directory's descriptor (dir.ts `at`); valid until the next entry is asked for. */
+  at: string;
   /** Path relative to the walk's start, "/"-separated. */
   rel: string;
   type: EntryType;
 }
+
+/** Directories deeper than this below the start are listed but not entered (each level holds a descriptor). */
+export const MAX_DEPTH = 128;
 
 export function entryType(d: Dirent): EntryType {
   if (d.isFile()) return 'file';
@@ -21,31 +30,59 @@ export function entryType(d: Dirent): EntryType {
   return 'other';
 }
 
+interface Frame {
+  dir: Dir;
+  rel: string;
+  /** Subdirectory names still to enter, in order, from `next`. */
+  subdirs: string[];
+  next: number;
+}
+
 /**
- * Yield the entries below `dir` (not `dir` itself). Symlinked directories are
- * reported as symlinks and not entered, so a walk cannot leave the root.
- * Unreadable directories are skipped.
+ * Yield the entries below `start` (not `start` itself; the caller owns and
+ * closes it). Symlinked directories are reported as symlinks and not entered.
+ * Unreadable directories, and directories swapped for something else since
+ * they were listed, are skipped.
  */
-export async function* walk(dir: string, options: { recursive: boolean; signal: AbortSignal }): AsyncGenerator<WalkEntry> {
-  const stack: { real: string; rel: string }[] = [{ real: dir, rel: '' }];
-  while (stack.length) {
-    if (options.signal.aborted) throw new ToolError('canceled');
-    const { real, rel } = stack.pop()!;
-    let entries: Dirent[];
-    try {
-      entries = [];
-      for await (const d of await opendir(real)) entries.push(d);
-    } catch {
-      continue;
+export async function* walk(start: Dir, options: { recursive: boolean; signal: AbortSignal; maxDepth?: number }): AsyncGenerator<WalkEntry> {
+  const stack: Frame[] = [];
+  try {
+    let next: { dir: Dir; rel: string } | null = { dir: start, rel: '' };
+    while (next) {
+      const frame: Frame = { dir: next.dir, rel: next.rel, subdirs: [], next: 0 };
+      stack.push(frame);
+      if (options.signal.aborted) throw new ToolError('canceled');
+      let entries: Dirent[];
+      try {
+        entries = await readdir(self(frame.dir.fd), { withFileTypes: true });
+      } catch {
+        entries = [];
+      }
+      entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      const descend = options.recursive && stack.length <= (options.maxDepth ?? MAX_DEPTH);
+      for (const d of entries) {
+        const type = entryType(d);
+        yield { at: at(frame.dir.fd, d.name), rel: frame.rel ? `${frame.rel}/${d.name}` : d.name, type };
+        if (descend && type === 'dir') frame.subdirs.push(d.name);
+      }
+      // Depth-first, yet each directory's own entries come first.
+      next = null;
+      while (!next && stack.length) {
+        const top = stack[stack.length - 1]!;
+        const name = top.subdirs[top.next++];
+        if (name === undefined) {
+          stack.pop();
+          if (top.dir !== start) await top.dir.close();
+          continue;
+        }
+        try {
+          next = { dir: await openChild(top.dir, name), rel: top.rel ? `${top.rel}/${name}` : name };
+        } catch {
+          // swapped for a symlink or a file, removed, or unreadable: not entered
+        }
+      }
     }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const subdirs: { real: string; rel: string }[] = [];
-    for (const d of entries) {
-      const entry: WalkEntry = { real: join(real, d.name), rel: rel ? `${rel}/${d.name}` : d.name, type: entryType(d) };
-      yield entry;
-      if (options.recursive && entry.type === 'dir') subdirs.push({ real: entry.real, rel: entry.rel });
-    }
-    // Depth-first, yet each directory's own entries come first; push in reverse to pop in name order.
-    for (let i = subdirs.length - 1; i >= 0; i--) stack.push(subdirs[i]!);
+  } finally {
+    for (const f of stack) if (f.dir !== start) await f.dir.close();
   }
 }

@@ -1,14 +1,20 @@
 /**
- * Path confinement for the file tools. Containment is decided on real paths:
- * the caller's path is resolved against the workspace, symlinks are resolved
- * with realpath (of the parent for a file that does not exist yet), and the
- * result must lie inside realpath(root), compared component-wise so that a
- * sibling like "/srv/workspace2" is not inside "/srv/workspace".
+ * Path confinement for the file tools, in two steps:
+ *
+ * 1. Resolution. The caller's path is resolved against the workspace, symlinks
+ *    with realpath (of the parent for a file that does not exist yet), and the
+ *    result must lie inside realpath(root), compared component-wise so that a
+ *    sibling like "/srv/workspace2" is not inside "/srv/workspace".
+ * 2. Use. The resolved path is only a list of names: every operation walks
+ *    them from the root's descriptor with O_NOFOLLOW|O_DIRECTORY (dir.ts), so
+ *    a component swapped for a symlink since step 1 makes the call fail, never
+ *    reach outside. An opened file's real location is checked once more.
  */
 import { constants, type Stats } from 'node:fs';
-import { chown, lstat, mkdir, open, readlink, realpath, stat, type FileHandle } from 'node:fs/promises';
+import { access, lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../../engine/index.js';
+import { at, notADirectory, openChild, openRootDir, type Dir } from './dir.js';
 
 /** A path inside the workspace: its real absolute location and how to show it to the caller. */
 export interface WorkspacePath {
@@ -16,25 +22,71 @@ export interface WorkspacePath {
   real: string;
   /** Path relative to the workspace root, with "/" separators ("." for the root). */
   shown: string;
+  /** The real path's components below the root ([] for the root): what the descriptor walk opens. */
+  rel: readonly string[];
 }
 
 const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
 
+/** Who owns what the file tools create (see newFileOwner). */
+export type Owner = { uid: number; gid: number } | null;
+
 export class Workspace {
   private realRoot = '';
+  private rootDir: Dir | null = null;
+  private starting: Promise<void> | null = null;
+  private users = 0;
 
   /** `root` is the absolute workspace path (tools.fs.root resolved). */
   constructor(readonly root: string) {}
 
-  /** Create the workspace (mkdir -p) and remember its real path. */
+  /**
+   * Create the workspace (mkdir -p), remember its real path and open it. Shared
+   * by the plugins that use the workspace: each init() is paired with a close().
+   */
   async init(): Promise<void> {
+    this.users++;
+    this.starting ??= this.open();
+    try {
+      await this.starting;
+    } catch (err) {
+      this.users--;
+      this.starting = null;
+      throw err;
+    }
+  }
+
+  private async open(): Promise<void> {
     try {
       await mkdir(this.root, { recursive: true });
       this.realRoot = await realpath(this.root);
+      this.rootDir = await openRootDir(this.realRoot);
     } catch (err) {
       const why = errno(err) === 'EEXIST' || errno(err) === 'ENOTDIR' ? 'exists and is not a directory' : `cannot be created (${errno(err) ?? 'error'})`;
       throw new Error(`the workspace tools.fs.root (${this.root}) ${why}; set tools.fs.root to a directory`);
     }
+    try {
+      await access(`/proc/self/fd/${this.rootDir.fd}`);
+    } catch {
+      await this.rootDir.handle.close();
+      this.rootDir = null;
+      throw new Error('the file tools need /proc (Linux, with /proc mounted) to work on the workspace race-free; mount /proc or set tools.fs.enabled: false');
+    }
+  }
+
+  /** Release one init(); the last one closes the root's descriptor. */
+  async close(): Promise<void> {
+    if (this.users === 0 || --this.users > 0) return;
+    const dir = this.rootDir;
+    this.rootDir = null;
+    this.starting = null;
+    await dir?.handle.close();
+  }
+
+  /** The root's open directory (never closed by its users). */
+  get dir(): Dir {
+    if (!this.rootDir) throw new Error('the workspace is not open (plugin not started)');
+    return this.rootDir;
   }
 
   /**
@@ -43,9 +95,9 @@ export class Workspace {
    * shell sandbox hands it to an unprivileged user, whose commands must be
    * able to change files written here). Null when nothing needs changing.
    */
-  async newFileOwner(): Promise<{ uid: number; gid: number } | null> {
+  async newFileOwner(): Promise<Owner> {
     if (process.getuid?.() !== 0) return null;
-    const st = await stat(this.realRoot);
+    const st = await this.dir.handle.stat();
     return st.uid === 0 && st.gid === 0 ? null : { uid: st.uid, gid: st.gid };
   }
 
@@ -58,6 +110,12 @@ export class Workspace {
   show(real: string): string {
     const rel = relative(this.realRoot, real);
     return rel === '' ? '.' : rel.split(sep).join('/');
+  }
+
+  /** A real path inside the root as a WorkspacePath. */
+  private at(real: string): WorkspacePath {
+    const rel = relative(this.realRoot, real);
+    return { real, shown: rel === '' ? '.' : rel.split(sep).join('/'), rel: rel === '' ? [] : rel.split(sep) };
   }
 
   /**
@@ -89,7 +147,7 @@ export class Workspace {
       throw this.fsError(err, input);
     }
     if (!this.contains(real)) throw escapes(input);
-    return { real, shown: this.show(real) };
+    return this.at(real);
   }
 
   /**
@@ -117,7 +175,7 @@ export class Workspace {
     } catch (err) {
       if (errno(err) !== 'ENOENT') throw err instanceof ToolError ? err : this.fsError(err, input);
     }
-    return { real: target, shown: this.show(target) };
+    return this.at(target);
   }
 
   /** Real path of the parent directory of `abs`, created inside the root when asked. */
@@ -134,53 +192,132 @@ export class Workspace {
     if (!createDirs) {
       throw new ToolError(`directory ${this.show(parent)} does not exist; create it first or pass create_dirs: true`);
     }
-    // Find the deepest existing ancestor, check it, then create the rest below its real path.
+    // Find the deepest existing ancestor, check it, then create the rest below it, through descriptors.
     const missing: string[] = [];
-    let at = parent;
+    let ancestor = parent;
     for (;;) {
-      missing.unshift(basename(at));
-      at = dirname(at);
+      missing.unshift(basename(ancestor));
+      ancestor = dirname(ancestor);
+      let real: string;
       try {
-        const real = await realpath(at);
-        if (!this.contains(real)) throw escapes(input);
-        let dir = real;
-        for (const name of missing) {
-          dir = join(dir, name);
-          try {
-            await mkdir(dir);
-            const owner = await this.newFileOwner();
-            if (owner) await chown(dir, owner.uid, owner.gid);
-          } catch (e) {
-            if (errno(e) !== 'EEXIST') throw this.fsError(e, input);
-            const st = await lstat(dir);
-            if (!st.isDirectory()) throw new ToolError(`${this.show(dir)} exists and is not a directory`);
-          }
-        }
-        return dir;
+        real = await realpath(ancestor);
       } catch (err) {
-        if (errno(err) !== 'ENOENT') throw err instanceof ToolError ? err : this.fsError(err, input);
+        if (errno(err) === 'ENOENT') continue;
+        throw this.fsError(err, input);
       }
+      if (!this.contains(real)) throw escapes(input);
+      const dir = await this.makeDirs([...this.at(real).rel, ...missing], await this.newFileOwner(), input);
+      await dir.close();
+      return join(real, ...missing);
     }
   }
 
   /**
-   * Open a regular file for reading. O_NONBLOCK keeps a FIFO from blocking the
-   * open; O_NOFOLLOW refuses a final component swapped for a symlink since it
-   * was checked; fstat then refuses anything but a regular file, and the
-   * opened file's real location is checked once more through /proc.
+   * Open the directory `rel` below the root, creating what is missing: each
+   * component is made (mkdir) and opened through its parent's descriptor, and
+   * a new one is handed to `owner` with fchown on its own descriptor. A
+   * component that exists but is not a directory (or is a symlink) fails.
    */
-  async openRegular(p: WorkspacePath): Promise<{ handle: FileHandle; stats: Stats }> {
-    let handle: FileHandle;
+  async makeDirs(rel: readonly string[], owner: Owner, input: string): Promise<Dir> {
+    let dir = this.dir;
     try {
-      handle = await open(p.real, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+      for (const name of rel) {
+        let made = false;
+        try {
+          await mkdir(at(dir.fd, name));
+          made = true;
+        } catch (err) {
+          if (errno(err) !== 'EEXIST') throw this.fsError(err, input);
+        }
+        let child: Dir;
+        try {
+          child = await openChild(dir, name);
+        } catch (err) {
+          if (notADirectory(err) || errno(err) === 'ENOENT') {
+            throw new ToolError(`${JSON.stringify(input)}: a component (${JSON.stringify(name)}) exists and is not a directory, or changed while it was created`);
+          }
+          throw this.fsError(err, input);
+        }
+        await dir.close();
+        dir = child;
+        if (made && owner) await dir.handle.chown(owner.uid, owner.gid);
+      }
+      return dir;
+    } catch (err) {
+      await dir.close();
+      throw err;
+    }
+  }
+
+  /** Open the directory at `rel` below the root by descriptors (O_NOFOLLOW at every step). Close it after use. */
+  async openDir(p: WorkspacePath): Promise<Dir> {
+    let dir = this.dir;
+    let depth = 0;
+    try {
+      for (const name of p.rel) {
+        const child = await openChild(dir, name);
+        await dir.close();
+        dir = child;
+        depth++;
+      }
+      return dir;
+    } catch (err) {
+      await dir.close();
+      if (!notADirectory(err)) throw this.fsError(err, p.shown);
+      throw depth === p.rel.length - 1 ? new ToolError(`${p.shown} is not a directory`) : changed(p.shown);
+    }
+  }
+
+  /** The parent directory of `p` (open; close it after use) and `p`'s name in it. `p` must not be the root. */
+  async openParent(p: WorkspacePath): Promise<{ dir: Dir; name: string }> {
+    const name = p.rel[p.rel.length - 1];
+    if (name === undefined) throw new ToolError('path is the workspace root itself, which is a directory; name a file');
+    const dir = await this.openDir({ ...p, rel: p.rel.slice(0, -1) });
+    return { dir, name };
+  }
+
+  /** lstat of a workspace path, through its parent's descriptor. */
+  async lstat(p: WorkspacePath): Promise<Stats> {
+    if (p.rel.length === 0) return this.dir.handle.stat();
+    const { dir, name } = await this.openParent(p);
+    try {
+      return await lstat(at(dir.fd, name));
     } catch (err) {
       throw this.fsError(err, p.shown);
+    } finally {
+      await dir.close();
+    }
+  }
+
+  /** Open a regular file for reading, through its parent's descriptor. */
+  async openRegular(p: WorkspacePath): Promise<{ handle: FileHandle; stats: Stats }> {
+    if (p.rel.length === 0) throw new ToolError(`${p.shown} is a directory; use list_dir to see what it holds`);
+    const { dir, name } = await this.openParent(p);
+    try {
+      return await this.openRegularAt(at(dir.fd, name), p.shown);
+    } finally {
+      await dir.close();
+    }
+  }
+
+  /**
+   * Open a regular file for reading by its descriptor-relative name (dir.ts
+   * `at`). O_NONBLOCK keeps a FIFO from blocking the open; O_NOFOLLOW refuses
+   * a final component swapped for a symlink; fstat then refuses anything but
+   * a regular file, and the opened file's real location is checked once more.
+   */
+  async openRegularAt(path: string, shown: string): Promise<{ handle: FileHandle; stats: Stats }> {
+    let handle: FileHandle;
+    try {
+      handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+    } catch (err) {
+      throw this.fsError(err, shown);
     }
     try {
       const stats = await handle.stat();
-      if (stats.isDirectory()) throw new ToolError(`${p.shown} is a directory; use list_dir to see what it holds`);
-      if (!stats.isFile()) throw new ToolError(`${p.shown} is not a regular file (FIFO, socket or device); only regular files can be read or written`);
-      await this.checkOpened(handle, p);
+      if (stats.isDirectory()) throw new ToolError(`${shown} is a directory; use list_dir to see what it holds`);
+      if (!stats.isFile()) throw new ToolError(`${shown} is not a regular file (FIFO, socket or device); only regular files can be read or written`);
+      await this.checkOpened(handle, shown);
       return { handle, stats };
     } catch (err) {
       await handle.close();
@@ -188,15 +325,10 @@ export class Workspace {
     }
   }
 
-  /** Check via /proc/self/fd that an open file really lies inside the root (closes check-then-open races). */
-  async checkOpened(handle: FileHandle, p: WorkspacePath): Promise<void> {
-    let real: string;
-    try {
-      real = await readlink(`/proc/self/fd/${handle.fd}`);
-    } catch {
-      return; // no /proc (not Linux): the realpath check above is what we have
-    }
-    if (!this.contains(real)) throw escapes(p.shown);
+  /** Check via /proc/self/fd that an open file really lies inside the root (defence in depth after the walk). */
+  async checkOpened(handle: FileHandle, shown: string): Promise<void> {
+    const real = await readlink(`/proc/self/fd/${handle.fd}`);
+    if (!this.contains(real.replace(/ \(deleted\)$/, ''))) throw escapes(shown);
   }
 
   /** A ToolError for a failed file system call, naming only the caller's path. */
@@ -216,7 +348,7 @@ export class Workspace {
       case 'ENODEV':
         return new ToolError(`${shown} is not a regular file (FIFO, socket or device); only regular files can be read or written`);
       case 'ELOOP':
-        return new ToolError(`${name} is (or passes through) a symlink that changed or loops; it cannot be used`);
+        return changed(shown);
       case 'ENOSPC':
         return new ToolError('no space left on the device holding the workspace');
       case 'EROFS':
@@ -233,6 +365,11 @@ export class Workspace {
 export function isInside(base: string, p: string): boolean {
   const rel = relative(base, p);
   return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
+}
+
+/** A component was swapped (for a symlink or a file) between resolution and use: refused, not followed. */
+function changed(shown: string): ToolError {
+  return new ToolError(`${JSON.stringify(shown)} is (or passes through) a symlink, or changed while it was being used; it cannot be used`);
 }
 
 function escapes(input: string): ToolError {

@@ -38,6 +38,8 @@ export const ShellConfig = z.strictObject({
   allow: z.array(z.string().regex(/^[^/\0]+$/, 'a program name without "/"')).optional(),
   /** Extra host paths commands may see, read-only, at the same path. */
   mounts: z.array(z.string().startsWith('/', 'an absolute host path')).default([]),
+  /** Size of the sandbox's private /tmp (a tmpfs in the host's memory), MiB; writing past it fails with ENOSPC. */
+  tmp_mb: z.int().positive().default(64),
   /** "bwrap": every command in a bubblewrap sandbox. "none": unconfined (explicit opt-out; not for untrusted callers). */
   sandbox: z.enum(['bwrap', 'none']).default('bwrap'),
   limits: ShellLimits.default(() => ShellLimits.parse({})),

@@ -2,13 +2,16 @@
  * The shell tool group: `run_command`, every command in a bubblewrap sandbox
  * (see sandbox.ts) unless the config explicitly opts out with `sandbox: none`.
  */
-import { chown, mkdir, realpath, stat } from 'node:fs/promises';
+import { realpath, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { dirname, join, posix, relative, sep } from 'node:path';
 import { ToolError, ToolOutput, type Logger, type ToolContext, type ToolPlugin } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
+import type { WorkspaceQuota } from '../fs/quota.js';
+import type { Workspace } from '../fs/workspace.js';
 import type { NativeContext } from '../index.js';
 import type { ShellConfig } from './config.js';
+import type { Dir } from '../fs/dir.js';
 import { runProcess, type RunResult } from './run.js';
 import {
   SANDBOX_GID,
@@ -48,7 +51,7 @@ const RUN_COMMAND: ToolDefinitionInput = {
 };
 
 export function shellPlugin(config: ShellConfig, native: NativeContext): ToolPlugin {
-  return new ShellPlugin(config, native.workspace, native.logger.child({ plugin: 'shell' }));
+  return new ShellPlugin(config, native.files, native.quota, native.logger.child({ plugin: 'shell' }));
 }
 
 class ShellPlugin implements ToolPlugin {
@@ -62,7 +65,8 @@ class ShellPlugin implements ToolPlugin {
 
   constructor(
     private readonly config: ShellConfig,
-    private readonly workspace: string,
+    private readonly ws: Workspace,
+    private readonly quota: WorkspaceQuota,
     private readonly logger: Logger,
   ) {}
 
@@ -71,10 +75,14 @@ class ShellPlugin implements ToolPlugin {
   }
 
   async start(): Promise<void> {
-    await mkdir(this.workspace, { recursive: true });
-    this.hostWorkspace = await realpath(this.workspace);
+    await this.ws.init();
+    this.hostWorkspace = await realpath(this.ws.root);
     this.defaultCwd = this.sandboxPath(this.config.cwd, 'tools.shell.cwd');
-    await mkdir(this.hostPath(this.defaultCwd), { recursive: true });
+    const cwdRel = posix.relative(SANDBOX_WORKSPACE, this.defaultCwd);
+    // Through descriptors, never following a symlink a command left in the workspace (see fs/dir.ts).
+    const cwdDir = await this.ws.makeDirs(cwdRel ? cwdRel.split('/') : [], null, `tools.shell.cwd (${this.config.cwd})`).catch((err: Error) => {
+      throw new Error(`${err.message}; fix the workspace or tools.shell.cwd`);
+    });
     for (const m of this.config.mounts) {
       if (!existsSync(m)) throw new Error(`tools.shell.mounts: "${m}" does not exist; remove it or create it`);
     }
@@ -87,17 +95,20 @@ class ShellPlugin implements ToolPlugin {
       if (process.getuid?.() === 0) {
         // bwrap sets up the mounts as the sandbox user, so that user must be able to reach them.
         for (const dir of [this.hostWorkspace, ...this.config.mounts]) await checkReachable(dir);
-        await this.handWorkspaceToSandboxUser();
+        await this.handWorkspaceToSandboxUser(cwdDir);
       }
       missing = await probeSandbox({
         workspace: this.hostWorkspace,
         network: this.config.network,
         mounts: this.config.mounts,
         limits: this.config.limits,
+        tmpMb: this.config.tmp_mb,
       });
     } catch (err) {
       if (this.config.enabled !== 'auto') throw err;
       missing = (err as Error).message;
+    } finally {
+      await cwdDir.close();
     }
     if (missing && this.config.enabled === 'auto') {
       // A fresh machine without bubblewrap still gets a working gateway, never unconfined commands.
@@ -119,11 +130,11 @@ class ShellPlugin implements ToolPlugin {
    * A root gateway runs commands as nobody (so that permissions and process
    * limits apply); that user must be able to write in the workspace root.
    */
-  private async handWorkspaceToSandboxUser(): Promise<void> {
-    for (const dir of new Set([this.hostWorkspace, this.hostPath(this.defaultCwd)])) {
-      const s = await stat(dir);
+  private async handWorkspaceToSandboxUser(cwdDir: Dir): Promise<void> {
+    for (const dir of new Set([this.ws.dir.handle, cwdDir.handle])) {
+      const s = await dir.stat();
       if (s.uid !== SANDBOX_UID) {
-        await chown(dir, SANDBOX_UID, SANDBOX_GID);
+        await dir.chown(SANDBOX_UID, SANDBOX_GID); // fchown: the open directory, not whatever a path leads to now
         this.logger.info({ uid: SANDBOX_UID }, 'workspace handed to the sandbox user so commands can write in it');
       }
     }
@@ -132,6 +143,7 @@ class ShellPlugin implements ToolPlugin {
   async stop(): Promise<void> {
     this.stopAll.abort(new Error('gateway stopping'));
     await Promise.allSettled([...this.running]);
+    await this.ws.close();
   }
 
   async executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
@@ -156,6 +168,13 @@ class ShellPlugin implements ToolPlugin {
     if (timeoutArg !== undefined && !(timeoutArg > 0)) throw new ToolError('timeout must be a positive number of seconds');
     const timeoutMs = timeoutArg === undefined ? remainingMs + 1000 : Math.min(timeoutArg * 1000, remainingMs + 1000);
 
+    // The workspace quota, at the command's boundaries: over it, commands can read and delete but not write files.
+    const usedBefore = await this.quota.usage();
+    const limits =
+      usedBefore === null || this.quota.limit === null
+        ? this.config.limits
+        : { ...this.config.limits, fsize_bytes: Math.min(this.config.limits.file_size_mb * 1024 * 1024, Math.max(0, this.quota.limit - usedBefore)) };
+
     const sandboxed = this.config.sandbox === 'bwrap';
     const env = {
       PATH: SANDBOX_PATH,
@@ -171,10 +190,11 @@ class ShellPlugin implements ToolPlugin {
           env,
           network: this.config.network,
           mounts: this.config.mounts,
-          limits: this.config.limits,
+          limits,
+          tmpMb: this.config.tmp_mb,
           argv,
         })
-      : unconfinedCommand(argv, this.config.limits);
+      : unconfinedCommand(argv, limits);
 
     const signal = AbortSignal.any([ctx.signal, this.stopAll.signal]);
     const result = await runProcess({
@@ -190,10 +210,11 @@ class ShellPlugin implements ToolPlugin {
         ? (stream, line) => ctx.emit('log', { level: stream === 'stdout' ? 'info' : 'warn', message: line, stream })
         : null,
     });
-    return this.outcome(argv[0]!, result, timeoutArg);
+    const over = usedBefore === null ? null : this.quota.overMessage(await this.quota.measure());
+    return this.outcome(argv[0]!, result, timeoutArg, over);
   }
 
-  private outcome(program: string, r: RunResult, timeoutS: number | undefined): ToolOutput {
+  private outcome(program: string, r: RunResult, timeoutS: number | undefined, overQuota: string | null): ToolOutput {
     if (r.spawnError) {
       throw new ToolError(`could not start the command runner: ${r.spawnError.message.replace(/\/\S+/g, '<path>')}`);
     }
@@ -213,6 +234,7 @@ class ShellPlugin implements ToolPlugin {
       case 'abort':
         throw new ToolError('command was stopped', { data });
     }
+    if (overQuota) throw new ToolError(`command "${program}" ran (exit code ${r.exitCode ?? 'none'}), but ${overQuota}`, { data, exitCode: r.exitCode });
     const notFound = /^prlimit: failed to execute (.*): No such file or directory/m.exec(r.stderr);
     if (r.exitCode !== 0 && notFound) {
       throw new ToolError(

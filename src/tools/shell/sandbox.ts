@@ -11,7 +11,9 @@
  * user, PID, IPC, UTS, cgroup and (by default) network namespaces; killing
  * bwrap kills its PID-1 child (--die-with-parent), and the kernel then kills
  * every process left in the namespace, including setsid'd ones and ones that
- * ignore SIGTERM.
+ * ignore SIGTERM. --disable-userns keeps commands from making user
+ * namespaces of their own (`unshare -Ur`), the kernel surface most sandbox
+ * escapes go through; the private /tmp is a tmpfs of bounded size.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, lstatSync, readlinkSync } from 'node:fs';
@@ -52,6 +54,9 @@ const ETC_FILES = [
   'ca-certificates',
 ];
 
+/** The limits of one command: the configured ones, and a file size cap in bytes that replaces file_size_mb when set. */
+export type CommandLimits = ShellLimits & { fsize_bytes?: number };
+
 export interface SandboxSpec {
   /** Host path of the workspace, bound read-write at /workspace. */
   workspace: string;
@@ -61,7 +66,9 @@ export interface SandboxSpec {
   network: boolean;
   /** Extra host paths, bound read-only at the same path. */
   mounts: readonly string[];
-  limits: ShellLimits;
+  limits: CommandLimits;
+  /** Size of the private /tmp, MiB. */
+  tmpMb: number;
   argv: readonly string[];
 }
 
@@ -83,6 +90,7 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
     '--unshare-uts',
     '--unshare-cgroup-try',
     '--hostname', 'sandbox',
+    '--disable-userns',
     '--die-with-parent',
     '--new-session',
   );
@@ -100,7 +108,7 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
     else args.push('--ro-bind', dir, dir);
   }
   for (const f of ETC_FILES) args.push('--ro-bind-try', `/etc/${f}`, `/etc/${f}`);
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  args.push('--proc', '/proc', '--dev', '/dev', '--size', String(spec.tmpMb * 1024 * 1024), '--tmpfs', '/tmp');
   args.push('--bind', spec.workspace, SANDBOX_WORKSPACE);
   // After /tmp and the workspace, so an extra mount below them is not hidden.
   for (const m of spec.mounts) args.push('--ro-bind', m, m);
@@ -114,13 +122,13 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
   return { file: SETPRIV, args };
 }
 
-/** prlimit options for the configured limits. */
-function limitArgs(l: ShellLimits): string[] {
+/** prlimit options for the configured limits (`limits.fsize_bytes`, when given, replaces file_size_mb). */
+function limitArgs(l: CommandLimits): string[] {
   const MiB = 1024 * 1024;
   return [
     `--nproc=${l.processes}`,
     `--as=${l.memory_mb * MiB}`,
-    `--fsize=${l.file_size_mb * MiB}`,
+    `--fsize=${l.fsize_bytes ?? l.file_size_mb * MiB}`,
     `--cpu=${l.cpu_s}`,
     `--nofile=${l.open_files}`,
   ];
@@ -130,7 +138,7 @@ function limitArgs(l: ShellLimits): string[] {
  * The command line for `sandbox: none`: no confinement, but the limits, and
  * death with the gateway (the caller kills the process group at the end).
  */
-export function unconfinedCommand(argv: readonly string[], limits: ShellLimits): { file: string; args: string[] } {
+export function unconfinedCommand(argv: readonly string[], limits: CommandLimits): { file: string; args: string[] } {
   return { file: SETPRIV, args: ['--pdeathsig', 'KILL', '--', PRLIMIT, ...limitArgs(limits), '--', ...argv] };
 }
 
@@ -146,16 +154,30 @@ export async function probeSandbox(spec: Omit<SandboxSpec, 'argv' | 'cwd' | 'env
   ] as const) {
     if (!existsSync(tool)) return `${tool} is missing; install the Debian package "${pkg}"`;
   }
+
   const { file, args } = sandboxCommand({ ...spec, cwd: SANDBOX_WORKSPACE, env: { PATH: SANDBOX_PATH }, argv: ['true'] });
+  const failure = await run(file, args);
+  if (failure === null) return null;
+  // An older bubblewrap lacks an option the sandbox relies on: say so rather than blame user namespaces.
+  const help = (await run(BWRAP, ['--help'], true)) ?? '';
+  for (const option of ['--disable-userns', '--size']) {
+    if (help.includes('--unshare-user') && !help.includes(option)) {
+      return `${BWRAP} has no ${option} option; install bubblewrap 0.8.0 or later (Debian 12 has it)`;
+    }
+  }
+  return (
+    `bubblewrap could not create a sandbox (${failure}); it needs unprivileged user namespaces ` +
+    '(sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 or ' +
+    'kernel.apparmor_restrict_unprivileged_userns=0 where those exist)'
+  );
+}
+
+/** Run a program; null when it succeeded, else why it failed (or, with `output`, its stdout either way). */
+function run(file: string, args: string[], output = false): Promise<string | null> {
   return new Promise((resolve) => {
-    execFile(file, args, { env: {}, timeout: 15_000 }, (err, _stdout, stderr) => {
-      if (!err) return resolve(null);
-      const why = String(stderr).trim() || err.message;
-      resolve(
-        `bubblewrap could not create a sandbox (${why}); it needs unprivileged user namespaces ` +
-          '(sysctl user.max_user_namespaces > 0, and kernel.unprivileged_userns_clone=1 or ' +
-          'kernel.apparmor_restrict_unprivileged_userns=0 where those exist)',
-      );
+    execFile(file, args, { env: {}, timeout: 15_000 }, (err, stdout, stderr) => {
+      if (output) return resolve(String(stdout));
+      resolve(err ? String(stderr).trim() || err.message : null);
     });
   });
 }
