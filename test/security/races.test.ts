@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callBody, postJson, startGateway, type TestGateway } from '../helpers/server.js';
 import { waitFor } from '../tools/procs.js';
+import { childPids } from './helpers.js';
 
 const SECRET = 'victim-secret-never-returned';
 const MARKER = 'VICTIM-MARKER';
@@ -191,5 +192,26 @@ describe('races: a run_command swaps race/a for a symlink to a root-owned direct
       i % 2 === 0 ? body('write_file', { path: 'race/a', content: 'planted' }) : body('write_file', { path: 'race/a/x', content: 'planted', create_dirs: true }),
     );
     expectVictimsUntouched(o);
+  });
+});
+
+describe('defence in depth: the file tools do not run as root', () => {
+  it('a root gateway runs them in a worker with the workspace owner\'s uid and gid', async () => {
+    const rootOnly = join(ws, 'root-only.txt');
+    writeFileSync(rootOnly, SECRET, { mode: 0o600 }); // put there by root, outside any tool
+    try {
+      const r = await postJson(`${gw.url}/tool/call`, callBody('read_file', { path: 'root-only.txt' }));
+      expect(r.json.data.success).toBe(false);
+      expect(r.json.data.error).toBe('permission denied for "root-only.txt"');
+      const workers = childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'));
+      expect(workers).toHaveLength(1);
+      const status = readFileSync(`/proc/${workers[0]}/status`, 'utf8');
+      expect(status).toMatch(/^Uid:\t65534\t65534\t65534\t65534$/m);
+      expect(status).toMatch(/^Gid:\t65534\t65534\t65534\t65534$/m);
+      expect(status).toMatch(/^Groups:\s*$/m); // no supplementary groups (root's included)
+      expect(status).toMatch(/^CapEff:\t0+$/m);
+    } finally {
+      rmSync(rootOnly);
+    }
   });
 });

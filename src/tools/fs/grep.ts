@@ -1,6 +1,7 @@
 /** grep: a regular expression over the text files below a path, bounded in files, bytes and matches. */
 import picomatch from 'picomatch';
-import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
+import { ToolError, ToolOutput } from '../../engine/index.js';
+import type { FsContext } from './dispatch.js';
 import { LineMatcher, type LineMatch } from './line-matcher.js';
 import { clampLimit, directory, MAX_SCANNED } from './list.js';
 import { walk } from './walk.js';
@@ -18,7 +19,7 @@ export interface GrepArgs {
 
 type Match = LineMatch & { path: string };
 
-export async function grepTool(ws: Workspace, args: GrepArgs, maxFileBytes: number, ctx: ToolContext): Promise<ToolOutput> {
+export async function grepTool(ws: Workspace, args: GrepArgs, maxFileBytes: number, ctx: FsContext): Promise<ToolOutput> {
   const limit = clampLimit(args.limit, 100, 1000);
   const flags = args.ignore_case ? 'i' : '';
   try {

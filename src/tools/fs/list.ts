@@ -2,7 +2,8 @@
 import { lstat } from 'node:fs/promises';
 import type { Dir } from './dir.js';
 import picomatch from 'picomatch';
-import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
+import { ToolError, ToolOutput } from '../../engine/index.js';
+import type { FsContext } from './dispatch.js';
 import { walk, type EntryType } from './walk.js';
 import type { Workspace } from './workspace.js';
 
@@ -65,7 +66,7 @@ function checkPattern(pattern: string): void {
 export async function globTool(
   ws: Workspace,
   args: { pattern: string; path?: string; limit?: number },
-  ctx: ToolContext,
+  ctx: FsContext,
 ): Promise<ToolOutput> {
   checkPattern(args.pattern);
   const limit = clampLimit(args.limit, DEFAULT_LIMIT, MAX_LIMIT);

@@ -4,17 +4,30 @@ import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { NativeContext } from '../index.js';
 import type { FsConfig } from './config.js';
 import { EDIT_FILE, GLOB, GREP, LIST_DIR, READ_FILE, WRITE_FILE } from './definitions.js';
-import { grepTool, type GrepArgs } from './grep.js';
-import { globTool, listDirTool } from './list.js';
-import { readFileTool, type ReadArgs } from './read.js';
-import { editFileTool, writeFileTool, type EditArgs, type WriteArgs } from './write.js';
+import { runFsTool, WRITING_TOOLS } from './dispatch.js';
+import { FsWorker } from './worker.js';
 
 export function createFsPlugin(config: FsConfig, native: NativeContext): ToolPlugin {
   const ws = native.files;
   const quota = native.quota;
+  const logger = native.logger.child({ plugin: 'fs' });
   const tools: ToolDefinitionInput[] = config.read_only
     ? [READ_FILE, LIST_DIR, GLOB, GREP]
     : [READ_FILE, WRITE_FILE, EDIT_FILE, LIST_DIR, GLOB, GREP];
+
+  /**
+   * Where the tools run, decided at the first call (after every plugin started, so after the shell sandbox
+   * handed the workspace to its user): in a worker with the workspace owner's identity when the gateway is
+   * root and the workspace is not root's; here otherwise.
+   */
+  let worker: Promise<FsWorker | null> | null = null;
+  const chooseWorker = async (): Promise<FsWorker | null> => {
+    if (process.getuid?.() !== 0) return null;
+    const st = await ws.dir.handle.stat();
+    if (st.uid === 0) return null;
+    logger.info({ uid: st.uid, gid: st.gid }, 'file tools run in a worker with the workspace owner\'s identity, not as root');
+    return new FsWorker(ws, { uid: st.uid, gid: st.gid }, config, quota.limit, logger);
+  };
 
   return {
     name: 'fs',
@@ -23,25 +36,19 @@ export function createFsPlugin(config: FsConfig, native: NativeContext): ToolPlu
       await ws.init();
     },
     async stop() {
+      const w = await worker?.catch(() => null);
+      worker = null;
+      await w?.stop();
       await ws.close();
     },
-    executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext) {
-      switch (name) {
-        case 'read_file':
-          return readFileTool(ws, args as unknown as ReadArgs, config.max_read_bytes, ctx.signal);
-        case 'write_file':
-          return writeFileTool(ws, args as unknown as WriteArgs, config.max_write_bytes, quota);
-        case 'edit_file':
-          return editFileTool(ws, args as unknown as EditArgs, { maxRead: config.max_read_bytes, maxWrite: config.max_write_bytes }, quota);
-        case 'list_dir':
-          return listDirTool(ws, args as { path: string; recursive?: boolean; limit?: number }, ctx.signal);
-        case 'glob':
-          return globTool(ws, args as { pattern: string; path?: string; limit?: number }, ctx);
-        case 'grep':
-          return grepTool(ws, args as unknown as GrepArgs, config.max_read_bytes, ctx);
-        default:
-          throw new Error(`fs plugin has no tool "${name}"`);
-      }
+    async executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext) {
+      const w = await (worker ??= chooseWorker());
+      if (!w) return runFsTool(ws, quota, config, name, args, ctx);
+      const writes = WRITING_TOOLS.has(name);
+      const used = writes ? await quota.usage() : null;
+      const done = await w.run(name, args, ctx, used);
+      if (writes && used !== null && done.used !== null) quota.add(done.used - used);
+      return done.result;
     },
   };
 }

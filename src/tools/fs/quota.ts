@@ -60,6 +60,16 @@ export class WorkspaceQuota {
     return total;
   }
 
+  /** Start from a usage measured elsewhere (the privilege-separated worker gets the gateway's with each write). */
+  seed(used: number | null): void {
+    this.used = used;
+  }
+
+  /** The usage as last measured or updated (null before the first measurement). */
+  get known(): number | null {
+    return this.used;
+  }
+
   /** Account for a change made by a file tool. */
   add(delta: number): void {
     if (this.used !== null) this.used = Math.max(0, this.used + delta);

@@ -74,6 +74,23 @@ export class Workspace {
     }
   }
 
+  /**
+   * Use a root directory opened by someone else: the privilege-separated
+   * worker gets the gateway's descriptor (`path` is its /proc/self/fd name),
+   * so it needs no search permission on the root's parents.
+   */
+  async adopt(path: string, realRoot: string): Promise<void> {
+    this.realRoot = realRoot;
+    this.rootDir = await openRootDir(path);
+    this.users++;
+    this.starting = Promise.resolve();
+  }
+
+  /** The real path of the root (after init). */
+  get real(): string {
+    return this.realRoot;
+  }
+
   /** Release one init(); the last one closes the root's descriptor. */
   async close(): Promise<void> {
     if (this.users === 0 || --this.users > 0) return;

@@ -1,0 +1,37 @@
+/** One file tool call on a workspace: the same code whether it runs in the gateway or in the privilege-separated worker. */
+import type { ToolContext } from '../../engine/index.js';
+import type { FsConfig } from './config.js';
+import { grepTool, type GrepArgs } from './grep.js';
+import { globTool, listDirTool } from './list.js';
+import type { WorkspaceQuota } from './quota.js';
+import { readFileTool, type ReadArgs } from './read.js';
+import type { Workspace } from './workspace.js';
+import { editFileTool, writeFileTool, type EditArgs, type WriteArgs } from './write.js';
+
+/** What the file tools use of a call's context. */
+export type FsContext = Pick<ToolContext, 'signal' | 'emit'>;
+
+/** The limits of tools.fs a file tool call needs. */
+export type FsLimits = Pick<FsConfig, 'max_read_bytes' | 'max_write_bytes'>;
+
+/** Tools that may grow the workspace (they take the quota into account). */
+export const WRITING_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_file']);
+
+export function runFsTool(ws: Workspace, quota: WorkspaceQuota, limits: FsLimits, name: string, args: Record<string, unknown>, ctx: FsContext) {
+  switch (name) {
+    case 'read_file':
+      return readFileTool(ws, args as unknown as ReadArgs, limits.max_read_bytes, ctx.signal);
+    case 'write_file':
+      return writeFileTool(ws, args as unknown as WriteArgs, limits.max_write_bytes, quota);
+    case 'edit_file':
+      return editFileTool(ws, args as unknown as EditArgs, { maxRead: limits.max_read_bytes, maxWrite: limits.max_write_bytes }, quota);
+    case 'list_dir':
+      return listDirTool(ws, args as { path: string; recursive?: boolean; limit?: number }, ctx.signal);
+    case 'glob':
+      return globTool(ws, args as { pattern: string; path?: string; limit?: number }, ctx);
+    case 'grep':
+      return grepTool(ws, args as unknown as GrepArgs, limits.max_read_bytes, ctx);
+    default:
+      throw new Error(`fs plugin has no tool "${name}"`);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * The privilege-separated file tools worker: a process the gateway forks with
+ * the workspace owner's uid and gid (never root) when it runs as root. It gets
+ * the workspace root as an inherited descriptor and runs the file tools on it
+ * with the same code as the gateway (dispatch.ts), so a race that somehow won
+ * would find only what that user — the one commands run as — can reach anyway.
+ */
+import { ToolError, ToolOutput } from '../../engine/index.js';
+import { runFsTool, type FsContext, type FsLimits } from './dispatch.js';
+import { WorkspaceQuota } from './quota.js';
+import { Workspace } from './workspace.js';
+import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
+
+const ws = new Workspace('/');
+let limits: FsLimits;
+let quotaLimit: number | null = null;
+const running = new Map<number, AbortController>();
+
+const send = (m: FromWorker) => process.send?.(m);
+
+function answerOf(value: unknown): Answer {
+  if (value instanceof ToolOutput) {
+    return { kind: 'output', data: value.data, summary: value.summary, exitCode: value.exitCode, truncated: value.truncated };
+  }
+  return { kind: 'value', value };
+}
+
+function failureOf(err: unknown): Answer {
+  if (err instanceof ToolError) return { kind: 'tool_error', message: err.message, data: err.data, exitCode: err.exitCode, truncated: err.truncated };
+  return { kind: 'failure', message: (err as Error)?.message ?? String(err) };
+}
+
+async function call(m: Extract<ToWorker, { type: 'call' }>): Promise<void> {
+  const controller = new AbortController();
+  running.set(m.id, controller);
+  const quota = new WorkspaceQuota(ws, quotaLimit);
+  quota.seed(m.used);
+  const ctx: FsContext = {
+    signal: controller.signal,
+    emit: (kind: string, data: unknown) => {
+      if (m.streaming && !controller.signal.aborted) send({ type: 'event', id: m.id, kind, data });
+    },
+  };
+  let answer: Answer;
+  try {
+    answer = answerOf(await runFsTool(ws, quota, limits, m.name, m.args, ctx));
+  } catch (err) {
+    answer = failureOf(err);
+  }
+  running.delete(m.id);
+  send({ type: 'done', id: m.id, answer, used: quota.known });
+}
+
+process.on('message', (m: ToWorker) => {
+  switch (m.type) {
+    case 'init':
+      limits = m.limits;
+      quotaLimit = m.quotaLimit;
+      ws.adopt(`/proc/self/fd/${ROOT_FD}`, m.realRoot).then(
+        () => send({ type: 'ready' }),
+        (err: Error) => {
+          process.stderr.write(`a2e-gateway fs worker: cannot open the workspace (${err.message})\n`);
+          process.exit(1);
+        },
+      );
+      break;
+    case 'call':
+      void call(m);
+      break;
+    case 'cancel':
+      running.get(m.id)?.abort(new Error('canceled'));
+      break;
+  }
+});
+// The gateway went away: so does the worker.
+process.on('disconnect', () => process.exit(0));

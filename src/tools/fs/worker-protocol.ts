@@ -1,0 +1,22 @@
+/** Messages between the gateway and the privilege-separated file tools worker (worker.ts, worker-main.ts). */
+import type { FsLimits } from './dispatch.js';
+
+/** The descriptor number the worker finds the workspace root at (stdio slot 4 of the fork). */
+export const ROOT_FD = 4;
+
+export type ToWorker =
+  | { type: 'init'; realRoot: string; limits: FsLimits; quotaLimit: number | null }
+  | { type: 'call'; id: number; name: string; args: Record<string, unknown>; used: number | null; streaming: boolean }
+  | { type: 'cancel'; id: number };
+
+/** A tool's answer: a ToolOutput's fields, a plain value, a ToolError's fields, or an unexpected failure. */
+export type Answer =
+  | { kind: 'output'; data: unknown; summary: unknown; exitCode: number | null; truncated: boolean }
+  | { kind: 'value'; value: unknown }
+  | { kind: 'tool_error'; message: string; data: unknown; exitCode: number | null; truncated: boolean }
+  | { kind: 'failure'; message: string };
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'event'; id: number; kind: string; data: unknown }
+  | { type: 'done'; id: number; answer: Answer; used: number | null };

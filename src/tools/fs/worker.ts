@@ -1,0 +1,129 @@
+/**
+ * The gateway's side of the privilege-separated file tools worker
+ * (worker-main.ts). When the gateway runs as root and the workspace belongs to
+ * another user (the shell sandbox's, once run_command is configured), the file
+ * tools do not run as root: each call goes to a child process forked with that
+ * user's uid and gid, which works on the workspace root's descriptor handed
+ * down to it. The child is started on first use and again after it dies.
+ */
+import { fork, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { ToolError, ToolOutput, type Logger } from '../../engine/index.js';
+import type { FsContext, FsLimits } from './dispatch.js';
+import type { Owner, Workspace } from './workspace.js';
+import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
+
+/** The compiled worker next to this module; from the TypeScript sources (the test runner), the one in dist/. */
+function workerPath(): string {
+  const here = fileURLToPath(new URL('./worker-main.js', import.meta.url));
+  if (existsSync(here)) return here;
+  return fileURLToPath(new URL('../../../dist/tools/fs/worker-main.js', import.meta.url));
+}
+
+interface Pending {
+  ctx: FsContext;
+  resolve(value: unknown): void;
+  reject(err: unknown): void;
+}
+
+export class FsWorker {
+  private child: ChildProcess | null = null;
+  private ready: Promise<void> | null = null;
+  private readonly pending = new Map<number, Pending>();
+  private nextId = 1;
+
+  constructor(
+    private readonly ws: Workspace,
+    private readonly owner: NonNullable<Owner>,
+    private readonly limits: FsLimits,
+    private readonly quotaLimit: number | null,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Run one file tool call in the worker; `used` is the workspace usage for the quota (null: no quota). */
+  async run(name: string, args: Record<string, unknown>, ctx: FsContext & { streaming: boolean }, used: number | null): Promise<{ result: unknown; used: number | null }> {
+    await (this.ready ??= this.spawn());
+    const child = this.child!;
+    const id = this.nextId++;
+    const onAbort = () => {
+      if (child.connected) child.send({ type: 'cancel', id } satisfies ToWorker);
+    };
+    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      const done = await new Promise<{ answer: Answer; used: number | null }>((resolve, reject) => {
+        this.pending.set(id, { ctx, resolve: resolve as (v: unknown) => void, reject });
+        child.send({ type: 'call', id, name, args, used, streaming: ctx.streaming } satisfies ToWorker);
+      });
+      return { result: fromAnswer(done.answer), used: done.used };
+    } finally {
+      ctx.signal.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private spawn(): Promise<void> {
+    // stdin, stdout ignored; stderr shared (start-up failures); the IPC channel; the workspace root's descriptor.
+    const stdio: (string | number)[] = ['ignore', 'ignore', 'inherit', 'ipc'];
+    stdio[ROOT_FD] = this.ws.dir.fd;
+    const child = fork(workerPath(), [], {
+      uid: this.owner.uid,
+      gid: this.owner.gid,
+      execArgv: [],
+      env: { NODE_ENV: process.env.NODE_ENV ?? 'production' },
+      serialization: 'advanced',
+      stdio: stdio as ('ignore' | 'inherit' | 'ipc' | number)[],
+    });
+    this.child = child;
+    return new Promise<void>((resolve, reject) => {
+      child.on('message', (m: FromWorker) => {
+        if (m.type === 'ready') return resolve();
+        const p = this.pending.get(m.id);
+        if (!p) return;
+        if (m.type === 'event') {
+          p.ctx.emit(m.kind as never, m.data as never);
+        } else {
+          this.pending.delete(m.id);
+          p.resolve(m);
+        }
+      });
+      child.on('exit', (code, signal) => {
+        if (this.child === child) {
+          this.child = null;
+          this.ready = null;
+        }
+        const err = new ToolError('the file tools worker stopped unexpectedly; try the call again');
+        for (const p of this.pending.values()) p.reject(err);
+        this.pending.clear();
+        if (code !== 0) this.logger.warn({ code, signal }, 'file tools worker exited');
+        reject(new Error(`the file tools worker (uid ${this.owner.uid}) could not start; see the log above`));
+      });
+      child.send({ type: 'init', realRoot: this.ws.real, limits: this.limits, quotaLimit: this.quotaLimit } satisfies ToWorker);
+    });
+  }
+
+  /** Stop the worker (gateway shutdown). */
+  async stop(): Promise<void> {
+    const child = this.child;
+    if (!child) return;
+    this.child = null;
+    this.ready = null;
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    if (child.connected) child.disconnect();
+    else child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+function fromAnswer(a: Answer): unknown {
+  switch (a.kind) {
+    case 'output':
+      return new ToolOutput(a);
+    case 'value':
+      return a.value;
+    case 'tool_error':
+      throw new ToolError(a.message, { data: a.data, exitCode: a.exitCode, truncated: a.truncated });
+    case 'failure':
+      throw new Error(`file tools worker: ${a.message}`);
+  }
+}
