@@ -181,6 +181,11 @@ describe('hostile inputs against the native tools', () => {
     open = await startSecureGateway({ config: config(true) });
     session = (await post(`${gw.url}/handshake`, { agent_caps: ['tools'] }, auth)).json.session_id;
     openSession = (await post(`${open.url}/handshake`, { agent_caps: ['tools'] }, auth)).json.session_id;
+    // A root gateway runs the file tools in one long-lived worker process, started at the first file tool call:
+    // start both gateways' now, so that the cases below must leave exactly these children.
+    for (const [g, s] of [[gw, session], [open, openSession]] as const) {
+      await post(`${g.url}/tool/call`, callBody('list_dir', { path: '.' }, { session_id: s }), auth);
+    }
     pidsBefore = childPids();
     outsideBefore = [...listing(join(sandbox, 'outside')), ...listing(`${root}-sibling`)];
   });

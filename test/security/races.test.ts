@@ -6,8 +6,10 @@
  * race is a loop bounded in count and time. Whatever the interleaving, the
  * victims keep their owner, mode and contents, nothing is created outside the
  * workspace (no directory, no `.tmp` file), and no listing, glob or read
- * shows anything of the victim. The gateway runs as root here (as in CI), so
- * a race that won would be a root chown/mkdir/write on the host.
+ * shows anything of the victim. The gateway runs as root here (as in CI), and
+ * every race runs twice: with the file tools in the privilege-separated worker
+ * (the default) and in the gateway itself, as root — so the descriptor walk
+ * alone must hold: a race that won there would be a root chown/mkdir/write.
  */
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -21,8 +23,8 @@ import { childPids } from './helpers.js';
 const SECRET = 'victim-secret-never-returned';
 const MARKER = 'VICTIM-MARKER';
 /** Attempts per race, and the time bound of each race. */
-const ATTEMPTS = 400;
-const RACE_MS = 20_000;
+const ATTEMPTS = 200;
+const RACE_MS = 15_000;
 /** Calls in flight at once during a race. */
 const PARALLEL = 4;
 
@@ -64,14 +66,11 @@ beforeAll(async () => {
   mkdirSync(join(victimDir, 'inner'), { mode: 0o700 });
   writeFileSync(join(victimDir, 'inner', MARKER), SECRET, { mode: 0o600 });
   writeFileSync(victimFile, SECRET, { mode: 0o600 });
-  gw = await startGateway({
-    config: { tools: { fs: { root: ws }, shell: { enabled: true }, eval: { enabled: false }, http: { enabled: false } } },
-  });
+  mkdirSync(ws);
   before = snapshot();
 });
 
-afterAll(async () => {
-  await gw?.close();
+afterAll(() => {
   rmSync(base, { recursive: true, force: true });
 });
 
@@ -85,8 +84,9 @@ unlink 'race/l'; symlink($victim, 'race/l') or die "symlink: $!";
 open($f, '>', 'race/started') or die; close $f;
 my $end = time + $seconds; my $n = 0;
 while (!-e 'race-stop' && time < $end) {
-  for (1..200) {
+  for my $k (1..200) {
     rename('race/a', 'race/d'); rename('race/l', 'race/a');
+    select(undef, undef, undef, 0.002) if $k == 100; # now and then, hold the symlink a moment
     rename('race/a', 'race/l'); rename('race/d', 'race/a');
     $n++;
   }
@@ -148,7 +148,18 @@ function expectVictimsUntouched(o: Outcome) {
   }
 }
 
-describe('races: a run_command swaps race/a for a symlink to a root-owned directory outside', () => {
+describe.each([true, false])('races (tools.fs.privilege_separation: %s): a run_command swaps race/a for a symlink to a root-owned directory outside', (separation) => {
+  beforeAll(async () => {
+    gw = await startGateway({
+      config: {
+        tools: { fs: { root: ws, privilege_separation: separation }, shell: { enabled: true }, eval: { enabled: false }, http: { enabled: false } },
+      },
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
   it('write_file with create_dirs never creates, writes or chowns outside the workspace', async () => {
     const o = await race(victimDir, (i) => body('write_file', { path: `race/a/sub-${i}/d/x.txt`, content: 'x', create_dirs: true }));
     expectVictimsUntouched(o);
@@ -193,10 +204,8 @@ describe('races: a run_command swaps race/a for a symlink to a root-owned direct
     );
     expectVictimsUntouched(o);
   });
-});
 
-describe('defence in depth: the file tools do not run as root', () => {
-  it('a root gateway runs them in a worker with the workspace owner\'s uid and gid', async () => {
+  it.runIf(separation)('defence in depth: a root gateway runs the file tools in a worker with the workspace owner\'s uid and gid', async () => {
     const rootOnly = join(ws, 'root-only.txt');
     writeFileSync(rootOnly, SECRET, { mode: 0o600 }); // put there by root, outside any tool
     try {
@@ -210,8 +219,18 @@ describe('defence in depth: the file tools do not run as root', () => {
       expect(status).toMatch(/^Gid:\t65534\t65534\t65534\t65534$/m);
       expect(status).toMatch(/^Groups:\s*$/m); // no supplementary groups (root's included)
       expect(status).toMatch(/^CapEff:\t0+$/m);
+      // A worker that dies is replaced at the next call.
+      process.kill(workers[0]!, 'SIGKILL');
+      await waitFor('the worker to exit', () => !childPids().includes(workers[0]!));
+      expect((await postJson(`${gw.url}/tool/call`, callBody('list_dir', { path: '.' }))).json.data.success).toBe(true);
+      expect(childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'))).toHaveLength(1);
     } finally {
       rmSync(rootOnly);
     }
+  });
+
+  it.runIf(!separation)('without privilege separation the file tools run in the gateway (no worker)', async () => {
+    expect((await postJson(`${gw.url}/tool/call`, callBody('list_dir', { path: '.' }))).json.data.success).toBe(true);
+    expect(childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'))).toEqual([]);
   });
 });

@@ -18,5 +18,11 @@ export const FsConfig = z.strictObject({
    * cross it; run_command is measured after each command (see docs/security-filesystem.md for what it cannot stop).
    */
   max_workspace_bytes: z.int().positive().nullable().default(1024 * MiB),
+  /**
+   * When the gateway runs as root and the workspace belongs to another user, run the file tools in a worker
+   * process with that user's identity (true), or in the gateway itself (false: one IPC round trip less per
+   * call; the descriptor walk still confines them, but a flaw in it would act as root).
+   */
+  privilege_separation: z.boolean().default(true),
 });
 export type FsConfig = z.output<typeof FsConfig>;

@@ -22,7 +22,7 @@ export function createFsPlugin(config: FsConfig, native: NativeContext): ToolPlu
    */
   let worker: Promise<FsWorker | null> | null = null;
   const chooseWorker = async (): Promise<FsWorker | null> => {
-    if (process.getuid?.() !== 0) return null;
+    if (!config.privilege_separation || process.getuid?.() !== 0) return null;
     const st = await ws.dir.handle.stat();
     if (st.uid === 0) return null;
     logger.info({ uid: st.uid, gid: st.gid }, 'file tools run in a worker with the workspace owner\'s identity, not as root');

@@ -11,7 +11,7 @@ import { WorkspaceQuota } from './quota.js';
 import { Workspace } from './workspace.js';
 import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
 
-const ws = new Workspace('/');
+let ws: Workspace;
 let limits: FsLimits;
 let quotaLimit: number | null = null;
 const running = new Map<number, AbortController>();
@@ -54,6 +54,7 @@ async function call(m: Extract<ToWorker, { type: 'call' }>): Promise<void> {
 process.on('message', (m: ToWorker) => {
   switch (m.type) {
     case 'init':
+      ws = new Workspace(m.root);
       limits = m.limits;
       quotaLimit = m.quotaLimit;
       ws.adopt(`/proc/self/fd/${ROOT_FD}`, m.realRoot).then(

@@ -5,7 +5,7 @@ import type { FsLimits } from './dispatch.js';
 export const ROOT_FD = 4;
 
 export type ToWorker =
-  | { type: 'init'; realRoot: string; limits: FsLimits; quotaLimit: number | null }
+  | { type: 'init'; root: string; realRoot: string; limits: FsLimits; quotaLimit: number | null }
   | { type: 'call'; id: number; name: string; args: Record<string, unknown>; used: number | null; streaming: boolean }
   | { type: 'cancel'; id: number };
 

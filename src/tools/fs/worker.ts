@@ -97,7 +97,7 @@ export class FsWorker {
         if (code !== 0) this.logger.warn({ code, signal }, 'file tools worker exited');
         reject(new Error(`the file tools worker (uid ${this.owner.uid}) could not start; see the log above`));
       });
-      child.send({ type: 'init', realRoot: this.ws.real, limits: this.limits, quotaLimit: this.quotaLimit } satisfies ToWorker);
+      child.send({ type: 'init', root: this.ws.root, realRoot: this.ws.real, limits: this.limits, quotaLimit: this.quotaLimit } satisfies ToWorker);
     });
   }
 
