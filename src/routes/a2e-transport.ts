@@ -30,12 +30,12 @@ export interface A2eTransportDeps {
   config: TransportConfig;
   heartbeatS: number;
   bodyLimitBytes: number;
+  /** `server.trust_proxy`: per-address quotas use the address the proxy appended to X-Forwarded-For. */
+  trustProxy?: boolean;
+  sessionsRequired?: boolean;
   sessions?: SessionManager;
   authenticate?: HandshakeAuth;
   authRequired?: boolean;
-  sessionsRequired?: boolean;
-  /** `server.trust_proxy`: per-address quotas use the address the proxy appended to X-Forwarded-For. */
-  trustProxy?: boolean;
 }
 
 const STATUS: Record<RefusalKind, ContentfulStatusCode> = {

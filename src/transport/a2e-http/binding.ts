@@ -8,6 +8,15 @@
 import { createHash } from 'node:crypto';
 import { quotaKey } from '../../engine/index.js';
 
+/**
+ * Who sends a request: the principal of its bearer token (checked by the
+ * gateway's guard), or null when it presented none, and its client address.
+ */
+export interface Presenter {
+  principal: string | null;
+  address: string;
+}
+
 /** Why a request may not use a session; the adapter maps it to an HTTP status. */
 export type BindingRefusal = { kind: 'unauthorized' | 'foreign_session'; message: string };
 
@@ -71,6 +80,11 @@ export class SessionBinding {
       return { reason: 'auth_token is another token than the one this session belongs to; open a new session for that token' };
     }
     return { principal: authenticated };
+  }
+
+  /** Whose quota a handshake session opened on this transport session as `principal` counts against. */
+  handshakeOwner(principal: string | null): string {
+    return quotaKey(principal, this.address);
   }
 
   /** A handshake succeeded as `principal`: an unbound session now belongs to it. */

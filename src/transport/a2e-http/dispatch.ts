@@ -4,16 +4,7 @@
  * routes, because both end in `Engine.list` / `Engine.start`.
  */
 import type { z } from 'zod';
-import {
-  GatewayError,
-  quotaKey,
-  type Call,
-  type Caller,
-  type Engine,
-  type Logger,
-  type SessionManager,
-  type StopReason,
-} from '../../engine/index.js';
+import { GatewayError, type Call, type Caller, type Engine, type Logger, type SessionManager, type StopReason } from '../../engine/index.js';
 import {
   HandshakeRequest,
   PROTOCOL_VERSION,
@@ -152,7 +143,7 @@ async function handshake(deps: DispatchDeps, session: TransportSession, req: Han
     if ('reason' in as) return reply(session, deps.sessions.refuse(req, as.reason));
     principal = as.principal;
   }
-  const resp = deps.sessions.handshake(req, principal, quotaKey(principal, binding.address));
+  const resp = deps.sessions.handshake(req, principal, binding.handshakeOwner(principal));
   binding.handshakeDone(principal);
   session.handshakeId = resp.session_id;
   // Only what was asked for and is served; SessionManager also lists unserved A2E names as enabled: false.

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { SessionManager, type Engine, type Logger, type StopReason } from '../../engine/index.js';
 import { acceptAnyToken, type HandshakeAuth } from './auth.js';
 import type { TransportConfig } from './config.js';
-import { SessionBinding } from './binding.js';
+import { SessionBinding, type Presenter } from './binding.js';
 import { dispatch, type DispatchDeps } from './dispatch.js';
 import { TransportSession, type FrameSink } from './session.js';
 
@@ -36,28 +36,19 @@ export interface A2eHttpTransportOptions {
   engine: Engine;
   logger: Logger;
   config: TransportConfig;
+  /**
+   * `sessions.required`: tool messages need a successful handshake, whoever
+   * sends them. Without it, with auth, a session its bearer token opened
+   * calls as that token before any handshake (as on the REST routes).
+   */
+  sessionsRequired?: boolean;
   /** Handshake sessions; by default one of the transport's own, expiring like transport sessions. */
   sessions?: SessionManager;
   /** Checks a handshake's auth_token; default: accept everyone. */
   authenticate?: HandshakeAuth;
-  /**
-   * True when auth is configured: a session opened without a token can run
-   * tools only after its handshake authenticated one.
-   */
+  /** True when auth is configured: tool messages then need a successful handshake. */
   authRequired?: boolean;
-  /** `sessions.required`: tool messages need a successful handshake, whoever sends them. */
-  sessionsRequired?: boolean;
 }
-
-/**
- * Who sends a request: the principal of its bearer token (checked by the
- * gateway's guard), or null when it presented none, and its client address.
- */
-export interface Presenter {
-  principal: string | null;
-  address: string;
-}
-
 
 export class A2eHttpTransport {
   private readonly sessions = new Map<string, TransportSession>();
