@@ -131,7 +131,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       sessions: security.sessions,
       sessionsRequired: security.sessionsRequired,
       maxJsonDepth: config.limits.max_json_depth,
-      selfAuthenticatedPrefix: config.transport.enabled ? config.transport.path : undefined,
+      // No door authenticates on its own terms: with auth, the A2E transport's routes want the bearer token too.
     },
   });
   const a2a = plugins.find((p): p is A2APlugin => p instanceof A2APlugin);
@@ -142,10 +142,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     config: config.transport,
     heartbeatS: config.server.heartbeat_s,
     bodyLimitBytes: config.server.body_limit_bytes,
-    // The transport's agents send their token in handshake/req (auth_token), checked like a bearer token.
+    // Sessions belong to the bearer token that opened them; a handshake's auth_token, when sent, must be that token.
     sessions: security.sessions,
     authenticate: security.authenticate && bearerTokenAuth(security.authenticate),
-    authRequired: security.sessionsRequired,
+    authRequired: security.authenticate !== undefined,
+    sessionsRequired: security.sessionsRequired,
+    trustProxy: config.server.trust_proxy,
   });
 
   // Until listen() says otherwise; decides whether Host headers must name loopback.

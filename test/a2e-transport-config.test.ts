@@ -56,7 +56,8 @@ async function gateway(transport: Record<string, unknown>, server: Record<string
 
 describe('A2E transport configuration', () => {
   it('idle sessions expire, with their queued messages and running calls', async () => {
-    const gw = await gateway({ session_idle_s: 0.3 });
+    // 1 s: room for two cold POST /send on a loaded machine before the session counts as idle.
+    const gw = await gateway({ session_idle_s: 1 });
     const client = await A2eTestClient.open(`${gw.url}/a2e/v1`);
     aborted = deferred<string>();
     // No stream ever attaches: the answers wait in the queue.
@@ -153,6 +154,9 @@ describe('A2E transport configuration', () => {
       session_idle_s: 300,
       max_queued: 1000,
       max_sessions: 1000,
+      handshake_timeout_s: 10,
+      max_sessions_per_principal: 64,
+      max_sessions_per_address: 16,
       resume_frames: 256,
     });
   });

@@ -222,7 +222,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open an A2E transport session */
+        /**
+         * Open an A2E transport session
+         * @description With auth configured, send `Authorization: Bearer <token>` here and on /send and /stream: the session belongs to that token, and a request on it with no token or another one is refused. Sessions count against a quota per token (per client address without auth): at it, that owner’s least recently used idle session is closed. A session must complete a handshake within `transport.handshake_timeout_s`, or it is closed.
+         */
         post: operations["a2eOpenSession"];
         delete?: never;
         options?: never;
@@ -2975,6 +2978,44 @@ export interface operations {
                     "application/json": components["schemas"]["A2ETransportSession"];
                 };
             };
+            /** @description Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Every session of this token (or address) has a stream attached or calls running, and it is at its quota */
+            429: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "all 64 of your sessions (transport.max_sessions_per_principal) have a stream attached or calls running; end one with a shutdown message, then retry"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
             /** @description Unexpected gateway error (`internal`) */
             500: {
                 headers: {
@@ -3011,29 +3052,6 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["A2ETransportDetail"];
-                };
-            };
-            /** @description A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429) */
-            "4XX": {
-                headers: {
-                    "X-Request-Id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "error",
-                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
-                     *       "version": "1.0",
-                     *       "ts": 1716123457.1,
-                     *       "req_id": "g7h8i9",
-                     *       "code": "unauthorized",
-                     *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
-                     *       "retryable": false
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Error"];
                 };
             };
         };
@@ -3107,6 +3125,44 @@ export interface operations {
                     /**
                      * @example {
                      *       "detail": "missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
+            /** @description Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The session belongs to another token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "this session belongs to another token; open your own with POST /session and your token"
                      *     }
                      */
                     "application/json": components["schemas"]["A2ETransportDetail"];
@@ -3234,6 +3290,44 @@ export interface operations {
                     /**
                      * @example {
                      *       "detail": "missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
+            /** @description Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The session belongs to another token */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "this session belongs to another token; open your own with POST /session and your token"
                      *     }
                      */
                     "application/json": components["schemas"]["A2ETransportDetail"];

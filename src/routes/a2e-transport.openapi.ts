@@ -65,6 +65,13 @@ const examples = {
   },
   missing: 'missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id',
   unknown: 'unknown or expired session; POST /session to open a new one',
+  foreign: 'this session belongs to another token; open your own with POST /session and your token',
+};
+
+/** With auth every transport route wants the bearer token, like every other door; refused by the gate as on REST. */
+const unauthorized = {
+  description: 'Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`)',
+  content: { 'application/json': { schema: ErrorMessage } },
 };
 
 export function transportRoutes(base: string) {
@@ -75,11 +82,21 @@ export function transportRoutes(base: string) {
       operationId: 'a2eOpenSession',
       tags: ['a2e-transport'],
       summary: 'Open an A2E transport session',
+      description:
+        'With auth configured, send `Authorization: Bearer <token>` here and on /send and /stream: the session belongs to that ' +
+        'token, and a request on it with no token or another one is refused. Sessions count against a quota per token ' +
+        '(per client address without auth): at it, that owner’s least recently used idle session is closed. A session ' +
+        'must complete a handshake within `transport.handshake_timeout_s`, or it is closed.',
       responses: {
         200: {
           description: 'The new session',
           content: { 'application/json': { schema: SessionCreated, example: { session_id: '9f86d081884c7d659a2feaa0c55ad015' } } },
         },
+        401: unauthorized,
+        429: detail(
+          'Every session of this token (or address) has a stream attached or calls running, and it is at its quota',
+          'all 64 of your sessions (transport.max_sessions_per_principal) have a stream attached or calls running; end one with a shutdown message, then retry',
+        ),
         503: detail(
           'Too many open sessions (`transport.max_sessions`) or shutting down',
           'too many open sessions (transport.max_sessions = 1000); close unused ones with a shutdown message, or retry later',
@@ -108,6 +125,8 @@ export function transportRoutes(base: string) {
       responses: {
         202: { description: 'Accepted', content: { 'application/json': { schema: Accepted, example: { ok: true } } } },
         400: detail('Missing X-Session-Id', examples.missing),
+        401: unauthorized,
+        403: detail('The session belongs to another token', examples.foreign),
         404: detail('Unknown or expired session', examples.unknown),
         413: detail('Body over `server.body_limit_bytes`', 'request body is larger than 1048576 bytes (server.body_limit_bytes); send less data'),
         429: detail(
@@ -129,6 +148,8 @@ export function transportRoutes(base: string) {
       responses: {
         200: { description: 'The event stream', content: { 'text/event-stream': { schema: OutgoingMessage, example: examples.event } } },
         400: detail('Missing X-Session-Id', examples.missing),
+        401: unauthorized,
+        403: detail('The session belongs to another token', examples.foreign),
         404: detail('Unknown or expired session', examples.unknown),
       },
     }),

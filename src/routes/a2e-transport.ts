@@ -21,6 +21,8 @@ import { readBytes } from './body.js';
 import { transportRoutes } from './a2e-transport.openapi.js';
 import { streamSse } from './sse.js';
 import { requestHeader } from './node.js';
+import { clientAddress } from './client-address.js';
+import { WWW_AUTHENTICATE } from '../security/auth.js';
 
 export interface A2eTransportDeps {
   engine: Engine;
@@ -28,6 +30,9 @@ export interface A2eTransportDeps {
   config: TransportConfig;
   heartbeatS: number;
   bodyLimitBytes: number;
+  /** `server.trust_proxy`: per-address quotas use the address the proxy appended to X-Forwarded-For. */
+  trustProxy?: boolean;
+  sessionsRequired?: boolean;
   sessions?: SessionManager;
   authenticate?: HandshakeAuth;
   authRequired?: boolean;
@@ -35,11 +40,25 @@ export interface A2eTransportDeps {
 
 const STATUS: Record<RefusalKind, ContentfulStatusCode> = {
   missing_session: 400,
+  unauthorized: 401,
+  foreign_session: 403,
   unknown_session: 404,
   queue_full: 429,
+  quota_in_use: 429,
   too_many_sessions: 503,
   shutting_down: 503,
 };
+
+const REFUSAL_HEADERS: Partial<Record<RefusalKind, Record<string, string>>> = {
+  unauthorized: { 'WWW-Authenticate': WWW_AUTHENTICATE },
+  queue_full: { 'Retry-After': '1' },
+  quota_in_use: { 'Retry-After': '1' },
+  too_many_sessions: { 'Retry-After': '5' },
+  shutting_down: { 'Retry-After': '5' },
+};
+
+/** The principal of the request's bearer token (the guard checked it), or null when it sent none. */
+const presented = (c: Context): string | null => c.get('principal')?.name ?? null;
 
 /** Mount the transport's routes on `app`; undefined when `transport.enabled` is false. */
 export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2eHttpTransport | undefined {
@@ -49,8 +68,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
 
   const refused = (c: Context, err: unknown) => {
     if (err instanceof TransportRefusal) {
-      const retry = err.kind === 'queue_full' ? { 'Retry-After': '1' } : STATUS[err.kind] === 503 ? { 'Retry-After': '5' } : undefined;
-      return c.json({ detail: err.message }, STATUS[err.kind], retry);
+      return c.json({ detail: err.message }, STATUS[err.kind], REFUSAL_HEADERS[err.kind]);
     }
     if (err instanceof GatewayError && err.code === 'payload_too_large') return c.json({ detail: err.message }, 413);
     throw err;
@@ -59,7 +77,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   app.openAPIRegistry.registerPath(routes.session);
   app.post(routes.session.path, (c) => {
     try {
-      return c.json({ session_id: transport.createSession() });
+      return c.json({ session_id: transport.createSession({ principal: presented(c), address: clientAddress(c, deps.trustProxy ?? false) }) });
     } catch (err) {
       return refused(c, err);
     }
@@ -69,8 +87,8 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   app.post(routes.send.path, async (c) => {
     try {
       const id = requestHeader(c, 'x-session-id');
-      transport.session(id); // 400/404 before reading the body
-      transport.send(id, await readBytes(c, deps.bodyLimitBytes));
+      transport.session(id, presented(c)); // 400/401/403/404 before reading the body
+      transport.send(id, await readBytes(c, deps.bodyLimitBytes), presented(c));
       return c.json({ ok: true as const }, 202);
     } catch (err) {
       return refused(c, err);
@@ -81,7 +99,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   app.get(routes.stream.path, (c) => {
     const id = requestHeader(c, 'x-session-id');
     try {
-      transport.session(id);
+      transport.session(id, presented(c));
     } catch (err) {
       return refused(c, err);
     }
@@ -102,7 +120,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
               resolve();
             }),
         };
-        transport.attach(id, frames, lastEventId);
+        transport.attach(id, frames, lastEventId, presented(c));
       });
     });
   });

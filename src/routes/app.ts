@@ -116,6 +116,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     authenticate: security?.authenticate,
     bodyLimitBytes: options.bodyLimitBytes,
     maxJsonDepth: security?.maxJsonDepth,
+    trustProxy: options.trustProxy,
   });
 
   registerCallRoutes(app, {

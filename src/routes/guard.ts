@@ -31,11 +31,6 @@ export interface GuardOptions {
   authenticate?: Authenticate;
   /** `server.base_path`: route paths below are matched without it. */
   basePath?: string;
-  /**
-   * Routes under this prefix authenticate on their own, without a bearer
-   * header: the A2E transport (auth_token in handshake/req, then its session).
-   */
-  selfAuthenticatedPrefix?: string;
   /** Refusals are logged (info) with the path and reason, never with a token. */
   logger?: Logger;
   /** Told of every refusal, with the path under the base path (the audit of refused call attempts). */
@@ -54,8 +49,6 @@ const isPublic = (method: string, path: string) =>
  */
 const checksItsOwnToken = (method: string, path: string) =>
   (method === 'POST' && path === '/handshake') || (method === 'GET' && /^\/tool\/calls\/[^/]+\/events$/.test(path));
-
-const isUnder = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix.replace(/\/+$/, '')}/`);
 
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
 const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id, X-Request-Id';
@@ -132,10 +125,7 @@ export function guardCheck(options: GuardOptions): (c: Context) => Response | un
     if (authenticate && !isPublic(c.req.method, path)) {
       const token = bearerToken(requestHeader(c, 'authorization'));
       const principal = authenticate(token);
-      const ownToken =
-        checksItsOwnToken(c.req.method, path) ||
-        (options.selfAuthenticatedPrefix !== undefined && isUnder(path, options.selfAuthenticatedPrefix));
-      if (!principal && !(token === null && ownToken)) {
+      if (!principal && !(token === null && checksItsOwnToken(c.req.method, path))) {
         return refuse(
           c,
           new GatewayError(

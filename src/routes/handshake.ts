@@ -1,9 +1,10 @@
 /** POST /handshake: open a session and negotiate capabilities. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { GatewayError, type SessionManager } from '../engine/index.js';
+import { GatewayError, quotaKey, type SessionManager } from '../engine/index.js';
 import { ErrorMessage, HandshakeRequest, HandshakeResponse } from '../protocol/index.js';
 import type { Authenticate } from '../security/auth.js';
 import { readJson } from './body.js';
+import { clientAddress } from './client-address.js';
 
 export const handshakeRoute = createRoute({
   method: 'post',
@@ -61,6 +62,8 @@ export interface HandshakeDeps {
   authenticate?: Authenticate;
   bodyLimitBytes: number;
   maxJsonDepth?: number;
+  /** `server.trust_proxy`: anonymous sessions count against the address the proxy appended to X-Forwarded-For. */
+  trustProxy?: boolean;
 }
 
 export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): void {
@@ -79,6 +82,9 @@ export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): v
         throw new GatewayError('unauthorized', reason, { detail: { req_id: req.id } });
       }
     }
-    return c.json(deps.sessions.handshake(req, principal?.name ?? null));
+    // Each token's sessions (each client address's, without auth) count against its own quota (sessions.max_per_principal).
+    const name = principal?.name ?? null;
+    const owner = quotaKey(name, name === null ? clientAddress(c, deps.trustProxy ?? false) : undefined);
+    return c.json(deps.sessions.handshake(req, name, owner));
   });
 }

@@ -65,6 +65,11 @@ export const SessionsConfig = z.strictObject({
   max_parallel: z.int().min(0).default(16),
   /** Live sessions at most (0 = no limit); handshakes beyond it get 503 with Retry-After. */
   max_sessions: z.int().min(0).default(10_000),
+  /**
+   * Live sessions per token (per client address for anonymous handshakes; 0 = no limit). A handshake beyond it
+   * closes that token's own least recently used session, never another's.
+   */
+  max_per_principal: z.int().min(0).default(1000),
 });
 export type SessionsConfig = z.output<typeof SessionsConfig>;
 

@@ -34,6 +34,7 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
     ttlS: config.sessions.ttl_s,
     maxParallel: config.sessions.max_parallel,
     maxSessions: config.sessions.max_sessions,
+    maxPerOwner: config.sessions.max_per_principal,
   });
   const sweep = setInterval(() => sessions.sweep(), Math.min(60, config.sessions.ttl_s) * 1000);
   sweep.unref();

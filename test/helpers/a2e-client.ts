@@ -44,24 +44,30 @@ export class A2eTestClient {
   private constructor(
     readonly base: string,
     readonly sessionId: string,
+    /** Sent with every request of this client (e.g. Authorization). */
+    readonly headers: Record<string, string> = {},
   ) {}
 
-  /** POST /session. */
-  static async open(base: string): Promise<A2eTestClient> {
-    const res = await fetch(`${base}/session`, { method: 'POST' });
+  /** POST /session (with `headers`, e.g. a bearer token, on it and on every later request). */
+  static async open(base: string, headers: Record<string, string> = {}): Promise<A2eTestClient> {
+    const res = await fetch(`${base}/session`, { method: 'POST', headers });
     if (res.status !== 200) throw new Error(`POST /session answered ${res.status}: ${await res.text()}`);
     const { session_id } = (await res.json()) as { session_id: string };
-    return new A2eTestClient(base, session_id);
+    return new A2eTestClient(base, session_id, headers);
   }
 
   /** Another client of an existing session (e.g. a second reader of its stream). */
-  static forSession(base: string, sessionId: string): A2eTestClient {
-    return new A2eTestClient(base, sessionId);
+  static forSession(base: string, sessionId: string, headers: Record<string, string> = {}): A2eTestClient {
+    return new A2eTestClient(base, sessionId, headers);
   }
 
   /** Open a session, then open the stream and send the handshake concurrently. */
-  static async connect(base: string, handshake: Record<string, unknown> = {}): Promise<{ client: A2eTestClient; handshake: Exchange }> {
-    const client = await A2eTestClient.open(base);
+  static async connect(
+    base: string,
+    handshake: Record<string, unknown> = {},
+    headers: Record<string, string> = {},
+  ): Promise<{ client: A2eTestClient; handshake: Exchange }> {
+    const client = await A2eTestClient.open(base, headers);
     const [, hs] = await Promise.all([
       client.openStream(),
       client.request({ type: 'handshake/req', agent_id: 'test-agent', agent_caps: ['tools'], auth_token: '', ...handshake }),
@@ -72,7 +78,7 @@ export class A2eTestClient {
   /** GET /stream; resolves once the response headers are in. Frames are parsed as they arrive. */
   async openStream(options: { lastEventId?: string } = {}): Promise<Response> {
     const controller = new AbortController();
-    const headers: Record<string, string> = { 'X-Session-Id': this.sessionId, Accept: 'text/event-stream' };
+    const headers: Record<string, string> = { ...this.headers, 'X-Session-Id': this.sessionId, Accept: 'text/event-stream' };
     if (options.lastEventId !== undefined) headers['Last-Event-ID'] = options.lastEventId;
     const res = await fetch(`${this.base}/stream`, { headers, signal: controller.signal });
     this.streamResponse = res;
@@ -109,7 +115,10 @@ export class A2eTestClient {
   }
 
   /** POST /send, as the reference client does: text/plain, one JSON message. */
-  async send(message: Record<string, unknown> | string, headers: Record<string, string> = { 'X-Session-Id': this.sessionId }): Promise<Response> {
+  async send(
+    message: Record<string, unknown> | string,
+    headers: Record<string, string> = { ...this.headers, 'X-Session-Id': this.sessionId },
+  ): Promise<Response> {
     return fetch(`${this.base}/send`, {
       method: 'POST',
       headers: { 'Content-Type': 'text/plain', ...headers },

@@ -14,6 +14,12 @@ export const TransportConfig = z.strictObject({
   max_queued: z.int().min(2).default(1000),
   /** Open sessions at once; POST /session is refused (503) beyond it. */
   max_sessions: z.int().positive().default(1000),
+  /** A session must complete a successful handshake this soon after POST /session, or it is closed, seconds. */
+  handshake_timeout_s: z.number().positive().default(10),
+  /** Open sessions per token: at it, POST /session closes that token's own least recently used idle session. */
+  max_sessions_per_principal: z.int().positive().default(64),
+  /** Open sessions per client address for sessions opened without a token (same eviction). */
+  max_sessions_per_address: z.int().positive().default(16),
   /** Frames kept after they were written, so a stream reconnecting with Last-Event-ID gets what it missed. */
   resume_frames: z.int().min(0).default(256),
 });

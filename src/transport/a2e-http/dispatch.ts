@@ -25,8 +25,10 @@ export interface DispatchDeps {
   engine: Engine;
   sessions: SessionManager;
   authenticate: HandshakeAuth;
-  /** Auth is configured: tool messages need a successful handshake first. */
+  /** Auth is configured: a session no token opened needs a successful handshake before tool messages. */
   authRequired: boolean;
+  /** `sessions.required`: every session needs a successful handshake before tool messages. */
+  sessionsRequired: boolean;
   logger: Logger;
   /** Epoch ms the gateway started (for pong.uptime_seconds). */
   startedAt: number;
@@ -79,7 +81,7 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
     }
   } catch (err) {
     const e = asGatewayError(err);
-    if (e.code === 'internal') deps.logger.error({ err, session: session.id }, 'A2E transport message failed');
+    if (e.code === 'internal') deps.logger.error({ err, session_ref: session.binding.ref }, 'A2E transport message failed');
     reply(session, { ...errorMessage(e, reqId), detail: e.detail ?? {}, capability_name: capability });
   }
 }
@@ -125,37 +127,51 @@ async function handshake(deps: DispatchDeps, session: TransportSession, req: Han
   // A new handshake replaces the previous one, whatever its outcome.
   if (session.handshakeId) deps.sessions.close(session.handshakeId);
   session.handshakeId = undefined;
-  let outcome;
-  try {
-    outcome = await deps.authenticate(req.auth_token || null);
-  } catch (err) {
-    deps.logger.error({ err }, 'handshake authentication failed');
-    outcome = { ok: false as const, reason: 'the gateway could not check the token (it was logged); retry later' };
+  const { binding } = session;
+  let principal = binding.principal;
+  // A session its bearer token opened is authenticated already; an auth_token, when sent, must be that token.
+  if (req.auth_token || binding.principal === null) {
+    let outcome;
+    try {
+      outcome = await deps.authenticate(req.auth_token || null);
+    } catch (err) {
+      deps.logger.error({ err }, 'handshake authentication failed');
+      outcome = { ok: false as const, reason: 'the gateway could not check the token (it was logged); retry later' };
+    }
+    if (!outcome.ok) return reply(session, deps.sessions.refuse(req, outcome.reason));
+    const as = binding.handshakePrincipal(outcome.principal);
+    if ('reason' in as) return reply(session, deps.sessions.refuse(req, as.reason));
+    principal = as.principal;
   }
-  if (!outcome.ok) return reply(session, deps.sessions.refuse(req, outcome.reason));
-  const resp = deps.sessions.handshake(req, outcome.principal);
+  const resp = deps.sessions.handshake(req, principal, binding.handshakeOwner(principal));
+  binding.handshakeDone(principal);
   session.handshakeId = resp.session_id;
   // Only what was asked for and is served; SessionManager also lists unserved A2E names as enabled: false.
   reply(session, { ...resp, accepted_caps: resp.accepted_caps.filter((c) => c.enabled) });
 }
 
 /**
- * Who is calling, from the session's handshake. Without auth a session
- * that never shook hands calls anonymously (as on the REST routes); a
- * handshake that did not negotiate "tools" gets tool_denied.
+ * Who is calling, from the session's handshake. Before one, a session calls
+ * as the token that opened it (none without auth), as on the REST routes,
+ * unless sessions are required or no token opened it on a gateway with auth;
+ * a handshake that did not negotiate "tools" gets tool_denied.
  */
 function gate(deps: DispatchDeps, session: TransportSession, claimed: string): Caller {
   const hs = session.handshakeId ? deps.sessions.get(session.handshakeId) : undefined;
   if (!hs) {
-    if (session.handshakeId || deps.authRequired) {
+    const { principal, boundBy } = session.binding;
+    const tokenOpened = boundBy === 'bearer';
+    if (session.handshakeId || deps.sessionsRequired || (deps.authRequired && !tokenOpened)) {
       throw new GatewayError(
         'unauthorized',
         session.handshakeId
           ? 'the handshake of this session expired; send handshake/req again'
-          : 'this gateway requires a handshake first; send handshake/req with your auth_token and agent_caps ["tools"]',
+          : deps.authRequired && !tokenOpened
+            ? 'this gateway requires a handshake first; send handshake/req with your auth_token and agent_caps ["tools"]'
+            : 'this gateway requires a handshake first (sessions.required); send handshake/req with agent_caps ["tools"]',
       );
     }
-    return { sessionId: '', principal: null };
+    return { sessionId: '', principal };
   }
   if (!hs.capabilities.has('tools')) {
     throw new GatewayError(

@@ -5,6 +5,7 @@
  */
 import type { Call, StopReason } from '../../engine/index.js';
 import { Outbox, Signal } from './outbox.js';
+import type { SessionBinding } from './binding.js';
 
 /** Where a session's frames go: the subset of `SseSink` the transport needs. */
 export interface FrameSink {
@@ -36,6 +37,8 @@ export class TransportSession {
   constructor(
     readonly id: string,
     resumeFrames: number,
+    /** Who the session belongs to, and whose quota it counts against. */
+    readonly binding: SessionBinding,
   ) {
     this.outbox = new Outbox(resumeFrames, () => this.wake.notify());
   }

@@ -7,11 +7,20 @@ import { randomBytes } from 'node:crypto';
 import { SessionManager, type Engine, type Logger, type StopReason } from '../../engine/index.js';
 import { acceptAnyToken, type HandshakeAuth } from './auth.js';
 import type { TransportConfig } from './config.js';
+import { SessionBinding, type Presenter } from './binding.js';
 import { dispatch, type DispatchDeps } from './dispatch.js';
 import { TransportSession, type FrameSink } from './session.js';
 
 /** Why the transport refused a request; the adapter turns it into an HTTP status. */
-export type RefusalKind = 'missing_session' | 'unknown_session' | 'too_many_sessions' | 'queue_full' | 'shutting_down';
+export type RefusalKind =
+  | 'missing_session'
+  | 'unknown_session'
+  | 'too_many_sessions'
+  | 'quota_in_use'
+  | 'queue_full'
+  | 'shutting_down'
+  | 'unauthorized'
+  | 'foreign_session';
 
 export class TransportRefusal extends Error {
   constructor(
@@ -27,6 +36,12 @@ export interface A2eHttpTransportOptions {
   engine: Engine;
   logger: Logger;
   config: TransportConfig;
+  /**
+   * `sessions.required`: tool messages need a successful handshake, whoever
+   * sends them. Without it, with auth, a session its bearer token opened
+   * calls as that token before any handshake (as on the REST routes).
+   */
+  sessionsRequired?: boolean;
   /** Handshake sessions; by default one of the transport's own, expiring like transport sessions. */
   sessions?: SessionManager;
   /** Checks a handshake's auth_token; default: accept everyone. */
@@ -37,26 +52,31 @@ export interface A2eHttpTransportOptions {
 
 export class A2eHttpTransport {
   private readonly sessions = new Map<string, TransportSession>();
+  /** Open sessions per quota key (principal or client address). */
+  private readonly byOwner = new Map<string, Set<TransportSession>>();
   private readonly deps: DispatchDeps;
   private readonly idleMs: number;
+  private readonly handshakeMs: number;
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
 
   constructor(private readonly options: A2eHttpTransportOptions) {
     const { config } = options;
     this.idleMs = config.session_idle_s * 1000;
+    this.handshakeMs = config.handshake_timeout_s * 1000;
     const handshakes = options.sessions ?? new SessionManager({ ttlS: config.session_idle_s, maxParallel: 0 });
     this.deps = {
       engine: options.engine,
       sessions: handshakes,
       authenticate: options.authenticate ?? acceptAnyToken,
       authRequired: options.authRequired ?? false,
+      sessionsRequired: options.sessionsRequired ?? false,
       logger: options.logger,
       startedAt: Date.now(),
       eventRoom: Math.max(1, Math.floor(config.max_queued / 2)),
       closeSession: (s, reason) => this.closeSession(s, reason),
     };
-    this.sweeper = setInterval(() => this.sweep(), Math.min(this.idleMs / 2, 10_000));
+    this.sweeper = setInterval(() => this.sweep(), Math.min(this.idleMs / 2, this.handshakeMs / 2, 10_000));
     this.sweeper.unref();
   }
 
@@ -65,41 +85,100 @@ export class A2eHttpTransport {
     return this.sessions.size;
   }
 
-  /** POST /session */
-  createSession(): string {
+  /**
+   * POST /session, by `by`: the session belongs to its bearer token's
+   * principal, or (none presented) waits for a handshake to authenticate one.
+   */
+  createSession(by: Presenter = ANONYMOUS): string {
     if (this.closed) throw new TransportRefusal('shutting_down', 'the gateway is shutting down; retry against another instance or later');
-    if (this.sessions.size >= this.options.config.max_sessions) {
-      this.sweep();
-      if (this.sessions.size >= this.options.config.max_sessions) {
-        throw new TransportRefusal(
-          'too_many_sessions',
-          `too many open sessions (transport.max_sessions = ${this.options.config.max_sessions}); close unused ones with a shutdown message, or retry later`,
-        );
-      }
-    }
     const id = randomBytes(16).toString('hex');
-    this.sessions.set(id, new TransportSession(id, this.options.config.resume_frames));
-    this.options.logger.debug({ session: id, open_sessions: this.sessions.size }, 'A2E transport session opened');
+    const binding = new SessionBinding(id, by.principal, by.address);
+    this.makeRoom(binding.quotaKey, by.principal !== null);
+    const session = new TransportSession(id, this.options.config.resume_frames, binding);
+    this.sessions.set(id, session);
+    let own = this.byOwner.get(binding.quotaKey);
+    if (!own) this.byOwner.set(binding.quotaKey, (own = new Set()));
+    own.add(session);
+    // Never the session id itself: it is what lets a client use the session.
+    this.options.logger.debug({ session_ref: binding.ref, open_sessions: this.sessions.size }, 'A2E transport session opened');
     return id;
   }
 
-  /** The live session for an X-Session-Id header value, or a refusal saying what is wrong. */
-  session(id: string | undefined): TransportSession {
+  /**
+   * Room for one more session of `owner`: at its quota its own least
+   * recently used idle session is closed (another owner's sessions are never
+   * touched), and it is refused when none of its own is idle. The quota is
+   * below max_sessions, so one owner alone cannot fill the gateway.
+   */
+  private makeRoom(owner: string, authenticated: boolean): void {
+    const { config } = this.options;
+    const quota = authenticated ? config.max_sessions_per_principal : config.max_sessions_per_address;
+    if ((this.byOwner.get(owner)?.size ?? 0) >= quota && !this.evictOldestIdle(owner)) {
+      const key = authenticated ? 'transport.max_sessions_per_principal' : 'transport.max_sessions_per_address';
+      throw new TransportRefusal(
+        'quota_in_use',
+        `all ${quota} of your sessions (${key}) have a stream attached or calls running; end one with a shutdown message, then retry`,
+      );
+    }
+    if (this.sessions.size < config.max_sessions) return;
+    this.sweep();
+    if (this.sessions.size >= config.max_sessions) {
+      throw new TransportRefusal(
+        'too_many_sessions',
+        `too many open sessions (transport.max_sessions = ${config.max_sessions}); close unused ones with a shutdown message, or retry later`,
+      );
+    }
+  }
+
+  /** Close `owner`'s least recently used session without a stream or running calls; false when it has none. */
+  private evictOldestIdle(owner: string): boolean {
+    let oldest: TransportSession | undefined;
+    for (const s of this.byOwner.get(owner) ?? []) {
+      if (s.state !== 'open' || s.attached || s.calls.size > 0) continue;
+      if (!oldest || s.lastActivity < oldest.lastActivity) oldest = s;
+    }
+    if (!oldest) return false;
+    this.forget(oldest);
+    void this.closeSession(oldest, 'disconnect');
+    return true;
+  }
+
+  /**
+   * The live session for an X-Session-Id header value, used by `by` (its
+   * bearer principal; null: none), or a refusal saying what is wrong.
+   */
+  session(id: string | undefined, by: string | null = null): TransportSession {
     if (!id) throw new TransportRefusal('missing_session', 'missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id');
     const s = this.sessions.get(id);
     if (!s || s.state === 'closing' || s.state === 'closed') {
       throw new TransportRefusal('unknown_session', 'unknown or expired session; POST /session to open a new one');
     }
-    if (s.idle(Date.now(), this.idleMs)) {
+    const refusal = s.binding.check(by);
+    if (refusal) throw new TransportRefusal(refusal.kind, refusal.message);
+    const now = Date.now();
+    if (s.idle(now, this.idleMs)) {
       void this.closeSession(s, 'disconnect');
       throw new TransportRefusal('unknown_session', 'the session expired after being idle; POST /session to open a new one');
+    }
+    if (this.missedHandshake(s, now)) {
+      void this.closeSession(s, 'disconnect');
+      throw new TransportRefusal(
+        'unknown_session',
+        `the session was closed: no successful handshake within transport.handshake_timeout_s (${this.options.config.handshake_timeout_s} s) ` +
+          'of POST /session; open a new one and send handshake/req right away',
+      );
     }
     return s;
   }
 
+  /** A session that has not completed a handshake within the deadline (so unused sessions cannot pile up). */
+  private missedHandshake(s: TransportSession, now: number): boolean {
+    return !s.binding.handshook && now - s.binding.createdAt > this.handshakeMs;
+  }
+
   /** POST /send: accept one message for the session; its answer travels on the stream. */
-  send(sessionId: string | undefined, body: Uint8Array): void {
-    const s = this.session(sessionId);
+  send(sessionId: string | undefined, body: Uint8Array, by: string | null = null): void {
+    const s = this.session(sessionId, by);
     // Every accepted message has at least one answer to come: count those not handled yet too.
     const waiting = s.outbox.size + s.inboxSize;
     if (waiting >= this.options.config.max_queued) {
@@ -113,15 +192,15 @@ export class A2eHttpTransport {
   }
 
   /** GET /stream: attach `sink` as the session's stream. */
-  attach(sessionId: string | undefined, sink: FrameSink, lastEventId?: string): void {
-    this.session(sessionId).attach(sink, lastEventId);
+  attach(sessionId: string | undefined, sink: FrameSink, lastEventId?: string, by: string | null = null): void {
+    this.session(sessionId, by).attach(sink, lastEventId);
   }
 
   /** Close idle sessions (with their queued messages and calls); keep the handshakes of live ones. */
   sweep(): void {
     const now = Date.now();
     for (const s of this.sessions.values()) {
-      if (s.idle(now, this.idleMs)) void this.closeSession(s, 'disconnect');
+      if (s.idle(now, this.idleMs) || this.missedHandshake(s, now)) void this.closeSession(s, 'disconnect');
       // A quiet session with its stream attached is alive: its handshake must not expire under it.
       else if (s.attached && s.handshakeId) this.deps.sessions.get(s.handshakeId);
     }
@@ -129,10 +208,17 @@ export class A2eHttpTransport {
   }
 
   private async closeSession(s: TransportSession, reason: StopReason): Promise<void> {
+    this.forget(s); // at once: room for a new session while this one's calls stop
     await s.close(reason);
-    if (this.sessions.get(s.id) === s) this.sessions.delete(s.id);
-    this.options.logger.debug({ session: s.id, reason }, 'A2E transport session closed');
+    this.options.logger.debug({ session_ref: s.binding.ref, reason }, 'A2E transport session closed');
     if (s.handshakeId) this.deps.sessions.close(s.handshakeId);
+  }
+
+  /** The session no longer counts as open (nor against its owner's quota). */
+  private forget(s: TransportSession): void {
+    if (this.sessions.get(s.id) === s) this.sessions.delete(s.id);
+    const own = this.byOwner.get(s.binding.quotaKey);
+    if (own?.delete(s) && own.size === 0) this.byOwner.delete(s.binding.quotaKey);
   }
 
   /**
@@ -145,3 +231,5 @@ export class A2eHttpTransport {
     await Promise.all([...this.sessions.values()].map((s) => this.closeSession(s, 'shutdown')));
   }
 }
+
+const ANONYMOUS: Presenter = { principal: null, address: 'unknown' };
