@@ -4,7 +4,7 @@
  * Knows nothing of HTTP: a stream is any `FrameSink` (the SSE sink fits).
  */
 import type { Call, StopReason } from '../../engine/index.js';
-import { Outbox, Signal } from './outbox.js';
+import { Outbox, Signal, type OutboxLimits } from './outbox.js';
 
 /** Where a session's frames go: the subset of `SseSink` the transport needs. */
 export interface FrameSink {
@@ -35,9 +35,9 @@ export class TransportSession {
 
   constructor(
     readonly id: string,
-    resumeFrames: number,
+    outboxLimits: OutboxLimits,
   ) {
-    this.outbox = new Outbox(resumeFrames, () => this.wake.notify());
+    this.outbox = new Outbox(outboxLimits, () => this.wake.notify());
   }
 
   get attached(): boolean {
@@ -106,6 +106,7 @@ export class TransportSession {
       this.stream = undefined;
       sink.end();
     }
+    if (this.state === 'closed' && !this.stream) this.outbox.clear(); // what is left counts in no budget any more
   }
 
   /**

@@ -4,7 +4,7 @@
  * adapter in src/routes/a2e-transport.ts maps it onto routes.
  */
 import { randomBytes } from 'node:crypto';
-import { SessionManager, type Engine, type Logger, type StopReason } from '../../engine/index.js';
+import { ByteBudget, SessionManager, type Engine, type Logger, type StopReason } from '../../engine/index.js';
 import { acceptAnyToken, type HandshakeAuth } from './auth.js';
 import type { TransportConfig } from './config.js';
 import { dispatch, type DispatchDeps } from './dispatch.js';
@@ -33,7 +33,18 @@ export interface A2eHttpTransportOptions {
   authenticate?: HandshakeAuth;
   /** True when auth is configured: tool messages then need a successful handshake. */
   authRequired?: boolean;
+  /** Byte budgets of the sessions' outboxes (`limits.outbox_*`) and the most one stream write takes. */
+  memory?: TransportMemoryLimits;
 }
+
+export interface TransportMemoryLimits {
+  outboxSessionBytes: number;
+  outboxTotalBytes: number;
+  streamWriteBytes: number;
+}
+
+const MiB = 1024 * 1024;
+const DEFAULT_MEMORY: TransportMemoryLimits = { outboxSessionBytes: 8 * MiB, outboxTotalBytes: 64 * MiB, streamWriteBytes: MiB };
 
 export class A2eHttpTransport {
   private readonly sessions = new Map<string, TransportSession>();
@@ -41,10 +52,15 @@ export class A2eHttpTransport {
   private readonly idleMs: number;
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
+  private readonly memory: TransportMemoryLimits;
+  /** Bytes all sessions' outboxes hold. */
+  private readonly outboxTotal: ByteBudget;
 
   constructor(private readonly options: A2eHttpTransportOptions) {
     const { config } = options;
     this.idleMs = config.session_idle_s * 1000;
+    this.memory = options.memory ?? DEFAULT_MEMORY;
+    this.outboxTotal = new ByteBudget(this.memory.outboxTotalBytes);
     const handshakes = options.sessions ?? new SessionManager({ ttlS: config.session_idle_s, maxParallel: 0 });
     this.deps = {
       engine: options.engine,
@@ -65,6 +81,11 @@ export class A2eHttpTransport {
     return this.sessions.size;
   }
 
+  /** Bytes all sessions' outboxes hold now. */
+  get outboxBytes(): number {
+    return this.outboxTotal.used;
+  }
+
   /** POST /session */
   createSession(): string {
     if (this.closed) throw new TransportRefusal('shutting_down', 'the gateway is shutting down; retry against another instance or later');
@@ -78,7 +99,15 @@ export class A2eHttpTransport {
       }
     }
     const id = randomBytes(16).toString('hex');
-    this.sessions.set(id, new TransportSession(id, this.options.config.resume_frames));
+    this.sessions.set(
+      id,
+      new TransportSession(id, {
+        resumeFrames: this.options.config.resume_frames,
+        sessionBytes: this.memory.outboxSessionBytes,
+        total: this.outboxTotal,
+        takeBytes: this.memory.streamWriteBytes,
+      }),
+    );
     this.options.logger.debug({ session: id, open_sessions: this.sessions.size }, 'A2E transport session opened');
     return id;
   }
@@ -106,6 +135,14 @@ export class A2eHttpTransport {
       throw new TransportRefusal(
         'queue_full',
         `${waiting} messages are waiting for GET /stream (transport.max_queued); read the stream, then send again`,
+      );
+    }
+    // Bytes too: answers can be large (a call's result), and a session that never reads must not hold the gateway's memory.
+    if (s.outbox.full || this.outboxTotal.over) {
+      const [held, key] = s.outbox.full ? [s.outbox.bytes, 'limits.outbox_session_bytes'] : [this.outboxTotal.used, 'limits.outbox_total_bytes'];
+      throw new TransportRefusal(
+        'queue_full',
+        `${held} bytes of answers are waiting for GET /stream (${key}); read the stream, then send again`,
       );
     }
     s.touch();
