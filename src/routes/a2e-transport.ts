@@ -94,7 +94,11 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
     const lastEventId = requestHeader(c, 'last-event-id');
     // The response lasts until the session lets go of the stream (replaced, closed) or the client leaves.
     const stallS = (deps.streams ?? DEFAULT_STREAM_LIMITS).stallS;
-    return streamSse(c, { heartbeatS: deps.heartbeatS, stallS, cutFrame: transportCutFrame }, (sink) => {
+    const onCut = (stall: number) => {
+      deps.logger.warn({ stall_s: stall }, 'A2E transport stream cut: the client took no data (limits.stream_stall_s)');
+      return transportCutFrame(stall);
+    };
+    return streamSse(c, { heartbeatS: deps.heartbeatS, stallS, onCut }, (sink) => {
       return new Promise<void>((resolve) => {
         const frames: FrameSink = {
           write: (text) => sink.write(text),

@@ -32,7 +32,8 @@ export function streamCall(c: Context, call: Call, options: CallStreamOptions): 
   const watcher = call.watch(options.afterSeq ?? -1);
   const preamble = options.retryMs === undefined ? undefined : `retry: ${options.retryMs}\n`;
   const limits = options.limits ?? DEFAULT_STREAM_LIMITS;
-  const cutFrame = (stallS: number) => {
+  const onCut = (stallS: number) => {
+    options.logger.warn({ call_id: call.id, req_id: call.request.id, stall_s: stallS }, 'SSE stream cut: the client took no data (limits.stream_stall_s)');
     const next = options.stopOnDisconnect
       ? 'the call was stopped; read the stream as it comes, or start the call with POST /tool/calls to follow it at your pace'
       : `reconnect with Last-Event-ID to continue where you left off`;
@@ -41,7 +42,7 @@ export function streamCall(c: Context, call: Call, options: CallStreamOptions): 
     });
     return sseFrame('tool/error', JSON.stringify(errorMessage(err, call.request.id)));
   };
-  return streamSse(c, { heartbeatS: options.heartbeatS, preamble, stallS: limits.stallS, cutFrame }, async (sink) => {
+  return streamSse(c, { heartbeatS: options.heartbeatS, preamble, stallS: limits.stallS, onCut }, async (sink) => {
     sink.onDisconnect(() => {
       if (options.stopOnDisconnect) call.stop('disconnect');
       watcher.close();

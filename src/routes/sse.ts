@@ -58,8 +58,8 @@ export interface SseOptions {
   preamble?: string;
   /** Cut the stream when a `drain()` waits this long, seconds (default: never). */
   stallS?: number;
-  /** The last frame of a stream that is cut, saying why and what to do. */
-  cutFrame?: (stallS: number) => string;
+  /** Called when the stream is cut for stalling; returns its last frame, saying why and what to do. */
+  onCut?: (stallS: number) => string;
 }
 
 type Runner = (sink: SseSink) => Promise<void>;
@@ -96,7 +96,7 @@ function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run
     if (ended || disconnected) return;
     ended = true;
     clearInterval(heartbeat);
-    res.end(options.cutFrame?.(stallS) ?? '');
+    res.end(options.onCut?.(stallS) ?? '');
     const drop = setTimeout(() => res.destroy(), CUT_GRACE_MS);
     drop.unref();
     res.once('close', () => clearTimeout(drop));
@@ -195,7 +195,7 @@ function webSse(headers: Headers, options: SseOptions, run: Runner, onClosed: ()
                     ended = true;
                     clearInterval(heartbeat);
                     onClosed();
-                    controller.enqueue(encoder.encode(options.cutFrame?.(stallS) ?? ''));
+                    controller.enqueue(encoder.encode(options.onCut?.(stallS) ?? ''));
                     controller.close();
                     onGone?.();
                   }, stallS * 1000);
