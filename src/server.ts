@@ -109,6 +109,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       maxOutputBytes: config.server.max_output_bytes,
       maxEvents: config.calls.max_events,
       maxBufferedEvents: config.calls.max_buffered_events,
+      maxEventBytes: config.limits.call_events_bytes,
+      retainedEventBytes: config.limits.call_retained_events_bytes,
+      eventsTotalBytes: config.limits.events_total_bytes,
     },
   });
   const app = createApp({
@@ -119,6 +122,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     bodyLimitBytes: config.server.body_limit_bytes,
     heartbeatS: config.server.heartbeat_s,
     calls: callResources(config),
+    streams: { unsentBytes: config.limits.stream_unsent_bytes, stallS: config.limits.stream_stall_s },
     basePath: config.server.base_path,
     trustProxy: config.server.trust_proxy,
     agents: () => plugins.find((p): p is A2APlugin => p instanceof A2APlugin)?.status(registry.conflicts) ?? [],
@@ -148,6 +152,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     authRequired: security.authenticate !== undefined,
     sessionsRequired: security.sessionsRequired,
     trustProxy: config.server.trust_proxy,
+    memory: {
+      outboxSessionBytes: config.limits.outbox_session_bytes,
+      outboxTotalBytes: config.limits.outbox_total_bytes,
+      streamWriteBytes: config.limits.stream_unsent_bytes,
+    },
+    streams: { unsentBytes: config.limits.stream_unsent_bytes, stallS: config.limits.stream_stall_s },
   });
 
   // Until listen() says otherwise; decides whether Host headers must name loopback.
@@ -237,5 +247,6 @@ export function openApiFor(config: GatewayConfig): ReturnType<typeof openApiDocu
 /** Where call resources are kept, from the `calls:` section. */
 function callResources(config: GatewayConfig): { store: MemoryCallStore; retryMs: number; retainS: number } {
   const { retain_s, max_retained, retry_ms } = config.calls;
-  return { store: new MemoryCallStore({ retainMs: retain_s * 1000, maxRetained: max_retained }), retryMs: retry_ms, retainS: retain_s };
+  const store = new MemoryCallStore({ retainMs: retain_s * 1000, maxRetained: max_retained, maxRetainedBytes: config.limits.retained_calls_bytes });
+  return { store, retryMs: retry_ms, retainS: retain_s };
 }

@@ -11,6 +11,7 @@ import { PluginsConfig } from '../plugins/config.js';
 import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, serverSecurityFields } from '../security/config.js';
 
 import { TransportConfig } from '../transport/a2e-http/config.js';
+import { LimitsSection } from './memory.js';
 
 export { CallsConfig };
 
@@ -50,7 +51,7 @@ export const GatewayConfig = z.strictObject({
   auth: AuthConfig.optional(),
   plugins: PluginsConfig.default(() => []),
   sessions: SessionsConfig.default(() => SessionsConfig.parse({})),
-  limits: LimitsConfig.default(() => LimitsConfig.parse({})),
+  limits: LimitsSection.default(() => LimitsSection.parse({})),
   audit: AuditConfig.default(() => AuditConfig.parse({})),
   transport: TransportConfig.default(() => TransportConfig.parse({})),
 });

@@ -23,19 +23,23 @@ export interface CallRetention {
   retainMs: number;
   /** Most finished calls kept; the oldest finished are dropped first. */
   maxRetained: number;
+  /** Most bytes (events and result) all finished calls may hold together; the oldest finished are dropped first. */
+  maxRetainedBytes?: number;
   /** Clock, epoch ms (tests pass their own). */
   now?: () => number;
 }
 
 /**
  * In-memory store. Running calls are always kept (they are bounded by what
- * runs); finished ones are kept for `retainMs` and at most `maxRetained`.
+ * runs); finished ones are kept for `retainMs`, at most `maxRetained` of
+ * them and at most `maxRetainedBytes` of their events and results.
  * Expiry is lazy (on put/get/list/finish), so there is no timer to stop.
  */
 export class MemoryCallStore implements CallStore {
   private readonly calls = new Map<string, Call>();
-  /** Finished calls by id → finish time, oldest first (Map keeps insertion order). */
-  private readonly finished = new Map<string, number>();
+  /** Finished calls by id → finish time and bytes held, oldest first (Map keeps insertion order). */
+  private readonly finished = new Map<string, { at: number; bytes: number }>();
+  private finishedBytes = 0;
   private readonly now: () => number;
 
   constructor(private readonly retention: CallRetention) {
@@ -63,21 +67,31 @@ export class MemoryCallStore implements CallStore {
     return this.calls.size;
   }
 
+  /** Bytes the finished calls hold (events and results, approximate). */
+  get retainedBytes(): number {
+    return this.finishedBytes;
+  }
+
   expire(): number {
     const cutoff = this.now() - this.retention.retainMs;
+    const maxBytes = this.retention.maxRetainedBytes ?? Infinity;
     let dropped = 0;
-    for (const [id, at] of this.finished) {
-      if (at > cutoff && this.finished.size <= this.retention.maxRetained) break;
+    for (const [id, { at, bytes }] of this.finished) {
+      if (at > cutoff && this.finished.size <= this.retention.maxRetained && this.finishedBytes <= maxBytes) break;
       this.finished.delete(id);
       this.calls.delete(id);
+      this.finishedBytes -= bytes;
       dropped++;
     }
     return dropped;
   }
 
   private markFinished(id: string): void {
-    if (!this.calls.has(id)) return;
-    this.finished.set(id, this.now());
+    const call = this.calls.get(id);
+    if (!call) return;
+    const bytes = call.retainedBytes ?? 0; // (stand-ins for calls in tests may not count bytes)
+    this.finished.set(id, { at: this.now(), bytes });
+    this.finishedBytes += bytes;
     this.expire();
   }
 }

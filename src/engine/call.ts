@@ -15,6 +15,7 @@ import {
   type ToolEventKind,
   type ToolResult,
 } from '../protocol/index.js';
+import { approxJsonBytes, type ByteBudget } from './byte-budget.js';
 import type { Deadlines } from './deadlines.js';
 import { ToolError } from './errors.js';
 import { safeErrorMessage, truncateValue } from './output.js';
@@ -42,7 +43,20 @@ export interface CallLimits {
   maxEvents: number;
   /** Hard cap on buffered events, even when a slow watcher has not read them. */
   maxBufferedEvents: number;
+  /** Bytes of events kept while running, read or not; the oldest are dropped beyond it (watchers get a gap notice). */
+  maxEventBytes: number;
+  /** Bytes of events kept once the call has settled. */
+  retainedEventBytes: number;
+  /** Bytes of events all running calls keep together; over it, an emitting call drops its oldest events. */
+  eventBudget: ByteBudget;
 }
+
+/**
+ * What one event costs beyond its data: the envelope, two UUIDs, object
+ * headers. Measured: a `log` event of a short line takes ~670 bytes of heap,
+ * of which ~40 are its data.
+ */
+const EVENT_OVERHEAD_BYTES = 640;
 
 const MAX_BATCH = 1000;
 
@@ -57,6 +71,11 @@ export class Call {
   private _response: ToolCallResponse | undefined;
   private stopReason: StopReason | undefined;
   private events: ToolEvent[] = [];
+  /** Approximate size of each kept event (parallel to `events`) and their sum, counted in `limits.eventBudget` while running. */
+  private sizes: number[] = [];
+  private keptBytes = 0;
+  /** Whether `keptBytes` counts in the running calls' budget (until the call settles). */
+  private counted = true;
   private base = 0; // seq of events[0]
   private nextSeq = 0;
   private trimAt: number;
@@ -276,22 +295,61 @@ export class Call {
       data,
       seq: this.nextSeq++,
     } as ToolEvent;
+    const size = EVENT_OVERHEAD_BYTES + this.request.id.length + approxJsonBytes(data);
     this.events.push(event);
-    if (this.events.length >= this.trimAt) this.trim();
+    this.sizes.push(size);
+    this.keptBytes += size;
+    const budget = this.limits.eventBudget;
+    budget.add(size);
+    if (this.events.length >= this.trimAt || this.keptBytes > this.limits.maxEventBytes || budget.over) this.trim();
     if (this.watchers) for (const w of this.watchers) w.notify();
   }
 
-  /** Drop the oldest events beyond `maxEvents`, but not ones a watcher still has to read (up to the hard cap). */
+  /**
+   * Drop the oldest events beyond `maxEvents`, but not ones a watcher still
+   * has to read (up to the hard cap). Bytes are a hard cap too: beyond the
+   * call's own budget, or while all running calls together are over theirs,
+   * the oldest events go whoever still has to read them (they get a gap notice).
+   */
   private trim(): void {
     let cut = this.nextSeq - this.limits.maxEvents;
     if (this.watchers && this.events.length < this.limits.maxBufferedEvents) {
       for (const w of this.watchers) cut = Math.min(cut, w.cursor);
     }
-    if (cut > this.base) {
-      this.events = this.events.slice(cut - this.base);
-      this.base = cut;
+    const { maxEventBytes, eventBudget } = this.limits;
+    if (this.keptBytes > maxEventBytes || eventBudget.over) {
+      // Down to three quarters of the call's budget (half of what it holds when the total is over), so the next trim is a while off.
+      const target = eventBudget.over ? Math.min(this.keptBytes >> 1, (maxEventBytes * 3) >> 2) : (maxEventBytes * 3) >> 2;
+      cut = Math.max(cut, this.base + this.countToDrop(target));
     }
+    this.dropBefore(cut);
     this.trimAt = this.events.length + Math.max(64, this.limits.maxEvents >> 2);
+  }
+
+  /** How many of the oldest kept events to drop so that at most `targetBytes` remain. */
+  private countToDrop(targetBytes: number): number {
+    let bytes = this.keptBytes;
+    let n = 0;
+    while (n < this.sizes.length && bytes > targetBytes) bytes -= this.sizes[n++]!;
+    return n;
+  }
+
+  /** Drop the kept events with seq < `cut`. */
+  private dropBefore(cut: number): void {
+    if (cut <= this.base) return;
+    const n = Math.min(cut - this.base, this.events.length);
+    let dropped = 0;
+    for (let i = 0; i < n; i++) dropped += this.sizes[i]!;
+    this.events = this.events.slice(n);
+    this.sizes = this.sizes.slice(n);
+    this.base += n;
+    this.keptBytes -= dropped;
+    if (this.counted) this.limits.eventBudget.release(dropped);
+  }
+
+  /** Bytes this call holds: its kept events and its result (approximate JSON size). */
+  get retainedBytes(): number {
+    return this.keptBytes + this.outputBytes;
   }
 
   private settle(partial: Partial<ToolResult> & { success: boolean }, state: CallState): void {
@@ -317,6 +375,10 @@ export class Call {
       events: [],
     };
     this._state = state;
+    // A finished call's events leave the running total, and it keeps only what a finished call may.
+    this.limits.eventBudget.release(this.keptBytes);
+    this.counted = false;
+    this.trimSettled();
     const ts = nowTs();
     this._response = {
       type: 'tool/call/resp',
@@ -334,6 +396,13 @@ export class Call {
     }
     this.onSettled(this);
     this.resolveResult(this._response);
+  }
+
+  /** Once settled: keep at most `retainedEventBytes` of events, the newest (watchers behind get a gap notice). */
+  private trimSettled(): void {
+    if (this.keptBytes > this.limits.retainedEventBytes) {
+      this.dropBefore(this.base + this.countToDrop(this.limits.retainedEventBytes));
+    }
   }
 
   /** Why the call was stopped from outside, if it was. */

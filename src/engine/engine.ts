@@ -5,10 +5,11 @@
  *   start(req) → find the tool → policy → validate arguments → Call (runs the tool)
  */
 import type { ToolCallRequest, ToolDefinition, ToolListRequest } from '../protocol/index.js';
-import { formatProblems, nowTs } from '../protocol/index.js';
+import { capProblem, formatProblems, nowTs } from '../protocol/index.js';
 import { Admission, NO_ADMISSION_LIMITS, checkShape } from './admission.js';
 import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
-import { Call } from './call.js';
+import { ByteBudget } from './byte-budget.js';
+import { Call, type CallLimits } from './call.js';
 import { Deadlines } from './deadlines.js';
 import { GatewayError } from './errors.js';
 import { levelEnabled } from './lazy-logger.js';
@@ -25,7 +26,15 @@ export interface EngineLimits {
   maxEvents: number;
   /** Hard cap on events buffered for a slow watcher. */
   maxBufferedEvents: number;
+  /** Bytes of events one running call keeps (default 8 MiB). */
+  maxEventBytes?: number;
+  /** Bytes of events a finished call keeps (default 1 MiB). */
+  retainedEventBytes?: number;
+  /** Bytes of events all running calls keep together (default 64 MiB). */
+  eventsTotalBytes?: number;
 }
+
+const MiB = 1024 * 1024;
 
 export interface EngineOptions {
   registry: ToolRegistry;
@@ -53,6 +62,8 @@ export class Engine {
   private readonly admission: Admission;
   private readonly inflight = new Set<Call>();
   private readonly deadlines = new Deadlines<Call>((call) => call.stop('timeout'));
+  /** Event bytes of running calls; shared by all of them. */
+  private readonly eventBudget: ByteBudget;
   private closing = false;
 
   constructor(options: EngineOptions) {
@@ -62,6 +73,12 @@ export class Engine {
     this.policy = options.policy ?? allowAll;
     this.audit = options.audit ?? noAudit;
     this.admission = options.admission ?? new Admission(NO_ADMISSION_LIMITS);
+    this.eventBudget = new ByteBudget(this.limits.eventsTotalBytes ?? 64 * MiB);
+  }
+
+  /** Bytes of events held by running calls now (for metrics and tests). */
+  get eventBytes(): number {
+    return this.eventBudget.used;
   }
 
   /** Tools visible to `caller` for this list/search request, best match first in search mode. */
@@ -93,8 +110,9 @@ export class Engine {
       }
       release = this.admission.admit(caller);
       tool = this.resolve(req.tool_name, caller);
-      const tooBig = checkShape(req.arguments, this.admission.limits);
-      if (tooBig) {
+      const shape = checkShape(req.arguments, this.admission.limits);
+      if (shape) {
+        const tooBig = capProblem(shape); // its path may hold a hostile key
         throw new GatewayError('invalid_arguments', `invalid arguments for tool "${tool.definition.name}": ${tooBig.path}: ${tooBig.message}`, {
           detail: { problems: [tooBig] },
         });
@@ -117,7 +135,10 @@ export class Engine {
           maxOutputBytes: this.limits.maxOutputBytes,
           maxEvents: this.limits.maxEvents,
           maxBufferedEvents: this.limits.maxBufferedEvents,
-        },
+          maxEventBytes: this.limits.maxEventBytes ?? 8 * MiB,
+          retainedEventBytes: this.limits.retainedEventBytes ?? MiB,
+          eventBudget: this.eventBudget,
+        } satisfies CallLimits,
         options.logger ?? this.logger,
         (c) => this.settled(c, release),
         this.deadlines,

@@ -7,6 +7,7 @@ export * from './arguments.js';
 export * from './registry.js';
 export * from './call.js';
 export * from './call-store.js';
+export * from './byte-budget.js';
 export * from './engine.js';
 export { ToolSearchIndex, tokenize } from './search.js';
 export * from './sessions.js';

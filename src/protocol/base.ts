@@ -1,5 +1,6 @@
 import { randomFillSync } from 'node:crypto';
 import { z } from 'zod';
+import { FIELD_LIMITS } from './field-limits.js';
 
 /** Protocol version spoken by this gateway. */
 export const PROTOCOL_VERSION = '1.0';
@@ -47,10 +48,11 @@ export const messageFields = <T extends string>(type: T) => ({
   // Filled by a transform, not .default(fn): a default function would be evaluated into the OpenAPI document.
   id: z
     .string()
+    .max(FIELD_LIMITS.id)
     .optional()
     .transform((v) => v ?? newId())
     .meta({ description: 'Message UUID; generated when omitted' }),
-  version: z.string().default(PROTOCOL_VERSION).meta({ description: 'Protocol version' }),
+  version: z.string().max(FIELD_LIMITS.version).default(PROTOCOL_VERSION).meta({ description: 'Protocol version' }),
   ts: z
     .number()
     .optional()
@@ -68,7 +70,7 @@ export const messageFields = <T extends string>(type: T) => ({
 export function messageParser<S extends z.ZodType>(schema: S): (input: unknown) => z.ZodSafeParseResult<z.output<S>> {
   const shape = schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : undefined;
   if (!shape || !('id' in shape) || !('ts' in shape)) return (input) => schema.safeParse(input, { reportInput: true });
-  const fast = (schema as unknown as z.ZodObject).extend({ id: z.string().optional(), ts: z.number().optional() });
+  const fast = (schema as unknown as z.ZodObject).extend({ id: z.string().max(FIELD_LIMITS.id).optional(), ts: z.number().optional() });
   return (input) => {
     const r = fast.safeParse(input, { reportInput: true });
     if (r.success) {

@@ -7,6 +7,7 @@
  * and goes through the schema, which also words the errors.
  */
 import { PROTOCOL_VERSION, newId, nowTs } from './base.js';
+import { FIELD_LIMITS } from './field-limits.js';
 import type { ToolCallRequest } from './tools.js';
 
 const FIELDS = new Set([
@@ -22,15 +23,16 @@ const FIELDS = new Set([
   'timeout',
 ]);
 
-const optionalString = (v: unknown) => v === undefined || typeof v === 'string';
+const optionalString = (v: unknown, max: number) => v === undefined || (typeof v === 'string' && v.length <= max);
 
 export function fastToolCallRequest(input: Record<string, unknown>): ToolCallRequest | undefined {
   for (const key in input) if (!FIELDS.has(key)) return undefined;
   const { type, id, version, ts, session_id, tool_name, correlation_id, streaming, timeout } = input;
   const args = input.arguments;
   if (type !== undefined && type !== 'tool/call/req') return undefined;
-  if (typeof tool_name !== 'string' || tool_name.length === 0) return undefined;
-  if (!optionalString(id) || !optionalString(version) || !optionalString(session_id) || !optionalString(correlation_id)) {
+  if (typeof tool_name !== 'string' || tool_name.length === 0 || tool_name.length > FIELD_LIMITS.name) return undefined;
+  const { id: maxId, version: maxVersion } = FIELD_LIMITS;
+  if (!optionalString(id, maxId) || !optionalString(version, maxVersion) || !optionalString(session_id, maxId) || !optionalString(correlation_id, maxId)) {
     return undefined;
   }
   if (ts !== undefined && (typeof ts !== 'number' || !Number.isFinite(ts))) return undefined;

@@ -6,4 +6,5 @@ export * from './handshake.js';
 export * from './agents.js';
 export * from './lifecycle.js';
 export * from './parse.js';
+export * from './field-limits.js';
 export { fastToolCallRequest } from './fast-call-request.js';

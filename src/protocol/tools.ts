@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { messageFields, nowTs } from './base.js';
+import { FIELD_LIMITS } from './field-limits.js';
 
 // ---------------------------------------------------------------- models
 
@@ -130,10 +131,10 @@ export type ToolResult = z.output<typeof ToolResult>;
 export const ToolListRequest = z
   .object({
     ...messageFields('tool/list/req'),
-    session_id: z.string().default('').meta({ description: 'Session from the handshake (when sessions are used)' }),
-    filter_kind: z.string().default('').meta({ description: 'Tool kind filter (empty = all)' }),
-    filter_tags: z.array(z.string()).default([]).meta({ description: 'Tag filter list (AND semantics)' }),
-    query: z.string().default('').meta({ description: 'Search query — empty = list mode, non-empty = search mode' }),
+    session_id: z.string().max(FIELD_LIMITS.id).default('').meta({ description: 'Session from the handshake (when sessions are used)' }),
+    filter_kind: z.string().max(FIELD_LIMITS.name).default('').meta({ description: 'Tool kind filter (empty = all)' }),
+    filter_tags: z.array(z.string().max(FIELD_LIMITS.name)).max(FIELD_LIMITS.listItems).default([]).meta({ description: 'Tag filter list (AND semantics)' }),
+    query: z.string().max(FIELD_LIMITS.query).default('').meta({ description: 'Search query — empty = list mode, non-empty = search mode' }),
     include_deferred: z
       .boolean()
       .default(false)
@@ -154,12 +155,12 @@ export type ToolListResponse = z.output<typeof ToolListResponse>;
 export const ToolCallRequest = z
   .object({
     ...messageFields('tool/call/req'),
-    session_id: z.string().default('').meta({ description: 'Session from the HandshakeResponse' }),
-    tool_name: z.string().min(1).meta({ description: 'Must match ToolDefinition.name' }),
+    session_id: z.string().max(FIELD_LIMITS.id).default('').meta({ description: 'Session from the HandshakeResponse' }),
+    tool_name: z.string().min(1).max(FIELD_LIMITS.name).meta({ description: 'Must match ToolDefinition.name' }),
     arguments: z
       .record(z.string(), z.unknown())
       .meta({ description: "Input arguments, validated against the tool's input_parameters" }),
-    correlation_id: z.string().default('').meta({ description: 'Ties this call to an agent turn for tracing' }),
+    correlation_id: z.string().max(FIELD_LIMITS.id).default('').meta({ description: 'Ties this call to an agent turn for tracing' }),
     streaming: z.boolean().default(false).meta({ description: 'If true, the host emits ToolEvents before the final response' }),
     timeout: z
       .int()

@@ -15,11 +15,13 @@ import {
   type HandshakeAuth,
   type RefusalKind,
   type TransportConfig,
+  type TransportMemoryLimits,
 } from '../transport/a2e-http/index.js';
 import { GatewayError } from '../engine/index.js';
 import { readBytes } from './body.js';
 import { transportRoutes } from './a2e-transport.openapi.js';
-import { streamSse } from './sse.js';
+import { DEFAULT_STREAM_LIMITS, streamSse, type StreamLimits } from './sse.js';
+import { errorMessage } from './errors.js';
 import { requestHeader } from './node.js';
 import { clientAddress } from './client-address.js';
 import { WWW_AUTHENTICATE } from '../security/auth.js';
@@ -36,6 +38,10 @@ export interface A2eTransportDeps {
   sessions?: SessionManager;
   authenticate?: HandshakeAuth;
   authRequired?: boolean;
+  /** Byte budgets of the sessions' outboxes. */
+  memory?: TransportMemoryLimits;
+  /** What the stream may hold for a client that does not keep up. */
+  streams?: StreamLimits;
 }
 
 const STATUS: Record<RefusalKind, ContentfulStatusCode> = {
@@ -105,7 +111,12 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
     }
     const lastEventId = requestHeader(c, 'last-event-id');
     // The response lasts until the session lets go of the stream (replaced, closed) or the client leaves.
-    return streamSse(c, { heartbeatS: deps.heartbeatS }, (sink) => {
+    const stallS = (deps.streams ?? DEFAULT_STREAM_LIMITS).stallS;
+    const onCut = (stall: number) => {
+      deps.logger.warn({ stall_s: stall }, 'A2E transport stream cut: the client took no data (limits.stream_stall_s)');
+      return transportCutFrame(stall);
+    };
+    return streamSse(c, { heartbeatS: deps.heartbeatS, stallS, onCut }, (sink) => {
       return new Promise<void>((resolve) => {
         const frames: FrameSink = {
           write: (text) => sink.write(text),
@@ -129,4 +140,15 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   app.get(routes.health.path, (c) => c.json({ status: 'ok' as const }));
 
   return transport;
+}
+
+/** The last frame of a transport stream cut for not reading: an error message, outside the numbered frames. */
+function transportCutFrame(stallS: number): string {
+  const err = new GatewayError(
+    'unavailable',
+    `this stream was cut: the client took no data for ${stallS} s while messages waited (limits.stream_stall_s); ` +
+      'open GET /stream again with Last-Event-ID to get what you missed',
+    { retryable: true },
+  );
+  return `data: ${JSON.stringify(errorMessage(err))}\n\n`;
 }

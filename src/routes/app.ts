@@ -16,6 +16,7 @@ import { registerMetricsRoute } from './metrics.js';
 import { finishDocument } from './openapi-document.js';
 import { requestContext, requestLogger } from './request.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { StreamLimits } from './sse.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -37,6 +38,8 @@ export interface AppOptions {
   metrics?: GatewayMetrics;
   /** Host/Origin checks, authentication, sessions; without it the app is open (for embedding and docs). */
   security?: AppSecurity;
+  /** What an SSE stream may hold for a client that does not keep up (`limits.stream_*`). */
+  streams?: StreamLimits;
 }
 
 export interface AppSecurity extends GuardOptions {
@@ -110,6 +113,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     heartbeatS: options.heartbeatS,
     maxJsonDepth: security?.maxJsonDepth,
     caller,
+    streams: options.streams,
   });
   registerHandshakeRoute(app, {
     sessions,
@@ -130,6 +134,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     urls: { basePath, trustProxy: options.trustProxy ?? false },
     caller,
     access: security?.authenticate ? signedCallAccess() : undefined,
+    streams: options.streams,
   });
 
   registerAgentRoutes(app, { agents: options.agents ?? (() => []) });

@@ -10,9 +10,9 @@
  * and is told to stop (HTTP 204) instead of being replayed the answer forever.
  */
 import type { Context } from 'hono';
-import type { Call, EventBatch, Logger } from '../engine/index.js';
+import { GatewayError, type Call, type EventBatch, type Logger } from '../engine/index.js';
 import { asGatewayError, errorMessage } from './errors.js';
-import { sseFrame, streamSse, type SseSink } from './sse.js';
+import { DEFAULT_STREAM_LIMITS, sseFrame, streamSse, type SseSink, type StreamLimits } from './sse.js';
 
 export interface CallStreamOptions {
   heartbeatS: number;
@@ -23,19 +23,32 @@ export interface CallStreamOptions {
   retryMs?: number;
   /** Stop the call when the client disconnects (one-shot streams); otherwise it runs on, resumable. */
   stopOnDisconnect: boolean;
+  /** What the stream may hold for a client that does not keep up. */
+  limits?: StreamLimits;
 }
 
 /** Answer with the call's events (after `afterSeq`), followed live, then its response. */
 export function streamCall(c: Context, call: Call, options: CallStreamOptions): Response {
   const watcher = call.watch(options.afterSeq ?? -1);
   const preamble = options.retryMs === undefined ? undefined : `retry: ${options.retryMs}\n`;
-  return streamSse(c, { heartbeatS: options.heartbeatS, preamble }, async (sink) => {
+  const limits = options.limits ?? DEFAULT_STREAM_LIMITS;
+  const onCut = (stallS: number) => {
+    options.logger.warn({ call_id: call.id, req_id: call.request.id, stall_s: stallS }, 'SSE stream cut: the client took no data (limits.stream_stall_s)');
+    const next = options.stopOnDisconnect
+      ? 'the call was stopped; read the stream as it comes, or start the call with POST /tool/calls to follow it at your pace'
+      : `reconnect with Last-Event-ID to continue where you left off`;
+    const err = new GatewayError('unavailable', `this stream was cut: the client took no data for ${stallS} s while output waited (limits.stream_stall_s); ${next}`, {
+      retryable: !options.stopOnDisconnect,
+    });
+    return sseFrame('tool/error', JSON.stringify(errorMessage(err, call.request.id)));
+  };
+  return streamSse(c, { heartbeatS: options.heartbeatS, preamble, stallS: limits.stallS, onCut }, async (sink) => {
     sink.onDisconnect(() => {
       if (options.stopOnDisconnect) call.stop('disconnect');
       watcher.close();
     });
     try {
-      await pipeCall(call, watcher, sink);
+      await pipeCall(call, watcher, sink, limits.unsentBytes);
     } catch (err) {
       options.logger.error({ err, call_id: call.id }, 'SSE stream failed');
       sink.write(sseFrame('tool/error', JSON.stringify(errorMessage(asGatewayError(err), call.request.id))));
@@ -48,15 +61,26 @@ export function responseEventId(call: Call): number {
   return call.eventCount;
 }
 
-/** Write a call's events as `tool/event` frames (id = seq), then its `tool/call/resp`. */
-export async function pipeCall(call: Call, watcher: AsyncIterable<EventBatch>, sink: SseSink): Promise<void> {
+/**
+ * Write a call's events as `tool/event` frames (id = seq), then its
+ * `tool/call/resp`. At most about `unsentBytes` go to the client before
+ * waiting for it to take them; meanwhile events wait in the call.
+ */
+export async function pipeCall(call: Call, watcher: AsyncIterable<EventBatch>, sink: SseSink, unsentBytes = DEFAULT_STREAM_LIMITS.unsentBytes): Promise<void> {
   for await (const batch of watcher) {
     let frames = '';
     if (batch.gap) {
       const notice = call.gapNotice(batch.gap);
       frames += sseFrame('tool/event', JSON.stringify(notice), notice.seq);
     }
-    for (const ev of batch.events) frames += sseFrame('tool/event', JSON.stringify(ev), ev.seq);
+    for (const ev of batch.events) {
+      frames += sseFrame('tool/event', JSON.stringify(ev), ev.seq);
+      if (frames.length >= unsentBytes) {
+        if (!sink.write(frames)) await sink.drain();
+        frames = '';
+        if (sink.closed) return;
+      }
+    }
     if (frames && !sink.write(frames)) await sink.drain();
     if (sink.closed) return;
   }

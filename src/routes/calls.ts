@@ -10,6 +10,7 @@ import { GatewayError, type Call, type CallStore, type Caller, type Engine, type
 import { ToolCallRequest } from '../protocol/index.js';
 import { readJson } from './body.js';
 import { streamCall } from './call-stream.js';
+import type { StreamLimits } from './sse.js';
 import { requestLogger } from './request.js';
 import {
   callEventsRoute,
@@ -53,6 +54,8 @@ export interface CallRoutesDeps {
   /** Who is calling, from the request and the session_id it sent. */
   caller: (c: Context, sessionId: string) => Caller;
   access?: CallAccess;
+  /** What an event stream may hold for a client that does not keep up. */
+  streams?: StreamLimits;
 }
 
 export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void {
@@ -136,6 +139,7 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
       retryMs: deps.retryMs,
       afterSeq: after,
       stopOnDisconnect: false,
+      limits: deps.streams,
     });
   });
 }

@@ -25,7 +25,11 @@ export function sseFrame(event: string, data: string, id?: number | string): str
 export interface SseSink {
   /** Write raw frames. Returns false when the client is not keeping up: await `drain()` then. */
   write(frames: string): boolean;
-  /** Resolves when buffered output was flushed, or the client went away. */
+  /**
+   * Resolves when buffered output was flushed, or the client went away. When
+   * it waits longer than `SseOptions.stallS`, the stream is cut: the final
+   * frame is written, the stream counts as disconnected and is closed.
+   */
   drain(): Promise<void>;
   /** Finish the response. */
   end(): void;
@@ -35,10 +39,27 @@ export interface SseSink {
   onDisconnect(fn: () => void): void;
 }
 
+/** How much an SSE stream may hold for a client that does not keep up (`limits.stream_*`). */
+export interface StreamLimits {
+  /** Bytes a writer hands the stream before it waits for the client to take them. */
+  unsentBytes: number;
+  /** A client that takes nothing for this long while output waits is cut off, seconds. */
+  stallS: number;
+}
+
+export const DEFAULT_STREAM_LIMITS: StreamLimits = Object.freeze({ unsentBytes: 1024 * 1024, stallS: 30 });
+
+/** After a cut, how long the final frame may take to reach the client before the connection is dropped, ms. */
+const CUT_GRACE_MS = 5000;
+
 export interface SseOptions {
   heartbeatS: number;
   /** Extra lines before the first event, e.g. a `retry:` hint. */
   preamble?: string;
+  /** Cut the stream when a `drain()` waits this long, seconds (default: never). */
+  stallS?: number;
+  /** Called when the stream is cut for stalling; returns its last frame, saying why and what to do. */
+  onCut?: (stallS: number) => string;
 }
 
 type Runner = (sink: SseSink) => Promise<void>;
@@ -69,6 +90,18 @@ function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run
   let disconnected = false;
   let onGone: (() => void) | undefined;
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), options.heartbeatS * 1000);
+  // The client stopped taking data: end with a frame saying so, and drop the connection (and what it buffers)
+  // if even that is not taken soon.
+  const cut = (stallS: number) => {
+    if (ended || disconnected) return;
+    ended = true;
+    clearInterval(heartbeat);
+    res.end(options.onCut?.(stallS) ?? '');
+    const drop = setTimeout(() => res.destroy(), CUT_GRACE_MS);
+    drop.unref();
+    res.once('close', () => clearTimeout(drop));
+    onGone?.();
+  };
   res.on('close', () => {
     clearInterval(heartbeat);
     onClosed();
@@ -80,10 +113,13 @@ function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run
   const sink: SseSink = {
     write: (frames) => (disconnected ? false : res.write(frames)),
     drain: () =>
-      disconnected || !res.writableNeedDrain
+      disconnected || ended || !res.writableNeedDrain
         ? Promise.resolve()
         : new Promise((resolve) => {
+            const stallS = options.stallS;
+            const stall = stallS === undefined ? undefined : setTimeout(() => (done(), cut(stallS)), stallS * 1000);
             const done = () => {
+              clearTimeout(stall);
               res.off('drain', done);
               res.off('close', done);
               resolve();
@@ -145,9 +181,29 @@ function webSse(headers: Headers, options: SseOptions, run: Runner, onClosed: ()
       return (controller.desiredSize ?? 1) > 0;
     },
     drain: () =>
-      disconnected || (controller.desiredSize ?? 1) > 0
+      disconnected || ended || (controller.desiredSize ?? 1) > 0
         ? Promise.resolve()
-        : new Promise((resolve) => (resumeDrain = resolve)),
+        : new Promise((resolve) => {
+            const stallS = options.stallS;
+            const stall =
+              stallS === undefined
+                ? undefined
+                : setTimeout(() => {
+                    resumeDrain = undefined;
+                    resolve();
+                    if (ended || disconnected) return;
+                    ended = true;
+                    clearInterval(heartbeat);
+                    onClosed();
+                    controller.enqueue(encoder.encode(options.onCut?.(stallS) ?? ''));
+                    controller.close();
+                    onGone?.();
+                  }, stallS * 1000);
+            resumeDrain = () => {
+              clearTimeout(stall);
+              resolve();
+            };
+          }),
     end: () => {
       if (ended || disconnected) return;
       ended = true;

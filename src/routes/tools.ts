@@ -10,6 +10,7 @@ import { readJson } from './body.js';
 import { callerOfCall } from './caller.js';
 import { onClientGone } from './disconnect.js';
 import { streamCall } from './call-stream.js';
+import type { StreamLimits } from './sse.js';
 import { requestLogger } from './request.js';
 import { sendJson } from './respond.js';
 import { callRoute, listRoute } from './tools.openapi.js';
@@ -24,6 +25,8 @@ export interface ToolRoutesDeps {
   caller: (c: Context, sessionId: string) => Caller;
   /** limits.max_json_depth */
   maxJsonDepth?: number;
+  /** What an SSE stream may hold for a client that does not keep up. */
+  streams?: StreamLimits;
 }
 
 export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void {
@@ -47,7 +50,7 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
     const call = engine.start(req, callerOfCall(c, req, bytes, deps), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     if (req.streaming && acceptsEventStream(requestHeader(c, 'accept'))) {
-      return streamCall(c, call, { heartbeatS: deps.heartbeatS, logger: call.logger, stopOnDisconnect: true });
+      return streamCall(c, call, { heartbeatS: deps.heartbeatS, logger: call.logger, stopOnDisconnect: true, limits: deps.streams });
     }
     const stop = onClientGone(c, () => call.stop('disconnect'));
     await call.result;

@@ -16,6 +16,8 @@ import {
   newId,
   nowTs,
   toProblems,
+  truncateText,
+  FIELD_LIMITS,
 } from '../../protocol/index.js';
 import { asGatewayError, errorMessage } from '../../routes/errors.js';
 import type { HandshakeAuth } from './auth.js';
@@ -47,7 +49,8 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
   let capability = '';
   try {
     const json = decode(body);
-    reqId = typeof json.id === 'string' ? json.id : '';
+    // An over-long id is refused by the schema; it is not echoed in the refusal either.
+    reqId = typeof json.id === 'string' && json.id.length <= FIELD_LIMITS.id ? json.id : '';
     const type = json.type;
     if (typeof type === 'string' && type.startsWith('tool/')) capability = 'tools';
     switch (type) {
@@ -75,7 +78,7 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
         throw new GatewayError(
           'invalid_request',
           typeof type === 'string'
-            ? `unknown message type "${type}"; this gateway handles ${MESSAGE_TYPES.join(', ')}`
+            ? `unknown message type "${truncateText(type, 64)}"; this gateway handles ${MESSAGE_TYPES.join(', ')}`
             : `the message has no "type"; send one of ${MESSAGE_TYPES.join(', ')}`,
         );
     }
@@ -209,7 +212,8 @@ function startCall(deps: DispatchDeps, session: TransportSession, req: ToolCallR
 
 /**
  * A call's events (seq from 0), then its response, into the outbox. While
- * the stream lags, events wait inside the call (bounded by calls.max_events).
+ * the stream lags (`eventRoom` frames queued, or the outbox's bytes), events
+ * wait inside the call (bounded by its byte budget) and the response in it.
  */
 async function forward(session: TransportSession, call: Call, room: number): Promise<void> {
   if (call.request.streaming) {
@@ -218,9 +222,7 @@ async function forward(session: TransportSession, call: Call, room: number): Pro
       for (let batch = await watcher.next(); batch; batch = await watcher.next()) {
         const events = batch.gap ? [call.gapNotice(batch.gap), ...batch.events] : batch.events;
         for (const ev of events) {
-          while (session.outbox.size >= room && (session.state === 'open' || session.state === 'draining')) {
-            await session.outbox.taken.wait();
-          }
+          await roomIn(session, room);
           session.outbox.push(JSON.stringify(ev));
         }
       }
@@ -228,7 +230,16 @@ async function forward(session: TransportSession, call: Call, room: number): Pro
       watcher.close();
     }
   }
-  session.outbox.push(JSON.stringify(await call.result));
+  const response = await call.result;
+  await roomIn(session, Infinity);
+  session.outbox.push(JSON.stringify(response));
+}
+
+/** Wait while the outbox holds `frames` frames or its byte budget, unless the session is closing (then nothing waits). */
+async function roomIn(session: TransportSession, frames: number): Promise<void> {
+  while ((session.outbox.size >= frames || session.outbox.full) && (session.state === 'open' || session.state === 'draining')) {
+    await session.outbox.taken.wait();
+  }
 }
 
 /** `shutdown`: running calls get `timeoutS` to finish, then the session closes. */

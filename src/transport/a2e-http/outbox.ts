@@ -3,7 +3,24 @@
  * session-wide id. Frames wait here until a stream takes them; written
  * frames are kept a while longer, so a stream that reconnects with
  * `Last-Event-ID` gets exactly what it missed (no loss, no duplicates).
+ *
+ * Memory is counted in bytes (characters of frame text): per session, and
+ * in a total shared by every session. The outbox never refuses a frame
+ * (an answer must not be lost); the transport stops taking messages while
+ * it is `full`, and call forwarders wait for room.
  */
+import type { ByteBudget } from '../../engine/index.js';
+
+export interface OutboxLimits {
+  /** Frames kept for resumption (`transport.resume_frames`). */
+  resumeFrames: number;
+  /** Bytes this outbox may hold, queued and kept for resumption; resumption keeps at most half of it. */
+  sessionBytes: number;
+  /** Bytes all outboxes hold together (shared). */
+  total: ByteBudget;
+  /** Most bytes handed to a stream in one write. */
+  takeBytes: number;
+}
 
 /** Wakes whoever waits on it; a fresh promise after each notify. */
 export class Signal {
@@ -26,12 +43,14 @@ interface Frame {
 export class Outbox {
   private pending: Frame[] = [];
   private written: Frame[] = [];
+  private pendingBytes = 0;
+  private writtenBytes = 0;
   private nextId = 0;
   /** Fires when frames are taken by a stream (or dropped): room for more. */
   readonly taken = new Signal();
 
   constructor(
-    private readonly resumeFrames: number,
+    private readonly limits: OutboxLimits,
     /** Called after frames are pushed. */
     private readonly onPush: () => void,
   ) {}
@@ -41,10 +60,26 @@ export class Outbox {
     return this.pending.length;
   }
 
+  /** Bytes held: frames queued and frames kept for resumption. */
+  get bytes(): number {
+    return this.pendingBytes + this.writtenBytes;
+  }
+
+  /** At or over its byte budget: take no more messages until a stream reads. */
+  get full(): boolean {
+    return this.bytes >= this.limits.sessionBytes;
+  }
+
   /** Queue messages (already serialised JSON), in order. */
   push(...json: string[]): void {
-    for (const data of json) this.pending.push({ id: this.nextId, text: `id: ${this.nextId}\ndata: ${data}\n\n` });
-    this.nextId += json.length;
+    let bytes = 0;
+    for (const data of json) {
+      const text = `id: ${this.nextId++}\ndata: ${data}\n\n`;
+      this.pending.push({ id: this.nextId - 1, text });
+      bytes += text.length;
+    }
+    this.pendingBytes += bytes;
+    this.limits.total.add(bytes);
     this.onPush();
   }
 
@@ -57,27 +92,61 @@ export class Outbox {
     const last = Number(lastEventId);
     const again = this.written.filter((f) => f.id > last);
     if (!again.length) return;
+    const bytes = textBytes(again);
     this.written = this.written.filter((f) => f.id <= last);
+    this.writtenBytes -= bytes;
     this.pending = [...again, ...this.pending];
+    this.pendingBytes += bytes;
   }
 
-  /** Take every pending frame as one string, remembering them for resumption. */
+  /**
+   * Take pending frames as one string (about `takeBytes` at most, at least
+   * one frame), remembering them for resumption.
+   */
   take(): string {
-    const frames = this.pending;
-    this.pending = [];
+    let n = 0;
     let text = '';
-    for (const f of frames) text += f.text;
-    if (this.resumeFrames > 0) {
-      this.written.push(...frames);
-      if (this.written.length > this.resumeFrames) this.written = this.written.slice(-this.resumeFrames);
+    while (n < this.pending.length && (n === 0 || text.length + this.pending[n]!.text.length <= this.limits.takeBytes)) {
+      text += this.pending[n++]!.text;
     }
+    const frames = n === this.pending.length ? this.pending : this.pending.slice(0, n);
+    this.pending = n === this.pending.length ? [] : this.pending.slice(n);
+    this.pendingBytes -= text.length;
+    if (this.limits.resumeFrames > 0) {
+      this.written.push(...frames);
+      this.writtenBytes += text.length;
+    } else {
+      this.limits.total.release(text.length);
+    }
+    this.trimWritten();
     this.taken.notify();
     return text;
   }
 
+  /** Frames kept for resumption: at most `resumeFrames` of them, in at most half the session's bytes. */
+  private trimWritten(): void {
+    const maxBytes = this.limits.sessionBytes >> 1;
+    let n = Math.max(0, this.written.length - this.limits.resumeFrames);
+    let bytes = this.writtenBytes;
+    for (let i = 0; i < n; i++) bytes -= this.written[i]!.text.length;
+    while (n < this.written.length && bytes > maxBytes) bytes -= this.written[n++]!.text.length;
+    if (n === 0) return;
+    this.written = this.written.slice(n);
+    this.limits.total.release(this.writtenBytes - bytes);
+    this.writtenBytes = bytes;
+  }
+
   clear(): void {
+    this.limits.total.release(this.bytes);
     this.pending = [];
     this.written = [];
+    this.pendingBytes = this.writtenBytes = 0;
     this.taken.notify();
   }
+}
+
+function textBytes(frames: readonly Frame[]): number {
+  let n = 0;
+  for (const f of frames) n += f.text.length;
+  return n;
 }

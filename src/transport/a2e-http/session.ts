@@ -4,7 +4,7 @@
  * Knows nothing of HTTP: a stream is any `FrameSink` (the SSE sink fits).
  */
 import type { Call, StopReason } from '../../engine/index.js';
-import { Outbox, Signal } from './outbox.js';
+import { Outbox, Signal, type OutboxLimits } from './outbox.js';
 import type { SessionBinding } from './binding.js';
 
 /** Where a session's frames go: the subset of `SseSink` the transport needs. */
@@ -36,11 +36,11 @@ export class TransportSession {
 
   constructor(
     readonly id: string,
-    resumeFrames: number,
+    outboxLimits: OutboxLimits,
     /** Who the session belongs to, and whose quota it counts against. */
     readonly binding: SessionBinding,
   ) {
-    this.outbox = new Outbox(resumeFrames, () => this.wake.notify());
+    this.outbox = new Outbox(outboxLimits, () => this.wake.notify());
   }
 
   get attached(): boolean {
@@ -109,6 +109,7 @@ export class TransportSession {
       this.stream = undefined;
       sink.end();
     }
+    if (this.state === 'closed' && !this.stream) this.outbox.clear(); // what is left counts in no budget any more
   }
 
   /**

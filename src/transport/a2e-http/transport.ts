@@ -4,7 +4,7 @@
  * adapter in src/routes/a2e-transport.ts maps it onto routes.
  */
 import { randomBytes } from 'node:crypto';
-import { SessionManager, type Engine, type Logger, type StopReason } from '../../engine/index.js';
+import { ByteBudget, SessionManager, type Engine, type Logger, type StopReason } from '../../engine/index.js';
 import { acceptAnyToken, type HandshakeAuth } from './auth.js';
 import type { TransportConfig } from './config.js';
 import { SessionBinding, type Presenter } from './binding.js';
@@ -48,7 +48,18 @@ export interface A2eHttpTransportOptions {
   authenticate?: HandshakeAuth;
   /** True when auth is configured: tool messages then need a successful handshake. */
   authRequired?: boolean;
+  /** Byte budgets of the sessions' outboxes (`limits.outbox_*`) and the most one stream write takes. */
+  memory?: TransportMemoryLimits;
 }
+
+export interface TransportMemoryLimits {
+  outboxSessionBytes: number;
+  outboxTotalBytes: number;
+  streamWriteBytes: number;
+}
+
+const MiB = 1024 * 1024;
+const DEFAULT_MEMORY: TransportMemoryLimits = { outboxSessionBytes: 8 * MiB, outboxTotalBytes: 64 * MiB, streamWriteBytes: MiB };
 
 export class A2eHttpTransport {
   private readonly sessions = new Map<string, TransportSession>();
@@ -59,11 +70,16 @@ export class A2eHttpTransport {
   private readonly handshakeMs: number;
   private readonly sweeper: NodeJS.Timeout;
   private closed = false;
+  private readonly memory: TransportMemoryLimits;
+  /** Bytes all sessions' outboxes hold. */
+  private readonly outboxTotal: ByteBudget;
 
   constructor(private readonly options: A2eHttpTransportOptions) {
     const { config } = options;
     this.idleMs = config.session_idle_s * 1000;
     this.handshakeMs = config.handshake_timeout_s * 1000;
+    this.memory = options.memory ?? DEFAULT_MEMORY;
+    this.outboxTotal = new ByteBudget(this.memory.outboxTotalBytes);
     const handshakes = options.sessions ?? new SessionManager({ ttlS: config.session_idle_s, maxParallel: 0 });
     this.deps = {
       engine: options.engine,
@@ -85,6 +101,11 @@ export class A2eHttpTransport {
     return this.sessions.size;
   }
 
+  /** Bytes all sessions' outboxes hold now. */
+  get outboxBytes(): number {
+    return this.outboxTotal.used;
+  }
+
   /**
    * POST /session, by `by`: the session belongs to its bearer token's
    * principal, or (none presented) waits for a handshake to authenticate one.
@@ -94,7 +115,16 @@ export class A2eHttpTransport {
     const id = randomBytes(16).toString('hex');
     const binding = new SessionBinding(id, by.principal, by.address);
     this.makeRoom(binding.quotaKey, by.principal !== null);
-    const session = new TransportSession(id, this.options.config.resume_frames, binding);
+    const session = new TransportSession(
+      id,
+      {
+        resumeFrames: this.options.config.resume_frames,
+        sessionBytes: this.memory.outboxSessionBytes,
+        total: this.outboxTotal,
+        takeBytes: this.memory.streamWriteBytes,
+      },
+      binding,
+    );
     this.sessions.set(id, session);
     let own = this.byOwner.get(binding.quotaKey);
     if (!own) this.byOwner.set(binding.quotaKey, (own = new Set()));
@@ -185,6 +215,14 @@ export class A2eHttpTransport {
       throw new TransportRefusal(
         'queue_full',
         `${waiting} messages are waiting for GET /stream (transport.max_queued); read the stream, then send again`,
+      );
+    }
+    // Bytes too: answers can be large (a call's result), and a session that never reads must not hold the gateway's memory.
+    if (s.outbox.full || this.outboxTotal.over) {
+      const [held, key] = s.outbox.full ? [s.outbox.bytes, 'limits.outbox_session_bytes'] : [this.outboxTotal.used, 'limits.outbox_total_bytes'];
+      throw new TransportRefusal(
+        'queue_full',
+        `${held} bytes of answers are waiting for GET /stream (${key}); read the stream, then send again`,
       );
     }
     s.touch();
