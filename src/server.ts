@@ -131,6 +131,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       sessions: security.sessions,
       sessionsRequired: security.sessionsRequired,
       maxJsonDepth: config.limits.max_json_depth,
+      admins: new Set(config.auth?.tokens.filter((t) => t.admin).map((t) => t.name)),
       selfAuthenticatedPrefix: config.transport.enabled ? config.transport.path : undefined,
     },
   });
