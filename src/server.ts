@@ -136,6 +136,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       sessionsRequired: security.sessionsRequired,
       maxJsonDepth: config.limits.max_json_depth,
       // No door authenticates on its own terms: with auth, the A2E transport's routes want the bearer token too.
+      admins: new Set(config.auth?.tokens.filter((t) => t.admin).map((t) => t.name)),
     },
   });
   const a2a = plugins.find((p): p is A2APlugin => p instanceof A2APlugin);

@@ -127,20 +127,23 @@ export function resolveCard(card: AgentCard, cardUrl: string): ResolvedCard {
 }
 
 /**
- * The configured headers (credentials) go to the card's own origin only: a
- * card naming its JSON-RPC endpoint elsewhere is refused unless the operator
- * allowed that (`cross_origin_headers`). Agents without headers are not affected.
+ * The gateway calls the agent on the card's own origin only: a card naming
+ * its JSON-RPC endpoint elsewhere is refused unless the operator allowed that
+ * (`cross_origin`, or its older name `cross_origin_headers`). Otherwise a
+ * card (which its peer controls) could aim the gateway's requests, and the
+ * configured headers, at any host the gateway can reach.
  */
 export function checkEndpointOrigin(
   resolved: ResolvedCard,
-  agent: { name: string; card: string; headers: Record<string, string>; cross_origin_headers: boolean },
+  agent: { name: string; card: string; cross_origin?: boolean | undefined; cross_origin_headers: boolean },
 ): void {
-  if (agent.cross_origin_headers || Object.keys(agent.headers).length === 0) return;
+  if (agent.cross_origin || agent.cross_origin_headers) return;
   const cardOrigin = new URL(agent.card).origin;
   const endpointOrigin = new URL(resolved.endpoint).origin;
   if (endpointOrigin === cardOrigin) return;
   throw new PeerError(
-    `the card names its JSON-RPC endpoint on ${endpointOrigin}, not on the card's origin ${cardOrigin}; the configured ` +
-      `headers are not sent to another origin. If that endpoint is the agent's own, set agents.${agent.name}.cross_origin_headers: true`,
+    `the card names its JSON-RPC endpoint on ${endpointOrigin}, not on the card's origin ${cardOrigin}; the gateway ` +
+      `calls an agent on its card's origin only. If that endpoint is the agent's own, set agents.${agent.name}.cross_origin: true ` +
+      `(the older agents.${agent.name}.cross_origin_headers: true works too)`,
   );
 }

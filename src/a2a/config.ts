@@ -21,9 +21,12 @@ export const AgentConfig = z.strictObject({
    */
   mode: z.enum(['auto', 'poll']).default('auto'),
   /**
-   * Send `headers` to a JSON-RPC endpoint the card names on another origin than the card's. Off by default:
-   * a card could otherwise send the agent's credentials anywhere; such an agent then fails to load, saying so.
+   * Call a JSON-RPC endpoint the card names on another origin than the card's own (and send it `headers`).
+   * Off by default: a card could otherwise point the gateway's requests, and the agent's credentials,
+   * anywhere; such an agent then fails to load, saying so.
    */
+  cross_origin: z.boolean().optional(),
+  /** The older name of `cross_origin` (kept working): true allows a cross-origin endpoint too. */
   cross_origin_headers: z.boolean().default(false),
   enabled: z.boolean().default(true),
 });

@@ -132,7 +132,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The remote A2A agents: state, tools, skipped tools, last error */
+        /**
+         * The remote A2A agents: state, tools, skipped tools, last error
+         * @description With auth configured, only tokens with `admin: true` may read it (others get 403).
+         */
         get: operations["listAgents"];
         put?: never;
         post?: never;
@@ -151,7 +154,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics
-         * @description Calls by tool, kind and outcome (`a2e_tool_calls_total`), call durations (`a2e_tool_call_duration_seconds`), calls in flight, open SSE streams, A2A agents by state, and the process metrics of prom-client.
+         * @description Calls by tool, kind and outcome (`a2e_tool_calls_total`), call durations (`a2e_tool_call_duration_seconds`), calls in flight, open SSE streams, A2A agents by state, and the process metrics of prom-client. With auth configured, only tokens with `admin: true` may read it (others get 403).
          */
         get: operations["metrics"];
         put?: never;

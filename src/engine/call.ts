@@ -503,6 +503,10 @@ class CallContext implements ToolContext {
   get signal(): AbortSignal {
     return this.call.signal;
   }
+
+  get principal(): string | null {
+    return this.call.caller.principal;
+  }
 }
 
 function noop(): void {}

@@ -169,20 +169,24 @@ export class Engine {
 
   private resolve(name: string, caller: Caller): RegisteredTool {
     const tool = this.registry.get(name);
-    if (!tool) {
-      const similar = this.registry.similarNames(name).filter((n) => this.allowed(caller, n));
-      const hint = similar.length
-        ? ` Did you mean ${similar.map((n) => `"${n}"`).join(' or ')}?`
-        : ' POST /tool/list to see the available tools.';
-      throw new GatewayError('unknown_tool', `no tool named "${name}".${hint}`, { detail: { tool_name: name } });
-    }
+    if (!tool) throw this.unknownTool(name, caller);
     const decision = this.policy(caller, tool.definition);
     if (!decision.allow) {
+      if (decision.hidden) throw this.unknownTool(name, caller);
       throw new GatewayError('tool_denied', `tool "${name}" is not allowed: ${decision.reason}`, {
         detail: { tool_name: name },
       });
     }
     return tool;
+  }
+
+  /** The refusal of a tool that does not exist for `caller`; suggestions name only tools it may call. */
+  private unknownTool(name: string, caller: Caller): GatewayError {
+    const similar = this.registry.similarNames(name).filter((n) => this.allowed(caller, n));
+    const hint = similar.length
+      ? ` Did you mean ${similar.map((n) => `"${n}"`).join(' or ')}?`
+      : ' POST /tool/list to see the available tools.';
+    return new GatewayError('unknown_tool', `no tool named "${name}".${hint}`, { detail: { tool_name: name } });
   }
 
   private allowed(caller: Caller, name: string): boolean {

@@ -35,6 +35,8 @@ export interface ToolContext {
   emit<K extends ToolEventKind>(kind: K, data: ToolEventDataMap[K]): void;
   /** Session the call belongs to ("" when sessions are not used). */
   readonly sessionId: string;
+  /** The authenticated principal (token name) that made the call; null without auth. */
+  readonly principal: string | null;
   /** The request's correlation id ("" when none was given). */
   readonly correlationId: string;
   /** The request's message id (the `req_id` of every event and of the response). */

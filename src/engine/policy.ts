@@ -10,7 +10,11 @@ export interface Caller {
   capabilities?: ReadonlySet<string>;
 }
 
-export type PolicyDecision = { allow: true } | { allow: false; reason: string };
+/**
+ * `hidden`: refuse as if the tool did not exist (unknown_tool, same message),
+ * so a caller cannot tell a hidden tool from a missing one (`policy.hide_denied`).
+ */
+export type PolicyDecision = { allow: true } | { allow: false; reason: string; hidden?: boolean };
 
 /**
  * Decides whether `caller` may see and call `tool`. The same function guards

@@ -1,6 +1,7 @@
 /** GET /agents: each configured A2A agent's state, tools and last error. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { AgentsResponse, type AgentStatus } from '../protocol/index.js';
+import type { AdminCheck } from './admin.js';
 
 const AGENTS_EXAMPLE = {
   agents: [
@@ -27,6 +28,7 @@ const agentsRoute = createRoute({
   operationId: 'listAgents',
   tags: ['agents'],
   summary: 'The remote A2A agents: state, tools, skipped tools, last error',
+  description: 'With auth configured, only tokens with `admin: true` may read it (others get 403).',
   responses: {
     200: {
       description: 'Every configured agent, in configuration order',
@@ -35,7 +37,10 @@ const agentsRoute = createRoute({
   },
 });
 
-export function registerAgentRoutes(app: OpenAPIHono, deps: { agents: () => AgentStatus[] }): void {
+export function registerAgentRoutes(app: OpenAPIHono, deps: { agents: () => AgentStatus[]; admin?: AdminCheck }): void {
   app.openAPIRegistry.registerPath(agentsRoute);
-  app.get(agentsRoute.path, (c) => c.json({ agents: deps.agents() } satisfies AgentsResponse));
+  app.get(agentsRoute.path, (c) => {
+    deps.admin?.(c, 'GET /agents');
+    return c.json({ agents: deps.agents() } satisfies AgentsResponse);
+  });
 }

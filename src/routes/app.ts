@@ -7,6 +7,7 @@ import { signedCallAccess } from './call-access.js';
 import { registerCallRoutes } from './calls.js';
 import type { AgentStatus } from '../protocol/index.js';
 import { registerAgentRoutes } from './agents.js';
+import { adminCheck } from './admin.js';
 import { registerDocsRoutes } from './docs.js';
 import { asGatewayError, errorResponse } from './errors.js';
 import { guardCheck, type GuardOptions } from './guard.js';
@@ -46,6 +47,8 @@ export interface AppSecurity extends GuardOptions {
   sessions: SessionManager;
   sessionsRequired: boolean;
   maxJsonDepth: number;
+  /** Names of the tokens with `admin: true` (may read /metrics and /agents when auth is on). */
+  admins?: ReadonlySet<string>;
 }
 
 export function createApp(options: AppOptions): OpenAPIHono {
@@ -137,8 +140,9 @@ export function createApp(options: AppOptions): OpenAPIHono {
     streams: options.streams,
   });
 
-  registerAgentRoutes(app, { agents: options.agents ?? (() => []) });
-  if (metrics) registerMetricsRoute(app, metrics);
+  const admin = adminCheck(security?.authenticate ? (security.admins ?? new Set()) : undefined);
+  registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
+  if (metrics) registerMetricsRoute(app, metrics, admin);
 
   let document: unknown;
   registerDocsRoutes(app, {

@@ -5,6 +5,11 @@
  * per-call `access_token` put into `events_url`, because EventSource cannot
  * send an Authorization header: an HMAC of the call id under a key made at
  * start, compared in constant time, good for that one call only.
+ *
+ * The event stream's refusal depends only on the credentials sent, never on
+ * whether the call exists, so call ids cannot be probed: another bearer token
+ * gets the 404 of a missing call, no valid credential gets 401 — for an
+ * existing call and an unknown id alike.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
@@ -13,19 +18,21 @@ import type { CallAccess } from './calls.js';
 
 export function signedCallAccess(): CallAccess {
   const key = randomBytes(32);
-  const sign = (call: Call) => createHmac('sha256', key).update(call.id).digest();
+  const sign = (callId: string) => createHmac('sha256', key).update(callId).digest();
   const ownedBy = (c: Context, call: Call) => {
     const principal = c.get('principal');
     return principal !== null && principal !== undefined && principal.name === call.caller.principal;
   };
   return {
-    eventsQuery: (call) => ({ access_token: sign(call).toString('base64url') }),
+    eventsQuery: (call) => ({ access_token: sign(call.id).toString('base64url') }),
     ownedBy,
-    checkEvents(c, call) {
-      if (ownedBy(c, call)) return;
+    checkEvents(c, callId, call) {
+      if (call && ownedBy(c, call)) return 'ok';
       const given = Buffer.from(c.req.query('access_token') ?? '', 'base64url');
-      const want = sign(call);
-      if (given.length === want.length && timingSafeEqual(given, want)) return;
+      const want = sign(callId);
+      // A valid per-call token for a call that is gone: only its holder learns that it was dropped.
+      if (given.length === want.length && timingSafeEqual(given, want)) return call ? 'ok' : 'not_found';
+      if (c.get('principal')) return 'not_found';
       throw new GatewayError(
         'unauthorized',
         'reading these events needs the events_url returned by POST /tool/calls (it carries access_token) ' +

@@ -32,13 +32,17 @@ import { callerOfCall } from './caller.js';
 export interface CallAccess {
   /** Query parameters added to `events_url`. */
   eventsQuery(call: Call): Record<string, string>;
-  /** Throw a GatewayError (e.g. `unauthorized`) when this request may not read the call's events. */
-  checkEvents(c: Context, call: Call): void;
+  /**
+   * May this request read the events of call `callId` (`call` undefined when there is no such call)? Throws a
+   * GatewayError (e.g. `unauthorized`) or answers `not_found`; the answer must not depend on whether the call
+   * exists unless the request proved it may see it, so ids cannot be probed.
+   */
+  checkEvents(c: Context, callId: string, call: Call | undefined): 'ok' | 'not_found';
   /** Whether this request may read or cancel the call; a call it may not is answered like one that does not exist. */
   ownedBy?(c: Context, call: Call): boolean;
 }
 
-export const openCallAccess: CallAccess = { eventsQuery: () => ({}), checkEvents: () => {} };
+export const openCallAccess: CallAccess = { eventsQuery: () => ({}), checkEvents: (_c, _id, call) => (call ? 'ok' : 'not_found') };
 
 export interface CallRoutesDeps {
   engine: Engine;
@@ -67,18 +71,18 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
     const query = new URLSearchParams(access.eventsQuery(call)).toString();
     return `${resultUrl(c, call)}/events${query ? `?${query}` : ''}`;
   };
-  // The event stream checks access itself (checkEvents: owner or per-call token); the other routes need the owner.
-  const find = (c: Context, checkOwner = true): Call => {
+  const notFound = (id: string) =>
+    new GatewayError(
+      'not_found',
+      `no call "${id}": it was never started here, or it finished more than ${deps.retainS} s ago (calls.retain_s) ` +
+        'and was dropped. Start calls with POST /tool/calls and use the call_id it returns',
+      { detail: { call_id: id } },
+    );
+  // GET and DELETE need the owner; another owner's call is answered like one that does not exist.
+  const find = (c: Context): Call => {
     const id = c.req.param('id') ?? '';
     const call = store.get(id);
-    if (!call || (checkOwner && access.ownedBy?.(c, call) === false)) {
-      throw new GatewayError(
-        'not_found',
-        `no call "${id}": it was never started here, or it finished more than ${deps.retainS} s ago (calls.retain_s) ` +
-          'and was dropped. Start calls with POST /tool/calls and use the call_id it returns',
-        { detail: { call_id: id } },
-      );
-    }
+    if (!call || access.ownedBy?.(c, call) === false) throw notFound(id);
     return call;
   };
   const resource = (c: Context, call: Call): CallResource => ({
@@ -120,8 +124,10 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
 
   app.openAPIRegistry.registerPath(callEventsRoute);
   app.get('/tool/calls/:id/events', (c) => {
-    const call = find(c, false);
-    access.checkEvents(c, call);
+    // The event stream checks access itself (owner or per-call token), before telling whether the call exists.
+    const id = c.req.param('id') ?? '';
+    const call = store.get(id);
+    if (access.checkEvents(c, id, call) === 'not_found' || !call) throw notFound(id);
     const after = lastSeenSeq(c);
     if (after >= call.eventCount) {
       // The client has everything. 204 makes EventSource stop instead of reconnecting forever.

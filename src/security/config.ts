@@ -42,6 +42,8 @@ export const TokenConfig = z
     allow: z.array(Rule).optional(),
     /** Tools matching any of these rules are hidden from and refused to this token. */
     deny: z.array(Rule).default([]),
+    /** May read the gateway-wide views: GET /metrics and GET /agents (every tool, agent and endpoint). */
+    admin: z.boolean().optional(),
   })
   .refine((t) => (t.token_env === undefined) !== (t.token_sha256 === undefined), {
     message: 'give exactly one of token_env or token_sha256',
@@ -78,6 +80,11 @@ export const PolicyConfig = z.strictObject({
   allow: z.array(Rule).default([]),
   /** Tools matching any of these rules are hidden and refused; deny wins over allow. */
   deny: z.array(Rule).default([]),
+  /**
+   * Refuse a tool the caller may not see as if it did not exist (unknown_tool, same message) instead of the
+   * spec's tool_denied, so callers cannot enumerate hidden tools. Applies to policy and per-token rules.
+   */
+  hide_denied: z.boolean().default(false),
 });
 export type PolicyConfig = z.output<typeof PolicyConfig>;
 

@@ -4,7 +4,8 @@
  * then the caller's token allow/deny. The engine uses it for listing,
  * search and calling alike, so what a caller cannot see it cannot call.
  */
-import type { Policy, PolicyDecision } from '../engine/index.js';
+import type { Caller, Policy, PolicyDecision } from '../engine/index.js';
+import type { ToolDefinition } from '../protocol/index.js';
 import type { AuthConfig, PolicyConfig } from './config.js';
 import { compileRules, type ToolMatcher } from './rules.js';
 
@@ -19,25 +20,34 @@ function ruleSet(allow: readonly string[] | undefined, deny: readonly string[]):
   return { allow: allow ? compileRules(allow) : undefined, deny: compileRules(deny) };
 }
 
+const NO_TOOLS_CAPABILITY: PolicyDecision = Object.freeze({
+  allow: false,
+  reason: 'this session did not negotiate the "tools" capability; open a new one with POST /handshake and agent_caps ["tools"]',
+});
+
 export function buildPolicy(policy: PolicyConfig, auth: AuthConfig | undefined): Policy {
   const global = ruleSet(policy.allow.length ? policy.allow : undefined, policy.deny);
   const perToken = new Map<string, RuleSet>((auth?.tokens ?? []).map((t) => [t.name, ruleSet(t.allow, t.deny)]));
-  return (caller, tool) => {
-    if (caller.capabilities && !caller.capabilities.has('tools')) {
-      return {
-        allow: false,
-        reason: 'this session did not negotiate the "tools" capability; open a new one with POST /handshake and agent_caps ["tools"]',
-      };
-    }
-    if (global.deny(tool)) return { allow: false, reason: 'denied by the gateway policy (policy.deny)' };
-    if (global.allow && !global.allow(tool)) return { allow: false, reason: 'not in the gateway policy allow list (policy.allow)' };
+  const hidden = policy.hide_denied;
+  const deny = (reason: string): PolicyDecision => (hidden ? { allow: false, reason, hidden: true } : { allow: false, reason });
+  const rules = (caller: Caller, tool: ToolDefinition): PolicyDecision => {
+    if (global.deny(tool)) return deny('denied by the gateway policy (policy.deny)');
+    if (global.allow && !global.allow(tool)) return deny('not in the gateway policy allow list (policy.allow)');
     const own = caller.principal === null ? undefined : perToken.get(caller.principal);
     if (own) {
-      if (own.deny(tool)) return { allow: false, reason: `denied for token "${caller.principal}" (auth.tokens[].deny)` };
-      if (own.allow && !own.allow(tool)) {
-        return { allow: false, reason: `not in the allow list of token "${caller.principal}" (auth.tokens[].allow)` };
-      }
+      if (own.deny(tool)) return deny(`denied for token "${caller.principal}" (auth.tokens[].deny)`);
+      if (own.allow && !own.allow(tool)) return deny(`not in the allow list of token "${caller.principal}" (auth.tokens[].allow)`);
     }
     return ALLOW;
   };
+  const noTools = (caller: Caller) => caller.capabilities !== undefined && !caller.capabilities.has('tools');
+  // With hide_denied the rules come first: a session without "tools" must not get tool_denied for a
+  // hidden tool where a missing one answers unknown_tool.
+  if (hidden) {
+    return (caller, tool) => {
+      const decision = rules(caller, tool);
+      return decision.allow && noTools(caller) ? NO_TOOLS_CAPABILITY : decision;
+    };
+  }
+  return (caller, tool) => (noTools(caller) ? NO_TOOLS_CAPABILITY : rules(caller, tool));
 }

@@ -23,7 +23,8 @@ describe('bearer authentication', () => {
       config: {
         auth: {
           tokens: [
-            { name: 'admin', token_env: 'ADMIN_TOKEN' },
+            // admin: true lets it read /metrics and /agents (issue 20); the other tokens may not.
+            { name: 'admin', token_env: 'ADMIN_TOKEN', admin: true },
             { name: 'reader', token_sha256: sha256(READER), allow: ['read_*', 'echo'] },
             { name: 'noshell', token_sha256: sha256(NOSHELL).toUpperCase(), deny: ['kind:shell', 'tag:write'] },
           ],

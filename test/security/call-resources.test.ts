@@ -52,9 +52,10 @@ describe('call resources with auth', () => {
     const forged = new URL(a.events_url);
     forged.searchParams.set('access_token', 'A'.repeat(43));
     expect((await fetch(forged)).status).toBe(401);
-    // The owner's bearer token works without the query token; another token does not.
+    // The owner's bearer token works without the query token; another token gets the 404 of a missing call
+    // (issue 20: the answer must not tell whether a call id exists).
     expect((await fetch(a.events_url.split('?')[0], { headers: alice })).status).toBe(200);
-    expect((await fetch(a.events_url.split('?')[0], { headers: bob })).status).toBe(401);
+    expect((await fetch(a.events_url.split('?')[0], { headers: bob })).status).toBe(404);
   });
 
   it("hides a call from other tokens: reading or cancelling it is the same 404 as for no call", async () => {

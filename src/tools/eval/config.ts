@@ -11,6 +11,13 @@ export const EvalConfig = z.strictObject({
   timeout_s: z.number().positive().default(10),
   /** Evaluations running at once (one worker thread each); more wait for a free slot within their timeout. */
   max_running: z.int().positive().default(4),
+  /**
+   * Evaluations one principal (auth token) may run at once, so one token's endless loops cannot take every
+   * slot; its further evaluations wait, and a free slot goes to the waiting principal running the fewest.
+   * Default: half of max_running, rounded up. Without auth every caller is one principal and only
+   * max_running applies.
+   */
+  max_running_per_principal: z.int().positive().optional(),
   /** Bytes of console output kept and streamed per evaluation; beyond it console output is dropped. */
   max_console_bytes: z.int().positive().default(1024 * 1024),
 });

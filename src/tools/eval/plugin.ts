@@ -57,6 +57,12 @@ export function evalPlugin(config: EvalConfig, _native: NativeContext): ToolPlug
   return new EvalPlugin(config);
 }
 
+/** An evaluation waiting for a slot. */
+interface Waiter {
+  principal: string | null;
+  grant(): void;
+}
+
 /** Idle workers kept for reuse, each with a runtime ready for the next evaluation. */
 const MAX_IDLE_WORKERS = 2;
 
@@ -68,9 +74,14 @@ class EvalPlugin implements ToolPlugin {
   private setup: EvalSetup | undefined;
   private stopped = false;
   private slotsInUse = 0;
-  private readonly waiting: (() => void)[] = [];
+  /** Evaluations running per principal (null, anonymous, is not capped). */
+  private readonly runningBy = new Map<string | null, number>();
+  private readonly waiting: Waiter[] = [];
+  private readonly perPrincipal: number;
 
-  constructor(private readonly config: EvalConfig) {}
+  constructor(private readonly config: EvalConfig) {
+    this.perPrincipal = config.max_running_per_principal ?? Math.ceil(config.max_running / 2);
+  }
 
   listTools() {
     return [EVAL_JS];
@@ -100,7 +111,7 @@ class EvalPlugin implements ToolPlugin {
   async executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
     const timeoutS = args.timeout === undefined ? this.config.timeout_s : Number(args.timeout);
     if (!(timeoutS > 0)) throw new ToolError('timeout must be a positive number of seconds');
-    await this.acquireSlot(ctx.signal);
+    await this.acquireSlot(ctx.principal ?? null, ctx.signal);
     try {
       if (this.stopped || !this.setup) throw new ToolError('the evaluator is not running (the gateway is stopping)');
       // When the call's own timeout comes first, the engine reports it (and aborts us); the interpreter's
@@ -113,34 +124,72 @@ class EvalPlugin implements ToolPlugin {
       if (this.idle.length === 0) this.release(this.newWorker()); // keep one ready for the next call
       return await this.evaluate(worker, job, ctx);
     } finally {
-      this.releaseSlot();
+      this.releaseSlot(ctx.principal ?? null);
     }
   }
 
-  /** Wait for one of `max_running` slots (or the call's end). */
-  private acquireSlot(signal: AbortSignal): Promise<void> {
-    if (this.slotsInUse < this.config.max_running) {
-      this.slotsInUse++;
+  /** Whether `principal` may take a slot now: one is free and it is under its own share. */
+  private mayRun(principal: string | null): boolean {
+    if (this.slotsInUse >= this.config.max_running) return false;
+    return principal === null || (this.runningBy.get(principal) ?? 0) < this.perPrincipal;
+  }
+
+  private take(principal: string | null): void {
+    this.slotsInUse++;
+    this.runningBy.set(principal, (this.runningBy.get(principal) ?? 0) + 1);
+  }
+
+  /** Wait for one of `max_running` slots within the principal's share (or the call's end). */
+  private acquireSlot(principal: string | null, signal: AbortSignal): Promise<void> {
+    if (this.mayRun(principal)) {
+      this.take(principal);
       return Promise.resolve();
     }
     return new Promise((resolve, reject) => {
-      const waiter = () => {
-        signal.removeEventListener('abort', onAbort);
-        this.slotsInUse++;
-        resolve();
+      const waiter: Waiter = {
+        principal,
+        grant: () => {
+          signal.removeEventListener('abort', onAbort);
+          this.take(principal);
+          resolve();
+        },
       };
       const onAbort = () => {
         this.waiting.splice(this.waiting.indexOf(waiter), 1);
-        reject(new ToolError(`evaluation was stopped while waiting for one of tools.eval.max_running (${this.config.max_running}) slots`));
+        const share = principal !== null && (this.runningBy.get(principal) ?? 0) >= this.perPrincipal;
+        reject(
+          new ToolError(
+            share
+              ? `evaluation was stopped while waiting: this token already runs tools.eval.max_running_per_principal (${this.perPrincipal}) evaluations`
+              : `evaluation was stopped while waiting for one of tools.eval.max_running (${this.config.max_running}) slots`,
+          ),
+        );
       };
       signal.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(waiter);
     });
   }
 
-  private releaseSlot(): void {
+  /** Free a slot and hand free slots out: to the waiting principal running the fewest, earliest waiter first. */
+  private releaseSlot(principal: string | null): void {
     this.slotsInUse--;
-    this.waiting.shift()?.();
+    const left = (this.runningBy.get(principal) ?? 1) - 1;
+    if (left > 0) this.runningBy.set(principal, left);
+    else this.runningBy.delete(principal);
+    while (this.waiting.length > 0 && this.slotsInUse < this.config.max_running) {
+      let best = -1;
+      let fewest = Infinity;
+      for (let i = 0; i < this.waiting.length; i++) {
+        const p = this.waiting[i]!.principal;
+        const running = this.runningBy.get(p) ?? 0;
+        if (running < fewest && this.mayRun(p)) {
+          best = i;
+          fewest = running;
+        }
+      }
+      if (best < 0) return;
+      this.waiting.splice(best, 1)[0]!.grant();
+    }
   }
 
   private newWorker(): Worker {

@@ -50,30 +50,59 @@ export interface AddressPolicyConfig {
   allow_private: boolean;
 }
 
+/** An allow_hosts entry's host part and port (null: any port). "[::1]:8080", "10.0.0.5:80", "intranet:443". */
+export function splitPort(entry: string): { host: string; port: number | null } {
+  const text = entry.trim();
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(text);
+  if (bracketed) return { host: bracketed[1]!, port: bracketed[2] === undefined ? null : Number(bracketed[2]) };
+  const colons = text.split(':').length - 1;
+  // Two or more colons without brackets: a bare IPv6 address (or range), which cannot carry a port.
+  if (colons !== 1) return { host: text, port: null };
+  const at = text.lastIndexOf(':');
+  return { host: text.slice(0, at), port: /^\d{1,5}$/.test(text.slice(at + 1)) ? Number(text.slice(at + 1)) : Number.NaN };
+}
+
+/** Any port, or only these. */
+type Ports = 'any' | Set<number>;
+
+const portAllowed = (ports: Ports | undefined, port: number | undefined) =>
+  ports === 'any' || (ports !== undefined && port !== undefined && ports.has(port));
+
 export class AddressPolicy {
-  private readonly names = new Set<string>();
-  private readonly ranges: [Address, number][] = [];
+  private readonly names = new Map<string, Ports>();
+  private readonly ranges: [Address, number, number | null][] = [];
 
   constructor(private readonly config: AddressPolicyConfig) {
     for (const entry of config.allow_hosts) {
-      const bare = bareHost(entry.trim()).toLowerCase();
-      if (bare.includes('/')) this.ranges.push(parseCidr(bare));
-      else if (ipaddr.isValid(bare)) this.ranges.push(ipaddr.process(bare).kind() === 'ipv4' ? [ipaddr.process(bare), 32] : [ipaddr.process(bare), 128]);
-      else this.names.add(bare.replace(/\.$/, ''));
+      const { host, port } = splitPort(entry);
+      const bare = host.toLowerCase();
+      if (bare.includes('/')) this.ranges.push([...parseCidr(bare), port]);
+      else if (ipaddr.isValid(bare)) {
+        const ip = ipaddr.process(bare);
+        this.ranges.push([ip, ip.kind() === 'ipv4' ? 32 : 128, port]);
+      } else {
+        const name = bare.replace(/\.$/, '');
+        const ports = this.names.get(name);
+        if (port === null || ports === 'any') this.names.set(name, 'any');
+        else this.names.set(name, (ports ?? new Set()).add(port));
+      }
     }
   }
 
   /**
    * Why connecting to `address` (which `host` resolved to, or `host` itself for
-   * an IP literal) is refused, or null when it is allowed.
+   * an IP literal) on `port` is refused, or null when it is allowed. Without a
+   * port, entries limited to a port do not apply.
    */
-  refusal(host: string, address: string): string | null {
+  refusal(host: string, address: string, port?: number): string | null {
     const addr = parseAddress(address);
     if (!addr) return `host ${host} resolved to something that is not an IP address (${address})`;
     const range = rangeOf(addr);
     if (range === 'unicast' || this.config.allow_private) return null;
-    if (this.names.has(bareHost(host).toLowerCase().replace(/\.$/, ''))) return null;
-    if (this.ranges.some(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits))) return null;
+    const named = this.names.get(bareHost(host).toLowerCase().replace(/\.$/, ''));
+    if (portAllowed(named, port)) return null;
+    const inRanges = this.ranges.filter(([net, bits]) => net.kind() === addr.kind() && addr.match(net, bits));
+    if (inRanges.some(([, , only]) => only === null || only === port)) return null;
     const what = RANGE_WORDS[range] ?? 'a reserved (non-public) address';
     const shownHost = bareHost(host);
     const literal = parseAddress(shownHost);
@@ -82,6 +111,11 @@ export class AddressPolicy {
       : literal.toString() === shownHost
         ? `host ${shownHost} is ${what}`
         : `host ${shownHost} (${addr.toString()}) is ${what}`;
+    const otherPorts = [...(named instanceof Set ? named : []), ...inRanges.map(([, , only]) => only!)];
+    if (otherPorts.length > 0) {
+      const list = [...new Set(otherPorts)].sort((a, b) => a - b).join(', ');
+      return `${subject}; tools.http.allow_hosts allows it on port ${list} only, not on port ${port ?? '(unknown)'}; add an entry for this port to allow it`;
+    }
     return `${subject}; add it to tools.http.allow_hosts to allow it`;
   }
 }
@@ -95,9 +129,11 @@ function parseCidr(text: string): [Address, number] {
   return [ip, bits];
 }
 
-/** Is `entry` a valid allow_hosts entry? Used by the config schema. */
+/** Is `entry` a valid allow_hosts entry (optionally with a port)? Used by the config schema. */
 export function validAllowEntry(entry: string): boolean {
-  const bare = bareHost(entry.trim());
+  const { host, port } = splitPort(entry);
+  if (port !== null && !(Number.isInteger(port) && port >= 1 && port <= 65535)) return false;
+  const bare = host.trim();
   if (bare.includes('/')) {
     try {
       ipaddr.parseCIDR(bare);

@@ -9,11 +9,14 @@ export const HttpConfig = z.strictObject({
   /**
    * Exceptions to the private-address rule: host names (exact, case-insensitive), IP addresses or CIDR ranges
    * (matched against the address actually connected to) that may be reached although they are not public.
+   * An entry with a port ("intranet.local:8443", "10.0.0.5:80", "[fd00::1]:443") allows that port only.
    */
   allow_hosts: z
     .array(
       z.string().refine(validAllowEntry, {
-        message: 'expected a host name, an IP address or a CIDR range (e.g. "intranet.local", "10.0.0.5", "10.0.0.0/8")',
+        message:
+          'expected a host name, an IP address or a CIDR range, optionally with a port ' +
+          '(e.g. "intranet.local", "10.0.0.5:8080", "10.0.0.0/8", "[fd00::1]:443")',
       }),
     )
     .default([]),

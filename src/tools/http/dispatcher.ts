@@ -20,34 +20,51 @@ export class RefusedAddressError extends Error {
   }
 }
 
+/** Ports whose connector is kept for reuse (80 and 443 in practice); a connection to any other builds its own. */
+const MAX_CACHED_CONNECTORS = 64;
+
 type LookupCallback = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 export function createGuardedAgent(policy: AddressPolicy, options: { connectTimeoutMs?: number } = {}): Agent {
-  // net/tls.connect call this for host names: resolve once, refuse if any address is not allowed.
-  const checkedLookup = (hostname: string, opts: { family?: number; all?: boolean }, callback: LookupCallback) => {
-    dnsLookup(hostname, { family: opts.family ?? 0, all: true }, (err, addresses) => {
-      if (err) return callback(err, []);
-      for (const a of addresses) {
-        const refusal = policy.refusal(hostname, a.address);
-        if (refusal) return callback(new RefusedAddressError(refusal), []);
-      }
-      if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
-      if (opts.all) return callback(null, addresses);
-      callback(null, addresses[0]!.address, addresses[0]!.family);
-    });
+  // net/tls.connect call `lookup` for host names, without the port: so each port gets its own lookup,
+  // which resolves once and refuses if any address is not allowed on that port.
+  const checkedLookup =
+    (port: number) => (hostname: string, opts: { family?: number; all?: boolean }, callback: LookupCallback) => {
+      dnsLookup(hostname, { family: opts.family ?? 0, all: true }, (err, addresses) => {
+        if (err) return callback(err, []);
+        for (const a of addresses) {
+          const refusal = policy.refusal(hostname, a.address, port);
+          if (refusal) return callback(new RefusedAddressError(refusal), []);
+        }
+        if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
+        if (opts.all) return callback(null, addresses);
+        callback(null, addresses[0]!.address, addresses[0]!.family);
+      });
+    };
+  const connectTimeout = options.connectTimeoutMs ?? 10_000;
+  const build = (port: number) => buildConnector({ timeout: connectTimeout, lookup: checkedLookup(port) } as buildConnector.BuildOptions);
+  // A connector per port (it keeps the TLS sessions for reuse); callers choose ports, so only so many are kept.
+  const byPort = new Map<number, buildConnector.connector>();
+  const connectorFor = (port: number) => {
+    let connector = byPort.get(port);
+    if (!connector) {
+      connector = build(port);
+      if (byPort.size < MAX_CACHED_CONNECTORS) byPort.set(port, connector);
+    }
+    return connector;
   };
-  const connector = buildConnector({ timeout: options.connectTimeoutMs ?? 10_000, lookup: checkedLookup } as buildConnector.BuildOptions);
   return new Agent({
     connect(opts, callback) {
       const host = bareHost(opts.hostname);
+      const port = Number(opts.port) || (opts.protocol === 'https:' ? 443 : 80);
       if (isIP(host)) {
-        const refusal = policy.refusal(host, host);
+        const refusal = policy.refusal(host, host, port);
         if (refusal) {
           callback(new RefusedAddressError(refusal), null);
           return;
         }
       }
-      connector(opts, callback);
+      connectorFor(port)(opts, callback);
     },
   });
 }

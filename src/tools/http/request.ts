@@ -13,8 +13,11 @@ export interface HttpArgs {
 }
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
-/** Headers that must not follow a redirect to another origin. */
-const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
+/**
+ * The only request headers that follow a redirect to another origin (scheme, host or port differ): any other
+ * may carry a credential (Authorization, Cookie, X-Api-Key, X-Auth-Token, …) meant for the first origin only.
+ */
+const CROSS_ORIGIN_HEADERS = new Set(['accept', 'accept-language', 'content-language', 'user-agent']);
 /** Emit a progress event every this many bytes received. */
 const PROGRESS_STEP = 64 * 1024;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
@@ -58,29 +61,35 @@ export async function httpRequestTool(
     }
 
     const location = res.headers.location;
-    if (REDIRECTS.has(res.statusCode) && typeof location === 'string' && config.max_redirects > 0) {
-      await res.body.dump().catch(() => {});
-      if (redirects >= config.max_redirects) {
-        throw new ToolError(`stopped after ${redirects} redirects (tools.http.max_redirects is ${config.max_redirects}); the last one pointed to ${location}`);
-      }
-      let next: URL;
+    const redirect = REDIRECTS.has(res.statusCode) && typeof location === 'string' && config.max_redirects > 0;
+    let next: URL | undefined;
+    if (redirect) {
       try {
-        next = new URL(location, url);
-      } catch {
-        throw new ToolError(`${url.host} redirected to an invalid URL: ${location}`);
+        next = nextUrl(url, location, redirects, config.max_redirects);
+      } catch (err) {
+        await res.body.dump().catch(() => {});
+        throw err;
       }
-      if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-        throw new ToolError(`${url.host} redirected to a ${next.protocol} URL; only http and https are followed`);
-      }
-      if (next.origin !== url.origin) for (const h of CREDENTIAL_HEADERS) delete headers[h];
-      if (res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST')) {
+    }
+    const crossOrigin = next !== undefined && next.origin !== url.origin;
+    const keepsBody = !(res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST'));
+    // A body goes to its own origin only: a 307/308 that would re-send it elsewhere is not followed; the
+    // caller gets the redirect itself and may send the body there deliberately.
+    if (next && crossOrigin && keepsBody && body !== undefined) {
+      ctx.emit('status', {
+        message: `not following the ${res.statusCode} redirect to ${next.origin}: the request body is not sent to another origin`,
+      });
+    } else if (next) {
+      await res.body.dump().catch(() => {});
+      if (!keepsBody) {
         if (method !== 'HEAD') method = 'GET';
         body = undefined;
         delete headers['content-type'];
         delete headers['content-length'];
       }
+      if (crossOrigin) for (const name of Object.keys(headers)) if (!CROSS_ORIGIN_HEADERS.has(name)) delete headers[name];
       ctx.emit('status', { message: `redirect ${res.statusCode} to ${next.href}` });
-      url = checkedUrl(next);
+      url = next;
       continue;
     }
 
@@ -104,6 +113,23 @@ export async function httpRequestTool(
       truncated,
     });
   }
+}
+
+/** Where a redirect leads, checked; throws when it is not followed (too many, invalid, not http). */
+function nextUrl(url: URL, location: string, redirects: number, max: number): URL {
+  if (redirects >= max) {
+    throw new ToolError(`stopped after ${redirects} redirects (tools.http.max_redirects is ${max}); the last one pointed to ${location}`);
+  }
+  let next: URL;
+  try {
+    next = new URL(location, url);
+  } catch {
+    throw new ToolError(`${url.host} redirected to an invalid URL: ${location}`);
+  }
+  if (next.protocol !== 'http:' && next.protocol !== 'https:') {
+    throw new ToolError(`${url.host} redirected to a ${next.protocol} URL; only http and https are followed`);
+  }
+  return checkedUrl(next);
 }
 
 function parseUrl(text: string): URL {
