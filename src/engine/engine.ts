@@ -247,6 +247,11 @@ export class Engine {
   }
 
   /** Calls currently running. */
+  /** True once close() began: no new calls are admitted. */
+  get stopping(): boolean {
+    return this.closing;
+  }
+
   get running(): number {
     return this.inflight.size;
   }

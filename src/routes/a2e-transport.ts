@@ -21,6 +21,7 @@ import { readBytes } from './body.js';
 import { transportRoutes } from './a2e-transport.openapi.js';
 import { streamSse } from './sse.js';
 import { requestHeader } from './node.js';
+import { jsonResponse } from './respond.js';
 
 export interface A2eTransportDeps {
   engine: Engine;
@@ -50,16 +51,16 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   const refused = (c: Context, err: unknown) => {
     if (err instanceof TransportRefusal) {
       const retry = err.kind === 'queue_full' ? { 'Retry-After': '1' } : STATUS[err.kind] === 503 ? { 'Retry-After': '5' } : undefined;
-      return c.json({ detail: err.message }, STATUS[err.kind], retry);
+      return jsonResponse(c, { detail: err.message }, STATUS[err.kind], retry);
     }
-    if (err instanceof GatewayError && err.code === 'payload_too_large') return c.json({ detail: err.message }, 413);
+    if (err instanceof GatewayError && err.code === 'payload_too_large') return jsonResponse(c, { detail: err.message }, 413);
     throw err;
   };
 
   app.openAPIRegistry.registerPath(routes.session);
   app.post(routes.session.path, (c) => {
     try {
-      return c.json({ session_id: transport.createSession() });
+      return jsonResponse(c, { session_id: transport.createSession() });
     } catch (err) {
       return refused(c, err);
     }
@@ -71,7 +72,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
       const id = requestHeader(c, 'x-session-id');
       transport.session(id); // 400/404 before reading the body
       transport.send(id, await readBytes(c, deps.bodyLimitBytes));
-      return c.json({ ok: true as const }, 202);
+      return jsonResponse(c, { ok: true as const }, 202);
     } catch (err) {
       return refused(c, err);
     }
@@ -108,7 +109,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   });
 
   app.openAPIRegistry.registerPath(routes.health);
-  app.get(routes.health.path, (c) => c.json({ status: 'ok' as const }));
+  app.get(routes.health.path, (c) => jsonResponse(c, { status: 'ok' as const }));
 
   return transport;
 }

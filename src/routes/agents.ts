@@ -1,6 +1,7 @@
 /** GET /agents: each configured A2A agent's state, tools and last error. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { AgentsResponse, type AgentStatus } from '../protocol/index.js';
+import { jsonResponse } from './respond.js';
 
 const AGENTS_EXAMPLE = {
   agents: [
@@ -37,5 +38,5 @@ const agentsRoute = createRoute({
 
 export function registerAgentRoutes(app: OpenAPIHono, deps: { agents: () => AgentStatus[] }): void {
   app.openAPIRegistry.registerPath(agentsRoute);
-  app.get(agentsRoute.path, (c) => c.json({ agents: deps.agents() } satisfies AgentsResponse));
+  app.get(agentsRoute.path, (c) => jsonResponse(c, { agents: deps.agents() } satisfies AgentsResponse));
 }

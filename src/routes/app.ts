@@ -7,6 +7,8 @@ import { signedCallAccess } from './call-access.js';
 import { registerCallRoutes } from './calls.js';
 import type { AgentStatus } from '../protocol/index.js';
 import { registerAgentRoutes } from './agents.js';
+import { registerReadyRoute } from './ready.js';
+import { registerRootRoute } from './root.js';
 import { registerDocsRoutes } from './docs.js';
 import { asGatewayError, errorResponse } from './errors.js';
 import { guardCheck, type GuardOptions } from './guard.js';
@@ -132,6 +134,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
   });
 
   registerAgentRoutes(app, { agents: options.agents ?? (() => []) });
+  registerReadyRoute(app, { agents: options.agents ?? (() => []), stopping: () => options.engine.stopping });
+  registerRootRoute(app, { basePath, version: options.version });
   if (metrics) registerMetricsRoute(app, metrics);
 
   let document: unknown;

@@ -4,6 +4,7 @@ import { GatewayError, type SessionManager } from '../engine/index.js';
 import { ErrorMessage, HandshakeRequest, HandshakeResponse } from '../protocol/index.js';
 import type { Authenticate } from '../security/auth.js';
 import { readJson } from './body.js';
+import { jsonResponse } from './respond.js';
 
 export const handshakeRoute = createRoute({
   method: 'post',
@@ -79,6 +80,6 @@ export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): v
         throw new GatewayError('unauthorized', reason, { detail: { req_id: req.id } });
       }
     }
-    return c.json(deps.sessions.handshake(req, principal?.name ?? null));
+    return jsonResponse(c, deps.sessions.handshake(req, principal?.name ?? null));
   });
 }
