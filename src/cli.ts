@@ -2,19 +2,40 @@
 /**
  * The a2e-gateway command.
  *   a2e-gateway serve [--config FILE] [--host H] [--port N]
+ *   a2e-gateway config check [--config FILE]
  * Environment: A2E_CONFIG, HOST, PORT, LOG_LEVEL.
  */
-import { parseArgs } from 'node:util';
 import { ConfigError, defineConfig, loadConfigFile, type GatewayConfig } from './config/index.js';
 import { createLogger, type LogLevel } from './logger.js';
 import { writeFile } from 'node:fs/promises';
 import { createGateway, openApiFor, VERSION } from './server.js';
 import { CLIENT_USAGE, runClientCommand } from './cli/client.js';
+import { runConfigCommand } from './cli/config-check.js';
+import { parseOptions, UsageError } from './cli/usage.js';
+import { similarNames } from './engine/similar.js';
+
+const COMMANDS = ['serve', 'config', 'openapi', 'list', 'call', 'help'];
+
+const SERVE_USAGE = `Usage: a2e-gateway serve [options]
+
+Run the gateway.
+
+Options:
+  -c, --config FILE     YAML or JSON config file (env A2E_CONFIG)
+      --host HOST       Interface to bind (env HOST; default 127.0.0.1)
+  -p, --port PORT       Port to bind, 0 = any free port (env PORT; default 8080)
+  -h, --help            Show this help
+
+Environment: LOG_LEVEL = trace|debug|info|warn|error|silent (default info); logs go to stderr as JSON lines,
+  human-readable when stderr is a terminal (LOG_FORMAT=json|pretty to choose).
+`;
 
 const USAGE = `Usage: a2e-gateway <command> [options]
 
 Commands:
-  serve                 Run the gateway
+  serve                 Run the gateway (a2e-gateway serve --help for its options)
+  config check          Check a config (loads its plugins, as serve would) and print the effective config,
+                        secrets masked
   openapi [--out FILE]  Print (or write) the gateway's OpenAPI document
   list, call            Talk to a running gateway (below)
 
@@ -31,9 +52,6 @@ Environment: LOG_LEVEL = trace|debug|info|warn|error|silent (default info); logs
   human-readable when stderr is a terminal (LOG_FORMAT=json|pretty to choose).
 `;
 
-/** Exit codes: 0 ok, 1 runtime failure, 2 usage or configuration error. */
-class UsageError extends Error {}
-
 const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
 
 function parsePort(value: string, source: string): number {
@@ -43,19 +61,14 @@ function parsePort(value: string, source: string): number {
 }
 
 async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      config: { type: 'string', short: 'c' },
-      host: { type: 'string' },
-      port: { type: 'string', short: 'p' },
-      help: { type: 'boolean', short: 'h' },
-    },
-    strict: true,
-    allowPositionals: false,
+  const { values } = parseOptions('serve', argv, {
+    config: { type: 'string', short: 'c' },
+    host: { type: 'string' },
+    port: { type: 'string', short: 'p' },
+    help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
-    process.stdout.write(USAGE);
+    process.stdout.write(SERVE_USAGE);
     return;
   }
   const level = (env.LOG_LEVEL ?? 'info').toLowerCase() as LogLevel;
@@ -111,7 +124,7 @@ async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
 }
 
 async function openapi(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { out: { type: 'string', short: 'o' } }, strict: true });
+  const { values } = parseOptions('openapi', argv, { out: { type: 'string', short: 'o' } });
   const text = `${JSON.stringify(openApiFor(defineConfig()), null, 2)}\n`;
   if (values.out) await writeFile(values.out, text);
   else process.stdout.write(text);
@@ -124,6 +137,9 @@ async function main(argv: string[]): Promise<void> {
       return serve(rest, process.env);
     case 'openapi':
       return openapi(rest);
+    case 'config':
+      process.exitCode = await runConfigCommand(rest, process.env, { stdout: process.stdout, stderr: process.stderr });
+      return;
     case 'list':
     case 'call':
       process.exitCode = await runClientCommand(command, rest, process.env, { stdout: process.stdout, stderr: process.stderr });
@@ -138,13 +154,15 @@ async function main(argv: string[]): Promise<void> {
     case 'help':
       process.stdout.write(USAGE);
       return;
-    default:
-      throw new UsageError(`unknown command "${command}"; run a2e-gateway --help`);
+    default: {
+      const close = similarNames(command, COMMANDS, 1);
+      throw new UsageError(`unknown command "${command}"${close.length ? `; did you mean "${close[0]}"?` : ''} (run a2e-gateway --help for the commands)`);
+    }
   }
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  const usage = err instanceof UsageError || err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS');
+  const usage = err instanceof UsageError || err instanceof ConfigError;
   process.stderr.write(`a2e-gateway: ${(err as Error).message}\n`);
   process.exit(usage ? 2 : 1);
 });

@@ -20,6 +20,7 @@ import {
 import { createLogger } from './logger.js';
 import { combineAudit, GatewayMetrics } from './observability/metrics.js';
 import { loadConfiguredPlugins } from './plugins/load.js';
+import { checkPolicyRules } from './config/policy-check.js';
 import { createApp, openApiDocument } from './routes/index.js';
 import { buildSecurity, checkBind, isLoopbackAddress, type Security } from './security/index.js';
 import { mountA2eTransport } from './routes/a2e-transport.js';
@@ -96,6 +97,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   );
   registry.rebuild();
   started = true;
+  checkPolicyRules(config, registry.all(), logger);
 
   const security = buildSecurity(config, options.env ?? process.env, logger);
   const engine: Engine = new Engine({

@@ -1,20 +1,21 @@
 /**
  * The CLI's client commands, built on ToolAPI:
  *   a2e-gateway list [--query Q] [--tag T]… [--kind K] [--deferred] [--json]
- *   a2e-gateway call TOOL [--arg key=value]… [--args-json JSON] [--stream] [--timeout S]
+ *   a2e-gateway call TOOL [--arg key=value]… [--args-json JSON] [--stream] [--timeout S] [--json]
  * Both take --url (A2E_URL, default http://127.0.0.1:8080) and --token (A2E_TOKEN).
  * Exit codes: 0 success, 1 the tool ran and failed, 2 usage, connection or a refused call.
  */
-import { parseArgs } from 'node:util';
 import { ToolAPI, ToolAPIError, type ToolDefinition, type ToolResult } from '../client/index.js';
 import { LiveView } from './live.js';
+import { parseOptions, UsageError } from './usage.js';
 
 export const CLIENT_USAGE = `Client commands (talk to a running gateway):
   list [--query Q] [--tag T]… [--kind K] [--deferred] [--json]
                         List the tools (table of name, kind, tags, description), or search them with --query
-  call TOOL [--arg key=value]… [--args-json '{…}'] [--stream] [--timeout S]
-                        Call a tool and print its result; --stream shows its events live on a terminal,
-                        or prints one JSON event per line otherwise (the result is the last line)
+  call TOOL [--arg key=value]… [--args-json '{…}'] [--stream] [--timeout S] [--json]
+                        Call a tool and print its result's data; --json prints the whole result; --stream shows
+                        its events live on a terminal, or prints one JSON event per line otherwise (the result
+                        is the last line). A failed command's stdout and stderr are printed before the error.
 
 Options for list and call:
       --url URL         The gateway (env A2E_URL; default http://127.0.0.1:8080)
@@ -27,8 +28,6 @@ export interface ClientIo {
   stdout: { write(text: string): unknown; isTTY?: boolean; columns?: number };
   stderr: { write(text: string): unknown };
 }
-
-class UsageError extends Error {}
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
 
@@ -48,9 +47,7 @@ export async function runClientCommand(command: 'list' | 'call', argv: string[],
         ? `${err.message}; check that it is running, or pass --url (or set A2E_URL)`
         : err instanceof UsageError || err instanceof ToolAPIError
         ? err.message
-        : (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')
-          ? `${(err as Error).message.split('\n')[0]} Run a2e-gateway --help`
-          : `unexpected error: ${(err as Error).message}`;
+        : `unexpected error: ${(err as Error).message}`;
     io.stderr.write(`a2e-gateway: ${message}\n`);
     return 2;
   }
@@ -86,18 +83,13 @@ async function openSession(api: ToolAPI): Promise<ToolAPI> {
 }
 
 async function list(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promise<number> {
-  const { values } = parseArgs({
-    args: argv,
-    options: {
-      ...common,
-      query: { type: 'string', short: 'q' },
-      tag: { type: 'string', multiple: true },
-      kind: { type: 'string' },
-      deferred: { type: 'boolean' },
-      json: { type: 'boolean' },
-    },
-    strict: true,
-    allowPositionals: false,
+  const { values } = parseOptions('list', argv, {
+    ...common,
+    query: { type: 'string', short: 'q' },
+    tag: { type: 'string', multiple: true },
+    kind: { type: 'string' },
+    deferred: { type: 'boolean' },
+    json: { type: 'boolean' },
   });
   if (values.help) {
     io.stdout.write(CLIENT_USAGE);
@@ -132,18 +124,19 @@ export function toolTable(tools: readonly ToolDefinition[], width: number): stri
 const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 async function call(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    options: {
+  const { values, positionals } = parseOptions(
+    'call',
+    argv,
+    {
       ...common,
       arg: { type: 'string', short: 'a', multiple: true },
       'args-json': { type: 'string' },
       stream: { type: 'boolean' },
       timeout: { type: 'string' },
+      json: { type: 'boolean' },
     },
-    strict: true,
-    allowPositionals: true,
-  });
+    true,
+  );
   if (values.help) {
     io.stdout.write(CLIENT_USAGE);
     return 0;
@@ -184,16 +177,33 @@ async function call(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
   }
   live?.finish();
 
-  if (values.stream && !live) {
+  if (values.json) {
+    // The whole ToolResult, whatever the outcome (events included when --stream collected them).
+    io.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } else if (values.stream && !live) {
     // Machine-readable: the result is the last line (its events were the lines before).
     io.stdout.write(`${JSON.stringify({ ...result, events: [] })}\n`);
   } else if (result.success) {
     io.stdout.write(formatData(result.data));
+  } else {
+    writeFailedOutput(result.data, io);
   }
   if (result.success) return 0;
   const ranAndFailed = result.error_code === 'tool_error';
   io.stderr.write(`a2e-gateway: ${ranAndFailed ? 'tool failed' : `call refused (${result.error_code})`}: ${oneLine(result.error ?? 'no message')}\n`);
   return ranAndFailed ? 1 : 2;
+}
+
+/**
+ * A failed command's own output (run_command's `stdout` / `stderr` in data),
+ * written where it belongs, before the one-line error: that is what a user
+ * looks at first.
+ */
+function writeFailedOutput(data: unknown, io: ClientIo): void {
+  if (data === null || typeof data !== 'object') return;
+  const { stdout, stderr } = data as { stdout?: unknown; stderr?: unknown };
+  if (typeof stdout === 'string' && stdout) io.stdout.write(stdout.endsWith('\n') ? stdout : `${stdout}\n`);
+  if (typeof stderr === 'string' && stderr) io.stderr.write(stderr.endsWith('\n') ? stderr : `${stderr}\n`);
 }
 
 function formatData(data: unknown): string {

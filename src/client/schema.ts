@@ -145,6 +145,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/readyz": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Readiness: 200 once plugins and A2A agents have loaded */
+        get: operations["ready"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/metrics": {
         parameters: {
             query?: never;
@@ -1092,6 +1109,10 @@ export interface components {
             last_fetched: string | null;
             /** @description When the card was last tried (ISO 8601) */
             last_attempt: string | null;
+        };
+        Readiness: {
+            /** @enum {string} */
+            status: "ready";
         };
         Health: {
             /** @enum {string} */
@@ -2602,6 +2623,113 @@ export interface operations {
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
                      *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429) */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    ready: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready to serve calls */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Readiness"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not ready (`unavailable`): still starting or shutting down; `detail.status` is `starting` or `stopping` and `detail.pending` says what it waits for */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "e1f2a3",
+                     *       "version": "1.0",
+                     *       "ts": 1716123456.789,
+                     *       "req_id": "",
+                     *       "code": "unavailable",
+                     *       "message": "not ready: 1 A2A agent is still loading its card (GET /agents has details); retry shortly",
+                     *       "detail": {
+                     *         "status": "starting",
+                     *         "pending": [
+                     *           "1 A2A agent is still loading its card (GET /agents has details)"
+                     *         ],
+                     *         "retry_after_s": 1
+                     *       },
                      *       "retryable": true
                      *     }
                      */

@@ -5,7 +5,8 @@
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { formatProblems, toProblems } from '../protocol/index.js';
+import type { z } from 'zod';
+import { describeIssue, formatProblems, typeOf } from '../protocol/index.js';
 import { GatewayConfig, type GatewayConfigInput } from './schema.js';
 import { resolvePluginPaths } from '../plugins/config.js';
 
@@ -19,45 +20,115 @@ export class ConfigError extends Error {
 /**
  * Replace `${NAME}` and `${NAME:-default}` in every string value with the
  * variable's value; `$${` stays a literal `${`. An unset variable without a
- * default is an error naming the key that uses it.
+ * default is an error naming the key that uses it. With `sources`, the dotted
+ * path of every value that came from a variable is recorded with its names
+ * (so a value that turns out wrong can be traced to the variable).
  */
-export function expandEnv(value: unknown, env: NodeJS.ProcessEnv, path: string[] = []): unknown {
+export function expandEnv(value: unknown, env: NodeJS.ProcessEnv, path: string[] = [], sources?: Map<string, string[]>): unknown {
   if (typeof value === 'string') {
-    return value.replace(/\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, escaped, name, fallback) => {
+    const names: string[] = [];
+    const out = value.replace(/\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, escaped, name, fallback) => {
       if (escaped) return whole.slice(1);
+      names.push(name as string);
       const v = env[name as string];
       if (v !== undefined && v !== '') return v;
       if (fallback !== undefined) return fallback as string;
       throw new ConfigError(`${path.join('.') || '(root)'}: environment variable ${name} is not set; set it or write \${${name}:-default}`);
     });
+    if (names.length > 0) sources?.set(path.join('.'), names);
+    return out;
   }
-  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, [...path, String(i)]));
+  if (Array.isArray(value)) return value.map((v, i) => expandEnv(v, env, [...path, String(i)], sources));
   if (value !== null && typeof value === 'object') {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = expandEnv(v, env, [...path, k]);
+    for (const [k, v] of Object.entries(value)) out[k] = expandEnv(v, env, [...path, k], sources);
     return out;
   }
   return value;
 }
 
+/** The number or boolean a string from the environment spells, if it spells one. */
+function scalarFromEnv(text: string): number | boolean | undefined {
+  const t = text.trim();
+  if (t === 'true') return true;
+  if (t === 'false') return false;
+  if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(t)) return Number(t);
+  return undefined;
+}
+
+function setAt(root: unknown, path: readonly PropertyKey[], value: unknown): void {
+  let node = root as Record<PropertyKey, unknown>;
+  for (const key of path.slice(0, -1)) node = node[key] as Record<PropertyKey, unknown>;
+  node[path.at(-1)!] = value;
+}
+
+/** The alternatives of a failed union, in words: `auto | true | false`. */
+function unionAlternatives(issue: z.core.$ZodIssueInvalidUnion): string | undefined {
+  const words: string[] = [];
+  const types: string[] = [];
+  for (const branch of issue.errors) {
+    if (branch.length !== 1 || branch[0]!.path.length !== 0) return undefined;
+    const only = branch[0]!;
+    if (only.code === 'invalid_value') words.push(...only.values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))));
+    else if (only.code === 'invalid_type' && only.expected === 'boolean') types.push('true', 'false');
+    else if (only.code === 'invalid_type') types.push(`a ${only.expected}`);
+    else return undefined;
+  }
+  const names = [...words, ...types];
+  return names.length > 0 ? names.join(' | ') : undefined;
+}
+
+/** One config problem in words; a value that came from `${NAME}` says so. */
+function describeConfigIssue(issue: z.core.$ZodIssue, sources: ReadonlyMap<string, string[]>): string {
+  let message = describeIssue(issue);
+  if (issue.code === 'invalid_union') {
+    const alternatives = unionAlternatives(issue);
+    if (alternatives) message = `must be ${alternatives}${issue.input === undefined ? '' : `, got ${typeOf(issue.input)}`}`;
+  }
+  const names = sources.get(issue.path.map(String).join('.'));
+  if (names && ['string', 'number', 'boolean'].includes(typeof issue.input)) {
+    message += ` (the value ${JSON.stringify(issue.input)} comes from environment variable${names.length > 1 ? 's' : ''} ${names.join(', ')})`;
+  }
+  return message;
+}
+
 /**
  * Validate an already-parsed config object. `source` names it in errors;
- * with `env`, `${NAME}` references are expanded first.
+ * with `env`, `${NAME}` references are expanded first, and a value that came
+ * from a variable where the schema wants a number or a boolean is read as one
+ * (`port: ${PORT}`).
  */
 export function parseConfig(raw: unknown, options: { source?: string; env?: NodeJS.ProcessEnv } = {}): GatewayConfig {
   const source = options.source ?? 'config';
   let expanded: unknown = raw ?? {};
+  const sources = new Map<string, string[]>();
   if (options.env) {
     try {
-      expanded = expandEnv(expanded, options.env);
+      expanded = expandEnv(expanded, options.env, [], sources);
     } catch (err) {
       if (err instanceof ConfigError) throw new ConfigError(`invalid config in ${source}: ${err.message}`);
       throw err;
     }
   }
-  const r = GatewayConfig.safeParse(expanded, { reportInput: true });
+  let r = GatewayConfig.safeParse(expanded, { reportInput: true });
+  if (!r.success && sources.size > 0) {
+    // Environment variables are strings: where one was refused, try the number or boolean it spells.
+    let coerced = false;
+    for (const issue of r.error.issues) {
+      if (typeof issue.input !== 'string' || !sources.has(issue.path.map(String).join('.'))) continue;
+      const scalar = scalarFromEnv(issue.input);
+      if (scalar === undefined) continue;
+      setAt(expanded, issue.path, scalar);
+      coerced = true;
+    }
+    if (coerced) r = GatewayConfig.safeParse(expanded, { reportInput: true });
+  }
   if (!r.success) {
-    throw new ConfigError(`invalid config in ${source}: ${formatProblems(toProblems(r.error.issues))}`);
+    const problems = r.error.issues.map((issue) => ({
+      path: issue.path.map(String).join('.') || '(top level)',
+      message: describeConfigIssue(issue, sources),
+    }));
+    throw new ConfigError(`invalid config in ${source}: ${formatProblems(problems)}`);
   }
   return r.data;
 }

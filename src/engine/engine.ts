@@ -17,6 +17,9 @@ import type { Logger } from './plugin.js';
 import { allowAll, type Caller, type Policy } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
 
+/** The end of an unknown_tool message without suggestions (a door with its own way to list tools swaps it). */
+export const LIST_TOOLS_HINT = 'POST /tool/list to see the available tools.';
+
 export interface EngineLimits {
   /** Upper bound on any call's timeout, seconds. */
   maxTimeoutS: number;
@@ -185,7 +188,7 @@ export class Engine {
     const similar = this.registry.similarNames(name).filter((n) => this.allowed(caller, n));
     const hint = similar.length
       ? ` Did you mean ${similar.map((n) => `"${n}"`).join(' or ')}?`
-      : ' POST /tool/list to see the available tools.';
+      : ` ${LIST_TOOLS_HINT}`;
     return new GatewayError('unknown_tool', `no tool named "${name}".${hint}`, { detail: { tool_name: name } });
   }
 
@@ -269,6 +272,11 @@ export class Engine {
   }
 
   /** Calls currently running. */
+  /** True once close() began: no new calls are admitted. */
+  get stopping(): boolean {
+    return this.closing;
+  }
+
   get running(): number {
     return this.inflight.size;
   }

@@ -10,5 +10,6 @@ export * from './call-store.js';
 export * from './byte-budget.js';
 export * from './engine.js';
 export { ToolSearchIndex, tokenize } from './search.js';
+export { editDistance, similarNames } from './similar.js';
 export * from './sessions.js';
 export * from './lazy-logger.js';

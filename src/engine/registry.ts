@@ -6,6 +6,7 @@ import { ToolDefinition } from '../protocol/index.js';
 import { compileArguments, type ArgumentValidator } from './arguments.js';
 import type { Logger, ToolPlugin } from './plugin.js';
 import { ToolSearchIndex, fuseRankings } from './search.js';
+import { similarNames } from './similar.js';
 
 export interface RegisteredTool {
   readonly definition: ToolDefinition;
@@ -98,13 +99,9 @@ export class ToolRegistry {
     return this.skipped;
   }
 
-  /** Names close to `name` (case-insensitive match or shared prefix), to suggest on unknown_tool. */
+  /** Names close to `name` (another case, containing it, or a few edits away), closest first, to suggest on unknown_tool. */
   similarNames(name: string, max = 3): string[] {
-    const lower = name.toLowerCase();
-    return this.ordered
-      .map((t) => t.definition.name)
-      .filter((n) => n.toLowerCase() === lower || (lower.length >= 3 && n.toLowerCase().includes(lower)))
-      .slice(0, max);
+    return similarNames(name, this.ordered.map((t) => t.definition.name), max);
   }
 
   /**

@@ -25,6 +25,7 @@ import { errorMessage } from './errors.js';
 import { requestHeader } from './node.js';
 import { clientAddress } from './client-address.js';
 import { WWW_AUTHENTICATE } from '../security/auth.js';
+import { jsonResponse } from './respond.js';
 
 export interface A2eTransportDeps {
   engine: Engine;
@@ -74,16 +75,16 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
 
   const refused = (c: Context, err: unknown) => {
     if (err instanceof TransportRefusal) {
-      return c.json({ detail: err.message }, STATUS[err.kind], REFUSAL_HEADERS[err.kind]);
+      return jsonResponse(c, { detail: err.message }, STATUS[err.kind], REFUSAL_HEADERS[err.kind]);
     }
-    if (err instanceof GatewayError && err.code === 'payload_too_large') return c.json({ detail: err.message }, 413);
+    if (err instanceof GatewayError && err.code === 'payload_too_large') return jsonResponse(c, { detail: err.message }, 413);
     throw err;
   };
 
   app.openAPIRegistry.registerPath(routes.session);
   app.post(routes.session.path, (c) => {
     try {
-      return c.json({ session_id: transport.createSession({ principal: presented(c), address: clientAddress(c, deps.trustProxy ?? false) }) });
+      return jsonResponse(c, { session_id: transport.createSession({ principal: presented(c), address: clientAddress(c, deps.trustProxy ?? false) }) });
     } catch (err) {
       return refused(c, err);
     }
@@ -95,7 +96,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
       const id = requestHeader(c, 'x-session-id');
       transport.session(id, presented(c)); // 400/401/403/404 before reading the body
       transport.send(id, await readBytes(c, deps.bodyLimitBytes), presented(c));
-      return c.json({ ok: true as const }, 202);
+      return jsonResponse(c, { ok: true as const }, 202);
     } catch (err) {
       return refused(c, err);
     }
@@ -137,7 +138,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   });
 
   app.openAPIRegistry.registerPath(routes.health);
-  app.get(routes.health.path, (c) => c.json({ status: 'ok' as const }));
+  app.get(routes.health.path, (c) => jsonResponse(c, { status: 'ok' as const }));
 
   return transport;
 }

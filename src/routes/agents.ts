@@ -2,6 +2,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { AgentsResponse, type AgentStatus } from '../protocol/index.js';
 import type { AdminCheck } from './admin.js';
+import { jsonResponse } from './respond.js';
 
 const AGENTS_EXAMPLE = {
   agents: [
@@ -41,6 +42,6 @@ export function registerAgentRoutes(app: OpenAPIHono, deps: { agents: () => Agen
   app.openAPIRegistry.registerPath(agentsRoute);
   app.get(agentsRoute.path, (c) => {
     deps.admin?.(c, 'GET /agents');
-    return c.json({ agents: deps.agents() } satisfies AgentsResponse);
+    return jsonResponse(c, { agents: deps.agents() } satisfies AgentsResponse);
   });
 }

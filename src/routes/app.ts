@@ -8,6 +8,8 @@ import { registerCallRoutes } from './calls.js';
 import type { AgentStatus } from '../protocol/index.js';
 import { registerAgentRoutes } from './agents.js';
 import { adminCheck } from './admin.js';
+import { registerReadyRoute } from './ready.js';
+import { registerRootRoute } from './root.js';
 import { registerDocsRoutes } from './docs.js';
 import { asGatewayError, errorResponse } from './errors.js';
 import { guardCheck, type GuardOptions } from './guard.js';
@@ -142,6 +144,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
 
   const admin = adminCheck(security?.authenticate ? (security.admins ?? new Set()) : undefined);
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
+  registerReadyRoute(app, { agents: options.agents ?? (() => []), stopping: () => options.engine.stopping });
+  registerRootRoute(app, { basePath, version: options.version });
   if (metrics) registerMetricsRoute(app, metrics, admin);
 
   let document: unknown;

@@ -23,6 +23,7 @@ import {
 import { publicUrl, type PublicUrlOptions } from './urls.js';
 import { requestHeader } from './node.js';
 import { callerOfCall } from './caller.js';
+import { jsonResponse } from './respond.js';
 
 /**
  * Who may read a call's events. The seam for auth: EventSource cannot send an
@@ -109,17 +110,17 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
       events_url: eventsUrl(c, call),
       result_url: resultUrl(c, call),
     };
-    return c.json(body, 202, { Location: body.result_url });
+    return jsonResponse(c, body, 202, { Location: body.result_url });
   });
 
   app.openAPIRegistry.registerPath(getCallRoute);
-  app.get('/tool/calls/:id', (c) => c.json(resource(c, find(c))));
+  app.get('/tool/calls/:id', (c) => jsonResponse(c, resource(c, find(c))));
 
   app.openAPIRegistry.registerPath(cancelCallRoute);
   app.delete('/tool/calls/:id', (c) => {
     const call = find(c);
     call.stop('cancel');
-    return c.json(resource(c, call));
+    return jsonResponse(c, resource(c, call));
   });
 
   app.openAPIRegistry.registerPath(callEventsRoute);

@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import type { Engine } from '../engine/index.js';
+import { jsonResponse } from './respond.js';
 
 const require = createRequire(import.meta.url);
 
@@ -121,7 +122,7 @@ export function registerDocsRoutes(app: OpenAPIHono, deps: DocsDeps): void {
   const started = Date.now();
   app.openAPIRegistry.registerPath(healthRoute);
   app.get(healthRoute.path, (c) =>
-    c.json({
+    jsonResponse(c, {
       status: 'ok' as const,
       tools: deps.engine.registry.all().length,
       running_calls: deps.engine.running,
@@ -130,7 +131,7 @@ export function registerDocsRoutes(app: OpenAPIHono, deps: DocsDeps): void {
   );
 
   app.openAPIRegistry.registerPath(openapiRoute);
-  app.get(openapiRoute.path, (c) => c.json(deps.document()));
+  app.get(openapiRoute.path, (c) => jsonResponse(c, deps.document()));
 
   app.openAPIRegistry.registerPath(docsRoute);
   app.get(docsRoute.path, (c) => c.html(DOCS_HTML, 200, HTML_SECURITY_HEADERS));

@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { GatewayError } from '../engine/index.js';
 import { PROTOCOL_VERSION, newId, nowTs, type ErrorCode, type ErrorMessage } from '../protocol/index.js';
+import { jsonResponse } from './respond.js';
 
 export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   invalid_request: 400,
@@ -51,5 +52,5 @@ export function errorResponse(c: Context, err: GatewayError, reqId = ''): Respon
     const after = err.detail?.retry_after_s;
     if (typeof after === 'number') headers['Retry-After'] = String(Math.ceil(after));
   }
-  return c.json(errorMessage(err, reqId), STATUS_BY_CODE[err.code], headers);
+  return jsonResponse(c, errorMessage(err, reqId), STATUS_BY_CODE[err.code], headers);
 }

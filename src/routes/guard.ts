@@ -37,10 +37,10 @@ export interface GuardOptions {
   onRefused?: (c: Context, err: GatewayError, path: string) => void;
 }
 
-/** Routes anyone who reaches the gateway may read: health and documentation. */
+/** Routes anyone who reaches the gateway may read: health, readiness, the index and documentation. */
 const isPublic = (method: string, path: string) =>
   (method === 'GET' || method === 'HEAD') &&
-  (path === '/healthz' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/'));
+  (path === '/healthz' || path === '/readyz' || path === '/' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/'));
 
 /**
  * Routes that may come without a bearer header because they check a token of

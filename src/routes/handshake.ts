@@ -5,6 +5,7 @@ import { ErrorMessage, HandshakeRequest, HandshakeResponse } from '../protocol/i
 import type { Authenticate } from '../security/auth.js';
 import { readJson } from './body.js';
 import { clientAddress } from './client-address.js';
+import { jsonResponse } from './respond.js';
 
 export const handshakeRoute = createRoute({
   method: 'post',
@@ -85,6 +86,6 @@ export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): v
     // Each token's sessions (each client address's, without auth) count against its own quota (sessions.max_per_principal).
     const name = principal?.name ?? null;
     const owner = quotaKey(name, name === null ? clientAddress(c, deps.trustProxy ?? false) : undefined);
-    return c.json(deps.sessions.handshake(req, name, owner));
+    return jsonResponse(c, deps.sessions.handshake(req, name, owner));
   });
 }

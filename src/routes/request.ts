@@ -22,7 +22,7 @@ declare module 'hono' {
 export const REQUEST_ID_HEADER = 'X-Request-Id';
 const REQUEST_ID_HEADER_NAME = 'x-request-id';
 const VALID_REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
-const QUIET_PATHS = /\/(healthz|metrics)$/;
+const QUIET_PATHS = /\/(healthz|readyz|metrics)$/;
 
 /** The client's request id if it is safe to log and echo, else a new one. */
 export function pickRequestId(given: string | undefined): string {

@@ -12,7 +12,7 @@ import { onClientGone } from './disconnect.js';
 import { streamCall } from './call-stream.js';
 import type { StreamLimits } from './sse.js';
 import { requestLogger } from './request.js';
-import { sendJson } from './respond.js';
+import { sendJson, jsonResponse } from './respond.js';
 import { callRoute, listRoute } from './tools.openapi.js';
 import { requestHeader } from './node.js';
 
@@ -35,7 +35,7 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
   app.openAPIRegistry.registerPath(listRoute);
   app.post(listRoute.path, async (c) => {
     const { value: req } = await readJson(c, ToolListRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
-    return c.json({
+    return jsonResponse(c, {
       type: 'tool/list/resp',
       id: newId(),
       version: PROTOCOL_VERSION,

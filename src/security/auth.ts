@@ -6,6 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthConfig, TokenConfig } from './config.js';
+import { ConfigError } from '../config/load.js';
 
 export interface Principal {
   /** The token's name (what audit records and logs show). */
@@ -23,7 +24,7 @@ function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
   if (t.token_sha256) return Buffer.from(t.token_sha256, 'hex');
   const value = env[t.token_env!];
   if (!value) {
-    throw new Error(`auth.tokens "${t.name}": environment variable ${t.token_env} is not set or empty; set it to the token`);
+    throw new ConfigError(`auth.tokens "${t.name}": environment variable ${t.token_env} is not set or empty; set it to the token`);
   }
   return sha256(value);
 }

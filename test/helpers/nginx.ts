@@ -46,6 +46,14 @@ export async function readmeLocationBlock(upstreamPort: number): Promise<string>
   return block.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${upstreamPort}/`);
 }
 
+/** The gateway config (YAML text) documented next to the nginx block in README.md (between its nginx-config markers). */
+export async function readmeGatewayConfig(): Promise<string> {
+  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  const m = /<!-- nginx-config:start -->\s*```yaml\n([\s\S]*?)```\s*<!-- nginx-config:end -->/.exec(readme);
+  if (!m) throw new Error('README.md has no ```yaml block between <!-- nginx-config:start --> and <!-- nginx-config:end -->');
+  return m[1]!;
+}
+
 export interface NginxOptions {
   /** Directives inside `server { … }` (locations). */
   server: string;

@@ -4,7 +4,7 @@
  * routes, because both end in `Engine.list` / `Engine.start`.
  */
 import type { z } from 'zod';
-import { GatewayError, type Call, type Caller, type Engine, type Logger, type SessionManager, type StopReason } from '../../engine/index.js';
+import { GatewayError, LIST_TOOLS_HINT, type Call, type Caller, type Engine, type Logger, type SessionManager, type StopReason } from '../../engine/index.js';
 import {
   HandshakeRequest,
   PROTOCOL_VERSION,
@@ -85,7 +85,10 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
   } catch (err) {
     const e = asGatewayError(err);
     if (e.code === 'internal') deps.logger.error({ err, session_ref: session.binding.ref }, 'A2E transport message failed');
-    reply(session, { ...errorMessage(e, reqId), detail: e.detail ?? {}, capability_name: capability });
+    const message = errorMessage(e, reqId);
+    // On this door tools are listed with a message, not with POST /tool/list.
+    if (e.code === 'unknown_tool') message.message = message.message.replace(LIST_TOOLS_HINT, 'Send a tool/list/req to see the available tools.');
+    reply(session, { ...message, detail: e.detail ?? {}, capability_name: capability });
   }
 }
 
