@@ -28,6 +28,7 @@ import type { A2eHttpTransport } from './transport/a2e-http/index.js';
 import { nativePlugins } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
+import { McpDoor } from './mcp-server/door.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 export const VERSION = pkg.version;
@@ -111,10 +112,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       maxBufferedEvents: config.calls.max_buffered_events,
     },
   });
+  const mcpServe = config.mcp.serve;
   const app = createApp({
     engine,
     logger,
     metrics,
+    mcp: mcpServe.enabled
+      ? new McpDoor({ engine, version: VERSION, pageSize: mcpServe.page_size, callTimeoutS: mcpServe.timeout_s ?? config.server.max_timeout_s })
+      : undefined,
     version: VERSION,
     bodyLimitBytes: config.server.body_limit_bytes,
     heartbeatS: config.server.heartbeat_s,
@@ -227,7 +232,8 @@ export function openApiFor(config: GatewayConfig): ReturnType<typeof openApiDocu
     limits: { maxTimeoutS: 1, maxOutputBytes: 1, maxEvents: 1, maxBufferedEvents: 1 },
   });
   const metrics = new GatewayMetrics({ inFlight: () => 0, processMetrics: false });
-  const app = createApp({ engine, logger, metrics, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config) });
+  const mcp = config.mcp.serve.enabled ? new McpDoor({ engine, version: VERSION, pageSize: 1, callTimeoutS: 1 }) : undefined;
+  const app = createApp({ engine, logger, metrics, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config), mcp });
   void mountA2eTransport(app, { engine, logger, config: config.transport, heartbeatS: 1, bodyLimitBytes: 1 })?.close();
   return openApiDocument(app, VERSION, config.server.base_path);
 }

@@ -11,6 +11,7 @@ import { PluginsConfig } from '../plugins/config.js';
 import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, serverSecurityFields } from '../security/config.js';
 
 import { TransportConfig } from '../transport/a2e-http/config.js';
+import { McpConfig } from '../mcp/config.js';
 
 export { CallsConfig };
 
@@ -53,6 +54,7 @@ export const GatewayConfig = z.strictObject({
   limits: LimitsConfig.default(() => LimitsConfig.parse({})),
   audit: AuditConfig.default(() => AuditConfig.parse({})),
   transport: TransportConfig.default(() => TransportConfig.parse({})),
+  mcp: McpConfig.default(() => McpConfig.parse({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -16,6 +16,8 @@ import { registerMetricsRoute } from './metrics.js';
 import { finishDocument } from './openapi-document.js';
 import { requestContext, requestLogger } from './request.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import type { McpDoor } from '../mcp-server/door.js';
+import { registerMcpRoute } from './mcp.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -37,6 +39,8 @@ export interface AppOptions {
   metrics?: GatewayMetrics;
   /** Host/Origin checks, authentication, sessions; without it the app is open (for embedding and docs). */
   security?: AppSecurity;
+  /** The MCP door, served at POST /mcp when given. */
+  mcp?: McpDoor;
 }
 
 export interface AppSecurity extends GuardOptions {
@@ -132,6 +136,9 @@ export function createApp(options: AppOptions): OpenAPIHono {
   });
 
   registerAgentRoutes(app, { agents: options.agents ?? (() => []) });
+  if (options.mcp) {
+    registerMcpRoute(app, { door: options.mcp, logger, bodyLimitBytes: options.bodyLimitBytes, heartbeatS: options.heartbeatS, maxJsonDepth: security?.maxJsonDepth });
+  }
   if (metrics) registerMetricsRoute(app, metrics);
 
   let document: unknown;
@@ -162,6 +169,7 @@ export function openApiDocument(app: OpenAPIHono, version: string, basePath = ''
       { name: 'sessions', description: 'Handshake and sessions' },
       { name: 'a2e-transport', description: "A2E's own HTTP message transport, as the reference A2E SDK's HTTPTransport speaks it" },
       { name: 'meta', description: 'Health, metrics and documentation' },
+      { name: 'mcp', description: 'The gateway as an MCP server, and the MCP servers whose tools it offers' },
     ],
   });
   return finishDocument(document);
