@@ -29,6 +29,7 @@ import { nativePlugins } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
 import { McpDoor } from './mcp-server/door.js';
+import { McpPlugin } from './mcp/plugin.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 export const VERSION = pkg.version;
@@ -65,7 +66,7 @@ export interface Gateway {
 
 /** Plugins the config asks for: native tool groups first (they win name clashes), then A2A agents. */
 export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugin[] {
-  return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger)];
+  return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger), new McpPlugin(config.mcp, logger)];
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
@@ -127,6 +128,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     basePath: config.server.base_path,
     trustProxy: config.server.trust_proxy,
     agents: () => plugins.find((p): p is A2APlugin => p instanceof A2APlugin)?.status(registry.conflicts) ?? [],
+    mcpServers: () => plugins.find((p): p is McpPlugin => p instanceof McpPlugin)?.status(registry.conflicts) ?? [],
     security: {
       loopbackBind: () => loopbackBind,
       corsOrigins: config.server.cors_origins,

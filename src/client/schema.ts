@@ -142,6 +142,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The MCP servers whose tools the gateway offers: state, transport, tools, last error */
+        get: operations["listMcpServers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/mcp": {
         parameters: {
             query?: never;
@@ -387,10 +404,14 @@ export interface components {
              */
             defer_loading?: boolean;
             /**
-             * @description Extension: where the tool comes from ("native", "a2a", …); matched by filter_kind
+             * @description Extension: where the tool comes from ("native", "a2a", "mcp", …); matched by filter_kind
              * @default native
              */
             kind?: string;
+            /** @description Extension: the tool's own JSON Schema of its arguments, when it has one (tools of MCP servers). Arguments are validated against it (defaults filled in); input_parameters is its approximation */
+            input_schema?: {
+                [key: string]: unknown;
+            };
         };
         /** @description One input or output parameter of a tool */
         ToolParameter: {
@@ -1106,6 +1127,44 @@ export interface components {
             last_fetched: string | null;
             /** @description When the card was last tried (ISO 8601) */
             last_attempt: string | null;
+        };
+        /** @description Every configured MCP server, in configuration order */
+        McpServersResponse: {
+            servers: components["schemas"]["McpServerStatus"][];
+        };
+        /** @description An MCP server's state and tools */
+        McpServerStatus: {
+            /** @description The server id from the config (mcp.servers.<id>); the prefix of its tool names */
+            id: string;
+            /**
+             * @description stdio: a process the gateway runs; http: a Streamable HTTP endpoint
+             * @enum {string}
+             */
+            transport: "stdio" | "http";
+            /** @description The command (stdio) or the URL (http, without credentials) */
+            target: string;
+            /**
+             * @description ready: tools can be called; starting: the first start is running; restarting: it went away and is started again (its tools stay listed, calls fail until it is back); failed: it never came up (retried with backoff); see last_error
+             * @enum {string}
+             */
+            state: "disabled" | "starting" | "ready" | "restarting" | "failed" | "stopped";
+            /** @description The server's own name (from initialize) */
+            server_name: string | null;
+            /** @description Process id of a running stdio server */
+            pid: number | null;
+            /** @description Tools this server currently contributes (gateway names) */
+            tools: string[];
+            /** @description Tools left out: a name another source has, or an input schema that is not valid JSON Schema */
+            skipped: {
+                tool: string;
+                reason: string;
+            }[];
+            /** @description How many times it was started again */
+            restarts: number;
+            /** @description Why it last failed */
+            last_error: string | null;
+            /** @description When it was last started (ISO 8601) */
+            last_started: string | null;
         };
         /** @description One MCP JSON-RPC 2.0 message (batches are not accepted) */
         JsonRpcMessage: {
@@ -2625,6 +2684,101 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AgentsResponse"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429) */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listMcpServers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every configured MCP server, in configuration order */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "servers": [
+                     *         {
+                     *           "id": "everything",
+                     *           "transport": "stdio",
+                     *           "target": "mcp-server-everything",
+                     *           "state": "ready",
+                     *           "server_name": "mcp-servers/everything",
+                     *           "pid": 4242,
+                     *           "tools": [
+                     *             "everything_echo",
+                     *             "everything_get-sum"
+                     *           ],
+                     *           "skipped": [],
+                     *           "restarts": 0,
+                     *           "last_error": null,
+                     *           "last_started": "2024-05-19T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["McpServersResponse"];
                 };
             };
             /** @description Unexpected gateway error (`internal`) */

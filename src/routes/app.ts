@@ -18,6 +18,8 @@ import { requestContext, requestLogger } from './request.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { McpDoor } from '../mcp-server/door.js';
 import { registerMcpRoute } from './mcp.js';
+import { registerMcpServersRoute } from './mcp-servers.js';
+import type { McpServerStatus } from '../protocol/index.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -41,6 +43,8 @@ export interface AppOptions {
   security?: AppSecurity;
   /** The MCP door, served at POST /mcp when given. */
   mcp?: McpDoor;
+  /** The MCP servers' state, for GET /mcp-servers. */
+  mcpServers?: () => McpServerStatus[];
 }
 
 export interface AppSecurity extends GuardOptions {
@@ -136,6 +140,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   });
 
   registerAgentRoutes(app, { agents: options.agents ?? (() => []) });
+  registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []) });
   if (options.mcp) {
     registerMcpRoute(app, { door: options.mcp, logger, bodyLimitBytes: options.bodyLimitBytes, heartbeatS: options.heartbeatS, maxJsonDepth: security?.maxJsonDepth });
   }
