@@ -10,15 +10,17 @@ import { createLogger, type LogLevel } from './logger.js';
 import { writeFile } from 'node:fs/promises';
 import { createGateway, openApiFor, VERSION } from './server.js';
 import { CLIENT_USAGE, runClientCommand } from './cli/client.js';
+import { runMcpStdio } from './cli/mcp-stdio.js';
 
 const USAGE = `Usage: a2e-gateway <command> [options]
 
 Commands:
   serve                 Run the gateway
+  mcp-stdio             Serve the gateway's tools as an MCP server on stdin/stdout (for desktop MCP clients)
   openapi [--out FILE]  Print (or write) the gateway's OpenAPI document
   list, call            Talk to a running gateway (below)
 
-Options for serve:
+Options for serve and mcp-stdio:
   -c, --config FILE     YAML or JSON config file (env A2E_CONFIG)
       --host HOST       Interface to bind (env HOST; default 127.0.0.1)
   -p, --port PORT       Port to bind, 0 = any free port (env PORT; default 8080)
@@ -124,6 +126,8 @@ async function main(argv: string[]): Promise<void> {
       return serve(rest, process.env);
     case 'openapi':
       return openapi(rest);
+    case 'mcp-stdio':
+      return runMcpStdio(rest, process.env);
     case 'list':
     case 'call':
       process.exitCode = await runClientCommand(command, rest, process.env, { stdout: process.stdout, stderr: process.stderr });
