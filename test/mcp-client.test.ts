@@ -4,7 +4,10 @@
  * SDK-built fixture (test/fixtures/mcp-test-server.mjs) that crashes, waits
  * to be cancelled, prints garbage, or never answers.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -37,7 +40,10 @@ describe('MCP servers as tools (stdio)', () => {
         mcp: {
           servers: {
             everything: { command: EVERYTHING, args: ['stdio'] },
-            fixture: { command: node, args: [FIXTURE, 'normal'], env: { MARKER_FILE: marker } },
+            // Unconfined: it writes the marker file the test reads, and its pid must be the host's.
+            fixture: { command: node, args: [FIXTURE, 'normal'], env: { MARKER_FILE: marker }, sandbox: false },
+            // Sandboxed by default (bubblewrap works here): reads outside its mounts and the network must fail.
+            jail: { command: node, args: [FIXTURE, 'normal'], tools: ['reach'] },
             garbage: { command: node, args: [FIXTURE, 'garbage'], tools: ['pid'] },
           },
           start_wait_ms: 60_000,
@@ -74,10 +80,11 @@ describe('MCP servers as tools (stdio)', () => {
     expect(tools.filter((t) => t.toolkit === 'garbage').map((t) => t.name)).toEqual(['garbage_pid']);
 
     const status = await servers(gw.url);
-    expect(status.map((s) => [s.id, s.transport, s.state])).toEqual([
-      ['everything', 'stdio', 'ready'],
-      ['fixture', 'stdio', 'ready'],
-      ['garbage', 'stdio', 'ready'],
+    expect(status.map((s) => [s.id, s.transport, s.state, s.sandboxed])).toEqual([
+      ['everything', 'stdio', 'ready', true],
+      ['fixture', 'stdio', 'ready', false],
+      ['jail', 'stdio', 'ready', true],
+      ['garbage', 'stdio', 'ready', true],
     ]);
     expect(status[0].tools).toEqual(expect.arrayContaining(['everything_echo', 'everything_get-sum']));
     expect(status[0].server_name).toBe('mcp-servers/everything');
@@ -171,6 +178,23 @@ describe('MCP servers as tools (stdio)', () => {
     const after = Number((await call(gw.url, 'fixture_pid', {})).data.data.text);
     expect(after).toBeGreaterThan(0);
     expect(after).not.toBe(before);
+  });
+
+  it('a sandboxed server cannot read outside its mounts or reach the network (an unconfined one can)', async () => {
+    const secret = join(dir, 'secret.txt');
+    writeFileSync(secret, 'top secret');
+    const peer = createServer((_req, res) => res.end('hello')).listen(0, '127.0.0.1');
+    await once(peer, 'listening');
+    const url = `http://127.0.0.1:${(peer.address() as AddressInfo).port}/`;
+    try {
+      const free = await call(gw.url, 'fixture_reach', { path: secret, url });
+      expect(free.data.data.structuredContent).toEqual({ read: 'read: top secret', net: 'status 200' });
+      const jailed = await call(gw.url, 'jail_reach', { path: secret, url });
+      expect(jailed.data.data.structuredContent.read).toBe('error: ENOENT');
+      expect(jailed.data.data.structuredContent.net).toMatch(/^error: /);
+    } finally {
+      peer.close();
+    }
   });
 
   it('a server that prints garbage on stdout still serves its tools', async () => {

@@ -1141,6 +1141,8 @@ export interface components {
              * @enum {string}
              */
             transport: "stdio" | "http";
+            /** @description A stdio server running in the bubblewrap sandbox */
+            sandboxed: boolean;
             /** @description The command (stdio) or the URL (http, without credentials) */
             target: string;
             /**
@@ -2762,6 +2764,7 @@ export interface operations {
                      *         {
                      *           "id": "everything",
                      *           "transport": "stdio",
+                     *           "sandboxed": true,
                      *           "target": "mcp-server-everything",
                      *           "state": "ready",
                      *           "server_name": "mcp-servers/everything",

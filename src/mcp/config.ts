@@ -36,13 +36,6 @@ export const McpServerConfig = z
     ...ServerCommon,
   })
   .superRefine((s, ctx) => {
-    if (s.sandbox === true) {
-      ctx.addIssue({
-        code: 'custom',
-        path: ['sandbox'],
-        message: 'running MCP servers in the bubblewrap sandbox is not supported yet; remove "sandbox" (servers run unconfined, see docs/mcp.md)',
-      });
-    }
     if ((s.command === undefined) === (s.url === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'give either "command" (a stdio server) or "url" (a Streamable HTTP server), not both or neither' });
     }

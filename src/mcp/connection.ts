@@ -22,6 +22,7 @@ import { sanitize } from '../a2a/tools.js';
 import { HINT_TAGS } from '../mcp-server/tools.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
+import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
 import { ProcessTransport } from './stdio.js';
 
 export type McpServerState = 'disabled' | 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
@@ -49,6 +50,10 @@ export class McpServerConnection {
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly running = new Set<ToolContext>();
+  /** The sandbox of a stdio server that runs in one (made once, its workspace removed at stop). */
+  private sandbox: SandboxedCommand | undefined;
+  /** Whether this stdio server runs in the sandbox (decided at its first start). */
+  sandboxed = false;
   /** Rejected calls' names that were skipped: invalid schema or not in the allow list. */
   skipped: { tool: string; reason: string }[] = [];
 
@@ -75,7 +80,14 @@ export class McpServerConnection {
     if (!this.config.enabled || this.stopping) return;
     this.lastStarted = Date.now();
     const client = new Client({ name: 'a2e-gateway', version: '1' }, { capabilities: {} });
-    const transport = this.makeTransport();
+    let transport: Transport;
+    try {
+      transport = await this.makeTransport();
+    } catch (err) {
+      this.client = client;
+      this.fail(client, (err as Error).message);
+      return;
+    }
     this.client = client;
     this.transport = transport;
     client.onerror = (err) => this.logger.warn({ mcp_server: this.id, error: err.message }, `MCP server "${this.id}": ${err.message}`);
@@ -104,21 +116,33 @@ export class McpServerConnection {
     }
   }
 
-  private makeTransport(): Transport {
+  private async makeTransport(): Promise<Transport> {
     const c = this.config;
     if (c.url !== undefined) {
       return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
     }
+    const onStderr = (line: string) => this.logger.info({ mcp_server: this.id, stderr: line }, `MCP server "${this.id}" stderr`);
+    if (c.sandbox !== false) {
+      if (!this.sandbox) {
+        const unavailable = await sandboxAvailable();
+        if (unavailable && c.sandbox === true) throw new Error(`sandbox: true, but ${unavailable}`);
+        if (unavailable) {
+          this.logger.warn({ mcp_server: this.id, reason: unavailable }, `MCP server "${this.id}" runs unconfined: ${unavailable} (set sandbox: false to silence this)`);
+        } else {
+          this.sandbox = sandboxedCommand(this.id, c, { PATH: process.env.PATH ?? '' });
+          this.sandboxed = true;
+          this.logger.info({ mcp_server: this.id, mounts: this.sandbox.mounts, network: c.network }, `MCP server "${this.id}" runs in the sandbox`);
+        }
+      }
+      if (this.sandbox) {
+        // bwrap gets an empty environment; the server's own is set inside the sandbox.
+        return new ProcessTransport({ file: this.sandbox.file, args: this.sandbox.args, env: {}, diesWithParent: true, onStderr });
+      }
+    }
     const env: Record<string, string> = {};
     for (const k of BASE_ENV_KEYS) if (process.env[k] !== undefined) env[k] = process.env[k]!;
     Object.assign(env, c.env);
-    return new ProcessTransport({
-      file: c.command!,
-      args: c.args,
-      env,
-      cwd: c.cwd,
-      onStderr: (line) => this.logger.info({ mcp_server: this.id, stderr: line }, `MCP server "${this.id}" stderr`),
-    });
+    return new ProcessTransport({ file: c.command!, args: c.args, env, cwd: c.cwd, onStderr });
   }
 
   /** Read the server's whole tool list (every page) and map it. */
@@ -258,6 +282,7 @@ export class McpServerConnection {
     this.client = undefined;
     if (this.state !== 'disabled') this.state = 'stopped';
     await client?.close().catch(() => undefined);
+    this.sandbox?.cleanup();
   }
 }
 

@@ -89,6 +89,7 @@ export class McpPlugin implements ToolPlugin {
       return {
         id: s.id,
         transport: s.transportKind,
+        sandboxed: s.sandboxed,
         target: s.config.url !== undefined ? redactUrl(s.config.url) : s.config.command!,
         state: s.state,
         server_name: s.serverName,

@@ -19,6 +19,8 @@ export interface StdioServerSpec {
   args: readonly string[];
   env: Record<string, string>;
   cwd?: string;
+  /** The command line already makes the process die with the gateway (the sandbox's does). */
+  diesWithParent?: boolean;
   /** Each line the process writes to stderr. */
   onStderr(line: string): void;
 }
@@ -41,7 +43,8 @@ export class ProcessTransport implements Transport {
 
   start(): Promise<void> {
     const { file, args, env, cwd } = this.spec;
-    const [program, argv] = existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'KILL', '--', file, ...args]] : [file, [...args]];
+    const [program, argv] =
+      !this.spec.diesWithParent && existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'KILL', '--', file, ...args]] : [file, [...args]];
     const child = spawn(program, argv, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     this.child = child;
     this.exited = new Promise((resolve) =>

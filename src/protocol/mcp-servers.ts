@@ -5,6 +5,7 @@ export const McpServerStatus = z
   .object({
     id: z.string().meta({ description: 'The server id from the config (mcp.servers.<id>); the prefix of its tool names' }),
     transport: z.enum(['stdio', 'http']).meta({ description: 'stdio: a process the gateway runs; http: a Streamable HTTP endpoint' }),
+    sandboxed: z.boolean().meta({ description: 'A stdio server running in the bubblewrap sandbox' }),
     target: z.string().meta({ description: 'The command (stdio) or the URL (http, without credentials)' }),
     state: z
       .enum(['disabled', 'starting', 'ready', 'restarting', 'failed', 'stopped'])

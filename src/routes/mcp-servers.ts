@@ -7,6 +7,7 @@ const EXAMPLE = {
     {
       id: 'everything',
       transport: 'stdio',
+      sandboxed: true,
       target: 'mcp-server-everything',
       state: 'ready',
       server_name: 'mcp-servers/everything',
