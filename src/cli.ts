@@ -11,10 +11,11 @@ import { writeFile } from 'node:fs/promises';
 import { createGateway, openApiFor, VERSION } from './server.js';
 import { CLIENT_USAGE, runClientCommand } from './cli/client.js';
 import { runConfigCommand } from './cli/config-check.js';
+import { runMcpStdio } from './cli/mcp-stdio.js';
 import { parseOptions, UsageError } from './cli/usage.js';
 import { similarNames } from './engine/similar.js';
 
-const COMMANDS = ['serve', 'config', 'openapi', 'list', 'call', 'help'];
+const COMMANDS = ['serve', 'config', 'mcp-stdio', 'openapi', 'list', 'call', 'help'];
 
 const SERVE_USAGE = `Usage: a2e-gateway serve [options]
 
@@ -36,10 +37,11 @@ Commands:
   serve                 Run the gateway (a2e-gateway serve --help for its options)
   config check          Check a config (loads its plugins, as serve would) and print the effective config,
                         secrets masked
+  mcp-stdio             Serve the gateway's tools as an MCP server on stdin/stdout (for desktop MCP clients)
   openapi [--out FILE]  Print (or write) the gateway's OpenAPI document
   list, call            Talk to a running gateway (below)
 
-Options for serve:
+Options for serve and mcp-stdio:
   -c, --config FILE     YAML or JSON config file (env A2E_CONFIG)
       --host HOST       Interface to bind (env HOST; default 127.0.0.1)
   -p, --port PORT       Port to bind, 0 = any free port (env PORT; default 8080)
@@ -140,6 +142,8 @@ async function main(argv: string[]): Promise<void> {
     case 'config':
       process.exitCode = await runConfigCommand(rest, process.env, { stdout: process.stdout, stderr: process.stderr });
       return;
+    case 'mcp-stdio':
+      return runMcpStdio(rest, process.env);
     case 'list':
     case 'call':
       process.exitCode = await runClientCommand(command, rest, process.env, { stdout: process.stdout, stderr: process.stderr });

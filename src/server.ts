@@ -29,6 +29,8 @@ import type { A2eHttpTransport } from './transport/a2e-http/index.js';
 import { nativePlugins } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
+import { McpDoor } from './mcp-server/door.js';
+import { McpPlugin } from './mcp/plugin.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 export const VERSION = pkg.version;
@@ -65,7 +67,7 @@ export interface Gateway {
 
 /** Plugins the config asks for: native tool groups first (they win name clashes), then A2A agents. */
 export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugin[] {
-  return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger)];
+  return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger), new McpPlugin(config.mcp, logger)];
 }
 
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
@@ -116,10 +118,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       eventsTotalBytes: config.limits.events_total_bytes,
     },
   });
+  const mcpServe = config.mcp.serve;
   const app = createApp({
     engine,
     logger,
     metrics,
+    mcp: mcpServe.enabled
+      ? new McpDoor({ engine, version: VERSION, pageSize: mcpServe.page_size, callTimeoutS: mcpServe.timeout_s ?? config.server.max_timeout_s })
+      : undefined,
     version: VERSION,
     bodyLimitBytes: config.server.body_limit_bytes,
     heartbeatS: config.server.heartbeat_s,
@@ -128,6 +134,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     basePath: config.server.base_path,
     trustProxy: config.server.trust_proxy,
     agents: () => plugins.find((p): p is A2APlugin => p instanceof A2APlugin)?.status(registry.conflicts) ?? [],
+    mcpServers: () => plugins.find((p): p is McpPlugin => p instanceof McpPlugin)?.status(registry.conflicts) ?? [],
     security: {
       loopbackBind: () => loopbackBind,
       corsOrigins: config.server.cors_origins,
@@ -242,7 +249,8 @@ export function openApiFor(config: GatewayConfig): ReturnType<typeof openApiDocu
     limits: { maxTimeoutS: 1, maxOutputBytes: 1, maxEvents: 1, maxBufferedEvents: 1 },
   });
   const metrics = new GatewayMetrics({ inFlight: () => 0, processMetrics: false });
-  const app = createApp({ engine, logger, metrics, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config) });
+  const mcp = config.mcp.serve.enabled ? new McpDoor({ engine, version: VERSION, pageSize: 1, callTimeoutS: 1 }) : undefined;
+  const app = createApp({ engine, logger, metrics, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config), mcp });
   void mountA2eTransport(app, { engine, logger, config: config.transport, heartbeatS: 1, bodyLimitBytes: 1 })?.close();
   return openApiDocument(app, VERSION, config.server.base_path);
 }

@@ -21,7 +21,7 @@ describe('OpenAPI', () => {
     expect(res.status).toBe(200);
     const doc = await res.json();
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/a2e/v1/health', '/a2e/v1/send', '/a2e/v1/session', '/a2e/v1/stream', '/agents', '/docs', '/handshake', '/healthz', '/metrics', '/openapi.json', '/readyz', '/tool/call', '/tool/calls', '/tool/calls/{id}', '/tool/calls/{id}/events', '/tool/list']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/a2e/v1/health', '/a2e/v1/send', '/a2e/v1/session', '/a2e/v1/stream', '/agents', '/docs', '/handshake', '/healthz', '/mcp', '/mcp-servers', '/metrics', '/openapi.json', '/readyz', '/tool/call', '/tool/calls', '/tool/calls/{id}', '/tool/calls/{id}/events', '/tool/list']);
     const call = doc.paths['/tool/call'].post;
     expect(call.operationId).toBe('callTool');
     expect(call.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ToolCallRequest');
@@ -55,6 +55,11 @@ describe('OpenAPI', () => {
           // The A2E message transport refuses sessions as the reference SDK's server does: {"detail": "…"}.
           if (path.startsWith('/a2e/v1/') && response.content['application/json'].schema.$ref === '#/components/schemas/A2ETransportDetail') {
             expect(typeof response.content['application/json'].example.detail, `${path} ${status}`).toBe('string');
+            continue;
+          }
+          // The MCP door answers protocol errors as JSON-RPC errors, as MCP clients expect; auth refusals are Errors.
+          if (path === '/mcp' && response.content['application/json'].schema.$ref === '#/components/schemas/JsonRpcErrorResponse') {
+            expect(response.content['application/json'].example.error.message, `${path} ${status}`).toBeTruthy();
             continue;
           }
           expect(response.content['application/json'].schema.$ref, `${path} ${status}`).toBe('#/components/schemas/Error');

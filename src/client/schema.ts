@@ -145,6 +145,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp-servers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The MCP servers whose tools the gateway offers: state, transport, tools, last error */
+        get: operations["listMcpServers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -156,6 +173,26 @@ export interface paths {
         get: operations["ready"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * MCP server (Streamable HTTP, stateless): initialize, tools/list, tools/call, ping
+         * @description One JSON-RPC 2.0 message per request, as the Model Context Protocol specifies (2025-06-18 and newer). Send `Accept: application/json, text/event-stream`. A tools/call with `_meta.progressToken` answers with an SSE stream of notifications/progress (and notifications/message for log events) while the tool runs, then the response; everything else answers JSON. Notifications (notifications/cancelled stops the named call) answer 202. The bearer token, policy, audit and metrics are the same as for POST /tool/call.
+         */
+        post: operations["mcp"];
         delete?: never;
         options?: never;
         head?: never;
@@ -390,10 +427,14 @@ export interface components {
              */
             defer_loading?: boolean;
             /**
-             * @description Extension: where the tool comes from ("native", "a2a", …); matched by filter_kind
+             * @description Extension: where the tool comes from ("native", "a2a", "mcp", …); matched by filter_kind
              * @default native
              */
             kind?: string;
+            /** @description Extension: the tool's own JSON Schema of its arguments, when it has one (tools of MCP servers). Arguments are validated against it (defaults filled in); input_parameters is its approximation */
+            input_schema?: {
+                [key: string]: unknown;
+            };
         };
         /** @description One input or output parameter of a tool */
         ToolParameter: {
@@ -1110,9 +1151,77 @@ export interface components {
             /** @description When the card was last tried (ISO 8601) */
             last_attempt: string | null;
         };
+        /** @description Every configured MCP server, in configuration order */
+        McpServersResponse: {
+            servers: components["schemas"]["McpServerStatus"][];
+        };
+        /** @description An MCP server's state and tools */
+        McpServerStatus: {
+            /** @description The server id from the config (mcp.servers.<id>); the prefix of its tool names */
+            id: string;
+            /**
+             * @description stdio: a process the gateway runs; http: a Streamable HTTP endpoint
+             * @enum {string}
+             */
+            transport: "stdio" | "http";
+            /** @description A stdio server running in the bubblewrap sandbox */
+            sandboxed: boolean;
+            /** @description The command (stdio) or the URL (http, without credentials) */
+            target: string;
+            /**
+             * @description ready: tools can be called; starting: the first start is running; restarting: it went away and is started again (its tools stay listed, calls fail until it is back); failed: it never came up (retried with backoff); see last_error
+             * @enum {string}
+             */
+            state: "disabled" | "starting" | "ready" | "restarting" | "failed" | "stopped";
+            /** @description The server's own name (from initialize) */
+            server_name: string | null;
+            /** @description Process id of a running stdio server */
+            pid: number | null;
+            /** @description Tools this server currently contributes (gateway names) */
+            tools: string[];
+            /** @description Tools left out: a name another source has, or an input schema that is not valid JSON Schema */
+            skipped: {
+                tool: string;
+                reason: string;
+            }[];
+            /** @description How many times it was started again */
+            restarts: number;
+            /** @description Why it last failed */
+            last_error: string | null;
+            /** @description When it was last started (ISO 8601) */
+            last_started: string | null;
+        };
         Readiness: {
             /** @enum {string} */
             status: "ready";
+        };
+        /** @description One MCP JSON-RPC 2.0 message (batches are not accepted) */
+        JsonRpcMessage: {
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            /** @description Request id; absent on notifications */
+            id?: string | number;
+            /** @description initialize, tools/list, tools/call, ping, notifications/… */
+            method?: string;
+            params?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A JSON-RPC error answer */
+        JsonRpcErrorResponse: {
+            /** @enum {string} */
+            jsonrpc: "2.0";
+            id: string | number | null;
+            error: {
+                /** @description -32700 parse error, -32600 invalid request, -32601 unknown method, -32602 invalid params, -32000 refused by the gateway */
+                code: number;
+                /** @description What was wrong and how to fix it */
+                message: string;
+                /** @description For gateway refusals: { error_code, retryable, detail } */
+                data?: unknown;
+            };
         };
         Health: {
             /** @enum {string} */
@@ -2654,6 +2763,102 @@ export interface operations {
             };
         };
     };
+    listMcpServers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every configured MCP server, in configuration order */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "servers": [
+                     *         {
+                     *           "id": "everything",
+                     *           "transport": "stdio",
+                     *           "sandboxed": true,
+                     *           "target": "mcp-server-everything",
+                     *           "state": "ready",
+                     *           "server_name": "mcp-servers/everything",
+                     *           "pid": 4242,
+                     *           "tools": [
+                     *             "everything_echo",
+                     *             "everything_get-sum"
+                     *           ],
+                     *           "skipped": [],
+                     *           "restarts": 0,
+                     *           "last_error": null,
+                     *           "last_started": "2024-05-19T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["McpServersResponse"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429) */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     ready: {
         parameters: {
             query?: never;
@@ -2754,6 +2959,212 @@ export interface operations {
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
                      *       "detail": null,
                      *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mcp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 7,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "read_file",
+                 *         "arguments": {
+                 *           "path": "README.md"
+                 *         },
+                 *         "_meta": {
+                 *           "progressToken": "p7"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["JsonRpcMessage"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC response, or an SSE stream of notifications that ends with it */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": 7,
+                     *       "result": {
+                     *         "content": [
+                     *           {
+                     *             "type": "text",
+                     *             "text": "{\"content\":\"# My project\"}"
+                     *           }
+                     *         ],
+                     *         "structuredContent": {
+                     *           "content": "# My project"
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcMessage"];
+                    /**
+                     * @example event: message
+                     *     data: {"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"p7","progress":50,"total":100,"message":"Reading..."}}
+                     *
+                     *     event: message
+                     *     data: {"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"{\"content\":\"# My project\"}"}],"structuredContent":{"content":"# My project"}}}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description A notification (or a response to the server) was accepted */
+            202: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not JSON, not a JSON-RPC 2.0 message, or an unsupported MCP-Protocol-Version */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32600,
+                     *         "message": "not a JSON-RPC 2.0 message: send an object with \"jsonrpc\": \"2.0\""
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcErrorResponse"];
+                };
+            };
+            /** @description The gateway requires a token (`unauthorized`) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "The gateway requires a token (`unauthorized`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Accept names neither application/json nor text/event-stream */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32600,
+                     *         "message": "Accept must include application/json or text/event-stream (MCP clients send both)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcErrorResponse"];
+                };
+            };
+            /** @description The message is larger than server.body_limit_bytes */
+            413: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32600,
+                     *         "message": "request body is larger than 1048576 bytes (server.body_limit_bytes); send less data"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcErrorResponse"];
+                };
+            };
+            /** @description Content-Type is not application/json */
+            415: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32600,
+                     *         "message": "Content-Type must be application/json: send one JSON-RPC message"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcErrorResponse"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -12,6 +12,7 @@ import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, se
 
 import { TransportConfig } from '../transport/a2e-http/config.js';
 import { LimitsSection } from './memory.js';
+import { McpConfig } from '../mcp/config.js';
 
 export { CallsConfig };
 
@@ -54,6 +55,7 @@ export const GatewayConfig = z.strictObject({
   limits: LimitsSection.default(() => LimitsSection.parse({})),
   audit: AuditConfig.default(() => AuditConfig.parse({})),
   transport: TransportConfig.default(() => TransportConfig.parse({})),
+  mcp: McpConfig.default(() => McpConfig.parse({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -6,6 +6,8 @@ export interface AuditRecord {
   req_id: string;
   correlation_id: string;
   tool_name: string;
+  /** The door the call came through: "rest", "a2e" (the A2E transport), "mcp", … */
+  door: string;
   kind: string | null;
   success: boolean;
   error_code: string | null;

@@ -92,6 +92,8 @@ export class Call {
   inputBytes = 0;
   /** Size of the result's data as JSON, for the audit record. */
   outputBytes = 0;
+  /** The door the call came through (set by the engine), for the audit record. */
+  door = 'rest';
 
   constructor(
     request: ToolCallRequest,

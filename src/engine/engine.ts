@@ -54,6 +54,8 @@ export interface StartOptions {
   inputBytes?: number;
   /** Logger for this call's lines (e.g. bound to the HTTP request id); the engine's own by default. */
   logger?: Logger;
+  /** The door the call came through, for audit and metrics ("rest" when not given). */
+  door?: string;
 }
 
 export class Engine {
@@ -148,6 +150,7 @@ export class Engine {
       );
       this.inflight.add(call);
       call.inputBytes = options.inputBytes ?? 0;
+      if (options.door !== undefined) call.door = options.door;
       call.begin();
       return call;
     } catch (err) {
@@ -158,6 +161,7 @@ export class Engine {
           `call refused: ${err.code}`,
         );
         this.record(req, caller, {
+          door: options.door ?? 'rest',
           kind: (tool ?? this.registry.get(req.tool_name))?.definition.kind ?? null,
           success: false,
           error_code: err.code,
@@ -216,6 +220,7 @@ export class Engine {
       );
     }
     this.record(call.request, call.caller, {
+      door: call.door,
       kind: call.tool.definition.kind,
       success: r.success,
       error_code: r.error_code,
@@ -238,18 +243,20 @@ export class Engine {
     session_id?: string;
     principal?: string | null;
     input_bytes?: number;
+    /** The door the attempt came through ("rest" when not given). */
+    door?: string;
   }): void {
     this.record(
       { id: attempt.req_id, tool_name: attempt.tool_name, correlation_id: attempt.correlation_id ?? '' },
       { sessionId: attempt.session_id ?? '', principal: attempt.principal ?? null },
-      { kind: null, success: false, error_code: attempt.error_code, duration_ms: 0, input_bytes: attempt.input_bytes ?? 0, output_bytes: 0 },
+      { door: attempt.door ?? 'rest', kind: null, success: false, error_code: attempt.error_code, duration_ms: 0, input_bytes: attempt.input_bytes ?? 0, output_bytes: 0 },
     );
   }
 
   private record(
     req: Pick<ToolCallRequest, 'id' | 'tool_name' | 'correlation_id'>,
     caller: Caller,
-    outcome: Pick<AuditRecord, 'kind' | 'success' | 'error_code' | 'duration_ms' | 'input_bytes' | 'output_bytes'>,
+    outcome: Pick<AuditRecord, 'door' | 'kind' | 'success' | 'error_code' | 'duration_ms' | 'input_bytes' | 'output_bytes'>,
   ): void {
     try {
       this.audit({
@@ -259,6 +266,7 @@ export class Engine {
         req_id: req.id,
         correlation_id: req.correlation_id,
         tool_name: req.tool_name,
+        door: outcome.door,
         kind: outcome.kind,
         success: outcome.success,
         error_code: outcome.error_code,

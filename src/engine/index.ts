@@ -13,3 +13,4 @@ export { ToolSearchIndex, tokenize } from './search.js';
 export { editDistance, similarNames } from './similar.js';
 export * from './sessions.js';
 export * from './lazy-logger.js';
+export { compileJsonSchema } from './json-schema.js';

@@ -4,6 +4,7 @@
  */
 import { ToolDefinition } from '../protocol/index.js';
 import { compileArguments, type ArgumentValidator } from './arguments.js';
+import { compileJsonSchema } from './json-schema.js';
 import type { Logger, ToolPlugin } from './plugin.js';
 import { ToolSearchIndex, fuseRankings } from './search.js';
 import { similarNames } from './similar.js';
@@ -81,7 +82,9 @@ export class ToolRegistry {
       throw new Error(`${label} offers an invalid tool definition${typeof name === 'string' ? ` "${name}"` : ''}: ${problems}`);
     }
     try {
-      return { definition: parsed.data, plugin, validate: compileArguments(parsed.data.input_parameters) };
+      const { input_schema: schema, input_parameters: params } = parsed.data;
+      // A tool's own JSON Schema, when it has one, is the complete rule; input_parameters only approximates it.
+      return { definition: parsed.data, plugin, validate: schema ? compileJsonSchema(schema) : compileArguments(params) };
     } catch (err) {
       throw new Error(`${label}, tool "${parsed.data.name}": ${(err as Error).message}`, { cause: err });
     }

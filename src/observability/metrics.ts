@@ -28,19 +28,22 @@ export class GatewayMetrics {
   private readonly duration: LabeledHistogram;
   private readonly streams: Gauge;
   private readonly agentSources = new Set<AgentStatesSource>();
-  /** By tool, then outcome. Bounded: tool names are the registry's (unknown ones share one), outcomes a fixed set. */
-  private readonly series = new Map<string, Map<string, Series>>();
+  /**
+   * By door, then tool, then outcome. Bounded: doors and outcomes are fixed sets, tool names are the
+   * registry's (unknown ones share one).
+   */
+  private readonly series = new Map<string, Map<string, Map<string, Series>>>();
 
   constructor(options: { inFlight: () => number; processMetrics?: boolean }) {
     const registers = [this.registry];
     this.calls = new LabeledCounter(
       'a2e_tool_calls_total',
-      'Tool calls by tool, kind and outcome (success, tool_error, or the error code of a refused call)',
+      'Tool calls by tool, kind, door (rest, a2e, mcp, …) and outcome (success, tool_error, or the error code of a refused call)',
       this.registry,
     );
     this.duration = new LabeledHistogram(
       'a2e_tool_call_duration_seconds',
-      'Duration of tool calls that ran, by tool and kind',
+      'Duration of tool calls that ran, by tool, kind and door',
       [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
       this.registry,
     );
@@ -75,18 +78,20 @@ export class GatewayMetrics {
     const tool = ran ? r.tool_name : UNKNOWN_TOOL;
     const kind = r.kind ?? '';
     const outcome = r.success ? 'success' : (r.error_code ?? 'error');
-    const series = this.seriesFor(tool, kind, outcome);
+    const series = this.seriesFor(r.door, tool, kind, outcome);
     this.calls.inc(series.calls);
     if (ran && (r.success || r.error_code === 'tool_error')) this.duration.observe(series.duration, r.duration_ms / 1000);
   };
 
   /** The samples of one (tool, kind, outcome), looked up once: a call then builds no strings or objects. */
-  private seriesFor(tool: string, kind: string, outcome: string): Series {
-    let byOutcome = this.series.get(tool);
-    if (!byOutcome) this.series.set(tool, (byOutcome = new Map()));
+  private seriesFor(door: string, tool: string, kind: string, outcome: string): Series {
+    let byTool = this.series.get(door);
+    if (!byTool) this.series.set(door, (byTool = new Map()));
+    let byOutcome = byTool.get(tool);
+    if (!byOutcome) byTool.set(tool, (byOutcome = new Map()));
     let s = byOutcome.get(outcome);
     if (!s || s.kind !== kind) {
-      s = { kind, calls: this.calls.sample({ tool, kind, outcome }), duration: this.duration.sample({ tool, kind }) };
+      s = { kind, calls: this.calls.sample({ tool, kind, door, outcome }), duration: this.duration.sample({ tool, kind, door }) };
       byOutcome.set(outcome, s);
     }
     return s;

@@ -4,6 +4,7 @@ export * from './error.js';
 export * from './issues.js';
 export * from './handshake.js';
 export * from './agents.js';
+export * from './mcp-servers.js';
 export * from './lifecycle.js';
 export * from './parse.js';
 export * from './field-limits.js';

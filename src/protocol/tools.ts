@@ -56,7 +56,15 @@ export const ToolDefinition = z
     kind: z
       .string()
       .default('native')
-      .meta({ description: 'Extension: where the tool comes from ("native", "a2a", …); matched by filter_kind' }),
+      .meta({ description: 'Extension: where the tool comes from ("native", "a2a", "mcp", …); matched by filter_kind' }),
+    input_schema: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({
+        description:
+          "Extension: the tool's own JSON Schema of its arguments, when it has one (tools of MCP servers). Arguments are " +
+          'validated against it (defaults filled in); input_parameters is its approximation',
+      }),
   })
   .meta({ id: 'ToolDefinition', description: 'A tool manifest' });
 export type ToolDefinition = z.output<typeof ToolDefinition>;

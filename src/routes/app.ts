@@ -20,6 +20,10 @@ import { finishDocument } from './openapi-document.js';
 import { requestContext, requestLogger } from './request.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { StreamLimits } from './sse.js';
+import type { McpDoor } from '../mcp-server/door.js';
+import { registerMcpRoute } from './mcp.js';
+import { registerMcpServersRoute } from './mcp-servers.js';
+import type { McpServerStatus } from '../protocol/index.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -43,6 +47,10 @@ export interface AppOptions {
   security?: AppSecurity;
   /** What an SSE stream may hold for a client that does not keep up (`limits.stream_*`). */
   streams?: StreamLimits;
+  /** The MCP door, served at POST /mcp when given. */
+  mcp?: McpDoor;
+  /** The MCP servers' state, for GET /mcp-servers. */
+  mcpServers?: () => McpServerStatus[];
 }
 
 export interface AppSecurity extends GuardOptions {
@@ -144,8 +152,12 @@ export function createApp(options: AppOptions): OpenAPIHono {
 
   const admin = adminCheck(security?.authenticate ? (security.admins ?? new Set()) : undefined);
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
+  registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []), admin });
   registerReadyRoute(app, { agents: options.agents ?? (() => []), stopping: () => options.engine.stopping });
   registerRootRoute(app, { basePath, version: options.version });
+  if (options.mcp) {
+    registerMcpRoute(app, { door: options.mcp, logger, bodyLimitBytes: options.bodyLimitBytes, heartbeatS: options.heartbeatS, maxJsonDepth: security?.maxJsonDepth });
+  }
   if (metrics) registerMetricsRoute(app, metrics, admin);
 
   let document: unknown;
@@ -176,6 +188,7 @@ export function openApiDocument(app: OpenAPIHono, version: string, basePath = ''
       { name: 'sessions', description: 'Handshake and sessions' },
       { name: 'a2e-transport', description: "A2E's own HTTP message transport, as the reference A2E SDK's HTTPTransport speaks it" },
       { name: 'meta', description: 'Health, metrics and documentation' },
+      { name: 'mcp', description: 'The gateway as an MCP server, and the MCP servers whose tools it offers' },
     ],
   });
   return finishDocument(document);

@@ -51,8 +51,8 @@ const checksItsOwnToken = (method: string, path: string) =>
   (method === 'POST' && path === '/handshake') || (method === 'GET' && /^\/tool\/calls\/[^/]+\/events$/.test(path));
 
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
-const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id, X-Request-Id';
-const EXPOSE_HEADERS = 'Retry-After, WWW-Authenticate, Allow, X-Request-Id';
+const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id, X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version';
+const EXPOSE_HEADERS = 'Retry-After, WWW-Authenticate, Allow, X-Request-Id, Mcp-Session-Id';
 
 const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/+$/, '');
 

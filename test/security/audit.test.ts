@@ -21,6 +21,7 @@ const FIELDS = [
   'duration_ms',
   'input_bytes',
   'output_bytes',
+  'door',
 ];
 
 const readLines = (file: string) =>

@@ -200,7 +200,7 @@ function startCall(deps: DispatchDeps, session: TransportSession, req: ToolCallR
   }
   // max_parallel per session is enforced by the engine's admission, as for every door.
   const caller = gate(deps, session, req.session_id);
-  const call = deps.engine.start(req, caller, { inputBytes: bytes });
+  const call = deps.engine.start(req, caller, { inputBytes: bytes, door: 'a2e' });
   session.calls.set(
     call,
     forward(session, call, deps.eventRoom).then(

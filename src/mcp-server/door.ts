@@ -1,0 +1,350 @@
+/**
+ * The gateway as an MCP server: one JSON-RPC message in, what to answer out.
+ * Independent of the transport (Streamable HTTP in routes/mcp.ts, stdio in
+ * mcp-server/stdio.ts) and of any web framework. Every `tools/call` goes
+ * through `Engine.start` like every other door: same validation, policy,
+ * timeouts, events, audit and metrics (door "mcp").
+ *
+ * Stateless: nothing is kept between messages except the calls in flight
+ * (so `notifications/cancelled` can stop one). Messages are checked by hand
+ * where they are on the hot path (`tools/call`), with the MCP SDK's own zod
+ * schemas for the rest.
+ */
+import {
+  InitializeRequestParamsSchema,
+  LATEST_PROTOCOL_VERSION,
+  PaginatedRequestParamsSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  type CallToolResult,
+  type InitializeResult,
+  type JSONRPCMessage,
+  type ListToolsResult,
+  type ProgressToken,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError, type Call, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { PROTOCOL_VERSION, formatProblems, newId, nowTs, toProblems, type ToolCallRequest, type ToolEvent, type ToolListRequest, type ToolResult } from '../protocol/index.js';
+import { mcpTool } from './tools.js';
+
+export const JSONRPC_PARSE_ERROR = -32700;
+export const JSONRPC_INVALID_REQUEST = -32600;
+export const JSONRPC_METHOD_NOT_FOUND = -32601;
+export const JSONRPC_INVALID_PARAMS = -32602;
+export const JSONRPC_INTERNAL_ERROR = -32603;
+/** Implementation-defined: the gateway refused (tool_denied, rate_limited, unavailable, …); `data.error_code` says which. */
+export const JSONRPC_GATEWAY_ERROR = -32000;
+
+export interface McpDoorOptions {
+  engine: Engine;
+  /** Gateway version, in `serverInfo`. */
+  version: string;
+  /** Tools per `tools/list` page. */
+  pageSize: number;
+  /** Timeout of every `tools/call`, seconds (MCP requests carry none; clients cancel on their own). */
+  callTimeoutS: number;
+}
+
+/** What the transport knows about one incoming message. */
+export interface McpExchange {
+  caller: Caller;
+  logger: Logger;
+  /** Where the message's request ids are unique (session id, connection): scopes `notifications/cancelled`. */
+  scope: string;
+  /** Id of the transport's request (the HTTP request id), used as the call's req_id; a fresh one when absent. */
+  requestId?: string;
+  /** Size of the message, for the audit record. */
+  inputBytes: number;
+}
+
+/** What to answer. */
+export type McpOutcome =
+  /** A notification or a client's response: nothing to answer (HTTP 202). */
+  | { kind: 'accepted' }
+  /** One JSON-RPC response. */
+  | { kind: 'reply'; message: JSONRPCMessage; initialized?: boolean }
+  /** A running tool call: stream its notifications (when asked), then answer with `door.callReply`. */
+  | { kind: 'call'; id: RequestId; call: Call; progressToken: ProgressToken | undefined };
+
+const SERVER_INFO = { name: 'a2e-gateway', title: 'A2E tool gateway' } as const;
+const INSTRUCTIONS =
+  'Tools of an A2E gateway: native tools, plugins, remote A2A agents and MCP servers behind one policy. ' +
+  'Long calls report progress when the request carries a progressToken; cancel them with notifications/cancelled.';
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isRequestId = (v: unknown): v is RequestId => typeof v === 'string' || Number.isSafeInteger(v);
+
+export class McpDoor {
+  private readonly engine: Engine;
+  private readonly options: McpDoorOptions;
+  /** Calls in flight by scope + request id, for notifications/cancelled. */
+  private readonly inflight = new Map<string, Call>();
+
+  constructor(options: McpDoorOptions) {
+    this.engine = options.engine;
+    this.options = options;
+  }
+
+  /** Handle one parsed JSON-RPC message. Never throws: every failure is a JSON-RPC error. */
+  handle(message: unknown, ex: McpExchange): McpOutcome {
+    if (Array.isArray(message)) {
+      return reply(errorMessage(null, JSONRPC_INVALID_REQUEST, 'JSON-RPC batches are not supported (MCP 2025-06-18 removed them); send one message per request'));
+    }
+    if (!isObject(message) || message.jsonrpc !== '2.0') {
+      return reply(errorMessage(null, JSONRPC_INVALID_REQUEST, 'not a JSON-RPC 2.0 message: send an object with "jsonrpc": "2.0"'));
+    }
+    const { id, method } = message;
+    if (typeof method !== 'string') {
+      // A response to a request of ours (we send none) or garbage.
+      if (id !== undefined && ('result' in message || 'error' in message)) return { kind: 'accepted' };
+      return reply(errorMessage(isRequestId(id) ? id : null, JSONRPC_INVALID_REQUEST, 'a JSON-RPC request needs a string "method"'));
+    }
+    if (id === undefined) {
+      this.notification(method, message.params, ex);
+      return { kind: 'accepted' };
+    }
+    if (!isRequestId(id)) {
+      return reply(errorMessage(null, JSONRPC_INVALID_REQUEST, 'the request "id" must be a string or an integer'));
+    }
+    const params = message.params;
+    if (params !== undefined && !isObject(params)) {
+      return reply(errorMessage(id, JSONRPC_INVALID_PARAMS, `"params" of ${method} must be an object`));
+    }
+    try {
+      switch (method) {
+        case 'tools/call':
+          return this.call(id, params, ex);
+        case 'tools/list':
+          return reply(result(id, this.list(params, ex.caller)));
+        case 'initialize':
+          return { kind: 'reply', message: result(id, this.initialize(params)), initialized: true };
+        case 'ping':
+          return reply(result(id, {}));
+        case 'logging/setLevel':
+          // Accepted so clients that set a level work; the door is stateless, so tools' log events are always sent.
+          return reply(result(id, {}));
+        default:
+          return reply(
+            errorMessage(id, JSONRPC_METHOD_NOT_FOUND, `method "${method.slice(0, 100)}" is not supported: this gateway serves tools (tools/list, tools/call) and ping`),
+          );
+      }
+    } catch (err) {
+      if (err instanceof McpParamsError) return reply(errorMessage(id, JSONRPC_INVALID_PARAMS, err.message));
+      if (err instanceof GatewayError) return reply(gatewayErrorMessage(id, err));
+      ex.logger.error({ err, method }, 'MCP request failed');
+      return reply(errorMessage(id, JSONRPC_INTERNAL_ERROR, 'internal error in the gateway; it was logged. Retry, or report it if it persists'));
+    }
+  }
+
+  private initialize(params: Record<string, unknown> | undefined): InitializeResult {
+    const parsed = InitializeRequestParamsSchema.safeParse(params ?? {});
+    if (!parsed.success) throw new McpParamsError(`invalid initialize params: ${formatProblems(toProblems(parsed.error.issues))}`);
+    const asked = parsed.data.protocolVersion;
+    return {
+      protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION,
+      capabilities: { tools: { listChanged: false }, logging: {} },
+      serverInfo: { ...SERVER_INFO, version: this.options.version },
+      instructions: INSTRUCTIONS,
+    };
+  }
+
+  private list(params: Record<string, unknown> | undefined, caller: Caller): ListToolsResult {
+    const parsed = PaginatedRequestParamsSchema.safeParse(params ?? {});
+    if (!parsed.success) throw new McpParamsError(`invalid tools/list params: ${formatProblems(toProblems(parsed.error.issues))}`);
+    const tools = this.engine.list(LIST_ALL, caller);
+    const start = parsed.data.cursor === undefined ? 0 : cursorStart(parsed.data.cursor, tools);
+    const end = Math.min(tools.length, start + this.options.pageSize);
+    const page: ListToolsResult = { tools: tools.slice(start, end).map(mcpTool) };
+    if (end < tools.length) page.nextCursor = makeCursor(end, tools[end - 1]!.name);
+    return page;
+  }
+
+  private call(id: RequestId, params: Record<string, unknown> | undefined, ex: McpExchange): McpOutcome {
+    const name = params?.name;
+    if (typeof name !== 'string' || name.length === 0) throw new McpParamsError('tools/call needs params.name: the name of the tool (tools/list shows them)');
+    const args = params!.arguments ?? {};
+    if (!isObject(args)) throw new McpParamsError('params.arguments of tools/call must be an object of the tool\'s arguments');
+    const meta = params!._meta;
+    let progressToken: ProgressToken | undefined;
+    let correlationId = '';
+    if (meta !== undefined) {
+      if (!isObject(meta)) throw new McpParamsError('params._meta must be an object');
+      const token = meta.progressToken;
+      if (token !== undefined) {
+        if (!isRequestId(token)) throw new McpParamsError('params._meta.progressToken must be a string or an integer');
+        progressToken = token;
+      }
+      if (typeof meta['a2e/correlation_id'] === 'string') correlationId = meta['a2e/correlation_id'];
+    }
+    const req: ToolCallRequest = {
+      type: 'tool/call/req',
+      id: ex.requestId ?? newId(),
+      version: PROTOCOL_VERSION,
+      ts: nowTs(),
+      session_id: ex.caller.sessionId,
+      tool_name: name,
+      arguments: args,
+      correlation_id: correlationId,
+      // Events are kept only when someone will hear them.
+      streaming: progressToken !== undefined,
+      timeout: this.options.callTimeoutS,
+    };
+    const call = this.engine.start(req, ex.caller, { inputBytes: ex.inputBytes, logger: ex.logger, door: 'mcp' });
+    const key = inflightKey(ex.scope, ex.caller, id);
+    this.inflight.set(key, call);
+    void call.result.then(() => {
+      if (this.inflight.get(key) === call) this.inflight.delete(key);
+    });
+    return { kind: 'call', id, call, progressToken };
+  }
+
+  private notification(method: string, params: unknown, ex: McpExchange): void {
+    if (method !== 'notifications/cancelled' || !isObject(params) || !isRequestId(params.requestId)) return;
+    const call = this.inflight.get(inflightKey(ex.scope, ex.caller, params.requestId));
+    if (!call) return; // already finished, or never ours: the spec says to ignore it
+    ex.logger.info({ call_id: call.id, tool: call.tool.definition.name }, 'MCP client cancelled the call');
+    call.stop('cancel');
+  }
+
+  /** The response to a settled call. */
+  callReply(id: RequestId, call: Call): JSONRPCMessage {
+    return result(id, callToolResult(call.response!.data, call.tool.definition.kind === 'mcp'));
+  }
+}
+
+class McpParamsError extends Error {}
+
+const LIST_ALL: ToolListRequest = {
+  type: 'tool/list/req',
+  id: '',
+  version: PROTOCOL_VERSION,
+  ts: 0,
+  session_id: '',
+  filter_kind: '',
+  filter_tags: [],
+  query: '',
+  include_deferred: false,
+};
+
+const inflightKey = (scope: string, caller: Caller, id: RequestId) => `${scope}\u0000${caller.principal ?? ''}\u0000${typeof id}\u0000${id}`;
+
+const reply = (message: JSONRPCMessage): McpOutcome => ({ kind: 'reply', message });
+
+function result(id: RequestId, value: object): JSONRPCMessage {
+  return { jsonrpc: '2.0', id, result: value as Record<string, unknown> };
+}
+
+export function errorMessage(id: RequestId | null, code: number, message: string, data?: unknown): JSONRPCMessage {
+  // id null answers a message whose id could not be read (JSON-RPC 2.0 §5).
+  return { jsonrpc: '2.0', id: id as RequestId, error: { code, message, ...(data === undefined ? {} : { data }) } };
+}
+
+/** A refusal of the engine as a JSON-RPC error; `data.error_code` is the gateway's code. */
+export function gatewayErrorMessage(id: RequestId | null, err: GatewayError): JSONRPCMessage {
+  const code =
+    err.code === 'unknown_tool' || err.code === 'invalid_arguments'
+      ? JSONRPC_INVALID_PARAMS
+      : err.code === 'invalid_request'
+        ? JSONRPC_INVALID_REQUEST
+        : err.code === 'internal'
+          ? JSONRPC_INTERNAL_ERROR
+          : JSONRPC_GATEWAY_ERROR;
+  // The REST hint names the REST route; an MCP client lists tools with tools/list.
+  const message = err.message.replace('POST /tool/list to see the available tools.', 'tools/list shows the available tools.');
+  return errorMessage(id, code, message, { error_code: err.code, retryable: err.retryable, ...(err.detail ? { detail: err.detail } : {}) });
+}
+
+/**
+ * A ToolResult as MCP's CallToolResult: the data as `structuredContent` (an
+ * object; anything else is wrapped as `{ result }`) and as text, or for a
+ * failure `isError` with the error text. A tool that came from an MCP server
+ * (`kind: "mcp"`, data `{ text, content, structuredContent? }`) goes back out
+ * as it came in: its typed items (images, audio, resources) and structure kept.
+ */
+export function callToolResult(r: ToolResult, mcpSourced = false): CallToolResult {
+  const data = r.data;
+  const out: CallToolResult = { content: [] };
+  if (mcpSourced && isObject(data) && Array.isArray(data.content)) {
+    out.content = data.content as CallToolResult['content'];
+    if (isObject(data.structuredContent)) out.structuredContent = data.structuredContent;
+    if (!r.success) {
+      out.isError = true;
+      if (out.content.length === 0) out.content = [{ type: 'text', text: r.error ?? 'the tool failed' }];
+    }
+  } else {
+    if (r.success) out.content = [{ type: 'text', text: typeof data === 'string' ? data : JSON.stringify(data) }];
+    else {
+      out.isError = true;
+      out.content = [{ type: 'text', text: r.error ?? 'the tool failed' }];
+    }
+    if (data !== null) out.structuredContent = isObject(data) ? data : { result: data };
+  }
+  if (r.truncated) out._meta = { 'a2e/truncated': true };
+  return out;
+}
+
+/** Sends a call's events as MCP notifications; `progress` must increase with every notification. */
+export class ProgressNotifier {
+  private last = -1;
+
+  constructor(private readonly token: ProgressToken) {}
+
+  /** The notification for one event, or undefined when it has none. */
+  notification(ev: ToolEvent): JSONRPCMessage | undefined {
+    switch (ev.kind) {
+      case 'progress':
+      case 'status': {
+        const pct = ev.kind === 'progress' ? ev.data.pct : -1;
+        this.last = pct > this.last ? pct : this.last + 0.001;
+        return {
+          jsonrpc: '2.0',
+          method: 'notifications/progress',
+          params: { progressToken: this.token, progress: this.last, total: 100, message: ev.data.message },
+        };
+      }
+      case 'log':
+        return {
+          jsonrpc: '2.0',
+          method: 'notifications/message',
+          params: { level: LOG_LEVELS[ev.data.level] ?? 'info', logger: 'tool', data: ev.data.message },
+        };
+      default:
+        return undefined;
+    }
+  }
+}
+
+const LOG_LEVELS: Record<string, string> = {
+  trace: 'debug',
+  debug: 'debug',
+  info: 'info',
+  notice: 'notice',
+  warn: 'warning',
+  warning: 'warning',
+  error: 'error',
+  fatal: 'critical',
+  critical: 'critical',
+};
+
+// ---------------------------------------------------------------- cursors
+
+/** An opaque cursor: the offset of the next page and the name of the tool before it. */
+function makeCursor(offset: number, lastName: string): string {
+  return Buffer.from(JSON.stringify([offset, lastName])).toString('base64url');
+}
+
+/** Where the page of `cursor` starts; after the named tool when the list changed in between. */
+function cursorStart(cursor: string, tools: readonly { name: string }[]): number {
+  let decoded: unknown;
+  try {
+    decoded = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    decoded = undefined;
+  }
+  if (!Array.isArray(decoded) || !Number.isSafeInteger(decoded[0]) || decoded[0] < 0 || typeof decoded[1] !== 'string') {
+    throw new McpParamsError('invalid cursor: pass the nextCursor of a previous tools/list answer as it was');
+  }
+  const [offset, name] = decoded as [number, string];
+  if (tools[offset - 1]?.name === name) return offset;
+  const at = tools.findIndex((t) => t.name === name);
+  return at >= 0 ? at + 1 : Math.min(offset, tools.length);
+}

@@ -1,0 +1,68 @@
+/**
+ * The `mcp` config section: MCP servers whose tools the gateway offers
+ * (`mcp.servers`) and the gateway's own MCP door at /mcp (`mcp.serve`).
+ */
+import { z } from 'zod';
+
+const ServerCommon = {
+  /** Offer this server's tools (a disabled server is listed in GET /mcp-servers and not started). */
+  enabled: z.boolean().default(true),
+  /** Longest one call may run on this server, ms; the call's own timeout still applies when it is shorter. */
+  timeout_ms: z.int().positive().default(300_000),
+  /** Only these tools of the server (its own names, before prefixing); all when absent. */
+  tools: z.array(z.string().min(1)).optional(),
+};
+
+/** One MCP server: a command to spawn (stdio) or a Streamable HTTP URL. */
+export const McpServerConfig = z
+  .strictObject({
+    /** Program to run for a stdio server (an installed package's bin, or a path). */
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).default(() => []),
+    /** Extra environment for the process (on top of a minimal PATH/HOME/LANG; the gateway's own is not passed). */
+    env: z.record(z.string(), z.string()).default(() => ({})),
+    /** Working directory of the process. */
+    cwd: z.string().min(1).optional(),
+    /** Run the process in the bubblewrap sandbox (default: true where one can be made, see docs/mcp.md). */
+    sandbox: z.boolean().optional(),
+    /** Inside the sandbox: allow network access (`npx -y` fetching a package needs it). */
+    network: z.boolean().default(false),
+    /** Inside the sandbox: extra read-only paths the server needs. */
+    mounts: z.array(z.string().min(1)).default(() => []),
+    /** URL of a Streamable HTTP server. */
+    url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of the MCP endpoint' }).optional(),
+    /** Sent with every request to `url` (values are never logged). */
+    headers: z.record(z.string(), z.string()).default(() => ({})),
+    ...ServerCommon,
+  })
+  .superRefine((s, ctx) => {
+    if ((s.command === undefined) === (s.url === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'give either "command" (a stdio server) or "url" (a Streamable HTTP server), not both or neither' });
+    }
+  });
+export type McpServerConfig = z.output<typeof McpServerConfig>;
+
+/** The gateway's own MCP server at /mcp. */
+export const McpServeConfig = z.strictObject({
+  /** Serve POST /mcp (Streamable HTTP). */
+  enabled: z.boolean().default(true),
+  /** Tools per tools/list page. */
+  page_size: z.int().positive().max(10_000).default(200),
+  /** Timeout of every tools/call, seconds (MCP requests carry none); server.max_timeout_s when absent. */
+  timeout_s: z.int().positive().optional(),
+});
+export type McpServeConfig = z.output<typeof McpServeConfig>;
+
+export const McpConfig = z.strictObject({
+  /** Server id (used in tool names and GET /mcp-servers) → server. */
+  servers: z.record(z.string().min(1), McpServerConfig).default(() => ({})),
+  serve: McpServeConfig.default(() => McpServeConfig.parse({})),
+  /** Longest the gateway waits for the servers at start before it listens, ms; slower ones join when ready. */
+  start_wait_ms: z.int().min(0).default(5000),
+  /** Longest a server may take to answer initialize and tools/list, ms. */
+  connect_timeout_ms: z.int().positive().default(15_000),
+  /** Restart backoff of a stdio server that exited: first delay, doubling up to `restart_max_ms`. */
+  restart_min_ms: z.int().positive().default(500),
+  restart_max_ms: z.int().positive().default(30_000),
+});
+export type McpConfig = z.output<typeof McpConfig>;

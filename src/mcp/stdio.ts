@@ -1,0 +1,128 @@
+/**
+ * The stdio transport to one MCP server process. Like the SDK's
+ * StdioClientTransport, but the process gets its own process group, so
+ * closing it stops the whole tree (an `npx` wrapper and the server it runs),
+ * and it dies with the gateway (setpriv --pdeathsig, where available).
+ * stdout carries only JSON-RPC: a line that is not is reported and skipped.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+
+const SETPRIV = '/usr/bin/setpriv';
+
+export interface StdioServerSpec {
+  /** Program and arguments. */
+  file: string;
+  args: readonly string[];
+  env: Record<string, string>;
+  cwd?: string;
+  /** The command line already makes the process die with the gateway (the sandbox's does). */
+  diesWithParent?: boolean;
+  /** Each line the process writes to stderr. */
+  onStderr(line: string): void;
+}
+
+export class ProcessTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  private child: ChildProcess | undefined;
+  private readonly buffer = new ReadBuffer();
+  private exited: Promise<void> | undefined;
+  /** Exit code or signal, once the process is gone. */
+  exitStatus: string | undefined;
+
+  constructor(private readonly spec: StdioServerSpec) {}
+
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
+  start(): Promise<void> {
+    const { file, args, env, cwd } = this.spec;
+    const [program, argv] =
+      !this.spec.diesWithParent && existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'KILL', '--', file, ...args]] : [file, [...args]];
+    const child = spawn(program, argv, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
+    this.child = child;
+    this.exited = new Promise((resolve) =>
+      child.once('close', (code, signal) => {
+        this.exitStatus = signal ? `killed by ${signal}` : `exit code ${code}`;
+        this.child = undefined;
+        resolve();
+        this.onclose?.();
+      }),
+    );
+    // Whatever the process left behind in its group (a wrapper's child) goes with it.
+    child.once('exit', () => killGroup(child, 'SIGKILL'));
+    child.stdout!.on('data', (chunk: Buffer) => {
+      this.buffer.append(chunk);
+      for (;;) {
+        let message: JSONRPCMessage | null;
+        try {
+          message = this.buffer.readMessage();
+        } catch (err) {
+          this.onerror?.(new Error(`the server wrote a line on stdout that is not a JSON-RPC message (${(err as Error).message.slice(0, 200)}); skipped`));
+          continue;
+        }
+        if (message === null) break;
+        this.onmessage?.(message);
+      }
+    });
+    let partial = '';
+    child.stderr!.setEncoding('utf8').on('data', (text: string) => {
+      const lines = (partial + text).split('\n');
+      partial = lines.pop() ?? '';
+      if (partial.length > 8192) {
+        lines.push(partial);
+        partial = '';
+      }
+      for (const line of lines) if (line.trim()) this.spec.onStderr(line.slice(0, 8192));
+    });
+    child.stdin!.on('error', (err) => this.onerror?.(err));
+    return new Promise((resolve, reject) => {
+      child.once('spawn', () => resolve());
+      child.once('error', (err) => {
+        reject(new Error(`could not start "${file}": ${(err as NodeJS.ErrnoException).code ?? err.message}`));
+      });
+    });
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || stdin.destroyed) return Promise.reject(new Error('the server process is not running'));
+    return new Promise((resolve) => {
+      if (stdin.write(serializeMessage(message))) resolve();
+      else stdin.once('drain', resolve);
+    });
+  }
+
+  /** Stop the whole process group: close stdin, then SIGTERM, then SIGKILL. */
+  async close(): Promise<void> {
+    const child = this.child;
+    if (!child || !this.exited) return;
+    const gone = this.exited;
+    const wait = (ms: number) => Promise.race([gone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    child.stdin?.end();
+    if (await wait(1000)) return;
+    killGroup(child, 'SIGTERM');
+    if (await wait(2000)) return;
+    killGroup(child, 'SIGKILL');
+    await wait(2000);
+  }
+
+  /** Kill at once (the process is misbehaving or the gateway is going away). */
+  kill(): void {
+    if (this.child) killGroup(this.child, 'SIGKILL');
+  }
+}
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  try {
+    if (child.pid !== undefined) process.kill(-child.pid, signal);
+  } catch {
+    // The group is gone already.
+  }
+}

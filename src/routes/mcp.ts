@@ -1,0 +1,159 @@
+/**
+ * POST /mcp: the gateway as an MCP server over Streamable HTTP, stateless.
+ * HTTP in, `McpDoor` (mcp-server/door.ts) decides, HTTP out:
+ *
+ *   notification / client response → 202, no body
+ *   request                          → JSON, or for a tools/call with a progressToken
+ *                                      (and a client that accepts SSE) an SSE stream of
+ *                                      notifications/progress + message, then the response
+ *
+ * Auth, Host and Origin checks are the guard's, as for every route. An
+ * `Mcp-Session-Id` is issued at initialize only as a namespace for request
+ * ids (cancellation); any value works on any instance, none is required.
+ * GET (server-initiated stream) and DELETE (session end) answer 405, which
+ * the MCP spec allows and clients handle.
+ */
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
+import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { Call, Logger } from '../engine/index.js';
+import {
+  JSONRPC_INVALID_REQUEST,
+  JSONRPC_PARSE_ERROR,
+  ProgressNotifier,
+  errorMessage,
+  gatewayErrorMessage,
+  type McpDoor,
+  type McpOutcome,
+} from '../mcp-server/door.js';
+import { newId } from '../protocol/index.js';
+import { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan, readBytes } from './body.js';
+import { onClientGone } from './disconnect.js';
+import { asGatewayError } from './errors.js';
+import { requestHeader } from './node.js';
+import { requestLogger } from './request.js';
+import { sendJson } from './respond.js';
+import { sseFrame, streamSse } from './sse.js';
+import { mcpRoute } from './mcp.openapi.js';
+
+export const MCP_PATH = mcpRoute.path;
+const SESSION_HEADER = 'mcp-session-id';
+
+export interface McpRouteDeps {
+  door: McpDoor;
+  logger: Logger;
+  bodyLimitBytes: number;
+  heartbeatS: number;
+  maxJsonDepth?: number;
+}
+
+export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
+  const { door, bodyLimitBytes } = deps;
+  const maxDepth = deps.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
+  app.openAPIRegistry.registerPath(mcpRoute);
+
+  app.post(MCP_PATH, async (c) => {
+    const accept = requestHeader(c, 'accept') ?? '*/*';
+    const acceptsSse = accept.includes('text/event-stream');
+    const acceptsJson = accept.includes('application/json') || accept.includes('*/*');
+    if (!acceptsSse && !acceptsJson) {
+      return jsonRpcError(c, 406, 'Accept must include application/json or text/event-stream (MCP clients send both)');
+    }
+    if (!(requestHeader(c, 'content-type') ?? '').includes('application/json')) {
+      return jsonRpcError(c, 415, 'Content-Type must be application/json: send one JSON-RPC message');
+    }
+    const version = requestHeader(c, 'mcp-protocol-version');
+    if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+      return jsonRpcError(c, 400, `MCP-Protocol-Version ${JSON.stringify(version.slice(0, 40))} is not supported; this gateway speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`);
+    }
+
+    let bytes: Uint8Array;
+    try {
+      bytes = await readBytes(c, bodyLimitBytes);
+    } catch (err) {
+      return jsonRpcError(c, 413, asGatewayError(err).message);
+    }
+    if (bytes.byteLength > 2 * maxDepth && nestsDeeperThan(bytes, maxDepth)) {
+      return jsonRpcError(c, 400, `the message nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`);
+    }
+    let message: unknown;
+    try {
+      message = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+    } catch (err) {
+      return sendJson(c, errorMessage(null, JSONRPC_PARSE_ERROR, `the body is not valid JSON: ${(err as Error).message}`), 400);
+    }
+
+    const principal = c.get('principal')?.name ?? null;
+    const session = requestHeader(c, SESSION_HEADER) ?? '';
+    const logger = requestLogger(c, deps.logger);
+    let outcome: McpOutcome;
+    try {
+      outcome = door.handle(message, {
+        caller: { sessionId: '', principal },
+        logger,
+        scope: session,
+        requestId: c.get('requestId'),
+        inputBytes: bytes.byteLength,
+      });
+    } catch (err) {
+      // handle() answers every failure itself; this is only a bug's safety net.
+      logger.error({ err }, 'MCP door failed');
+      return sendJson(c, gatewayErrorMessage(null, asGatewayError(err)), 500);
+    }
+
+    switch (outcome.kind) {
+      case 'accepted':
+        return c.body(null, 202);
+      case 'reply':
+        if (outcome.initialized && !session) c.header('Mcp-Session-Id', newId());
+        if (outcome.initialized) return c.json(outcome.message);
+        return sendJson(c, outcome.message, isInvalidRequest(outcome.message) ? 400 : 200);
+      case 'call': {
+        const { call, id, progressToken } = outcome;
+        if (acceptsSse && (progressToken !== undefined || !acceptsJson)) {
+          return streamSse(c, { heartbeatS: deps.heartbeatS }, async (sink) => {
+            sink.onDisconnect(() => call.stop('disconnect'));
+            const notifier = progressToken === undefined ? undefined : new ProgressNotifier(progressToken);
+            for await (const batch of call.watch()) {
+              let frames = '';
+              for (const ev of batch.events) {
+                const note = notifier?.notification(ev);
+                if (note) frames += sseFrame('message', JSON.stringify(note));
+              }
+              if (frames && !sink.write(frames)) await sink.drain();
+              if (sink.closed) return;
+            }
+            // A cancelled request gets no response (the client has given up on it).
+            if (call.stoppedBy !== 'cancel') sink.write(sseFrame('message', JSON.stringify(door.callReply(id, call))));
+          });
+        }
+        await settled(c, call);
+        return sendJson(c, door.callReply(id, call));
+      }
+    }
+  });
+
+  const notAllowed = (c: Context) =>
+    jsonRpcError(c, 405, `${c.req.method} ${MCP_PATH} is not supported: this MCP server is stateless and has no server-initiated stream; use POST`, {
+      Allow: 'POST',
+    });
+  app.get(MCP_PATH, notAllowed);
+  app.delete(MCP_PATH, notAllowed);
+}
+
+/** Wait for the call, stopping it if the client goes away first (its answer would have nowhere to go). */
+async function settled(c: Context, call: Call): Promise<void> {
+  if (call.settled) return;
+  const stop = onClientGone(c, () => call.stop('disconnect'));
+  await call.result;
+  stop();
+}
+
+function isInvalidRequest(message: JSONRPCMessage): boolean {
+  const error = (message as { error?: { code: number } }).error;
+  return error !== undefined && (error.code === JSONRPC_INVALID_REQUEST || error.code === JSONRPC_PARSE_ERROR);
+}
+
+function jsonRpcError(c: Context, status: 400 | 405 | 406 | 413 | 415, message: string, headers?: Record<string, string>): Response {
+  return c.json(errorMessage(null, JSONRPC_INVALID_REQUEST, message), status, headers);
+}

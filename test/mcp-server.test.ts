@@ -1,0 +1,335 @@
+/**
+ * The gateway as an MCP server at /mcp, driven by the official MCP SDK client
+ * (Client + StreamableHTTPClientTransport) over real HTTP: list and call
+ * native and plugin tools, progress notifications while a tool runs, cancel,
+ * the token's allow list, 401 without a token, audit and metrics (door "mcp").
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpError, ProgressNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuditRecord } from '../src/index.js';
+import { gatedPlugin, type GateControl } from './helpers/gated.js';
+import { scrape, sample } from './helpers/metrics.js';
+import { definePlugin, echoTool, failTool } from './helpers/plugins.js';
+import { startGateway, type TestGateway } from './helpers/server.js';
+import { sha256, startSecureGateway, type SecureGateway } from './security/helpers.js';
+
+async function connect(url: string, headers: Record<string, string> = {}): Promise<Client> {
+  const client = new Client({ name: 'mcp-door-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } }));
+  return client;
+}
+
+const manyTools = definePlugin(
+  'many',
+  Array.from({ length: 7 }, (_, i) => [
+    { name: `many_${i}`, description: `Tool number ${i}`, tags: i === 0 ? ['read-only'] : [], input_parameters: [] },
+    () => ({ i }),
+  ]),
+);
+
+const shapes = definePlugin('shapes', [
+  [
+    {
+      name: 'shaped',
+      description: 'Takes nested, enum and integer arguments',
+      idempotent: true,
+      input_parameters: [
+        { name: 'mode', type: 'string', description: 'How', required: true, enum: ['fast', 'slow'] },
+        { name: 'count', type: 'integer', description: 'How many' },
+        {
+          name: 'target',
+          type: 'object',
+          description: 'Where',
+          properties: { host: { name: 'host', type: 'string', description: 'Host name', required: true } },
+        },
+      ],
+    },
+    (args) => ({ got: args }),
+  ],
+  [{ name: 'answer', description: 'Returns a bare number', input_parameters: [] }, () => 42],
+]);
+
+describe('MCP door (/mcp) with the SDK client', () => {
+  let gw: TestGateway;
+  let gated: GateControl;
+  let root: string;
+  let client: Client;
+  const audit: AuditRecord[] = [];
+
+  beforeAll(async () => {
+    root = mkdtempSync(join(tmpdir(), 'a2e-mcp-door-'));
+    writeFileSync(join(root, 'hello.txt'), 'hello from the workspace\n');
+    gated = gatedPlugin();
+    gw = await startGateway({
+      config: { tools: { fs: { root } }, mcp: { serve: { page_size: 5 } } },
+      plugins: [gated.plugin, definePlugin('more', [failTool]), shapes, manyTools],
+    });
+    // Audit records as the engine makes them (the same sink feeds the audit file and metrics).
+    const engine = gw.gateway.engine as unknown as { audit: (r: AuditRecord) => void };
+    const original = engine.audit;
+    engine.audit = (r) => {
+      audit.push(r);
+      original(r);
+    };
+    client = await connect(gw.url);
+  });
+  afterAll(async () => {
+    await client?.close();
+    await gw?.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('initializes: server info, tools capability, a supported protocol version', () => {
+    expect(client.getServerVersion()).toMatchObject({ name: 'a2e-gateway' });
+    expect(client.getServerCapabilities()?.tools).toBeDefined();
+  });
+
+  it('lists every tool over cursor pages, with inputSchema, annotations and title', async () => {
+    const names: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await client.listTools(cursor ? { cursor } : {});
+      expect(page.tools.length).toBeLessThanOrEqual(5);
+      names.push(...page.tools.map((t) => t.name));
+      cursor = page.nextCursor;
+      pages++;
+    } while (cursor && pages < 20);
+    const all = gw.gateway.registry.all().map((t) => t.definition.name);
+    expect(names).toEqual(all);
+    expect(pages).toBe(Math.ceil(all.length / 5));
+    expect(names).toEqual(expect.arrayContaining(['read_file', 'echo', 'gated', 'shaped', 'many_6']));
+
+    const tools = new Map<string, any>();
+    for (let c: string | undefined, i = 0; i === 0 || c; i++) {
+      const page = await client.listTools(c ? { cursor: c } : {});
+      for (const t of page.tools) tools.set(t.name, t);
+      c = page.nextCursor;
+    }
+    expect(tools.get('shaped')).toMatchObject({
+      title: 'Shaped',
+      description: 'Takes nested, enum and integer arguments',
+      annotations: { idempotentHint: true },
+      inputSchema: {
+        type: 'object',
+        required: ['mode'],
+        additionalProperties: false,
+        properties: {
+          mode: { type: 'string', enum: ['fast', 'slow'] },
+          count: { type: 'integer' },
+          target: { type: 'object', required: ['host'], properties: { host: { type: 'string' } } },
+        },
+      },
+    });
+    expect(tools.get('many_0').annotations).toEqual({ readOnlyHint: true });
+    expect(tools.get('read_file').inputSchema.required).toEqual(['path']);
+    expect(tools.get('read_file').title).toBe('Read file');
+  });
+
+  it('refuses a cursor it did not make, saying what to send', async () => {
+    await expect(client.listTools({ cursor: 'not-a-cursor' })).rejects.toThrow(/invalid cursor: pass the nextCursor/);
+  });
+
+  it('calls a native tool: structuredContent and a text rendering', async () => {
+    const r = await client.callTool({ name: 'read_file', arguments: { path: 'hello.txt' } });
+    expect(r.isError).toBeFalsy();
+    expect(JSON.stringify(r.structuredContent)).toContain('hello from the workspace');
+    const text = (r.content as { type: string; text: string }[])[0]!;
+    expect(text.type).toBe('text');
+    expect(JSON.parse(text.text)).toEqual(r.structuredContent);
+  });
+
+  it('calls a plugin tool; a bare value is wrapped as { result }', async () => {
+    const r = await client.callTool({ name: 'echo', arguments: { text: 'hi there' } });
+    expect(r.structuredContent).toEqual({ text: 'hi there' });
+    const n = await client.callTool({ name: 'answer', arguments: {} });
+    expect(n.structuredContent).toEqual({ result: 42 });
+    expect(n.content).toEqual([{ type: 'text', text: '42' }]);
+  });
+
+  it('a tool failure is a result with isError and the tool\'s message', async () => {
+    const r = await client.callTool({ name: 'fail', arguments: { message: 'disk on fire' } });
+    expect(r.isError).toBe(true);
+    expect(r.content).toEqual([{ type: 'text', text: 'disk on fire' }]);
+    expect(r.structuredContent).toEqual({ partial: true });
+  });
+
+  it('an unknown tool or invalid arguments are protocol errors with the gateway\'s messages', async () => {
+    const unknown = await client.callTool({ name: 'ecko', arguments: {} }).catch((e: unknown) => e);
+    expect(unknown).toBeInstanceOf(McpError);
+    expect((unknown as McpError).code).toBe(-32602);
+    expect((unknown as McpError).message).toMatch(/no tool named "ecko"/);
+    expect((unknown as McpError).data).toMatchObject({ error_code: 'unknown_tool' });
+
+    const invalid = await client.callTool({ name: 'shaped', arguments: { mode: 'warp', target: { port: 1 } } }).catch((e: unknown) => e);
+    expect((invalid as McpError).code).toBe(-32602);
+    expect((invalid as McpError).message).toMatch(/invalid arguments for tool "shaped":.*mode/);
+    expect((invalid as McpError).data).toMatchObject({ error_code: 'invalid_arguments' });
+  });
+
+  it('sends progress notifications while the tool runs, then the result', async () => {
+    const seen: { progress: Progress; at: number }[] = [];
+    let onProgress!: () => void;
+    let arrived = new Promise<void>((r) => (onProgress = r));
+    const running = client.callTool({ name: 'gated', arguments: { key: 'p1', steps: 3 } }, undefined, {
+      onprogress: (progress) => {
+        seen.push({ progress, at: performance.now() });
+        onProgress();
+      },
+    });
+    for (let i = 0; i < 3; i++) {
+      await arrived;
+      arrived = new Promise<void>((r) => (onProgress = r));
+      // Gate i is still closed: the notification arrived while the tool was blocked on it.
+      expect(seen).toHaveLength(i + 1);
+      expect(seen[i]!.progress).toMatchObject({ message: `step ${i}`, total: 100 });
+      gated.open('p1', i);
+    }
+    const r = await running;
+    expect(r.structuredContent).toEqual({ key: 'p1', steps: 3 });
+    expect(seen.map((s) => s.progress.progress)).toEqual([0, 33, 67]);
+    const emitted = gated.emittedAt('p1');
+    for (let i = 0; i < 3; i++) expect(seen[i]!.at).toBeGreaterThanOrEqual(emitted[i]!);
+  });
+
+  it('a client cancel (AbortSignal → notifications/cancelled) fires the tool\'s signal', async () => {
+    const controller = new AbortController();
+    let onProgress!: () => void;
+    const started = new Promise<void>((r) => (onProgress = r));
+    const running = client
+      .callTool({ name: 'gated', arguments: { key: 'c1', steps: 2 } }, undefined, { signal: controller.signal, onprogress: () => onProgress() })
+      .catch((e: unknown) => e);
+    await started;
+    controller.abort('user pressed stop');
+    expect(await gated.aborted('c1')).toMatch(/tool "gated" was canceled/);
+    expect(await running).toBeInstanceOf(Error);
+  });
+
+  it('answers JSON to a client that accepts only JSON, SSE when a progressToken asks for it', async () => {
+    const post = (body: unknown, accept: string) =>
+      fetch(`${gw.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: accept }, body: JSON.stringify(body) });
+    const call = (id: number, meta?: object) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, ...(meta ? { _meta: meta } : {}) } });
+    const json = await post(call(1), 'application/json');
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect(await json.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { text: 'x' } } });
+    const plain = await post(call(2), 'application/json, text/event-stream');
+    expect(plain.headers.get('content-type')).toMatch(/^application\/json/);
+    await plain.text();
+    const sse = await post(call(3, { progressToken: 'tok' }), 'application/json, text/event-stream');
+    expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    expect(await sse.text()).toMatch(/event: message\ndata: \{"jsonrpc":"2.0","id":3,"result":/);
+
+    const note = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, 'application/json, text/event-stream');
+    expect(note.status).toBe(202);
+    const bad = await post({ hello: 1 }, 'application/json');
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ error: { code: -32600, message: expect.stringMatching(/JSON-RPC 2.0/) } });
+    const garbage = await fetch(`${gw.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: '{oops' });
+    expect(garbage.status).toBe(400);
+    expect(await garbage.json()).toMatchObject({ id: null, error: { code: -32700 } });
+    const unknownMethod = await post({ jsonrpc: '2.0', id: 9, method: 'resources/list' }, 'application/json');
+    expect(await unknownMethod.json()).toMatchObject({ id: 9, error: { code: -32601 } });
+    const get = await fetch(`${gw.url}/mcp`, { headers: { Accept: 'text/event-stream' } });
+    expect(get.status).toBe(405);
+    await get.text();
+  });
+
+  it('pings', async () => {
+    await expect(client.ping()).resolves.toEqual({});
+  });
+
+  it('audits every MCP call with door "mcp" and counts it in the metrics', async () => {
+    audit.length = 0;
+    await client.callTool({ name: 'echo', arguments: { text: 'audited' } });
+    await client.callTool({ name: 'nope_nope', arguments: {} }).catch(() => undefined);
+    expect(audit.map((r) => [r.tool_name, r.door, r.success, r.error_code])).toEqual([
+      ['echo', 'mcp', true, null],
+      ['nope_nope', 'mcp', false, 'unknown_tool'],
+    ]);
+    const metrics = await scrape(gw.url);
+    expect(sample(metrics, 'a2e_tool_calls_total', { tool: 'echo', door: 'mcp', outcome: 'success' })).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe('MCP door with auth', () => {
+  const READER = 'reader-token-0123456789abcdef';
+  const ADMIN = 'admin-token-0123456789abcdef0';
+  let gw: SecureGateway;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'a2e-mcp-audit-'));
+    gw = await startSecureGateway({
+      config: {
+        auth: {
+          tokens: [
+            { name: 'admin', token_sha256: sha256(ADMIN) },
+            { name: 'reader', token_sha256: sha256(READER), allow: ['echo'] },
+          ],
+        },
+        audit: { path: join(dir, 'audit.jsonl') },
+      },
+      plugins: [definePlugin('t', [echoTool, failTool])],
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses a client without a token with 401', async () => {
+    await expect(connect(gw.url)).rejects.toMatchObject({ code: 401, message: expect.stringMatching(/requires a token; send Authorization: Bearer/) });
+    const res = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' }),
+    });
+    expect(res.status).toBe(401);
+    expect(res.headers.get('www-authenticate')).toMatch(/^Bearer/);
+    await res.text();
+  });
+
+  it('shows and runs only what the token allows, and writes the audit line with door "mcp"', async () => {
+    const reader = await connect(gw.url, { Authorization: `Bearer ${READER}` });
+    const admin = await connect(gw.url, { Authorization: `Bearer ${ADMIN}` });
+    try {
+      expect((await reader.listTools()).tools.map((t) => t.name)).toEqual(['echo']);
+      expect((await admin.listTools()).tools.map((t) => t.name)).toEqual(['echo', 'fail']);
+      const denied = await reader.callTool({ name: 'fail', arguments: {} }).catch((e: unknown) => e);
+      expect(denied).toBeInstanceOf(McpError);
+      expect((denied as McpError).message).toMatch(/not in the allow list of token "reader"/);
+      expect((denied as McpError).data).toMatchObject({ error_code: 'tool_denied' });
+      expect((await reader.callTool({ name: 'echo', arguments: { text: 'ok' } })).structuredContent).toEqual({ text: 'ok' });
+    } finally {
+      await reader.close();
+      await admin.close();
+    }
+    await gw.gateway.security.auditFile!.flush();
+    const lines = readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.token, l.tool_name, l.door, l.error_code])).toEqual([
+      ['reader', 'fail', 'mcp', 'tool_denied'],
+      ['reader', 'echo', 'mcp', null],
+    ]);
+  });
+});
+
+// Keep the SDK's notification schema import honest: the door's progress notifications must parse as MCP's own.
+describe('progress notifications', () => {
+  it('match the MCP schema', async () => {
+    const { ProgressNotifier } = await import('../src/mcp-server/door.js');
+    const n = new ProgressNotifier('t');
+    const ev = (kind: 'progress' | 'status', data: object) => ({ type: 'tool/event', id: 'x', version: '1.0', ts: 0, req_id: '', seq: 0, kind, data }) as never;
+    const a = n.notification(ev('progress', { pct: 50, message: 'half' }))!;
+    const b = n.notification(ev('status', { message: 'still going' }))!;
+    const c = n.notification(ev('progress', { pct: 40, message: 'odd' }))!;
+    for (const x of [a, b, c]) expect(ProgressNotificationSchema.safeParse(x).success).toBe(true);
+    const values = [a, b, c].map((x) => (x as unknown as { params: { progress: number } }).params.progress);
+    expect(values[0]).toBe(50);
+    expect(values[1]).toBeGreaterThan(values[0]!);
+    expect(values[2]).toBeGreaterThan(values[1]!);
+  });
+});
