@@ -75,7 +75,7 @@ export function quotaKey(principal: string | null, address: string | undefined):
 
 export class SessionManager {
   private readonly store: SessionStore;
-  /** Ids of the live sessions per owner, oldest first (this manager's bookkeeping of the store). */
+  /** Ids of the live sessions per owner (this manager's own bookkeeping of what it put in the store). */
   private readonly byOwner = new Map<string, Set<string>>();
   private live = 0;
   constructor(private readonly options: SessionManagerOptions) {
