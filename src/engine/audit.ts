@@ -12,6 +12,8 @@ export interface AuditRecord {
   duration_ms: number;
   input_bytes: number;
   output_bytes: number;
+  /** The door the call came through when it was not the REST routes (e.g. "a2a"). */
+  door?: string;
 }
 
 export type AuditSink = (record: AuditRecord) => void;

@@ -210,10 +210,11 @@ export class Engine {
     session_id?: string;
     principal?: string | null;
     input_bytes?: number;
+    door?: string;
   }): void {
     this.record(
       { id: attempt.req_id, tool_name: attempt.tool_name, correlation_id: attempt.correlation_id ?? '' },
-      { sessionId: attempt.session_id ?? '', principal: attempt.principal ?? null },
+      { sessionId: attempt.session_id ?? '', principal: attempt.principal ?? null, door: attempt.door },
       { kind: null, success: false, error_code: attempt.error_code, duration_ms: 0, input_bytes: attempt.input_bytes ?? 0, output_bytes: 0 },
     );
   }
@@ -237,6 +238,7 @@ export class Engine {
         duration_ms: outcome.duration_ms,
         input_bytes: outcome.input_bytes,
         output_bytes: outcome.output_bytes,
+        door: caller.door,
       });
     } catch (err) {
       this.logger.error({ err }, 'audit sink failed');

@@ -8,6 +8,8 @@ export interface Caller {
   principal: string | null;
   /** Capabilities the caller's session negotiated; undefined when no session is used. */
   capabilities?: ReadonlySet<string>;
+  /** The door the call came through, for the audit record (e.g. "a2a"); unset for the REST routes. */
+  door?: string;
 }
 
 export type PolicyDecision = { allow: true } | { allow: false; reason: string };

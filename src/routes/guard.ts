@@ -53,12 +53,15 @@ const isPublic = (method: string, path: string) =>
  * stream (EventSource cannot send headers; `events_url` carries a per-call token).
  */
 const checksItsOwnToken = (method: string, path: string) =>
-  (method === 'POST' && path === '/handshake') || (method === 'GET' && /^\/tool\/calls\/[^/]+\/events$/.test(path));
+  (method === 'POST' && path === '/handshake') ||
+  (method === 'GET' && /^\/tool\/calls\/[^/]+\/events$/.test(path)) ||
+  // The A2A agent card: without a token it lists no skills (a token, when sent, must be valid).
+  (method === 'GET' && path === '/.well-known/agent-card.json');
 
 const isUnder = (path: string, prefix: string) => path === prefix || path.startsWith(`${prefix.replace(/\/+$/, '')}/`);
 
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
-const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id, X-Request-Id';
+const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id, X-Request-Id, A2A-Version';
 const EXPOSE_HEADERS = 'Retry-After, WWW-Authenticate, Allow, X-Request-Id';
 
 const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/+$/, '');

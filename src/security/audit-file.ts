@@ -24,6 +24,7 @@ export function auditLine(r: AuditRecord): string {
     duration_ms: r.duration_ms,
     input_bytes: r.input_bytes,
     output_bytes: r.output_bytes,
+    door: r.door, // left out (undefined) for the REST routes
   })}\n`;
 }
 
