@@ -102,10 +102,16 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
   });
 }
 
-/** The caller of an A2A request: the token's principal, an optional X-Session-Id, door "a2a". Refusals are audited. */
+/**
+ * The caller of an A2A request, door "a2a": the bearer token's principal.
+ * A2A has no handshake, so `sessions.required` (an A2E rule) does not apply;
+ * a session sent in X-Session-Id is still checked and used. Refusals are audited.
+ */
 function a2aCaller(c: Context, deps: A2AServerRouteDeps, inputBytes = 0): Caller {
+  const sessionId = requestHeader(c, 'x-session-id');
+  if (!sessionId) return { sessionId: '', principal: c.get('principal')?.name ?? null, door: 'a2a' };
   try {
-    return { ...deps.caller(c, requestHeader(c, 'x-session-id') ?? ''), door: 'a2a' };
+    return { ...deps.caller(c, sessionId), door: 'a2a' };
   } catch (err) {
     if (err instanceof GatewayError && c.req.method === 'POST') {
       deps.engine.recordRefused({
