@@ -15,6 +15,7 @@ import { ToolError, ToolOutput, type ToolContext } from '../src/index.js';
 import { gatedPlugin, type GateControl } from './helpers/gated.js';
 import { deferred, definePlugin, sleep } from './helpers/plugins.js';
 import { waitFor } from './helpers/a2a-stub.js';
+import { sample, scrape } from './helpers/metrics.js';
 import { callBody, openSse, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -140,7 +141,8 @@ async function sdkClient(url: string, mode: Mode, token?: string): Promise<SdkCl
     transports: [new JsonRpcTransportFactory({ fetchImpl, legacyCompat })],
     cardResolver: new DefaultAgentCardResolver({ fetchImpl, legacyCompat }),
   });
-  return { client: await factory.createFromUrl(url), sent };
+  // A card URL is used as it is; a base URL gets the well-known path (from its origin, as the SDK resolves it).
+  return { client: await (url.endsWith('.json') ? factory.createFromUrl(url, '') : factory.createFromUrl(url)), sent };
 }
 
 /** The error an SDK call throws, with the JSON-RPC code and data the gateway sent. */
@@ -335,6 +337,37 @@ describe.each(['1.0', '0.3'] as const)('the official SDK client in A2A %s', (mod
     expect(sdk.sent.slice(before).map((s) => s.method)).toEqual([methods.send, ...Array(sdk.sent.length - before - 1).fill(methods.get)]);
   });
 
+  it('SubscribeToTask follows a running task: the task as it is, then its updates, then the result', async () => {
+    const key = `subscribe-${mode}`;
+    const task = asTask(await sdk.client.sendMessage(request(message([dataPart({ key })], 'steps'), true)));
+    const before = sdk.sent.length;
+    const seen: string[] = [];
+    for await (const ev of sdk.client.resubscribeTask({ tenant: '', id: task.id })) {
+      const p = ev.payload!;
+      if (p.$case === 'task') {
+        seen.push(`task ${p.value.id === task.id}`);
+        test.open(key, 0); // the tool waits at its first gate until the subscription is open
+      } else if (p.$case === 'statusUpdate') seen.push(`status ${p.value.status?.state}`);
+      else if (p.$case === 'artifactUpdate') {
+        const text = p.value.artifact!.parts.map((x) => (x.content?.$case === 'text' ? x.content.value : '')).join('');
+        seen.push(`artifact ${p.value.artifact!.name}`);
+        const m = /^chunk (\d);$/.exec(text);
+        if (m) test.open(key, Number(m[1]));
+      }
+    }
+    expect(sdk.sent.slice(before).map((x) => x.method)).toEqual([mode === '1.0' ? 'SubscribeToTask' : 'tasks/resubscribe']);
+    // Step 0 came before the subscription; steps 1 and 2 and the result came through it.
+    expect(seen).toEqual([
+      'task true',
+      `status ${TaskState.TASK_STATE_WORKING}`,
+      'artifact log.txt',
+      `status ${TaskState.TASK_STATE_WORKING}`,
+      'artifact log.txt',
+      'artifact result',
+      `status ${TaskState.TASK_STATE_COMPLETED}`,
+    ]);
+  });
+
   it('cancel stops a running task: the tool is aborted and the task is canceled', async () => {
     const key = `cancel-${mode}`;
     const task = asTask(await sdk.client.sendMessage(request(message([dataPart({ key, steps: 3 })], 'gated'), true)));
@@ -468,5 +501,55 @@ describe('gateway → gateway', () => {
     expect(res.json.data.success).toBe(success);
     if (success) expect(res.json.data.data).toMatchObject({ output: '{"done":"go"}', state });
     else expect(res.json.data.error).toMatch(/diff would not apply/);
+  });
+});
+
+describe('the same gate as the REST routes', () => {
+  it('Host and Origin are checked; a refused call attempt is audited with door "a2a"; calls are counted in /metrics', async () => {
+    const body = { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', messageId: 'm', role: 'user', parts: [{ kind: 'text', text: 'x' }], metadata: { skillId: 'echo' } } } };
+    const foreign = await postJson(`${gw.url}/a2a`, body, { Origin: 'https://evil.example' });
+    expect(foreign.status).toBe(403);
+    expect(foreign.json.message).toMatch(/origin "https:\/\/evil.example" is not allowed/);
+    const { request: raw } = await import('node:http');
+    const badHost = await new Promise<number>((resolve, reject) => {
+      const r = raw(`${gw.url}/a2a`, { method: 'POST', headers: { Host: 'attacker.example', 'Content-Type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      r.on('error', reject);
+      r.end(JSON.stringify(body));
+    });
+    expect(badHost).toBe(403);
+    const records = await auditRecords();
+    expect(records.filter((r) => r.door === 'a2a' && r.error_code === 'forbidden' && r.tool_name === '').length).toBe(2);
+
+    const before = sample(await scrape(gw.url), 'a2e_tool_calls_total', { tool: 'echo', outcome: 'success' }) ?? 0;
+    expect((await postJson(`${gw.url}/a2a`, body)).json.result.status.state).toBe('completed');
+    expect(sample(await scrape(gw.url), 'a2e_tool_calls_total', { tool: 'echo', outcome: 'success' })).toBe(before + 1);
+  });
+
+  it('under server.base_path the card and the endpoint move with it', async () => {
+    const based = await startGateway({ config: { server: { base_path: '/gw' }, a2a_server: { path: '/agent' } }, plugins: [gatedPlugin().plugin] });
+    try {
+      const origin = new URL(based.url).origin;
+      const card = await (await fetch(`${origin}/gw/.well-known/agent-card.json`)).json();
+      expect(card.url).toBe(`${origin}/gw/agent`);
+      const sdk = await sdkClient(`${origin}/gw/.well-known/agent-card.json`, '1.0');
+      const task = asTask(await sdk.client.sendMessage(request(message([textPart('based')], 'echo'))));
+      expect(artifactOf(task, 'result').data).toEqual([{ text: 'based' }]);
+      expect((await fetch(`${origin}/.well-known/agent-card.json`)).status).toBe(404);
+    } finally {
+      await based.close();
+    }
+  });
+
+  it('a2a_server.enabled: false serves neither the card nor the endpoint', async () => {
+    const off = await startGateway({ config: { a2a_server: { enabled: false } }, plugins: [gatedPlugin().plugin] });
+    try {
+      expect((await fetch(`${off.url}/.well-known/agent-card.json`)).status).toBe(404);
+      expect((await postJson(`${off.url}/a2a`, {})).status).toBe(404);
+    } finally {
+      await off.close();
+    }
   });
 });
