@@ -66,7 +66,7 @@ export class A2AHandler {
       case 'stream':
         return { stream: this.follow(this.start(req.params, ctx, true), WIRES[ctx.dialect], -1, true) };
       case 'get':
-        return { result: WIRES[ctx.dialect].task(snapshot(WIRES[ctx.dialect], this.find(req.params, ctx)), newId()) };
+        return { result: WIRES[ctx.dialect].task(snapshot(WIRES[ctx.dialect], this.find(req.params, ctx))) };
       case 'cancel':
         return { result: this.cancel(req.params, ctx) };
       case 'subscribe': {
@@ -102,7 +102,7 @@ export class A2AHandler {
       await call.result;
       stop();
     }
-    return { result: wire.taskResult(snapshot(wire, call), newId()) };
+    return { result: wire.taskResult(snapshot(wire, call)) };
   }
 
   /** Start the call a message asks for, and keep it as a task. */
@@ -177,7 +177,7 @@ export class A2AHandler {
       });
     }
     call.stop('cancel');
-    return wire.task(snapshot(wire, call), newId());
+    return wire.task(snapshot(wire, call));
   }
 
   /**
@@ -196,9 +196,9 @@ export class A2AHandler {
 async function* updates(call: Call, wire: Wire, watcher: Watcher, fresh: boolean): AsyncGenerator<unknown> {
   const t = { id: call.id, contextId: call.request.correlation_id };
   if (fresh) {
-    yield wire.taskResult({ ...t, state: 'working', statusText: '', artifacts: [], metadata: { tool_name: call.tool.definition.name } }, newId());
+    yield wire.taskResult({ ...t, state: 'working', statusText: '', artifacts: [], metadata: { tool_name: call.tool.definition.name } });
   } else {
-    yield wire.taskResult(snapshot(wire, call), newId());
+    yield wire.taskResult(snapshot(wire, call));
     if (call.settled) return;
   }
   const seen = new Set<string>(); // artifacts already started: later chunks append
@@ -212,7 +212,7 @@ async function* updates(call: Call, wire: Wire, watcher: Watcher, fresh: boolean
   const state = taskState(call);
   if (r.success) yield wire.artifactUpdate(t, resultArtifact(wire, r), false, true);
   const metadata = r.success ? undefined : { error_code: r.error_code };
-  yield wire.statusUpdate(t, state, r.success ? '' : (r.error ?? ''), newId(), { final: true, metadata });
+  yield wire.statusUpdate(t, state, r.success ? '' : (r.error ?? ''), { final: true, metadata });
 }
 
 function eventUpdate(wire: Wire, t: { id: string; contextId: string }, ev: ToolEvent, seen: Set<string>): unknown {
@@ -221,5 +221,5 @@ function eventUpdate(wire: Wire, t: { id: string; contextId: string }, ev: ToolE
     seen.add(ev.data.name);
     return wire.artifactUpdate(t, chunkArtifact(wire, ev), append, ev.data.final);
   }
-  return wire.statusUpdate(t, 'working', eventText(ev), newId(), { metadata: { event: ev.kind, seq: ev.seq, ...ev.data } });
+  return wire.statusUpdate(t, 'working', eventText(ev), { metadata: { event: ev.kind, seq: ev.seq, ...ev.data } });
 }

@@ -7,6 +7,7 @@
  * own dialect table (src/a2a/dialect.ts).
  */
 import { wireState, type DialectName, type TaskState } from '../a2a/dialect.js';
+import { newId } from '../protocol/index.js';
 
 type Json = Record<string, unknown>;
 
@@ -49,16 +50,16 @@ export class Wire {
   }
 
   /** The agent's message in a status (text only). */
-  message(text: string, taskId: string, contextId: string, messageId: string): Json {
+  message(text: string, taskId: string, contextId: string, messageId = newId()): Json {
     const parts = [this.textPart(text)];
     return this.v1
       ? { messageId, role: 'ROLE_AGENT', parts, taskId, contextId }
       : { kind: 'message', messageId, role: 'agent', parts, taskId, contextId };
   }
 
-  status(t: { id: string; contextId: string }, state: TaskState, text: string, messageId: string): Json {
+  status(t: { id: string; contextId: string }, state: TaskState, text: string): Json {
     const status: Json = { state: wireState(this.dialect, state), timestamp: new Date().toISOString() };
-    if (text) status.message = this.message(text, t.id, t.contextId, messageId);
+    if (text) status.message = this.message(text, t.id, t.contextId);
     return status;
   }
 
@@ -67,11 +68,11 @@ export class Wire {
   }
 
   /** A bare task (GetTask, CancelTask). */
-  task(t: TaskSnapshot, messageId: string): Json {
+  task(t: TaskSnapshot): Json {
     const task: Json = {
       id: t.id,
       contextId: t.contextId,
-      status: this.status(t, t.state, t.statusText, messageId),
+      status: this.status(t, t.state, t.statusText),
       artifacts: t.artifacts.map((a) => this.artifact(a)),
       metadata: t.metadata,
     };
@@ -79,8 +80,8 @@ export class Wire {
   }
 
   /** A task as the result of SendMessage or the first item of a stream. */
-  taskResult(t: TaskSnapshot, messageId: string): Json {
-    const task = this.task(t, messageId);
+  taskResult(t: TaskSnapshot): Json {
+    const task = this.task(t);
     return this.v1 ? { task } : task;
   }
 
@@ -88,10 +89,9 @@ export class Wire {
     t: { id: string; contextId: string },
     state: TaskState,
     text: string,
-    messageId: string,
     options: { final?: boolean; metadata?: Json } = {},
   ): Json {
-    const update: Json = { taskId: t.id, contextId: t.contextId, status: this.status(t, state, text, messageId) };
+    const update: Json = { taskId: t.id, contextId: t.contextId, status: this.status(t, state, text) };
     if (options.metadata) update.metadata = options.metadata;
     // 1.0 has no `final`: the stream ends after the last update.
     return this.v1 ? { statusUpdate: update } : { kind: 'status-update', ...update, final: options.final === true };
