@@ -441,6 +441,61 @@ describe.each(['1.0', '0.3'] as const)('the official SDK client in A2A %s', (mod
   });
 });
 
+describe('on the wire', () => {
+  const rpc = (method: string, params: unknown, headers: Record<string, string> = {}) =>
+    postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 'r1', method, params }, headers);
+
+  it('0.3 shapes: kind tags, lower-case states, `final` on the last status update; log events go in status metadata', async () => {
+    const stream = await openSse(`${gw.url}/a2a`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'message/stream',
+        params: { message: { kind: 'message', messageId: 'w1', contextId: 'ctx-1', role: 'user', parts: [{ kind: 'data', data: { count: 2 } }], metadata: { skillId: 'burst' } } },
+      }),
+    });
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const items = (await stream.rest()).map((e) => e.json);
+    expect(items.every((i) => i.jsonrpc === '2.0' && i.id === 7)).toBe(true);
+    const results = items.map((i) => i.result);
+    expect(results.map((r) => [r.kind, r.status?.state ?? null, r.final ?? null])).toEqual([
+      ['task', 'working', null],
+      ['status-update', 'working', false],
+      ['status-update', 'working', false],
+      ['artifact-update', null, null],
+      ['status-update', 'completed', true],
+    ]);
+    expect(results[0]).toMatchObject({ contextId: 'ctx-1', history: [] });
+    expect(results[1].metadata).toMatchObject({ event: 'log', seq: 0, level: 'info', message: 'line 0' });
+    expect(results[1].status.message).toBeUndefined();
+    expect(results[3].artifact.parts).toEqual([{ kind: 'data', data: { count: 2 } }, { kind: 'text', text: '{"count":2}' }]);
+  });
+
+  it('a task past its timeout (metadata.timeout) is canceled, saying so', async () => {
+    const key = 'timeout';
+    const sent = await rpc(
+      'SendMessage',
+      { message: { messageId: 'w2', role: 'ROLE_USER', parts: [{ data: { key, steps: 2 } }], metadata: { skillId: 'gated', timeout: 1 } } },
+      { 'A2A-Version': '1.0' },
+    );
+    expect(sent.json.result.task.status.state).toBe('TASK_STATE_CANCELED');
+    expect(sent.json.result.task.status.message.parts[0].text).toMatch(/timed out after 1 s and was stopped/);
+    expect(await gated.aborted(key)).toMatch(/timed out/);
+  });
+
+  it('protocol errors: not JSON, not JSON-RPC, the other dialect\'s method, a missing message', async () => {
+    const notJson = await postJson(`${gw.url}/a2a`, '{oops');
+    expect(notJson.json.error).toMatchObject({ code: -32700 });
+    expect((await postJson(`${gw.url}/a2a`, { method: 'x' })).json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/"jsonrpc": "2.0"/) });
+    const wrongDialect = await rpc('message/send', {}, { 'A2A-Version': '1.0' });
+    expect(wrongDialect.json).toMatchObject({ id: 'r1', error: { code: -32601 } });
+    expect(wrongDialect.json.error.message).toMatch(/"message\/send" is the A2A 0.3 name; with A2A-Version: 1.0 the methods are SendMessage/);
+    expect((await rpc('message/send', { message: {} })).json.error).toMatchObject({ code: -32602, message: expect.stringMatching(/"parts" array/) });
+  });
+});
+
 describe('gateway → gateway', () => {
   let b: TestGateway;
   beforeAll(async () => {
