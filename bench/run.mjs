@@ -18,6 +18,7 @@ import { streaming } from './scenarios/streaming.mjs';
 import { streams } from './scenarios/streams.mjs';
 import { shell } from './scenarios/shell.mjs';
 import { a2a } from './scenarios/a2a.mjs';
+import { a2aServer } from './scenarios/a2a-server.mjs';
 
 /** Every scenario of issue 8, in report order (an entry with `pending` instead of `run` says why it is not measured yet). */
 const SCENARIOS = [
@@ -27,6 +28,7 @@ const SCENARIOS = [
   { id: 4, title: 'A2A', run: a2a },
   { id: 5, title: 'Shell', run: shell },
   { id: 6, title: 'Footprint', run: footprint },
+  { id: 7, title: 'The gateway as an A2A agent', run: a2aServer },
 ];
 
 const { values } = parseArgs({

@@ -13,6 +13,8 @@ export interface Dialect {
   stream: string;
   get: string;
   cancel: string;
+  /** Follow a task's updates again (resubscribe). */
+  subscribe: string;
   /** Extra headers on every request. */
   headers: Record<string, string>;
   sendParams(text: string, skillId: string, streaming: boolean): Record<string, unknown>;
@@ -25,6 +27,7 @@ export const DIALECTS: Record<DialectName, Dialect> = {
     stream: 'SendStreamingMessage',
     get: 'GetTask',
     cancel: 'CancelTask',
+    subscribe: 'SubscribeToTask',
     headers: { 'A2A-Version': '1.0' },
     sendParams: (text, skillId, streaming) => ({
       message: { messageId: randomUUID(), role: 'ROLE_USER', parts: [{ text }], metadata: { skillId } },
@@ -37,6 +40,7 @@ export const DIALECTS: Record<DialectName, Dialect> = {
     stream: 'message/stream',
     get: 'tasks/get',
     cancel: 'tasks/cancel',
+    subscribe: 'tasks/resubscribe',
     headers: {},
     sendParams: (text, skillId, streaming) => ({
       message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }], metadata: { skillId } },
@@ -55,6 +59,11 @@ export const TERMINAL_STATES = new Set(['completed', 'failed', 'canceled', 'reje
 export const INTERRUPTED_STATES = new Set(['input-required', 'auth-required']);
 
 export const isFinal = (state: TaskState): boolean => TERMINAL_STATES.has(state) || INTERRUPTED_STATES.has(state);
+
+/** A task state as `dialect` spells it: "working" (0.3) or "TASK_STATE_WORKING" (1.0). */
+export function wireState(dialect: DialectName, state: TaskState): string {
+  return dialect === '1.0' ? `TASK_STATE_${state.toUpperCase().replace(/-/g, '_')}` : state;
+}
 
 /** "TASK_STATE_INPUT_REQUIRED" / "input-required" / "cancelled" → "input-required" / "canceled". */
 export function normalizeState(raw: unknown): TaskState {

@@ -13,6 +13,7 @@ import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, se
 import { TransportConfig } from '../transport/a2e-http/config.js';
 import { LimitsSection } from './memory.js';
 import { McpConfig } from '../mcp/config.js';
+import { A2AServerConfig } from '../a2a-server/config.js';
 
 export { CallsConfig };
 
@@ -56,6 +57,7 @@ export const GatewayConfig = z.strictObject({
   audit: AuditConfig.default(() => AuditConfig.parse({})),
   transport: TransportConfig.default(() => TransportConfig.parse({})),
   mcp: McpConfig.default(() => McpConfig.parse({})),
+  a2a_server: A2AServerConfig.default(() => A2AServerConfig.parse({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -174,6 +174,11 @@ export class Call {
     return { ...r, data: { ...r.data, events: this.events.slice(), truncated: r.data.truncated || this.base > 0 } };
   }
 
+  /** The events still kept, oldest first (seq `firstSeq` onwards): what a door reports of a running call. */
+  get keptEvents(): readonly ToolEvent[] {
+    return this.events;
+  }
+
   /**
    * A `status` event telling a watcher that events `gap.from`..`gap.to` were
    * dropped before it could read them. It carries seq `gap.to`, so resuming

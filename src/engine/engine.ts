@@ -150,7 +150,8 @@ export class Engine {
       );
       this.inflight.add(call);
       call.inputBytes = options.inputBytes ?? 0;
-      if (options.door !== undefined) call.door = options.door;
+      const door = options.door ?? caller.door;
+      if (door !== undefined) call.door = door;
       call.begin();
       return call;
     } catch (err) {
@@ -161,7 +162,7 @@ export class Engine {
           `call refused: ${err.code}`,
         );
         this.record(req, caller, {
-          door: options.door ?? 'rest',
+          door: options.door ?? caller.door ?? 'rest',
           kind: (tool ?? this.registry.get(req.tool_name))?.definition.kind ?? null,
           success: false,
           error_code: err.code,

@@ -8,6 +8,8 @@ export interface Caller {
   principal: string | null;
   /** Capabilities the caller's session negotiated; undefined when no session is used. */
   capabilities?: ReadonlySet<string>;
+  /** The door the call came through, for the audit record (e.g. "a2a") when the door does not pass it to `start`; "rest" when unset. */
+  door?: string;
 }
 
 /**

@@ -18,6 +18,8 @@ import { registerToolRoutes } from './tools.js';
 import { registerMetricsRoute } from './metrics.js';
 import { finishDocument } from './openapi-document.js';
 import { requestContext, requestLogger } from './request.js';
+import { registerA2AServerRoutes } from './a2a-server.js';
+import type { A2AServerConfig } from '../a2a-server/index.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { StreamLimits } from './sse.js';
 import type { McpDoor } from '../mcp-server/door.js';
@@ -51,6 +53,8 @@ export interface AppOptions {
   mcp?: McpDoor;
   /** The MCP servers' state, for GET /mcp-servers. */
   mcpServers?: () => McpServerStatus[];
+  /** The gateway as an A2A agent (agent card and JSON-RPC endpoint); not served when absent or disabled. */
+  a2aServer?: A2AServerConfig;
 }
 
 export interface AppSecurity extends GuardOptions {
@@ -89,6 +93,9 @@ export function createApp(options: AppOptions): OpenAPIHono {
             onRefused: (c, err, path) => {
               if (c.req.method === 'POST' && (path === '/tool/call' || path === '/tool/calls')) {
                 options.engine.recordRefused({ tool_name: '', req_id: c.get('requestId') ?? '', error_code: err.code });
+              }
+              if (c.req.method === 'POST' && options.a2aServer?.enabled && path === options.a2aServer.path) {
+                options.engine.recordRefused({ tool_name: '', req_id: c.get('requestId') ?? '', error_code: err.code, door: 'a2a' });
               }
             },
           })
@@ -159,6 +166,23 @@ export function createApp(options: AppOptions): OpenAPIHono {
     registerMcpRoute(app, { door: options.mcp, logger, bodyLimitBytes: options.bodyLimitBytes, heartbeatS: options.heartbeatS, maxJsonDepth: security?.maxJsonDepth });
   }
   if (metrics) registerMetricsRoute(app, metrics, admin);
+
+  if (options.a2aServer?.enabled) {
+    registerA2AServerRoutes(app, {
+      config: options.a2aServer,
+      engine: options.engine,
+      store: options.calls.store,
+      logger,
+      version: options.version,
+      bodyLimitBytes: options.bodyLimitBytes,
+      heartbeatS: options.heartbeatS,
+      maxJsonDepth: security?.maxJsonDepth,
+      retainS: options.calls.retainS,
+      urls: { basePath, trustProxy: options.trustProxy ?? false },
+      caller,
+      bearer: security?.authenticate !== undefined,
+    });
+  }
 
   let document: unknown;
   registerDocsRoutes(app, {

@@ -48,10 +48,13 @@ const isPublic = (method: string, path: string) =>
  * stream (EventSource cannot send headers; `events_url` carries a per-call token).
  */
 const checksItsOwnToken = (method: string, path: string) =>
-  (method === 'POST' && path === '/handshake') || (method === 'GET' && /^\/tool\/calls\/[^/]+\/events$/.test(path));
+  (method === 'POST' && path === '/handshake') ||
+  (method === 'GET' && /^\/tool\/calls\/[^/]+\/events$/.test(path)) ||
+  // The A2A agent card: without a token it lists no skills (a token, when sent, must be valid).
+  (method === 'GET' && path === '/.well-known/agent-card.json');
 
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
-const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id, X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version';
+const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id, X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, A2A-Version';
 const EXPOSE_HEADERS = 'Retry-After, WWW-Authenticate, Allow, X-Request-Id, Mcp-Session-Id';
 
 const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/+$/, '');

@@ -1,0 +1,19 @@
+/** `a2a_server` — the gateway as an A2A agent: its card and its JSON-RPC endpoint. */
+import { z } from 'zod';
+
+export const A2AServerConfig = z.strictObject({
+  /** Serve the agent card and the JSON-RPC endpoint. */
+  enabled: z.boolean().default(true),
+  /** The agent's name on its card. */
+  name: z.string().min(1).default('a2e-gateway'),
+  /** The agent's description on its card. */
+  description: z.string().default('A tool gateway: each of its tools is a skill of this agent'),
+  /** Where the JSON-RPC endpoint is (under server.base_path). */
+  path: z
+    .string()
+    .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'must start with "/", have no trailing "/" and use only letters, digits and . _ ~ -')
+    .default('/a2a'),
+  /** Timeout of a call started through A2A, seconds (capped by server.max_timeout_s); a task may set `metadata.timeout`. */
+  call_timeout_s: z.int().positive().default(300),
+});
+export type A2AServerConfig = z.output<typeof A2AServerConfig>;

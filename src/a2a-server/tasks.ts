@@ -1,0 +1,99 @@
+/**
+ * A call seen as an A2A task: task id = call id, contextId = the call's
+ * correlation_id, state and artifacts derived from the call's state, kept
+ * events and result. Nothing is stored beside the Call itself, so whatever
+ * CallStore keeps calls keeps tasks.
+ */
+import type { Call } from '../engine/index.js';
+import type { ToolEvent, ToolResult } from '../protocol/index.js';
+import type { TaskState } from '../a2a/dialect.js';
+import type { ArtifactView, TaskSnapshot, Wire } from './wire.js';
+
+/**
+ * The A2A state of a call. A timeout is `canceled` (the gateway stopped the
+ * task, the tool did not fail); a tool failure is `failed`.
+ */
+export function taskState(call: Call): TaskState {
+  switch (call.state) {
+    case 'running':
+      return 'working';
+    case 'completed':
+      return 'completed';
+    case 'canceled':
+      return 'canceled';
+    case 'failed':
+      return call.stoppedBy === 'timeout' ? 'canceled' : 'failed';
+  }
+}
+
+/** The text a status update carries for an event ("" for a log line, which goes in metadata). */
+export function eventText(ev: ToolEvent): string {
+  switch (ev.kind) {
+    case 'progress':
+      return ev.data.message ? `${ev.data.message} (${ev.data.pct}%)` : `${ev.data.pct}%`;
+    case 'status':
+      return ev.data.message;
+    default:
+      return '';
+  }
+}
+
+/** The result as the task's final artifact: the data as a JSON data part, then a text part (the summary, or the data as text). */
+export function resultArtifact(wire: Wire, result: ToolResult): ArtifactView {
+  const parts: Record<string, unknown>[] = [];
+  const data: unknown = result.data;
+  if (data !== null) parts.push(wire.dataPart(data));
+  const summary: unknown = result.summary;
+  const text = textOf(summary === null || summary === undefined ? data : summary);
+  if (text) parts.push(wire.textPart(text));
+  return { artifactId: 'result', name: 'result', parts };
+}
+
+function textOf(data: unknown): string {
+  if (data === null || data === undefined) return '';
+  return typeof data === 'string' ? data : (JSON.stringify(data) ?? '');
+}
+
+/** An `artifact` event's chunk as the artifact it updates (named after the event's `name`). */
+export function chunkArtifact(wire: Wire, ev: Extract<ToolEvent, { kind: 'artifact' }>): ArtifactView {
+  return { artifactId: ev.data.name, name: ev.data.name, parts: [wire.textPart(ev.data.chunk, ev.data.mime)] };
+}
+
+/** What the task reports about the call now. */
+export function snapshot(wire: Wire, call: Call): TaskSnapshot {
+  const state = taskState(call);
+  const response = call.response;
+  const artifacts: ArtifactView[] = [];
+  let statusText = '';
+  const byName = new Map<string, ArtifactView>();
+  for (const ev of call.keptEvents) {
+    if (ev.kind === 'artifact') {
+      const seen = byName.get(ev.data.name);
+      const chunk = chunkArtifact(wire, ev);
+      if (seen) seen.parts.push(...chunk.parts);
+      else {
+        byName.set(ev.data.name, chunk);
+        artifacts.push(chunk);
+      }
+    } else {
+      const text = eventText(ev);
+      if (text) statusText = text;
+    }
+  }
+  const metadata: Record<string, unknown> = { tool_name: call.tool.definition.name };
+  if (response) {
+    const r = response.data;
+    metadata.duration_ms = r.duration_ms;
+    if (r.success) {
+      artifacts.push(resultArtifact(wire, r));
+      statusText = '';
+    } else {
+      statusText = r.error ?? 'the tool failed';
+      metadata.error_code = r.error_code;
+      if (r.data !== null) metadata.data = r.data;
+    }
+    if (r.truncated) metadata.truncated = true;
+    if (r.exit_code !== null) metadata.exit_code = r.exit_code;
+  }
+  return { id: call.id, contextId: call.request.correlation_id, state, statusText, artifacts, metadata };
+}
