@@ -30,7 +30,7 @@ export interface DoorGateway {
 }
 
 /** What an attempt came to: the tool ran (or was listed), or which refusal, with the evidence. */
-export type Result = 'ran' | 'unauthorized' | 'denied' | 'forbidden' | 'other';
+export type Result = 'ran' | 'unauthorized' | 'denied' | 'forbidden' | 'not_found' | 'other';
 export interface Outcome {
   result: Result;
   evidence: string;
@@ -92,6 +92,7 @@ export function classify(status: number, json: any, where: string): Outcome {
   if (status === 401 || json?.code === 'unauthorized') return { result: 'unauthorized', evidence };
   if (json?.code === 'tool_denied') return { result: 'denied', evidence };
   if (status === 403) return { result: 'forbidden', evidence };
+  if (status === 404 || json?.code === 'not_found') return { result: 'not_found', evidence };
   return { result: 'other', evidence };
 }
 
@@ -162,6 +163,40 @@ async function transportRequest(client: A2eTestClient, message: Record<string, u
   }
 }
 
+/**
+ * Doors without A2E sessions (MCP, the A2A agent): the bearer token is the
+ * credential and its allow list decides; `sessions.required` is an A2E rule
+ * that does not apply to them (docs/security-sessions.md).
+ */
+export function bearerRule(gw: DoorGateway, who: Knock): Result {
+  if (gw.auth && who.token === undefined) return 'unauthorized';
+  if (gw.auth && !gw.mayCall(who.token!)) return 'denied';
+  return 'ran';
+}
+
+/** A JSON-RPC answer (JSON or the last frame of an SSE answer) of the MCP and A2A doors. */
+async function jsonRpc(url: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; json: any }> {
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await r.text();
+  if (!(r.headers.get('content-type') ?? '').includes('text/event-stream')) return { status: r.status, json: text ? JSON.parse(text) : undefined };
+  const frames = text.split(/\n\n/).map((f) => f.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n')).filter(Boolean);
+  return { status: r.status, json: frames.length ? JSON.parse(frames.at(-1)!) : undefined };
+}
+
+/** A JSON-RPC refusal: the gateway's code rides in error.data (tool_denied, unauthorized, …). */
+function rpcAnswer(status: number, json: any, where: string, ran: (result: any) => boolean): Outcome {
+  const evidence = `${where} → ${status} ${JSON.stringify(json).slice(0, 300)}`;
+  if (json?.result !== undefined && ran(json.result)) return { result: 'ran', evidence };
+  const code = json?.error?.data?.error_code ?? json?.error?.data?.code;
+  if (code === 'tool_denied') return { result: 'denied', evidence };
+  if (code === 'unauthorized') return { result: 'unauthorized', evidence };
+  return classify(status, json, where);
+}
+
 export const DOORS: Door[] = [
   {
     name: 'POST /tool/call (JSON)',
@@ -219,7 +254,8 @@ export const DOORS: Door[] = [
   },
   {
     name: "GET a call's events_url without its access_token (a call the owner started)",
-    expects: resourceRule('unauthorized'),
+    // Another token is told what a missing call is told: ids cannot be probed (issue 20, finding 7).
+    expects: resourceRule('not_found'),
     async attempt(gw, who) {
       const owner = { token: gw.ownerToken, session: gw.sessionsRequired };
       const session = await restSession(gw, owner);
@@ -271,6 +307,30 @@ export const DOORS: Door[] = [
         return sendOutcome.result === streamOutcome.result ? streamOutcome : { result: 'other', evidence: `${sendOutcome.evidence}; ${streamOutcome.evidence}` };
       }
       return transportRequest(intruder, callBody(''), callAnswer);
+    },
+  },
+  {
+    name: 'MCP: tools/call at POST /mcp',
+    expects: bearerRule,
+    async attempt(gw, who) {
+      const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: TOOL, arguments: { text: TEXT } } };
+      const r = await jsonRpc(`${gw.url}/mcp`, body, { 'MCP-Protocol-Version': '2025-06-18', ...bearer(who.token) });
+      return rpcAnswer(r.status, r.json, 'POST /mcp tools/call', (result) => result.isError !== true && JSON.stringify(result).includes(TEXT));
+    },
+  },
+  {
+    name: 'A2A: message/send at POST /a2a',
+    expects: bearerRule,
+    async attempt(gw, who) {
+      const message = {
+        kind: 'message',
+        messageId: `door-${Math.random().toString(36).slice(2)}`,
+        role: 'user',
+        parts: [{ kind: 'data', data: { text: TEXT } }],
+        metadata: { skillId: TOOL },
+      };
+      const r = await jsonRpc(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message } }, bearer(who.token));
+      return rpcAnswer(r.status, r.json, 'POST /a2a message/send', (task) => task.status?.state === 'completed' && JSON.stringify(task.artifacts ?? []).includes(TEXT));
     },
   },
 ];
