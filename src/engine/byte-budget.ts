@@ -31,16 +31,20 @@ export class ByteBudget {
   }
 }
 
+const MAX_VALUES_COUNTED = 100_000;
+
 /**
  * About how many characters `JSON.stringify(value)` would produce: strings
  * by length (plus quotes), numbers and literals at a fixed cost, containers
  * by their members. Iterative, so hostile nesting cannot overflow the stack;
- * cheap enough for every event of a streaming call.
+ * cheap enough for every event of a streaming call. Stops after
+ * `MAX_VALUES_COUNTED` values (a cyclic value would never end).
  */
 export function approxJsonBytes(value: unknown): number {
   let total = 0;
+  let counted = 0;
   const stack: unknown[] = [value];
-  while (stack.length) {
+  while (stack.length && ++counted <= MAX_VALUES_COUNTED) {
     const v = stack.pop();
     if (typeof v === 'string') total += v.length + 2;
     else if (v === null || typeof v !== 'object') total += 8;

@@ -2,7 +2,7 @@
  * The memory invariant (issue 20, finding 4): each way a caller once crashed the gateway with "JavaScript heap out
  * of memory" is replayed against a real gateway process started with `node --max-old-space-size=256 dist/cli.js
  * serve` and the default memory budgets (`limits.*`, sized for a 512 MB heap), except two made smaller so that the
- * attacks which fill them with real results (MBs of eval_js output) stay short on a loaded machine: a session's
+ * attacks which fill them with real results (1 MB files read by read_file) stay short on a loaded machine: a session's
  * outbox (2 MB instead of 8) and the retained call resources (16 MB instead of 64). After each attack the process
  * is alive, /healthz answered quickly while it ran, and the heap is back near where it was before.
  *
@@ -21,6 +21,7 @@ import { Worker } from 'node:worker_threads';
 import { execa, type ResultPromise } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A2eTestClient } from '../helpers/a2e-client.js';
+import { deferred } from '../helpers/plugins.js';
 import { CLI } from '../helpers/cli.js';
 
 const MB = 1024 * 1024;
@@ -144,9 +145,10 @@ interface Probes {
 
 /**
  * Probe the gateway from a worker thread (its own event loop, so this thread's work does not delay the
- * measurement): /healthz every 100 ms, the heap every fifth time, until `done` settles.
+ * measurement): /healthz every 100 ms, the heap every fifth time, while `attack` runs. The worker makes one
+ * request first (its first fetch loads the HTTP client), and the attack starts once it has.
  */
-async function probeWhile(done: Promise<unknown>): Promise<Probes> {
+async function probeWhile(attack: () => Promise<unknown>): Promise<Probes> {
   const worker = new Worker(
     `const { parentPort, workerData } = require('node:worker_threads');
      let stop = false;
@@ -154,6 +156,8 @@ async function probeWhile(done: Promise<unknown>): Promise<Probes> {
      (async () => {
        const times = [];
        const heaps = [];
+       await (await fetch(workerData.url + '/healthz')).text();
+       parentPort.postMessage('ready');
        do {
          const t = performance.now();
          const res = await fetch(workerData.url + '/healthz');
@@ -170,11 +174,13 @@ async function probeWhile(done: Promise<unknown>): Promise<Probes> {
     { eval: true, workerData: { url: gw.url } },
   );
   const probes = new Promise<Probes>((resolve, reject) => {
-    worker.once('message', resolve);
+    worker.on('message', (m: Probes | 'ready') => (m === 'ready' ? ready.resolve() : resolve(m)));
     worker.once('error', reject);
   });
+  const ready = deferred();
+  await ready.promise;
   try {
-    await done;
+    await attack();
   } finally {
     worker.postMessage('stop');
   }
@@ -200,7 +206,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 async function duringAttack(attack: () => Promise<void>): Promise<Probes & { idle: number; before: number }> {
   const idle = await idleLatency();
   const before = await heapUsed();
-  return { ...(await probeWhile(attack())), idle, before };
+  return { ...(await probeWhile(attack)), idle, before };
 }
 
 /** Alive, healthy while attacked, heap back near baseline (plus `retained`: what a budget keeps by design). */
@@ -273,6 +279,8 @@ beforeAll(async () => {
   const shellAnswer = (await shell.json()) as { data?: { success?: boolean; error?: string } };
   // run_command needs bubblewrap: without it this suite cannot replay the SSE attack and must fail, saying so.
   expect(shellAnswer.data?.success, `run_command failed (is bubblewrap installed? apt-get install bubblewrap): ${JSON.stringify(shellAnswer)}`).toBe(true);
+  // The large answers of two attacks: a 1 MB file, returned by read_file (cheaper to produce than by eval_js).
+  writeFileSync(join(dir, 'workspace', 'big.txt'), 'y'.repeat(1_000_000));
   baseline = await heapUsed();
 }, 60_000);
 
@@ -314,12 +322,11 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
 
   it('A2E transport: large answers to a session that never reads are held up to limits.outbox_session_bytes, then POST /send gets 429; nothing is lost', async () => {
     const client = await A2eTestClient.open(`${gw.url}/a2e/v1`);
-    const code = "'x'.repeat(1000000)";
-    const calls = 4;
+    const calls = 3;
     let refused: Response | undefined;
     const probes = await duringAttack(async () => {
       for (const i of range(calls)) {
-        expect((await client.send({ type: 'tool/call/req', id: `big-${i}`, tool_name: 'eval_js', arguments: { code } })).status).toBe(202);
+        expect((await client.send({ type: 'tool/call/req', id: `big-${i}`, tool_name: 'read_file', arguments: { path: 'big.txt' } })).status).toBe(202);
       }
       // The answers (1 MB each) pile up unread; once they exceed the session's 2 MB budget, sending is refused.
       const deadline = Date.now() + 60_000;
@@ -337,7 +344,7 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
     try {
       for (const i of range(calls)) {
         const resp = await client.waitFor((m) => m.req_id === `big-${i}` && m.type === 'tool/call/resp', 60_000);
-        expect((resp.data as { success: boolean; data: { result: string } }).data.result).toHaveLength(1_000_000);
+        expect((resp.data as { success: boolean; data: { content: string } }).data.content).toHaveLength(1_000_000);
       }
     } finally {
       await client.dropStream();
@@ -384,14 +391,15 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
     await expectSurvived('handshake and unknown-key amplification', probes);
   }, 180_000);
 
-  it('SSE: readers that stop reading while run_command streams ~1 MB each are bounded, then cut with a final frame', async () => {
-    const readers = 8;
+  it('SSE: readers that stop reading while run_command streams 60,000 lines each are bounded, then cut with a final frame', async () => {
+    // 6 readers × 60,000 lines: without budgets each call would hold ~40 MB of events for its stalled reader.
+    const readers = 6;
     const sockets: Socket[] = [];
     let tail: Promise<string> | undefined;
     const probes = await duringAttack(async () => {
       const { hostname, port } = new URL(gw.url);
       for (const i of range(readers)) {
-        const body = JSON.stringify({ id: `reader-${i}`, tool_name: 'run_command', arguments: { argv: ['seq', '1', '120000'] }, streaming: true });
+        const body = JSON.stringify({ id: `reader-${i}`, tool_name: 'run_command', arguments: { argv: ['seq', '1', '60000'] }, streaming: true });
         const socket = connect(Number(port), hostname);
         socket.pause(); // never reads
         socket.write(
@@ -412,16 +420,15 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
     await expectSurvived('stalled SSE readers', probes);
   }, 180_000);
 
-  it('call resources: 24 background eval_js calls with 1 MB results keep at most limits.retained_calls_bytes, oldest finished dropped first', async () => {
+  it('call resources: 24 background read_file calls with 1 MB results keep at most limits.retained_calls_bytes, oldest finished dropped first', async () => {
     const ids: string[] = [];
-    const code = "'y'.repeat(1000000)";
     const probes = await duringAttack(async () => {
       await pool(range(24), 1, async () => {
         const res = await retryReset(() =>
           fetch(`${gw.url}/tool/calls`, {
             method: 'POST',
             headers: { 'Content-Type': 'application/json' },
-            body: JSON.stringify({ tool_name: 'eval_js', arguments: { code } }),
+            body: JSON.stringify({ tool_name: 'read_file', arguments: { path: 'big.txt' } }),
           }),
         );
         expect(res.status).toBe(202);
@@ -431,9 +438,9 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
     });
     // 24 MB of results; the oldest finished calls were dropped to stay within limits.retained_calls_bytes (16 MB here).
     expect((await fetch(`${gw.url}/tool/calls/${ids[0]}`)).status).toBe(404);
-    const last = (await (await fetch(`${gw.url}/tool/calls/${ids.at(-1)}`)).json()) as { state: string; result: { data: { data: { result: string } } } };
+    const last = (await (await fetch(`${gw.url}/tool/calls/${ids.at(-1)}`)).json()) as { state: string; result: { data: { data: { content: string } } } };
     expect(last.state).toBe('completed');
-    expect(last.result.data.data.result).toHaveLength(1_000_000);
+    expect(last.result.data.data.content).toHaveLength(1_000_000);
     // What is retained by design (up to the budget, until calls.retain_s) stays; nothing beyond it.
     await expectSurvived('call resources with large results', probes, RETAINED_CALLS_BYTES);
   }, 180_000);
