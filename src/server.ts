@@ -122,6 +122,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     basePath: config.server.base_path,
     trustProxy: config.server.trust_proxy,
     agents: () => plugins.find((p): p is A2APlugin => p instanceof A2APlugin)?.status(registry.conflicts) ?? [],
+    ui: config.ui,
     security: {
       loopbackBind: () => loopbackBind,
       corsOrigins: config.server.cors_origins,

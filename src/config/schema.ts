@@ -11,6 +11,7 @@ import { PluginsConfig } from '../plugins/config.js';
 import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, serverSecurityFields } from '../security/config.js';
 
 import { TransportConfig } from '../transport/a2e-http/config.js';
+import { UiConfig } from './ui.js';
 
 export { CallsConfig };
 
@@ -53,6 +54,7 @@ export const GatewayConfig = z.strictObject({
   limits: LimitsConfig.default(() => LimitsConfig.parse({})),
   audit: AuditConfig.default(() => AuditConfig.parse({})),
   transport: TransportConfig.default(() => TransportConfig.parse({})),
+  ui: UiConfig.default(() => UiConfig.parse({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -7,6 +7,7 @@
 import type { ToolCallRequest, ToolDefinition, ToolListRequest } from '../protocol/index.js';
 import { formatProblems, nowTs } from '../protocol/index.js';
 import { Admission, NO_ADMISSION_LIMITS, checkShape } from './admission.js';
+import { ActivityFeed } from './activity.js';
 import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
 import { Call } from './call.js';
 import { Deadlines } from './deadlines.js';
@@ -46,6 +47,8 @@ export interface StartOptions {
 
 export class Engine {
   readonly registry: ToolRegistry;
+  /** Call lifecycle events for live watchers (GET /admin/events); idle unless watched. */
+  readonly activity = new ActivityFeed();
   private readonly logger: Logger;
   private readonly limits: EngineLimits;
   private readonly policy: Policy;
@@ -124,6 +127,8 @@ export class Engine {
       );
       this.inflight.add(call);
       call.inputBytes = options.inputBytes ?? 0;
+      // Reported before it runs: a tool that settles at once must not be seen finishing before it started.
+      if (this.activity.active) this.activity.started(call);
       call.begin();
       return call;
     } catch (err) {
@@ -141,6 +146,16 @@ export class Engine {
           input_bytes: options.inputBytes ?? 0,
           output_bytes: 0,
         });
+        if (this.activity.active) {
+          this.activity.refused({
+            req_id: req.id,
+            tool_name: req.tool_name.slice(0, 200),
+            kind: tool?.definition.kind ?? null,
+            principal: caller.principal,
+            session_id: caller.sessionId,
+            error_code: err.code,
+          });
+        }
       }
       throw err;
     }
@@ -172,6 +187,7 @@ export class Engine {
   private settled(call: Call, release: (() => void) | undefined): void {
     this.inflight.delete(call);
     release?.();
+    if (this.activity.active) this.activity.finished(call);
     const r = call.response!.data;
     if (levelEnabled(call.logger, 'info')) {
       call.logger.info(
@@ -241,6 +257,11 @@ export class Engine {
     } catch (err) {
       this.logger.error({ err }, 'audit sink failed');
     }
+  }
+
+  /** The calls running now. */
+  runningCalls(): Iterable<Call> {
+    return this.inflight.values();
   }
 
   /** Calls currently running. */

@@ -11,3 +11,4 @@ export * from './engine.js';
 export { ToolSearchIndex, tokenize } from './search.js';
 export * from './sessions.js';
 export * from './lazy-logger.js';
+export * from './activity.js';

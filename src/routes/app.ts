@@ -16,6 +16,8 @@ import { registerMetricsRoute } from './metrics.js';
 import { finishDocument } from './openapi-document.js';
 import { requestContext, requestLogger } from './request.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import { registerAdminEventsRoute } from './admin-events.js';
+import { registerUiRoutes } from './ui.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -37,6 +39,8 @@ export interface AppOptions {
   metrics?: GatewayMetrics;
   /** Host/Origin checks, authentication, sessions; without it the app is open (for embedding and docs). */
   security?: AppSecurity;
+  /** `ui.enabled` (the console at GET /ui); undefined = on for a loopback bind or when auth is on. */
+  ui?: { enabled?: boolean };
 }
 
 export interface AppSecurity extends GuardOptions {
@@ -118,6 +122,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     maxJsonDepth: security?.maxJsonDepth,
   });
 
+  const callAccess = security?.authenticate ? signedCallAccess() : undefined;
   registerCallRoutes(app, {
     engine: options.engine,
     store: options.calls.store,
@@ -128,7 +133,20 @@ export function createApp(options: AppOptions): OpenAPIHono {
     retainS: options.calls.retainS,
     urls: { basePath, trustProxy: options.trustProxy ?? false },
     caller,
-    access: security?.authenticate ? signedCallAccess() : undefined,
+    access: callAccess,
+  });
+  registerAdminEventsRoute(app, {
+    engine: options.engine,
+    store: options.calls.store,
+    access: callAccess,
+    urls: { basePath, trustProxy: options.trustProxy ?? false },
+    heartbeatS: options.heartbeatS,
+    retryMs: options.calls.retryMs,
+  });
+  registerUiRoutes(app, {
+    enabled: options.ui?.enabled,
+    authOn: security?.authenticate !== undefined,
+    loopbackBind: security?.loopbackBind ?? (() => true),
   });
 
   registerAgentRoutes(app, { agents: options.agents ?? (() => []) });

@@ -42,10 +42,11 @@ export interface GuardOptions {
   onRefused?: (c: Context, err: GatewayError, path: string) => void;
 }
 
-/** Routes anyone who reaches the gateway may read: health and documentation. */
+/** Routes anyone who reaches the gateway may read: health, documentation and the console's page (it asks for a token itself). */
 const isPublic = (method: string, path: string) =>
   (method === 'GET' || method === 'HEAD') &&
-  (path === '/healthz' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/'));
+  (path === '/healthz' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/') ||
+    path === '/ui' || path.startsWith('/ui/'));
 
 /**
  * Routes that may come without a bearer header because they check a token of
