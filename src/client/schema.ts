@@ -2733,7 +2733,22 @@ export interface operations {
                     "X-Request-Id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unknown_tool",
+                     *       "message": "The console is turned off (`ui.enabled: false`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Unexpected gateway error (`internal`) */
             500: {
@@ -2751,6 +2766,29 @@ export interface operations {
                      *       "req_id": "g7h8i9",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The console was not built in this installation (`unavailable`) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unavailable",
+                     *       "message": "The console was not built in this installation (`unavailable`)",
                      *       "detail": null,
                      *       "retryable": true
                      *     }

@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { GatewayError } from '../engine/index.js';
+import { ErrorMessage } from '../protocol/index.js';
 
 /** Headers of every console answer. `connect-src 'self'` covers fetch and EventSource to the gateway. */
 export const UI_SECURITY_HEADERS: Readonly<Record<string, string>> = {
@@ -38,7 +39,8 @@ const uiRoute = createRoute({
   description: 'Served when `ui.enabled` is true (default: on a loopback bind, or when `auth` is on).',
   responses: {
     200: { description: 'An HTML page', content: { 'text/html': { schema: z.string(), example: '<!doctype html><html lang="en">…</html>' } } },
-    404: { description: 'The console is turned off (`ui.enabled: false`)' },
+    404: { description: 'The console is turned off (`ui.enabled: false`)', content: { 'application/json': { schema: ErrorMessage } } },
+    503: { description: 'The console was not built in this installation (`unavailable`)', content: { 'application/json': { schema: ErrorMessage } } },
   },
 });
 

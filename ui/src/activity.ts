@@ -97,7 +97,10 @@ export function activityView(root: HTMLElement, badge: HTMLElement): { start(): 
             }
             render();
           },
-          onState: (connected) => fill(live, connected ? '● Live' : 'Reconnecting…'),
+          onState: (connected) => {
+            fill(live, connected ? '● Live' : 'Reconnecting…');
+            live.classList.toggle('on', connected);
+          },
           onError: (e) => fill(live, `Not connected: ${e.message}`),
         },
       );

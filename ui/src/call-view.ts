@@ -33,7 +33,6 @@ export function savedCall(key: string): WatchedCall | undefined {
 
 export function watchCall(call: WatchedCall, storageKey: string): CallView {
   sessionStorage.setItem(storageKey, JSON.stringify(call));
-  const started = performance.now();
   const status = h('p', { class: 'status', role: 'status' }, 'Connecting…');
   const progress = h('progress', { max: 100, 'aria-label': 'Progress' });
   const progressText = h('span', { class: 'muted' });
@@ -57,7 +56,10 @@ export function watchCall(call: WatchedCall, storageKey: string): CallView {
   let lastSeq = -1;
   let done = false;
   const artifacts = new Map<string, { mime: string; text: string; final: boolean; pre: HTMLElement; head: HTMLElement }>();
-  const tick = setInterval(() => (elapsed.textContent = ` ${duration(Math.round(performance.now() - started))} watching`), 1000);
+  // Elapsed since the call started at the gateway (its created_at), else since this view opened.
+  let startedAt = Date.now();
+  api.getCall(call.result_url).then((r) => (startedAt = r.created_at * 1000), () => undefined);
+  const tick = setInterval(() => (elapsed.textContent = ` · ${duration(Math.max(0, Math.round(Date.now() - startedAt)))} elapsed`), 1000);
 
   const onEvent = (e: ToolEvent) => {
     const seq = e.seq ?? 0;
@@ -100,11 +102,11 @@ export function watchCall(call: WatchedCall, storageKey: string): CallView {
     clearInterval(tick);
     elapsed.textContent = '';
     source.close();
-    cancel.disabled = true;
+    cancel.hidden = true;
     const r = resp.data;
-    if (r.success) progress.value = 100;
-    else progress.removeAttribute('value');
-    if (!r.success) progress.hidden = true;
+    progress.value = 100;
+    progressText.textContent = ' 100 %';
+    progress.parentElement!.hidden = !r.success;
     status.textContent = r.success
       ? `Completed in ${duration(r.duration_ms)}`
       : `${r.error_code === 'tool_error' && /cancel/.test(r.error ?? '') ? 'Canceled' : 'Failed'} after ${duration(r.duration_ms)}: ${r.error ?? r.error_code ?? ''}`;

@@ -90,13 +90,13 @@ async function boot(): Promise<void> {
   const health = async () => {
     try {
       const hl = await api.health();
-      fill($('health'), `${hl.tools} tools · ${hl.running_calls} running`);
+      fill($('health'), `${hl.tools} tools registered`);
     } catch {
       fill($('health'), 'gateway unreachable');
     }
   };
   void health();
-  setInterval(() => void health(), 10_000);
+  setInterval(() => void health(), 30_000);
 }
 
 void boot();
