@@ -8,12 +8,17 @@
  * a wrong and an allow-listed token; axe-core; screenshots.
  */
 import { createHash } from 'node:crypto';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdir, readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { OpenAPIHono } from '@hono/zod-openapi';
 import type { ToolContext } from '../src/index.js';
+import { asGatewayError, errorResponse } from '../src/routes/errors.js';
+import { registerUiRoutes } from '../src/routes/ui.js';
 import { launchChromium } from './helpers/browser.js';
 import { gatedPlugin } from './helpers/gated.js';
 import { deferred, definePlugin } from './helpers/plugins.js';
@@ -162,7 +167,8 @@ async function runTool(page: Page, tool: string, values: Record<string, string>)
   return (await response.json()) as { call_id: string; events_url: string };
 }
 
-describe('console', () => {
+// Each test drives one or two real browser tabs; a busy 2-core machine needs room.
+describe('console', { timeout: 120_000 }, () => {
   it('is served under the base path with a strict CSP, and is off when ui.enabled is false', async () => {
     const res = await fetch(`${gw.url}/ui`);
     expect(res.status).toBe(200);
@@ -180,6 +186,13 @@ describe('console', () => {
     expect(asset.headers.get('content-type')).toContain('text/javascript');
     expect((await fetch(`${gw.url}/ui/assets/..%2Fpackage.json`)).status).toBe(404);
 
+    // The default: on for a loopback bind or with auth, off otherwise (the route as createApp mounts it).
+    for (const [loopback, authOn, expected] of [[true, false, 200], [false, true, 200], [false, false, 404]] as const) {
+      const app = new OpenAPIHono();
+      app.onError((err, c) => errorResponse(c, asGatewayError(err)));
+      registerUiRoutes(app, { enabled: undefined, authOn, loopbackBind: () => loopback });
+      expect((await app.request('/ui')).status, `loopback ${loopback}, auth ${authOn}`).toBe(expected);
+    }
     const off = await startGateway({ config: { ui: { enabled: false } } });
     try {
       const r = await fetch(`${off.url}/ui`);
@@ -423,6 +436,29 @@ describe('console', () => {
     await context.close();
   });
 
+  it('Sources shows the A2A agents with their state and last error, and Refresh reads them again', async () => {
+    // A port with nothing listening: the agent's card fetch fails, and says why.
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise((resolve) => closed.close(resolve));
+    const agentsGw = await startGateway({ config: { agents: { billing: { card: `http://127.0.0.1:${port}` } } } });
+    try {
+      await expect.poll(async () => (await (await fetch(`${agentsGw.url}/agents`)).json()).agents[0].state, { timeout: 20_000 }).toBe('failed');
+      const { context, page } = await openConsole(`${agentsGw.url}/ui#sources`);
+      await page.waitForSelector('.agent');
+      expect(await page.textContent('.agent h4')).toContain('billing');
+      expect(await page.textContent('.agent .pill')).toBe('failed');
+      expect(await page.textContent('.agent .error')).toMatch(/^Last error: .+/);
+      expect(await page.textContent('.agent')).toContain(`http://127.0.0.1:${port}`);
+      const [again] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/agents')), page.click('button:has-text("Refresh")')]);
+      expect(again.status()).toBe(200);
+      await context.close();
+    } finally {
+      await agentsGw.close();
+    }
+  });
+
   it('axe-core finds no serious accessibility violations (tools with a form and a result, activity, 375 px)', async () => {
     const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     const { context, page } = await openConsole(`${gw.url}/ui`);
@@ -450,6 +486,9 @@ describe('console', () => {
     expect(await serious()).toEqual([]);
     await page.click('#tab-activity');
     await page.waitForSelector('.activity li[data-call-id]');
+    expect(await serious()).toEqual([]);
+    await page.click('#tab-sources');
+    await page.waitForSelector('#sources [role="status"]:not(:empty)');
     expect(await serious()).toEqual([]);
     await page.setViewportSize({ width: 375, height: 800 });
     await page.click('#tab-tools');
