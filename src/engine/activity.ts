@@ -37,7 +37,8 @@ export interface CallActivity {
 
 export type ActivityListener = (activity: CallActivity, call: Call | undefined) => void;
 
-interface Entry {
+/** A recorded event with its call (undefined for a refusal), for watchers that need more than the event. */
+export interface ActivityEntry {
   activity: CallActivity;
   call: Call | undefined;
 }
@@ -55,7 +56,7 @@ export class ActivityFeed {
   /** Changes at every start: ids from another run of the gateway are not resumed. */
   readonly epoch = Date.now().toString(36);
   private readonly listeners = new Set<ActivityListener>();
-  private readonly ring: Entry[] = [];
+  private readonly ring: ActivityEntry[] = [];
   private nextSeq = 0;
   private readonly capacity: number;
   private readonly lingerMs: number;
@@ -90,7 +91,7 @@ export class ActivityFeed {
    * Events after `afterSeq` still kept, or undefined when some of them were
    * already dropped (or were never recorded): then the watcher needs a fresh snapshot.
    */
-  since(afterSeq: number): Entry[] | undefined {
+  since(afterSeq: number): ActivityEntry[] | undefined {
     if (afterSeq > this.lastSeq) return undefined;
     const oldest = this.ring[0]?.activity.seq ?? this.nextSeq;
     if (afterSeq + 1 < oldest) return undefined;
@@ -103,7 +104,7 @@ export class ActivityFeed {
   }
 
   /** Finished calls still kept, newest last. */
-  recentFinished(): Entry[] {
+  recentFinished(): ActivityEntry[] {
     return this.ring.filter((e) => e.activity.type === 'call.finished');
   }
 
