@@ -68,7 +68,7 @@ export function activityView(root: HTMLElement, badge: HTMLElement): { start(): 
     const done = all.filter((a) => a.state !== 'running').sort((a, b) => b.ts - a.ts);
     for (const old of done.slice(KEEP_FINISHED)) calls.delete(old.call_id || `refused-${old.seq}`);
     fill(running, now.length ? now.map(row) : h('li', { class: 'muted empty' }, 'Nothing is running.'));
-    fill(finished, done.length ? done.slice(0, KEEP_FINISHED).map(row) : h('li', { class: 'muted empty' }, 'No calls finished while you were watching.'));
+    fill(finished, done.length ? done.slice(0, KEEP_FINISHED).map(row) : h('li', { class: 'muted empty' }, 'No recently finished calls.'));
     badge.textContent = now.length ? String(now.length) : '';
     badge.setAttribute('aria-label', `${now.length} running`);
   };
