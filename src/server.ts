@@ -136,6 +136,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     agents: () => plugins.find((p): p is A2APlugin => p instanceof A2APlugin)?.status(registry.conflicts) ?? [],
     mcpServers: () => plugins.find((p): p is McpPlugin => p instanceof McpPlugin)?.status(registry.conflicts) ?? [],
     a2aServer: config.a2a_server,
+    ui: config.ui,
     security: {
       loopbackBind: () => loopbackBind,
       corsOrigins: config.server.cors_origins,

@@ -125,6 +125,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Live call activity (Server-Sent Events, resumable)
+         * @description Starts with `event: snapshot` (ActivitySnapshot: running and recently finished calls), then one event per lifecycle change: `event: call.started`, `call.finished` or `call.refused`, each carrying a CallActivity. Every event has an `id`; reconnect with it in `Last-Event-ID` to get what was missed, or a new snapshot when that is no longer kept. With `auth` on, a token sees only the calls made with it. Costs nothing per call while nobody watches.
+         */
+        get: operations["activityEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ui": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The console: tools, a form to run them, live activity, agents (a web page)
+         * @description Served when `ui.enabled` is true (default: on a loopback bind, or when `auth` is on).
+         */
+        get: operations["console"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/agents": {
         parameters: {
             query?: never;
@@ -1109,6 +1149,44 @@ export interface components {
                 /** @description Result creation timestamp */
                 created_at?: number;
             };
+        };
+        /** @description Sent first (`event: snapshot`), and again when a resume is not possible */
+        ActivitySnapshot: {
+            /** @description Running calls, then recently finished ones, oldest first */
+            calls: components["schemas"]["CallActivity"][];
+        };
+        /** @description One call lifecycle event (never arguments or results) */
+        CallActivity: {
+            /** @description Position in the feed (-1 in a snapshot) */
+            seq: number;
+            /** @enum {string} */
+            type: "call.started" | "call.finished" | "call.refused";
+            /** @description When it happened, Unix seconds */
+            ts: number;
+            /** @description Server-assigned call id; "" for a refused call */
+            call_id: string;
+            req_id: string;
+            tool_name: string;
+            kind: string | null;
+            /** @description The token's name (auth on), else null */
+            principal: string | null;
+            session_id: string;
+            state: components["schemas"]["CallState"] | "refused";
+            /** @description When the call started, Unix seconds */
+            created_at: number;
+            /** @description Set once finished */
+            duration_ms: number | null;
+            error_code: string | null;
+            /**
+             * Format: uri
+             * @description For call resources (POST /tool/calls): its event stream
+             */
+            events_url?: string;
+            /**
+             * Format: uri
+             * @description For call resources: GET for state and result, DELETE to cancel
+             */
+            result_url?: string;
         };
         /** @description Every configured A2A agent, in configuration order */
         AgentsResponse: {
@@ -2658,6 +2736,195 @@ export interface operations {
                      *       "req_id": "g7h8i9",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    activityEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The id of the last event seen, to resume */
+                "last-event-id"?: string;
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "seq": 7,
+                     *       "type": "call.finished",
+                     *       "ts": 1716123458.3,
+                     *       "call_id": "0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34",
+                     *       "req_id": "g7h8i9",
+                     *       "tool_name": "read_file",
+                     *       "kind": "native",
+                     *       "principal": "ci",
+                     *       "session_id": "",
+                     *       "state": "completed",
+                     *       "created_at": 1716123457.1,
+                     *       "duration_ms": 1200,
+                     *       "error_code": null
+                     *     }
+                     */
+                    "text/event-stream": components["schemas"]["ActivitySnapshot"] | components["schemas"]["CallActivity"];
+                };
+            };
+            /** @description Missing or wrong bearer token (`unauthorized`) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unauthorized",
+                     *       "message": "Missing or wrong bearer token (`unauthorized`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    console: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
+                 * @example req-2024-05-19-0001
+                 */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An HTML page */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html><html lang="en">…</html> */
+                    "text/html": string;
+                };
+            };
+            /** @description The console is turned off (`ui.enabled: false`) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unknown_tool",
+                     *       "message": "The console is turned off (`ui.enabled: false`)",
+                     *       "detail": null,
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": null,
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The console was not built in this installation (`unavailable`) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "code": "unavailable",
+                     *       "message": "The console was not built in this installation (`unavailable`)",
                      *       "detail": null,
                      *       "retryable": true
                      *     }

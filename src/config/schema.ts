@@ -14,6 +14,7 @@ import { TransportConfig } from '../transport/a2e-http/config.js';
 import { LimitsSection } from './memory.js';
 import { McpConfig } from '../mcp/config.js';
 import { A2AServerConfig } from '../a2a-server/config.js';
+import { UiConfig } from './ui.js';
 
 export { CallsConfig };
 
@@ -58,6 +59,7 @@ export const GatewayConfig = z.strictObject({
   transport: TransportConfig.default(() => TransportConfig.parse({})),
   mcp: McpConfig.default(() => McpConfig.parse({})),
   a2a_server: A2AServerConfig.default(() => A2AServerConfig.parse({})),
+  ui: UiConfig.default(() => UiConfig.parse({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -7,6 +7,7 @@
 import type { ToolCallRequest, ToolDefinition, ToolListRequest } from '../protocol/index.js';
 import { capProblem, formatProblems, nowTs } from '../protocol/index.js';
 import { Admission, NO_ADMISSION_LIMITS, checkShape } from './admission.js';
+import { ActivityFeed } from './activity.js';
 import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
 import { ByteBudget } from './byte-budget.js';
 import { Call, type CallLimits } from './call.js';
@@ -60,6 +61,8 @@ export interface StartOptions {
 
 export class Engine {
   readonly registry: ToolRegistry;
+  /** Call lifecycle events for live watchers (GET /admin/events); idle unless watched. */
+  readonly activity = new ActivityFeed();
   private readonly logger: Logger;
   private readonly limits: EngineLimits;
   private readonly policy: Policy;
@@ -152,6 +155,8 @@ export class Engine {
       call.inputBytes = options.inputBytes ?? 0;
       const door = options.door ?? caller.door;
       if (door !== undefined) call.door = door;
+      // Reported before it runs: a tool that settles at once must not be seen finishing before it started.
+      if (this.activity.active) this.activity.started(call);
       call.begin();
       return call;
     } catch (err) {
@@ -170,6 +175,16 @@ export class Engine {
           input_bytes: options.inputBytes ?? 0,
           output_bytes: 0,
         });
+        if (this.activity.active) {
+          this.activity.refused({
+            req_id: req.id,
+            tool_name: req.tool_name.slice(0, 200),
+            kind: tool?.definition.kind ?? null,
+            principal: caller.principal,
+            session_id: caller.sessionId,
+            error_code: err.code,
+          });
+        }
       }
       throw err;
     }
@@ -205,6 +220,7 @@ export class Engine {
   private settled(call: Call, release: (() => void) | undefined): void {
     this.inflight.delete(call);
     release?.();
+    if (this.activity.active) this.activity.finished(call);
     const r = call.response!.data;
     if (levelEnabled(call.logger, 'info')) {
       call.logger.info(
@@ -278,6 +294,11 @@ export class Engine {
     } catch (err) {
       this.logger.error({ err }, 'audit sink failed');
     }
+  }
+
+  /** The calls running now. */
+  runningCalls(): Iterable<Call> {
+    return this.inflight.values();
   }
 
   /** Calls currently running. */

@@ -14,3 +14,4 @@ export { editDistance, similarNames } from './similar.js';
 export * from './sessions.js';
 export * from './lazy-logger.js';
 export { compileJsonSchema } from './json-schema.js';
+export * from './activity.js';

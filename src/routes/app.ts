@@ -26,6 +26,8 @@ import type { McpDoor } from '../mcp-server/door.js';
 import { registerMcpRoute } from './mcp.js';
 import { registerMcpServersRoute } from './mcp-servers.js';
 import type { McpServerStatus } from '../protocol/index.js';
+import { registerAdminEventsRoute } from './admin-events.js';
+import { registerUiRoutes } from './ui.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -55,6 +57,8 @@ export interface AppOptions {
   mcpServers?: () => McpServerStatus[];
   /** The gateway as an A2A agent (agent card and JSON-RPC endpoint); not served when absent or disabled. */
   a2aServer?: A2AServerConfig;
+  /** `ui.enabled` (the console at GET /ui); undefined = on for a loopback bind or when auth is on. */
+  ui?: { enabled?: boolean };
 }
 
 export interface AppSecurity extends GuardOptions {
@@ -143,6 +147,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     trustProxy: options.trustProxy,
   });
 
+  const callAccess = security?.authenticate ? signedCallAccess() : undefined;
   registerCallRoutes(app, {
     engine: options.engine,
     store: options.calls.store,
@@ -153,8 +158,21 @@ export function createApp(options: AppOptions): OpenAPIHono {
     retainS: options.calls.retainS,
     urls: { basePath, trustProxy: options.trustProxy ?? false },
     caller,
-    access: security?.authenticate ? signedCallAccess() : undefined,
+    access: callAccess,
     streams: options.streams,
+  });
+  registerAdminEventsRoute(app, {
+    engine: options.engine,
+    store: options.calls.store,
+    access: callAccess,
+    urls: { basePath, trustProxy: options.trustProxy ?? false },
+    heartbeatS: options.heartbeatS,
+    retryMs: options.calls.retryMs,
+  });
+  registerUiRoutes(app, {
+    enabled: options.ui?.enabled,
+    authOn: security?.authenticate !== undefined,
+    loopbackBind: security?.loopbackBind ?? (() => true),
   });
 
   const admin = adminCheck(security?.authenticate ? (security.admins ?? new Set()) : undefined);

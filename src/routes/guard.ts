@@ -37,10 +37,11 @@ export interface GuardOptions {
   onRefused?: (c: Context, err: GatewayError, path: string) => void;
 }
 
-/** Routes anyone who reaches the gateway may read: health, readiness, the index and documentation. */
+/** Routes anyone who reaches the gateway may read: health, readiness, the index, documentation and the console's page (it asks for a token itself). */
 const isPublic = (method: string, path: string) =>
   (method === 'GET' || method === 'HEAD') &&
-  (path === '/healthz' || path === '/readyz' || path === '/' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/'));
+  (path === '/healthz' || path === '/readyz' || path === '/' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/') ||
+    path === '/ui' || path.startsWith('/ui/'));
 
 /**
  * Routes that may come without a bearer header because they check a token of
