@@ -88,7 +88,7 @@ my $end = time + $seconds; my $n = 0;
 while (!-e 'race-stop' && time < $end) {
   for my $k (1..200) {
     rename('race/a', 'race/d'); rename('race/l', 'race/a');
-    select(undef, undef, undef, 0.002) if $k == 100; # now and then, hold the symlink a moment
+    select(undef, undef, undef, 0.001) if $k % 20 == 0; # now and then, hold the symlink a moment
     rename('race/a', 'race/l'); rename('race/d', 'race/a');
     $n++;
   }
