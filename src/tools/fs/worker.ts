@@ -44,7 +44,8 @@ export class FsWorker {
   /** Run one file tool call in the worker; `used` is the workspace usage for the quota (null: no quota). */
   async run(name: string, args: Record<string, unknown>, ctx: FsContext & { streaming: boolean }, used: number | null): Promise<{ result: unknown; used: number | null }> {
     await (this.ready ??= this.spawn());
-    const child = this.child!;
+    const child = this.child;
+    if (!child?.connected) throw new ToolError('the file tools worker stopped unexpectedly; try the call again');
     const id = this.nextId++;
     const onAbort = () => {
       if (child.connected) child.send({ type: 'cancel', id } satisfies ToWorker);
@@ -95,10 +96,25 @@ export class FsWorker {
         for (const p of this.pending.values()) p.reject(err);
         this.pending.clear();
         if (code !== 0) this.logger.warn({ code, signal }, 'file tools worker exited');
-        reject(new Error(`the file tools worker (uid ${this.owner.uid}) could not start; see the log above`));
+        reject(this.cannotStart());
+      });
+      child.on('error', (err) => {
+        this.logger.error({ err }, 'file tools worker could not be started');
+        if (this.child === child) {
+          this.child = null;
+          this.ready = null;
+        }
+        reject(this.cannotStart());
       });
       child.send({ type: 'init', root: this.ws.root, realRoot: this.ws.real, limits: this.limits, quotaLimit: this.quotaLimit } satisfies ToWorker);
     });
+  }
+
+  private cannotStart(): ToolError {
+    return new ToolError(
+      `the file tools worker (uid ${this.owner.uid}, the workspace owner) could not start; the gateway's installation must ` +
+        'be readable by that user (see the gateway log), or set tools.fs.privilege_separation: false',
+    );
   }
 
   /** Stop the worker (gateway shutdown). */
