@@ -11,6 +11,27 @@ import { WorkspaceQuota } from './quota.js';
 import { Workspace } from './workspace.js';
 import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
 
+// Drop to the workspace owner before anything else runs: every module this process needs is loaded (static
+// imports only), so from here on it can reach only what that user can. Groups first, uid last (after it, no
+// capability is left to change the others).
+{
+  const uid = Number(process.argv[2]);
+  const gid = Number(process.argv[3]);
+  if (!Number.isInteger(uid) || !Number.isInteger(gid) || uid === 0) {
+    process.stderr.write('file tools worker: started without the workspace owner uid and gid; refusing to run as root\n');
+    process.exit(2);
+  }
+  if (process.getuid?.() === 0) {
+    process.setgroups?.([]);
+    process.setgid?.(gid);
+    process.setuid?.(uid);
+  }
+  if (process.getuid?.() !== uid || process.getgid?.() !== gid) {
+    process.stderr.write(`file tools worker: could not switch to uid ${uid} gid ${gid}\n`);
+    process.exit(2);
+  }
+}
+
 let ws: Workspace;
 let limits: FsLimits;
 let quotaLimit: number | null = null;

@@ -66,9 +66,9 @@ export class FsWorker {
     // stdin, stdout ignored; stderr shared (start-up failures); the IPC channel; the workspace root's descriptor.
     const stdio: (string | number)[] = ['ignore', 'ignore', 'inherit', 'ipc'];
     stdio[ROOT_FD] = this.ws.dir.fd;
-    const child = fork(workerPath(), [], {
-      uid: this.owner.uid,
-      gid: this.owner.gid,
+    // Forked as root and dropping to the owner itself once its code is loaded (worker-main.ts), so the
+    // gateway's installation need not be readable by that user (a clone in a 0700 directory works).
+    const child = fork(workerPath(), [String(this.owner.uid), String(this.owner.gid)], {
       execArgv: [],
       env: { NODE_ENV: process.env.NODE_ENV ?? 'production' },
       serialization: 'advanced',
@@ -112,8 +112,8 @@ export class FsWorker {
 
   private cannotStart(): ToolError {
     return new ToolError(
-      `the file tools worker (uid ${this.owner.uid}, the workspace owner) could not start; the gateway's installation must ` +
-        'be readable by that user (see the gateway log), or set tools.fs.privilege_separation: false',
+      `the file tools worker (uid ${this.owner.uid}, the workspace owner) could not start (see the gateway log); ` +
+        'try the call again, or set tools.fs.privilege_separation: false',
     );
   }
 
