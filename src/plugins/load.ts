@@ -10,11 +10,9 @@ import { ConfigError } from '../config/load.js';
 import type { Logger, ToolPlugin } from '../engine/index.js';
 import { isPath, type PluginEntry } from './config.js';
 
-/** What a plugin factory gets besides its options. */
-export interface PluginFactoryContext {
-  logger: Logger;
-}
-export type PluginFactory = (options: Record<string, unknown>, ctx: PluginFactoryContext) => ToolPlugin | Promise<ToolPlugin>;
+import type { PluginFactory } from './factory.js';
+
+export type { PluginFactory, PluginFactoryContext } from './factory.js';
 
 const CONTRACT =
   'export a ToolPlugin ({ name, listTools(), executeTool() }) or a factory function returning one, as the default export or as "plugin"';
@@ -28,7 +26,7 @@ export async function loadConfiguredPlugins(entries: readonly PluginEntry[], log
     try {
       mod = (await import(isPath(entry.module) ? pathToFileURL(resolve(entry.module)).href : entry.module)) as Record<string, unknown>;
     } catch (err) {
-      throw new ConfigError(`${label} failed to load: ${whyNotLoaded(entry.module, err as NodeJS.ErrnoException)}`);
+      throw new ConfigError(`${label} failed to load: ${whyNotLoaded(entry.module, err as Error & { code?: string })}`);
     }
     const exported = mod.default ?? mod.plugin;
     let plugin: unknown = exported;
@@ -53,7 +51,7 @@ export async function loadConfiguredPlugins(entries: readonly PluginEntry[], log
  * name the importing file too ("… imported from /x/plugin.js"), so which
  * module is missing is read from them, not guessed from the text.
  */
-export function whyNotLoaded(spec: string, err: NodeJS.ErrnoException): string {
+export function whyNotLoaded(spec: string, err: Error & { code?: string }): string {
   const first = err.message.split('\n')[0]!;
   if (err.code === 'ERR_MODULE_NOT_FOUND') {
     const m = /^Cannot find (package|module) '([^']+)' imported from (.+)$/.exec(first);
