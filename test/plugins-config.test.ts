@@ -74,7 +74,15 @@ describe('plugins from the config', () => {
   });
 
   const broken: [string, string, string | null, RegExp][] = [
-    ['missing', '', null, /plugins\[0\] \(module ".*missing\.mjs"\) failed to load: no such module/],
+    ['missing', '', null, /plugins\[0\] \(module ".*missing\.mjs"\) failed to load: no such file: \/.*missing\.mjs \(a relative path is taken from the config file's folder\)$/],
+    [
+      'imports-gateway',
+      "import { ToolError } from 'a2e-gateway';\nexport default { name: 'g', listTools: () => [], executeTool: () => { throw new ToolError('x'); } };",
+      null,
+      /failed to load: it imports package "a2e-gateway", which is not installed for \/.*imports-gateway\.mjs: run npm install a2e-gateway in the plugin's folder \(or import from nothing: throw an Error whose name is "ToolError"/,
+    ],
+    ['imports-missing-package', "import '@acme/text-utils/words.js';\nexport default {};", null, /failed to load: it imports package "@acme\/text-utils", which is not installed for \/.*imports-missing-package\.mjs: run npm install @acme\/text-utils in the plugin's folder$/],
+    ['imports-missing-file', "import './helpers/words.mjs';\nexport default {};", null, /failed to load: it imports \/.*helpers\/words\.mjs, which does not exist \(imported from \/.*imports-missing-file\.mjs\)$/],
     ['syntax', 'export default {', null, /plugins\[0\] \(module ".*syntax\.mjs"\) failed to load: /],
     ['nothing', 'export const x = 1;', null, /plugins\[0\] \(module ".*nothing\.mjs"\) does not provide a valid plugin \(nothing exported\); export a ToolPlugin/],
     ['no-execute', "export default { name: 'x', listTools: () => [] };", null, /does not provide a valid plugin \("executeTool" must be a function\)/],
@@ -92,6 +100,46 @@ describe('plugins from the config', () => {
     expect(r.stderr).toMatch(/^a2e-gateway: /);
     expect(r.stderr).toMatch(message);
     expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('a plugin file with import/export that Node loads as CommonJS: the message says how to fix it', async () => {
+    const sub = await mkdtemp(join(dir, 'cjs-'));
+    await writeFile(join(sub, 'package.json'), '{"name": "my-tools", "type": "commonjs"}\n');
+    await writeFile(join(sub, 'tools.js'), "import { readFileSync } from 'node:fs';\nexport default { name: 'c', listTools: () => [], executeTool: () => readFileSync };\n");
+    await writeFile(join(sub, 'gw.yaml'), 'plugins:\n  - module: ./tools.js\n');
+    const r = await cli(['serve', '--config', join(sub, 'gw.yaml'), '--port', '0']);
+    expect(r.exitCode).toBe(2);
+    expect(r.stderr).toMatch(
+      /failed to load: it uses import\/export, but Node loads it as CommonJS \(Cannot use import statement outside a module\): name the file \.mjs, or add "type": "module" to the package\.json next to it/,
+    );
+  });
+
+  it('a plugin that imports nothing reports expected failures with an Error named "ToolError"', async () => {
+    await writeFile(
+      join(dir, 'standalone.mjs'),
+      [
+        "class ToolError extends Error { constructor(message, data) { super(message); this.name = 'ToolError'; this.data = data; } }",
+        'export default {',
+        "  name: 'standalone',",
+        "  listTools: () => [{ name: 'halve', description: 'Halve an even number', input_parameters: [{ name: 'n', type: 'integer', description: 'n', required: true }] }],",
+        "  executeTool: (_name, { n }) => { if (n % 2) throw new ToolError(`${n} is odd; send an even number`, { n }); return { half: n / 2 }; },",
+        '};',
+        '',
+      ].join('\n'),
+    );
+    const config = join(dir, 'standalone.yaml');
+    await writeFile(config, 'plugins:\n  - module: ./standalone.mjs\ntools:\n  shell: {enabled: false}\n');
+    const { url, proc } = await startCli(['--config', config, '--port', '0'], {}, { cwd: dir });
+    try {
+      expect(JSON.parse((await cli(['call', 'halve', '--arg', 'n=8', '--url', url])).stdout)).toEqual({ half: 4 });
+      const odd = await cli(['call', 'halve', '--arg', 'n=7', '--json', '--url', url]);
+      expect(odd.exitCode).toBe(1);
+      // A ToolError: its own message and data, not "tool failed: …" with the message screened.
+      expect(JSON.parse(odd.stdout)).toMatchObject({ success: false, error_code: 'tool_error', error: '7 is odd; send an even number', data: { n: 7 } });
+    } finally {
+      proc.kill('SIGTERM');
+      await proc;
+    }
   });
 
   it('an unknown key in a plugins entry is a config error', async () => {

@@ -1,5 +1,5 @@
 // A plugin module for the `plugins` config section: a factory that gets the entry's `options`.
-import { ToolError } from 'a2e-gateway';
+import { ToolError } from 'a2e-gateway/plugin';
 
 export default function wordTools(options) {
   const minLength = options.min_length ?? 1;

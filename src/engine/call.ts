@@ -273,9 +273,10 @@ export class Call {
             success: false,
             error: err.message,
             error_code: 'tool_error',
-            data: err.data,
-            exit_code: err.exitCode,
-            truncated: err.truncated,
+            // A plain Error named "ToolError" may lack these.
+            data: err.data ?? null,
+            exit_code: err.exitCode ?? null,
+            truncated: err.truncated ?? false,
           },
           'failed',
         );

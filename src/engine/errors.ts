@@ -46,4 +46,13 @@ export class ToolError extends Error {
     this.exitCode = options.exitCode ?? null;
     this.truncated = options.truncated ?? false;
   }
+
+  /**
+   * Any Error named "ToolError" counts as one (its `data`, `exitCode` and
+   * `truncated` read when present): a plugin can report an expected failure
+   * without importing anything from the gateway, or with its own copy of it.
+   */
+  static override [Symbol.hasInstance](value: unknown): boolean {
+    return value instanceof Error && value.name === 'ToolError';
+  }
 }

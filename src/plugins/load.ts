@@ -10,15 +10,12 @@ import { ConfigError } from '../config/load.js';
 import type { Logger, ToolPlugin } from '../engine/index.js';
 import { isPath, type PluginEntry } from './config.js';
 
-/** What a plugin factory gets besides its options. */
-export interface PluginFactoryContext {
-  logger: Logger;
-}
-export type PluginFactory = (options: Record<string, unknown>, ctx: PluginFactoryContext) => ToolPlugin | Promise<ToolPlugin>;
+import type { PluginFactory } from './factory.js';
+
+export type { PluginFactory, PluginFactoryContext } from './factory.js';
 
 const CONTRACT =
   'export a ToolPlugin ({ name, listTools(), executeTool() }) or a factory function returning one, as the default export or as "plugin"';
-
 
 /** Import and build every configured plugin, in order. */
 export async function loadConfiguredPlugins(entries: readonly PluginEntry[], logger: Logger): Promise<ToolPlugin[]> {
@@ -29,9 +26,7 @@ export async function loadConfiguredPlugins(entries: readonly PluginEntry[], log
     try {
       mod = (await import(isPath(entry.module) ? pathToFileURL(resolve(entry.module)).href : entry.module)) as Record<string, unknown>;
     } catch (err) {
-      const e = err as NodeJS.ErrnoException;
-      const why = e.code === 'ERR_MODULE_NOT_FOUND' && e.message.includes(entry.module) ? 'no such module' : e.message.split('\n')[0];
-      throw new ConfigError(`${label} failed to load: ${why}`);
+      throw new ConfigError(`${label} failed to load: ${whyNotLoaded(entry.module, err as Error & { code?: string })}`);
     }
     const exported = mod.default ?? mod.plugin;
     let plugin: unknown = exported;
@@ -50,6 +45,48 @@ export async function loadConfiguredPlugins(entries: readonly PluginEntry[], log
   }
   return plugins;
 }
+
+/**
+ * Why `import(spec)` failed, in words that say what to fix. Node's messages
+ * name the importing file too ("… imported from /x/plugin.js"), so which
+ * module is missing is read from them, not guessed from the text.
+ */
+export function whyNotLoaded(spec: string, err: Error & { code?: string }): string {
+  const first = err.message.split('\n')[0]!;
+  if (err.code === 'ERR_MODULE_NOT_FOUND') {
+    const m = /^Cannot find (package|module) '([^']+)' imported from (.+)$/.exec(first);
+    const missing = m?.[2] ?? '';
+    const from = m?.[3] ?? '';
+    const isEntry = !isPath(spec) ? missing === spec : missing === resolve(spec) || pathToFileURL(resolve(spec)).href === missing;
+    if (isEntry || !m) {
+      return isPath(spec)
+        ? `no such file: ${resolve(spec)} (a relative path is taken from the config file's folder)`
+        : `package "${spec}" is not installed where the gateway runs; npm install it, or give the plugin's file path`;
+    }
+    if (m[1] === 'package') {
+      const pkg = packageName(missing);
+      const gatewayHint =
+        pkg === 'a2e-gateway'
+          ? ' (or import from nothing: throw an Error whose name is "ToolError" — see "Writing a plugin" in the README)'
+          : '';
+      return `it imports package "${pkg}", which is not installed for ${from}: run npm install ${pkg} in the plugin's folder${gatewayHint}`;
+    }
+    return `it imports ${missing}, which does not exist (imported from ${from})`;
+  }
+  if (err.name === 'SyntaxError' && /Cannot use import statement outside a module|Unexpected token 'export'/.test(first)) {
+    return (
+      `it uses import/export, but Node loads it as CommonJS (${first}): name the file .mjs, or add "type": "module" ` +
+      "to the package.json next to it (or the nearest one above it)"
+    );
+  }
+  if (/(require|module|exports) is not defined in ES module scope/.test(first)) {
+    return `it is CommonJS (require/module.exports), but Node loads it as an ES module (${first}): name the file .cjs, or write it with import/export`;
+  }
+  return first;
+}
+
+/** "@scope/name/sub" → "@scope/name"; "name/sub" → "name". */
+const packageName = (spec: string) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
 
 function contractProblem(p: unknown): string | undefined {
   if (p === undefined) return 'nothing exported';
