@@ -317,6 +317,15 @@ describe('MCP door with auth', () => {
   });
 });
 
+describe('protocol facts', () => {
+  it('the door speaks exactly the protocol versions of the MCP SDK it was built with', async () => {
+    const sdk = await import('@modelcontextprotocol/sdk/types.js');
+    const { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } = await import('../src/mcp-server/protocol.js');
+    expect(SUPPORTED_PROTOCOL_VERSIONS).toEqual(sdk.SUPPORTED_PROTOCOL_VERSIONS);
+    expect(LATEST_PROTOCOL_VERSION).toBe(sdk.LATEST_PROTOCOL_VERSION);
+  });
+});
+
 // Keep the SDK's notification schema import honest: the door's progress notifications must parse as MCP's own.
 describe('progress notifications', () => {
   it('match the MCP schema', async () => {
