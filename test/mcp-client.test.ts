@@ -11,6 +11,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from './helpers/a2a-stub.js';
 import { definePlugin, echoTool } from './helpers/plugins.js';
@@ -227,6 +228,44 @@ describe('an MCP server that never answers initialize', () => {
       expect(s.tools).toEqual([]);
     } finally {
       await gw.close();
+    }
+  });
+});
+
+describe('an MCP server over Streamable HTTP (server-everything)', () => {
+  it('lists, calls and streams progress like over stdio', async () => {
+    const probe = createServer().listen(0, '127.0.0.1');
+    await once(probe, 'listening');
+    const port = (probe.address() as AddressInfo).port;
+    await new Promise((r) => probe.close(r));
+    const server = spawn(EVERYTHING, ['streamableHttp'], { env: { PATH: process.env.PATH ?? '', PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    server.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+    let gw: TestGateway | undefined;
+    try {
+      await waitFor('server-everything to listen', () => stderr.includes(`listening on port ${port}`), 30_000);
+      gw = await startGateway({ config: { mcp: { servers: { web: { url: `http://127.0.0.1:${port}/mcp` } }, start_wait_ms: 30_000 } } });
+      const status = (await servers(gw.url))[0];
+      expect(status).toMatchObject({ id: 'web', transport: 'http', state: 'ready', sandboxed: false, target: `http://127.0.0.1:${port}/mcp` });
+      expect(status.tools).toEqual(expect.arrayContaining(['web_echo', 'web_get-sum']));
+      expect((await call(gw.url, 'web_echo', { message: 'over http' })).data.data.text).toBe('Echo: over http');
+      expect((await call(gw.url, 'web_get-sum', { a: 1, b: 2 })).data.data.text).toMatch(/3/);
+      const stream = await openSse(`${gw.url}/tool/call`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(callBody('web_trigger-long-running-operation', { duration: 1, steps: 2 }, { streaming: true })),
+      });
+      const events = await stream.rest();
+      const progress = events.filter((e) => e.event === 'tool/event' && e.json.kind === 'progress');
+      expect(progress[0]!.json.data).toMatchObject({ pct: 50, progress: 1, total: 2 });
+      expect(events.at(-1)!.json.data.success).toBe(true);
+    } finally {
+      await gw?.close();
+      if (server.exitCode === null && server.signalCode === null) {
+        const exited = once(server, 'exit');
+        server.kill();
+        await exited;
+      }
     }
   });
 });

@@ -13,6 +13,7 @@ import { McpError, ProgressNotificationSchema, type Progress } from '@modelconte
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../src/index.js';
 import { gatedPlugin, type GateControl } from './helpers/gated.js';
+import { rpcResult, startStub } from './helpers/a2a-stub.js';
 import { scrape, sample } from './helpers/metrics.js';
 import { definePlugin, echoTool, failTool } from './helpers/plugins.js';
 import { startGateway, type TestGateway } from './helpers/server.js';
@@ -314,6 +315,41 @@ describe('MCP door with auth', () => {
       ['reader', 'fail', 'mcp', 'tool_denied'],
       ['reader', 'echo', 'mcp', null],
     ]);
+  });
+});
+
+describe('MCP door with an A2A-backed tool', () => {
+  it('lists and calls a remote agent\'s skill like any other tool', async () => {
+    let base = '';
+    const peer = await startStub((r) => {
+      if (r.path === '/.well-known/agent-card.json') {
+        return { json: { name: 'planner', url: `${base}/rpc`, skills: [{ id: 'plan', description: 'Plans a release' }] } };
+      }
+      return r.rpc ? rpcResult(r, { id: 't1', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'text', text: 'three steps' }] }] }) : undefined;
+    });
+    base = peer.url;
+    const gw = await startGateway({ config: { agents: { planner: { card: peer.url } } } });
+    const client = await connect(gw.url);
+    try {
+      const tool = (await client.listTools()).tools.find((t) => t.name === 'planner_plan')!;
+      expect(tool).toMatchObject({ description: 'Plans a release', annotations: { openWorldHint: true }, inputSchema: { required: ['task'] } });
+      const r = await client.callTool({ name: 'planner_plan', arguments: { task: 'ship it' } });
+      expect(r.isError).toBeFalsy();
+      expect(r.structuredContent).toMatchObject({ output: 'three steps', state: 'completed' });
+    } finally {
+      await client.close();
+      await gw.close();
+      await peer.close();
+    }
+  });
+});
+
+describe('protocol facts', () => {
+  it('the door speaks exactly the protocol versions of the MCP SDK it was built with', async () => {
+    const sdk = await import('@modelcontextprotocol/sdk/types.js');
+    const { SUPPORTED_PROTOCOL_VERSIONS, LATEST_PROTOCOL_VERSION } = await import('../src/mcp-server/protocol.js');
+    expect(SUPPORTED_PROTOCOL_VERSIONS).toEqual(sdk.SUPPORTED_PROTOCOL_VERSIONS);
+    expect(LATEST_PROTOCOL_VERSION).toBe(sdk.LATEST_PROTOCOL_VERSION);
   });
 });
 

@@ -9,18 +9,21 @@ import type { Ajv as AjvInstance, ErrorObject, Options } from 'ajv';
 import type { ArgumentValidator } from './arguments.js';
 import type { Problem } from '../protocol/index.js';
 
-// Ajv is CommonJS with a default export; createRequire keeps its types and works under NodeNext.
+// Ajv is CommonJS with a default export; createRequire keeps its types and works under NodeNext. Loaded on first
+// use: most gateways have no tool with a JSON Schema, and every CLI start would pay for it.
 const require = createRequire(import.meta.url);
-const { default: Ajv } = require('ajv') as typeof import('ajv');
-const { default: Ajv2019 } = require('ajv/dist/2019.js') as typeof import('ajv/dist/2019.js');
-const { default: Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
 
 // strict: false — schemas come from elsewhere and may carry keywords Ajv does not know (title, examples, x-…).
 const OPTIONS: Options = { strict: false, allErrors: true, useDefaults: true, validateFormats: false };
 let instances: { draft7: AjvInstance; draft2019: AjvInstance; draft2020: AjvInstance } | undefined;
 
 function ajvFor(schema: Record<string, unknown>): AjvInstance {
-  instances ??= { draft7: new Ajv(OPTIONS), draft2019: new Ajv2019(OPTIONS), draft2020: new Ajv2020(OPTIONS) };
+  if (!instances) {
+    const { default: Ajv } = require('ajv') as typeof import('ajv');
+    const { default: Ajv2019 } = require('ajv/dist/2019.js') as typeof import('ajv/dist/2019.js');
+    const { default: Ajv2020 } = require('ajv/dist/2020.js') as typeof import('ajv/dist/2020.js');
+    instances = { draft7: new Ajv(OPTIONS), draft2019: new Ajv2019(OPTIONS), draft2020: new Ajv2020(OPTIONS) };
+  }
   const dialect = typeof schema.$schema === 'string' ? schema.$schema : '';
   if (dialect.includes('2020-12')) return instances.draft2020;
   if (dialect.includes('2019-09')) return instances.draft2019;

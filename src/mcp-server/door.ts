@@ -7,23 +7,20 @@
  *
  * Stateless: nothing is kept between messages except the calls in flight
  * (so `notifications/cancelled` can stop one). Messages are checked by hand
- * where they are on the hot path (`tools/call`), with the MCP SDK's own zod
- * schemas for the rest.
+ * (the MCP SDK's schema module is not loaded at run time, see protocol.ts);
+ * the SDK's types check the shapes at compile time.
  */
-import {
-  InitializeRequestParamsSchema,
-  LATEST_PROTOCOL_VERSION,
-  PaginatedRequestParamsSchema,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  type CallToolResult,
-  type InitializeResult,
-  type JSONRPCMessage,
-  type ListToolsResult,
-  type ProgressToken,
-  type RequestId,
+import type {
+  CallToolResult,
+  InitializeResult,
+  JSONRPCMessage,
+  ListToolsResult,
+  ProgressToken,
+  RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError, type Call, type Caller, type Engine, type Logger } from '../engine/index.js';
-import { PROTOCOL_VERSION, formatProblems, newId, nowTs, toProblems, type ToolCallRequest, type ToolEvent, type ToolListRequest, type ToolResult } from '../protocol/index.js';
+import { PROTOCOL_VERSION, newId, nowTs, type ToolCallRequest, type ToolEvent, type ToolListRequest, type ToolResult } from '../protocol/index.js';
+import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, checkInitialize, cursorOf } from './protocol.js';
 import { mcpTool } from './tools.js';
 
 export const JSONRPC_PARSE_ERROR = -32700;
@@ -136,9 +133,8 @@ export class McpDoor {
   }
 
   private initialize(params: Record<string, unknown> | undefined): InitializeResult {
-    const parsed = InitializeRequestParamsSchema.safeParse(params ?? {});
-    if (!parsed.success) throw new McpParamsError(`invalid initialize params: ${formatProblems(toProblems(parsed.error.issues))}`);
-    const asked = parsed.data.protocolVersion;
+    const { problem, version: asked } = checkInitialize(params ?? {});
+    if (problem) throw new McpParamsError(`invalid initialize params: ${problem}`);
     return {
       protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION,
       capabilities: { tools: { listChanged: false }, logging: {} },
@@ -148,10 +144,14 @@ export class McpDoor {
   }
 
   private list(params: Record<string, unknown> | undefined, caller: Caller): ListToolsResult {
-    const parsed = PaginatedRequestParamsSchema.safeParse(params ?? {});
-    if (!parsed.success) throw new McpParamsError(`invalid tools/list params: ${formatProblems(toProblems(parsed.error.issues))}`);
+    let cursor: string | undefined;
+    try {
+      cursor = cursorOf(params ?? {});
+    } catch (err) {
+      throw new McpParamsError(`invalid tools/list params: ${(err as Error).message}`);
+    }
     const tools = this.engine.list(LIST_ALL, caller);
-    const start = parsed.data.cursor === undefined ? 0 : cursorStart(parsed.data.cursor, tools);
+    const start = cursor === undefined ? 0 : cursorStart(cursor, tools);
     const end = Math.min(tools.length, start + this.options.pageSize);
     const page: ListToolsResult = { tools: tools.slice(start, end).map(mcpTool) };
     if (end < tools.length) page.nextCursor = makeCursor(end, tools[end - 1]!.name);

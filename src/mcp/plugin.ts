@@ -7,14 +7,15 @@
 import { ToolError, type Logger, type PluginHost, type ToolConflict, type ToolContext, type ToolPlugin } from '../engine/index.js';
 import type { McpServerStatus, ToolDefinitionInput } from '../protocol/index.js';
 import type { McpConfig } from './config.js';
-import { McpServerConnection, type McpTool } from './connection.js';
+// Types only: the connection module (the MCP SDK client) is loaded when a server is configured.
+import type { McpServerConnection, McpTool } from './connection.js';
 
 export const MCP_PLUGIN_NAME = 'mcp';
 
 export class McpPlugin implements ToolPlugin {
   readonly name = MCP_PLUGIN_NAME;
   readonly dynamic = true;
-  private readonly servers: McpServerConnection[];
+  private servers: McpServerConnection[] = [];
   private manifest: ToolDefinitionInput[] = [];
   private byName = new Map<string, { tool: McpTool; server: McpServerConnection }>();
   /** Tools left out because an earlier-configured server offers the same name. */
@@ -27,9 +28,6 @@ export class McpPlugin implements ToolPlugin {
     logger: Logger,
   ) {
     this.logger = logger;
-    this.servers = Object.entries(settings.servers).map(
-      ([id, cfg]) => new McpServerConnection(id, cfg, settings, logger.child({ mcp_server: id }), () => this.rebuildManifest()),
-    );
   }
 
   listTools(): readonly ToolDefinitionInput[] {
@@ -39,6 +37,12 @@ export class McpPlugin implements ToolPlugin {
   async start(host: PluginHost): Promise<void> {
     this.host = host;
     this.logger = host.logger;
+    const configured = Object.entries(this.settings.servers);
+    if (configured.length === 0) return;
+    const { McpServerConnection } = await import('./connection.js');
+    this.servers = configured.map(
+      ([id, cfg]) => new McpServerConnection(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.rebuildManifest()),
+    );
     const enabled = this.servers.filter((s) => s.config.enabled);
     if (enabled.length === 0) return;
     const starting = Promise.all(enabled.map((s) => s.start()));

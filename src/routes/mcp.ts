@@ -15,7 +15,7 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { SUPPORTED_PROTOCOL_VERSIONS, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Call, Logger } from '../engine/index.js';
 import {
   JSONRPC_INVALID_REQUEST,
@@ -26,6 +26,7 @@ import {
   type McpDoor,
   type McpOutcome,
 } from '../mcp-server/door.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp-server/protocol.js';
 import { newId } from '../protocol/index.js';
 import { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan, readBytes } from './body.js';
 import { onClientGone } from './disconnect.js';
