@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { defineConfig } from '../../src/index.js';
+import { A2eTestClient } from '../helpers/a2e-client.js';
 import { callBody } from '../helpers/server.js';
 import { post, sha256, startSecureGateway, type SecureGateway } from './helpers.js';
 
@@ -162,6 +163,25 @@ describe('JWT bearer tokens', () => {
     // The handshake's auth_token goes through the same check.
     const byBody = await post(`${gw.url}/handshake`, { agent_caps: ['tools'], auth_token: token });
     expect(byBody.json.ok).toBe(true);
+  });
+
+  it('works the same on the A2E transport: the bearer opens the session, a handshake auth_token JWT is checked', async () => {
+    const reader = await sign(k1, { sub: 'ivan', scope: 'tools:read' });
+    const { client, handshake } = await A2eTestClient.connect(`${gw.url}/a2e/v1`, {}, { Authorization: `Bearer ${reader}` });
+    try {
+      expect(handshake.response.ok).toBe(true);
+      const again = await client.request({ type: 'handshake/req', agent_caps: ['tools'], auth_token: reader });
+      expect(again.response.ok).toBe(true);
+      const read = await client.request({ type: 'tool/call/req', tool_name: 'read_notes', arguments: {} });
+      expect(read.response.data.success).toBe(true);
+      const run = await client.request({ type: 'tool/call/req', tool_name: 'run_cmd', arguments: {} });
+      expect(run.response.code ?? run.response.data?.error?.code).toBe('tool_denied');
+      // Another subject's token cannot take the session over.
+      const other = await client.request({ type: 'handshake/req', agent_caps: ['tools'], auth_token: await sign(k1, { sub: 'judy', groups: 'admins' }) });
+      expect(other.response.ok).toBe(false);
+    } finally {
+      await client.dropStream();
+    }
   });
 
   it('keeps static tokens working alongside', async () => {
