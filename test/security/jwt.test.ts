@@ -184,6 +184,24 @@ describe('JWT bearer tokens', () => {
     }
   });
 
+  it('works the same on the MCP door: claims decide which tools/call succeed, a bad token is 401', async () => {
+    const mcp = (token: string, name: string) =>
+      fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json', Authorization: `Bearer ${token}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: name === 'echo' ? { text: 'x' } : {} } }),
+      });
+    const reader = await sign(k1, { sub: 'kate', scope: 'tools:read' });
+    const read = await mcp(reader, 'read_notes');
+    expect(read.status).toBe(200);
+    expect(await read.json()).toMatchObject({ result: { structuredContent: { notes: 'n' } } });
+    const run = (await (await mcp(reader, 'run_cmd')).json()) as { result?: { isError?: boolean }; error?: unknown };
+    expect(run.result?.isError ?? run.error !== undefined).toBe(true);
+    const admin = await sign(k1, { sub: 'kate', groups: 'admins' });
+    expect(await (await mcp(admin, 'run_cmd')).json()).toMatchObject({ result: { structuredContent: { ran: true } } });
+    expect((await mcp(await sign(k1, { sub: 'kate', groups: 'admins' }, { aud: 'other' }), 'echo')).status).toBe(401);
+  });
+
   it('keeps static tokens working alongside', async () => {
     expect((await echo(STATIC)).status).toBe(200);
     expect((await echo(`${STATIC}x`)).status).toBe(401);
