@@ -65,7 +65,7 @@ const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/+$/,
  * check, run by the request middleware in its own frame (createApp wires it)
  * rather than as one more middleware layer on every request.
  */
-export function guardCheck(options: GuardOptions): (c: Context) => Response | undefined {
+export function guardCheck(options: GuardOptions): (c: Context) => Response | undefined | Promise<Response | undefined> {
   const allowedOrigins = new Set(options.corsOrigins.map(normalizeOrigin));
   const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
   // Clients send the same few Host values over and over: remember the accepted ones (a bounded set, so
@@ -83,6 +83,21 @@ export function guardCheck(options: GuardOptions): (c: Context) => Response | un
     options.logger?.info({ method: c.req.method, path: c.req.path, code: err.code }, `request refused: ${err.message}`);
     options.onRefused?.(c, err, routePath(c));
     return errorResponse(c, err);
+  };
+  const admit = (c: Context, path: string, token: string | null, principal: Principal | null): Response | undefined => {
+    if (!principal && !(token === null && checksItsOwnToken(c.req.method, path))) {
+      return refuse(
+        c,
+        new GatewayError(
+          'unauthorized',
+          token === null
+            ? 'this gateway requires a token; send Authorization: Bearer <token>'
+            : 'the bearer token is not valid; check the token you send in Authorization: Bearer <token>',
+        ),
+      );
+    }
+    c.set('principal', principal);
+    return undefined;
   };
   return (c) => {
     const host = requestHeader(c, 'host');
@@ -129,18 +144,9 @@ export function guardCheck(options: GuardOptions): (c: Context) => Response | un
     if (authenticate && !isPublic(c.req.method, path)) {
       const token = bearerToken(requestHeader(c, 'authorization'));
       const principal = authenticate(token);
-      if (!principal && !(token === null && checksItsOwnToken(c.req.method, path))) {
-        return refuse(
-          c,
-          new GatewayError(
-            'unauthorized',
-            token === null
-              ? 'this gateway requires a token; send Authorization: Bearer <token>'
-              : 'the bearer token is not valid; check the token you send in Authorization: Bearer <token>',
-          ),
-        );
-      }
-      c.set('principal', principal);
+      // A JWT is verified asynchronously; a static token answers at once, without a promise.
+      if (principal instanceof Promise) return principal.then((p) => admit(c, path, token, p));
+      return admit(c, path, token, principal);
     }
     return undefined;
   };

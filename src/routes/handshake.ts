@@ -73,7 +73,7 @@ export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): v
     const { value: req } = await readJson(c, HandshakeRequest, deps.bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
     let principal = c.get('principal');
     if (deps.authenticate && !principal) {
-      principal = deps.authenticate(req.auth_token);
+      principal = await deps.authenticate(req.auth_token);
       if (!principal) {
         const reason = req.auth_token
           ? 'the token is not valid; check auth_token or Authorization: Bearer <token>'

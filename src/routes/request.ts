@@ -39,7 +39,7 @@ export interface RequestContextOptions {
   /** Called when an SSE stream opens (metrics); returns the function to call when it closes. */
   streamOpened?: () => () => void;
   /** Checks every request first (Host, Origin, token): a Response refuses it. */
-  check?: (c: Context) => Response | undefined;
+  check?: (c: Context) => Response | undefined | Promise<Response | undefined>;
 }
 
 export function requestContext({ logger, streamOpened, check }: RequestContextOptions): MiddlewareHandler {
@@ -71,7 +71,9 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
       // On Node logged when the response is really done: an SSE stream ends long after next() returns.
       if (outgoing) outgoing.once('close', () => accessLine!(outgoing.statusCode, !outgoing.writableFinished));
     }
-    const refused = check?.(c);
+    let refused = check?.(c);
+    // Only an identity-provider token (JWT) makes the check asynchronous.
+    if (refused instanceof Promise) refused = await refused;
     if (refused) c.res = refused;
     else await next();
     if (outgoing) {

@@ -7,6 +7,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthConfig, TokenConfig } from './config.js';
 import { ConfigError } from '../config/load.js';
+import { looksLikeJwt, type JwtVerifier } from './jwt.js';
 
 export interface Principal {
   /** The token's name (what audit records and logs show). */
@@ -15,7 +16,11 @@ export interface Principal {
   readonly deny: readonly string[];
 }
 
-export type Authenticate = (token: string | null | undefined) => Principal | null;
+/**
+ * A static token is answered at once; an identity-provider token (JWT) is
+ * verified asynchronously, so only that path pays for a promise.
+ */
+export type Authenticate = (token: string | null | undefined) => Principal | null | Promise<Principal | null>;
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
@@ -34,7 +39,9 @@ function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
  * compared (no early exit), so the time taken does not reveal which token
  * was closest or where it sits in the list.
  */
-export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv): Authenticate {
+export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv): (token: string | null | undefined) => Principal | null;
+export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jwt?: JwtVerifier): Authenticate;
+export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jwt?: JwtVerifier): Authenticate {
   const entries = auth.tokens.map((t) => ({
     digest: digestOf(t, env),
     principal: Object.freeze({ name: t.name, allow: t.allow, deny: t.deny }) as Principal,
@@ -44,7 +51,8 @@ export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv): A
     const digest = sha256(token);
     let found: Principal | null = null;
     for (const e of entries) if (timingSafeEqual(digest, e.digest) && !found) found = e.principal;
-    return found;
+    if (found || !jwt || !looksLikeJwt(token)) return found;
+    return jwt.verify(token);
   };
 }
 

@@ -4,6 +4,7 @@
  * src/config/schema.ts.
  */
 import { z } from 'zod';
+import { JwtConfig } from './jwt-config.js';
 
 const MiB = 1024 * 1024;
 
@@ -50,12 +51,19 @@ export const TokenConfig = z
   });
 export type TokenConfig = z.output<typeof TokenConfig>;
 
-export const AuthConfig = z.strictObject({
-  tokens: z
-    .array(TokenConfig)
-    .min(1, 'list at least one token (or remove the auth section)')
-    .refine((ts) => new Set(ts.map((t) => t.name)).size === ts.length, { message: 'token names must be unique' }),
-});
+export const AuthConfig = z
+  .strictObject({
+    tokens: z
+      .array(TokenConfig)
+      .default([])
+      .refine((ts) => new Set(ts.map((t) => t.name)).size === ts.length, { message: 'token names must be unique' }),
+    /** Identity-provider tokens (OIDC/JWT), accepted alongside the static tokens. */
+    jwt: JwtConfig.optional(),
+  })
+  .refine((a) => a.tokens.length > 0 || a.jwt !== undefined, {
+    message: 'list at least one token, or configure auth.jwt (or remove the auth section)',
+    path: ['tokens'],
+  });
 export type AuthConfig = z.output<typeof AuthConfig>;
 
 export const SessionsConfig = z.strictObject({

@@ -9,6 +9,7 @@ import { openAuditFile, type AuditFile } from './audit-file.js';
 import { createAuthenticator, type Authenticate } from './auth.js';
 import { isLoopbackAddress } from './loopback.js';
 import { buildPolicy } from './policy.js';
+import { createJwtVerifier } from './jwt.js';
 
 export { createAuthenticator, bearerToken, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
 export { resolveCaller, type AccessRules } from './access.js';
@@ -29,7 +30,8 @@ export interface Security {
 }
 
 export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger): Security {
-  const authenticate = config.auth ? createAuthenticator(config.auth, env) : undefined;
+  const jwt = config.auth?.jwt && createJwtVerifier(config.auth.jwt, logger, new Set(config.auth.tokens.map((t) => t.name)));
+  const authenticate = config.auth ? createAuthenticator(config.auth, env, jwt) : undefined;
   const sessions = new SessionManager({
     ttlS: config.sessions.ttl_s,
     maxParallel: config.sessions.max_parallel,
@@ -54,7 +56,7 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
     authenticate,
     sessions,
     sessionsRequired: config.sessions.required ?? config.auth !== undefined,
-    policy: buildPolicy(config.policy, config.auth),
+    policy: buildPolicy(config.policy, config.auth, jwt ? (name) => jwt.rulesFor(name) : undefined),
     admission,
     auditFile,
     async close() {

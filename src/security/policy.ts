@@ -25,15 +25,27 @@ const NO_TOOLS_CAPABILITY: PolicyDecision = Object.freeze({
   reason: 'this session did not negotiate the "tools" capability; open a new one with POST /handshake and agent_caps ["tools"]',
 });
 
-export function buildPolicy(policy: PolicyConfig, auth: AuthConfig | undefined): Policy {
+/** Rules of principals not in auth.tokens (identity-provider tokens), by name. */
+export type DynamicRules = (name: string) => { allow: readonly string[] | undefined; deny: readonly string[] } | undefined;
+
+export function buildPolicy(policy: PolicyConfig, auth: AuthConfig | undefined, dynamicRules?: DynamicRules): Policy {
   const global = ruleSet(policy.allow.length ? policy.allow : undefined, policy.deny);
   const perToken = new Map<string, RuleSet>((auth?.tokens ?? []).map((t) => [t.name, ruleSet(t.allow, t.deny)]));
+  // Compiled once per rules object (JWT principals with the same matched rules share one).
+  const compiled = new WeakMap<object, RuleSet>();
+  const dynamic = (name: string): RuleSet | undefined => {
+    const rules = dynamicRules?.(name);
+    if (!rules) return undefined;
+    let set = compiled.get(rules);
+    if (!set) compiled.set(rules, (set = ruleSet(rules.allow, rules.deny)));
+    return set;
+  };
   const hidden = policy.hide_denied;
   const deny = (reason: string): PolicyDecision => (hidden ? { allow: false, reason, hidden: true } : { allow: false, reason });
   const rules = (caller: Caller, tool: ToolDefinition): PolicyDecision => {
     if (global.deny(tool)) return deny('denied by the gateway policy (policy.deny)');
     if (global.allow && !global.allow(tool)) return deny('not in the gateway policy allow list (policy.allow)');
-    const own = caller.principal === null ? undefined : perToken.get(caller.principal);
+    const own = caller.principal === null ? undefined : (perToken.get(caller.principal) ?? dynamic(caller.principal));
     if (own) {
       if (own.deny(tool)) return deny(`denied for token "${caller.principal}" (auth.tokens[].deny)`);
       if (own.allow && !own.allow(tool)) return deny(`not in the allow list of token "${caller.principal}" (auth.tokens[].allow)`);

@@ -12,14 +12,20 @@ export type HandshakeAuth = (token: string | null) => HandshakeAuthResult | Prom
  * The handshake check for a bearer-token authenticator (token → principal
  * with a name, or null): `auth_token` is checked exactly like a bearer token.
  */
-export function bearerTokenAuth(authenticate: (token: string | null) => { readonly name: string } | null): HandshakeAuth {
+type Named = { readonly name: string } | null;
+
+export function bearerTokenAuth(authenticate: (token: string | null) => Named | Promise<Named>): HandshakeAuth {
+  const outcome = (token: string | null, principal: Named): HandshakeAuthResult =>
+    principal
+      ? { ok: true, principal: principal.name }
+      : {
+          ok: false,
+          reason: token ? 'the token is not valid; check auth_token' : 'this gateway requires a token; send it as auth_token in handshake/req',
+        };
   return (token) => {
     const principal = authenticate(token);
-    if (principal) return { ok: true, principal: principal.name };
-    return {
-      ok: false,
-      reason: token ? 'the token is not valid; check auth_token' : 'this gateway requires a token; send it as auth_token in handshake/req',
-    };
+    // Identity-provider tokens are verified asynchronously; static ones answer at once.
+    return principal instanceof Promise ? principal.then((p) => outcome(token, p)) : outcome(token, principal);
   };
 }
 

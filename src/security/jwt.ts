@@ -1,0 +1,144 @@
+/**
+ * Identity-provider bearer tokens (OIDC/JWT): verify a token against the
+ * issuer's published keys (jose: key set cached, refetched on an unknown
+ * `kid` at most once per cooldown) and turn its claims into a principal
+ * with allow/deny rules, the same shape a static token has. A refusal is
+ * logged with its reason at warn; the caller only learns "not valid".
+ */
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { Logger } from '../engine/index.js';
+import type { Principal } from './auth.js';
+import type { JwtConfig, JwtRuleConfig } from './jwt-config.js';
+
+type KeySet = ReturnType<typeof createRemoteJWKSet>;
+
+/** Three base64url segments (the last empty for an unsigned token): what a compact JWS looks like. */
+const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
+export const looksLikeJwt = (token: string): boolean => JWT_SHAPE.test(token);
+
+/** Wait this long before trying a failed discovery again, so bad tokens cannot make us hammer the IdP. */
+const DISCOVERY_RETRY_MS = 10_000;
+const FETCH_TIMEOUT_MS = 5_000;
+
+/** Does a claim match a `when` value: equal, an array containing it, or a space-separated list (scope) containing it. */
+function claimMatches(claim: unknown, expected: string | number | boolean): boolean {
+  if (Array.isArray(claim)) return claim.some((c) => c === expected);
+  if (claim === expected) return true;
+  return typeof claim === 'string' && typeof expected === 'string' && claim.split(' ').includes(expected);
+}
+
+export interface JwtVerifier {
+  /** The principal of a valid token, or null (the reason is logged). Never throws. */
+  verify(token: string): Promise<Principal | null>;
+  /**
+   * The rules of a JWT principal, from its most recently verified token (every request presents its token,
+   * so this is current); a name not seen lately gets none allowed. Undefined for a static token's name.
+   */
+  rulesFor(name: string): { allow: readonly string[] | undefined; deny: readonly string[] } | undefined;
+}
+
+/** JWT principals whose rules are remembered; beyond it the least recently seen is forgotten (and denied until seen again). */
+const MAX_REMEMBERED_PRINCIPALS = 10_000;
+const NOTHING_ALLOWED = Object.freeze({ allow: Object.freeze([]) as readonly string[], deny: Object.freeze([]) as readonly string[] });
+
+/**
+ * `staticNames`: static token names; a JWT naming one of them is refused,
+ * so no identity-provider subject can take on a static token's rights.
+ */
+export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames: ReadonlySet<string>): JwtVerifier {
+  let keySet: KeySet | undefined;
+  let discovering: Promise<KeySet> | undefined;
+  let discoveryFailedAt = -Infinity;
+  const keySetFor = (url: string) =>
+    createRemoteJWKSet(new URL(url), {
+      cooldownDuration: config.jwks_cooldown_s * 1000,
+      cacheMaxAge: config.jwks_cache_s * 1000,
+      timeoutDuration: FETCH_TIMEOUT_MS,
+    });
+  if (config.jwks_url) keySet = keySetFor(config.jwks_url);
+
+  const discover = async (): Promise<KeySet> => {
+    const url = `${config.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+    const res = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
+    if (!res.ok) throw new Error(`discovery ${url} answered HTTP ${res.status}`);
+    const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
+    if (doc.issuer !== config.issuer) throw new Error(`discovery ${url} names issuer ${JSON.stringify(doc.issuer)}, not the configured auth.jwt.issuer`);
+    if (typeof doc.jwks_uri !== 'string') throw new Error(`discovery ${url} has no jwks_uri`);
+    const jwks = new URL(doc.jwks_uri);
+    if (jwks.protocol !== 'https:' && new URL(config.issuer).protocol === 'https:') throw new Error(`discovery ${url} points jwks_uri at a non-https URL`);
+    return keySetFor(jwks.href);
+  };
+  const getKeySet = async (): Promise<KeySet> => {
+    if (keySet) return keySet;
+    if (!discovering) {
+      if (Date.now() - discoveryFailedAt < DISCOVERY_RETRY_MS) throw new Error('OIDC discovery failed moments ago; retrying shortly');
+      discovering = discover().then(
+        (ks) => (keySet = ks),
+        (err: unknown) => {
+          discoveryFailedAt = Date.now();
+          discovering = undefined;
+          throw err;
+        },
+      );
+    }
+    return discovering;
+  };
+
+  // Principals are frozen per combination of matched rules, so tokens alike share one object.
+  const byRules = new Map<string, { allow: readonly string[] | undefined; deny: readonly string[] }>();
+  const rulesOf = (payload: JWTPayload) => {
+    const rules = config.rules;
+    if (!rules) return { allow: undefined, deny: [] as readonly string[] };
+    const matched: JwtRuleConfig[] = [];
+    const key: number[] = [];
+    rules.forEach((r, i) => {
+      if (Object.entries(r.when).every(([claim, value]) => claimMatches(payload[claim], value))) {
+        matched.push(r);
+        key.push(i);
+      }
+    });
+    const k = key.join(',');
+    let set = byRules.get(k);
+    if (!set) {
+      set = Object.freeze({ allow: matched.flatMap((r) => r.allow), deny: matched.flatMap((r) => r.deny) });
+      byRules.set(k, set);
+    }
+    return set;
+  };
+
+  const seen = new Map<string, { allow: readonly string[] | undefined; deny: readonly string[] }>();
+  const refuse = (reason: string): null => {
+    logger.warn({ reason }, `JWT refused: ${reason}`);
+    return null;
+  };
+
+  return {
+    async verify(token) {
+      let payload: JWTPayload;
+      try {
+        const { payload: p } = await jwtVerify(token, await getKeySet(), {
+          issuer: config.issuer,
+          audience: config.audience,
+          algorithms: config.algorithms,
+          clockTolerance: config.clock_skew_s,
+        });
+        payload = p;
+      } catch (err) {
+        if (err instanceof errors.JOSEError) return refuse(`${err.code}: ${err.message}`);
+        return refuse(`could not check the token: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      const name = payload[config.name_claim];
+      if (typeof name !== 'string' || name === '') return refuse(`claim "${config.name_claim}" (auth.jwt.name_claim) is missing or not a string`);
+      if (staticNames.has(name)) return refuse(`claim "${config.name_claim}" is "${name}", the name of a static token in auth.tokens`);
+      const rules = rulesOf(payload);
+      seen.delete(name);
+      seen.set(name, rules);
+      if (seen.size > MAX_REMEMBERED_PRINCIPALS) seen.delete(seen.keys().next().value!);
+      return { name, allow: rules.allow, deny: rules.deny };
+    },
+    rulesFor(name) {
+      if (staticNames.has(name)) return undefined;
+      return seen.get(name) ?? NOTHING_ALLOWED;
+    },
+  };
+}
