@@ -496,12 +496,17 @@ export interface components {
             /** @description What was wrong and how to fix it */
             message: string;
             /**
-             * @description Structured detail, e.g. the list of validation problems
-             * @default null
+             * @description The capability the failed message belongs to: "tools" for tool messages, "" otherwise
+             * @default
+             */
+            capability_name?: string;
+            /**
+             * @description Structured detail, e.g. the list of validation problems ({} when there is none)
+             * @default {}
              */
             detail?: {
                 [key: string]: unknown;
-            } | null;
+            };
             /**
              * @description Whether retrying the same request may succeed
              * @default false
@@ -1479,6 +1484,8 @@ export interface components {
             code: string;
             /** @description What was wrong and how to fix it */
             message: string;
+            /** @description "tools" for tool messages, "" otherwise */
+            capability_name: string;
             /** @description Structured detail ({} when there is none) */
             detail: {
                 [key: string]: unknown;
@@ -1488,8 +1495,6 @@ export interface components {
              * @default false
              */
             retryable?: boolean;
-            /** @description "tools" for tool messages, "" otherwise */
-            capability_name: string;
         };
         A2ETransportHealth: {
             /** @enum {string} */
@@ -1597,9 +1602,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_request",
                      *       "message": "Malformed JSON or a request of the wrong shape (`invalid_request`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1620,9 +1626,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unauthorized",
                      *       "message": "Missing or wrong bearer token, or no live session when sessions are required (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1643,9 +1650,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "forbidden",
                      *       "message": "Host or Origin not allowed (`forbidden`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1666,9 +1674,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "payload_too_large",
                      *       "message": "Request body over `server.body_limit_bytes` (`payload_too_large`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1689,9 +1698,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -1793,9 +1803,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_request",
                      *       "message": "Malformed JSON or a request of the wrong shape (`invalid_request`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1816,9 +1827,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unauthorized",
                      *       "message": "Missing or wrong bearer token, or no live session when sessions are required (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1839,9 +1851,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "tool_denied",
                      *       "message": "The tool is not allowed for this caller (`tool_denied`), or Host/Origin not allowed (`forbidden`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1862,9 +1875,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unknown_tool",
                      *       "message": "No tool of that name (`unknown_tool`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1885,9 +1899,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "payload_too_large",
                      *       "message": "Request body over `server.body_limit_bytes` (`payload_too_large`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1908,9 +1923,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_arguments",
                      *       "message": "Arguments do not match the tool's input_parameters or exceed the argument limits (`invalid_arguments`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1931,9 +1947,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "rate_limited",
                      *       "message": "Per-token rate limit or the session's max_parallel reached (`rate_limited`); see Retry-After",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -1954,9 +1971,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -1977,9 +1995,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unavailable",
                      *       "message": "The gateway is shutting down or at limits.max_concurrent_calls (`unavailable`); see Retry-After",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2060,9 +2079,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "invalid_request",
                      *       "message": "Malformed request (`invalid_request`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2083,9 +2103,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "Missing or wrong token (`unauthorized`); `WWW-Authenticate` is set",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2106,9 +2127,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2184,9 +2206,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_request",
                      *       "message": "Malformed JSON or a request of the wrong shape (`invalid_request`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2207,9 +2230,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "tool_denied",
                      *       "message": "The tool is not allowed for this caller (`tool_denied`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2230,9 +2254,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unknown_tool",
                      *       "message": "No tool of that name (`unknown_tool`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2253,9 +2278,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "payload_too_large",
                      *       "message": "Request body over `server.body_limit_bytes` (`payload_too_large`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2276,9 +2302,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_arguments",
                      *       "message": "Arguments do not match the tool's input_parameters (`invalid_arguments`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2299,9 +2326,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2322,9 +2350,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unavailable",
                      *       "message": "The gateway is shutting down (`unavailable`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2403,9 +2432,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "not_found",
                      *       "message": "No call with this id: never created, or finished longer ago than `calls.retain_s` (`not_found`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2426,9 +2456,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2506,9 +2537,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "not_found",
                      *       "message": "No call with this id: never created, or finished longer ago than `calls.retain_s` (`not_found`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2529,9 +2561,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2610,9 +2643,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_request",
                      *       "message": "`Last-Event-ID` / `after` is not a seq, or is ahead of the events of a running call (`invalid_request`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2633,9 +2667,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "not_found",
                      *       "message": "No call with this id: never created, or finished longer ago than `calls.retain_s` (`not_found`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2656,9 +2691,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2729,9 +2765,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2752,9 +2789,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2825,9 +2863,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2848,9 +2887,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2903,9 +2943,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2926,6 +2967,7 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123456.789,
                      *       "req_id": "",
+                     *       "capability_name": "",
                      *       "code": "unavailable",
                      *       "message": "not ready: 1 A2A agent is still loading its card (GET /agents has details); retry shortly",
                      *       "detail": {
@@ -2955,9 +2997,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3078,9 +3121,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "The gateway requires a token (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3161,9 +3205,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3216,9 +3261,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3239,9 +3285,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3297,9 +3344,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3320,9 +3368,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3382,9 +3431,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3405,9 +3455,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3456,9 +3507,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3479,9 +3531,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3534,9 +3587,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3572,9 +3626,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3686,9 +3741,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3769,9 +3825,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3851,9 +3908,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3904,9 +3962,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3959,9 +4018,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3982,9 +4042,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
