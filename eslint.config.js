@@ -29,4 +29,29 @@ export default tseslint.config(
       'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname'],
     },
   },
+  // Dependencies point inward: protocol <- engine <- plugins/tools/transports <- routes.
+  {
+    files: ['src/protocol/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../*'], message: 'src/protocol imports nothing of ours outside src/protocol' }] }],
+    },
+  },
+  {
+    files: ['src/engine/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../*', '!../protocol'], message: 'src/engine imports only src/protocol (and itself)' }] },
+      ],
+    },
+  },
+  {
+    files: ['src/transport/**', 'src/tools/**', 'src/a2a/**', 'src/mcp/**', 'src/mcp-server/**', 'src/a2a-server/**', 'src/plugins/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['**/routes', '**/routes/**'], message: 'the HTTP routes depend on this layer, not the other way round' }] },
+      ],
+    },
+  },
 );

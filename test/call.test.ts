@@ -102,7 +102,8 @@ describe('POST /tool/call (JSON)', () => {
   it('unknown tool → 404 unknown_tool, with a hint', async () => {
     const r = await call('Echo', { text: 'x' }, { id: 'r2' });
     expect(r.status).toBe(404);
-    expect(r.json).toMatchObject({ type: 'error', code: 'unknown_tool', req_id: '', retryable: false });
+    // The request's id is echoed, as on the A2E transport; a tool message's error names its capability.
+    expect(r.json).toMatchObject({ type: 'error', code: 'unknown_tool', req_id: 'r2', capability_name: 'tools', detail: {}, retryable: false });
     expect(r.json.message).toContain('"Echo"');
     expect(r.json.message).toContain('Did you mean "echo"');
   });
@@ -272,6 +273,25 @@ describe('malformed requests', () => {
     expect(m.status).toBe(405);
     expect(m.headers.get('allow')).toBe('POST');
     expect((await m.json()).message).toContain('use POST');
+  });
+
+  it('every REST error echoes the request id, names the tools capability on tool routes and has detail {}', async () => {
+    const bad = await call('typed', { name: 1 }, { id: 'args-1' });
+    expect(bad.status).toBe(422);
+    expect(bad.json).toMatchObject({ code: 'invalid_arguments', req_id: 'args-1', capability_name: 'tools' });
+    const shape = await postJson(`${gw.url}/tool/call`, { id: 'shape-1', tool_name: 5 });
+    expect(shape.json).toMatchObject({ code: 'invalid_request', req_id: 'shape-1', capability_name: 'tools' });
+    const list = await postJson(`${gw.url}/tool/list`, { id: 'list-1', session_id: 5 });
+    expect(list.json).toMatchObject({ code: 'invalid_request', req_id: 'list-1', capability_name: 'tools' });
+    const started = await postJson(`${gw.url}/tool/calls`, callBody('nope', {}, { id: 'calls-1' }));
+    expect(started.json).toMatchObject({ code: 'unknown_tool', req_id: 'calls-1', capability_name: 'tools' });
+    const missing = await fetch(`${gw.url}/tool/calls/no-such-call`);
+    expect(await missing.json()).toMatchObject({ code: 'not_found', req_id: '', capability_name: 'tools' });
+    // Not a tool message: no capability; an id that is too long is refused, not echoed.
+    const route = await (await fetch(`${gw.url}/nope`)).json();
+    expect(route).toMatchObject({ code: 'not_found', req_id: '', capability_name: '', detail: {} });
+    const long = await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { id: 'i'.repeat(300) }));
+    expect(long.json).toMatchObject({ code: 'invalid_request', req_id: '', capability_name: 'tools' });
   });
 
   it('the gateway keeps serving after all of the above', async () => {

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolDefinitionInput } from '../src/index.js';
+import { ToolSearchIndex } from '../src/engine/index.js';
+import { ToolDefinition } from '../src/protocol/index.js';
 import { definePlugin } from './helpers/plugins.js';
 import { postJson, startGateway, type TestGateway } from './helpers/server.js';
 
@@ -16,6 +18,7 @@ const catalog = definePlugin('catalog', [
   tool('github_search', 'Search GitHub repositories and issues', { tags: ['network', 'github'], defer_loading: true }),
   tool('github_pr', 'Open a pull request on GitHub', { tags: ['network', 'github'], defer_loading: true }),
   tool('remote_review', 'Review code remotely', { tags: ['a2a'], kind: 'a2a' }),
+  tool('net_fetch', 'Fetch something', { defer_loading: true }),
 ]);
 
 let gw: TestGateway;
@@ -103,6 +106,26 @@ describe('POST /tool/list', () => {
     expect(await names({ query: 'github', include_deferred: true, filter_tags: ['text'] })).toEqual(['summarize']);
     expect(await names({ query: 'review', filter_kind: 'native' })).toEqual([]);
     expect(await names({ query: 'review', filter_kind: 'a2a' })).toEqual(['remote_review']);
+  });
+
+  it('a part of a word BM25 misses is found by substring (name, description, tags), after the ranked matches', async () => {
+    expect(await names({ query: 'etch', include_deferred: true })).toEqual(['net_fetch']);
+    expect(await names({ query: 'ead_fi' })).toEqual(['read_file']);
+    expect(await names({ query: 'ETWOR' })).toEqual(['http_request']); // a tag, case-insensitive
+    // "file" is ranked by BM25 (read_file, write_file); "ile" alone only by substring, in registry order.
+    expect(await names({ query: 'ile' })).toEqual(['read_file', 'write_file']);
+    const ranked = await names({ query: 'request' });
+    expect(ranked[0]).toBe('http_request');
+  });
+
+  it('substring matches follow the BM25 ranking, whatever the registry order', () => {
+    const defs = [
+      ToolDefinition.parse({ name: 'prefetcher', description: 'Warm caches' }),
+      ToolDefinition.parse({ name: 'net_fetch', description: 'Fetch something' }),
+    ];
+    const index = new ToolSearchIndex(defs);
+    expect(index.search('fetch').map((t) => t.name)).toEqual(['net_fetch', 'prefetcher']);
+    expect(index.search('  ').map((t) => t.name)).toEqual([]);
   });
 
   it('a query that matches nothing returns an empty list', async () => {

@@ -150,8 +150,8 @@ describe('message defaults', () => {
 
   it('the error message follows the A2E base error', () => {
     const e = ErrorMessage.parse({ code: 'unknown_tool', message: 'no tool named "x"' });
-    expect(Object.keys(e).sort()).toEqual(['code', 'detail', 'id', 'message', 'req_id', 'retryable', 'ts', 'type', 'version']);
-    expect(e).toMatchObject({ type: 'error', version: '1.0', req_id: '', detail: null, retryable: false });
+    expect(Object.keys(e).sort()).toEqual(['capability_name', 'code', 'detail', 'id', 'message', 'req_id', 'retryable', 'ts', 'type', 'version']);
+    expect(e).toMatchObject({ type: 'error', version: '1.0', req_id: '', capability_name: '', detail: {}, retryable: false });
   });
 });
 

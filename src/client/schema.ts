@@ -536,12 +536,17 @@ export interface components {
             /** @description What was wrong and how to fix it */
             message: string;
             /**
-             * @description Structured detail, e.g. the list of validation problems
-             * @default null
+             * @description The capability the failed message belongs to: "tools" for tool messages, "" otherwise
+             * @default
+             */
+            capability_name?: string;
+            /**
+             * @description Structured detail, e.g. the list of validation problems ({} when there is none)
+             * @default {}
              */
             detail?: {
                 [key: string]: unknown;
-            } | null;
+            };
             /**
              * @description Whether retrying the same request may succeed
              * @default false
@@ -1557,6 +1562,8 @@ export interface components {
             code: string;
             /** @description What was wrong and how to fix it */
             message: string;
+            /** @description "tools" for tool messages, "" otherwise */
+            capability_name: string;
             /** @description Structured detail ({} when there is none) */
             detail: {
                 [key: string]: unknown;
@@ -1566,8 +1573,6 @@ export interface components {
              * @default false
              */
             retryable?: boolean;
-            /** @description "tools" for tool messages, "" otherwise */
-            capability_name: string;
         };
         A2ETransportHealth: {
             /** @enum {string} */
@@ -1675,9 +1680,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_request",
                      *       "message": "Malformed JSON or a request of the wrong shape (`invalid_request`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1698,9 +1704,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unauthorized",
                      *       "message": "Missing or wrong bearer token, or no live session when sessions are required (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1721,9 +1728,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "forbidden",
                      *       "message": "Host or Origin not allowed (`forbidden`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1744,9 +1752,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "payload_too_large",
                      *       "message": "Request body over `server.body_limit_bytes` (`payload_too_large`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1767,9 +1776,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -1871,9 +1881,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_request",
                      *       "message": "Malformed JSON or a request of the wrong shape (`invalid_request`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1894,9 +1905,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unauthorized",
                      *       "message": "Missing or wrong bearer token, or no live session when sessions are required (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1917,9 +1929,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "tool_denied",
                      *       "message": "The tool is not allowed for this caller (`tool_denied`), or Host/Origin not allowed (`forbidden`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1940,9 +1953,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unknown_tool",
                      *       "message": "No tool of that name (`unknown_tool`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1963,9 +1977,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "payload_too_large",
                      *       "message": "Request body over `server.body_limit_bytes` (`payload_too_large`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -1986,9 +2001,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_arguments",
                      *       "message": "Arguments do not match the tool's input_parameters or exceed the argument limits (`invalid_arguments`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2009,9 +2025,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "rate_limited",
                      *       "message": "Per-token rate limit or the session's max_parallel reached (`rate_limited`); see Retry-After",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2032,9 +2049,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2055,9 +2073,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unavailable",
                      *       "message": "The gateway is shutting down or at limits.max_concurrent_calls (`unavailable`); see Retry-After",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2138,9 +2157,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "invalid_request",
                      *       "message": "Malformed request (`invalid_request`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2161,9 +2181,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "Missing or wrong token (`unauthorized`); `WWW-Authenticate` is set",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2184,9 +2205,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2262,9 +2284,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_request",
                      *       "message": "Malformed JSON or a request of the wrong shape (`invalid_request`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2285,9 +2308,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "tool_denied",
                      *       "message": "The tool is not allowed for this caller (`tool_denied`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2308,9 +2332,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unknown_tool",
                      *       "message": "No tool of that name (`unknown_tool`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2331,9 +2356,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "payload_too_large",
                      *       "message": "Request body over `server.body_limit_bytes` (`payload_too_large`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2354,9 +2380,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_arguments",
                      *       "message": "Arguments do not match the tool's input_parameters (`invalid_arguments`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2377,9 +2404,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2400,9 +2428,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "unavailable",
                      *       "message": "The gateway is shutting down (`unavailable`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2481,9 +2510,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "not_found",
                      *       "message": "No call with this id: never created, or finished longer ago than `calls.retain_s` (`not_found`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2504,9 +2534,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2584,9 +2615,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "not_found",
                      *       "message": "No call with this id: never created, or finished longer ago than `calls.retain_s` (`not_found`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2607,9 +2639,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2688,9 +2721,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "invalid_request",
                      *       "message": "`Last-Event-ID` / `after` is not a seq, or is ahead of the events of a running call (`invalid_request`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2711,9 +2745,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "not_found",
                      *       "message": "No call with this id: never created, or finished longer ago than `calls.retain_s` (`not_found`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2734,9 +2769,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "tools",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2996,9 +3032,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3019,9 +3056,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3092,9 +3130,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3115,9 +3154,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3170,9 +3210,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3193,6 +3234,7 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123456.789,
                      *       "req_id": "",
+                     *       "capability_name": "",
                      *       "code": "unavailable",
                      *       "message": "not ready: 1 A2A agent is still loading its card (GET /agents has details); retry shortly",
                      *       "detail": {
@@ -3222,9 +3264,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3345,9 +3388,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "The gateway requires a token (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3428,9 +3472,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3483,9 +3528,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3506,9 +3552,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3564,9 +3611,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3587,9 +3635,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3649,9 +3698,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3672,9 +3722,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3723,9 +3774,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3746,9 +3798,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3801,9 +3854,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -3839,9 +3893,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -3953,9 +4008,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -4036,9 +4092,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -4118,9 +4175,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "Auth is configured and the request has no or a wrong `Authorization: Bearer` token (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -4171,9 +4229,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -4226,9 +4285,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -4249,9 +4309,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */

@@ -18,6 +18,7 @@ import {
 import { approxJsonBytes, type ByteBudget } from './byte-budget.js';
 import type { Deadlines } from './deadlines.js';
 import { ToolError } from './errors.js';
+import { isToolEvent, reportBadEvent } from './event-check.js';
 import { safeErrorMessage, truncateValue } from './output.js';
 import { ToolOutput, type Logger, type ToolContext } from './plugin.js';
 import type { RegisteredTool } from './registry.js';
@@ -293,6 +294,8 @@ export class Call {
   /** @internal for CallContext */
   emit<K extends ToolEventKind>(kind: K, data: ToolEventDataMap[K]): void {
     if (this.settled) return; // a stopped tool must not write after its answer
+    // Plugins are JavaScript: the types do not stop { kind: "custom" } or { pct: "x" } at run time.
+    if (!isToolEvent(kind, data)) return reportBadEvent(this.tool, this.logger, kind, data);
     const event = {
       type: 'tool/event',
       id: newId(),

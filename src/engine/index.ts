@@ -1,4 +1,5 @@
 export * from './errors.js';
+export { asGatewayError, errorMessage, TOOLS_CAPABILITY } from './error-message.js';
 export * from './plugin.js';
 export * from './policy.js';
 export * from './audit.js';

@@ -1,6 +1,8 @@
 /**
  * Tool search: BM25 ranking (MiniSearch) over name, description and tags,
- * with plugin-supplied rankings merged by reciprocal rank fusion.
+ * then the spec's substring match for what BM25 misses (a part of a word:
+ * "etch" in "Fetch"), with plugin-supplied rankings merged by reciprocal
+ * rank fusion.
  */
 import MiniSearch from 'minisearch';
 import type { ToolDefinition } from '../protocol/index.js';
@@ -24,9 +26,12 @@ interface Doc {
 export class ToolSearchIndex {
   private readonly index: MiniSearch<Doc>;
   private readonly tools: readonly ToolDefinition[];
+  /** Per tool, its name, description and tags lowercased, for the substring match. */
+  private readonly haystacks: readonly string[];
 
   constructor(tools: readonly ToolDefinition[]) {
     this.tools = tools;
+    this.haystacks = tools.map((t) => [t.name, t.description, ...t.tags].join('\n').toLowerCase());
     this.index = new MiniSearch<Doc>({
       fields: ['name', 'description', 'tags'],
       tokenize,
@@ -42,9 +47,18 @@ export class ToolSearchIndex {
     );
   }
 
-  /** Matching tools, best first. */
+  /** Matching tools, best first: BM25's ranking, then tools whose name, description or a tag contains the query (case-insensitive). */
   search(query: string): ToolDefinition[] {
-    return this.index.search(query).map((hit) => this.tools[hit.id as number]!);
+    const hits = this.index.search(query);
+    const ranked = new Set<number>(hits.map((hit) => hit.id as number));
+    const found = hits.map((hit) => this.tools[hit.id as number]!);
+    const needle = query.trim().toLowerCase();
+    if (needle) {
+      this.haystacks.forEach((haystack, id) => {
+        if (!ranked.has(id) && haystack.includes(needle)) found.push(this.tools[id]!);
+      });
+    }
+    return found;
   }
 }
 

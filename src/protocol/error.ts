@@ -29,11 +29,14 @@ export const ErrorMessage = z
     req_id: z.string().default('').meta({ description: 'Id of the request that failed, when known' }),
     code: z.string().meta({ description: 'Machine-readable error code', example: 'invalid_arguments' }),
     message: z.string().meta({ description: 'What was wrong and how to fix it' }),
+    capability_name: z
+      .string()
+      .default('')
+      .meta({ description: 'The capability the failed message belongs to: "tools" for tool messages, "" otherwise' }),
     detail: z
       .record(z.string(), z.unknown())
-      .nullable()
-      .default(null)
-      .meta({ description: 'Structured detail, e.g. the list of validation problems' }),
+      .default({})
+      .meta({ description: 'Structured detail, e.g. the list of validation problems ({} when there is none)' }),
     retryable: z.boolean().default(false).meta({ description: 'Whether retrying the same request may succeed' }),
   })
   .meta({ id: 'Error', description: 'An A2E error message' });

@@ -153,6 +153,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     store: options.calls.store,
     logger,
     bodyLimitBytes: options.bodyLimitBytes,
+    maxJsonDepth: security?.maxJsonDepth,
     heartbeatS: options.heartbeatS,
     retryMs: options.calls.retryMs,
     retainS: options.calls.retainS,

@@ -6,7 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { GatewayError } from '../engine/index.js';
-import { formatProblems, parserFor, toProblems } from '../protocol/index.js';
+import { FIELD_LIMITS, formatProblems, parserFor, toProblems } from '../protocol/index.js';
 import { nodeRequest, requestHeader } from './node.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
@@ -137,6 +137,9 @@ export async function readJson<S extends z.ZodType>(
   if (json === null || typeof json !== 'object' || Array.isArray(json)) {
     throw new GatewayError('invalid_request', 'request body must be a JSON object');
   }
+  // Echoed as req_id if the request fails from here on; an over-long id is refused by the schema, not echoed.
+  const id = (json as { id?: unknown }).id;
+  if (typeof id === 'string' && id.length <= FIELD_LIMITS.id) c.set('messageId', id);
   const r = parserFor(schema)(json);
   if (!r.success) {
     const problems = toProblems(r.error.issues);

@@ -10,7 +10,7 @@
  * and is told to stop (HTTP 204) instead of being replayed the answer forever.
  */
 import type { Context } from 'hono';
-import { GatewayError, type Call, type EventBatch, type Logger } from '../engine/index.js';
+import { GatewayError, TOOLS_CAPABILITY, type Call, type EventBatch, type Logger } from '../engine/index.js';
 import { asGatewayError, errorMessage } from './errors.js';
 import { DEFAULT_STREAM_LIMITS, sseFrame, streamSse, type SseSink, type StreamLimits } from './sse.js';
 
@@ -40,7 +40,7 @@ export function streamCall(c: Context, call: Call, options: CallStreamOptions): 
     const err = new GatewayError('unavailable', `this stream was cut: the client took no data for ${stallS} s while output waited (limits.stream_stall_s); ${next}`, {
       retryable: !options.stopOnDisconnect,
     });
-    return sseFrame('tool/error', JSON.stringify(errorMessage(err, call.request.id)));
+    return sseFrame('tool/error', JSON.stringify(errorMessage(err, call.request.id, TOOLS_CAPABILITY)));
   };
   return streamSse(c, { heartbeatS: options.heartbeatS, preamble, stallS: limits.stallS, onCut }, async (sink) => {
     sink.onDisconnect(() => {
@@ -51,7 +51,7 @@ export function streamCall(c: Context, call: Call, options: CallStreamOptions): 
       await pipeCall(call, watcher, sink, limits.unsentBytes);
     } catch (err) {
       options.logger.error({ err, call_id: call.id }, 'SSE stream failed');
-      sink.write(sseFrame('tool/error', JSON.stringify(errorMessage(asGatewayError(err), call.request.id))));
+      sink.write(sseFrame('tool/error', JSON.stringify(errorMessage(asGatewayError(err), call.request.id, TOOLS_CAPABILITY))));
     }
   });
 }

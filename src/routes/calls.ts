@@ -50,6 +50,8 @@ export interface CallRoutesDeps {
   store: CallStore;
   logger: Logger;
   bodyLimitBytes: number;
+  /** limits.max_json_depth */
+  maxJsonDepth?: number;
   heartbeatS: number;
   /** `retry:` hint for EventSource clients, ms. */
   retryMs: number;
@@ -100,7 +102,7 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
 
   app.openAPIRegistry.registerPath(startCallRoute);
   app.post(startCallRoute.path, async (c) => {
-    const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes);
+    const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
     // Events are what a call resource is watched for: always record them.
     const call = engine.start({ ...req, streaming: true }, callerOfCall(c, req, bytes, deps), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     store.put(call);

@@ -1,9 +1,12 @@
 /** The one place where errors become HTTP responses. */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { GatewayError } from '../engine/index.js';
-import { PROTOCOL_VERSION, newId, nowTs, type ErrorCode, type ErrorMessage } from '../protocol/index.js';
+import { GatewayError, TOOLS_CAPABILITY, errorMessage } from '../engine/index.js';
+import type { ErrorCode } from '../protocol/index.js';
 import { jsonResponse } from './respond.js';
+
+// The mapping to the A2E message is the engine's (every door uses it); this file adds the HTTP side.
+export { asGatewayError, errorMessage } from '../engine/index.js';
 
 export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   invalid_request: 400,
@@ -21,30 +24,18 @@ export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   unavailable: 503,
 };
 
-/** The A2E error message for `err` (unexpected errors become a generic `internal`). */
-export function errorMessage(err: GatewayError, reqId = ''): ErrorMessage {
-  return {
-    type: 'error',
-    id: newId(),
-    version: PROTOCOL_VERSION,
-    ts: nowTs(),
-    req_id: reqId,
-    code: err.code,
-    message: err.message,
-    detail: err.detail,
-    retryable: err.retryable,
-  };
+/** The id the request's JSON body carried (set once it is read), echoed as `req_id` in its error. */
+declare module 'hono' {
+  interface ContextVariableMap {
+    messageId: string;
+  }
 }
 
-/** Anything thrown → GatewayError; unknown errors are logged by the caller and hidden from the client. */
-export function asGatewayError(err: unknown): GatewayError {
-  if (err instanceof GatewayError) return err;
-  return new GatewayError('internal', 'internal error in the gateway; it was logged. Retry, or report it if it persists', {
-    retryable: true,
-  });
-}
+// Tool messages: /tool/list, /tool/call, /tool/calls… (after any base path).
+const TOOL_ROUTE = /\/tool\/(list|call|calls)(\/|$)/;
 
-export function errorResponse(c: Context, err: GatewayError, reqId = ''): Response {
+export function errorResponse(c: Context, err: GatewayError, reqId: string = c.get('messageId') ?? ''): Response {
+  const capability = TOOL_ROUTE.test(c.req.path) ? TOOLS_CAPABILITY : '';
   const headers: Record<string, string> = {};
   if (err.code === 'unauthorized') headers['WWW-Authenticate'] = 'Bearer realm="a2e-gateway"';
   if (err.code === 'method_not_allowed' && typeof err.detail?.allow === 'string') headers.Allow = err.detail.allow;
@@ -52,5 +43,5 @@ export function errorResponse(c: Context, err: GatewayError, reqId = ''): Respon
     const after = err.detail?.retry_after_s;
     if (typeof after === 'number') headers['Retry-After'] = String(Math.ceil(after));
   }
-  return jsonResponse(c, errorMessage(err, reqId), STATUS_BY_CODE[err.code], headers);
+  return jsonResponse(c, errorMessage(err, reqId, capability), STATUS_BY_CODE[err.code], headers);
 }

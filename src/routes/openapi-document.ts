@@ -17,15 +17,16 @@ interface Operation extends Json {
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'];
 const ERROR_REF = '#/components/schemas/Error';
 
-const errorExample = (code: string, message: string) => ({
+const errorExample = (code: string, message: string, path: string) => ({
   type: 'error',
   id: '8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44',
   version: '1.0',
   ts: 1716123457.1,
   req_id: 'g7h8i9',
+  capability_name: path.startsWith('/tool/') ? 'tools' : '',
   code,
   message,
-  detail: null,
+  detail: {},
   retryable: code === 'unavailable' || code === 'rate_limited' || code === 'internal',
 });
 
@@ -39,9 +40,9 @@ function codeFor(status: string, description: unknown): string {
   return byStatus ? byStatus[0] : 'invalid_request';
 }
 
-const jsonError = (description: string, code: string) => ({
+const jsonError = (description: string, code: string, path: string) => ({
   description,
-  content: { 'application/json': { schema: { $ref: ERROR_REF }, example: errorExample(code, description) } },
+  content: { 'application/json': { schema: { $ref: ERROR_REF }, example: errorExample(code, description, path) } },
 });
 
 export function finishDocument<D extends object>(document: D): D {
@@ -70,7 +71,7 @@ export function finishDocument<D extends object>(document: D): D {
     schema: { type: 'string' },
   };
 
-  for (const item of Object.values(doc.paths ?? {})) {
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const method of METHODS) {
       const op = item[method];
       if (!op) continue;
@@ -81,15 +82,16 @@ export function finishDocument<D extends object>(document: D): D {
         responses['4XX'] = jsonError(
           'A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)',
           'unauthorized',
+          path,
         );
       }
-      responses['500'] ??= jsonError('Unexpected gateway error (`internal`)', 'internal');
+      responses['500'] ??= jsonError('Unexpected gateway error (`internal`)', 'internal', path);
       for (const [status, response] of Object.entries(responses)) {
         (response.headers as Json | undefined) ??= {};
         (response.headers as Json)[REQUEST_ID_HEADER] = { $ref: '#/components/headers/RequestId' };
         const json = (response.content as Record<string, Json> | undefined)?.['application/json'];
         if (json && (json.schema as Json | undefined)?.$ref === ERROR_REF && json.example === undefined) {
-          json.example = errorExample(codeFor(status, response.description), String(response.description));
+          json.example = errorExample(codeFor(status, response.description), String(response.description), path);
         }
       }
     }

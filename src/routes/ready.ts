@@ -24,6 +24,7 @@ const NOT_READY_EXAMPLE = {
   version: '1.0',
   ts: 1716123456.789,
   req_id: '',
+  capability_name: '',
   code: 'unavailable',
   message: 'not ready: 1 A2A agent is still loading its card (GET /agents has details); retry shortly',
   detail: { status: 'starting', pending: ['1 A2A agent is still loading its card (GET /agents has details)'], retry_after_s: 1 },

@@ -50,6 +50,12 @@ describe('request shape limits', () => {
       expect(r.json.code).toBe('invalid_request');
       expect(r.json.message).toMatch(/deeper than 16 levels \(limits\.max_json_depth\)/);
     }
+    // POST /tool/calls reads its body with the same limit (it used to pre-scan at 64 whatever the config said).
+    const accepted = await post(`${gw.url}/tool/calls`, nested(10));
+    expect(accepted.status).toBe(202);
+    const deep = await post(`${gw.url}/tool/calls`, nested(20));
+    expect(deep.status).toBe(400);
+    expect(deep.json.message).toMatch(/deeper than 16 levels \(limits\.max_json_depth\)/);
     // Brackets inside strings are text, not nesting.
     const inString = await post(`${gw.url}/tool/call`, callBody('args', { text: '[{'.repeat(400).slice(0, 800) }));
     expect(inString.status).toBe(200);

@@ -4,7 +4,7 @@
  * routes, because both end in `Engine.list` / `Engine.start`.
  */
 import type { z } from 'zod';
-import { GatewayError, LIST_TOOLS_HINT, type Call, type Caller, type Engine, type Logger, type SessionManager, type StopReason } from '../../engine/index.js';
+import { GatewayError, LIST_TOOLS_HINT, TOOLS_CAPABILITY, asGatewayError, errorMessage, type Call, type Caller, type Engine, type Logger, type SessionManager, type StopReason } from '../../engine/index.js';
 import {
   HandshakeRequest,
   PROTOCOL_VERSION,
@@ -19,7 +19,6 @@ import {
   truncateText,
   FIELD_LIMITS,
 } from '../../protocol/index.js';
-import { asGatewayError, errorMessage } from '../../routes/errors.js';
 import type { HandshakeAuth } from './auth.js';
 import type { TransportSession } from './session.js';
 
@@ -52,7 +51,7 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
     // An over-long id is refused by the schema; it is not echoed in the refusal either.
     reqId = typeof json.id === 'string' && json.id.length <= FIELD_LIMITS.id ? json.id : '';
     const type = json.type;
-    if (typeof type === 'string' && type.startsWith('tool/')) capability = 'tools';
+    if (typeof type === 'string' && type.startsWith('tool/')) capability = TOOLS_CAPABILITY;
     switch (type) {
       case 'handshake/req':
         return await handshake(deps, session, parse(HandshakeRequest, json));
@@ -85,10 +84,10 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
   } catch (err) {
     const e = asGatewayError(err);
     if (e.code === 'internal') deps.logger.error({ err, session_ref: session.binding.ref }, 'A2E transport message failed');
-    const message = errorMessage(e, reqId);
+    const message = errorMessage(e, reqId, capability);
     // On this door tools are listed with a message, not with POST /tool/list.
     if (e.code === 'unknown_tool') message.message = message.message.replace(LIST_TOOLS_HINT, 'Send a tool/list/req to see the available tools.');
-    reply(session, { ...message, detail: e.detail ?? {}, capability_name: capability });
+    reply(session, message);
   }
 }
 
