@@ -1576,10 +1576,7 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /**
-         * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-         * @example req-2024-05-19-0001
-         */
+        /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
         RequestId: string;
     };
     requestBodies: never;
@@ -1595,10 +1592,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -1606,16 +1600,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "type": "tool/list/req",
-                 *       "id": "a1b2c3",
-                 *       "version": "1.0",
-                 *       "ts": 1716123456.789,
-                 *       "filter_kind": "",
-                 *       "filter_tags": []
-                 *     }
-                 */
                 "application/json": components["schemas"]["ToolListRequest"];
             };
         };
@@ -1782,10 +1766,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -1793,22 +1774,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "type": "tool/call/req",
-                 *       "id": "g7h8i9",
-                 *       "version": "1.0",
-                 *       "ts": 1716123457.1,
-                 *       "session_id": "s1k2l3",
-                 *       "tool_name": "read_file",
-                 *       "arguments": {
-                 *         "path": "/etc/hostname"
-                 *       },
-                 *       "correlation_id": "",
-                 *       "streaming": true,
-                 *       "timeout": 30
-                 *     }
-                 */
                 "application/json": components["schemas"]["ToolCallRequest"];
             };
         };
@@ -2070,10 +2035,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2199,10 +2161,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2210,22 +2169,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "type": "tool/call/req",
-                 *       "id": "g7h8i9",
-                 *       "version": "1.0",
-                 *       "ts": 1716123457.1,
-                 *       "session_id": "s1k2l3",
-                 *       "tool_name": "read_file",
-                 *       "arguments": {
-                 *         "path": "/etc/hostname"
-                 *       },
-                 *       "correlation_id": "",
-                 *       "streaming": true,
-                 *       "timeout": 30
-                 *     }
-                 */
                 "application/json": components["schemas"]["ToolCallRequest"];
             };
         };
@@ -2415,10 +2358,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2519,10 +2459,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2627,10 +2564,7 @@ export interface operations {
             header?: {
                 /** @description Sent by EventSource when it reconnects */
                 "last-event-id"?: string;
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2751,10 +2685,7 @@ export interface operations {
             header?: {
                 /** @description The id of the last event seen, to resume */
                 "last-event-id"?: string;
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2841,10 +2772,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2938,10 +2866,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3034,10 +2959,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3130,10 +3052,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3237,10 +3156,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3248,22 +3164,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "jsonrpc": "2.0",
-                 *       "id": 7,
-                 *       "method": "tools/call",
-                 *       "params": {
-                 *         "name": "read_file",
-                 *         "arguments": {
-                 *           "path": "README.md"
-                 *         },
-                 *         "_meta": {
-                 *           "progressToken": "p7"
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["JsonRpcMessage"];
             };
         };
@@ -3443,10 +3343,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3521,10 +3418,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3602,10 +3496,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3687,10 +3578,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3761,10 +3649,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3871,10 +3756,7 @@ export interface operations {
             header: {
                 /** @description The session_id from POST /session */
                 "x-session-id": string;
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4053,10 +3935,7 @@ export interface operations {
             header: {
                 /** @description The session_id from POST /session */
                 "x-session-id": string;
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4186,10 +4065,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
