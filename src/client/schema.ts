@@ -1581,10 +1581,7 @@ export interface components {
     };
     responses: never;
     parameters: {
-        /**
-         * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-         * @example req-2024-05-19-0001
-         */
+        /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
         RequestId: string;
     };
     requestBodies: never;
@@ -1600,10 +1597,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -1611,16 +1605,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "type": "tool/list/req",
-                 *       "id": "a1b2c3",
-                 *       "version": "1.0",
-                 *       "ts": 1716123456.789,
-                 *       "filter_kind": "",
-                 *       "filter_tags": []
-                 *     }
-                 */
                 "application/json": components["schemas"]["ToolListRequest"];
             };
         };
@@ -1792,10 +1776,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -1803,22 +1784,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "type": "tool/call/req",
-                 *       "id": "g7h8i9",
-                 *       "version": "1.0",
-                 *       "ts": 1716123457.1,
-                 *       "session_id": "s1k2l3",
-                 *       "tool_name": "read_file",
-                 *       "arguments": {
-                 *         "path": "/etc/hostname"
-                 *       },
-                 *       "correlation_id": "",
-                 *       "streaming": true,
-                 *       "timeout": 30
-                 *     }
-                 */
                 "application/json": components["schemas"]["ToolCallRequest"];
             };
         };
@@ -2089,10 +2054,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2221,10 +2183,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2232,22 +2191,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "type": "tool/call/req",
-                 *       "id": "g7h8i9",
-                 *       "version": "1.0",
-                 *       "ts": 1716123457.1,
-                 *       "session_id": "s1k2l3",
-                 *       "tool_name": "read_file",
-                 *       "arguments": {
-                 *         "path": "/etc/hostname"
-                 *       },
-                 *       "correlation_id": "",
-                 *       "streaming": true,
-                 *       "timeout": 30
-                 *     }
-                 */
                 "application/json": components["schemas"]["ToolCallRequest"];
             };
         };
@@ -2444,10 +2387,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2550,10 +2490,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2660,10 +2597,7 @@ export interface operations {
             header?: {
                 /** @description Sent by EventSource when it reconnects */
                 "last-event-id"?: string;
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
@@ -2787,10 +2721,7 @@ export interface operations {
             header?: {
                 /** @description The id of the last event seen, to resume */
                 "last-event-id"?: string;
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2877,10 +2808,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -2974,10 +2902,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3072,10 +2997,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3170,10 +3092,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3280,10 +3199,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3291,22 +3207,6 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "jsonrpc": "2.0",
-                 *       "id": 7,
-                 *       "method": "tools/call",
-                 *       "params": {
-                 *         "name": "read_file",
-                 *         "arguments": {
-                 *           "path": "README.md"
-                 *         },
-                 *         "_meta": {
-                 *           "progressToken": "p7"
-                 *         }
-                 *       }
-                 *     }
-                 */
                 "application/json": components["schemas"]["JsonRpcMessage"];
             };
         };
@@ -3488,10 +3388,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3568,10 +3465,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3651,10 +3545,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3738,10 +3629,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3814,10 +3702,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -3926,10 +3811,7 @@ export interface operations {
             header: {
                 /** @description The session_id from POST /session */
                 "x-session-id": string;
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4110,10 +3992,7 @@ export interface operations {
             header: {
                 /** @description The session_id from POST /session */
                 "x-session-id": string;
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -4245,10 +4124,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /**
-                 * @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form
-                 * @example req-2024-05-19-0001
-                 */
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;

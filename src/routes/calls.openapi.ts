@@ -2,7 +2,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { ErrorMessage, ToolCallRequest, ToolCallResponse } from '../protocol/index.js';
-import { SseCallPayload, examples } from './tools.openapi.js';
+import { SseCallPayload, examples, requestExamples, tryItExamples } from './tools.openapi.js';
 
 export const CallState = z
   .enum(['running', 'completed', 'failed', 'canceled'])
@@ -88,7 +88,7 @@ export const startCallRoute = createRoute({
   request: {
     body: {
       required: true,
-      content: { 'application/json': { schema: ToolCallRequest, example: examples.callRequest } },
+      content: { 'application/json': { schema: ToolCallRequest, examples: requestExamples(tryItExamples.callRequest, examples.callRequest) } },
     },
   },
   responses: {

@@ -30,6 +30,8 @@ const callExample = {
   method: 'tools/call',
   params: { name: 'read_file', arguments: { path: 'README.md' }, _meta: { progressToken: 'p7' } },
 };
+/** What "Try it out" sends by default: a call that succeeds on a default gateway (native tools, empty workspace). */
+const tryItExample = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'list_dir', arguments: { path: '.' } } };
 const resultExample = {
   jsonrpc: '2.0',
   id: 7,
@@ -57,7 +59,15 @@ export const mcpRoute = createRoute({
     'everything else answers JSON. Notifications (notifications/cancelled stops the named call) answer 202. ' +
     'The bearer token, policy, audit and metrics are the same as for POST /tool/call.',
   request: {
-    body: { required: true, content: { 'application/json': { schema: JsonRpcMessage, example: callExample } } },
+    body: { required: true, content: {
+        'application/json': {
+          schema: JsonRpcMessage,
+          examples: {
+            try_it: { summary: 'Works on a default gateway', value: tryItExample },
+            progress: { summary: 'With a progress token: answered as an SSE stream', value: callExample },
+          },
+        },
+      } },
   },
   responses: {
     200: {

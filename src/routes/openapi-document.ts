@@ -63,8 +63,8 @@ export function finishDocument<D extends object>(document: D): D {
     description:
       'Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; ' +
       'a new one is generated when it is missing or not of that form',
+    // No example: Swagger UI would send it on every "Try it out", the same id for every request.
     schema: { type: 'string', pattern: '^[A-Za-z0-9._-]{1,128}$' },
-    example: 'req-2024-05-19-0001',
   };
   (components.headers ??= {}).RequestId = {
     description: 'The request id: yours when valid, otherwise generated',

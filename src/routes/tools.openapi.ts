@@ -73,6 +73,22 @@ export const examples = {
   },
 } as const;
 
+/**
+ * What "Try it out" on /docs sends by default: requests that succeed on a default gateway (no auth, no session,
+ * native tools on, an empty workspace). Each list comes first in an OpenAPI `examples` map, so Swagger UI picks it;
+ * the spec's wire example follows as a named alternative.
+ */
+export const tryItExamples = {
+  listRequest: { type: 'tool/list/req', filter_kind: '', filter_tags: [], query: '' },
+  callRequest: { type: 'tool/call/req', tool_name: 'list_dir', arguments: { path: '.' }, streaming: false, timeout: 30 },
+} as const;
+
+/** An `examples` map: the working default first, then the spec's wire example. */
+export const requestExamples = (tryIt: object, wire: object) => ({
+  try_it: { summary: 'Works on a default gateway', value: tryIt },
+  spec: { summary: "The spec's wire example (its session_id and path are illustrative)", value: wire },
+});
+
 const error = (description: string) => ({
   description,
   content: { 'application/json': { schema: ErrorMessage } },
@@ -102,7 +118,7 @@ export const listRoute = createRoute({
   request: {
     body: {
       required: true,
-      content: { 'application/json': { schema: ToolListRequest, example: examples.listRequest } },
+      content: { 'application/json': { schema: ToolListRequest, examples: requestExamples(tryItExamples.listRequest, examples.listRequest) } },
     },
   },
   responses: {
@@ -133,7 +149,7 @@ export const callRoute = createRoute({
   request: {
     body: {
       required: true,
-      content: { 'application/json': { schema: ToolCallRequest, example: examples.callRequest } },
+      content: { 'application/json': { schema: ToolCallRequest, examples: requestExamples(tryItExamples.callRequest, examples.callRequest) } },
     },
   },
   responses: {
