@@ -2770,9 +2770,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unauthorized",
                      *       "message": "Missing or wrong bearer token (`unauthorized`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2793,9 +2794,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2841,9 +2843,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unknown_tool",
                      *       "message": "The console is turned off (`ui.enabled: false`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": false
                      *     }
                      */
@@ -2864,9 +2867,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "internal",
                      *       "message": "Unexpected gateway error (`internal`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
@@ -2887,9 +2891,10 @@ export interface operations {
                      *       "version": "1.0",
                      *       "ts": 1716123457.1,
                      *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
                      *       "code": "unavailable",
                      *       "message": "The console was not built in this installation (`unavailable`)",
-                     *       "detail": null,
+                     *       "detail": {},
                      *       "retryable": true
                      *     }
                      */
