@@ -1,3 +1,6 @@
+import { chmodSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createGateway, defineConfig, type Gateway, type Logger, type ToolContext } from '../src/index.js';
@@ -155,7 +158,11 @@ describe('GET /metrics', () => {
 describe('log format of the real CLI', () => {
   it('LOG_FORMAT=pretty (the default on a terminal) writes human-readable lines; LOG_LEVEL=warn hides info lines', async () => {
     const { startCli } = await import('./helpers/cli.js');
-    const pretty = await startCli(['--port', '0'], { LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' });
+    // A directory of its own for ./workspace, reachable by the sandbox user wherever the checkout lives, so the
+    // shell plugin has nothing to warn about and the quiet run below can expect an empty stderr.
+    const cwd = mkdtempSync(join(tmpdir(), 'a2e-logformat-'));
+    chmodSync(cwd, 0o755);
+    const pretty = await startCli(['--port', '0'], { LOG_LEVEL: 'info', LOG_FORMAT: 'pretty' }, { cwd });
     await postJson(`${pretty.url}/tool/list`, {}, { 'X-Request-Id': 'pretty-1' });
     pretty.proc.kill('SIGTERM');
     const out = String((await pretty.proc).stderr);
@@ -163,7 +170,7 @@ describe('log format of the real CLI', () => {
     expect(out).toMatch(/request finished.*request_id.*pretty-1/);
     expect(() => JSON.parse(out.split('\n')[0]!)).toThrow();
 
-    const quiet = await startCli(['--port', '0'], { LOG_LEVEL: 'warn' });
+    const quiet = await startCli(['--port', '0'], { LOG_LEVEL: 'warn' }, { cwd });
     await postJson(`${quiet.url}/tool/list`, {});
     quiet.proc.kill('SIGTERM');
     expect(String((await quiet.proc).stderr)).toBe('');

@@ -73,14 +73,25 @@ export function openAuditFile(options: AuditFileOptions): AuditFile {
     while (queue.length) {
       const lines = queue;
       queue = [];
+      let next = 0;
       try {
-        const h = await ensureOpen();
-        const text = lines.join('');
-        await h.write(text);
-        size += Buffer.byteLength(text);
-        if (size >= maxBytes) await rotate();
+        // A batch is split at the size limit, so a file never grows more than one record past audit.max_bytes,
+        // however many records queued up while the previous write was on its way.
+        while (next < lines.length) {
+          const h = await ensureOpen();
+          let text = '';
+          let bytes = 0;
+          while (next < lines.length && size + bytes < maxBytes) {
+            text += lines[next];
+            bytes += Buffer.byteLength(lines[next]!);
+            next++;
+          }
+          if (bytes > 0) await h.write(text);
+          size += bytes;
+          if (size >= maxBytes) await rotate();
+        }
       } catch (err) {
-        logger.error({ err, path }, `audit file write failed; ${lines.length} record(s) lost`);
+        logger.error({ err, path }, `audit file write failed; ${lines.length - next} record(s) lost`);
       }
     }
   };
