@@ -459,6 +459,36 @@ describe('console', { timeout: 120_000 }, () => {
     }
   });
 
+  it('Sources shows the MCP servers with their state and last error, and Refresh reads them again', async () => {
+    // A command that does not exist: the server fails to start, and says why.
+    const mcpGw = await startGateway({ config: { mcp: { servers: { broken: { command: '/nonexistent/mcp-server', sandbox: false } } } } });
+    try {
+      await expect.poll(async () => (await (await fetch(`${mcpGw.url}/mcp-servers`)).json()).servers[0]?.last_error, { timeout: 20_000 }).toBeTruthy();
+      const { state } = (await (await fetch(`${mcpGw.url}/mcp-servers`)).json()).servers[0];
+      const { context, page } = await openConsole(`${mcpGw.url}/ui#sources`);
+      await page.waitForSelector('.mcp-server[data-server="broken"]');
+      expect(await page.textContent('section[aria-labelledby="sources-mcp"] h3')).toBe('MCP servers');
+      expect(await page.textContent('.mcp-server h4')).toContain('broken');
+      expect(['failed', 'restarting']).toContain(state);
+      expect(await page.textContent('.mcp-server .pill')).toMatch(/^(failed|restarting)$/);
+      expect(await page.textContent('.mcp-server .error')).toMatch(/^Last error: .+/);
+      expect(await page.textContent('.mcp-server')).toContain('/nonexistent/mcp-server');
+      expect(await page.textContent('.mcp-server')).toContain('stdio');
+      // No agents configured: that list says so rather than staying empty.
+      expect(await page.textContent('section[aria-labelledby="sources-agents"] [role="status"]')).toContain('No A2A agents are configured');
+      const [agents, servers] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/agents')),
+        page.waitForResponse((r) => r.url().endsWith('/mcp-servers')),
+        page.click('button:has-text("Refresh")'),
+      ]);
+      expect(agents.status()).toBe(200);
+      expect(servers.status()).toBe(200);
+      await context.close();
+    } finally {
+      await mcpGw.close();
+    }
+  });
+
   it('axe-core finds no serious accessibility violations (tools with a form and a result, activity, 375 px)', async () => {
     const axeSource = await readFile(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
     const { context, page } = await openConsole(`${gw.url}/ui`);

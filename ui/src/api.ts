@@ -14,6 +14,7 @@ export type ToolCallResponse = S['ToolCallResponse'];
 export type CallAccepted = S['CallAccepted'];
 export type CallResource = S['CallResource'];
 export type AgentStatus = S['AgentStatus'];
+export type McpServerStatus = S['McpServerStatus'];
 export type CallActivity = S['CallActivity'];
 export type Health = S['Health'];
 export interface Problem {
@@ -135,6 +136,10 @@ class Api {
 
   agents(): Promise<{ agents: AgentStatus[] }> {
     return this.request('GET', 'agents');
+  }
+
+  mcpServers(): Promise<{ servers: McpServerStatus[] }> {
+    return this.request('GET', 'mcp-servers');
   }
 
   health(): Promise<Health> {

@@ -1,21 +1,49 @@
-/** The Sources tab: the remote A2A agents whose skills are tools — state, tools, last error, last fetch. */
-import { api, type AgentStatus } from './api.js';
+/**
+ * The Sources tab: where the tools come from — the remote A2A agents (GET /agents) and the MCP servers
+ * (GET /mcp-servers): state, tools, last error, last fetch or start.
+ */
+import { api, type AgentStatus, type McpServerStatus } from './api.js';
 import { fill, h } from './dom.js';
 
-export function sourcesView(root: HTMLElement): { load(): Promise<void> } {
-  const status = h('p', { class: 'muted', role: 'status' });
-  const list = h('div', { class: 'agents' });
-  const refresh = h('button', { type: 'button', onclick: () => void load() }, 'Refresh');
-  fill(root, h('div', { class: 'activity-head' }, h('h2', {}, 'Sources'), refresh), h('h3', {}, 'A2A agents'), status, list);
+const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'never');
+const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
+export function sourcesView(root: HTMLElement): { load(): Promise<void> } {
+  const agentsStatus = h('p', { class: 'muted', role: 'status' });
+  const agentsList = h('div', { class: 'agents' });
+  const serversStatus = h('p', { class: 'muted', role: 'status' });
+  const serversList = h('div', { class: 'agents' });
+  const refresh = h('button', { type: 'button', onclick: () => void load() }, 'Refresh');
+  fill(
+    root,
+    h('div', { class: 'activity-head' }, h('h2', {}, 'Sources'), refresh),
+    h('section', { 'aria-labelledby': 'sources-agents' }, h('h3', { id: 'sources-agents' }, 'A2A agents'), agentsStatus, agentsList),
+    h('section', { 'aria-labelledby': 'sources-mcp' }, h('h3', { id: 'sources-mcp' }, 'MCP servers'), serversStatus, serversList),
+  );
+
+  // Each list is read on its own: one that cannot be read does not hide the other.
+  const loadAgents = async () => {
+    try {
+      const { agents } = await api.agents();
+      fill(agentsStatus, agents.length ? `${plural(agents.length, 'agent')} · read ${new Date().toLocaleTimeString()}` : 'No A2A agents are configured (agents: in the config).');
+      fill(agentsList, agents.map(agentCard));
+    } catch (err) {
+      fill(agentsStatus, `Cannot read the agents: ${(err as Error).message}`);
+    }
+  };
+  const loadServers = async () => {
+    try {
+      const { servers } = await api.mcpServers();
+      fill(serversStatus, servers.length ? `${plural(servers.length, 'server')} · read ${new Date().toLocaleTimeString()}` : 'No MCP servers are configured (mcp.servers: in the config).');
+      fill(serversList, servers.map(serverCard));
+    } catch (err) {
+      fill(serversStatus, `Cannot read the MCP servers: ${(err as Error).message}`);
+    }
+  };
   const load = async () => {
     refresh.disabled = true;
     try {
-      const { agents } = await api.agents();
-      fill(status, agents.length ? `${agents.length} agent${agents.length === 1 ? '' : 's'} · read ${new Date().toLocaleTimeString()}` : 'No A2A agents are configured (agents: in the config).');
-      fill(list, agents.map(card));
-    } catch (err) {
-      fill(status, `Cannot read the agents: ${(err as Error).message}`);
+      await Promise.all([loadAgents(), loadServers()]);
     } finally {
       refresh.disabled = false;
     }
@@ -23,8 +51,7 @@ export function sourcesView(root: HTMLElement): { load(): Promise<void> } {
   return { load };
 }
 
-function card(a: AgentStatus): HTMLElement {
-  const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'never');
+function agentCard(a: AgentStatus): HTMLElement {
   return h(
     'article',
     { class: `agent state-${a.state}` },
@@ -45,5 +72,27 @@ function card(a: AgentStatus): HTMLElement {
       a.skipped.length ? [h('dt', {}, 'Skipped'), h('dd', {}, a.skipped.map((s) => `${s.tool} (kept by ${s.kept_by})`).join(', '))] : null,
     ),
     a.last_error ? h('p', { class: 'error' }, `Last error: ${a.last_error}`) : null,
+  );
+}
+
+function serverCard(s: McpServerStatus): HTMLElement {
+  return h(
+    'article',
+    { class: `mcp-server state-${s.state}`, 'data-server': s.id },
+    h('h4', {}, s.id, ' ', h('span', { class: `pill pill-${s.state}` }, s.state), s.server_name ? h('span', { class: 'muted' }, ` ${s.server_name}`) : null),
+    h(
+      'dl',
+      { class: 'meta' },
+      h('dt', {}, 'Transport'),
+      h('dd', {}, s.transport, s.transport === 'stdio' ? (s.sandboxed ? ' · sandboxed' : ' · not sandboxed') : '', s.pid !== null ? ` · pid ${s.pid}` : ''),
+      h('dt', {}, s.transport === 'stdio' ? 'Command' : 'URL'),
+      h('dd', {}, h('code', {}, s.target)),
+      h('dt', {}, 'Last started'),
+      h('dd', {}, when(s.last_started), s.restarts ? ` (${plural(s.restarts, 'restart')})` : ''),
+      h('dt', {}, 'Tools'),
+      h('dd', {}, s.tools.length ? s.tools.join(', ') : 'none'),
+      s.skipped.length ? [h('dt', {}, 'Skipped'), h('dd', {}, s.skipped.map((k) => `${k.tool} (${k.reason})`).join(', '))] : null,
+    ),
+    s.last_error ? h('p', { class: 'error' }, `Last error: ${s.last_error}`) : null,
   );
 }
