@@ -20,6 +20,7 @@ const command = spec.sandboxed
       network: shell.network,
       mounts: shell.mounts,
       limits: shell.limits,
+      tmpMb: shell.tmp_mb,
       argv: spec.argv,
     })
   : { file: spec.argv[0], args: spec.argv.slice(1) };
