@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Role, TaskState, type Message, type Part, type Task } from '@a2a-js/sdk';
 import { ClientFactory, DefaultAgentCardResolver, JsonRpcTransportFactory, type Client } from '@a2a-js/sdk/client';
 import { ToolError, ToolOutput, type ToolContext } from '../src/index.js';
-import { gatedPlugin, type GateControl } from './helpers/gated.js';
-import { deferred, definePlugin, sleep } from './helpers/plugins.js';
+import { gateMap, gatedPlugin, type GateControl } from './helpers/gated.js';
+import { definePlugin, sleep } from './helpers/plugins.js';
 import { waitFor } from './helpers/a2a-stub.js';
 import { sample, scrape } from './helpers/metrics.js';
 import { callBody, openSse, postJson, startGateway, type TestGateway } from './helpers/server.js';
@@ -26,13 +26,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
  * (`key`), so plain text reaches it too. Plus the three stub behaviours.
  */
 function a2aTestPlugin() {
-  const gates = new Map<string, ReturnType<typeof deferred<void>>>();
-  const gate = (key: string, i: number) => {
-    const k = `${key}#${i}`;
-    let d = gates.get(k);
-    if (!d) gates.set(k, (d = deferred()));
-    return d;
-  };
+  const gate = gateMap();
   const finishedAt = new Map<string, number>();
   const plugin = definePlugin('a2a-test', [
     [

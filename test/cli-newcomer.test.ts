@@ -4,33 +4,23 @@
  * `config check`, and `call` showing a failed command's output (and the
  * whole result with --json), against a real gateway with the real shell tool.
  */
-import { chmod, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse as parseYaml } from 'yaml';
-import { CLI, startCli } from './helpers/cli.js';
+import { CLI, startShellCli } from './helpers/cli.js';
 
 const run = (args: string[], env: Record<string, string> = {}, cwd?: string) =>
   execa('node', [CLI, ...args], { reject: false, env: { LOG_LEVEL: 'silent', ...env }, timeout: 60_000, ...(cwd ? { cwd } : {}) });
 
+let gateway: Awaited<ReturnType<typeof startShellCli>>;
 let dir: string;
-let gateway: Awaited<ReturnType<typeof startCli>>;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'a2e-cli-newcomer-'));
-  await chmod(dir, 0o755); // the shell sandbox's user reaches the workspace through it
-  await writeFile(
-    join(dir, 'gateway.yaml'),
-    'server:\n  port: 0\ntools:\n  shell:\n    enabled: true\n  http: {enabled: false}\n  eval: {enabled: false}\n',
-  );
-  gateway = await startCli(['--config', 'gateway.yaml'], {}, { cwd: dir });
+  gateway = await startShellCli('a2e-cli-newcomer-');
+  dir = gateway.dir;
 });
-afterAll(async () => {
-  gateway?.proc.kill('SIGTERM');
-  await gateway?.proc;
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => gateway?.stop());
 
 describe('options', () => {
   it('an unknown option names the command, suggests the closest one and points at its --help', async () => {

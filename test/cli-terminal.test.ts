@@ -4,12 +4,9 @@
  * option gets one readable line, and `serve --help` is about serve. The gateway
  * is the real one (`a2e-gateway serve`) on an ephemeral port with the real shell tool.
  */
-import { chmod, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, startCli } from './helpers/cli.js';
+import { CLI, startShellCli } from './helpers/cli.js';
 
 const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
@@ -23,22 +20,11 @@ async function onTerminal(args: string[]): Promise<{ exitCode: number | undefine
   return { exitCode: r.exitCode, output: String(r.stdout).replace(/\r\n/g, '\n') };
 }
 
-let dir: string;
-let gateway: Awaited<ReturnType<typeof startCli>>;
+let gateway: Awaited<ReturnType<typeof startShellCli>>;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'a2e-cli-terminal-'));
-  await chmod(dir, 0o755); // the shell sandbox's user reaches the workspace through it
-  await writeFile(
-    join(dir, 'gateway.yaml'),
-    'server:\n  port: 0\ntools:\n  shell:\n    enabled: true\n  http: {enabled: false}\n  eval: {enabled: false}\n',
-  );
-  gateway = await startCli(['--config', 'gateway.yaml'], {}, { cwd: dir });
+  gateway = await startShellCli('a2e-cli-terminal-');
 });
-afterAll(async () => {
-  gateway?.proc.kill('SIGTERM');
-  await gateway?.proc;
-  if (dir) await rm(dir, { recursive: true, force: true });
-});
+afterAll(() => gateway?.stop());
 
 describe('a2e-gateway on a terminal', () => {
   it('call of a failing command shows its stdout and stderr, then the error; exit 1', async () => {

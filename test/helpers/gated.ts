@@ -16,14 +16,19 @@ export interface GateControl {
   aborted(key: string): Promise<string>;
 }
 
-export function gatedPlugin(): GateControl {
+/** Gate i of call `key`, made by whichever side comes first (the tool waiting on it, or the test opening it). */
+export function gateMap(): (key: string, i: number) => ReturnType<typeof deferred<void>> {
   const gates = new Map<string, ReturnType<typeof deferred<void>>>();
-  const gate = (key: string, i: number) => {
+  return (key, i) => {
     const k = `${key}#${i}`;
     let d = gates.get(k);
     if (!d) gates.set(k, (d = deferred()));
     return d;
   };
+}
+
+export function gatedPlugin(): GateControl {
+  const gate = gateMap();
   const emitted = new Map<string, number[]>();
   const aborts = new Map<string, ReturnType<typeof deferred<string>>>();
   const abort = (key: string) => {
