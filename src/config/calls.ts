@@ -12,5 +12,10 @@ export const CallsConfig = z.strictObject({
   max_retained: z.int().positive().default(1000),
   /** Reconnect delay hinted to EventSource clients (the SSE `retry:` field), milliseconds. */
   retry_ms: z.int().min(0).default(2000),
+  /**
+   * With `store.kind: redis`: how long the instance running a call holds its lease (renewed well before it lapses).
+   * When a lease lapses because its instance died, any instance fails the call. Seconds.
+   */
+  owner_lease_s: z.number().positive().default(10),
 });
 export type CallsConfig = z.output<typeof CallsConfig>;

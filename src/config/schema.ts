@@ -12,6 +12,7 @@ import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, se
 
 import { TransportConfig } from '../transport/a2e-http/config.js';
 import { LimitsSection } from './memory.js';
+import { StoreConfig } from './store.js';
 import { McpConfig } from '../mcp/config.js';
 import { A2AServerConfig } from '../a2a-server/config.js';
 import { UiConfig } from './ui.js';
@@ -58,6 +59,7 @@ export const GatewayConfig = z.strictObject({
   audit: AuditConfig.default(() => AuditConfig.parse({})),
   transport: TransportConfig.default(() => TransportConfig.parse({})),
   mcp: McpConfig.default(() => McpConfig.parse({})),
+  store: StoreConfig.default(() => StoreConfig.parse({})),
   a2a_server: A2AServerConfig.default(() => A2AServerConfig.parse({})),
   ui: UiConfig.default(() => UiConfig.parse({})),
 });

@@ -1,0 +1,1 @@
+export { RedisConnection, storeUnavailable, type RedisClient, type RedisConnectionOptions, type StoreHealth } from './connection.js';

@@ -1,0 +1,97 @@
+/**
+ * A real redis-server for the scale-out tests: started on an ephemeral port
+ * of 127.0.0.1 with its own directory, persistence off unless asked for,
+ * stopped by the test. Fails with what to install when redis-server is missing.
+ */
+import { existsSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { freePort } from './nginx.js';
+
+const CANDIDATES = ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'];
+
+export function findRedisServer(): string {
+  const found = CANDIDATES.find((p) => existsSync(p));
+  if (!found) {
+    throw new Error(
+      'redis-server is not installed, and the scale-out tests need a real one: install the Debian package "redis-server" ' +
+        '(apt-get install -y redis-server), or run .ci/run, which installs everything in .ci/apt-packages',
+    );
+  }
+  return found;
+}
+
+export interface RedisServer {
+  readonly port: number;
+  /** redis://127.0.0.1:<port>/0 */
+  readonly url: string;
+  /** Stop it (SIGTERM, waits for exit). With `persist`, its data is saved and comes back on start(). */
+  stop(): Promise<void>;
+  /** Start it again on the same port and directory (after stop()). */
+  start(): Promise<void>;
+  /** Stop it and remove its directory. */
+  dispose(): Promise<void>;
+}
+
+export interface RedisServerOptions {
+  /** Keep data across stop()/start() (append-only file, fsync always). Default off. */
+  persist?: boolean;
+}
+
+export async function startRedis(options: RedisServerOptions = {}): Promise<RedisServer> {
+  const bin = findRedisServer();
+  const dir = await mkdtemp(join(tmpdir(), 'a2e-redis-'));
+  const port = await freePort();
+  let proc: ResultPromise | undefined;
+
+  const start = async () => {
+    const args = [
+      '--port', String(port),
+      '--bind', '127.0.0.1',
+      '--dir', dir,
+      '--daemonize', 'no',
+      '--save', '',
+      '--appendonly', options.persist ? 'yes' : 'no',
+      '--appendfsync', 'always',
+      '--loglevel', 'warning',
+    ];
+    // Log to stdout at "notice" only long enough to see the ready line.
+    const p = execa(bin, [...args, '--loglevel', 'notice'], { reject: false, stdin: 'ignore', cleanup: true });
+    proc = p;
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${out.slice(-2000)}`)), 10_000);
+      p.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('Ready to accept connections')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      void p.then((r) => {
+        clearTimeout(timer);
+        reject(new Error(`redis-server exited (${r.exitCode ?? r.signal}) before it was ready:\n${out.slice(-2000)}${String(r.stderr ?? '')}`));
+      });
+    });
+  };
+  const stop = async () => {
+    const p = proc;
+    proc = undefined;
+    if (!p || p.exitCode !== undefined && p.exitCode !== null) return;
+    p.kill('SIGTERM');
+    await p;
+  };
+  await start();
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}/0`,
+    stop,
+    start,
+    async dispose() {
+      await stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
