@@ -31,6 +31,7 @@ import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
 import { McpDoor } from './mcp-server/door.js';
 import { McpPlugin } from './mcp/plugin.js';
+import { openStores, type Stores } from './store/index.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 export const VERSION = pkg.version;
@@ -59,6 +60,8 @@ export interface Gateway {
   readonly security: Security;
   /** A2E's own HTTP message transport (undefined when `transport.enabled` is false). */
   readonly transport: A2eHttpTransport | undefined;
+  /** Where shared state lives (`store.kind`). */
+  readonly stores: Stores;
   /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address (`url` includes `server.base_path`). */
   listen(port?: number, host?: string): Promise<{ url: string; host: string; port: number }>;
   /** Stop accepting, let running calls finish within the grace period, stop the rest, stop plugins. */
@@ -75,6 +78,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const logger = options.logger ?? createLogger('warn');
   // Read on scrape only, after `engine` exists.
   const metrics = new GatewayMetrics({ inFlight: (): number => engine.running });
+  const stores = await openStores(config.store, logger);
   const configured = await loadConfiguredPlugins(config.plugins, logger);
   const plugins = [...builtinPlugins(config, logger), ...configured, ...(options.plugins ?? [])];
   const registry = new ToolRegistry(plugins, logger);
@@ -186,6 +190,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     metrics,
     security,
     transport,
+    stores,
     listen(port = config.server.port, host = config.server.host) {
       const requestTimeout = config.server.request_timeout_s * 1000;
       server = createAdaptorServer({
@@ -229,6 +234,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         await serverClosed;
         await Promise.allSettled(plugins.map((p) => p.stop?.()));
         await security.close();
+        await stores.close();
       })();
       return closing;
     },
