@@ -14,6 +14,8 @@ import { runConfigCommand } from './cli/config-check.js';
 import { runMcpStdio } from './cli/mcp-stdio.js';
 import { parseOptions, UsageError } from './cli/usage.js';
 import { similarNames } from './engine/similar.js';
+import { isWorker, reportListening, runPrimary } from './cli/workers.js';
+import { parseWorkers, workerCount, type Workers } from './config/workers.js';
 
 const COMMANDS = ['serve', 'config', 'mcp-stdio', 'openapi', 'list', 'call', 'help'];
 
@@ -25,6 +27,8 @@ Options:
   -c, --config FILE     YAML or JSON config file (env A2E_CONFIG)
       --host HOST       Interface to bind (env HOST; default 127.0.0.1)
   -p, --port PORT       Port to bind, 0 = any free port (env PORT; default 8080)
+  -w, --workers N|auto  Gateway processes sharing the port (env A2E_WORKERS; default server.workers, 1);
+                        more than 1 needs store.kind: redis
   -h, --help            Show this help
 
 Environment: LOG_LEVEL = trace|debug|info|warn|error|silent (default info); logs go to stderr as JSON lines,
@@ -62,11 +66,20 @@ function parsePort(value: string, source: string): number {
   return port;
 }
 
+function parseWorkersOption(value: string, source: string): Workers {
+  try {
+    return parseWorkers(value, source);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+}
+
 async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const { values } = parseOptions('serve', argv, {
     config: { type: 'string', short: 'c' },
     host: { type: 'string' },
     port: { type: 'string', short: 'p' },
+    workers: { type: 'string', short: 'w' },
     help: { type: 'boolean', short: 'h' },
   });
   if (values.help) {
@@ -89,6 +102,19 @@ async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   const format = (env.LOG_FORMAT ?? '').toLowerCase();
   if (!['', 'json', 'pretty'].includes(format)) throw new UsageError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
   const logger = createLogger(level, { pretty: format === 'pretty' || (format === '' && process.stderr.isTTY === true) });
+  if (!isWorker()) {
+    const workersValue = values.workers ?? env.A2E_WORKERS;
+    const workers = workerCount(workersValue !== undefined ? parseWorkersOption(workersValue, values.workers !== undefined ? '--workers' : 'A2E_WORKERS') : config.server.workers);
+    if (workers > 1) {
+      if (config.store.kind !== 'redis') {
+        throw new UsageError(
+          `${workers} worker processes need a store they share: set store.kind: redis (and store.url) in the config, or run one process (--workers 1)`,
+        );
+      }
+      process.exitCode = await runPrimary({ count: workers, logger, out: process.stdout });
+      return;
+    }
+  }
   const gateway = await createGateway({ config: { ...config, server: { ...config.server, host, port } }, logger, env });
   // Signal handlers go in before the listening line is printed: a supervisor may signal right after it.
   let stopping = false;
@@ -121,7 +147,8 @@ async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
     if (code === 'EACCES') throw new Error(`not allowed to bind ${host}:${port}; use a port above 1023`);
     throw err;
   }
-  process.stdout.write(`a2e-gateway listening on ${address.url}\n`);
+  if (isWorker()) reportListening(address.url);
+  else process.stdout.write(`a2e-gateway listening on ${address.url}\n`);
   logger.info({ url: address.url, tools: gateway.registry.all().length, version: VERSION }, 'gateway started');
 }
 

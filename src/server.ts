@@ -134,6 +134,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     bodyLimitBytes: config.server.body_limit_bytes,
     heartbeatS: config.server.heartbeat_s,
     calls: callResources(config),
+    store: () => stores.health(),
     streams: { unsentBytes: config.limits.stream_unsent_bytes, stallS: config.limits.stream_stall_s },
     basePath: config.server.base_path,
     trustProxy: config.server.trust_proxy,

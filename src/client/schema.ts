@@ -1307,13 +1307,28 @@ export interface components {
             };
         };
         Health: {
-            /** @enum {string} */
-            status: "ok";
+            /**
+             * @description "degraded" (HTTP 503) while the shared store is unreachable: what needs it answers 503
+             * @enum {string}
+             */
+            status: "ok" | "degraded";
             /** @description Number of tools registered */
             tools: number;
             /** @description Calls currently running */
             running_calls: number;
             uptime_s: number;
+            store: components["schemas"]["StoreStatus"];
+        };
+        StoreStatus: {
+            /**
+             * @description store.kind
+             * @enum {string}
+             */
+            kind: "memory" | "redis";
+            /** @description Whether the store answers; false makes /healthz answer 503 */
+            ok: boolean;
+            /** @description Why it does not, in words */
+            error?: string;
         };
         A2ETransportSession: {
             /**
@@ -3490,7 +3505,11 @@ export interface operations {
                      *       "status": "ok",
                      *       "tools": 12,
                      *       "running_calls": 0,
-                     *       "uptime_s": 3600.5
+                     *       "uptime_s": 3600.5,
+                     *       "store": {
+                     *         "kind": "memory",
+                     *         "ok": true
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Health"];
@@ -3518,6 +3537,29 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The gateway is up but its shared store (store.kind: redis) is not reachable */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "degraded",
+                     *       "tools": 12,
+                     *       "running_calls": 0,
+                     *       "uptime_s": 3600.5,
+                     *       "store": {
+                     *         "kind": "redis",
+                     *         "ok": false,
+                     *         "error": "connection refused"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Health"];
                 };
             };
             /** @description A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429) */

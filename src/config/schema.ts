@@ -13,6 +13,7 @@ import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, se
 import { TransportConfig } from '../transport/a2e-http/config.js';
 import { LimitsSection } from './memory.js';
 import { StoreConfig } from './store.js';
+import { Workers } from './workers.js';
 import { McpConfig } from '../mcp/config.js';
 import { A2AServerConfig } from '../a2a-server/config.js';
 import { UiConfig } from './ui.js';
@@ -40,6 +41,8 @@ export const ServerConfig = z.strictObject({
   base_path: BasePath.default(''),
   /** Build returned URLs from X-Forwarded-Proto / X-Forwarded-Host (only behind a proxy that sets them). */
   trust_proxy: z.boolean().default(false),
+  /** Gateway processes to run on this machine (Node's cluster), or "auto" = one per CPU; more than 1 needs `store.kind: redis`. */
+  workers: Workers.default(1),
   ...serverSecurityFields,
 });
 

@@ -28,6 +28,7 @@ import { registerMcpServersRoute } from './mcp-servers.js';
 import type { McpServerStatus } from '../protocol/index.js';
 import { registerAdminEventsRoute } from './admin-events.js';
 import { registerUiRoutes } from './ui.js';
+import type { StoreHealth } from '../store/index.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -39,6 +40,8 @@ export interface AppOptions {
   caller?: (c: Context, sessionId: string) => Caller;
   /** Call resources (POST /tool/calls): where they are kept, the EventSource `retry:` hint, retention for messages. */
   calls: { store: CallStore; retryMs: number; retainS: number };
+  /** The shared store's state, for GET /healthz (default: memory, always ok). */
+  store?: () => StoreHealth;
   /** `server.base_path` ("" or e.g. "/a2e"): every route is served under it. */
   basePath?: string;
   /** `server.trust_proxy`: build returned URLs from X-Forwarded-Proto / X-Forwarded-Host. */
@@ -207,6 +210,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   registerDocsRoutes(app, {
     engine: options.engine,
     document: () => (document ??= openApiDocument(app, options.version, basePath)),
+    store: options.store,
   });
   return app;
 }

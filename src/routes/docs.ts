@@ -8,6 +8,7 @@ import { dirname, join } from 'node:path';
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import type { Engine } from '../engine/index.js';
+import type { StoreHealth } from '../store/index.js';
 import { jsonResponse } from './respond.js';
 
 const require = createRequire(import.meta.url);
@@ -54,12 +55,21 @@ export const HTML_SECURITY_HEADERS: Readonly<Record<string, string>> = Object.fr
 // Relative URL: works under any base path or proxy prefix.
 const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: new URL('openapi.json', document.baseURI).href, dom_id: '#swagger-ui', deepLinking: true });\n`;
 
+export const StoreStatus = z
+  .object({
+    kind: z.enum(['memory', 'redis']).meta({ description: 'store.kind' }),
+    ok: z.boolean().meta({ description: 'Whether the store answers; false makes /healthz answer 503' }),
+    error: z.string().optional().meta({ description: 'Why it does not, in words' }),
+  })
+  .meta({ id: 'StoreStatus' });
+
 export const Health = z
   .object({
-    status: z.literal('ok'),
+    status: z.enum(['ok', 'degraded']).meta({ description: '"degraded" (HTTP 503) while the shared store is unreachable: what needs it answers 503' }),
     tools: z.int().meta({ description: 'Number of tools registered' }),
     running_calls: z.int().meta({ description: 'Calls currently running' }),
     uptime_s: z.number(),
+    store: StoreStatus,
   })
   .meta({ id: 'Health' });
 
@@ -73,7 +83,25 @@ const healthRoute = createRoute({
     200: {
       description: 'The gateway is up',
       content: {
-        'application/json': { schema: Health, example: { status: 'ok', tools: 12, running_calls: 0, uptime_s: 3600.5 } },
+        'application/json': {
+          schema: Health,
+          example: { status: 'ok', tools: 12, running_calls: 0, uptime_s: 3600.5, store: { kind: 'memory', ok: true } },
+        },
+      },
+    },
+    503: {
+      description: 'The gateway is up but its shared store (store.kind: redis) is not reachable',
+      content: {
+        'application/json': {
+          schema: Health,
+          example: {
+            status: 'degraded',
+            tools: 12,
+            running_calls: 0,
+            uptime_s: 3600.5,
+            store: { kind: 'redis', ok: false, error: 'connection refused' },
+          },
+        },
       },
     },
   },
@@ -116,19 +144,26 @@ export interface DocsDeps {
   engine: Engine;
   /** The OpenAPI document, built once. */
   document: () => unknown;
+  /** The store's state (default: memory, always ok). */
+  store?: () => StoreHealth;
 }
+
+const MEMORY_STORE: StoreHealth = { kind: 'memory', ok: true };
 
 export function registerDocsRoutes(app: OpenAPIHono, deps: DocsDeps): void {
   const started = Date.now();
   app.openAPIRegistry.registerPath(healthRoute);
-  app.get(healthRoute.path, (c) =>
-    jsonResponse(c, {
-      status: 'ok' as const,
+  app.get(healthRoute.path, (c) => {
+    const store = deps.store?.() ?? MEMORY_STORE;
+    const health: z.output<typeof Health> = {
+      status: store.ok ? 'ok' : 'degraded',
       tools: deps.engine.registry.all().length,
       running_calls: deps.engine.running,
       uptime_s: (Date.now() - started) / 1000,
-    }),
-  );
+      store,
+    };
+    return jsonResponse(c, health, store.ok ? 200 : 503, store.ok ? undefined : { 'Retry-After': '1' });
+  });
 
   app.openAPIRegistry.registerPath(openapiRoute);
   app.get(openapiRoute.path, (c) => jsonResponse(c, deps.document()));
