@@ -145,6 +145,12 @@ export class McpServerConnection {
     return new ProcessTransport({ file: c.command!, args: c.args, env, cwd: c.cwd, onStderr });
   }
 
+  /** Re-read the tool list now (`refresh_s`); a server that is not ready re-reads it when it is back. */
+  async refreshTools(): Promise<void> {
+    const client = this.client;
+    if (client && this.state === 'ready') await this.loadTools(client);
+  }
+
   /** Read the server's whole tool list (every page) and map it. */
   private async loadTools(client: Client): Promise<void> {
     const listed: Tool[] = [];

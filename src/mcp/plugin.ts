@@ -22,6 +22,8 @@ export class McpPlugin implements ToolPlugin {
   private clashes: { tool: string; server: string; kept: string }[] = [];
   private host: PluginHost | undefined;
   private logger: Logger;
+  /** The `refresh_s` timers, one per server that has it. */
+  private readonly refreshTimers: NodeJS.Timeout[] = [];
 
   constructor(
     private readonly settings: McpConfig,
@@ -45,11 +47,27 @@ export class McpPlugin implements ToolPlugin {
     );
     const enabled = this.servers.filter((s) => s.config.enabled);
     if (enabled.length === 0) return;
+    for (const s of enabled) if (s.config.refresh_s !== undefined) this.refreshEvery(s, s.config.refresh_s);
     const starting = Promise.all(enabled.map((s) => s.start()));
     // Wait a little for the servers, never long: one that comes up later joins then.
     let bound: NodeJS.Timeout | undefined;
     await Promise.race([starting, new Promise<void>((r) => (bound = setTimeout(r, this.settings.start_wait_ms)))]);
     clearTimeout(bound);
+  }
+
+  /** Re-list a server's tools every `seconds` (mcp.servers.<id>.refresh_s), one re-list at a time. */
+  private refreshEvery(server: McpServerConnection, seconds: number): void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      server
+        .refreshTools()
+        .catch((err: unknown) => this.logger.warn({ mcp_server: server.id, error: (err as Error).message }, 'tool list refresh failed'))
+        .finally(() => (running = false));
+    }, seconds * 1000);
+    timer.unref();
+    this.refreshTimers.push(timer);
   }
 
   /** Merge the servers' tools in configuration order; an earlier server wins a name. */
@@ -112,6 +130,7 @@ export class McpPlugin implements ToolPlugin {
   }
 
   async stop(): Promise<void> {
+    for (const t of this.refreshTimers) clearInterval(t);
     await Promise.all(this.servers.map((s) => s.stop()));
   }
 }
