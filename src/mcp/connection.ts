@@ -217,11 +217,18 @@ export class McpServerConnection {
     // (its signal makes the SDK send notifications/cancelled), so the SDK's clock gets a second's slack then.
     const remaining = ctx.deadline - Date.now();
     const timeout = Math.max(1, remaining < this.config.timeout_ms ? remaining + 1000 : this.config.timeout_ms);
+    // The SDK sends notifications/cancelled whenever the signal it was given aborts, even after the answer came;
+    // the engine aborts ctx.signal when every call ends. So the SDK gets a signal that follows ctx.signal only
+    // while the request is in flight (else each call would cost the server a second, spurious message).
+    const inFlight = new AbortController();
+    const forward = () => inFlight.abort(ctx.signal.reason);
+    ctx.signal.addEventListener('abort', forward, { once: true });
+    if (ctx.signal.aborted) forward();
     this.running.add(ctx);
     let result: CallToolResult;
     try {
       result = (await client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
-        signal: ctx.signal,
+        signal: inFlight.signal,
         timeout,
         onprogress: ({ progress, total, message }) => {
           const pct = total ? Math.max(0, Math.min(100, Math.round((progress / total) * 100))) : 0;
@@ -232,6 +239,7 @@ export class McpServerConnection {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       throw this.callError(err, timeout);
     } finally {
+      ctx.signal.removeEventListener('abort', forward);
       this.running.delete(ctx);
     }
     const content = result.content ?? [];
