@@ -22,6 +22,7 @@ import { sanitize } from '../a2a/tools.js';
 import { HINT_TAGS } from '../mcp-server/tools.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
+import { mcpFetch } from './http-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
 import { ProcessTransport } from './stdio.js';
 
@@ -119,7 +120,7 @@ export class McpServerConnection {
   private async makeTransport(): Promise<Transport> {
     const c = this.config;
     if (c.url !== undefined) {
-      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
+      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: mcpFetch });
     }
     const onStderr = (line: string) => this.logger.info({ mcp_server: this.id, stderr: line }, `MCP server "${this.id}" stderr`);
     if (c.sandbox !== false) {
