@@ -17,7 +17,7 @@ let pool: Agent | undefined;
 
 export const mcpFetch: FetchLike = async (url, init = {}) => {
   // One pool for every MCP server over HTTP; idle connections do not keep the process alive.
-  pool ??= new Agent({ keepAliveTimeout: 30_000 });
+  pool ??= new Agent();
   const headers: Record<string, string> = {};
   new Headers(init.headers).forEach((value, key) => (headers[key] = value));
   const res = await request(url, {
