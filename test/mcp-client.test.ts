@@ -166,6 +166,18 @@ describe('MCP servers as tools (stdio)', () => {
     expect(long.data.error).toMatch(/timed out/);
   });
 
+  it('sends notifications/cancelled only for a call that is stopped, never for one that finished', async () => {
+    for (let i = 0; i < 3; i++) expect((await call(gw.url, 'fixture_pid', {})).data.success).toBe(true);
+    expect((await call(gw.url, 'fixture_wait', { id: 'stopped-1' }, { timeout: 1 })).data.success).toBe(false);
+    await waitFor('the stopped call to be cancelled', () => readFileSync(marker, 'utf8').includes('cancelled stopped-1'));
+    const lines = readFileSync(marker, 'utf8').split('\n');
+    const tools = new Map(lines.filter((l) => l.startsWith('call ')).map((l) => [l.split(' ')[1], l.split(' ')[2]]));
+    const cancelled = lines.filter((l) => l.startsWith('cancel ')).map((l) => tools.get(l.split(' ')[1]));
+    expect(cancelled.length).toBeGreaterThan(0);
+    expect(cancelled.every((tool) => tool === 'wait')).toBe(true);
+    expect([...tools.values()].filter((t) => t === 'pid').length).toBeGreaterThanOrEqual(3);
+  });
+
   it('a server that crashes mid-call: a clear tool_error, then it is restarted and the next call works', async () => {
     const before = Number((await call(gw.url, 'fixture_pid', {})).data.data.text);
     const crashed = await call(gw.url, 'fixture_crash', {});

@@ -5,7 +5,8 @@
  *   stream {count} → emits `count` progress events as fast as it can, then {count}
  *   hold   {ms}    → emits one status event, waits `ms` (or until stopped), then {held_ms}
  * BENCH_HEARTBEAT_S sets server.heartbeat_s (default 15); BENCH_WORKSPACE sets tools.fs.root (the
- * workspace of the native tools, e.g. the shell's run_command); BENCH_AGENT_CARD adds an A2A agent.
+ * workspace of the native tools, e.g. the shell's run_command); BENCH_AGENT_CARD adds an A2A agent;
+ * BENCH_MCP_URL adds a Streamable HTTP MCP server (id `peer`: its echo is `peer_echo`).
  */
 import { createGateway, createLogger, defineConfig } from '../../dist/index.js';
 import { ready } from './common.mjs';
@@ -61,6 +62,7 @@ const config = defineConfig({
   server: { host: '127.0.0.1', port: 0, max_timeout_s: 600, heartbeat_s },
   ...(process.env.BENCH_WORKSPACE && { tools: { fs: { root: process.env.BENCH_WORKSPACE } } }),
   ...(process.env.BENCH_AGENT_CARD && { agents: { peer: { card: process.env.BENCH_AGENT_CARD } } }),
+  ...(process.env.BENCH_MCP_URL && { mcp: { servers: { peer: { url: process.env.BENCH_MCP_URL } } } }),
 });
 const gateway = await createGateway({ config, plugins: [benchPlugin], logger: createLogger('silent') });
 const { url } = await gateway.listen();

@@ -5,6 +5,7 @@
  * Cards are re-fetched every `a2a.refresh_s`.
  */
 import { ToolError, type Logger, type PluginHost, type ToolConflict, type ToolContext, type ToolPlugin } from '../engine/index.js';
+import { RemoteToolSet } from '../engine/remote-tool-set.js';
 import type { AgentStatus, ToolDefinitionInput } from '../protocol/index.js';
 import { checkEndpointOrigin, fetchCard } from './card.js';
 import { AgentClient, type RunResult } from './client.js';
@@ -15,6 +16,8 @@ import { toolsFromCard, type AgentTool } from './tools.js';
 export const A2A_PLUGIN_NAME = 'a2a';
 
 interface AgentEntry {
+  /** The agent's name in the config (agents.<name>). */
+  id: string;
   agent: AgentDescriptor;
   state: AgentStatus['state'];
   client: AgentClient | undefined;
@@ -30,10 +33,16 @@ export class A2APlugin implements ToolPlugin {
   readonly dynamic = true;
   private readonly http = new PeerHttp();
   private readonly entries: AgentEntry[];
-  private manifest: ToolDefinitionInput[] = [];
-  private byName = new Map<string, { tool: AgentTool; agent: string }>();
-  /** Tools left out because an earlier-configured agent offers the same name. */
-  private clashes: { tool: string; agent: string; kept: string }[] = [];
+  /** The agents' tools merged in configuration order: an earlier agent wins a name. */
+  private readonly tools = new RemoteToolSet<AgentTool, AgentEntry>({
+    noun: 'agent',
+    onClash: (c) =>
+      this.logger.warn(
+        { tool: c.tool, agent: c.source, kept: c.kept },
+        `tool "${c.tool}" of agent "${c.source}" skipped: agent "${c.kept}" (configured earlier) already offers that name`,
+      ),
+    onChange: () => this.host?.toolsChanged(),
+  });
   private host: PluginHost | undefined;
   private logger: Logger;
   private timer: NodeJS.Timeout | undefined;
@@ -47,6 +56,7 @@ export class A2APlugin implements ToolPlugin {
   ) {
     this.logger = logger;
     this.entries = Object.entries(agents).map(([name, cfg]) => ({
+      id: name,
       agent: { name, ...cfg },
       state: cfg.enabled ? 'loading' : 'disabled',
       client: undefined,
@@ -59,7 +69,7 @@ export class A2APlugin implements ToolPlugin {
   }
 
   listTools(): readonly ToolDefinitionInput[] {
-    return this.manifest;
+    return this.tools.definitions;
   }
 
   async start(host: PluginHost): Promise<void> {
@@ -118,43 +128,15 @@ export class A2APlugin implements ToolPlugin {
       // A peer that was up keeps its last tools (calls say what is wrong); one never seen offers none.
       this.logger.warn({ agent: agent.name, card: redactUrl(agent.card), error: message }, `agent "${agent.name}" could not be loaded: ${message}`);
     }
-    this.rebuildManifest();
-  }
-
-  /** Merge the agents' tools in configuration order; an earlier agent wins a name. */
-  private rebuildManifest(): void {
-    const byName = new Map<string, { tool: AgentTool; agent: string }>();
-    const clashes: { tool: string; agent: string; kept: string }[] = [];
-    for (const entry of this.entries) {
-      for (const tool of entry.tools) {
-        const existing = byName.get(tool.name);
-        if (existing) {
-          clashes.push({ tool: tool.name, agent: entry.agent.name, kept: existing.agent });
-          continue;
-        }
-        byName.set(tool.name, { tool, agent: entry.agent.name });
-      }
-    }
-    const manifest = [...byName.values()].map((t) => t.tool.definition);
-    const changed = JSON.stringify(manifest) !== JSON.stringify(this.manifest);
-    for (const c of clashes) {
-      if (!this.clashes.some((o) => o.tool === c.tool && o.agent === c.agent)) {
-        this.logger.warn(c, `tool "${c.tool}" of agent "${c.agent}" skipped: agent "${c.kept}" (configured earlier) already offers that name`);
-      }
-    }
-    this.byName = byName;
-    this.clashes = clashes;
-    this.manifest = manifest;
-    if (changed) this.host?.toolsChanged();
+    this.tools.rebuild(this.entries);
   }
 
   async executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
-    const found = this.byName.get(name);
-    if (!found) throw new ToolError(`tool "${name}" is no longer offered by its agent; POST /tool/list to see the current tools`);
+    const found = this.tools.lookup(name);
     const result = await found.tool.execute({ task: String(args.task) }, ctx);
     // ToolResult.data: {output, state, artifacts, metadata}, on success and on failure alike.
     const { error, success: _success, ...data } = result satisfies RunResult;
-    if (!result.success) throw new ToolError(error ?? `agent "${found.agent}" task ${result.state}`, { data });
+    if (!result.success) throw new ToolError(error ?? `agent "${found.source.id}" task ${result.state}`, { data });
     return data;
   }
 
@@ -163,12 +145,11 @@ export class A2APlugin implements ToolPlugin {
    * skipped tools; this plugin's ones name the tool another plugin kept.
    */
   status(conflicts: readonly ToolConflict[] = []): AgentStatus[] {
-    const lost = new Map(conflicts.filter((c) => c.skipped === this.name).map((c) => [c.tool, c.kept]));
     return this.entries.map((e) => {
-      const owned = e.tools.filter((t) => this.byName.get(t.name)?.agent === e.agent.name);
+      const { tools, clashes, lost } = this.tools.contribution(e, conflicts, this.name);
       const skipped = [
-        ...this.clashes.filter((c) => c.agent === e.agent.name).map((c) => ({ tool: c.tool, kept_by: `agent ${c.kept}` })),
-        ...owned.filter((t) => lost.has(t.name)).map((t) => ({ tool: t.name, kept_by: `plugin ${lost.get(t.name)!}` })),
+        ...clashes.map((c) => ({ tool: c.tool, kept_by: `agent ${c.kept}` })),
+        ...lost.map((l) => ({ tool: l.tool, kept_by: `plugin ${l.kept}` })),
       ];
       const resolved = e.client?.resolved;
       return {
@@ -179,7 +160,7 @@ export class A2APlugin implements ToolPlugin {
         dialect: e.client?.dialectName ?? null,
         endpoint: resolved ? redactUrl(resolved.endpoint) : null,
         streaming: resolved?.streaming ?? false,
-        tools: owned.filter((t) => !lost.has(t.name)).map((t) => t.name),
+        tools,
         skipped,
         last_error: e.lastError,
         last_fetched: e.lastFetched === null ? null : new Date(e.lastFetched).toISOString(),

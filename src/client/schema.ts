@@ -192,7 +192,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The MCP servers whose tools the gateway offers: state, transport, tools, last error */
+        /**
+         * The MCP servers whose tools the gateway offers: state, transport, tools, last error
+         * @description With auth configured, only tokens with `admin: true` may read it (others get 403).
+         */
         get: operations["listMcpServers"];
         put?: never;
         post?: never;

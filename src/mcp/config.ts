@@ -11,6 +11,8 @@ const ServerCommon = {
   timeout_ms: z.int().positive().default(300_000),
   /** Only these tools of the server (its own names, before prefixing); all when absent. */
   tools: z.array(z.string().min(1)).optional(),
+  /** Re-list the server's tools every this many seconds (for servers that change them without notifications/tools/list_changed); never when absent. */
+  refresh_s: z.int().positive().optional(),
 };
 
 /** One MCP server: a command to spawn (stdio) or a Streamable HTTP URL. */

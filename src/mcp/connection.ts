@@ -22,6 +22,7 @@ import { sanitize } from '../a2a/tools.js';
 import { HINT_TAGS } from '../mcp-server/tools.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
+import { mcpFetch } from './http-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
 import { ProcessTransport } from './stdio.js';
 
@@ -119,7 +120,7 @@ export class McpServerConnection {
   private async makeTransport(): Promise<Transport> {
     const c = this.config;
     if (c.url !== undefined) {
-      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers } });
+      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: mcpFetch });
     }
     const onStderr = (line: string) => this.logger.info({ mcp_server: this.id, stderr: line }, `MCP server "${this.id}" stderr`);
     if (c.sandbox !== false) {
@@ -143,6 +144,12 @@ export class McpServerConnection {
     for (const k of BASE_ENV_KEYS) if (process.env[k] !== undefined) env[k] = process.env[k]!;
     Object.assign(env, c.env);
     return new ProcessTransport({ file: c.command!, args: c.args, env, cwd: c.cwd, onStderr });
+  }
+
+  /** Re-read the tool list now (`refresh_s`); a server that is not ready re-reads it when it is back. */
+  async refreshTools(): Promise<void> {
+    const client = this.client;
+    if (client && this.state === 'ready') await this.loadTools(client);
   }
 
   /** Read the server's whole tool list (every page) and map it. */
@@ -211,11 +218,18 @@ export class McpServerConnection {
     // (its signal makes the SDK send notifications/cancelled), so the SDK's clock gets a second's slack then.
     const remaining = ctx.deadline - Date.now();
     const timeout = Math.max(1, remaining < this.config.timeout_ms ? remaining + 1000 : this.config.timeout_ms);
+    // The SDK sends notifications/cancelled whenever the signal it was given aborts, even after the answer came;
+    // the engine aborts ctx.signal when every call ends. So the SDK gets a signal that follows ctx.signal only
+    // while the request is in flight (else each call would cost the server a second, spurious message).
+    const inFlight = new AbortController();
+    const forward = () => inFlight.abort(ctx.signal.reason);
+    ctx.signal.addEventListener('abort', forward, { once: true });
+    if (ctx.signal.aborted) forward();
     this.running.add(ctx);
     let result: CallToolResult;
     try {
       result = (await client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
-        signal: ctx.signal,
+        signal: inFlight.signal,
         timeout,
         onprogress: ({ progress, total, message }) => {
           const pct = total ? Math.max(0, Math.min(100, Math.round((progress / total) * 100))) : 0;
@@ -226,6 +240,7 @@ export class McpServerConnection {
       if (ctx.signal.aborted) throw ctx.signal.reason;
       throw this.callError(err, timeout);
     } finally {
+      ctx.signal.removeEventListener('abort', forward);
       this.running.delete(ctx);
     }
     const content = result.content ?? [];

@@ -4,7 +4,8 @@
  * are isolated: one that fails is reported in GET /mcp-servers, retried with
  * backoff, and never stops or delays the gateway past `mcp.start_wait_ms`.
  */
-import { ToolError, type Logger, type PluginHost, type ToolConflict, type ToolContext, type ToolPlugin } from '../engine/index.js';
+import type { Logger, PluginHost, ToolConflict, ToolContext, ToolPlugin } from '../engine/index.js';
+import { RemoteToolSet } from '../engine/remote-tool-set.js';
 import type { McpServerStatus, ToolDefinitionInput } from '../protocol/index.js';
 import type { McpConfig } from './config.js';
 // Types only: the connection module (the MCP SDK client) is loaded when a server is configured.
@@ -16,12 +17,20 @@ export class McpPlugin implements ToolPlugin {
   readonly name = MCP_PLUGIN_NAME;
   readonly dynamic = true;
   private servers: McpServerConnection[] = [];
-  private manifest: ToolDefinitionInput[] = [];
-  private byName = new Map<string, { tool: McpTool; server: McpServerConnection }>();
-  /** Tools left out because an earlier-configured server offers the same name. */
-  private clashes: { tool: string; server: string; kept: string }[] = [];
+  /** The servers' tools merged in configuration order: an earlier server wins a name. */
+  private readonly tools = new RemoteToolSet<McpTool, McpServerConnection>({
+    noun: 'MCP server',
+    onClash: (c) =>
+      this.logger.warn(
+        { tool: c.tool, server: c.source, kept: c.kept },
+        `tool "${c.tool}" of MCP server "${c.source}" skipped: server "${c.kept}" (configured earlier) already offers that name`,
+      ),
+    onChange: () => this.host?.toolsChanged(),
+  });
   private host: PluginHost | undefined;
   private logger: Logger;
+  /** The `refresh_s` timers, one per server that has it. */
+  private readonly refreshTimers: NodeJS.Timeout[] = [];
 
   constructor(
     private readonly settings: McpConfig,
@@ -31,7 +40,7 @@ export class McpPlugin implements ToolPlugin {
   }
 
   listTools(): readonly ToolDefinitionInput[] {
-    return this.manifest;
+    return this.tools.definitions;
   }
 
   async start(host: PluginHost): Promise<void> {
@@ -41,10 +50,11 @@ export class McpPlugin implements ToolPlugin {
     if (configured.length === 0) return;
     const { McpServerConnection } = await import('./connection.js');
     this.servers = configured.map(
-      ([id, cfg]) => new McpServerConnection(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.rebuildManifest()),
+      ([id, cfg]) => new McpServerConnection(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers)),
     );
     const enabled = this.servers.filter((s) => s.config.enabled);
     if (enabled.length === 0) return;
+    for (const s of enabled) if (s.config.refresh_s !== undefined) this.refreshEvery(s, s.config.refresh_s);
     const starting = Promise.all(enabled.map((s) => s.start()));
     // Wait a little for the servers, never long: one that comes up later joins then.
     let bound: NodeJS.Timeout | undefined;
@@ -52,44 +62,30 @@ export class McpPlugin implements ToolPlugin {
     clearTimeout(bound);
   }
 
-  /** Merge the servers' tools in configuration order; an earlier server wins a name. */
-  private rebuildManifest(): void {
-    const byName = new Map<string, { tool: McpTool; server: McpServerConnection }>();
-    const clashes: { tool: string; server: string; kept: string }[] = [];
-    for (const server of this.servers) {
-      for (const tool of server.tools) {
-        const existing = byName.get(tool.name);
-        if (existing) {
-          clashes.push({ tool: tool.name, server: server.id, kept: existing.server.id });
-          continue;
-        }
-        byName.set(tool.name, { tool, server });
-      }
-    }
-    for (const c of clashes) {
-      if (!this.clashes.some((o) => o.tool === c.tool && o.server === c.server)) {
-        this.logger.warn(c, `tool "${c.tool}" of MCP server "${c.server}" skipped: server "${c.kept}" (configured earlier) already offers that name`);
-      }
-    }
-    const manifest = [...byName.values()].map((t) => t.tool.definition);
-    const changed = JSON.stringify(manifest) !== JSON.stringify(this.manifest);
-    this.byName = byName;
-    this.clashes = clashes;
-    this.manifest = manifest;
-    if (changed) this.host?.toolsChanged();
+  /** Re-list a server's tools every `seconds` (mcp.servers.<id>.refresh_s), one re-list at a time. */
+  private refreshEvery(server: McpServerConnection, seconds: number): void {
+    let running = false;
+    const timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      server
+        .refreshTools()
+        .catch((err: unknown) => this.logger.warn({ mcp_server: server.id, error: (err as Error).message }, 'tool list refresh failed'))
+        .finally(() => (running = false));
+    }, seconds * 1000);
+    timer.unref();
+    this.refreshTimers.push(timer);
   }
 
   async executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
-    const found = this.byName.get(name);
-    if (!found) throw new ToolError(`tool "${name}" is no longer offered by its MCP server; POST /tool/list to see the current tools`);
-    return found.server.call(found.tool, args, ctx);
+    const { tool, source } = this.tools.lookup(name);
+    return source.call(tool, args, ctx);
   }
 
   /** Each server's state for GET /mcp-servers; `conflicts` are the registry's skipped tools (a native tool won). */
   status(conflicts: readonly ToolConflict[] = []): McpServerStatus[] {
-    const lost = new Map(conflicts.filter((c) => c.skipped === this.name).map((c) => [c.tool, c.kept]));
     return this.servers.map((s) => {
-      const owned = s.tools.filter((t) => this.byName.get(t.name)?.server === s);
+      const { tools, clashes, lost } = this.tools.contribution(s, conflicts, this.name);
       return {
         id: s.id,
         transport: s.transportKind,
@@ -98,10 +94,10 @@ export class McpPlugin implements ToolPlugin {
         state: s.state,
         server_name: s.serverName,
         pid: s.pid,
-        tools: owned.filter((t) => !lost.has(t.name)).map((t) => t.name),
+        tools,
         skipped: [
-          ...this.clashes.filter((c) => c.server === s.id).map((c) => ({ tool: c.tool, reason: `MCP server "${c.kept}" (configured earlier) offers that name` })),
-          ...owned.filter((t) => lost.has(t.name)).map((t) => ({ tool: t.name, reason: `plugin "${lost.get(t.name)!}" offers that name` })),
+          ...clashes.map((c) => ({ tool: c.tool, reason: `MCP server "${c.kept}" (configured earlier) offers that name` })),
+          ...lost.map((l) => ({ tool: l.tool, reason: `plugin "${l.kept}" offers that name` })),
           ...s.skipped,
         ],
         restarts: s.restarts,
@@ -112,6 +108,7 @@ export class McpPlugin implements ToolPlugin {
   }
 
   async stop(): Promise<void> {
+    for (const t of this.refreshTimers) clearInterval(t);
     await Promise.all(this.servers.map((s) => s.stop()));
   }
 }

@@ -11,7 +11,15 @@ import { tmpdir } from 'node:os';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import { sanitize } from '../a2a/tools.js';
 import type { ShellLimits } from '../tools/shell/config.js';
-import { SANDBOX_GID, SANDBOX_PATH, SANDBOX_UID, SANDBOX_WORKSPACE, probeSandbox, sandboxCommand } from '../tools/shell/sandbox.js';
+import {
+  SANDBOX_GID,
+  SANDBOX_PATH,
+  SANDBOX_UID,
+  SANDBOX_WORKSPACE,
+  probeSandbox,
+  sandboxCommand,
+  unsearchableBySandboxUser,
+} from '../tools/shell/sandbox.js';
 import type { McpServerConfig } from './config.js';
 
 /** Limits for a long-lived server: like run_command's, but no CPU-time cap (a server runs for days). */
@@ -46,25 +54,41 @@ export interface SandboxedCommand {
   cleanup(): void;
 }
 
-/** The command line that runs the server `id` in a sandbox. Throws when its command cannot be found. */
+/** A read-only mount and where it came from: `from` names it as the operator's config does. */
+interface Mount {
+  path: string;
+  from: string;
+  /** The absolute path the config itself gives (directories above it may be named in errors); absent when derived. */
+  configured?: string;
+}
+
+/** The command line that runs the server `id` in a sandbox. Throws when its command cannot be found or reached. */
 export function sandboxedCommand(id: string, config: McpServerConfig, env: Record<string, string>): SandboxedCommand {
   const command = findCommand(config.command!, config.cwd, env.PATH ?? process.env.PATH ?? '');
-  const mounts = new Set<string>(config.mounts);
-  for (const m of installMounts(command)) mounts.add(m);
-  for (const arg of config.args) {
+  const fromConfig = (p: string) => (isAbsolute(p) ? p : config.cwd && isAbsolute(config.cwd) ? resolve(config.cwd, p) : undefined);
+  const wanted: Mount[] = config.mounts.map((m, i) => ({ path: m, from: `mounts[${i}]`, configured: fromConfig(m) }));
+  const commandPath = config.command!.includes('/') ? fromConfig(config.command!) : undefined;
+  for (const m of installMounts(command)) wanted.push({ path: m, from: `command "${config.command}"`, configured: commandPath });
+  config.args.forEach((arg, i) => {
     const path = isAbsolute(arg) ? arg : config.cwd ? resolve(config.cwd, arg) : undefined;
-    if (path && existsSync(path)) for (const m of installMounts(path)) mounts.add(m);
-  }
+    if (!path || !existsSync(path)) return;
+    const from = `args[${i}] "${arg}"`;
+    for (const m of installMounts(path)) wanted.push({ path: m, from, configured: fromConfig(arg) });
+    // A script reached through a symlink is opened by the path given: its directory is needed too.
+    if (realpathSync(path) !== path) wanted.push({ path: dirname(path), from, configured: fromConfig(arg) });
+  });
   // Scripts run by "#!/usr/bin/env node" need node on the sandbox's PATH.
   const nodeBin = dirname(process.execPath);
   let path = SANDBOX_PATH;
   if (!isSystemPath(process.execPath)) {
-    mounts.add(dirname(nodeBin));
+    wanted.push({ path: dirname(nodeBin), from: 'Node.js (the gateway\'s own, for "#!/usr/bin/env node" scripts)' });
     path = `${nodeBin}:${path}`;
   }
-  if (config.cwd) mounts.add(resolve(config.cwd));
+  if (config.cwd) wanted.push({ path: resolve(config.cwd), from: `cwd "${config.cwd}"`, configured: fromConfig(config.cwd) });
+  const mounts = wanted.filter((m, i) => !isSystemPath(`${m.path}/`) && wanted.findIndex((o) => o.path === m.path) === i);
+  if (process.getuid?.() === 0) for (const m of mounts) checkReachable(id, m);
+  const list = mounts.map((m) => m.path);
   const workspace = makeWorkspace(id);
-  const list = [...mounts].filter((m) => !isSystemPath(`${m}/`));
   const { file, args } = sandboxCommand({
     workspace,
     cwd: config.cwd ? resolve(config.cwd) : SANDBOX_WORKSPACE,
@@ -76,6 +100,23 @@ export function sandboxedCommand(id: string, config: McpServerConfig, env: Recor
     argv: [command, ...config.args],
   });
   return { file, args, mounts: list, cleanup: () => rmSync(workspace, { recursive: true, force: true }) };
+}
+
+/**
+ * A root gateway drops to the sandbox user before bwrap binds the mounts: a mount that user cannot reach (a
+ * checkout inside a 0700 home directory) would only make the process exit. Say which and how to fix it,
+ * naming a host directory only when it is part of a path the config gives.
+ */
+function checkReachable(id: string, mount: Mount): void {
+  const blocked = unsearchableBySandboxUser(mount.path, true);
+  if (blocked === null) return;
+  const named = mount.configured !== undefined && (mount.configured === blocked || mount.configured.startsWith(`${blocked}/`));
+  const where = named ? `"${blocked}" is not searchable by others` : 'a directory above its install directory is not searchable by others';
+  throw new Error(
+    `the sandbox user (uid ${SANDBOX_UID}) cannot reach ${mount.from}: ${where}. Make the path traversable ` +
+      `(${named ? `chmod o+x "${blocked}"` : 'chmod o+x on each directory above it'}), or install the server where other users can read it ` +
+      `(and list that in mcp.servers.${id}.mounts if it is not found from the command), or set mcp.servers.${id}.sandbox: false to run it unconfined`,
+  );
 }
 
 function makeWorkspace(id: string): string {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { contributedTools, isoTimeOrNull, lastError, sourceStatusList } from './source-status.js';
 
 /** One configured MCP server's state, as GET /mcp-servers reports it. */
 export const McpServerStatus = z
@@ -16,18 +17,19 @@ export const McpServerStatus = z
       }),
     server_name: z.string().nullable().meta({ description: "The server's own name (from initialize)" }),
     pid: z.int().nullable().meta({ description: 'Process id of a running stdio server' }),
-    tools: z.array(z.string()).meta({ description: 'Tools this server currently contributes (gateway names)' }),
+    tools: contributedTools('Tools this server currently contributes (gateway names)'),
     skipped: z
       .array(z.object({ tool: z.string(), reason: z.string() }))
       .meta({ description: 'Tools left out: a name another source has, or an input schema that is not valid JSON Schema' }),
     restarts: z.int().min(0).meta({ description: 'How many times it was started again' }),
-    last_error: z.string().nullable().meta({ description: 'Why it last failed' }),
-    last_started: z.string().nullable().meta({ description: 'When it was last started (ISO 8601)' }),
+    last_error: lastError('Why it last failed'),
+    last_started: isoTimeOrNull('When it was last started (ISO 8601)'),
   })
   .meta({ id: 'McpServerStatus', description: "An MCP server's state and tools" });
 export type McpServerStatus = z.output<typeof McpServerStatus>;
 
-export const McpServersResponse = z
-  .object({ servers: z.array(McpServerStatus) })
-  .meta({ id: 'McpServersResponse', description: 'Every configured MCP server, in configuration order' });
+export const McpServersResponse = sourceStatusList('servers', McpServerStatus, {
+  id: 'McpServersResponse',
+  description: 'Every configured MCP server, in configuration order',
+});
 export type McpServersResponse = z.output<typeof McpServersResponse>;

@@ -1,8 +1,8 @@
 /** GET /agents: each configured A2A agent's state, tools and last error. */
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { AgentsResponse, type AgentStatus } from '../protocol/index.js';
 import type { AdminCheck } from './admin.js';
-import { jsonResponse } from './respond.js';
+import { registerSourceStatusRoute } from './source-status.js';
 
 const AGENTS_EXAMPLE = {
   agents: [
@@ -21,27 +21,21 @@ const AGENTS_EXAMPLE = {
       last_attempt: '2024-05-19T12:00:00.000Z',
     },
   ],
-};
-
-const agentsRoute = createRoute({
-  method: 'get',
-  path: '/agents',
-  operationId: 'listAgents',
-  tags: ['agents'],
-  summary: 'The remote A2A agents: state, tools, skipped tools, last error',
-  description: 'With auth configured, only tokens with `admin: true` may read it (others get 403).',
-  responses: {
-    200: {
-      description: 'Every configured agent, in configuration order',
-      content: { 'application/json': { schema: AgentsResponse, example: AGENTS_EXAMPLE } },
-    },
-  },
-});
+} satisfies AgentsResponse;
 
 export function registerAgentRoutes(app: OpenAPIHono, deps: { agents: () => AgentStatus[]; admin?: AdminCheck }): void {
-  app.openAPIRegistry.registerPath(agentsRoute);
-  app.get(agentsRoute.path, (c) => {
-    deps.admin?.(c, 'GET /agents');
-    return jsonResponse(c, { agents: deps.agents() } satisfies AgentsResponse);
-  });
+  registerSourceStatusRoute(
+    app,
+    {
+      path: '/agents',
+      operationId: 'listAgents',
+      tag: 'agents',
+      summary: 'The remote A2A agents: state, tools, skipped tools, last error',
+      key: 'agents',
+      schema: AgentsResponse,
+      listDescription: 'Every configured agent, in configuration order',
+      example: AGENTS_EXAMPLE,
+    },
+    { list: deps.agents, admin: deps.admin },
+  );
 }

@@ -1,7 +1,8 @@
 /** GET /mcp-servers: each configured MCP server's state, tools and last error. */
-import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
 import { McpServersResponse, type McpServerStatus } from '../protocol/index.js';
 import type { AdminCheck } from './admin.js';
+import { registerSourceStatusRoute } from './source-status.js';
 
 const EXAMPLE = {
   servers: [
@@ -20,27 +21,21 @@ const EXAMPLE = {
       last_started: '2024-05-19T12:00:00.000Z',
     },
   ],
-};
-
-const mcpServersRoute = createRoute({
-  method: 'get',
-  path: '/mcp-servers',
-  operationId: 'listMcpServers',
-  tags: ['mcp'],
-  summary: 'The MCP servers whose tools the gateway offers: state, transport, tools, last error',
-  responses: {
-    200: {
-      description: 'Every configured MCP server, in configuration order',
-      content: { 'application/json': { schema: McpServersResponse, example: EXAMPLE } },
-    },
-  },
-});
+} satisfies McpServersResponse;
 
 export function registerMcpServersRoute(app: OpenAPIHono, deps: { servers: () => McpServerStatus[]; admin?: AdminCheck }): void {
-  app.openAPIRegistry.registerPath(mcpServersRoute);
-  app.get(mcpServersRoute.path, (c) => {
-    // Like GET /agents: commands, URLs and tool names are for operators (auth.tokens[].admin) when auth is on.
-    deps.admin?.(c, 'GET /mcp-servers');
-    return c.json({ servers: deps.servers() } satisfies McpServersResponse);
-  });
+  registerSourceStatusRoute(
+    app,
+    {
+      path: '/mcp-servers',
+      operationId: 'listMcpServers',
+      tag: 'mcp',
+      summary: 'The MCP servers whose tools the gateway offers: state, transport, tools, last error',
+      key: 'servers',
+      schema: McpServersResponse,
+      listDescription: 'Every configured MCP server, in configuration order',
+      example: EXAMPLE,
+    },
+    { list: deps.servers, admin: deps.admin },
+  );
 }

@@ -4,7 +4,7 @@
  */
 import { realpath, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
-import { dirname, join, posix, relative, sep } from 'node:path';
+import { join, posix, relative, sep } from 'node:path';
 import { ToolError, ToolOutput, type Logger, type ToolContext, type ToolPlugin } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { WorkspaceQuota } from '../fs/quota.js';
@@ -21,6 +21,7 @@ import {
   probeSandbox,
   sandboxCommand,
   unconfinedCommand,
+  unsearchableBySandboxUser,
 } from './sandbox.js';
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -287,21 +288,12 @@ class ShellPlugin implements ToolPlugin {
 
 /** Fail when a parent directory of `path` cannot be searched by the sandbox user. */
 async function checkReachable(path: string): Promise<void> {
-  const parents: string[] = [];
-  for (let dir = dirname(path); ; dir = dirname(dir)) {
-    parents.unshift(dir);
-    if (dir === dirname(dir)) break;
-  }
-  for (const dir of parents) {
-    const s = await stat(dir);
-    const searchable =
-      (s.mode & 0o001) !== 0 || (s.uid === SANDBOX_UID && (s.mode & 0o100) !== 0) || (s.gid === SANDBOX_GID && (s.mode & 0o010) !== 0);
-    if (!searchable) {
-      throw new Error(
-        `the sandbox user (uid ${SANDBOX_UID}) cannot reach "${path}" because "${dir}" is not searchable by others; ` +
-          `run "chmod o+x ${dir}" or put the workspace (tools.fs.root) somewhere else`,
-      );
-    }
+  const dir = unsearchableBySandboxUser(path);
+  if (dir !== null) {
+    throw new Error(
+      `the sandbox user (uid ${SANDBOX_UID}) cannot reach "${path}" because "${dir}" is not searchable by others; ` +
+        `run "chmod o+x ${dir}" or put the workspace (tools.fs.root) somewhere else`,
+    );
   }
 }
 

@@ -16,7 +16,8 @@
  * escapes go through; the private /tmp is a tmpfs of bounded size.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, lstatSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { ShellLimits } from './config.js';
 
 /** Where the workspace appears inside the sandbox. */
@@ -53,6 +54,32 @@ const ETC_FILES = [
   'ssl',
   'ca-certificates',
 ];
+
+/**
+ * The first directory on the way to `path` that the sandbox user may not search, or null when there is none.
+ * A root gateway drops to that user before bwrap sets up the mounts, so every directory above a mount (and,
+ * with `self`, a mounted directory itself, whose files the sandbox must read) has to be searchable by it.
+ */
+export function unsearchableBySandboxUser(path: string, self = false): string | null {
+  const dirs: string[] = [];
+  for (let dir = self ? path : dirname(path); ; dir = dirname(dir)) {
+    dirs.unshift(dir);
+    if (dir === dirname(dir)) break;
+  }
+  for (const dir of dirs) {
+    let s;
+    try {
+      s = statSync(dir);
+    } catch {
+      return null; // missing: reported as such where it is used
+    }
+    if (!s.isDirectory()) continue;
+    const searchable =
+      (s.mode & 0o001) !== 0 || (s.uid === SANDBOX_UID && (s.mode & 0o100) !== 0) || (s.gid === SANDBOX_GID && (s.mode & 0o010) !== 0);
+    if (!searchable) return dir;
+  }
+  return null;
+}
 
 /** The limits of one command: the configured ones, and a file size cap in bytes that replaces file_size_mb when set. */
 export type CommandLimits = ShellLimits & { fsize_bytes?: number };

@@ -1,0 +1,138 @@
+/**
+ * Scenario 8 — MCP both ways.
+ *  (a) the gateway as an MCP server: `tools/call` of echo at POST /mcp vs the same echo through
+ *      POST /tool/call on the same gateway, vs the MCP SDK's own stateless Streamable HTTP server
+ *      (scenario 1's baseline). autocannon with 50 connections; rounds interleaved.
+ *  (b) an MCP server as a tool source: its echo called through the gateway (POST /tool/call) vs the
+ *      same server called directly with the SDK's own Client; calls one after another, rounds interleaved.
+ */
+import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
+import { fmt, median, pairedRatio } from '../lib/stats.mjs';
+
+const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
+const MCP_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } });
+/** What an MCP client sends (the spec asks it to accept both). */
+const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
+
+const TARGETS = [
+  { key: 'mcp', label: 'a2e-gateway `POST /mcp` `tools/call` (echo)', path: '/mcp', body: MCP_BODY, headers: MCP_HEADERS },
+  { key: 'rest', label: 'a2e-gateway `POST /tool/call` (echo)', path: '/tool/call', body: ECHO_BODY },
+  { key: 'sdk', label: 'MCP SDK Streamable HTTP (stateless, JSON), echo', path: '/mcp', body: MCP_BODY, headers: MCP_HEADERS },
+];
+
+const pct = (values, p) => {
+  const v = [...values].sort((a, b) => a - b);
+  return v.length ? v[Math.min(v.length - 1, Math.floor((p / 100) * v.length))] : NaN;
+};
+
+async function checkAnswer(t, url) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: t.body });
+  const json = await res.json();
+  const text = t.key === 'rest' ? json.data?.data?.text : json.result?.structuredContent?.text;
+  if (res.status !== 200 || text !== 'hi' || json.result?.isError) throw new Error(`${t.label} answered ${res.status} ${JSON.stringify(json)}`);
+}
+
+/** Wait until the gateway's MCP server `peer` is ready (it connects after the gateway listens). */
+async function peerReady(gatewayUrl) {
+  const until = Date.now() + 30_000;
+  for (;;) {
+    const peer = (await (await fetch(`${gatewayUrl}/mcp-servers`)).json()).servers.find((s) => s.id === 'peer');
+    if (peer?.state === 'ready') return;
+    if (Date.now() > until) throw new Error(`the gateway's MCP server "peer" is not ready: ${JSON.stringify(peer)}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export async function mcp({ quick, log }) {
+  const rounds = quick ? 2 : 7;
+  const duration = quick ? 2 : 5;
+  const connections = 50;
+  const runs = quick ? 50 : 300;
+  const sourceRounds = quick ? 2 : 5;
+  let sdk;
+  let gateway;
+  try {
+    // The SDK's server is both the (a) baseline and the (b) MCP server behind the gateway.
+    sdk = await startServer(['bench/servers/mcp.mjs']);
+    gateway = await startServer(['bench/servers/gateway.mjs'], { env: { BENCH_MCP_URL: `${sdk.url}/mcp` } });
+    await peerReady(gateway.url);
+
+    // (a) throughput
+    const urlOf = (t) => (t.key === 'sdk' ? sdk.url : gateway.url) + t.path;
+    for (const t of TARGETS) await checkAnswer(t, urlOf(t));
+    const spec = (t) => ({ url: urlOf(t), body: t.body, headers: t.headers, connections, duration });
+    for (const t of TARGETS) await runLoad('bench/load/autocannon.mjs', { ...spec(t), duration: quick ? 1 : 5 });
+    const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
+    for (let r = 0; r < rounds; r++) {
+      for (const t of TARGETS) {
+        const res = await runLoad('bench/load/autocannon.mjs', spec(t));
+        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+        results[t.key].push(res);
+        log(`  mcp round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
+      }
+    }
+    const rps = (k) => results[k].map((x) => x.rps);
+    const vsRest = pairedRatio(rps('mcp'), rps('rest'));
+    const vsSdk = pairedRatio(rps('mcp'), rps('sdk'));
+
+    // (b) latency added to an MCP-sourced tool
+    const viaGateway = (n) => runLoad('bench/load/mcp.mjs', { mode: 'gateway', url: gateway.url, tool: 'peer_echo', runs: n });
+    const direct = (n) => runLoad('bench/load/mcp.mjs', { mode: 'direct', url: `${sdk.url}/mcp`, remote: 'echo', runs: n });
+    const check = (r, what) => {
+      if (r.errors) throw new Error(`${what}: ${r.errors} errors, first: ${r.firstError}`);
+      return r;
+    };
+    check(await viaGateway(quick ? 20 : 100), 'warm-up via gateway');
+    check(await direct(quick ? 20 : 100), 'warm-up direct');
+    const source = { gateway: [], direct: [] };
+    for (let r = 0; r < sourceRounds; r++) {
+      source.gateway.push(...check(await viaGateway(runs), 'MCP echo via gateway').ms);
+      source.direct.push(...check(await direct(runs), 'MCP echo direct').ms);
+      log(`  mcp source round ${r + 1}/${sourceRounds}: p50 gateway ${fmt.ms(median(source.gateway))} / direct ${fmt.ms(median(source.direct))}`);
+    }
+    const addedP50 = median(source.gateway) - median(source.direct);
+
+    return {
+      id: 8,
+      title: 'MCP',
+      what:
+        `(a) The gateway as an MCP server: \`${MCP_BODY}\` (header \`Accept: application/json, text/event-stream\`, as MCP clients ` +
+        `send; no progressToken, so the answer is JSON) to the gateway's \`POST /mcp\`, vs the same echo through \`POST /tool/call\` on the ` +
+        `same gateway, vs the MCP SDK's own Streamable HTTP server in stateless JSON mode (scenario 1's baseline, a fresh McpServer and ` +
+        `transport per request, its documented pattern). ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds ` +
+        `after a warm-up run each; answers are checked before loading. (b) An MCP server as a tool source: that SDK server is configured ` +
+        `as \`mcp.servers.peer\` (Streamable HTTP); its \`echo\` is called as \`peer_echo\` through the gateway's \`POST /tool/call\`, vs the ` +
+        `same server called directly with the SDK's own \`Client\` (\`StreamableHTTPClientTransport\`, \`callTool\`): ${runs} calls one after ` +
+        `another per round, ${sourceRounds} interleaved rounds after a warm-up, percentiles over all calls; every answer's text is checked.`,
+      columns: ['Measure', 'req/s (median)', 'p50', 'p99', '× `POST /tool/call`'],
+      rows: [
+        ...TARGETS.map((t) => [
+          `(a) ${t.label}`,
+          fmt.int(median(rps(t.key))),
+          fmt.latency(median(results[t.key].map((x) => x.p50))),
+          fmt.latency(median(results[t.key].map((x) => x.p99))),
+          fmt.ratio(pairedRatio(rps(t.key), rps('rest'))),
+        ]),
+        ['(b) MCP `echo` through the gateway (`peer_echo`, one call at a time)', '', fmt.ms(median(source.gateway)), fmt.ms(pct(source.gateway, 99)), ''],
+        ['(b) the same server with the SDK `Client` directly', '', fmt.ms(median(source.direct)), fmt.ms(pct(source.direct, 99)), ''],
+        ['(b) added by the gateway', '', fmt.ms(addedP50), fmt.ms(pct(source.gateway, 99) - pct(source.direct, 99)), ''],
+      ],
+      targets: [
+        { text: '(a) `/mcp` `tools/call` ≥ 0.7× `POST /tool/call` req/s', value: fmt.ratio(vsRest), met: vsRest >= 0.7 },
+        { text: '(a) `/mcp` `tools/call` ≥ 10× the MCP SDK’s stateless server req/s', value: fmt.ratio(vsSdk), met: vsSdk >= 10 },
+        { text: '(b) MCP-sourced tool: ≤ 1 ms added at p50', value: fmt.ms(addedP50), met: addedP50 <= 1 },
+      ],
+      commands: [
+        shownCommand('server', ['bench/servers/mcp.mjs']),
+        `BENCH_MCP_URL=<sdk server>/mcp ${shownCommand('server', ['bench/servers/gateway.mjs'])}`,
+        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/mcp', body: '<body>', headers: MCP_HEADERS, connections, duration })]),
+        shownCommand('load', ['bench/load/mcp.mjs', JSON.stringify({ mode: 'gateway', url: '<gateway>', tool: 'peer_echo', runs })]),
+        shownCommand('load', ['bench/load/mcp.mjs', JSON.stringify({ mode: 'direct', url: '<sdk server>/mcp', remote: 'echo', runs })]),
+      ],
+      raw: { throughput: results, source },
+    };
+  } finally {
+    await gateway?.stop();
+    await sdk?.stop();
+  }
+}

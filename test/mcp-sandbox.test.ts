@@ -1,0 +1,120 @@
+/**
+ * A sandboxed stdio MCP server installed where the sandbox user (uid 65534)
+ * cannot go — a checkout inside a 0700 directory, as `mktemp -d` makes — is
+ * reported with what is wrong and how to fix it (in GET /mcp-servers and the
+ * log), naming a host directory only when the config's own path contains it;
+ * once the path is made traversable the server comes up. Only a root gateway
+ * drops to that user: run as another user, the same servers simply start.
+ */
+import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createGateway, defineConfig, type Gateway, type Logger } from '../src/index.js';
+import { waitFor } from './helpers/a2a-stub.js';
+import { callBody, postJson } from './helpers/server.js';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-test-server.mjs', import.meta.url));
+// Inside the repository, so the script finds the SDK in the repository's node_modules (as a real checkout would).
+const ARTIFACTS = fileURLToPath(new URL('../test-artifacts', import.meta.url));
+const isRoot = process.getuid?.() === 0;
+
+describe('a sandboxed MCP server the sandbox user cannot reach', () => {
+  let base: string;
+  let locked: string;
+  let gateway: Gateway;
+  let url: string;
+  const logLines: any[] = [];
+
+  beforeAll(async () => {
+    mkdirSync(ARTIFACTS, { recursive: true });
+    base = mkdtempSync(join(ARTIFACTS, 'mcp-reach-'));
+    chmodSync(base, 0o755);
+    // The checkout: a 0700 directory (what mkdtemp makes) holding the server script.
+    locked = join(base, 'checkout');
+    mkdirSync(locked, { mode: 0o700 });
+    copyFileSync(FIXTURE, join(locked, 'server.mjs'));
+    // A reachable directory whose script is a symlink into the locked one: the config never names the locked path.
+    mkdirSync(join(base, 'public'), { mode: 0o755 });
+    symlinkSync(join(locked, 'server.mjs'), join(base, 'public', 'server.mjs'));
+
+    const server = (script: string, extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [script, 'normal'], tools: ['pid'], ...extra });
+    const sink = new Writable({
+      write(chunk, _enc, done) {
+        for (const line of String(chunk).split('\n')) if (line.trim()) logLines.push(JSON.parse(line));
+        done();
+      },
+    });
+    gateway = await createGateway({
+      config: defineConfig({
+        server: { port: 0 },
+        tools: { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } },
+        mcp: {
+          servers: {
+            locked: server(join(locked, 'server.mjs')),
+            linked: server(join(base, 'public', 'server.mjs')),
+            unconfined: server(join(locked, 'server.mjs'), { sandbox: false }),
+          },
+          start_wait_ms: 60_000,
+          connect_timeout_ms: 30_000,
+          restart_min_ms: 100,
+          restart_max_ms: 500,
+        },
+      }),
+      plugins: [],
+      logger: pino({ level: 'info', base: undefined }, sink) as unknown as Logger,
+    });
+    url = (await gateway.listen()).url;
+  }, 90_000);
+  afterAll(async () => {
+    await gateway?.close();
+    rmSync(base, { recursive: true, force: true });
+  });
+
+  const status = async () => Object.fromEntries(((await (await fetch(`${url}/mcp-servers`)).json()).servers as any[]).map((s) => [s.id, s]));
+  const pid = async (tool: string) => (await postJson(`${url}/tool/call`, callBody(tool, {}))).json.data;
+
+  it(isRoot ? 'says what is wrong and how to fix it, then starts once the path is traversable' : 'starts them (no uid change without root)', async () => {
+    expect(await pid('unconfined_pid')).toMatchObject({ success: true });
+    if (!isRoot) {
+      const s = await waitFor('both sandboxed servers to be ready', async () => {
+        const x = await status();
+        return x.locked.state === 'ready' && x.linked.state === 'ready' ? x : undefined;
+      }, 30_000);
+      expect(s.locked.sandboxed).toBe(true);
+      expect((await pid('locked_pid')).success).toBe(true);
+      return;
+    }
+    const s = await status();
+    expect(s.locked).toMatchObject({ state: 'failed', sandboxed: false, tools: [] });
+    expect(s.locked.last_error).toBe(
+      `the sandbox user (uid 65534) cannot reach args[0] "${join(locked, 'server.mjs')}": "${locked}" is not searchable by others. ` +
+        `Make the path traversable (chmod o+x "${locked}"), or install the server where other users can read it ` +
+        '(and list that in mcp.servers.locked.mounts if it is not found from the command), or set mcp.servers.locked.sandbox: false to run it unconfined',
+    );
+    // Reached through a symlink: the locked directory is not in the config, so it is not named.
+    expect(s.linked.state).toBe('failed');
+    expect(s.linked.last_error).toMatch(
+      /^the sandbox user \(uid 65534\) cannot reach args\[0\] "[^"]+\/public\/server\.mjs": a directory above its install directory is not searchable by others\. Make the path traversable \(chmod o\+x on each directory above it\)/,
+    );
+    expect(s.linked.last_error).not.toContain(locked);
+    expect(s.linked.last_error).toMatch(/sandbox: false/);
+    // The log says the same, with the server id.
+    const logged = logLines.find((l) => l.mcp_server === 'locked' && l.level === 40 && /cannot reach/.test(l.msg));
+    expect(logged.error).toBe(s.locked.last_error);
+
+    // The fix the message gives works: make the checkout traversable, and both come up at their next retry.
+    chmodSync(locked, 0o711);
+    const after = await waitFor('both sandboxed servers to be ready', async () => {
+      const x = await status();
+      return x.locked.state === 'ready' && x.linked.state === 'ready' ? x : undefined;
+    }, 30_000);
+    expect(after.locked).toMatchObject({ sandboxed: true, last_error: null });
+    const jailed = await pid('locked_pid');
+    expect(jailed.success).toBe(true);
+    // In its own PID namespace: not the host pid of the unconfined copy.
+    expect(Number(jailed.data.text)).toBeLessThan(100);
+  }, 60_000);
+});
