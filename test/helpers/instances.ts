@@ -49,6 +49,11 @@ export interface ClusterOptions {
   prefix?: string;
   /** Extra environment for every instance (LOG_LEVEL defaults to silent). */
   env?: Record<string, string>;
+  /**
+   * The `store:` section to use as written (e.g. the README's), instead of the generated one; its
+   * `${REDIS_URL…}` is set to this cluster's Redis through the environment.
+   */
+  storeSection?: string;
 }
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
@@ -59,14 +64,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     configPath,
     [
       'server:\n  port: 0',
-      `store:\n  kind: redis\n  url: ${redis.url}\n  prefix: "${options.prefix ?? 'a2e-test:'}"`,
+      options.storeSection ?? `store:\n  kind: redis\n  url: ${redis.url}\n  prefix: "${options.prefix ?? 'a2e-test:'}"`,
       `plugins:\n  - module: ${JSON.stringify(SCALE_TOOLS)}`,
       options.config ?? '',
     ].join('\n') + '\n',
   );
   const instances: Instance[] = [];
   const add = async (): Promise<Instance> => {
-    const { url, proc } = await startCli(['--config', configPath], options.env ?? {}, { cwd: dir });
+    const { url, proc } = await startCli(['--config', configPath], { REDIS_URL: redis.url, ...options.env }, { cwd: dir });
     const wait = () => proc.then(() => undefined, () => undefined);
     const instance: Instance = {
       url,

@@ -46,6 +46,14 @@ export async function readmeLocationBlock(upstreamPort: number): Promise<string>
   return block.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${upstreamPort}/`);
 }
 
+/** The text of the fenced block between `<!-- NAME:start -->` and `<!-- NAME:end -->` in README.md. */
+export async function readmeBlock(name: string, lang: string): Promise<string> {
+  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
+  const m = new RegExp(`<!-- ${name}:start -->\\s*\`\`\`${lang}\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`).exec(readme);
+  if (!m) throw new Error(`README.md has no \`\`\`${lang} block between <!-- ${name}:start --> and <!-- ${name}:end -->`);
+  return m[1]!;
+}
+
 /** The gateway config (YAML text) documented next to the nginx block in README.md (between its nginx-config markers). */
 export async function readmeGatewayConfig(): Promise<string> {
   const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
@@ -61,6 +69,8 @@ export interface NginxOptions {
   files?: Record<string, string>;
   /** Extra directives at the main level (e.g. worker_shutdown_timeout). */
   main?: string;
+  /** Extra directives inside `http { … }`, outside the server (e.g. an `upstream` block). */
+  http?: string;
 }
 
 export interface Nginx {
@@ -99,6 +109,7 @@ http {
   uwsgi_temp_path ${dir}/tmp/uwsgi;
   scgi_temp_path ${dir}/tmp/scgi;
   types { text/html html; text/javascript js; }
+${options.http ?? ''}
   server {
     listen 127.0.0.1:${port};
     location / { root ${www}; }
