@@ -14,6 +14,6 @@ export * from './engine.js';
 export { ToolSearchIndex, tokenize } from './search.js';
 export { editDistance, similarNames } from './similar.js';
 export * from './sessions.js';
-export * from './lazy-logger.js';
+export * from './child-logger.js';
 export { compileJsonSchema } from './json-schema.js';
 export * from './activity.js';
