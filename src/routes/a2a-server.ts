@@ -15,7 +15,7 @@ import { onClientGone } from './disconnect.js';
 import { requestHeader } from './node.js';
 import { requestLogger } from './request.js';
 import { sendJson } from './respond.js';
-import { streamSse } from './sse.js';
+import { sseFrame, streamSse } from './sse.js';
 import { publicUrl, type PublicUrlOptions } from './urls.js';
 
 export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
@@ -145,12 +145,12 @@ function streamRpc(c: Context, id: RpcId, stream: RpcStream, heartbeatS: number,
     sink.onDisconnect(() => stream.close());
     try {
       for await (const item of stream.items) {
-        if (!sink.write(`data: ${JSON.stringify(rpcResult(id, item))}\n\n`)) await sink.drain();
+        if (!sink.write(sseFrame(undefined, JSON.stringify(rpcResult(id, item))))) await sink.drain();
         if (sink.closed) break;
       }
     } catch (err) {
       logger.error({ err }, 'A2A stream failed');
-      sink.write(`data: ${JSON.stringify(rpcError(id, asRpcError(err)))}\n\n`);
+      sink.write(sseFrame(undefined, JSON.stringify(rpcError(id, asRpcError(err)))));
     } finally {
       stream.close();
     }

@@ -20,7 +20,7 @@ import {
 import { GatewayError } from '../engine/index.js';
 import { readBytes } from './body.js';
 import { transportRoutes } from './a2e-transport.openapi.js';
-import { DEFAULT_STREAM_LIMITS, streamSse, type StreamLimits } from './sse.js';
+import { DEFAULT_STREAM_LIMITS, sseFrame, streamSse, type StreamLimits } from './sse.js';
 import { errorMessage } from './errors.js';
 import { requestHeader } from './node.js';
 import { clientAddress } from './client-address.js';
@@ -151,5 +151,5 @@ function transportCutFrame(stallS: number): string {
       'open GET /stream again with Last-Event-ID to get what you missed',
     { retryable: true },
   );
-  return `data: ${JSON.stringify(errorMessage(err))}\n\n`;
+  return sseFrame(undefined, JSON.stringify(errorMessage(err)));
 }
