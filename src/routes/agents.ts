@@ -1,8 +1,8 @@
 /** GET /agents: each configured A2A agent's state, tools and last error. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { AgentsResponse, type AgentStatus } from '../protocol/index.js';
-import type { AdminCheck } from './admin.js';
-import { jsonResponse } from './respond.js';
+import type { AdminCheck } from './http/admin.js';
+import { jsonResponse } from './http/respond.js';
 
 const AGENTS_EXAMPLE = {
   agents: [

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import type { Engine } from '../engine/index.js';
-import { jsonResponse } from './respond.js';
+import { jsonResponse } from './http/respond.js';
 
 const require = createRequire(import.meta.url);
 

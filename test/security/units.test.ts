@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { MemoryRateLimiter, type ToolDefinition } from '../../src/index.js';
 import { checkShape } from '../../src/engine/admission.js';
-import { nestsDeeperThan } from '../../src/routes/body.js';
+import { nestsDeeperThan } from '../../src/routes/http/body.js';
 import { bearerToken, compileRules, createAuthenticator, isLoopbackAddress, isLoopbackHostHeader } from '../../src/security/index.js';
 import { sha256 } from './helpers.js';
 

@@ -9,9 +9,9 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
 import { REQUEST_ID_HEADER } from './request.js';
 import { nodeResponse } from './node.js';
-import type { SseSink } from '../engine/sse.js';
+import type { SseSink } from '../../engine/sse.js';
 
-export { sseFrame, type SseSink } from '../engine/sse.js';
+export { sseFrame, type SseSink } from '../../engine/sse.js';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream; charset=utf-8',

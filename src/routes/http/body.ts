@@ -6,12 +6,12 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { GatewayError } from '../engine/index.js';
-import { checkMessage, decodeMessage, DEFAULT_MAX_JSON_DEPTH, type MessageWording } from '../engine/message-reader.js';
-import { FIELD_LIMITS } from '../protocol/index.js';
+import { GatewayError } from '../../engine/index.js';
+import { checkMessage, decodeMessage, DEFAULT_MAX_JSON_DEPTH, type MessageWording } from '../../engine/message-reader.js';
+import { FIELD_LIMITS } from '../../protocol/index.js';
 import { nodeRequest, requestHeader } from './node.js';
 
-export { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan } from '../engine/message-reader.js';
+export { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan } from '../../engine/message-reader.js';
 
 const REQUEST_BODY: MessageWording = {
   subject: 'request body',
