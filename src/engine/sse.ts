@@ -1,7 +1,7 @@
 /**
  * Server-Sent Events, the one stream format of every door that streams (REST
  * SSE, call resources, the A2E transport, MCP and A2A streams): how a frame is
- * written, and the sink a stream writes frames to. No HTTP here: routes/sse.ts
+ * written, and the sink a stream writes frames to. No HTTP here: routes/http/sse.ts
  * makes a sink of a response; the transport writes to whatever sink it is given.
  */
 
