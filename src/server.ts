@@ -73,6 +73,20 @@ export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugi
   return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger), new McpPlugin(config.mcp, logger)];
 }
 
+/**
+ * Build a gateway from a validated config: plugins, engine, security and the HTTP app. Nothing listens until
+ * `listen()`; `close()` drains running calls and stops the plugins.
+ *
+ * @example
+ * ```ts
+ * import { createGateway, defineConfig } from 'a2e-gateway';
+ *
+ * const gateway = await createGateway({ config: defineConfig({ server: { port: 0 } }), plugins: [myPlugin] });
+ * const { url } = await gateway.listen();
+ * // POST `${url}/tool/call` …
+ * await gateway.close();
+ * ```
+ */
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger('warn');

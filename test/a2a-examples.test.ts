@@ -3,7 +3,7 @@
  * HTTP, called through the gateway over HTTP.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentTools } from '../src/index.js';
+import { agentTools } from '../src/a2a/tools.js';
 import { rpcResult, startStub } from './helpers/a2a-stub.js';
 import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';
 

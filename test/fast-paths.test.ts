@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { compileArguments } from '../src/engine/arguments.js';
 import { Deadlines } from '../src/engine/deadlines.js';
-import { LabeledCounter, LabeledHistogram } from '../src/observability/call-metrics.js';
+import { LabeledCounter, LabeledHistogram } from '../src/observability/labeled-metrics.js';
 import { ToolCallRequest, fastToolCallRequest, messageParser, parserFor, type ToolParameter } from '../src/protocol/index.js';
 import { definePlugin } from './helpers/plugins.js';
 import { postJson, startGateway } from './helpers/server.js';

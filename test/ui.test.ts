@@ -17,7 +17,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { ToolContext } from '../src/index.js';
-import { asGatewayError, errorResponse } from '../src/routes/errors.js';
+import { asGatewayError, errorResponse } from '../src/routes/http/errors.js';
 import { registerUiRoutes } from '../src/routes/ui.js';
 import { launchChromium } from './helpers/browser.js';
 import { gatedPlugin } from './helpers/gated.js';

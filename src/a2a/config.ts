@@ -28,6 +28,7 @@ export const AgentConfig = z.strictObject({
   cross_origin: z.boolean().optional(),
   /** The older name of `cross_origin` (kept working): true allows a cross-origin endpoint too. */
   cross_origin_headers: z.boolean().default(false),
+  /** Load this agent and offer its skills (a disabled agent is listed in GET /agents, not contacted). */
   enabled: z.boolean().default(true),
 });
 export type AgentConfig = z.output<typeof AgentConfig>;

@@ -93,6 +93,20 @@ export class ToolAPIError extends Error {
   }
 }
 
+/**
+ * The spec's Client API over HTTP: list and search tools, call them (with live events), open a session.
+ * A refused call is a result (`success: false`, `error_code`), not an exception.
+ *
+ * @example
+ * ```ts
+ * import { ToolAPI } from 'a2e-gateway/client';
+ *
+ * const tools = new ToolAPI({ baseUrl: 'http://127.0.0.1:8080' });
+ * await tools.list();
+ * const result = await tools.call('list_dir', { path: '.' }, { onEvent: (e) => console.log(e.kind, e.data) });
+ * console.log(result.success ? result.data : `${result.error_code}: ${result.error}`);
+ * ```
+ */
 export class ToolAPI {
   /** The last plain `list()` answer (no query, no filters): the set the model should see. */
   tools: ToolDefinition[] | undefined;

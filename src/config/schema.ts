@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { ToolsConfig } from '../tools/config.js';
 import { A2AConfig, AgentsConfig } from '../a2a/config.js';
-import { BasePath } from './proxy.js';
+import { BasePath } from './base-path.js';
 import { CallsConfig } from './calls.js';
 import { PluginsConfig } from '../plugins/config.js';
 import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, serverSecurityFields } from '../security/config.js';

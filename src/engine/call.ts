@@ -1,8 +1,8 @@
 /**
  * One tool call's whole lifecycle. Every door (JSON, SSE, call resources,
  * other transports) drives the same `Call`: it runs the tool under an
- * AbortController, numbers its events, lets any number of watchers follow
- * them, and settles exactly once.
+ * AbortController, numbers its events (kept and followed through
+ * `call-events.ts`), and settles exactly once.
  */
 import {
   PROTOCOL_VERSION,
@@ -15,7 +15,7 @@ import {
   type ToolEventKind,
   type ToolResult,
 } from '../protocol/index.js';
-import { approxJsonBytes, type ByteBudget } from './byte-budget.js';
+import { CallEvents, gapNotice, type EventLimits, type Watcher } from './call-events.js';
 import type { Deadlines } from './deadlines.js';
 import { ToolError } from './errors.js';
 import { isToolEvent, reportBadEvent } from './event-check.js';
@@ -29,37 +29,14 @@ export type CallState = 'running' | 'completed' | 'failed' | 'canceled';
 /** Why a call was stopped from outside. */
 export type StopReason = 'timeout' | 'cancel' | 'disconnect' | 'shutdown';
 
-/** A batch of events for a watcher; `gap` names seqs that were dropped before it could read them. */
-export interface EventBatch {
-  events: ToolEvent[];
-  gap?: { from: number; to: number };
-}
-
-export interface CallLimits {
+export interface CallLimits extends EventLimits {
   /** Effective timeout of this call, ms. */
   timeoutMs: number;
   /** Byte cap on the JSON of ToolResult.data. */
   maxOutputBytes: number;
-  /** Events kept for replay; older ones are dropped once every watcher has read them. */
-  maxEvents: number;
-  /** Hard cap on buffered events, even when a slow watcher has not read them. */
-  maxBufferedEvents: number;
-  /** Bytes of events kept while running, read or not; the oldest are dropped beyond it (watchers get a gap notice). */
-  maxEventBytes: number;
-  /** Bytes of events kept once the call has settled. */
-  retainedEventBytes: number;
-  /** Bytes of events all running calls keep together; over it, an emitting call drops its oldest events. */
-  eventBudget: ByteBudget;
 }
 
-/**
- * What one event costs beyond its data: the envelope, two UUIDs, object
- * headers. Measured: a `log` event of a short line takes ~670 bytes of heap,
- * of which ~40 are its data.
- */
-const EVENT_OVERHEAD_BYTES = 640;
-
-const MAX_BATCH = 1000;
+const NO_EVENTS: readonly ToolEvent[] = Object.freeze([]);
 
 export class Call {
   private _id: string | undefined;
@@ -71,16 +48,8 @@ export class Call {
   private _state: CallState = 'running';
   private _response: ToolCallResponse | undefined;
   private stopReason: StopReason | undefined;
-  private events: ToolEvent[] = [];
-  /** Approximate size of each kept event (parallel to `events`) and their sum, counted in `limits.eventBudget` while running. */
-  private sizes: number[] = [];
-  private keptBytes = 0;
-  /** Whether `keptBytes` counts in the running calls' budget (until the call settles). */
-  private counted = true;
-  private base = 0; // seq of events[0]
-  private nextSeq = 0;
-  private trimAt: number;
-  private watchers: Set<Watcher> | undefined; // made by the first watch()
+  /** Made by the first event or watcher: most calls have neither. */
+  private events: CallEvents | undefined;
   // The AbortController is made on first use of ctx.signal: most fast tools never read it, and a
   // controller plus the DOMException of its abort cost more than the rest of a quick call.
   private controller: AbortController | undefined;
@@ -111,7 +80,6 @@ export class Call {
     this.request = request;
     this.tool = tool;
     this.caller = caller;
-    this.trimAt = limits.maxEvents + Math.max(64, limits.maxEvents >> 2);
     this.result = new Promise((resolve) => (this.resolveResult = resolve));
     this.deadlineSlot = deadlines.add(this, limits.timeoutMs);
     this.args = args;
@@ -156,12 +124,20 @@ export class Call {
 
   /** Seq of the oldest event still kept. */
   get firstSeq(): number {
-    return this.base;
+    return this.events?.firstSeq ?? 0;
   }
 
   /** Number of events emitted so far. */
   get eventCount(): number {
-    return this.nextSeq;
+    return this.events?.count ?? 0;
+  }
+
+  private eventLog(): CallEvents {
+    if (!this.events) {
+      this.events = new CallEvents(this.limits);
+      if (this.settled) this.events.settle();
+    }
+    return this.events;
   }
 
   /**
@@ -172,12 +148,12 @@ export class Call {
   responseWithEvents(): ToolCallResponse | undefined {
     const r = this._response;
     if (!r) return undefined;
-    return { ...r, data: { ...r.data, events: this.events.slice(), truncated: r.data.truncated || this.base > 0 } };
+    return { ...r, data: { ...r.data, events: this.keptEvents.slice(), truncated: r.data.truncated || this.firstSeq > 0 } };
   }
 
   /** The events still kept, oldest first (seq `firstSeq` onwards): what a door reports of a running call. */
   get keptEvents(): readonly ToolEvent[] {
-    return this.events;
+    return this.events?.kept ?? NO_EVENTS;
   }
 
   /**
@@ -186,18 +162,7 @@ export class Call {
    * after it continues right after the gap.
    */
   gapNotice(gap: { from: number; to: number }): ToolEvent {
-    return {
-      type: 'tool/event',
-      id: newId(),
-      version: PROTOCOL_VERSION,
-      ts: nowTs(),
-      kind: 'status',
-      req_id: this.request.id,
-      data: {
-        message: `events ${gap.from}..${gap.to} of this call are no longer kept and were skipped; the stream continues with event ${gap.to + 1}`,
-      },
-      seq: gap.to,
-    };
+    return gapNotice(this.request.id, gap);
   }
 
   /**
@@ -206,9 +171,7 @@ export class Call {
    * Iteration ends when the call has settled and every event was delivered.
    */
   watch(afterSeq = -1): Watcher {
-    const w = new Watcher(this, afterSeq + 1);
-    if (!this.settled) (this.watchers ??= new Set()).add(w);
-    return w;
+    return this.eventLog().watch(afterSeq);
   }
 
   /** Stop the call from outside (cancel, client disconnect, shutdown). No-op once settled. */
@@ -296,6 +259,7 @@ export class Call {
     if (this.settled) return; // a stopped tool must not write after its answer
     // Plugins are JavaScript: the types do not stop { kind: "custom" } or { pct: "x" } at run time.
     if (!isToolEvent(kind, data)) return reportBadEvent(this.tool, this.logger, kind, data);
+    const events = this.eventLog();
     const event = {
       type: 'tool/event',
       id: newId(),
@@ -304,63 +268,14 @@ export class Call {
       kind,
       req_id: this.request.id,
       data,
-      seq: this.nextSeq++,
+      seq: events.count,
     } as ToolEvent;
-    const size = EVENT_OVERHEAD_BYTES + this.request.id.length + approxJsonBytes(data);
-    this.events.push(event);
-    this.sizes.push(size);
-    this.keptBytes += size;
-    const budget = this.limits.eventBudget;
-    budget.add(size);
-    if (this.events.length >= this.trimAt || this.keptBytes > this.limits.maxEventBytes || budget.over) this.trim();
-    if (this.watchers) for (const w of this.watchers) w.notify();
-  }
-
-  /**
-   * Drop the oldest events beyond `maxEvents`, but not ones a watcher still
-   * has to read (up to the hard cap). Bytes are a hard cap too: beyond the
-   * call's own budget, or while all running calls together are over theirs,
-   * the oldest events go whoever still has to read them (they get a gap notice).
-   */
-  private trim(): void {
-    let cut = this.nextSeq - this.limits.maxEvents;
-    if (this.watchers && this.events.length < this.limits.maxBufferedEvents) {
-      for (const w of this.watchers) cut = Math.min(cut, w.cursor);
-    }
-    const { maxEventBytes, eventBudget } = this.limits;
-    if (this.keptBytes > maxEventBytes || eventBudget.over) {
-      // Down to three quarters of the call's budget (half of what it holds when the total is over), so the next trim is a while off.
-      const target = eventBudget.over ? Math.min(this.keptBytes >> 1, (maxEventBytes * 3) >> 2) : (maxEventBytes * 3) >> 2;
-      cut = Math.max(cut, this.base + this.countToDrop(target));
-    }
-    this.dropBefore(cut);
-    this.trimAt = this.events.length + Math.max(64, this.limits.maxEvents >> 2);
-  }
-
-  /** How many of the oldest kept events to drop so that at most `targetBytes` remain. */
-  private countToDrop(targetBytes: number): number {
-    let bytes = this.keptBytes;
-    let n = 0;
-    while (n < this.sizes.length && bytes > targetBytes) bytes -= this.sizes[n++]!;
-    return n;
-  }
-
-  /** Drop the kept events with seq < `cut`. */
-  private dropBefore(cut: number): void {
-    if (cut <= this.base) return;
-    const n = Math.min(cut - this.base, this.events.length);
-    let dropped = 0;
-    for (let i = 0; i < n; i++) dropped += this.sizes[i]!;
-    this.events = this.events.slice(n);
-    this.sizes = this.sizes.slice(n);
-    this.base += n;
-    this.keptBytes -= dropped;
-    if (this.counted) this.limits.eventBudget.release(dropped);
+    events.push(event);
   }
 
   /** Bytes this call holds: its kept events and its result (approximate JSON size). */
   get retainedBytes(): number {
-    return this.keptBytes + this.outputBytes;
+    return (this.events?.bytes ?? 0) + this.outputBytes;
   }
 
   private settle(partial: Partial<ToolResult> & { success: boolean }, state: CallState): void {
@@ -386,10 +301,8 @@ export class Call {
       events: [],
     };
     this._state = state;
-    // A finished call's events leave the running total, and it keeps only what a finished call may.
-    this.limits.eventBudget.release(this.keptBytes);
-    this.counted = false;
-    this.trimSettled();
+    // A finished call's events leave the running total, it keeps only what a finished call may, its watchers finish.
+    this.events?.settle();
     const ts = nowTs();
     this._response = {
       type: 'tool/call/resp',
@@ -401,85 +314,13 @@ export class Call {
       created_at: ts,
     };
     this.abort(FINISHED);
-    if (this.watchers) {
-      for (const w of this.watchers) w.notify();
-      this.watchers = undefined;
-    }
     this.onSettled(this);
     this.resolveResult(this._response);
-  }
-
-  /** Once settled: keep at most `retainedEventBytes` of events, the newest (watchers behind get a gap notice). */
-  private trimSettled(): void {
-    if (this.keptBytes > this.limits.retainedEventBytes) {
-      this.dropBefore(this.base + this.countToDrop(this.limits.retainedEventBytes));
-    }
   }
 
   /** Why the call was stopped from outside, if it was. */
   get stoppedBy(): StopReason | undefined {
     return this.stopReason;
-  }
-
-  /** @internal for Watcher */
-  read(cursor: number): EventBatch | null {
-    if (cursor < this.base) {
-      return { events: [], gap: { from: cursor, to: this.base - 1 } };
-    }
-    const start = cursor - this.base;
-    if (start >= this.events.length) return null;
-    return { events: this.events.slice(start, start + MAX_BATCH) };
-  }
-
-  /** @internal for Watcher */
-  detach(w: Watcher): void {
-    this.watchers?.delete(w);
-  }
-}
-
-/** Follows one call's events; an async iterable of batches. */
-export class Watcher implements AsyncIterable<EventBatch> {
-  private wake: (() => void) | undefined;
-  private closed = false;
-
-  constructor(
-    private readonly call: Call,
-    public cursor: number,
-  ) {}
-
-  /** @internal */
-  notify(): void {
-    const wake = this.wake;
-    this.wake = undefined;
-    wake?.();
-  }
-
-  /** The next batch, or null when the call has settled and everything was read (or the watcher was closed). */
-  async next(): Promise<EventBatch | null> {
-    for (;;) {
-      if (this.closed) return null;
-      const batch = this.call.read(this.cursor);
-      if (batch) {
-        this.cursor = batch.gap ? batch.gap.to + 1 : this.cursor + batch.events.length;
-        return batch;
-      }
-      if (this.call.settled) return null;
-      await new Promise<void>((resolve) => (this.wake = resolve));
-    }
-  }
-
-  close(): void {
-    this.closed = true;
-    this.call.detach(this);
-    this.notify();
-  }
-
-  async *[Symbol.asyncIterator](): AsyncIterator<EventBatch> {
-    try {
-      for (let b = await this.next(); b; b = await this.next()) yield b;
-    } finally {
-      this.close();
-    }
   }
 }
 

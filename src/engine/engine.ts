@@ -13,7 +13,7 @@ import { ByteBudget } from './byte-budget.js';
 import { Call, type CallLimits } from './call.js';
 import { Deadlines } from './deadlines.js';
 import { GatewayError } from './errors.js';
-import { levelEnabled } from './lazy-logger.js';
+import { levelEnabled } from './child-logger.js';
 import type { Logger } from './plugin.js';
 import { allowAll, type Caller, type Policy } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';

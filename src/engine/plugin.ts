@@ -52,6 +52,27 @@ export interface PluginHost {
   toolsChanged(): void;
 }
 
+/**
+ * A source of tools: lists them and runs them. Knows nothing of HTTP; the engine validates arguments, enforces
+ * the timeout through `ctx.signal`, numbers events and builds the result.
+ *
+ * @example
+ * ```ts
+ * import { ToolError, type ToolPlugin } from 'a2e-gateway/plugin';
+ *
+ * export const words: ToolPlugin = {
+ *   name: 'words',
+ *   listTools: () => [{ name: 'count_words', description: 'Count the words in a text',
+ *     input_parameters: [{ name: 'text', type: 'string', description: 'The text', required: true }] }],
+ *   executeTool(_name, args, ctx) {
+ *     const n = String(args.text).split(/\s+/).filter(Boolean).length;
+ *     if (n === 0) throw new ToolError('no words in the text; send some');
+ *     ctx.emit('progress', { pct: 100 });
+ *     return { words: n };
+ *   },
+ * };
+ * ```
+ */
 export interface ToolPlugin {
   /** Short identifier, used in logs and error messages. */
   readonly name: string;

@@ -20,6 +20,7 @@ export const McpServerConfig = z
   .strictObject({
     /** Program to run for a stdio server (an installed package's bin, or a path). */
     command: z.string().min(1).optional(),
+    /** Arguments of `command`. */
     args: z.array(z.string()).default(() => []),
     /** Extra environment for the process (on top of a minimal PATH/HOME/LANG; the gateway's own is not passed). */
     env: z.record(z.string(), z.string()).default(() => ({})),
@@ -65,6 +66,7 @@ export const McpConfig = z.strictObject({
   connect_timeout_ms: z.int().positive().default(15_000),
   /** Restart backoff of a stdio server that exited: first delay, doubling up to `restart_max_ms`. */
   restart_min_ms: z.int().positive().default(500),
+  /** Longest restart backoff, ms. */
   restart_max_ms: z.int().positive().default(30_000),
 });
 export type McpConfig = z.output<typeof McpConfig>;

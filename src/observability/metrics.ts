@@ -5,7 +5,7 @@
  * one process (tests, embedding) never clash.
  */
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { LabeledCounter, LabeledHistogram, type CounterSample, type HistogramSample } from './call-metrics.js';
+import { LabeledCounter, LabeledHistogram, type CounterSample, type HistogramSample } from './labeled-metrics.js';
 import type { AuditRecord, AuditSink } from '../engine/index.js';
 
 /** Reports how many A2A agents are in each state, e.g. `{ ready: 2, unreachable: 1 }`. Read on every scrape. */

@@ -10,13 +10,13 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { A2AHandler, agentCard, asRpcError, parseRpcRequest, rpcError, rpcResult, RPC, RpcError, type A2AServerConfig, type RpcId, type RpcStream } from '../a2a-server/index.js';
 import { GatewayError, type Call, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
-import { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan, readBytes } from './body.js';
-import { onClientGone } from './disconnect.js';
-import { requestHeader } from './node.js';
-import { requestLogger } from './request.js';
-import { sendJson } from './respond.js';
-import { streamSse } from './sse.js';
-import { publicUrl, type PublicUrlOptions } from './urls.js';
+import { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan, readBytes } from './http/body.js';
+import { onClientGone } from './http/disconnect.js';
+import { requestHeader } from './http/node.js';
+import { requestLogger } from './http/request.js';
+import { sendJson } from './http/respond.js';
+import { sseFrame, streamSse } from './http/sse.js';
+import { publicUrl, type PublicUrlOptions } from './http/urls.js';
 
 export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
 
@@ -145,12 +145,12 @@ function streamRpc(c: Context, id: RpcId, stream: RpcStream, heartbeatS: number,
     sink.onDisconnect(() => stream.close());
     try {
       for await (const item of stream.items) {
-        if (!sink.write(`data: ${JSON.stringify(rpcResult(id, item))}\n\n`)) await sink.drain();
+        if (!sink.write(sseFrame(undefined, JSON.stringify(rpcResult(id, item))))) await sink.drain();
         if (sink.closed) break;
       }
     } catch (err) {
       logger.error({ err }, 'A2A stream failed');
-      sink.write(`data: ${JSON.stringify(rpcError(id, asRpcError(err)))}\n\n`);
+      sink.write(sseFrame(undefined, JSON.stringify(rpcError(id, asRpcError(err)))));
     } finally {
       stream.close();
     }

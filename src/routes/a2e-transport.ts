@@ -18,14 +18,14 @@ import {
   type TransportMemoryLimits,
 } from '../transport/a2e-http/index.js';
 import { GatewayError } from '../engine/index.js';
-import { readBytes } from './body.js';
-import { transportRoutes } from './a2e-transport.openapi.js';
-import { DEFAULT_STREAM_LIMITS, streamSse, type StreamLimits } from './sse.js';
-import { errorMessage } from './errors.js';
-import { requestHeader } from './node.js';
-import { clientAddress } from './client-address.js';
+import { readBytes } from './http/body.js';
+import { transportRoutes } from './openapi/a2e-transport.js';
+import { DEFAULT_STREAM_LIMITS, sseFrame, streamSse, type StreamLimits } from './http/sse.js';
+import { errorMessage } from './http/errors.js';
+import { requestHeader } from './http/node.js';
+import { clientAddress } from './http/client-address.js';
 import { WWW_AUTHENTICATE } from '../security/auth.js';
-import { jsonResponse } from './respond.js';
+import { jsonResponse } from './http/respond.js';
 
 export interface A2eTransportDeps {
   engine: Engine;
@@ -151,5 +151,5 @@ function transportCutFrame(stallS: number): string {
       'open GET /stream again with Last-Event-ID to get what you missed',
     { retryable: true },
   );
-  return `data: ${JSON.stringify(errorMessage(err))}\n\n`;
+  return sseFrame(undefined, JSON.stringify(errorMessage(err)));
 }

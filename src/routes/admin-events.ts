@@ -11,10 +11,10 @@ import { z } from 'zod';
 import { describeCall, type Call, type CallActivity, type CallStore, type Engine } from '../engine/index.js';
 import { ErrorMessage } from '../protocol/index.js';
 import type { CallAccess } from './calls.js';
-import { CallState } from './calls.openapi.js';
-import { requestHeader } from './node.js';
-import { sseFrame, streamSse } from './sse.js';
-import { publicUrl, type PublicUrlOptions } from './urls.js';
+import { CallState } from './openapi/calls.js';
+import { requestHeader } from './http/node.js';
+import { sseFrame, streamSse } from './http/sse.js';
+import { publicUrl, type PublicUrlOptions } from './http/urls.js';
 
 export const CallActivitySchema = z
   .object({

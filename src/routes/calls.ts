@@ -8,10 +8,10 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { GatewayError, type Call, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
 import { ToolCallRequest } from '../protocol/index.js';
-import { readJson } from './body.js';
-import { streamCall } from './call-stream.js';
-import type { StreamLimits } from './sse.js';
-import { requestLogger } from './request.js';
+import { readJson } from './http/body.js';
+import { streamCall } from './http/call-stream.js';
+import type { StreamLimits } from './http/sse.js';
+import { requestLogger } from './http/request.js';
 import {
   callEventsRoute,
   cancelCallRoute,
@@ -19,11 +19,11 @@ import {
   startCallRoute,
   type CallAccepted,
   type CallResource,
-} from './calls.openapi.js';
-import { publicUrl, type PublicUrlOptions } from './urls.js';
-import { requestHeader } from './node.js';
-import { callerOfCall } from './caller.js';
-import { jsonResponse } from './respond.js';
+} from './openapi/calls.js';
+import { publicUrl, type PublicUrlOptions } from './http/urls.js';
+import { requestHeader } from './http/node.js';
+import { callerOfCall } from './http/caller.js';
+import { jsonResponse } from './http/respond.js';
 
 /**
  * Who may read a call's events. The seam for auth: EventSource cannot send an

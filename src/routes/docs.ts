@@ -9,7 +9,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import type { Engine } from '../engine/index.js';
 import type { StoreHealth } from '../store/index.js';
-import { jsonResponse } from './respond.js';
+import { jsonResponse } from './http/respond.js';
 
 const require = createRequire(import.meta.url);
 

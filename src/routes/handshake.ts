@@ -3,9 +3,9 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { GatewayError, quotaKey, type SessionManager } from '../engine/index.js';
 import { ErrorMessage, HandshakeRequest, HandshakeResponse } from '../protocol/index.js';
 import type { Authenticate } from '../security/auth.js';
-import { readJson } from './body.js';
-import { clientAddress } from './client-address.js';
-import { jsonResponse } from './respond.js';
+import { readJson } from './http/body.js';
+import { clientAddress } from './http/client-address.js';
+import { jsonResponse } from './http/respond.js';
 
 export const handshakeRoute = createRoute({
   method: 'post',

@@ -1,3 +1,3 @@
 export { createApp, openApiDocument, type AppOptions } from './app.js';
-export { streamSse, sseFrame, SSE_HEADERS, type SseSink } from './sse.js';
-export { errorMessage, errorResponse, STATUS_BY_CODE } from './errors.js';
+export { streamSse, sseFrame, SSE_HEADERS, type SseSink } from './http/sse.js';
+export { errorMessage, errorResponse, STATUS_BY_CODE } from './http/errors.js';

@@ -28,14 +28,14 @@ import {
 } from '../mcp-server/door.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp-server/protocol.js';
 import { newId } from '../protocol/index.js';
-import { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan, readBytes } from './body.js';
-import { onClientGone } from './disconnect.js';
-import { asGatewayError } from './errors.js';
-import { requestHeader } from './node.js';
-import { requestLogger } from './request.js';
-import { sendJson } from './respond.js';
-import { sseFrame, streamSse } from './sse.js';
-import { mcpRoute } from './mcp.openapi.js';
+import { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan, readBytes } from './http/body.js';
+import { onClientGone } from './http/disconnect.js';
+import { asGatewayError } from './http/errors.js';
+import { requestHeader } from './http/node.js';
+import { requestLogger } from './http/request.js';
+import { sendJson } from './http/respond.js';
+import { sseFrame, streamSse } from './http/sse.js';
+import { mcpRoute } from './openapi/mcp.js';
 
 export const MCP_PATH = mcpRoute.path;
 const SESSION_HEADER = 'mcp-session-id';

@@ -9,8 +9,8 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { GatewayError } from '../engine/index.js';
 import { ErrorMessage, type AgentStatus } from '../protocol/index.js';
-import { errorResponse } from './errors.js';
-import { jsonResponse } from './respond.js';
+import { errorResponse } from './http/errors.js';
+import { jsonResponse } from './http/respond.js';
 
 export const Readiness = z
   .object({

@@ -6,15 +6,15 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { Caller, Engine, Logger } from '../engine/index.js';
 import { ToolCallRequest, ToolListRequest, newId, nowTs, PROTOCOL_VERSION } from '../protocol/index.js';
-import { readJson } from './body.js';
-import { callerOfCall } from './caller.js';
-import { onClientGone } from './disconnect.js';
-import { streamCall } from './call-stream.js';
-import type { StreamLimits } from './sse.js';
-import { requestLogger } from './request.js';
-import { sendJson, jsonResponse } from './respond.js';
-import { callRoute, listRoute } from './tools.openapi.js';
-import { requestHeader } from './node.js';
+import { readJson } from './http/body.js';
+import { callerOfCall } from './http/caller.js';
+import { onClientGone } from './http/disconnect.js';
+import { streamCall } from './http/call-stream.js';
+import type { StreamLimits } from './http/sse.js';
+import { requestLogger } from './http/request.js';
+import { sendJson, jsonResponse } from './http/respond.js';
+import { callRoute, listRoute } from './openapi/tools.js';
+import { requestHeader } from './http/node.js';
 
 export interface ToolRoutesDeps {
   engine: Engine;

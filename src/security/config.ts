@@ -53,6 +53,7 @@ export type TokenConfig = z.output<typeof TokenConfig>;
 
 export const AuthConfig = z
   .strictObject({
+    /** Static bearer tokens: a caller sends one as `Authorization: Bearer …`. */
     tokens: z
       .array(TokenConfig)
       .default([])

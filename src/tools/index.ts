@@ -5,8 +5,8 @@
 import { resolve } from 'node:path';
 import type { Logger, ToolPlugin } from '../engine/index.js';
 import type { ToolsConfig } from './config.js';
-import { createFsPlugin } from './fs/plugin.js';
-import { createHttpPlugin } from './http/plugin.js';
+import { fsPlugin } from './fs/plugin.js';
+import { httpPlugin } from './http/plugin.js';
 import { shellPlugin } from './shell/plugin.js';
 import { WorkspaceQuota } from './fs/quota.js';
 import { Workspace } from './fs/workspace.js';
@@ -29,13 +29,13 @@ export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] 
   void ctx;
 
   // files (tools.fs)
-  if (tools.fs.enabled) plugins.push(createFsPlugin(tools.fs, ctx));
+  if (tools.fs.enabled) plugins.push(fsPlugin(tools.fs, ctx));
 
   // shell (tools.shell)
   if (tools.shell.enabled) plugins.push(shellPlugin(tools.shell, ctx));
 
   // http (tools.http)
-  if (tools.http.enabled) plugins.push(createHttpPlugin(tools.http, ctx));
+  if (tools.http.enabled) plugins.push(httpPlugin(tools.http, ctx));
 
   // eval (tools.eval)
   if (tools.eval.enabled) plugins.push(evalPlugin(tools.eval, ctx));

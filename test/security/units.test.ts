@@ -1,7 +1,8 @@
 /** The security building blocks on their own: rules, rate limiter, shape limits, loopback names, tokens, nesting scan. */
 import { describe, expect, it } from 'vitest';
-import { MemoryRateLimiter, checkShape, type ToolDefinition } from '../../src/index.js';
-import { nestsDeeperThan } from '../../src/routes/body.js';
+import { MemoryRateLimiter, type ToolDefinition } from '../../src/index.js';
+import { checkShape } from '../../src/engine/admission.js';
+import { nestsDeeperThan } from '../../src/routes/http/body.js';
 import { bearerToken, compileRules, createAuthenticator, isLoopbackAddress, isLoopbackHostHeader } from '../../src/security/index.js';
 import { sha256 } from './helpers.js';
 

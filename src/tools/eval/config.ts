@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 /** tools.eval — JavaScript evaluation in a WebAssembly sandbox (QuickJS). */
 export const EvalConfig = z.strictObject({
+  /** Offer eval_js. */
   enabled: z.boolean().default(true),
   /** Heap of the QuickJS runtime, MiB; allocating past it fails with "out of memory". */
   memory_mb: z.int().positive().max(4096).default(64),

@@ -4,6 +4,7 @@ const MiB = 1024 * 1024;
 
 /** tools.fs — file tools confined to the workspace root. */
 export const FsConfig = z.strictObject({
+  /** Offer the file tools (read_file, write_file, edit_file, list_dir, glob, grep). */
   enabled: z.boolean().default(true),
   /** The workspace: every file tool (and the shell's working directory) is confined to it. Created at start. */
   root: z.string().min(1).default('./workspace'),

@@ -7,7 +7,7 @@ import { EDIT_FILE, GLOB, GREP, LIST_DIR, READ_FILE, WRITE_FILE } from './defini
 import { runFsTool, WRITING_TOOLS } from './dispatch.js';
 import { FsWorker } from './worker.js';
 
-export function createFsPlugin(config: FsConfig, native: NativeContext): ToolPlugin {
+export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin {
   const ws = native.files;
   const quota = native.quota;
   const logger = native.logger.child({ plugin: 'fs' });

@@ -5,6 +5,7 @@ const MiB = 1024 * 1024;
 
 /** tools.http — outbound HTTP requests, guarded against SSRF. */
 export const HttpConfig = z.strictObject({
+  /** Offer http_request. */
   enabled: z.boolean().default(true),
   /**
    * Exceptions to the private-address rule: host names (exact, case-insensitive), IP addresses or CIDR ranges

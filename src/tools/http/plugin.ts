@@ -36,7 +36,7 @@ export const HTTP_REQUEST: ToolDefinitionInput = {
   kind: 'native',
 };
 
-export function createHttpPlugin(config: HttpConfig, _native: NativeContext): ToolPlugin {
+export function httpPlugin(config: HttpConfig, _native: NativeContext): ToolPlugin {
   const agent = createGuardedAgent(new AddressPolicy(config));
   return {
     name: 'http',

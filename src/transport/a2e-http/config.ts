@@ -2,6 +2,7 @@ import { z } from 'zod';
 
 /** `transport` — A2E's own HTTP message transport (POST /session, POST /send, GET /stream). */
 export const TransportConfig = z.strictObject({
+  /** Serve the transport (POST /session, POST /send, GET /stream). */
   enabled: z.boolean().default(true),
   /** Where the transport's routes live; kept apart from the REST routes. */
   path: z

@@ -3,7 +3,6 @@
  * stream. The same validation, policy, timeouts and audit as the REST
  * routes, because both end in `Engine.list` / `Engine.start`.
  */
-import type { z } from 'zod';
 import { GatewayError, LIST_TOOLS_HINT, TOOLS_CAPABILITY, asGatewayError, errorMessage, type Call, type Caller, type Engine, type Logger, type SessionManager, type StopReason } from '../../engine/index.js';
 import {
   HandshakeRequest,
@@ -12,13 +11,12 @@ import {
   Shutdown,
   ToolCallRequest,
   ToolListRequest,
-  formatProblems,
   newId,
   nowTs,
-  toProblems,
   truncateText,
   FIELD_LIMITS,
 } from '../../protocol/index.js';
+import { checkMessage, decodeMessage, type MessageWording } from '../../engine/message-reader.js';
 import type { HandshakeAuth } from './auth.js';
 import type { TransportSession } from './session.js';
 
@@ -40,23 +38,28 @@ export interface DispatchDeps {
 }
 
 const MESSAGE_TYPES = ['handshake/req', 'ping', 'shutdown', 'tool/list/req', 'tool/call/req'];
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+const MESSAGE: MessageWording = {
+  subject: 'the message',
+  invalid: 'invalid message',
+  emptyHint: 'send one JSON message per POST /send',
+  objectHint: 'a JSON object with a "type"',
+};
 
 /** Handle one message body received on POST /send. Replies go to the session's outbox. */
 export async function dispatch(deps: DispatchDeps, session: TransportSession, body: Uint8Array): Promise<void> {
   let reqId = '';
   let capability = '';
   try {
-    const json = decode(body);
+    const json = decodeMessage(body, MESSAGE);
     // An over-long id is refused by the schema; it is not echoed in the refusal either.
     reqId = typeof json.id === 'string' && json.id.length <= FIELD_LIMITS.id ? json.id : '';
     const type = json.type;
     if (typeof type === 'string' && type.startsWith('tool/')) capability = TOOLS_CAPABILITY;
     switch (type) {
       case 'handshake/req':
-        return await handshake(deps, session, parse(HandshakeRequest, json));
+        return await handshake(deps, session, checkMessage(HandshakeRequest, json, MESSAGE));
       case 'ping': {
-        const ping = parse(Ping, json);
+        const ping = checkMessage(Ping, json, MESSAGE);
         return reply(session, {
           type: 'pong',
           ...envelope(),
@@ -65,14 +68,14 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
         });
       }
       case 'shutdown':
-        return void drainThenClose(deps, session, parse(Shutdown, json).timeout);
+        return void drainThenClose(deps, session, checkMessage(Shutdown, json, MESSAGE).timeout);
       case 'tool/list/req': {
-        const req = parse(ToolListRequest, json);
+        const req = checkMessage(ToolListRequest, json, MESSAGE);
         const caller = gate(deps, session, req.session_id);
         return reply(session, { type: 'tool/list/resp', ...envelope(), req_id: req.id, tools: deps.engine.list(req, caller) });
       }
       case 'tool/call/req':
-        return startCall(deps, session, parse(ToolCallRequest, json), body.byteLength);
+        return startCall(deps, session, checkMessage(ToolCallRequest, json, MESSAGE), body.byteLength);
       default:
         throw new GatewayError(
           'invalid_request',
@@ -97,35 +100,6 @@ function envelope(): { id: string; version: string; ts: number } {
 
 function reply(session: TransportSession, message: object): void {
   session.outbox.push(JSON.stringify(message));
-}
-
-function decode(body: Uint8Array): Record<string, unknown> {
-  let text: string;
-  try {
-    text = utf8.decode(body);
-  } catch {
-    throw new GatewayError('invalid_request', 'the message is not valid UTF-8; encode the JSON as UTF-8');
-  }
-  if (!text.trim()) throw new GatewayError('invalid_request', 'the message is empty; send one JSON message per POST /send');
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new GatewayError('invalid_request', `the message is not valid JSON: ${(err as Error).message}`);
-  }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    throw new GatewayError('invalid_request', 'the message must be a JSON object with a "type"');
-  }
-  return json as Record<string, unknown>;
-}
-
-function parse<S extends z.ZodType>(schema: S, json: unknown): z.output<S> {
-  const r = schema.safeParse(json, { reportInput: true });
-  if (!r.success) {
-    const problems = toProblems(r.error.issues);
-    throw new GatewayError('invalid_request', `invalid message: ${formatProblems(problems)}`, { detail: { problems } });
-  }
-  return r.data;
 }
 
 async function handshake(deps: DispatchDeps, session: TransportSession, req: HandshakeRequest): Promise<void> {

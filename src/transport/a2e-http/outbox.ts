@@ -10,6 +10,7 @@
  * it is `full`, and call forwarders wait for room.
  */
 import type { ByteBudget } from '../../engine/index.js';
+import { sseFrame } from '../../engine/sse.js';
 
 export interface OutboxLimits {
   /** Frames kept for resumption (`transport.resume_frames`). */
@@ -74,7 +75,7 @@ export class Outbox {
   push(...json: string[]): void {
     let bytes = 0;
     for (const data of json) {
-      const text = `id: ${this.nextId++}\ndata: ${data}\n\n`;
+      const text = sseFrame(undefined, data, this.nextId++);
       this.pending.push({ id: this.nextId - 1, text });
       bytes += text.length;
     }

@@ -1,21 +1,15 @@
 /**
  * One A2E transport session: its outbox, the stream currently attached to
  * it (at most one; a new one replaces the old), and the calls it started.
- * Knows nothing of HTTP: a stream is any `FrameSink` (the SSE sink fits).
+ * Knows nothing of HTTP: a stream is any SSE sink (engine/sse.ts).
  */
 import type { Call, StopReason } from '../../engine/index.js';
 import { Outbox, Signal, type OutboxLimits } from './outbox.js';
 import type { SessionBinding } from './binding.js';
+import type { SseSink } from '../../engine/sse.js';
 
-/** Where a session's frames go: the subset of `SseSink` the transport needs. */
-export interface FrameSink {
-  /** Write raw frames; false when the client is not keeping up (await `drain()`). */
-  write(frames: string): boolean;
-  drain(): Promise<void>;
-  end(): void;
-  readonly closed: boolean;
-  onDisconnect(fn: () => void): void;
-}
+/** Where a session's frames go: the stream attached to it. */
+export type FrameSink = SseSink;
 
 export type SessionState = 'open' | 'draining' | 'closing' | 'closed';
 

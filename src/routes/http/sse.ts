@@ -9,6 +9,9 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
 import { REQUEST_ID_HEADER } from './request.js';
 import { nodeResponse } from './node.js';
+import type { SseSink } from '../../engine/sse.js';
+
+export { sseFrame, type SseSink } from '../../engine/sse.js';
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -16,28 +19,6 @@ export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'X-Accel-Buffering': 'no',
   Connection: 'keep-alive',
 };
-
-/** One SSE frame. `data` must not contain newlines (JSON.stringify output never does). */
-export function sseFrame(event: string, data: string, id?: number | string): string {
-  return id === undefined ? `event: ${event}\ndata: ${data}\n\n` : `event: ${event}\nid: ${id}\ndata: ${data}\n\n`;
-}
-
-export interface SseSink {
-  /** Write raw frames. Returns false when the client is not keeping up: await `drain()` then. */
-  write(frames: string): boolean;
-  /**
-   * Resolves when buffered output was flushed, or the client went away. When
-   * it waits longer than `SseOptions.stallS`, the stream is cut: the final
-   * frame is written, the stream counts as disconnected and is closed.
-   */
-  drain(): Promise<void>;
-  /** Finish the response. */
-  end(): void;
-  /** True once the client disconnected or `end()` was called. */
-  readonly closed: boolean;
-  /** Called once if the client disconnects before `end()`. */
-  onDisconnect(fn: () => void): void;
-}
 
 /** How much an SSE stream may hold for a client that does not keep up (`limits.stream_*`). */
 export interface StreamLimits {

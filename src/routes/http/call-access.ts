@@ -13,8 +13,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
-import { GatewayError, type Call } from '../engine/index.js';
-import type { CallAccess } from './calls.js';
+import { GatewayError, type Call } from '../../engine/index.js';
+import type { CallAccess } from '../calls.js';
 
 export function signedCallAccess(): CallAccess {
   const key = randomBytes(32);

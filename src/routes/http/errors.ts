@@ -1,12 +1,12 @@
 /** The one place where errors become HTTP responses. */
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { GatewayError, TOOLS_CAPABILITY, errorMessage } from '../engine/index.js';
-import type { ErrorCode } from '../protocol/index.js';
+import { GatewayError, TOOLS_CAPABILITY, errorMessage } from '../../engine/index.js';
+import type { ErrorCode } from '../../protocol/index.js';
 import { jsonResponse } from './respond.js';
 
 // The mapping to the A2E message is the engine's (every door uses it); this file adds the HTTP side.
-export { asGatewayError, errorMessage } from '../engine/index.js';
+export { asGatewayError, errorMessage } from '../../engine/index.js';
 
 export const STATUS_BY_CODE: Record<ErrorCode, ContentfulStatusCode> = {
   invalid_request: 400,

@@ -8,7 +8,7 @@ import {
   ToolEvent,
   ToolListRequest,
   ToolListResponse,
-} from '../protocol/index.js';
+} from '../../protocol/index.js';
 
 /** The spec's wire examples, used as OpenAPI examples. */
 export const examples = {

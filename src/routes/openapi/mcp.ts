@@ -1,7 +1,7 @@
 /** OpenAPI description of the MCP door (POST /mcp). The messages themselves are MCP's (JSON-RPC 2.0); see docs/mcp.md. */
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
-import { ErrorMessage } from '../protocol/index.js';
+import { ErrorMessage } from '../../protocol/index.js';
 
 const JsonRpcMessage = z
   .looseObject({

@@ -5,7 +5,7 @@
  * like everything else.
  */
 import type { Context } from 'hono';
-import { GatewayError } from '../engine/index.js';
+import { GatewayError } from '../../engine/index.js';
 
 /** Throws `forbidden` unless the request may read an admin view. */
 export type AdminCheck = (c: Context, what: string) => void;

@@ -13,7 +13,7 @@ import {
   ToolEvent,
   ToolListRequest,
   ToolListResponse,
-} from '../protocol/index.js';
+} from '../../protocol/index.js';
 
 export const TransportErrorMessage = ErrorMessage.extend({
   detail: z.record(z.string(), z.unknown()).meta({ description: 'Structured detail ({} when there is none)' }),

@@ -4,9 +4,9 @@
  * the license, bearer auth, the `X-Request-Id` header on every request and
  * response, and error responses that are always A2E `Error`s with an example.
  */
-import { ERROR_CODES, type ErrorCode } from '../protocol/index.js';
-import { STATUS_BY_CODE } from './errors.js';
-import { REQUEST_ID_HEADER } from './request.js';
+import { ERROR_CODES, type ErrorCode } from '../../protocol/index.js';
+import { STATUS_BY_CODE } from '../http/errors.js';
+import { REQUEST_ID_HEADER } from '../http/request.js';
 
 type Json = Record<string, unknown>;
 interface Operation extends Json {

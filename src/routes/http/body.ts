@@ -1,15 +1,24 @@
 /**
- * Reading a JSON request body: size limit, strict UTF-8, one JSON.parse,
- * one schema check. Errors say what was wrong with the body.
+ * Reading a JSON request body: the size limit here (HTTP), then the message
+ * reader every door shares (engine/message-reader.ts): strict UTF-8, nesting,
+ * one JSON.parse, one schema check. Errors say what was wrong with the body.
  */
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { z } from 'zod';
-import { GatewayError } from '../engine/index.js';
-import { FIELD_LIMITS, formatProblems, parserFor, toProblems } from '../protocol/index.js';
+import { GatewayError } from '../../engine/index.js';
+import { checkMessage, decodeMessage, DEFAULT_MAX_JSON_DEPTH, type MessageWording } from '../../engine/message-reader.js';
+import { FIELD_LIMITS } from '../../protocol/index.js';
 import { nodeRequest, requestHeader } from './node.js';
 
-const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
+export { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan } from '../../engine/message-reader.js';
+
+const REQUEST_BODY: MessageWording = {
+  subject: 'request body',
+  invalid: 'invalid request',
+  emptyHint: 'send a JSON object (Content-Type: application/json)',
+  objectHint: 'a JSON object',
+};
 
 export interface ParsedBody<T> {
   value: T;
@@ -81,30 +90,6 @@ function readIncoming(incoming: IncomingMessage, limit: number, tooLarge: () => 
   });
 }
 
-/** Deepest nesting accepted when the caller does not say (limits.max_json_depth's default). */
-export const DEFAULT_MAX_JSON_DEPTH = 64;
-
-/**
- * Whether the JSON text nests arrays/objects deeper than `max`. A byte scan
- * before parsing: hostile nesting is refused before anything recursive
- * (validation, JSON.stringify) could overflow the stack on it.
- */
-export function nestsDeeperThan(bytes: Uint8Array, max: number): boolean {
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i];
-    if (inString) {
-      if (b === 0x5c) i++; // backslash: skip the escaped byte
-      else if (b === 0x22) inString = false;
-    } else if (b === 0x22) inString = true;
-    else if (b === 0x5b || b === 0x7b) {
-      if (++depth > max) return true;
-    } else if (b === 0x5d || b === 0x7d) depth--;
-  }
-  return false;
-}
-
 export async function readJson<S extends z.ZodType>(
   c: Context,
   schema: S,
@@ -112,38 +97,9 @@ export async function readJson<S extends z.ZodType>(
   options: { maxDepth?: number } = {},
 ): Promise<ParsedBody<z.output<S>>> {
   const bytes = await readBytes(c, limit);
-  if (bytes.byteLength === 0) {
-    throw new GatewayError('invalid_request', 'request body is empty; send a JSON object (Content-Type: application/json)');
-  }
-  const maxDepth = options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH;
-  // Each level takes two bytes ("[]"), so a short body cannot nest too deep: skip the scan.
-  if (bytes.byteLength > 2 * maxDepth && nestsDeeperThan(bytes, maxDepth)) {
-    throw new GatewayError('invalid_request', `request body nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`, {
-      detail: { max_depth: maxDepth },
-    });
-  }
-  let text: string;
-  try {
-    text = utf8.decode(bytes);
-  } catch {
-    throw new GatewayError('invalid_request', 'request body is not valid UTF-8; encode the JSON as UTF-8');
-  }
-  let json: unknown;
-  try {
-    json = JSON.parse(text);
-  } catch (err) {
-    throw new GatewayError('invalid_request', `request body is not valid JSON: ${(err as Error).message}`);
-  }
-  if (json === null || typeof json !== 'object' || Array.isArray(json)) {
-    throw new GatewayError('invalid_request', 'request body must be a JSON object');
-  }
+  const json = decodeMessage(bytes, REQUEST_BODY, options.maxDepth ?? DEFAULT_MAX_JSON_DEPTH);
   // Echoed as req_id if the request fails from here on; an over-long id is refused by the schema, not echoed.
-  const id = (json as { id?: unknown }).id;
+  const id = json.id;
   if (typeof id === 'string' && id.length <= FIELD_LIMITS.id) c.set('messageId', id);
-  const r = parserFor(schema)(json);
-  if (!r.success) {
-    const problems = toProblems(r.error.issues);
-    throw new GatewayError('invalid_request', `invalid request: ${formatProblems(problems)}`, { detail: { problems } });
-  }
-  return { value: r.data, bytes: bytes.byteLength };
+  return { value: checkMessage(schema, json, REQUEST_BODY), bytes: bytes.byteLength };
 }

@@ -5,9 +5,9 @@
  * carries them, SSE streams included (they copy the prepared headers).
  */
 import type { Context } from 'hono';
-import { GatewayError, type Logger } from '../engine/index.js';
-import { bearerToken, type Authenticate, type Principal } from '../security/auth.js';
-import { hostHeaderName, isLoopbackHostHeader } from '../security/loopback.js';
+import { GatewayError, type Logger } from '../../engine/index.js';
+import { bearerToken, type Authenticate, type Principal } from '../../security/auth.js';
+import { hostHeaderName, isLoopbackHostHeader } from '../../security/loopback.js';
 import { errorResponse } from './errors.js';
 import { requestHeader } from './node.js';
 

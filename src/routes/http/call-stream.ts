@@ -10,7 +10,7 @@
  * and is told to stop (HTTP 204) instead of being replayed the answer forever.
  */
 import type { Context } from 'hono';
-import { GatewayError, TOOLS_CAPABILITY, type Call, type EventBatch, type Logger } from '../engine/index.js';
+import { GatewayError, TOOLS_CAPABILITY, type Call, type EventBatch, type Logger } from '../../engine/index.js';
 import { asGatewayError, errorMessage } from './errors.js';
 import { DEFAULT_STREAM_LIMITS, sseFrame, streamSse, type SseSink, type StreamLimits } from './sse.js';
 

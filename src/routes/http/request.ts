@@ -4,8 +4,8 @@
  * logger bound to it, and one access-log line when the response is done.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { LazyChildLogger, levelEnabled, type Logger } from '../engine/index.js';
-import { newId } from '../protocol/index.js';
+import { LazyChildLogger, levelEnabled, type Logger } from '../../engine/index.js';
+import { newId } from '../../protocol/index.js';
 import { nodeResponse, requestHeader } from './node.js';
 
 declare module 'hono' {

@@ -3,8 +3,8 @@
  * token rules refuse is an audited call attempt, like the ones the engine refuses.
  */
 import type { Context } from 'hono';
-import { GatewayError, type Caller, type Engine } from '../engine/index.js';
-import type { ToolCallRequest } from '../protocol/index.js';
+import { GatewayError, type Caller, type Engine } from '../../engine/index.js';
+import type { ToolCallRequest } from '../../protocol/index.js';
 
 export function callerOfCall(
   c: Context,

@@ -1,8 +1,8 @@
 /** OpenAPI descriptions and schemas of the call resources (POST/GET/DELETE /tool/calls…). */
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
-import { ErrorMessage, ToolCallRequest, ToolCallResponse } from '../protocol/index.js';
-import { SseCallPayload, examples, requestExamples, tryItExamples } from './tools.openapi.js';
+import { ErrorMessage, ToolCallRequest, ToolCallResponse } from '../../protocol/index.js';
+import { SseCallPayload, examples, requestExamples, tryItExamples } from './tools.js';
 
 export const CallState = z
   .enum(['running', 'completed', 'failed', 'canceled'])

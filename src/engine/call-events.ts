@@ -1,0 +1,240 @@
+/**
+ * The events of one call: numbered from 0, kept for replay within a count and
+ * byte budgets, and followed by any number of `Watcher`s. A watcher that fell
+ * behind what is kept gets a gap (and the door a notice) instead of a stall.
+ * `Call` owns one of these, made when its first event or watcher arrives.
+ */
+import { PROTOCOL_VERSION, newId, nowTs, type ToolEvent } from '../protocol/index.js';
+import { approxJsonBytes, type ByteBudget } from './byte-budget.js';
+
+/** A batch of events for a watcher; `gap` names seqs that were dropped before it could read them. */
+export interface EventBatch {
+  events: ToolEvent[];
+  gap?: { from: number; to: number };
+}
+
+export interface EventLimits {
+  /** Events kept for replay; older ones are dropped once every watcher has read them. */
+  maxEvents: number;
+  /** Hard cap on buffered events, even when a slow watcher has not read them. */
+  maxBufferedEvents: number;
+  /** Bytes of events kept while running, read or not; the oldest are dropped beyond it (watchers get a gap notice). */
+  maxEventBytes: number;
+  /** Bytes of events kept once the call has settled. */
+  retainedEventBytes: number;
+  /** Bytes of events all running calls keep together; over it, an emitting call drops its oldest events. */
+  eventBudget: ByteBudget;
+}
+
+/**
+ * What one event costs beyond its data: the envelope, two UUIDs, object
+ * headers. Measured: a `log` event of a short line takes ~670 bytes of heap,
+ * of which ~40 are its data.
+ */
+const EVENT_OVERHEAD_BYTES = 640;
+
+const MAX_BATCH = 1000;
+
+export class CallEvents {
+  private events: ToolEvent[] = [];
+  /** Approximate size of each kept event (parallel to `events`) and their sum, counted in `limits.eventBudget` while running. */
+  private sizes: number[] = [];
+  private keptBytes = 0;
+  /** Whether `keptBytes` counts in the running calls' budget (until the call settles). */
+  private counted = true;
+  private base = 0; // seq of events[0]
+  private nextSeq = 0;
+  private trimAt: number;
+  private watchers: Set<Watcher> | undefined; // made by the first watch()
+  private _settled = false;
+
+  constructor(private readonly limits: EventLimits) {
+    this.trimAt = limits.maxEvents + Math.max(64, limits.maxEvents >> 2);
+  }
+
+  /** Seq of the oldest event still kept. */
+  get firstSeq(): number {
+    return this.base;
+  }
+
+  /** Number of events added so far (the seq the next one gets). */
+  get count(): number {
+    return this.nextSeq;
+  }
+
+  /** The events still kept, oldest first. */
+  get kept(): readonly ToolEvent[] {
+    return this.events;
+  }
+
+  /** Approximate bytes of the kept events. */
+  get bytes(): number {
+    return this.keptBytes;
+  }
+
+  get settled(): boolean {
+    return this._settled;
+  }
+
+  /** Keep an event (its `seq` must be `count`) and wake the watchers. */
+  push(event: ToolEvent): void {
+    this.nextSeq++;
+    const size = EVENT_OVERHEAD_BYTES + event.req_id.length + approxJsonBytes(event.data);
+    this.events.push(event);
+    this.sizes.push(size);
+    this.keptBytes += size;
+    const budget = this.limits.eventBudget;
+    budget.add(size);
+    if (this.events.length >= this.trimAt || this.keptBytes > this.limits.maxEventBytes || budget.over) this.trim();
+    if (this.watchers) for (const w of this.watchers) w.notify();
+  }
+
+  /**
+   * Follow the events from after `afterSeq` (-1 = from the start).
+   * Registers at once: events added later are kept for this watcher.
+   * Iteration ends when the call has settled and every event was delivered.
+   */
+  watch(afterSeq: number): Watcher {
+    const w = new Watcher(this, afterSeq + 1);
+    if (!this._settled) (this.watchers ??= new Set()).add(w);
+    return w;
+  }
+
+  /** The call has settled: leave the running total, keep only what a finished call may, let watchers finish. */
+  settle(): void {
+    if (this._settled) return;
+    this._settled = true;
+    this.limits.eventBudget.release(this.keptBytes);
+    this.counted = false;
+    if (this.keptBytes > this.limits.retainedEventBytes) {
+      this.dropBefore(this.base + this.countToDrop(this.limits.retainedEventBytes));
+    }
+    if (this.watchers) {
+      for (const w of this.watchers) w.notify();
+      this.watchers = undefined;
+    }
+  }
+
+  /**
+   * Drop the oldest events beyond `maxEvents`, but not ones a watcher still
+   * has to read (up to the hard cap). Bytes are a hard cap too: beyond the
+   * call's own budget, or while all running calls together are over theirs,
+   * the oldest events go whoever still has to read them (they get a gap notice).
+   */
+  private trim(): void {
+    let cut = this.nextSeq - this.limits.maxEvents;
+    if (this.watchers && this.events.length < this.limits.maxBufferedEvents) {
+      for (const w of this.watchers) cut = Math.min(cut, w.cursor);
+    }
+    const { maxEventBytes, eventBudget } = this.limits;
+    if (this.keptBytes > maxEventBytes || eventBudget.over) {
+      // Down to three quarters of the call's budget (half of what it holds when the total is over), so the next trim is a while off.
+      const target = eventBudget.over ? Math.min(this.keptBytes >> 1, (maxEventBytes * 3) >> 2) : (maxEventBytes * 3) >> 2;
+      cut = Math.max(cut, this.base + this.countToDrop(target));
+    }
+    this.dropBefore(cut);
+    this.trimAt = this.events.length + Math.max(64, this.limits.maxEvents >> 2);
+  }
+
+  /** How many of the oldest kept events to drop so that at most `targetBytes` remain. */
+  private countToDrop(targetBytes: number): number {
+    let bytes = this.keptBytes;
+    let n = 0;
+    while (n < this.sizes.length && bytes > targetBytes) bytes -= this.sizes[n++]!;
+    return n;
+  }
+
+  /** Drop the kept events with seq < `cut`. */
+  private dropBefore(cut: number): void {
+    if (cut <= this.base) return;
+    const n = Math.min(cut - this.base, this.events.length);
+    let dropped = 0;
+    for (let i = 0; i < n; i++) dropped += this.sizes[i]!;
+    this.events = this.events.slice(n);
+    this.sizes = this.sizes.slice(n);
+    this.base += n;
+    this.keptBytes -= dropped;
+    if (this.counted) this.limits.eventBudget.release(dropped);
+  }
+
+  /** @internal for Watcher */
+  read(cursor: number): EventBatch | null {
+    if (cursor < this.base) {
+      return { events: [], gap: { from: cursor, to: this.base - 1 } };
+    }
+    const start = cursor - this.base;
+    if (start >= this.events.length) return null;
+    return { events: this.events.slice(start, start + MAX_BATCH) };
+  }
+
+  /** @internal for Watcher */
+  detach(w: Watcher): void {
+    this.watchers?.delete(w);
+  }
+}
+
+/** Follows one call's events; an async iterable of batches. */
+export class Watcher implements AsyncIterable<EventBatch> {
+  private wake: (() => void) | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly events: CallEvents,
+    public cursor: number,
+  ) {}
+
+  /** @internal */
+  notify(): void {
+    const wake = this.wake;
+    this.wake = undefined;
+    wake?.();
+  }
+
+  /** The next batch, or null when the call has settled and everything was read (or the watcher was closed). */
+  async next(): Promise<EventBatch | null> {
+    for (;;) {
+      if (this.closed) return null;
+      const batch = this.events.read(this.cursor);
+      if (batch) {
+        this.cursor = batch.gap ? batch.gap.to + 1 : this.cursor + batch.events.length;
+        return batch;
+      }
+      if (this.events.settled) return null;
+      await new Promise<void>((resolve) => (this.wake = resolve));
+    }
+  }
+
+  close(): void {
+    this.closed = true;
+    this.events.detach(this);
+    this.notify();
+  }
+
+  async *[Symbol.asyncIterator](): AsyncIterator<EventBatch> {
+    try {
+      for (let b = await this.next(); b; b = await this.next()) yield b;
+    } finally {
+      this.close();
+    }
+  }
+}
+
+/**
+ * A `status` event telling a watcher that events `gap.from`..`gap.to` were
+ * dropped before it could read them. It carries seq `gap.to`, so resuming
+ * after it continues right after the gap.
+ */
+export function gapNotice(reqId: string, gap: { from: number; to: number }): ToolEvent {
+  return {
+    type: 'tool/event',
+    id: newId(),
+    version: PROTOCOL_VERSION,
+    ts: nowTs(),
+    kind: 'status',
+    req_id: reqId,
+    data: {
+      message: `events ${gap.from}..${gap.to} of this call are no longer kept and were skipped; the stream continues with event ${gap.to + 1}`,
+    },
+    seq: gap.to,
+  };
+}

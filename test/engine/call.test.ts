@@ -1,0 +1,291 @@
+/**
+ * The `Call` lifecycle and its event replay at the engine's own level: no HTTP, a real Engine and registry,
+ * real timers and promises. The doors' suites (tool-call, call-resources, sse, a2e-transport) test the same
+ * behaviour through HTTP; here each rule is pinned where it is implemented.
+ */
+import { describe, expect, it } from 'vitest';
+import { ANONYMOUS, Engine, ToolRegistry, type AuditRecord, type EngineLimits, type Logger, type ToolContext } from '../../src/index.js';
+import type { Call } from '../../src/engine/call.js';
+import { ToolCallRequest, type ToolEvent } from '../../src/protocol/index.js';
+import { crashTool, deferred, definePlugin, echoTool, failTool } from '../helpers/plugins.js';
+
+const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
+
+/** A tool the test drives: it hands its context out, then finishes when told (or never, ignoring its signal). */
+function remoteTool() {
+  let ctx: ToolContext | undefined;
+  let started = deferred<ToolContext>();
+  let finish = deferred<unknown>();
+  const tool = [
+    { name: 'remote', description: 'Emits and finishes when the test says so' },
+    (_args: Record<string, unknown>, c: ToolContext) => {
+      ctx = c;
+      started.resolve(c);
+      return finish.promise;
+    },
+  ] as const;
+  return {
+    tool,
+    /** The running tool's context, once it has started. */
+    started: () => started.promise,
+    get ctx() {
+      return ctx!;
+    },
+    finish: (value: unknown) => finish.resolve(value),
+    reset() {
+      started = deferred<ToolContext>();
+      finish = deferred<unknown>();
+    },
+  };
+}
+
+function setup(limits: Partial<EngineLimits> = {}) {
+  const remote = remoteTool();
+  const audits: AuditRecord[] = [];
+  const plugin = definePlugin('engine-test', [echoTool, failTool, crashTool, [remote.tool[0], remote.tool[1]]]);
+  const engine = new Engine({
+    registry: new ToolRegistry([plugin], quiet),
+    logger: quiet,
+    limits: { maxTimeoutS: 30, maxOutputBytes: 1 << 20, maxEvents: 1000, maxBufferedEvents: 100_000, ...limits },
+    audit: (r) => audits.push(r),
+  });
+  engine.registry.rebuild();
+  const start = (tool: string, extra: Record<string, unknown> = {}): Call =>
+    engine.start(ToolCallRequest.parse({ tool_name: tool, arguments: {}, streaming: true, ...extra }), ANONYMOUS);
+  return { engine, remote, audits, start };
+}
+
+/** Every event (and gap) a watcher sees until the call is over. */
+async function drain(call: Call, afterSeq = -1): Promise<{ seqs: number[]; gaps: Array<{ from: number; to: number }> }> {
+  const seqs: number[] = [];
+  const gaps: Array<{ from: number; to: number }> = [];
+  for await (const batch of call.watch(afterSeq)) {
+    if (batch.gap) gaps.push(batch.gap);
+    for (const e of batch.events) seqs.push(e.seq);
+  }
+  return { seqs, gaps };
+}
+
+const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i);
+
+describe('Call lifecycle', () => {
+  it('runs → completed, settles once with a ToolCallResponse, audits once', async () => {
+    const { start, audits } = setup();
+    const call = start('echo', { arguments: { text: 'hi' }, id: 'req-1' });
+    expect(call.state).toBe('running');
+    expect(call.settled).toBe(false);
+    const response = await call.result;
+    expect(call.state).toBe('completed');
+    expect(call.settled).toBe(true);
+    expect(call.response).toBe(response);
+    expect(response).toMatchObject({ type: 'tool/call/resp', req_id: 'req-1', data: { success: true, tool_name: 'echo', data: { text: 'hi' }, error_code: null } });
+    expect(call.stoppedBy).toBeUndefined();
+    expect(audits).toHaveLength(1);
+    expect(audits[0]).toMatchObject({ tool_name: 'echo', success: true, door: 'rest', req_id: 'req-1' });
+  });
+
+  it('a ToolError → failed with its data and exit code; any other error → failed with a generic tool_error', async () => {
+    const { start } = setup();
+    const failed = await start('fail', { arguments: { message: 'nope' } }).result;
+    expect(failed.data).toMatchObject({ success: false, error: 'nope', error_code: 'tool_error', data: { partial: true }, exit_code: 3 });
+    const crash = start('crash');
+    const crashed = await crash.result;
+    expect(crash.state).toBe('failed');
+    expect(crashed.data.error).toMatch(/^tool "crash" failed: /);
+    expect(crashed.data.error).not.toContain('/home/secret-user');
+  });
+
+  it.each([
+    ['cancel', 'canceled', 'AbortError', /was canceled/],
+    ['disconnect', 'canceled', 'AbortError', /client disconnected/],
+    ['shutdown', 'canceled', 'AbortError', /shutting down; retry the call/],
+  ] as const)('stop(%s) → %s, aborts the tool signal (%s) and says why', async (reason, state, abortName, message) => {
+    const { start, remote, audits } = setup();
+    const call = start('remote');
+    const ctx = await remote.started();
+    expect(ctx.signal.aborted).toBe(false);
+    call.stop(reason);
+    expect(call.state).toBe(state);
+    expect(call.stoppedBy).toBe(reason);
+    expect(ctx.signal.aborted).toBe(true);
+    expect((ctx.signal.reason as DOMException).name).toBe(abortName);
+    const response = await call.result;
+    expect(response.data).toMatchObject({ success: false, error_code: 'tool_error' });
+    expect(response.data.error).toMatch(message);
+    expect(audits).toHaveLength(1);
+  });
+
+  it('a call past its timeout is stopped with reason timeout → failed, TimeoutError on the signal', async () => {
+    const { start, remote } = setup();
+    const call = start('remote', { timeout: 1 });
+    const ctx = await remote.started();
+    const aborted = new Promise<unknown>((resolve) => ctx.signal.addEventListener('abort', () => resolve(ctx.signal.reason), { once: true }));
+    const response = await call.result;
+    expect(call.state).toBe('failed');
+    expect(call.stoppedBy).toBe('timeout');
+    expect(response.data.error).toMatch(/timed out after 1 s and was stopped; raise the request's "timeout"/);
+    expect(((await aborted) as DOMException).name).toBe('TimeoutError');
+  });
+
+  it('settles once: a late return, a late emit and a second stop change nothing', async () => {
+    const { start, remote, audits } = setup();
+    const call = start('remote');
+    const ctx = await remote.started();
+    ctx.emit('status', { message: 'before' });
+    call.stop('cancel');
+    const first = call.response;
+    remote.finish({ late: true });
+    ctx.emit('status', { message: 'after the answer' });
+    call.stop('timeout');
+    await call.result;
+    // The tool's own late result has had every chance to land.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(call.response).toBe(first);
+    expect(call.state).toBe('canceled');
+    expect(call.stoppedBy).toBe('cancel');
+    expect(call.eventCount).toBe(1);
+    expect(audits).toHaveLength(1);
+  });
+
+  it('a tool that finishes on its own aborts its signal too (so its leftovers stop)', async () => {
+    const { start, remote } = setup();
+    const call = start('remote');
+    const ctx = await remote.started();
+    remote.finish('done');
+    await call.result;
+    expect(call.state).toBe('completed');
+    expect(ctx.signal.aborted).toBe(true);
+  });
+});
+
+describe('events and watchers', () => {
+  it('numbers events from 0; a watcher gets live events, then ends when the call settles', async () => {
+    const { start, remote } = setup();
+    const call = start('remote');
+    const ctx = await remote.started();
+    const watched = drain(call);
+    for (let i = 0; i < 5; i++) ctx.emit('progress', { pct: i * 20, message: `step ${i}` });
+    remote.finish({ ok: true });
+    expect((await watched).seqs).toEqual(range(0, 4));
+    expect(call.keptEvents.map((e: ToolEvent) => e.seq)).toEqual(range(0, 4));
+  });
+
+  it('replays after a seq: watch(n) starts at n+1, for a running and for a settled call', async () => {
+    const { start, remote } = setup();
+    const call = start('remote');
+    const ctx = await remote.started();
+    for (let i = 0; i < 6; i++) ctx.emit('log', { level: 'info', message: `line ${i}` });
+    const resumed = drain(call, 2);
+    ctx.emit('log', { level: 'info', message: 'line 6' });
+    remote.finish(null);
+    expect((await resumed).seqs).toEqual(range(3, 6));
+    // After settling: the whole replay, then the end.
+    expect((await drain(call, -1)).seqs).toEqual(range(0, 6));
+    expect((await drain(call, 6)).seqs).toEqual([]);
+  });
+
+  it('every watcher gets every event; closing one does not disturb the others or the call', async () => {
+    const { start, remote } = setup();
+    const call = start('remote');
+    const ctx = await remote.started();
+    const a = drain(call);
+    const quitter = call.watch();
+    const b = drain(call);
+    ctx.emit('status', { message: 'one' });
+    const firstOfQuitter = await quitter.next();
+    quitter.close();
+    expect(await quitter.next()).toBeNull();
+    ctx.emit('status', { message: 'two' });
+    remote.finish(null);
+    expect(firstOfQuitter!.events.map((e) => e.seq)).toEqual([0]);
+    expect((await a).seqs).toEqual([0, 1]);
+    expect((await b).seqs).toEqual([0, 1]);
+    expect(call.state).toBe('completed');
+  });
+
+  it('keeps at most calls.max_events when nobody watches; a late watcher gets a gap notice, then the rest', async () => {
+    const { start, remote } = setup({ maxEvents: 10 });
+    const call = start('remote');
+    const ctx = await remote.started();
+    for (let i = 0; i < 200; i++) ctx.emit('progress', { pct: 50, message: `e${i}` });
+    remote.finish(null);
+    await call.result;
+    const first = call.firstSeq;
+    expect(first).toBeGreaterThan(0);
+    expect(call.keptEvents.length).toBeLessThanOrEqual(200 - first);
+    const { seqs, gaps } = await drain(call);
+    expect(gaps).toEqual([{ from: 0, to: first - 1 }]);
+    expect(seqs).toEqual(range(first, 199));
+    // The notice a door sends for the gap: a status event carrying seq gap.to, so resuming after it continues right after.
+    const notice = call.gapNotice(gaps[0]!);
+    expect(notice).toMatchObject({ type: 'tool/event', kind: 'status', seq: first - 1 });
+    expect((notice.data as { message: string }).message).toMatch(new RegExp(`events 0\\.\\.${first - 1} .*continues with event ${first}`));
+    expect(call.responseWithEvents()!.data.truncated).toBe(true);
+  });
+
+  it('holds events a watcher has not read yet beyond max_events, up to max_buffered_events; past that the watcher gets a gap', async () => {
+    const { start, remote } = setup({ maxEvents: 10, maxBufferedEvents: 500 });
+    const call = start('remote');
+    const ctx = await remote.started();
+    const slow = call.watch();
+    for (let i = 0; i < 300; i++) ctx.emit('progress', { pct: 1, message: `e${i}` });
+    expect(call.firstSeq).toBe(0); // nothing dropped: the slow watcher still needs them
+    for (let i = 300; i < 2000; i++) ctx.emit('progress', { pct: 1, message: `e${i}` });
+    expect(call.firstSeq).toBeGreaterThan(0); // the hard cap wins over the slow watcher
+    remote.finish(null);
+    const seqs: number[] = [];
+    const gaps: Array<{ from: number; to: number }> = [];
+    for await (const batch of slow) {
+      if (batch.gap) gaps.push(batch.gap);
+      seqs.push(...batch.events.map((e) => e.seq));
+    }
+    expect(gaps).toHaveLength(1);
+    expect(gaps[0]!.from).toBe(0);
+    expect(seqs).toEqual(range(gaps[0]!.to + 1, 1999));
+  });
+});
+
+describe('event byte budgets', () => {
+  const big = (i: number) => ({ level: 'info' as const, message: `${i} ${'x'.repeat(10_000)}` });
+
+  it('a running call keeps at most its own event bytes; the oldest go first, whoever still has to read them', async () => {
+    const { start, remote, engine } = setup({ maxEventBytes: 100_000, retainedEventBytes: 30_000 });
+    const call = start('remote');
+    const ctx = await remote.started();
+    const watcher = call.watch();
+    for (let i = 0; i < 50; i++) ctx.emit('log', big(i));
+    expect(call.firstSeq).toBeGreaterThan(0);
+    expect(call.retainedBytes).toBeLessThanOrEqual(100_000);
+    expect(engine.eventBytes).toBe(call.retainedBytes);
+    const batch = await watcher.next();
+    expect(batch!.gap).toEqual({ from: 0, to: call.firstSeq - 1 });
+    watcher.close();
+    // Settled: the running total is released, and the call keeps only retainedEventBytes of the newest events.
+    remote.finish(null);
+    await call.result;
+    expect(engine.eventBytes).toBe(0);
+    const kept = call.keptEvents;
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThan(4); // ~10 KB each, 30 KB retained
+    expect(kept.at(-1)!.seq).toBe(49);
+  });
+
+  it('over the running calls\' shared budget, the call that emits drops its own oldest events', async () => {
+    const { start, remote, engine } = setup({ maxEventBytes: 1 << 20, eventsTotalBytes: 150_000 });
+    const first = start('remote');
+    const ctx1 = await remote.started();
+    remote.reset();
+    const second = start('remote');
+    const ctx2 = await remote.started();
+    for (let i = 0; i < 10; i++) ctx1.emit('log', big(i)); // ~100 KB, under the total
+    expect(first.firstSeq).toBe(0);
+    for (let i = 0; i < 10; i++) ctx2.emit('log', big(i)); // pushes the total over: the second call trims itself
+    expect(second.firstSeq).toBeGreaterThan(0);
+    expect(first.firstSeq).toBe(0);
+    expect(engine.eventBytes).toBeLessThanOrEqual(150_000 + 20_000);
+    first.stop('cancel');
+    second.stop('cancel');
+    await Promise.all([first.result, second.result]);
+    expect(engine.eventBytes).toBe(0);
+  });
+});
