@@ -1,13 +1,10 @@
 /**
- * Builds a whole gateway from a config: plugins → registry → engine → HTTP
- * app, plus listening and graceful shutdown. Used by the CLI and by tests.
+ * Wiring: builds a whole gateway from a config — plugins → registry →
+ * engine → HTTP app. Listening is src/listen.ts, the OpenAPI document
+ * src/openapi.ts. Used by the CLI and by tests.
  */
-import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { createAdaptorServer } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { ConfigError, type GatewayConfig } from './config/index.js';
+import type { GatewayConfig } from './config/index.js';
 import {
   Engine,
   MemoryCallStore,
@@ -21,8 +18,8 @@ import { createLogger } from './logger.js';
 import { combineAudit, GatewayMetrics } from './observability/metrics.js';
 import { loadConfiguredPlugins } from './plugins/load.js';
 import { checkPolicyRules } from './config/policy-check.js';
-import { createApp, openApiDocument } from './routes/index.js';
-import { buildSecurity, checkBind, isLoopbackAddress, type Security } from './security/index.js';
+import { createApp } from './routes/index.js';
+import { buildSecurity, type Security } from './security/index.js';
 import { mountA2eTransport } from './routes/a2e-transport.js';
 import { bearerTokenAuth } from './transport/a2e-http/auth.js';
 import type { A2eHttpTransport } from './transport/a2e-http/index.js';
@@ -31,9 +28,11 @@ import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
 import { McpDoor } from './mcp-server/door.js';
 import { McpPlugin } from './mcp/plugin.js';
+import { HttpListener, type ListenAddress } from './listen.js';
+import { VERSION } from './version.js';
 
-const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
-export const VERSION = pkg.version;
+export { VERSION } from './version.js';
+export { openApiFor } from './openapi.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -60,7 +59,7 @@ export interface Gateway {
   /** A2E's own HTTP message transport (undefined when `transport.enabled` is false). */
   readonly transport: A2eHttpTransport | undefined;
   /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address (`url` includes `server.base_path`). */
-  listen(port?: number, host?: string): Promise<{ url: string; host: string; port: number }>;
+  listen(port?: number, host?: string): Promise<ListenAddress>;
   /** Stop accepting, let running calls finish within the grace period, stop the rest, stop plugins. */
   close(): Promise<void>;
 }
@@ -174,7 +173,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   // Until listen() says otherwise; decides whether Host headers must name loopback.
   let loopbackBind = true;
-  let server: Server | undefined;
+  const listener = new HttpListener({ fetch: app.fetch, config, logger, onBound: (loopback) => (loopbackBind = loopback) });
   let closing: Promise<void> | undefined;
 
   return {
@@ -186,50 +185,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     metrics,
     security,
     transport,
-    listen(port = config.server.port, host = config.server.host) {
-      const requestTimeout = config.server.request_timeout_s * 1000;
-      server = createAdaptorServer({
-        fetch: app.fetch,
-        serverOptions: {
-          // Node's defaults (300 s, checked every 30 s) let slow clients hold connections for minutes.
-          requestTimeout,
-          headersTimeout: Math.min(config.server.headers_timeout_s * 1000, requestTimeout),
-          connectionsCheckingInterval: 1000,
-        },
-      }) as Server;
-      const s = server;
-      return new Promise((resolve, reject) => {
-        s.once('error', reject);
-        s.listen(port, host, () => {
-          s.off('error', reject);
-          const address = s.address() as AddressInfo;
-          const bind = checkBind(address.address, config);
-          if (bind.error) {
-            s.close();
-            reject(new ConfigError(bind.error));
-            return;
-          }
-          if (bind.warning) logger.warn({ address: address.address }, bind.warning);
-          loopbackBind = isLoopbackAddress(address.address);
-          const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-          resolve({ url: `http://${shownHost}:${address.port}${config.server.base_path}`, host: address.address, port: address.port });
-        });
-      });
-    },
+    listen: (port = config.server.port, host = config.server.host) => listener.listen(port, host),
     close() {
-      closing ??= (async () => {
-        const s = server;
-        const serverClosed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : Promise.resolve();
-        s?.closeIdleConnections();
-        await engine.shutdown(config.server.shutdown_grace_s * 1000);
-        await transport?.close(); // flush the calls' last answers to A2E transport streams, then end them
-        // Streams end as their calls settle; give them a moment to flush, then drop what is left.
-        await Promise.race([serverClosed, new Promise((r) => setTimeout(r, 1000).unref())]);
-        s?.closeAllConnections();
-        await serverClosed;
-        await Promise.allSettled(plugins.map((p) => p.stop?.()));
-        await security.close();
-      })();
+      closing ??= listener.close({
+        calls: async () => {
+          await engine.shutdown(config.server.shutdown_grace_s * 1000);
+          await transport?.close(); // flush the calls' last answers to A2E transport streams, then end them
+        },
+        release: async () => {
+          await Promise.allSettled(plugins.map((p) => p.stop?.()));
+          await security.close();
+        },
+      });
       return closing;
     },
   };
@@ -240,21 +207,6 @@ function countAgentStates(agents: readonly AgentStatus[]): Record<string, number
   const counts: Record<string, number> = Object.fromEntries(AgentStatus.shape.state.options.map((s) => [s, 0]));
   for (const a of agents) counts[a.state] = (counts[a.state] ?? 0) + 1;
   return counts;
-}
-
-/** The OpenAPI document of a gateway with this config (routes only; tools do not appear in it). */
-export function openApiFor(config: GatewayConfig): ReturnType<typeof openApiDocument> {
-  const logger = createLogger('silent');
-  const engine: Engine = new Engine({
-    registry: new ToolRegistry([], logger),
-    logger,
-    limits: { maxTimeoutS: 1, maxOutputBytes: 1, maxEvents: 1, maxBufferedEvents: 1 },
-  });
-  const metrics = new GatewayMetrics({ inFlight: () => 0, processMetrics: false });
-  const mcp = config.mcp.serve.enabled ? new McpDoor({ engine, version: VERSION, pageSize: 1, callTimeoutS: 1 }) : undefined;
-  const app = createApp({ engine, logger, metrics, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config), mcp });
-  void mountA2eTransport(app, { engine, logger, config: config.transport, heartbeatS: 1, bodyLimitBytes: 1 })?.close();
-  return openApiDocument(app, VERSION, config.server.base_path);
 }
 
 /** Where call resources are kept, from the `calls:` section. */

@@ -74,6 +74,23 @@ describe('OpenAPI', () => {
     }
   });
 
+  // The document of `npm run openapi` comes from the route specs alone (src/routes/specs.ts); it must be
+  // the very document a running gateway with that config serves, paths and schemas in the same order.
+  it.each([
+    ['the defaults', {}],
+    ['mcp.serve off and a base path', { mcp: { serve: { enabled: false } }, server: { base_path: '/gw' } }],
+    ['the A2E transport off', { transport: { enabled: false } }],
+    ['the A2E transport at another path', { transport: { path: '/msg' } }],
+  ] as const)('openApiFor(config) is the document a gateway serves with %s', async (_name, input) => {
+    const served = await startGateway({ config: input, plugins: [definePlugin('t', [echoTool])] });
+    try {
+      const doc = await (await fetch(`${served.url}/openapi.json`)).text();
+      expect(doc.trimEnd()).toBe(JSON.stringify(openApiFor(served.gateway.config)));
+    } finally {
+      await served.close();
+    }
+  });
+
   it('GET /docs serves an offline docs page whose assets come from the gateway itself', async () => {
     const res = await fetch(`${gw.url}/docs`);
     expect(res.status).toBe(200);

@@ -23,7 +23,7 @@ const AGENTS_EXAMPLE = {
   ],
 };
 
-const agentsRoute = createRoute({
+export const agentsRoute = createRoute({
   method: 'get',
   path: '/agents',
   operationId: 'listAgents',

@@ -22,7 +22,7 @@ const EXAMPLE = {
   ],
 };
 
-const mcpServersRoute = createRoute({
+export const mcpServersRoute = createRoute({
   method: 'get',
   path: '/mcp-servers',
   operationId: 'listMcpServers',
