@@ -28,6 +28,8 @@ import { registerMcpServersRoute } from './mcp-servers.js';
 import type { McpServerStatus } from '../protocol/index.js';
 import { registerAdminEventsRoute } from './admin-events.js';
 import { registerUiRoutes } from './ui.js';
+import { registerReloadRoute } from './reload.js';
+import type { ReloadOutcome } from '../reload/reloader.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -57,6 +59,8 @@ export interface AppOptions {
   mcpServers?: () => McpServerStatus[];
   /** The gateway as an A2A agent (agent card and JSON-RPC endpoint); not served when absent or disabled. */
   a2aServer?: A2AServerConfig;
+  /** Re-reads the config (POST /admin/reload); refused when absent. */
+  reload?: (trigger: string) => Promise<ReloadOutcome>;
   /** `ui.enabled` (the console at GET /ui); undefined = on for a loopback bind or when auth is on. */
   ui?: { enabled?: boolean };
 }
@@ -179,6 +183,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   const admin = adminCheck(security?.authenticate ? (security.admins ?? new Set()) : undefined);
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
   registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []), admin });
+  registerReloadRoute(app, { reload: options.reload, admin });
   registerReadyRoute(app, { agents: options.agents ?? (() => []), stopping: () => options.engine.stopping });
   registerRootRoute(app, { basePath, version: options.version });
   if (options.mcp) {

@@ -15,6 +15,7 @@ import { mcpRoute } from './mcp.openapi.js';
 import { mcpServersRoute } from './mcp-servers.js';
 import { metricsRoute } from './metrics.js';
 import { readyRoute } from './ready.js';
+import { reloadRoute } from './reload.js';
 import { callRoute, listRoute } from './tools.openapi.js';
 import { uiRoute } from './ui.js';
 
@@ -38,6 +39,7 @@ export function routeSpecs(options: RouteSpecOptions): RouteConfig[] {
     uiRoute,
     agentsRoute,
     mcpServersRoute,
+    reloadRoute,
     readyRoute,
   ];
   if (options.mcp) specs.push(mcpRoute);
