@@ -10,12 +10,14 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterEach, describe, expect, it } from 'vitest';
 import { CLI, startCli } from './helpers/cli.js';
 import { startSdkPeer, type SdkPeer } from './helpers/a2a-sdk-peer.js';
 import { callBody, postJson } from './helpers/server.js';
 
+const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-test-server.mjs', import.meta.url));
 const NATIVE_OFF = 'tools: {fs: {enabled: false}, shell: {enabled: false}, http: {enabled: false}, eval: {enabled: false}}\n';
 
 /** A plugin module whose `hold` tool waits for the test's gate and records when the plugin is stopped. */
@@ -264,5 +266,47 @@ describe('config reload', () => {
     expect(after.status).toBe(401);
     expect(after.json.code).toBe('unauthorized');
     expect((await list(env.OPS_TOKEN, opsSession)).status).toBe(200);
+  });
+
+  it('MCP stdio servers: an unchanged section keeps its processes across a reload; a changed one replaces them and the old ones exit', async () => {
+    const dir = await tempDir();
+    const server = (id: string) => `    ${id}: {command: "${process.execPath}", args: ["${FIXTURE}", "normal"], sandbox: false}\n`;
+    const config = (servers: string[], extra = '') => `server: {port: 0}\n${NATIVE_OFF}mcp:\n  servers:\n${servers.map(server).join('')}${extra}`;
+    await writeFile(join(dir, 'gateway.yaml'), config(['one']));
+    const gw = await serve(dir);
+    const pids = async () => {
+      const body = await (await fetch(`${gw.url}/mcp-servers`)).json();
+      return Object.fromEntries(body.servers.map((s: any) => [s.id, s.state === 'ready' ? s.pid : null]));
+    };
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    const first = await eventually(pids, (p) => typeof p.one === 'number', 'server "one" is ready');
+    expect(alive(first.one)).toBe(true);
+
+    // Only the policy changes: the MCP servers are carried over, same process.
+    await writeFile(join(dir, 'gateway.yaml'), config(['one'], 'policy: {deny: ["one_crash"]}\n'));
+    expect((await reload(gw)).json).toMatchObject({ status: 'reloaded', changed: ['policy.deny'] });
+    expect(await pids()).toEqual(first);
+    const denied = await postJson(`${gw.url}/tool/call`, callBody('one_crash', {}));
+    expect(denied.json.code).toBe('tool_denied');
+
+    // A server is added: the MCP servers are started anew and the old process ends.
+    await writeFile(join(dir, 'gateway.yaml'), config(['one', 'two'], 'policy: {deny: ["one_crash"]}\n'));
+    expect((await reload(gw)).json).toMatchObject({ status: 'reloaded', changed: ['mcp.servers.two'] });
+    const second = await eventually(pids, (p) => typeof p.one === 'number' && typeof p.two === 'number', 'both servers are ready');
+    expect(second.one).not.toBe(first.one);
+    await eventually(async () => alive(first.one), (a) => !a, 'the replaced server process exits');
+    const viaNew = await postJson(`${gw.url}/tool/call`, callBody('two_pid', {}));
+    expect(viaNew.json.data).toMatchObject({ success: true });
+
+    // Shutdown ends the servers of the running config too.
+    await gw.stop();
+    await eventually(async () => [second.one, second.two].some(alive), (a) => !a, 'the servers exit with the gateway');
   });
 });
