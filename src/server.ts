@@ -173,6 +173,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     running: () => running,
     logger,
     prepare: async (next) => {
+      if (engine.stopping) throw new Error('the gateway is shutting down; there is nothing to reload');
       const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged });
       let commitSecurity: () => { sessionsEnded: number };
       try {
