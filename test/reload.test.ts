@@ -84,8 +84,8 @@ async function serve(dir: string, env: Record<string, string> = {}): Promise<Gat
         };
         const timer = setTimeout(() => {
           waiters.delete(check);
-          reject(new Error(`no log line ${what} within 20 s; got:\n${text}`));
-        }, 20_000);
+          reject(new Error(`no log line ${what} within 60 s; got:\n${text}`));
+        }, 60_000);
         waiters.add(check);
         check();
       }),
@@ -127,7 +127,7 @@ async function startGate() {
 const reload = (gw: Gateway, headers: Record<string, string> = {}) => postJson(`${gw.url}/admin/reload`, {}, headers);
 
 /** Wait (bounded) until `check` holds, re-reading every 100 ms. */
-async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean, what: string, ms = 20_000): Promise<T> {
+async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean, what: string, ms = 60_000): Promise<T> {
   const end = Date.now() + ms;
   for (;;) {
     const v = await read();
@@ -137,7 +137,8 @@ async function eventually<T>(read: () => Promise<T>, check: (v: T) => boolean, w
   }
 }
 
-describe('config reload', () => {
+// Each test starts gateway processes, peers and MCP servers: slow on a loaded machine, so a generous bound.
+describe('config reload', { timeout: 180_000 }, () => {
   let peer: SdkPeer | undefined;
   afterEach(async () => {
     await peer?.close();
