@@ -86,18 +86,21 @@ async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
     process.stdout.write(SERVE_USAGE);
     return;
   }
-  const level = (env.LOG_LEVEL ?? 'info').toLowerCase() as LogLevel;
-  if (!LOG_LEVELS.includes(level)) throw new UsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
+  const envLevel = env.LOG_LEVEL?.toLowerCase() as LogLevel | undefined;
+  if (envLevel !== undefined && !LOG_LEVELS.includes(envLevel)) throw new UsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
 
   const configFile = values.config ?? env.A2E_CONFIG;
   const config: GatewayConfig = configFile ? await loadConfigFile(configFile, env) : defineConfig();
-  const host = values.host ?? env.HOST ?? config.server.host;
-  const port =
-    values.port !== undefined
-      ? parsePort(values.port, '--port')
-      : env.PORT
-        ? parsePort(env.PORT, 'PORT')
-        : config.server.port;
+  const level = envLevel ?? config.log.level ?? 'info';
+  const hostOption = values.host ?? env.HOST;
+  const portOption = values.port !== undefined ? parsePort(values.port, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : undefined;
+  const host = hostOption ?? config.server.host;
+  const port = portOption ?? config.server.port;
+  // --host/--port and HOST/PORT win over the file, at start and on every reload.
+  const withBind = (c: GatewayConfig): GatewayConfig => ({
+    ...c,
+    server: { ...c.server, host: hostOption ?? c.server.host, port: portOption ?? c.server.port },
+  });
 
   const format = (env.LOG_FORMAT ?? '').toLowerCase();
   if (!['', 'json', 'pretty'].includes(format)) throw new UsageError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
@@ -115,7 +118,12 @@ async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
       return;
     }
   }
-  const gateway = await createGateway({ config: { ...config, server: { ...config.server, host, port } }, logger, env });
+  const gateway = await createGateway({
+    config: withBind(config),
+    logger,
+    env,
+    loadConfig: configFile ? async () => withBind(await loadConfigFile(configFile, env)) : undefined,
+  });
   // Signal handlers go in before the listening line is printed: a supervisor may signal right after it.
   let stopping = false;
   const stop = (signal: NodeJS.Signals) => {
@@ -135,6 +143,8 @@ async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  // Re-read the config file; the reload logs what it changed or why it was refused.
+  process.on('SIGHUP', () => void gateway.reload('SIGHUP'));
 
   let address;
   try {

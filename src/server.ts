@@ -1,40 +1,41 @@
 /**
- * Builds a whole gateway from a config: plugins → registry → engine → HTTP
- * app, plus listening and graceful shutdown. Used by the CLI and by tests.
+ * Wiring: builds a whole gateway from a config — plugins → registry →
+ * engine → HTTP app. Listening is src/listen.ts, the OpenAPI document
+ * src/openapi.ts. Used by the CLI and by tests.
  */
-import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
-import { createAdaptorServer } from '@hono/node-server';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { ConfigError, type GatewayConfig } from './config/index.js';
+import type { GatewayConfig } from './config/index.js';
 import {
   Engine,
   MemoryCallStore,
   ToolRegistry,
   type AuditSink,
+  type EngineSettings,
   type Logger,
   type Policy,
   type ToolPlugin,
 } from './engine/index.js';
 import { createLogger } from './logger.js';
 import { combineAudit, GatewayMetrics } from './observability/metrics.js';
-import { loadConfiguredPlugins } from './plugins/load.js';
 import { checkPolicyRules } from './config/policy-check.js';
-import { createApp, openApiDocument } from './routes/index.js';
-import { buildSecurity, checkBind, isLoopbackAddress, type Security } from './security/index.js';
+import { createApp } from './routes/index.js';
+import { buildSecurity, type Security } from './security/index.js';
 import { mountA2eTransport } from './routes/a2e-transport.js';
 import { bearerTokenAuth } from './transport/a2e-http/auth.js';
 import type { A2eHttpTransport } from './transport/a2e-http/index.js';
 import { nativePlugins } from './tools/index.js';
-import { A2APlugin, a2aPlugin } from './a2a/index.js';
+import { a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
 import { McpDoor } from './mcp-server/door.js';
 import { McpPlugin } from './mcp/plugin.js';
 import { openStores, type Stores } from './store/index.js';
+import { HttpListener, type ListenAddress } from './listen.js';
+import { PluginSet, retirePlugins } from './plugin-set.js';
+import { Reloader, type ReloadOutcome } from './reload/reloader.js';
+import { VERSION } from './version.js';
 
-const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
-export const VERSION = pkg.version;
+export { VERSION } from './version.js';
+export { openApiFor } from './openapi.js';
 
 export interface GatewayOptions {
   config: GatewayConfig;
@@ -47,9 +48,12 @@ export interface GatewayOptions {
   policy?: Policy;
   /** Where `auth.tokens[].token_env` are looked up; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** How a reload reads the config again (the CLI re-reads its file); without it, reload() is refused. */
+  loadConfig?: () => Promise<GatewayConfig>;
 }
 
 export interface Gateway {
+  /** The config in force (after the latest reload). */
   readonly config: GatewayConfig;
   readonly app: OpenAPIHono;
   readonly engine: Engine;
@@ -63,9 +67,11 @@ export interface Gateway {
   /** Where shared state lives (`store.kind`). */
   readonly stores: Stores;
   /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address (`url` includes `server.base_path`). */
-  listen(port?: number, host?: string): Promise<{ url: string; host: string; port: number }>;
+  listen(port?: number, host?: string): Promise<ListenAddress>;
   /** Stop accepting, let running calls finish within the grace period, stop the rest, stop plugins. */
   close(): Promise<void>;
+  /** Re-read the config (`loadConfig`) and put what can change live in force for new calls; see docs/reload.md. */
+  reload(trigger?: string): Promise<ReloadOutcome>;
 }
 
 /** Plugins the config asks for: native tool groups first (they win name clashes), then A2A agents, then MCP servers. */
@@ -93,49 +99,30 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   // Read on scrape only, after `engine` exists.
   const metrics = new GatewayMetrics({ inFlight: (): number => engine.running });
   const stores = await openStores(config.store, logger);
-  const configured = await loadConfiguredPlugins(config.plugins, logger);
-  const plugins = [...builtinPlugins(config, logger), ...configured, ...(options.plugins ?? [])];
-  const registry = new ToolRegistry(plugins, logger);
-
-  let started = false;
-  const rebuild = () => {
-    if (!started) return;
+  // The plugins and tool registry in force; a reload replaces them.
+  let plugins: PluginSet;
+  const toolsChanged = (plugin: ToolPlugin) => {
+    if (!plugins?.has(plugin)) return; // a plugin still starting (its tools are read once it has) or retired
     try {
-      registry.rebuild();
+      plugins.registry.rebuild();
     } catch (err) {
       logger.error({ err }, 'tool list update rejected; keeping the previous tools');
     }
   };
-  await Promise.all(
-    plugins.map(async (plugin) => {
-      try {
-        await plugin.start?.({ logger: logger.child({ plugin: plugin.name }), toolsChanged: rebuild });
-      } catch (err) {
-        throw new Error(`plugin "${plugin.name}" failed to start: ${(err as Error).message}`, { cause: err });
-      }
-    }),
-  );
-  registry.rebuild();
-  started = true;
-  checkPolicyRules(config, registry.all(), logger);
+  plugins = await PluginSet.start(config, logger, { extra: options.plugins, toolsChanged });
+  checkPolicyRules(config, plugins.registry.all(), logger);
 
   const security = buildSecurity(config, options.env ?? process.env, logger);
   const engine: Engine = new Engine({
-    registry,
+    registry: plugins.registry,
     logger,
     policy: options.policy ?? security.policy,
     audit: combineAudit(options.audit, metrics.audit, security.auditFile?.sink),
     admission: security.admission,
-    limits: {
-      maxTimeoutS: config.server.max_timeout_s,
-      maxOutputBytes: config.server.max_output_bytes,
-      maxEvents: config.calls.max_events,
-      maxBufferedEvents: config.calls.max_buffered_events,
-      maxEventBytes: config.limits.call_events_bytes,
-      retainedEventBytes: config.limits.call_retained_events_bytes,
-      eventsTotalBytes: config.limits.events_total_bytes,
-    },
+    limits: { ...engineLimits(config), eventsTotalBytes: config.limits.events_total_bytes },
   });
+  // Mutated in place by a reload: the admin check holds this very set.
+  const admins = new Set(adminNames(config));
   const mcpServe = config.mcp.serve;
   const app = createApp({
     engine,
@@ -152,8 +139,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     streams: { unsentBytes: config.limits.stream_unsent_bytes, stallS: config.limits.stream_stall_s },
     basePath: config.server.base_path,
     trustProxy: config.server.trust_proxy,
-    agents: () => plugins.find((p): p is A2APlugin => p instanceof A2APlugin)?.status(registry.conflicts) ?? [],
-    mcpServers: () => plugins.find((p): p is McpPlugin => p instanceof McpPlugin)?.status(registry.conflicts) ?? [],
+    agents: () => plugins.a2a?.status(plugins.registry.conflicts) ?? [],
+    mcpServers: () => plugins.mcp?.status(plugins.registry.conflicts) ?? [],
+    reload: (trigger) => reloader.reload(trigger),
     a2aServer: config.a2a_server,
     ui: config.ui,
     security: {
@@ -166,11 +154,10 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       sessionsRequired: security.sessionsRequired,
       maxJsonDepth: config.limits.max_json_depth,
       // No door authenticates on its own terms: with auth, the A2E transport's routes want the bearer token too.
-      admins: new Set(config.auth?.tokens.filter((t) => t.admin).map((t) => t.name)),
+      admins,
     },
   });
-  const a2a = plugins.find((p): p is A2APlugin => p instanceof A2APlugin);
-  if (a2a) metrics.reportAgentStates(() => countAgentStates(a2a.status()));
+  metrics.reportAgentStates(() => countAgentStates(plugins.a2a?.status() ?? []));
   const transport = mountA2eTransport(app, {
     engine,
     logger,
@@ -193,89 +180,99 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   // Until listen() says otherwise; decides whether Host headers must name loopback.
   let loopbackBind = true;
-  let server: Server | undefined;
+  const listener = new HttpListener({ fetch: app.fetch, config, logger, onBound: (loopback) => (loopbackBind = loopback) });
   let closing: Promise<void> | undefined;
 
+  let running = config;
+  const env = options.env ?? process.env;
+  // Plugins a reload left behind, stopping once their calls finish; close() waits for them.
+  const retiring = new Set<Promise<void>>();
+  const reloader = new Reloader({
+    load: options.loadConfig,
+    running: () => running,
+    logger,
+    prepare: async (next) => {
+      if (engine.stopping) throw new Error('the gateway is shutting down; there is nothing to reload');
+      const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged });
+      let commitSecurity: () => { sessionsEnded: number };
+      try {
+        checkPolicyRules(next, nextPlugins.registry.all(), logger);
+        commitSecurity = security.prepareReload(next, env);
+      } catch (err) {
+        await Promise.allSettled(nextPlugins.all.filter((p) => !plugins.has(p)).map((p) => p.stop?.()));
+        throw err;
+      }
+      return () => {
+        const previous = plugins;
+        plugins = nextPlugins;
+        engine.reconfigure({ registry: nextPlugins.registry, limits: engineLimits(next) });
+        const { sessionsEnded } = commitSecurity();
+        admins.clear();
+        for (const name of adminNames(next)) admins.add(name);
+        // LOG_LEVEL, when set, pins the level; loggers made from now on (requests, calls, new plugins) follow it.
+        if (next.log.level !== running.log.level && !env.LOG_LEVEL && 'level' in logger) (logger as { level: string }).level = next.log.level ?? 'info';
+        running = next;
+        const retired = retirePlugins(previous.leftBehind(nextPlugins), engine);
+        retiring.add(retired);
+        void retired.finally(() => retiring.delete(retired));
+        return { sessionsEnded };
+      };
+    },
+  });
+
   return {
-    config,
+    get config() {
+      return running;
+    },
     app,
     engine,
-    registry,
+    get registry() {
+      return plugins.registry;
+    },
     logger,
     metrics,
     security,
     transport,
     stores,
-    listen(port = config.server.port, host = config.server.host) {
-      const requestTimeout = config.server.request_timeout_s * 1000;
-      server = createAdaptorServer({
-        fetch: app.fetch,
-        serverOptions: {
-          // Node's defaults (300 s, checked every 30 s) let slow clients hold connections for minutes.
-          requestTimeout,
-          headersTimeout: Math.min(config.server.headers_timeout_s * 1000, requestTimeout),
-          connectionsCheckingInterval: 1000,
-        },
-      }) as Server;
-      const s = server;
-      return new Promise((resolve, reject) => {
-        s.once('error', reject);
-        s.listen(port, host, () => {
-          s.off('error', reject);
-          const address = s.address() as AddressInfo;
-          const bind = checkBind(address.address, config);
-          if (bind.error) {
-            s.close();
-            reject(new ConfigError(bind.error));
-            return;
-          }
-          if (bind.warning) logger.warn({ address: address.address }, bind.warning);
-          loopbackBind = isLoopbackAddress(address.address);
-          const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-          resolve({ url: `http://${shownHost}:${address.port}${config.server.base_path}`, host: address.address, port: address.port });
-        });
-      });
-    },
+    listen: (port = config.server.port, host = config.server.host) => listener.listen(port, host),
     close() {
-      closing ??= (async () => {
-        const s = server;
-        const serverClosed = s ? new Promise<void>((resolve) => s.close(() => resolve())) : Promise.resolve();
-        s?.closeIdleConnections();
-        await engine.shutdown(config.server.shutdown_grace_s * 1000);
-        await transport?.close(); // flush the calls' last answers to A2E transport streams, then end them
-        // Streams end as their calls settle; give them a moment to flush, then drop what is left.
-        await Promise.race([serverClosed, new Promise((r) => setTimeout(r, 1000).unref())]);
-        s?.closeAllConnections();
-        await serverClosed;
-        await Promise.allSettled(plugins.map((p) => p.stop?.()));
-        await security.close();
-        await stores.close();
-      })();
+      closing ??= listener.close({
+        calls: async () => {
+          await engine.shutdown(config.server.shutdown_grace_s * 1000);
+          await transport?.close(); // flush the calls' last answers to A2E transport streams, then end them
+        },
+        release: async () => {
+          await Promise.allSettled([plugins.stop(), ...retiring]);
+          await security.close();
+          await stores.close();
+        },
+      });
       return closing;
     },
+    reload: (trigger = 'api') => reloader.reload(trigger),
   };
 }
+
+/** Per-call limits of the engine (a reload may change them). */
+function engineLimits(config: GatewayConfig): EngineSettings['limits'] {
+  return {
+    maxTimeoutS: config.server.max_timeout_s,
+    maxOutputBytes: config.server.max_output_bytes,
+    maxEvents: config.calls.max_events,
+    maxBufferedEvents: config.calls.max_buffered_events,
+    maxEventBytes: config.limits.call_events_bytes,
+    retainedEventBytes: config.limits.call_retained_events_bytes,
+  };
+}
+
+/** Names of the tokens with `admin: true`. */
+const adminNames = (config: GatewayConfig): string[] => config.auth?.tokens.filter((t) => t.admin).map((t) => t.name) ?? [];
 
 /** Agents per state, every state present (0 included) so a dashboard can alert on `failed > 0`. */
 function countAgentStates(agents: readonly AgentStatus[]): Record<string, number> {
   const counts: Record<string, number> = Object.fromEntries(AgentStatus.shape.state.options.map((s) => [s, 0]));
   for (const a of agents) counts[a.state] = (counts[a.state] ?? 0) + 1;
   return counts;
-}
-
-/** The OpenAPI document of a gateway with this config (routes only; tools do not appear in it). */
-export function openApiFor(config: GatewayConfig): ReturnType<typeof openApiDocument> {
-  const logger = createLogger('silent');
-  const engine: Engine = new Engine({
-    registry: new ToolRegistry([], logger),
-    logger,
-    limits: { maxTimeoutS: 1, maxOutputBytes: 1, maxEvents: 1, maxBufferedEvents: 1 },
-  });
-  const metrics = new GatewayMetrics({ inFlight: () => 0, processMetrics: false });
-  const mcp = config.mcp.serve.enabled ? new McpDoor({ engine, version: VERSION, pageSize: 1, callTimeoutS: 1 }) : undefined;
-  const app = createApp({ engine, logger, metrics, version: VERSION, bodyLimitBytes: 1, heartbeatS: 1, calls: callResources(config), mcp });
-  void mountA2eTransport(app, { engine, logger, config: config.transport, heartbeatS: 1, bodyLimitBytes: 1 })?.close();
-  return openApiDocument(app, VERSION, config.server.base_path);
 }
 
 /** Where call resources are kept, from the `calls:` section. */

@@ -21,7 +21,7 @@ describe('OpenAPI', () => {
     expect(res.status).toBe(200);
     const doc = await res.json();
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/a2e/v1/health', '/a2e/v1/send', '/a2e/v1/session', '/a2e/v1/stream', '/admin/events', '/agents', '/docs', '/handshake', '/healthz', '/mcp', '/mcp-servers', '/metrics', '/openapi.json', '/readyz', '/tool/call', '/tool/calls', '/tool/calls/{id}', '/tool/calls/{id}/events', '/tool/list', '/ui']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/a2e/v1/health', '/a2e/v1/send', '/a2e/v1/session', '/a2e/v1/stream', '/admin/events', '/admin/reload', '/agents', '/docs', '/handshake', '/healthz', '/mcp', '/mcp-servers', '/metrics', '/openapi.json', '/readyz', '/tool/call', '/tool/calls', '/tool/calls/{id}', '/tool/calls/{id}/events', '/tool/list', '/ui']);
     const call = doc.paths['/tool/call'].post;
     expect(call.operationId).toBe('callTool');
     expect(call.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ToolCallRequest');
@@ -76,6 +76,23 @@ describe('OpenAPI', () => {
     expect(doc.paths['/metrics'].get.responses['200'].content).toHaveProperty('text/plain');
     for (const name of ['ToolDefinition', 'ToolParameter', 'ToolResult', 'ToolEvent', 'ToolListRequest', 'ToolListResponse', 'ToolCallResponse', 'Error']) {
       expect(doc.components.schemas).toHaveProperty(name);
+    }
+  });
+
+  // The document of `npm run openapi` comes from the route specs alone (src/routes/specs.ts); it must be
+  // the very document a running gateway with that config serves, paths and schemas in the same order.
+  it.each([
+    ['the defaults', {}],
+    ['mcp.serve off and a base path', { mcp: { serve: { enabled: false } }, server: { base_path: '/gw' } }],
+    ['the A2E transport off', { transport: { enabled: false } }],
+    ['the A2E transport at another path', { transport: { path: '/msg' } }],
+  ] as const)('openApiFor(config) is the document a gateway serves with %s', async (_name, input) => {
+    const served = await startGateway({ config: input, plugins: [definePlugin('t', [echoTool])] });
+    try {
+      const doc = await (await fetch(`${served.url}/openapi.json`)).text();
+      expect(doc.trimEnd()).toBe(JSON.stringify(openApiFor(served.gateway.config)));
+    } finally {
+      await served.close();
     }
   });
 

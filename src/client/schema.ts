@@ -205,6 +205,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/reload": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-read the config file (as SIGHUP does)
+         * @description Tools, agents, MCP servers, plugins, policy, tokens, limits and the log level take effect for new calls; running calls finish as they started. Keys that cannot change live (host, port, base path, …) are reported in `restart_needed` and kept. An invalid config is refused as a whole (`invalid_request`, the start-up message in `detail.error`) and the running one keeps serving. With auth configured, only tokens with `admin: true` may reload (others get 403).
+         */
+        post: operations["reloadConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -1276,6 +1296,17 @@ export interface components {
             last_error: string | null;
             /** @description When it was last started (ISO 8601) */
             last_started: string | null;
+        };
+        /** @description What the reload changed */
+        ReloadResponse: {
+            /** @enum {string} */
+            status: "reloaded";
+            /** @description Config keys whose new value is in force for new calls */
+            changed: string[];
+            /** @description Config keys that changed but need a restart; the running value is kept */
+            restart_needed: string[];
+            /** @description Sessions ended because their token was removed */
+            sessions_ended: number;
         };
         Readiness: {
             /** @enum {string} */
@@ -3104,6 +3135,91 @@ export interface operations {
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
                      *       "detail": {},
                      *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reloadConfig: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The config was reloaded */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "reloaded",
+                     *       "changed": [
+                     *         "agents.weather",
+                     *         "tools.shell.enabled"
+                     *       ],
+                     *       "restart_needed": [
+                     *         "server.port"
+                     *       ],
+                     *       "sessions_ended": 0
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ReloadResponse"];
+                };
+            };
+            /** @description The new config is invalid and was refused (`invalid_request`); the running config keeps serving */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "invalid_request",
+                     *       "message": "The new config is invalid and was refused (`invalid_request`); the running config keeps serving",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": {},
+                     *       "retryable": true
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

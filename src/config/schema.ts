@@ -17,6 +17,7 @@ import { Workers } from './workers.js';
 import { McpConfig } from '../mcp/config.js';
 import { A2AServerConfig } from '../a2a-server/config.js';
 import { UiConfig } from './ui.js';
+import { LogConfig } from './log.js';
 
 export { CallsConfig };
 
@@ -65,6 +66,7 @@ export const GatewayConfig = z.strictObject({
   store: StoreConfig.default(() => StoreConfig.parse({})),
   a2a_server: A2AServerConfig.default(() => A2AServerConfig.parse({})),
   ui: UiConfig.default(() => UiConfig.parse({})),
+  log: LogConfig.default(() => LogConfig.parse({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -109,7 +109,12 @@ export function checkShape(value: unknown, limits: ArgumentLimits, root = 'argum
 export class Admission {
   private running = 0;
   private readonly perSession = new Map<string, number>();
-  constructor(private readonly options: AdmissionOptions) {}
+  constructor(private options: AdmissionOptions) {}
+
+  /** New limits for calls admitted from now on (a config reload); the slots of running calls stay counted. */
+  update(options: AdmissionOptions): void {
+    this.options = options;
+  }
 
   get limits(): ArgumentLimits {
     return this.options;

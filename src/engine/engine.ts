@@ -59,12 +59,18 @@ export interface StartOptions {
   door?: string;
 }
 
+/** What a config reload may change for new calls (calls already running keep theirs). */
+export interface EngineSettings {
+  registry: ToolRegistry;
+  limits: Pick<EngineLimits, 'maxTimeoutS' | 'maxOutputBytes' | 'maxEvents' | 'maxBufferedEvents' | 'maxEventBytes' | 'retainedEventBytes'>;
+}
+
 export class Engine {
-  readonly registry: ToolRegistry;
   /** Call lifecycle events for live watchers (GET /admin/events); idle unless watched. */
   readonly activity = new ActivityFeed();
+  private tools: ToolRegistry;
   private readonly logger: Logger;
-  private readonly limits: EngineLimits;
+  private limits: EngineLimits;
   private readonly policy: Policy;
   private readonly audit: AuditSink;
   private readonly admission: Admission;
@@ -75,13 +81,27 @@ export class Engine {
   private closing = false;
 
   constructor(options: EngineOptions) {
-    this.registry = options.registry;
+    this.tools = options.registry;
     this.logger = options.logger;
     this.limits = options.limits;
     this.policy = options.policy ?? allowAll;
     this.audit = options.audit ?? noAudit;
     this.admission = options.admission ?? new Admission(NO_ADMISSION_LIMITS);
     this.eventBudget = new ByteBudget(this.limits.eventsTotalBytes ?? 64 * MiB);
+  }
+
+  /** The tools new calls are resolved against. */
+  get registry(): ToolRegistry {
+    return this.tools;
+  }
+
+  /**
+   * Swap the tools and per-call limits for calls started from now on (a config reload). A running call
+   * keeps the tool and limits it started with.
+   */
+  reconfigure(settings: EngineSettings): void {
+    this.tools = settings.registry;
+    this.limits = { ...settings.limits, eventsTotalBytes: this.limits.eventsTotalBytes };
   }
 
   /** Bytes of events held by running calls now (for metrics and tests). */

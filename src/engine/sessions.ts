@@ -147,6 +147,17 @@ export class SessionManager {
     else this.store.delete(id);
   }
 
+  /** End every session `ended` picks (e.g. of tokens a config reload removed); returns how many ended. */
+  closeWhere(ended: (session: Session) => boolean): number {
+    let n = 0;
+    for (const s of [...this.store.values()]) {
+      if (!ended(s)) continue;
+      this.drop(s);
+      n++;
+    }
+    return n;
+  }
+
   /** Drop expired sessions; call periodically. */
   sweep(): void {
     const limit = Date.now() - this.options.ttlS * 1000;

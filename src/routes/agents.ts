@@ -2,7 +2,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { AgentsResponse, type AgentStatus } from '../protocol/index.js';
 import type { AdminCheck } from './http/admin.js';
-import { registerSourceStatusRoute } from './source-status.js';
+import { registerSourceStatusRoute, sourceStatusRoute } from './source-status.js';
 
 const AGENTS_EXAMPLE = {
   agents: [
@@ -23,19 +23,17 @@ const AGENTS_EXAMPLE = {
   ],
 } satisfies AgentsResponse;
 
+export const agentsRoute = sourceStatusRoute({
+    path: '/agents',
+    operationId: 'listAgents',
+    tag: 'agents',
+    summary: 'The remote A2A agents: state, tools, skipped tools, last error',
+    key: 'agents',
+    schema: AgentsResponse,
+    listDescription: 'Every configured agent, in configuration order',
+    example: AGENTS_EXAMPLE,
+  });
+
 export function registerAgentRoutes(app: OpenAPIHono, deps: { agents: () => AgentStatus[]; admin?: AdminCheck }): void {
-  registerSourceStatusRoute(
-    app,
-    {
-      path: '/agents',
-      operationId: 'listAgents',
-      tag: 'agents',
-      summary: 'The remote A2A agents: state, tools, skipped tools, last error',
-      key: 'agents',
-      schema: AgentsResponse,
-      listDescription: 'Every configured agent, in configuration order',
-      example: AGENTS_EXAMPLE,
-    },
-    { list: deps.agents, admin: deps.admin },
-  );
+  registerSourceStatusRoute(app, agentsRoute, 'agents', { list: deps.agents, admin: deps.admin });
 }

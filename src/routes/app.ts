@@ -16,7 +16,7 @@ import { guardCheck, type GuardOptions } from './http/guard.js';
 import { registerHandshakeRoute } from './handshake.js';
 import { registerToolRoutes } from './tools.js';
 import { registerMetricsRoute } from './metrics.js';
-import { finishDocument } from './openapi/document.js';
+import { buildDocument, type OpenApiDocument } from './openapi/document.js';
 import { requestContext, requestLogger } from './http/request.js';
 import { registerA2AServerRoutes } from './a2a-server.js';
 import type { A2AServerConfig } from '../a2a-server/index.js';
@@ -29,6 +29,8 @@ import type { McpServerStatus } from '../protocol/index.js';
 import { registerAdminEventsRoute } from './admin-events.js';
 import { registerUiRoutes } from './ui.js';
 import type { StoreHealth } from '../store/index.js';
+import { registerReloadRoute } from './reload.js';
+import type { ReloadOutcome } from '../reload/reloader.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -60,6 +62,8 @@ export interface AppOptions {
   mcpServers?: () => McpServerStatus[];
   /** The gateway as an A2A agent (agent card and JSON-RPC endpoint); not served when absent or disabled. */
   a2aServer?: A2AServerConfig;
+  /** Re-reads the config (POST /admin/reload); refused when absent. */
+  reload?: (trigger: string) => Promise<ReloadOutcome>;
   /** `ui.enabled` (the console at GET /ui); undefined = on for a loopback bind or when auth is on. */
   ui?: { enabled?: boolean };
 }
@@ -182,6 +186,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   const admin = adminCheck(security?.authenticate ? (security.admins ?? new Set()) : undefined);
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
   registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []), admin });
+  registerReloadRoute(app, { reload: options.reload, admin });
   registerReadyRoute(app, { agents: options.agents ?? (() => []), stopping: () => options.engine.stopping });
   registerRootRoute(app, { basePath, version: options.version });
   if (options.mcp) {
@@ -215,30 +220,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
   return app;
 }
 
-export function openApiDocument(app: OpenAPIHono, version: string, basePath = ''): ReturnType<OpenAPIHono['getOpenAPI31Document']> {
-  // Generate from the routes as declared (paths without the base path); the base path goes in `servers`.
-  const generator = new OpenAPIHono();
-  generator.openAPIRegistry = app.openAPIRegistry;
-  const document = generator.getOpenAPI31Document({
-    openapi: '3.1.0',
-    info: {
-      title: 'a2e-gateway',
-      version,
-      description:
-        'A tool gateway for AI agents: the A2E "tools" capability over HTTP. List and search tools, call them, ' +
-        'and stream their events (progress, status, artifact, log) as Server-Sent Events.',
-    },
-    servers: [{ url: basePath || '/', description: 'This gateway' }],
-    tags: [
-      { name: 'tools', description: 'The A2E tools capability' },
-      { name: 'agents', description: 'Remote A2A agents whose skills are tools' },
-      { name: 'sessions', description: 'Handshake and sessions' },
-      { name: 'a2e-transport', description: "A2E's own HTTP message transport, as the reference A2E SDK's HTTPTransport speaks it" },
-      { name: 'meta', description: 'Health, metrics and documentation' },
-      { name: 'mcp', description: 'The gateway as an MCP server, and the MCP servers whose tools it offers' },
-    ],
-  });
-  return finishDocument(document);
+export function openApiDocument(app: OpenAPIHono, version: string, basePath = ''): OpenApiDocument {
+  return buildDocument(app.openAPIRegistry, version, basePath);
 }
 
 /** A Hono route path ("/tool/calls/:id") as a regex matching concrete paths. */

@@ -73,7 +73,7 @@ export const Health = z
   })
   .meta({ id: 'Health' });
 
-const healthRoute = createRoute({
+export const healthRoute = createRoute({
   method: 'get',
   path: '/healthz',
   operationId: 'health',
@@ -107,7 +107,7 @@ const healthRoute = createRoute({
   },
 });
 
-const openapiRoute = createRoute({
+export const openapiRoute = createRoute({
   method: 'get',
   path: '/openapi.json',
   operationId: 'openapi',
@@ -126,7 +126,7 @@ const openapiRoute = createRoute({
   },
 });
 
-const docsRoute = createRoute({
+export const docsRoute = createRoute({
   method: 'get',
   path: '/docs',
   operationId: 'docs',

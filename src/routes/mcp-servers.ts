@@ -2,7 +2,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { McpServersResponse, type McpServerStatus } from '../protocol/index.js';
 import type { AdminCheck } from './http/admin.js';
-import { registerSourceStatusRoute } from './source-status.js';
+import { registerSourceStatusRoute, sourceStatusRoute } from './source-status.js';
 
 const EXAMPLE = {
   servers: [
@@ -23,19 +23,17 @@ const EXAMPLE = {
   ],
 } satisfies McpServersResponse;
 
+export const mcpServersRoute = sourceStatusRoute({
+    path: '/mcp-servers',
+    operationId: 'listMcpServers',
+    tag: 'mcp',
+    summary: 'The MCP servers whose tools the gateway offers: state, transport, tools, last error',
+    key: 'servers',
+    schema: McpServersResponse,
+    listDescription: 'Every configured MCP server, in configuration order',
+    example: EXAMPLE,
+  });
+
 export function registerMcpServersRoute(app: OpenAPIHono, deps: { servers: () => McpServerStatus[]; admin?: AdminCheck }): void {
-  registerSourceStatusRoute(
-    app,
-    {
-      path: '/mcp-servers',
-      operationId: 'listMcpServers',
-      tag: 'mcp',
-      summary: 'The MCP servers whose tools the gateway offers: state, transport, tools, last error',
-      key: 'servers',
-      schema: McpServersResponse,
-      listDescription: 'Every configured MCP server, in configuration order',
-      example: EXAMPLE,
-    },
-    { list: deps.servers, admin: deps.admin },
-  );
+  registerSourceStatusRoute(app, mcpServersRoute, 'servers', { list: deps.servers, admin: deps.admin });
 }

@@ -31,7 +31,7 @@ const NOT_READY_EXAMPLE = {
   retryable: true,
 };
 
-const readyRoute = createRoute({
+export const readyRoute = createRoute({
   method: 'get',
   path: '/readyz',
   operationId: 'ready',

@@ -22,12 +22,9 @@ export interface SourceStatusRoute<K extends string, T> {
   example: { [k in K]: T[] };
 }
 
-export function registerSourceStatusRoute<K extends string, T>(
-  app: OpenAPIHono,
-  spec: SourceStatusRoute<K, T>,
-  deps: { list: () => T[]; admin?: AdminCheck },
-): void {
-  const route = createRoute({
+/** The OpenAPI spec of one status view. */
+export function sourceStatusRoute<K extends string, T>(spec: SourceStatusRoute<K, T>) {
+  return createRoute({
     method: 'get',
     path: spec.path,
     operationId: spec.operationId,
@@ -38,10 +35,19 @@ export function registerSourceStatusRoute<K extends string, T>(
       200: { description: spec.listDescription, content: { 'application/json': { schema: spec.schema, example: spec.example } } },
     },
   });
+}
+
+/** Serve a status view: `{ [key]: list() }`, admin-only with auth. */
+export function registerSourceStatusRoute<T>(
+  app: OpenAPIHono,
+  route: ReturnType<typeof sourceStatusRoute>,
+  key: string,
+  deps: { list: () => T[]; admin?: AdminCheck },
+): void {
   app.openAPIRegistry.registerPath(route);
-  const what = `GET ${spec.path}`;
-  app.get(spec.path, (c) => {
+  const what = `GET ${route.path}`;
+  app.get(route.path, (c) => {
     deps.admin?.(c, what);
-    return jsonResponse(c, { [spec.key]: deps.list() });
+    return jsonResponse(c, { [key]: deps.list() });
   });
 }

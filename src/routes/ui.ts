@@ -30,7 +30,7 @@ const TYPES: Record<string, string> = {
   png: 'image/png',
 };
 
-const uiRoute = createRoute({
+export const uiRoute = createRoute({
   method: 'get',
   path: '/ui',
   operationId: 'console',

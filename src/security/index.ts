@@ -3,13 +3,13 @@
  * sessions, policy, admission limits and the audit file. server.ts hands
  * the pieces to the engine and the HTTP app.
  */
-import { Admission, MemoryRateLimiter, SessionManager, type Logger, type Policy } from '../engine/index.js';
+import { Admission, MemoryRateLimiter, SessionManager, type AdmissionOptions, type Logger, type Policy } from '../engine/index.js';
 import type { GatewayConfig } from '../config/index.js';
 import { openAuditFile, type AuditFile } from './audit-file.js';
 import { createAuthenticator, type Authenticate } from './auth.js';
 import { isLoopbackAddress } from './loopback.js';
 import { buildPolicy } from './policy.js';
-import { createJwtVerifier } from './jwt.js';
+import { createJwtVerifier, type JwtVerifier } from './jwt.js';
 
 export { createAuthenticator, bearerToken, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
 export { resolveCaller, type AccessRules } from './access.js';
@@ -25,13 +25,75 @@ export interface Security {
   policy: Policy;
   admission: Admission;
   auditFile: AuditFile | undefined;
+  /**
+   * Check a reloaded config's tokens, JWT settings, policy and limits and return the function that puts them
+   * in force for new requests and calls. Throws (nothing changed) when the config is unusable, e.g. a token's
+   * variable is unset. `authenticate` and `policy` above stay the same functions and follow the swap.
+   */
+  prepareReload(next: GatewayConfig, env: NodeJS.ProcessEnv): () => ReloadedSecurity;
   /** Stop timers and flush the audit file. */
   close(): Promise<void>;
 }
 
+/** What a reload did to security: sessions ended because their token is gone. */
+export interface ReloadedSecurity {
+  sessionsEnded: number;
+}
+
+/** The parts of security a reload replaces: built from one config, swapped in together. */
+interface Rules {
+  auth: GatewayConfig['auth'];
+  jwt: JwtVerifier | undefined;
+  authenticate: Authenticate | undefined;
+  policy: Policy;
+}
+
+function buildRules(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger, previous?: Rules): Rules {
+  const staticNames = new Set(config.auth?.tokens.map((t) => t.name));
+  // A JWT verifier whose settings and static names are unchanged is kept, with its cached key set.
+  const sameJwt =
+    previous?.jwt !== undefined &&
+    JSON.stringify(previous.auth?.jwt) === JSON.stringify(config.auth?.jwt) &&
+    JSON.stringify(previous.auth?.tokens.map((t) => t.name)) === JSON.stringify(config.auth?.tokens.map((t) => t.name));
+  const jwt = sameJwt ? previous.jwt : config.auth?.jwt && createJwtVerifier(config.auth.jwt, logger, staticNames);
+  return {
+    auth: config.auth,
+    jwt,
+    authenticate: config.auth ? createAuthenticator(config.auth, env, jwt) : undefined,
+    policy: buildPolicy(config.policy, config.auth, jwt ? (name) => jwt.rulesFor(name) : undefined),
+  };
+}
+
+function admissionOptions(config: GatewayConfig, previous?: { options: AdmissionOptions; config: GatewayConfig }): AdmissionOptions {
+  const { limits } = config;
+  // The rate limiter keeps its buckets unless its rate changed.
+  const sameRate = previous && previous.config.limits.rate_per_s === limits.rate_per_s && previous.config.limits.rate_burst === limits.rate_burst;
+  return {
+    maxConcurrentCalls: limits.max_concurrent_calls,
+    maxParallelPerSession: config.sessions.max_parallel,
+    maxDepth: limits.max_json_depth,
+    maxStringLength: limits.max_string_length,
+    maxArrayItems: limits.max_array_items,
+    rateLimiter: sameRate
+      ? previous.options.rateLimiter
+      : limits.rate_per_s > 0
+        ? new MemoryRateLimiter(limits.rate_per_s, limits.rate_burst)
+        : undefined,
+  };
+}
+
+/** Could `principal` still authenticate under `auth`? (null: the anonymous caller of a gateway without auth.) */
+function stillValid(principal: string | null, before: Rules, after: Rules): boolean {
+  if (principal === null) return after.auth === undefined;
+  if (after.auth === undefined) return false;
+  if (after.auth.tokens.some((t) => t.name === principal)) return true;
+  const wasStatic = before.auth?.tokens.some((t) => t.name === principal) ?? false;
+  // A JWT subject stays while identity-provider tokens are still accepted.
+  return !wasStatic && after.jwt !== undefined;
+}
+
 export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger): Security {
-  const jwt = config.auth?.jwt && createJwtVerifier(config.auth.jwt, logger, new Set(config.auth.tokens.map((t) => t.name)));
-  const authenticate = config.auth ? createAuthenticator(config.auth, env, jwt) : undefined;
+  let rules = buildRules(config, env, logger);
   const sessions = new SessionManager({
     ttlS: config.sessions.ttl_s,
     maxParallel: config.sessions.max_parallel,
@@ -40,25 +102,30 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
   });
   const sweep = setInterval(() => sessions.sweep(), Math.min(60, config.sessions.ttl_s) * 1000);
   sweep.unref();
-  const { limits } = config;
-  const admission = new Admission({
-    maxConcurrentCalls: limits.max_concurrent_calls,
-    maxParallelPerSession: config.sessions.max_parallel,
-    maxDepth: limits.max_json_depth,
-    maxStringLength: limits.max_string_length,
-    maxArrayItems: limits.max_array_items,
-    rateLimiter: limits.rate_per_s > 0 ? new MemoryRateLimiter(limits.rate_per_s, limits.rate_burst) : undefined,
-  });
+  let admitted = { options: admissionOptions(config), config };
+  const admission = new Admission(admitted.options);
   const auditFile = config.audit.path
     ? openAuditFile({ path: config.audit.path, maxBytes: config.audit.max_bytes, keep: config.audit.keep, logger })
     : undefined;
   return {
-    authenticate,
+    // The same functions for the gateway's life; they follow the rules of the latest reload.
+    authenticate: rules.authenticate && ((token) => rules.authenticate!(token)),
     sessions,
     sessionsRequired: config.sessions.required ?? config.auth !== undefined,
-    policy: buildPolicy(config.policy, config.auth, jwt ? (name) => jwt.rulesFor(name) : undefined),
+    policy: (caller, tool) => rules.policy(caller, tool),
     admission,
     auditFile,
+    prepareReload(next, nextEnv) {
+      const nextRules = buildRules(next, nextEnv, logger, rules);
+      const nextAdmission = { options: admissionOptions(next, admitted), config: next };
+      return () => {
+        const before = rules;
+        rules = nextRules;
+        admitted = nextAdmission;
+        admission.update(nextAdmission.options);
+        return { sessionsEnded: sessions.closeWhere((s) => !stillValid(s.principal, before, nextRules)) };
+      };
+    },
     async close() {
       clearInterval(sweep);
       await auditFile?.close();

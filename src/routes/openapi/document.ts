@@ -4,6 +4,7 @@
  * the license, bearer auth, the `X-Request-Id` header on every request and
  * response, and error responses that are always A2E `Error`s with an example.
  */
+import { OpenAPIHono } from '@hono/zod-openapi';
 import { ERROR_CODES, type ErrorCode } from '../../protocol/index.js';
 import { STATUS_BY_CODE } from '../http/errors.js';
 import { REQUEST_ID_HEADER } from '../http/request.js';
@@ -97,4 +98,41 @@ export function finishDocument<D extends object>(document: D): D {
     }
   }
   return document;
+}
+
+export type OpenApiDocument = ReturnType<OpenAPIHono['getOpenAPI31Document']>;
+type Registry = OpenAPIHono['openAPIRegistry'];
+
+/** The whole document of the routes in `registry`: info, tags, `servers` from the base path, then finishDocument. */
+export function buildDocument(registry: Registry, version: string, basePath = ''): OpenApiDocument {
+  // Generate from the routes as declared (paths without the base path); the base path goes in `servers`.
+  const generator = new OpenAPIHono();
+  generator.openAPIRegistry = registry;
+  const document = generator.getOpenAPI31Document({
+    openapi: '3.1.0',
+    info: {
+      title: 'a2e-gateway',
+      version,
+      description:
+        'A tool gateway for AI agents: the A2E "tools" capability over HTTP. List and search tools, call them, ' +
+        'and stream their events (progress, status, artifact, log) as Server-Sent Events.',
+    },
+    servers: [{ url: basePath || '/', description: 'This gateway' }],
+    tags: [
+      { name: 'tools', description: 'The A2E tools capability' },
+      { name: 'agents', description: 'Remote A2A agents whose skills are tools' },
+      { name: 'sessions', description: 'Handshake and sessions' },
+      { name: 'a2e-transport', description: "A2E's own HTTP message transport, as the reference A2E SDK's HTTPTransport speaks it" },
+      { name: 'meta', description: 'Health, metrics and documentation' },
+      { name: 'mcp', description: 'The gateway as an MCP server, and the MCP servers whose tools it offers' },
+    ],
+  });
+  return finishDocument(document);
+}
+
+/** The document of a list of route specs alone (no app, no handlers). */
+export function documentOfRoutes(routes: readonly Parameters<Registry['registerPath']>[0][], version: string, basePath = ''): OpenApiDocument {
+  const registry = new OpenAPIHono().openAPIRegistry;
+  for (const route of routes) registry.registerPath(route);
+  return buildDocument(registry, version, basePath);
 }

@@ -1,0 +1,127 @@
+/**
+ * The plugins a config asks for and the tool registry built from them: one
+ * set per config. A reload builds the next set from the previous one: a
+ * group whose config section is unchanged is carried over as it is (its
+ * child processes and connections too), the others are created anew; the
+ * groups no longer used are stopped once the calls running on them finish.
+ */
+import type { GatewayConfig } from './config/index.js';
+import { ToolRegistry, type Engine, type Logger, type ToolPlugin } from './engine/index.js';
+import { loadConfiguredPlugins } from './plugins/load.js';
+import { nativePlugins } from './tools/index.js';
+import { A2APlugin, a2aPlugin } from './a2a/index.js';
+import { McpPlugin } from './mcp/plugin.js';
+
+/** The plugin groups, each built from its own config sections. */
+interface Groups {
+  native: ToolPlugin[];
+  a2a: ToolPlugin[];
+  mcp: ToolPlugin[];
+  configured: ToolPlugin[];
+  /** Given by the embedding code (createGateway's `plugins`); never re-created. */
+  extra: ToolPlugin[];
+}
+
+/** The config each group is built from; a group is re-created when this changes. */
+const SECTIONS: Record<Exclude<keyof Groups, 'extra'>, (c: GatewayConfig) => unknown> = {
+  native: (c) => c.tools,
+  a2a: (c) => [c.agents, c.a2a],
+  // mcp.serve is the gateway's own MCP door, not the servers'.
+  mcp: (c) => ({ ...c.mcp, serve: undefined }),
+  configured: (c) => c.plugins,
+};
+
+/** Told when a plugin's tools changed (an agent card arrived, an MCP server restarted). */
+export type ToolsChanged = (plugin: ToolPlugin) => void;
+
+export class PluginSet {
+  /** Every plugin in registration order: native tool groups first (they win name clashes), then agents, MCP servers, configured, extra. */
+  readonly all: readonly ToolPlugin[];
+  readonly registry: ToolRegistry;
+
+  private constructor(
+    private readonly groups: Groups,
+    private readonly config: GatewayConfig,
+    logger: Logger,
+  ) {
+    this.all = [...groups.native, ...groups.a2a, ...groups.mcp, ...groups.configured, ...groups.extra];
+    this.registry = new ToolRegistry(this.all, logger);
+  }
+
+  /**
+   * Build and start the plugins of `config` (reusing the unchanged groups of `previous`), then list their tools.
+   * Throws the start-up error of the first plugin that fails, after stopping the ones it created.
+   */
+  static async start(
+    config: GatewayConfig,
+    logger: Logger,
+    options: { extra?: readonly ToolPlugin[]; previous?: PluginSet; toolsChanged: ToolsChanged },
+  ): Promise<PluginSet> {
+    const { previous } = options;
+    const same = (group: keyof typeof SECTIONS) =>
+      previous !== undefined && JSON.stringify(SECTIONS[group](previous.config)) === JSON.stringify(SECTIONS[group](config));
+    const created: ToolPlugin[] = [];
+    try {
+      const build = async (group: keyof typeof SECTIONS, make: () => ToolPlugin[] | Promise<ToolPlugin[]>) => {
+        if (same(group)) return previous!.groups[group];
+        const plugins = await make();
+        created.push(...plugins);
+        return plugins;
+      };
+      const groups: Groups = {
+        native: await build('native', () => nativePlugins(config.tools, logger)),
+        a2a: await build('a2a', () => [a2aPlugin(config.agents, config.a2a, logger)]),
+        mcp: await build('mcp', () => [new McpPlugin(config.mcp, logger)]),
+        configured: await build('configured', () => loadConfiguredPlugins(config.plugins, logger)),
+        extra: previous?.groups.extra ?? [...(options.extra ?? [])],
+      };
+      const set = new PluginSet(groups, config, logger);
+      const fresh = previous ? created : set.all;
+      await Promise.all(
+        fresh.map(async (plugin) => {
+          try {
+            await plugin.start?.({ logger: logger.child({ plugin: plugin.name }), toolsChanged: () => options.toolsChanged(plugin) });
+          } catch (err) {
+            throw new Error(`plugin "${plugin.name}" failed to start: ${(err as Error).message}`, { cause: err });
+          }
+        }),
+      );
+      set.registry.rebuild();
+      return set;
+    } catch (err) {
+      if (previous) await Promise.allSettled(created.map((p) => p.stop?.()));
+      throw err;
+    }
+  }
+
+  has(plugin: ToolPlugin): boolean {
+    return this.all.includes(plugin);
+  }
+
+  /** The plugins of this set that `next` does not carry over. */
+  leftBehind(next: PluginSet): ToolPlugin[] {
+    return this.all.filter((p) => !next.has(p));
+  }
+
+  get a2a(): A2APlugin | undefined {
+    return this.all.find((p): p is A2APlugin => p instanceof A2APlugin);
+  }
+
+  get mcp(): McpPlugin | undefined {
+    return this.all.find((p): p is McpPlugin => p instanceof McpPlugin);
+  }
+
+  /** Stop every plugin (gateway shutdown). */
+  async stop(): Promise<void> {
+    await Promise.allSettled(this.all.map((p) => p.stop?.()));
+  }
+}
+
+/** Stop `plugins` once the calls running on their tools have settled (new calls no longer reach them). */
+export async function retirePlugins(plugins: readonly ToolPlugin[], engine: Engine): Promise<void> {
+  if (plugins.length === 0) return;
+  const retired = new Set(plugins);
+  const running = [...engine.runningCalls()].filter((call) => retired.has(call.tool.plugin)).map((call) => call.result);
+  await Promise.allSettled(running);
+  await Promise.allSettled(plugins.map((p) => p.stop?.()));
+}
