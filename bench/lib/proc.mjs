@@ -4,7 +4,7 @@
  * is stopped by `stopAll()`.
  */
 import { spawn, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -44,18 +44,24 @@ const running = new Set();
  * Start a server process (`node [flags] script`) on the server CPU and wait
  * for its `listening on URL` line. Returns its URL, pid, a memory probe and stop().
  */
-export function startServer(nodeArgs, { env = {}, readyPattern = /listening on (http:\/\/\S+)/, ipc = true, timeoutMs = 30_000 } = {}) {
+export function startServer(
+  nodeArgs,
+  { env = {}, readyPattern = /listening on (http:\/\/\S+)/, ipc = true, timeoutMs = 30_000, stderrFile } = {},
+) {
   const [cmd, args] = command(pinning.server, nodeArgs);
+  // `stderrFile`: the server's stderr (its log) goes to that file, as an operator would redirect it.
+  const stderrFd = stderrFile ? openSync(stderrFile, 'a') : undefined;
   const startedAt = performance.now();
   const child = spawn(cmd, args, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc'] : [])],
+    stdio: ['ignore', 'pipe', stderrFd ?? 'pipe', ...(ipc ? ['ipc'] : [])],
   });
+  if (stderrFd !== undefined) closeSync(stderrFd);
   running.add(child);
   child.once('exit', () => running.delete(child));
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  let stderr = stderrFile ? `(stderr in ${stderrFile})` : '';
+  child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => fail(new Error(`server ${nodeArgs.join(' ')} did not print its listening line in ${timeoutMs} ms`)), timeoutMs);

@@ -5,7 +5,8 @@
  *   stream {count} → emits `count` progress events as fast as it can, then {count}
  *   hold   {ms}    → emits one status event, waits `ms` (or until stopped), then {held_ms}
  * BENCH_HEARTBEAT_S sets server.heartbeat_s (default 15); BENCH_WORKSPACE sets tools.fs.root (the
- * workspace of the native tools, e.g. the shell's run_command); BENCH_AGENT_CARD adds an A2A agent.
+ * workspace of the native tools, e.g. the shell's run_command); BENCH_AGENT_CARD adds an A2A agent;
+ * BENCH_LOG_LEVEL sets the log level (default silent; `info` is the gateway's default: JSON lines on stderr).
  */
 import { createGateway, createLogger, defineConfig } from '../../dist/index.js';
 import { ready } from './common.mjs';
@@ -62,6 +63,6 @@ const config = defineConfig({
   ...(process.env.BENCH_WORKSPACE && { tools: { fs: { root: process.env.BENCH_WORKSPACE } } }),
   ...(process.env.BENCH_AGENT_CARD && { agents: { peer: { card: process.env.BENCH_AGENT_CARD } } }),
 });
-const gateway = await createGateway({ config, plugins: [benchPlugin], logger: createLogger('silent') });
+const gateway = await createGateway({ config, plugins: [benchPlugin], logger: createLogger(process.env.BENCH_LOG_LEVEL ?? 'silent') });
 const { url } = await gateway.listen();
 ready(url);
