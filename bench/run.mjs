@@ -20,6 +20,7 @@ import { shell } from './scenarios/shell.mjs';
 import { a2a } from './scenarios/a2a.mjs';
 import { a2aServer } from './scenarios/a2a-server.mjs';
 import { defaultConfig } from './scenarios/default-config.mjs';
+import { tools } from './scenarios/tools.mjs';
 
 /** Every scenario of issue 8, in report order (an entry with `pending` instead of `run` says why it is not measured yet). */
 const SCENARIOS = [
@@ -31,6 +32,7 @@ const SCENARIOS = [
   { id: 6, title: 'Footprint', run: footprint },
   { id: 7, title: 'The gateway as an A2A agent', run: a2aServer },
   { id: 8, title: 'Default configuration (logging on)', run: defaultConfig },
+  { id: 9, title: 'Native tools, default configuration', run: tools },
 ];
 
 const { values } = parseArgs({

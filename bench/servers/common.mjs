@@ -29,6 +29,14 @@ export function echoResponse(req, startedAt) {
   };
 }
 
+/** A successful tool/call/resp of `toolName` with `data`, shaped like the gateway's. */
+export function toolResponse(req, toolName, data, startedAt) {
+  const resp = echoResponse(req, startedAt);
+  resp.data.tool_name = toolName;
+  resp.data.data = data;
+  return resp;
+}
+
 /** One small tool/event, shaped exactly like the gateway's progress events. */
 export function progressEvent(reqId, seq) {
   return {
