@@ -162,6 +162,30 @@ export function runLoad(script, spec, { timeoutMs = 600_000, onLine, cpu = 'load
   });
 }
 
+/**
+ * Time a short-lived command (`node …args`) from spawn to exit, on the load CPU
+ * (or the server's with `cpu: 'server'`). Resolves with {ms, code, stdout, stderr}.
+ */
+export function timeProcess(nodeArgs, { env = {}, cpu = 'load', timeoutMs = 60_000 } = {}) {
+  const [cmd, args] = command(cpu === 'server' ? pinning.server : pinning.load, nodeArgs);
+  const startedAt = performance.now();
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code) => {
+      const ms = performance.now() - startedAt;
+      clearTimeout(timer);
+      running.delete(child);
+      resolve({ ms, code, stdout, stderr });
+    });
+  });
+}
+
 /** Kill whatever is still running (on error or interrupt). */
 export function stopAll() {
   for (const child of running) child.kill('SIGKILL');
