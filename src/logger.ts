@@ -1,5 +1,6 @@
 import { pino } from 'pino';
-import pretty from 'pino-pretty';
+import { createRequire } from 'node:module';
+import type PinoPretty from 'pino-pretty';
 import { PLAIN_LINE, type Logger, type PlainLineWriter } from './engine/index.js';
 
 export type LogLevel = 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent';
@@ -11,6 +12,9 @@ export interface LoggerOptions {
   destination?: { write(line: string): unknown };
 }
 
+/** pino-pretty is loaded only for a terminal: a gateway logging JSON lines never loads it. */
+const loadPretty = () => createRequire(import.meta.url)('pino-pretty') as typeof PinoPretty;
+
 const LEVEL_NUMBERS = { debug: 20, info: 30, warn: 40, error: 50 } as const;
 
 /** JSON lines on stderr (stdout is kept for the CLI's own output). */
@@ -18,7 +22,7 @@ export function createLogger(level: LogLevel = 'info', options: LoggerOptions = 
   const destination = options.destination
     ? options.destination
     : options.pretty
-    ? pretty({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
+    ? loadPretty()({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
     : lineBatcher(pino.destination({ fd: 2, sync: false }));
   const logger = pino(
     {
