@@ -20,6 +20,10 @@ import { shell } from './scenarios/shell.mjs';
 import { a2a } from './scenarios/a2a.mjs';
 import { a2aServer } from './scenarios/a2a-server.mjs';
 import { mcp } from './scenarios/mcp.mjs';
+import { defaultConfig } from './scenarios/default-config.mjs';
+import { tools } from './scenarios/tools.mjs';
+import { startup } from './scenarios/startup.mjs';
+import { responsive } from './scenarios/responsive.mjs';
 
 /** Every scenario of issue 8, in report order (an entry with `pending` instead of `run` says why it is not measured yet). */
 const SCENARIOS = [
@@ -31,6 +35,10 @@ const SCENARIOS = [
   { id: 6, title: 'Footprint', run: footprint },
   { id: 7, title: 'The gateway as an A2A agent', run: a2aServer },
   { id: 8, title: 'MCP', run: mcp },
+  { id: 9, title: 'Default configuration (logging on)', run: defaultConfig },
+  { id: 10, title: 'Native tools, default configuration', run: tools },
+  { id: 11, title: 'Start-up and the CLI client', run: startup },
+  { id: 12, title: 'Responsive under load', run: responsive },
 ];
 
 const { values } = parseArgs({

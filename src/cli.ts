@@ -4,36 +4,18 @@
  *   a2e-gateway serve [--config FILE] [--host H] [--port N]
  *   a2e-gateway config check [--config FILE]
  * Environment: A2E_CONFIG, HOST, PORT, LOG_LEVEL.
+ *
+ * Each command loads only what it needs: the client commands (list, call)
+ * never load the server, and serve loads it when it runs (dynamic imports).
  */
-import { ConfigError, defineConfig, loadConfigFile, type GatewayConfig } from './config/index.js';
-import { createLogger, type LogLevel } from './logger.js';
-import { writeFile } from 'node:fs/promises';
-import { createGateway, openApiFor, VERSION } from './server.js';
+import { createRequire } from 'node:module';
 import { CLIENT_USAGE, runClientCommand } from './cli/client.js';
-import { runConfigCommand } from './cli/config-check.js';
-import { runMcpStdio } from './cli/mcp-stdio.js';
-import { parseOptions, UsageError } from './cli/usage.js';
+import { UsageError } from './cli/usage.js';
 import { similarNames } from './engine/similar.js';
-import { isWorker, reportListening, runPrimary } from './cli/workers.js';
-import { parseWorkers, workerCount, type Workers } from './config/workers.js';
+
+const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
 
 const COMMANDS = ['serve', 'config', 'mcp-stdio', 'openapi', 'list', 'call', 'help'];
-
-const SERVE_USAGE = `Usage: a2e-gateway serve [options]
-
-Run the gateway.
-
-Options:
-  -c, --config FILE     YAML or JSON config file (env A2E_CONFIG)
-      --host HOST       Interface to bind (env HOST; default 127.0.0.1)
-  -p, --port PORT       Port to bind, 0 = any free port (env PORT; default 8080)
-  -w, --workers N|auto  Gateway processes sharing the port (env A2E_WORKERS; default server.workers, 1);
-                        more than 1 needs store.kind: redis
-  -h, --help            Show this help
-
-Environment: LOG_LEVEL = trace|debug|info|warn|error|silent (default info); logs go to stderr as JSON lines,
-  human-readable when stderr is a terminal (LOG_FORMAT=json|pretty to choose).
-`;
 
 const USAGE = `Usage: a2e-gateway <command> [options]
 
@@ -58,129 +40,20 @@ Environment: LOG_LEVEL = trace|debug|info|warn|error|silent (default info); logs
   human-readable when stderr is a terminal (LOG_FORMAT=json|pretty to choose).
 `;
 
-const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-
-function parsePort(value: string, source: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`${source} must be a port number from 0 to 65535, got "${value}"`);
-  return port;
-}
-
-function parseWorkersOption(value: string, source: string): Workers {
-  try {
-    return parseWorkers(value, source);
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-}
-
-async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const { values } = parseOptions('serve', argv, {
-    config: { type: 'string', short: 'c' },
-    host: { type: 'string' },
-    port: { type: 'string', short: 'p' },
-    workers: { type: 'string', short: 'w' },
-    help: { type: 'boolean', short: 'h' },
-  });
-  if (values.help) {
-    process.stdout.write(SERVE_USAGE);
-    return;
-  }
-  const envLevel = env.LOG_LEVEL?.toLowerCase() as LogLevel | undefined;
-  if (envLevel !== undefined && !LOG_LEVELS.includes(envLevel)) throw new UsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
-
-  const configFile = values.config ?? env.A2E_CONFIG;
-  const config: GatewayConfig = configFile ? await loadConfigFile(configFile, env) : defineConfig();
-  const level = envLevel ?? config.log.level ?? 'info';
-  const hostOption = values.host ?? env.HOST;
-  const portOption = values.port !== undefined ? parsePort(values.port, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : undefined;
-  const host = hostOption ?? config.server.host;
-  const port = portOption ?? config.server.port;
-  // --host/--port and HOST/PORT win over the file, at start and on every reload.
-  const withBind = (c: GatewayConfig): GatewayConfig => ({
-    ...c,
-    server: { ...c.server, host: hostOption ?? c.server.host, port: portOption ?? c.server.port },
-  });
-
-  const format = (env.LOG_FORMAT ?? '').toLowerCase();
-  if (!['', 'json', 'pretty'].includes(format)) throw new UsageError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
-  const logger = createLogger(level, { pretty: format === 'pretty' || (format === '' && process.stderr.isTTY === true) });
-  if (!isWorker()) {
-    const workersValue = values.workers ?? env.A2E_WORKERS;
-    const workers = workerCount(workersValue !== undefined ? parseWorkersOption(workersValue, values.workers !== undefined ? '--workers' : 'A2E_WORKERS') : config.server.workers);
-    if (workers > 1) {
-      if (config.store.kind !== 'redis') {
-        throw new UsageError(
-          `${workers} worker processes need a store they share: set store.kind: redis (and store.url) in the config, or run one process (--workers 1)`,
-        );
-      }
-      process.exitCode = await runPrimary({ count: workers, logger, out: process.stdout });
-      return;
-    }
-  }
-  const gateway = await createGateway({
-    config: withBind(config),
-    logger,
-    env,
-    loadConfig: configFile ? async () => withBind(await loadConfigFile(configFile, env)) : undefined,
-  });
-  // Signal handlers go in before the listening line is printed: a supervisor may signal right after it.
-  let stopping = false;
-  const stop = (signal: NodeJS.Signals) => {
-    if (stopping) {
-      logger.warn({ signal }, 'second signal: exiting at once');
-      process.exit(1);
-    }
-    stopping = true;
-    logger.info({ signal, running_calls: gateway.engine.running }, 'shutting down');
-    gateway.close().then(
-      () => process.exit(0),
-      (err: unknown) => {
-        logger.error({ err }, 'error during shutdown');
-        process.exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
-  // Re-read the config file; the reload logs what it changed or why it was refused.
-  process.on('SIGHUP', () => void gateway.reload('SIGHUP'));
-
-  let address;
-  try {
-    address = await gateway.listen();
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    await gateway.close();
-    if (code === 'EADDRINUSE') throw new Error(`port ${port} on ${host} is already in use; pick another with --port`);
-    if (code === 'EADDRNOTAVAIL') throw new Error(`cannot bind to ${host}: no such local address; check --host`);
-    if (code === 'EACCES') throw new Error(`not allowed to bind ${host}:${port}; use a port above 1023`);
-    throw err;
-  }
-  if (isWorker()) reportListening(address.url);
-  else process.stdout.write(`a2e-gateway listening on ${address.url}\n`);
-  logger.info({ url: address.url, tools: gateway.registry.all().length, version: VERSION }, 'gateway started');
-}
-
-async function openapi(argv: string[]): Promise<void> {
-  const { values } = parseOptions('openapi', argv, { out: { type: 'string', short: 'o' } });
-  const text = `${JSON.stringify(openApiFor(defineConfig()), null, 2)}\n`;
-  if (values.out) await writeFile(values.out, text);
-  else process.stdout.write(text);
-}
-
 async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve':
-      return serve(rest, process.env);
+      return (await import('./cli/serve.js')).serve(rest, process.env);
     case 'openapi':
-      return openapi(rest);
-    case 'config':
+      return (await import('./cli/serve.js')).openapi(rest);
+    case 'config': {
+      const { runConfigCommand } = await import('./cli/config-check.js');
       process.exitCode = await runConfigCommand(rest, process.env, { stdout: process.stdout, stderr: process.stderr });
       return;
+    }
     case 'mcp-stdio':
-      return runMcpStdio(rest, process.env);
+      return (await import('./cli/mcp-stdio.js')).runMcpStdio(rest, process.env);
     case 'list':
     case 'call':
       process.exitCode = await runClientCommand(command, rest, process.env, { stdout: process.stdout, stderr: process.stderr });
@@ -203,7 +76,8 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((err: unknown) => {
-  const usage = err instanceof UsageError || err instanceof ConfigError;
+  // ConfigError by name: its module belongs to the server side, which a client command never loads.
+  const usage = err instanceof UsageError || (err as Error).name === 'ConfigError';
   process.stderr.write(`a2e-gateway: ${(err as Error).message}\n`);
   process.exit(usage ? 2 : 1);
 });

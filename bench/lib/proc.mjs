@@ -4,7 +4,7 @@
  * is stopped by `stopAll()`.
  */
 import { spawn, execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 
@@ -44,18 +44,24 @@ const running = new Set();
  * Start a server process (`node [flags] script`) on the server CPU and wait
  * for its `listening on URL` line. Returns its URL, pid, a memory probe and stop().
  */
-export function startServer(nodeArgs, { env = {}, readyPattern = /listening on (http:\/\/\S+)/, ipc = true, timeoutMs = 30_000 } = {}) {
+export function startServer(
+  nodeArgs,
+  { env = {}, readyPattern = /listening on (http:\/\/\S+)/, ipc = true, timeoutMs = 30_000, stderrFile } = {},
+) {
   const [cmd, args] = command(pinning.server, nodeArgs);
+  // `stderrFile`: the server's stderr (its log) goes to that file, as an operator would redirect it.
+  const stderrFd = stderrFile ? openSync(stderrFile, 'a') : undefined;
   const startedAt = performance.now();
   const child = spawn(cmd, args, {
     cwd: ROOT,
     env: { ...process.env, LOG_LEVEL: 'silent', ...env },
-    stdio: ['ignore', 'pipe', 'pipe', ...(ipc ? ['ipc'] : [])],
+    stdio: ['ignore', 'pipe', stderrFd ?? 'pipe', ...(ipc ? ['ipc'] : [])],
   });
+  if (stderrFd !== undefined) closeSync(stderrFd);
   running.add(child);
   child.once('exit', () => running.delete(child));
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  let stderr = stderrFile ? `(stderr in ${stderrFile})` : '';
+  child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   return new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => fail(new Error(`server ${nodeArgs.join(' ')} did not print its listening line in ${timeoutMs} ms`)), timeoutMs);
@@ -152,6 +158,30 @@ export function runLoad(script, spec, { timeoutMs = 600_000, onLine, cpu = 'load
       } catch {
         reject(new Error(`${script} printed no JSON result: ${out} ${err}`));
       }
+    });
+  });
+}
+
+/**
+ * Time a short-lived command (`node …args`) from spawn to exit, on the load CPU
+ * (or the server's with `cpu: 'server'`). Resolves with {ms, code, stdout, stderr}.
+ */
+export function timeProcess(nodeArgs, { env = {}, cpu = 'load', timeoutMs = 60_000 } = {}) {
+  const [cmd, args] = command(cpu === 'server' ? pinning.server : pinning.load, nodeArgs);
+  const startedAt = performance.now();
+  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  running.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.once('exit', (code) => {
+      const ms = performance.now() - startedAt;
+      clearTimeout(timer);
+      running.delete(child);
+      resolve({ ms, code, stdout, stderr });
     });
   });
 }

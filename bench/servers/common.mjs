@@ -3,6 +3,7 @@
  * with, the "listening" line the harness waits for, and the IPC memory probe.
  */
 import { randomUUID } from 'node:crypto';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /** A tool/call/resp for an echo call, shaped exactly like the gateway's. */
 export function echoResponse(req, startedAt) {
@@ -29,6 +30,14 @@ export function echoResponse(req, startedAt) {
   };
 }
 
+/** A successful tool/call/resp of `toolName` with `data`, shaped like the gateway's. */
+export function toolResponse(req, toolName, data, startedAt) {
+  const resp = echoResponse(req, startedAt);
+  resp.data.tool_name = toolName;
+  resp.data.data = data;
+  return resp;
+}
+
 /** One small tool/event, shaped exactly like the gateway's progress events. */
 export function progressEvent(reqId, seq) {
   return {
@@ -45,11 +54,25 @@ export function progressEvent(reqId, seq) {
 
 /**
  * Announce readiness on stdout and answer the harness's IPC probes:
- * `{cmd: 'mem', gc: true}` → process.memoryUsage() (after a full GC when asked and exposed).
+ * `{cmd: 'mem', gc: true}` → process.memoryUsage() (after a full GC when asked and exposed);
+ * `{cmd: 'eld', action: 'start' | 'stop'}` → event-loop delay percentiles in between.
  */
 export function ready(url) {
   process.stdout.write(`listening on ${url}\n`);
+  let delay;
   process.on('message', (msg) => {
+    // Event-loop delay: `{cmd: 'eld', action: 'start'}`, then `'stop'` answers its percentiles (ms).
+    if (msg?.cmd === 'eld') {
+      if (msg.action === 'start') {
+        delay = monitorEventLoopDelay({ resolution: 1 });
+        delay.enable();
+        process.send({ id: msg.id });
+      } else {
+        delay.disable();
+        const ms = (ns) => ns / 1e6;
+        process.send({ id: msg.id, p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) });
+      }
+    }
     if (msg?.cmd === 'mem') {
       if (msg.gc && typeof globalThis.gc === 'function') {
         globalThis.gc();

@@ -7,6 +7,7 @@
  * BENCH_HEARTBEAT_S sets server.heartbeat_s (default 15); BENCH_WORKSPACE sets tools.fs.root (the
  * workspace of the native tools, e.g. the shell's run_command); BENCH_AGENT_CARD adds an A2A agent;
  * BENCH_MCP_URL adds a Streamable HTTP MCP server (id `peer`: its echo is `peer_echo`).
+ * BENCH_HTTP_ALLOW (host:port) lets http_request reach that local server; BENCH_LOG_LEVEL sets the log level (default silent; `info` is the gateway's default: JSON lines on stderr).
  */
 import { createGateway, createLogger, defineConfig } from '../../dist/index.js';
 import { ready } from './common.mjs';
@@ -60,10 +61,14 @@ const benchPlugin = {
 const heartbeat_s = Number(process.env.BENCH_HEARTBEAT_S ?? 15);
 const config = defineConfig({
   server: { host: '127.0.0.1', port: 0, max_timeout_s: 600, heartbeat_s },
-  ...(process.env.BENCH_WORKSPACE && { tools: { fs: { root: process.env.BENCH_WORKSPACE } } }),
+  tools: {
+    ...(process.env.BENCH_WORKSPACE && { fs: { root: process.env.BENCH_WORKSPACE } }),
+    // A scoped exception to the SSRF rule (checked at connect time like any other): the local server scenario 9 fetches.
+    ...(process.env.BENCH_HTTP_ALLOW && { http: { allow_hosts: [process.env.BENCH_HTTP_ALLOW] } }),
+  },
   ...(process.env.BENCH_AGENT_CARD && { agents: { peer: { card: process.env.BENCH_AGENT_CARD } } }),
   ...(process.env.BENCH_MCP_URL && { mcp: { servers: { peer: { url: process.env.BENCH_MCP_URL } } } }),
 });
-const gateway = await createGateway({ config, plugins: [benchPlugin], logger: createLogger('silent') });
+const gateway = await createGateway({ config, plugins: [benchPlugin], logger: createLogger(process.env.BENCH_LOG_LEVEL ?? 'silent') });
 const { url } = await gateway.listen();
 ready(url);

@@ -4,7 +4,6 @@
  */
 import { readFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
 import { describeIssue, formatProblems, typeOf } from '../protocol/index.js';
 import { GatewayConfig, type GatewayConfigInput } from './schema.js';
@@ -146,7 +145,8 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
   }
   let raw: unknown;
   try {
-    raw = parseYaml(text, { prettyErrors: true });
+    // yaml is loaded here, when a config file is read: a gateway started without one never loads it.
+    raw = (await import('yaml')).parse(text, { prettyErrors: true });
   } catch (err) {
     throw new ConfigError(`config file ${file} is not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
   }

@@ -8,10 +8,27 @@ import type { Logger } from './plugin.js';
 type Level = 'debug' | 'info' | 'warn' | 'error';
 type Args = [object, string?] | [string];
 
+/**
+ * Where a logger keeps its writer of plain lines (src/logger.ts sets it): a
+ * line of the given bindings and fields, written as its child would but without
+ * making one and without redaction. Only for fields that can never hold a
+ * secret (ids, names, numbers, outcomes).
+ */
+export const PLAIN_LINE = Symbol.for('a2e-gateway.plainLine');
+export type PlainLineWriter = (level: Level, bindings: Record<string, unknown>, fields: Record<string, unknown>, msg: string) => void;
+
 /** pino's level check, when the logger has one. */
 export function levelEnabled(logger: Logger, level: Level): boolean {
   const check = (logger as { isLevelEnabled?: (level: string) => boolean }).isLevelEnabled;
   return check === undefined || check.call(logger, level);
+}
+
+/** A line whose fields hold no secret, through the cheapest path `logger` offers (see PLAIN_LINE). */
+export function plainLine(logger: Logger, level: Level, fields: Record<string, unknown>, msg: string): void {
+  if (logger instanceof LazyChildLogger) return logger.line(level, fields, msg);
+  const plain = (logger as { [PLAIN_LINE]?: PlainLineWriter })[PLAIN_LINE];
+  if (plain !== undefined) plain(level, {}, fields, msg);
+  else logger[level](fields, msg);
 }
 
 export class LazyChildLogger implements Logger {
@@ -25,6 +42,17 @@ export class LazyChildLogger implements Logger {
   private write(level: Level, args: Args): void {
     if (this.real === undefined && !levelEnabled(this.parent, level)) return;
     (this.get()[level] as (...a: Args) => void)(...args);
+  }
+
+  /**
+   * A line whose fields hold no secret (the access line, a call's outcome):
+   * written by the parent's plain-line writer when it has one and no child was
+   * made yet, else as any other line. The output is the same either way.
+   */
+  line(level: Level, fields: Record<string, unknown>, msg: string): void {
+    const plain = this.real === undefined ? (this.parent as { [PLAIN_LINE]?: PlainLineWriter })[PLAIN_LINE] : undefined;
+    if (plain !== undefined) plain(level, this.bindings, fields, msg);
+    else this.write(level, [fields, msg]);
   }
 
   private get(): Logger {

@@ -13,7 +13,7 @@ import { ByteBudget } from './byte-budget.js';
 import { Call, type CallLimits } from './call.js';
 import { Deadlines } from './deadlines.js';
 import { GatewayError } from './errors.js';
-import { levelEnabled } from './child-logger.js';
+import { levelEnabled, plainLine } from './child-logger.js';
 import type { Logger } from './plugin.js';
 import { allowAll, type Caller, type Policy } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
@@ -243,12 +243,14 @@ export class Engine {
     if (this.activity.active) this.activity.finished(call);
     const r = call.response!.data;
     if (levelEnabled(call.logger, 'info')) {
-      call.logger.info(
+      plainLine(
+        call.logger,
+        'info',
         {
           tool: r.tool_name,
           kind: call.tool.definition.kind,
           outcome: r.success ? 'success' : r.error_code,
-          ...(call.stoppedBy ? { stopped_by: call.stoppedBy } : {}),
+          stopped_by: call.stoppedBy || undefined,
           duration_ms: r.duration_ms,
           call_id: call.id,
           req_id: call.request.id,

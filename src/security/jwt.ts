@@ -5,12 +5,17 @@
  * with allow/deny rules, the same shape a static token has. A refusal is
  * logged with its reason at warn; the caller only learns "not valid".
  */
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import type * as Jose from 'jose';
+import type { JWTPayload } from 'jose';
 import type { Logger } from '../engine/index.js';
 import type { Principal } from './auth.js';
 import type { JwtConfig, JwtRuleConfig } from './jwt-config.js';
 
-type KeySet = ReturnType<typeof createRemoteJWKSet>;
+type KeySet = ReturnType<typeof Jose.createRemoteJWKSet>;
+
+let jose: Promise<typeof Jose> | undefined;
+/** jose (some 180 modules) is loaded when the first JWT is checked, not at every gateway's start-up. */
+const loadJose = () => (jose ??= import('jose'));
 
 /** Three base64url segments (the last empty for an unsigned token): what a compact JWS looks like. */
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
@@ -49,13 +54,13 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
   let keySet: KeySet | undefined;
   let discovering: Promise<KeySet> | undefined;
   let discoveryFailedAt = -Infinity;
-  const keySetFor = (url: string) =>
-    createRemoteJWKSet(new URL(url), {
+  const keySetFor = async (url: string) =>
+    (await loadJose()).createRemoteJWKSet(new URL(url), {
       cooldownDuration: config.jwks_cooldown_s * 1000,
       cacheMaxAge: config.jwks_cache_s * 1000,
       timeoutDuration: FETCH_TIMEOUT_MS,
     });
-  if (config.jwks_url) keySet = keySetFor(config.jwks_url);
+  let fixedKeySet: Promise<KeySet> | undefined;
 
   const discover = async (): Promise<KeySet> => {
     const url = `${config.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
@@ -70,6 +75,7 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
   };
   const getKeySet = async (): Promise<KeySet> => {
     if (keySet) return keySet;
+    if (config.jwks_url) return (fixedKeySet ??= keySetFor(config.jwks_url));
     if (!discovering) {
       if (Date.now() - discoveryFailedAt < DISCOVERY_RETRY_MS) throw new Error('OIDC discovery failed moments ago; retrying shortly');
       discovering = discover().then(
@@ -116,6 +122,7 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
     async verify(token) {
       let payload: JWTPayload;
       try {
+        const { jwtVerify } = await loadJose();
         const { payload: p } = await jwtVerify(token, await getKeySet(), {
           issuer: config.issuer,
           audience: config.audience,
@@ -124,7 +131,7 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
         });
         payload = p;
       } catch (err) {
-        if (err instanceof errors.JOSEError) return refuse(`${err.code}: ${err.message}`);
+        if (err instanceof (await loadJose()).errors.JOSEError) return refuse(`${err.code}: ${err.message}`);
         return refuse(`could not check the token: ${err instanceof Error ? err.message : String(err)}`);
       }
       const name = payload[config.name_claim];

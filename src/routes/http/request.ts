@@ -64,8 +64,9 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
       // Probes and scrapes come every few seconds: keep them out of the info log.
       const quiet = QUIET_PATHS.test(path);
       accessLine = (status, aborted) =>
-        log[quiet && status < 400 ? 'debug' : 'info'](
-          { method, path, status, duration_ms: Math.round(performance.now() - started), ...(aborted ? { aborted: true } : {}) },
+        log.line(
+          quiet && status < 400 ? 'debug' : 'info',
+          { method, path, status, duration_ms: Math.round(performance.now() - started), aborted: aborted ? true : undefined },
           'request finished',
         );
       // On Node logged when the response is really done: an SSE stream ends long after next() returns.

@@ -72,6 +72,7 @@ class EvalPlugin implements ToolPlugin {
   private readonly busy = new Set<Worker>();
   private readonly idle: Worker[] = [];
   private setup: EvalSetup | undefined;
+  private preparing: Promise<void> | undefined;
   private stopped = false;
   private slotsInUse = 0;
   /** Evaluations running per principal (null, anonymous, is not capped). */
@@ -91,15 +92,27 @@ class EvalPlugin implements ToolPlugin {
     if (!existsSync(fileURLToPath(this.url))) {
       throw new Error('tools.eval: the evaluator worker is missing; run "npm run build"');
     }
-    // Compiled once here; every evaluation instantiates it afresh.
-    const wasmPath = createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
-    this.setup = {
-      memoryBytes: this.config.memory_mb * 1024 * 1024,
-      stackBytes: this.config.max_stack_kb * 1024,
-      maxConsoleBytes: this.config.max_console_bytes,
-      wasmModule: await WebAssembly.compile(await readFile(wasmPath)),
-    };
-    this.release(this.newWorker());
+  }
+
+  /**
+   * QuickJS is compiled, and the first worker started, at the first evaluation: a gateway that never
+   * evaluates never pays for it, and start-up does not wait for it.
+   */
+  private prepare(): Promise<void> {
+    this.preparing ??= (async () => {
+      // Compiled once; every evaluation instantiates it afresh.
+      const wasmPath = createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+      this.setup = {
+        memoryBytes: this.config.memory_mb * 1024 * 1024,
+        stackBytes: this.config.max_stack_kb * 1024,
+        maxConsoleBytes: this.config.max_console_bytes,
+        wasmModule: await WebAssembly.compile(await readFile(wasmPath)),
+      };
+    })().catch((err: unknown) => {
+      this.preparing = undefined;
+      throw err;
+    });
+    return this.preparing;
   }
 
   async stop(): Promise<void> {
@@ -113,6 +126,7 @@ class EvalPlugin implements ToolPlugin {
     if (!(timeoutS > 0)) throw new ToolError('timeout must be a positive number of seconds');
     await this.acquireSlot(ctx.principal ?? null, ctx.signal);
     try {
+      if (!this.stopped) await this.prepare();
       if (this.stopped || !this.setup) throw new ToolError('the evaluator is not running (the gateway is stopping)');
       // When the call's own timeout comes first, the engine reports it (and aborts us); the interpreter's
       // deadline trails it a little so the two do not race to answer with different messages.

@@ -30,7 +30,8 @@ export async function readFileTool(ws: Workspace, args: ReadArgs, maxBytes: numb
 async function readBytes(handle: FileHandle, p: WorkspacePath, size: number, args: ReadArgs, maxBytes: number): Promise<ToolOutput> {
   const offset = args.offset ?? 0;
   const want = Math.min(args.limit ?? maxBytes, maxBytes, Math.max(0, size - offset));
-  const buf = Buffer.alloc(want);
+  // Uninitialised: only the bytes read into it are ever used.
+  const buf = Buffer.allocUnsafe(want);
   let got = 0;
   while (got < want) {
     const { bytesRead } = await handle.read(buf, got, want - got, offset + got);
@@ -64,7 +65,10 @@ async function readLines(
 ): Promise<ToolOutput> {
   const first = Math.max(1, args.offset ?? 1); // 1-based line number; 0 means "from the start" too
   const limit = args.limit ?? Infinity;
-  const buf = Buffer.alloc(CHUNK);
+  // Sized by the file's length (from fstat) up to CHUNK, uninitialised (only the bytes read are used):
+  // a small file needs no 64 KiB zero-filled buffer. One byte more than the size, so a file that grew
+  // since fstat shows as a full read and reading goes on, in CHUNK-sized reads from then on.
+  let buf = Buffer.allocUnsafe(Math.min(CHUNK, size + 1));
   const parts: Buffer[] = [];
   let collected = 0;
   let line = 1; // number of the line the next byte belongs to
@@ -76,9 +80,12 @@ async function readLines(
 
   scan: for (;;) {
     if (signal.aborted) throw new ToolError('read canceled');
-    const { bytesRead } = await handle.read(buf, 0, CHUNK, pos);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, pos);
     if (bytesRead === 0) break;
     const chunk = buf.subarray(0, bytesRead);
+    // A short read of a regular file is its end (Linux pread on a regular file is never cut short otherwise):
+    // no second read just to be told so.
+    const atEnd = bytesRead < buf.length;
     lastByte = chunk[bytesRead - 1]!;
     let i = 0;
     while (i < bytesRead) {
@@ -108,6 +115,8 @@ async function readLines(
       i = end;
     }
     pos += bytesRead;
+    if (atEnd) break;
+    if (buf.length < CHUNK) buf = Buffer.allocUnsafe(CHUNK);
   }
 
   let content = Buffer.concat(parts, collected);

@@ -10,8 +10,8 @@
  *    a component swapped for a symlink since step 1 makes the call fail, never
  *    reach outside. An opened file's real location is checked once more.
  */
-import { constants, type Stats } from 'node:fs';
-import { access, lstat, mkdir, open, readlink, realpath, type FileHandle } from 'node:fs/promises';
+import { constants, readlinkSync, type Stats } from 'node:fs';
+import { access, lstat, mkdir, open, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../../engine/index.js';
 import { at, notADirectory, openChild, openRootDir, type Dir } from './dir.js';
@@ -342,9 +342,13 @@ export class Workspace {
     }
   }
 
-  /** Check via /proc/self/fd that an open file really lies inside the root (defence in depth after the walk). */
+  /**
+   * Check via /proc/self/fd that an open file really lies inside the root (defence in depth after the walk).
+   * Read synchronously: the link of an open descriptor in /proc is made from the kernel's in-memory dentry
+   * (d_path), it never waits on a disk or a network file system, so it costs less than a threadpool trip.
+   */
   async checkOpened(handle: FileHandle, shown: string): Promise<void> {
-    const real = await readlink(`/proc/self/fd/${handle.fd}`);
+    const real = readlinkSync(`/proc/self/fd/${handle.fd}`);
     if (!this.contains(real.replace(/ \(deleted\)$/, ''))) throw escapes(shown);
   }
 

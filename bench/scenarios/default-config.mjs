@@ -1,0 +1,89 @@
+/**
+ * Scenario 8 — the default configuration: the same echo call as scenario 1,
+ * but the gateway logs as it does by default (info, JSON lines on stderr,
+ * which the harness redirects to a file as an operator would), against bare
+ * Hono logging nothing. Interleaved rounds; the ratio is the median of the
+ * per-round ratios.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
+import { fmt, median, pairedRatio } from '../lib/stats.mjs';
+
+const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
+
+export async function defaultConfig({ quick, log }) {
+  const rounds = quick ? 2 : 9;
+  const duration = quick ? 2 : 5;
+  const connections = 50;
+  const dir = mkdtempSync(join(tmpdir(), 'a2e-bench-log-'));
+  const logFile = join(dir, 'gateway.log');
+  const servers = {};
+  try {
+    servers.gateway = await startServer(['bench/servers/gateway.mjs'], { env: { BENCH_LOG_LEVEL: 'info' }, stderrFile: logFile });
+    servers.hono = await startServer(['bench/servers/hono.mjs']);
+    for (const key of ['gateway', 'hono']) {
+      const res = await fetch(`${servers[key].url}/tool/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ECHO_BODY });
+      const json = await res.json();
+      if (res.status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${key} answered ${res.status} ${JSON.stringify(json)}`);
+    }
+    const spec = (key) => ({ url: `${servers[key].url}/tool/call`, body: ECHO_BODY, connections, duration });
+    for (const key of ['gateway', 'hono']) await runLoad('bench/load/autocannon.mjs', { ...spec(key), duration: quick ? 1 : 5 });
+    const results = { gateway: [], hono: [] };
+    for (let r = 0; r < rounds; r++) {
+      for (const key of ['gateway', 'hono']) {
+        const res = await runLoad('bench/load/autocannon.mjs', spec(key));
+        if (res.errors || res.non2xx) throw new Error(`${key}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+        results[key].push(res);
+        log(`  default config round ${r + 1}/${rounds} ${key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
+      }
+    }
+    await servers.gateway.stop();
+    // What each call left in the log: the lines of one call, and bytes per call.
+    const lines = readFileSync(logFile, 'utf8').split('\n').filter(Boolean);
+    const calls = results.gateway.reduce((n, x) => n + x.requests, 0);
+    const sample = lines.filter((l) => l.includes('"path":"/tool/call"') || l.includes('"tool":"echo"')).slice(-1)[0];
+    const bytes = lines.reduce((n, l) => n + l.length + 1, 0);
+    const rps = (k) => results[k].map((x) => x.rps);
+    const ratio = pairedRatio(rps('gateway'), rps('hono'));
+    return {
+      id: 8,
+      title: 'Default configuration (logging on)',
+      what:
+        `The echo call of scenario 1, ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds after a warm-up run each. ` +
+        'The gateway runs its default configuration, logging included: `info` level, JSON lines on stderr, which the harness ' +
+        'redirects to a file (as an operator redirects stderr). Bare Hono logs nothing.',
+      columns: ['Server', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
+      rows: [
+        ['a2e-gateway `POST /tool/call` (echo plugin), info logs to a file', ...row(results.gateway), fmt.ratio(ratio)],
+        ['bare Hono route, no logging', ...row(results.hono), fmt.ratio(1)],
+      ],
+      targets: [{ text: 'gateway with default logging ≥ 0.8× bare Hono req/s (50 connections)', value: fmt.ratio(ratio), met: ratio >= 0.8 }],
+      notes: [
+        `Log written: ${fmt.int(lines.length)} lines for ${fmt.int(calls)} measured calls plus warm-up (${fmt.int(bytes / Math.max(1, lines.length))} bytes a line). A call's line:`,
+        '',
+        '```json',
+        sample ?? '(none)',
+        '```',
+      ],
+      commands: [
+        `BENCH_LOG_LEVEL=info ${shownCommand('server', ['bench/servers/gateway.mjs'])} 2> gateway.log`,
+        shownCommand('server', ['bench/servers/hono.mjs']),
+        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<body>', connections, duration })]),
+      ],
+      raw: results,
+    };
+  } finally {
+    await Promise.all(Object.values(servers).map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function row(results) {
+  return [
+    fmt.int(median(results.map((x) => x.rps))),
+    fmt.latency(median(results.map((x) => x.p50))),
+    fmt.latency(median(results.map((x) => x.p99))),
+  ];
+}

@@ -1,0 +1,137 @@
+/**
+ * Scenario 9 — the real native tools in the default configuration (info logs
+ * to a file), each against a bare Hono route doing the same operation with no
+ * checks: read_file of a 12-byte file vs readFile, list_dir of a 100-entry
+ * directory vs readdir(withFileTypes), http_request GET of a local server vs
+ * undici.request. Interleaved rounds, 50 connections; eval_js of `1+1` is
+ * reported against raw QuickJS in one worker (calls one after another).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
+import { fmt, median, pairedRatio } from '../lib/stats.mjs';
+
+const call = (tool, args) => JSON.stringify({ type: 'tool/call/req', tool_name: tool, arguments: args });
+
+/** The compared operations: the gateway's tool call and the Hono route doing the same. */
+function operations(targetUrl) {
+  return [
+    { key: 'read', label: '`read_file` of a 12-byte file', baseline: '`readFile`', tool: 'read_file', args: { path: 'small.txt' }, route: '/read' },
+    { key: 'list', label: '`list_dir` of a 100-entry directory', baseline: '`readdir(withFileTypes)`', tool: 'list_dir', args: { path: 'dir100' }, route: '/list' },
+    { key: 'http', label: '`http_request` GET of a local server', baseline: '`undici.request`', tool: 'http_request', args: { url: `${targetUrl}/` }, route: '/fetch' },
+  ];
+}
+
+async function check(url, body, what) {
+  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const json = await res.json();
+  if (res.status !== 200 || json.data?.success !== true) throw new Error(`${what} answered ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
+  return json.data.data;
+}
+
+export async function tools({ quick, log }) {
+  const rounds = quick ? 1 : 7;
+  const duration = quick ? 1 : 5;
+  const evalRuns = quick ? 20 : 300;
+  const connections = 50;
+  const dir = mkdtempSync(join(tmpdir(), 'a2e-bench-tools-'));
+  const workspace = join(dir, 'workspace');
+  mkdirSync(join(workspace, 'dir100'), { recursive: true });
+  writeFileSync(join(workspace, 'small.txt'), 'hello world\n');
+  for (let i = 0; i < 100; i++) writeFileSync(join(workspace, 'dir100', `file-${String(i).padStart(3, '0')}.txt`), `${i}\n`);
+  const servers = {};
+  try {
+    servers.target = await startServer(['bench/servers/http-target.mjs']);
+    const targetHost = new URL(servers.target.url).host;
+    servers.gateway = await startServer(['bench/servers/gateway.mjs'], {
+      env: { BENCH_LOG_LEVEL: 'info', BENCH_WORKSPACE: workspace, BENCH_HTTP_ALLOW: targetHost },
+      stderrFile: join(dir, 'gateway.log'),
+    });
+    servers.hono = await startServer(['bench/servers/hono-tools.mjs'], { env: { BENCH_WORKSPACE: workspace } });
+    const ops = operations(servers.target.url);
+    const specs = {};
+    for (const op of ops) {
+      const body = call(op.tool, op.args);
+      const got = await check(`${servers.gateway.url}/tool/call`, body, op.tool);
+      await check(`${servers.hono.url}${op.route}`, body, `Hono ${op.route}`);
+      if (op.key === 'read' && got.content !== 'hello world\n') throw new Error(`read_file read ${JSON.stringify(got)}`);
+      if (op.key === 'list' && got.entries?.length !== 100) throw new Error(`list_dir listed ${got.entries?.length} entries`);
+      specs[op.key] = {
+        gateway: { url: `${servers.gateway.url}/tool/call`, body, connections, duration },
+        hono: { url: `${servers.hono.url}${op.route}`, body, connections, duration },
+      };
+    }
+    // Warm-up, then interleaved rounds: every operation on both servers in each round.
+    for (const op of ops) for (const side of ['gateway', 'hono']) await runLoad('bench/load/autocannon.mjs', { ...specs[op.key][side], duration: 1 });
+    const results = Object.fromEntries(ops.map((op) => [op.key, { gateway: [], hono: [] }]));
+    for (let r = 0; r < rounds; r++) {
+      for (const op of ops) {
+        for (const side of ['gateway', 'hono']) {
+          const res = await runLoad('bench/load/autocannon.mjs', specs[op.key][side]);
+          if (res.errors || res.non2xx) throw new Error(`${op.tool} (${side}): ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+          results[op.key][side].push(res);
+          log(`  tools round ${r + 1}/${rounds} ${op.key} ${side}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
+        }
+      }
+    }
+    // eval_js: one call at a time through the gateway, and QuickJS evaluating the same code in one worker on the server's CPU.
+    const evalSpec = { url: servers.gateway.url, tool: 'eval_js', arguments: { code: '1+1' }, runs: evalRuns };
+    await runLoad('bench/load/calls.mjs', { ...evalSpec, runs: Math.min(20, evalRuns) });
+    const viaGateway = (await runLoad('bench/load/calls.mjs', evalSpec)).ms;
+    const direct = await runLoad('bench/load/quickjs-direct.mjs', { code: '1+1', runs: evalRuns }, { cpu: 'server' });
+    const perSecond = (ms) => 1000 / (ms.reduce((a, b) => a + b, 0) / ms.length);
+
+    const rps = (key, side) => results[key][side].map((x) => x.rps);
+    const ratios = Object.fromEntries(ops.map((op) => [op.key, pairedRatio(rps(op.key, 'gateway'), rps(op.key, 'hono'))]));
+    const rows = [];
+    for (const op of ops) {
+      for (const side of ['gateway', 'hono']) {
+        const res = results[op.key][side];
+        rows.push([
+          side === 'gateway' ? `a2e-gateway ${op.label}` : `bare Hono route, ${op.baseline}`,
+          fmt.int(median(rps(op.key, side))),
+          fmt.latency(median(res.map((x) => x.p50))),
+          fmt.latency(median(res.map((x) => x.p99))),
+          side === 'gateway' ? fmt.ratio(ratios[op.key]) : fmt.ratio(1),
+        ]);
+      }
+    }
+    rows.push(
+      ['a2e-gateway `eval_js` of `1+1`, one call at a time', fmt.int(perSecond(viaGateway)), fmt.ms(median(viaGateway)), '', ''],
+      ['raw QuickJS in one worker (fresh runtime and context each), round trip', fmt.int(perSecond(direct.ms)), fmt.ms(median(direct.ms)), '', ''],
+    );
+    return {
+      id: 9,
+      title: 'Native tools, default configuration',
+      what:
+        `The native tools as users call them, in the default configuration (info logs to a file): ${ops.map((o) => o.label).join('; ')}, ` +
+        `each against a bare Hono route doing the same operation with no checks and answering the same tool/call/resp JSON. ` +
+        `${connections} connections, ${duration} s per run, ${rounds} interleaved rounds after a warm-up; answers checked before loading. ` +
+        `The local server http_request fetches is allowed with \`tools.http.allow_hosts: ["127.0.0.1:<port>"]\` (still checked at connect time). ` +
+        `eval_js: ${evalRuns} calls of \`1+1\` one after another, vs the same QuickJS build evaluating it in one worker thread.`,
+      columns: ['Path', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
+      rows,
+      targets: [
+        ...ops.map((op) => ({ text: `${op.label} ≥ 0.7× a Hono route doing ${op.baseline}`, value: fmt.ratio(ratios[op.key]), met: ratios[op.key] >= 0.7 })),
+        {
+          text: '`eval_js` of `1+1`: calls/s and p50, gateway vs raw QuickJS in one worker (reported)',
+          value: `${fmt.int(perSecond(viaGateway))}/s, p50 ${fmt.ms(median(viaGateway))} vs ${fmt.int(perSecond(direct.ms))}/s, p50 ${fmt.ms(median(direct.ms))} (evaluation alone ${fmt.ms(median(direct.inWorker))})`,
+          met: null,
+        },
+      ],
+      commands: [
+        shownCommand('server', ['bench/servers/http-target.mjs']),
+        `BENCH_LOG_LEVEL=info BENCH_WORKSPACE=<tmp dir> BENCH_HTTP_ALLOW=<target host:port> ${shownCommand('server', ['bench/servers/gateway.mjs'])} 2> gateway.log`,
+        `BENCH_WORKSPACE=<tmp dir> ${shownCommand('server', ['bench/servers/hono-tools.mjs'])}`,
+        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<call>', connections, duration })]),
+        shownCommand('load', ['bench/load/calls.mjs', JSON.stringify({ ...evalSpec, url: '<gateway>' })]),
+        shownCommand('server', ['bench/load/quickjs-direct.mjs', JSON.stringify({ code: '1+1', runs: evalRuns })]),
+      ],
+      raw: { results, eval: { viaGateway, direct } },
+    };
+  } finally {
+    await Promise.all(Object.values(servers).map((s) => s.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

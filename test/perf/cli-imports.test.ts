@@ -1,0 +1,55 @@
+/**
+ * The client commands (list, call) talk to a running gateway over HTTP: they
+ * must not load the server (its routes, engine, tools, config, Hono, zod).
+ * Every module the CLI process loads is recorded by module hooks.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CLI } from '../helpers/cli.js';
+import { definePlugin, echoTool } from '../helpers/plugins.js';
+import { startGateway, type TestGateway } from '../helpers/server.js';
+
+const REGISTER = fileURLToPath(new URL('../fixtures/module-log/register.mjs', import.meta.url));
+const SERVER_SIDE = [/\/dist\/server\.js$/, /\/dist\/(routes|engine\/engine|tools|config|mcp-server|a2a|transport|security)\//, /\/node_modules\/(hono|@hono|zod|pino|@modelcontextprotocol|quickjs)/];
+
+let gw: TestGateway;
+let dir: string;
+beforeAll(async () => {
+  gw = await startGateway({ plugins: [definePlugin('imports-test', [echoTool])] });
+  dir = mkdtempSync(join(tmpdir(), 'a2e-cli-imports-'));
+});
+afterAll(async () => {
+  await gw.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function modulesOf(name: string, args: string[]) {
+  const log = join(dir, name);
+  const r = await execa('node', ['--import', REGISTER, CLI, ...args], { reject: false, env: { MODULE_LOG: log, A2E_URL: gw.url } });
+  return { r, modules: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
+}
+
+describe('the CLI loads only what a command needs', () => {
+  it('list and call load the client, not the server', async () => {
+    for (const [name, args] of [
+      ['list', ['list']],
+      ['call', ['call', 'echo', '--arg', 'text=hi']],
+    ] as const) {
+      const { r, modules } = await modulesOf(name, [...args]);
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout).toContain(name === 'list' ? 'echo' : 'hi');
+      expect(modules).toContainEqual(expect.stringMatching(/\/dist\/cli\/client\.js$/));
+      expect(modules.filter((m) => SERVER_SIDE.some((p) => p.test(m)))).toEqual([]);
+    }
+  });
+
+  it('the recorder sees the server when a command does load it (openapi)', async () => {
+    const { r, modules } = await modulesOf('openapi', ['openapi']);
+    expect(r.exitCode, r.stderr).toBe(0);
+    expect(modules).toContainEqual(expect.stringMatching(/\/dist\/server\.js$/));
+  });
+});
