@@ -105,7 +105,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   started = true;
   checkPolicyRules(config, registry.all(), logger);
 
-  const security = buildSecurity(config, options.env ?? process.env, logger);
+  const security = buildSecurity(config, options.env ?? process.env, logger, stores);
   const engine: Engine = new Engine({
     registry,
     logger,

@@ -10,9 +10,10 @@ import { createAuthenticator, type Authenticate } from './auth.js';
 import { isLoopbackAddress } from './loopback.js';
 import { buildPolicy } from './policy.js';
 import { createJwtVerifier } from './jwt.js';
+import type { Stores } from '../store/index.js';
 
 export { createAuthenticator, bearerToken, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
-export { resolveCaller, type AccessRules } from './access.js';
+export { admitCaller, findCaller, resolveCaller, type AccessRules, type AdmittedCaller } from './access.js';
 export { buildPolicy } from './policy.js';
 export { compileRules } from './rules.js';
 export { auditLine, openAuditFile, type AuditFile } from './audit-file.js';
@@ -29,7 +30,8 @@ export interface Security {
   close(): Promise<void>;
 }
 
-export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger): Security {
+/** `stores`: with store.kind redis, sessions and the shared admission limits live in Redis. */
+export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger, stores?: Stores): Security {
   const jwt = config.auth?.jwt && createJwtVerifier(config.auth.jwt, logger, new Set(config.auth.tokens.map((t) => t.name)));
   const authenticate = config.auth ? createAuthenticator(config.auth, env, jwt) : undefined;
   const sessions = new SessionManager({
@@ -37,6 +39,15 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
     maxParallel: config.sessions.max_parallel,
     maxSessions: config.sessions.max_sessions,
     maxPerOwner: config.sessions.max_per_principal,
+    shared: stores?.sessions({
+      ttlS: config.sessions.ttl_s,
+      maxParallel: config.sessions.max_parallel,
+      maxSessions: config.sessions.max_sessions,
+      maxPerOwner: config.sessions.max_per_principal,
+      ratePerS: config.limits.rate_per_s,
+      rateBurst: config.limits.rate_burst,
+      leaseS: config.calls.owner_lease_s,
+    }),
   });
   const sweep = setInterval(() => sessions.sweep(), Math.min(60, config.sessions.ttl_s) * 1000);
   sweep.unref();

@@ -1,7 +1,11 @@
-/** Handshake and sessions over real HTTP: negotiation, required sessions, capability gating, max_parallel, expiry. */
+/**
+ * Handshake and sessions over real HTTP: negotiation, required sessions, capability gating, max_parallel, expiry.
+ * Run against both session stores: memory, and a real Redis (store.kind redis).
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { A2E_CAPABILITIES } from '../../src/index.js';
 import { callBody } from '../helpers/server.js';
+import { STORE_KINDS, storeConfigs } from '../helpers/stores.js';
 import { post, releaseHeld, sha256, startSecureGateway, type SecureGateway } from './helpers.js';
 
 const TOKEN = 'sessions-test-token-0123456789';
@@ -12,11 +16,15 @@ async function handshake(url: string, body: Record<string, unknown>, headers: Re
   return post(`${url}/handshake`, { type: 'handshake/req', id: 'hs-1', ...body }, headers);
 }
 
+const storeOf = storeConfigs();
+
+describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
 describe('handshake', () => {
   let gw: SecureGateway;
   beforeAll(async () => {
     gw = await startSecureGateway({
       config: {
+        ...(await storeOf(kind)),
         auth: { tokens: [{ name: 'alice', token_sha256: sha256(TOKEN) }, { name: 'bob', token_sha256: sha256(OTHER) }] },
         sessions: { max_parallel: 2 },
       },
@@ -125,7 +133,7 @@ describe('handshake', () => {
 
 describe('sessions without auth', () => {
   it('are optional by default, but a session still gates capabilities', async () => {
-    const gw = await startSecureGateway();
+    const gw = await startSecureGateway({ config: await storeOf(kind) });
     try {
       expect((await post(`${gw.url}/tool/list`, {})).status).toBe(200);
       const { json: hs } = await handshake(gw.url, { agent_caps: [] }, {});
@@ -138,7 +146,7 @@ describe('sessions without auth', () => {
   });
 
   it('can be required without auth (sessions.required: true)', async () => {
-    const gw = await startSecureGateway({ config: { sessions: { required: true } } });
+    const gw = await startSecureGateway({ config: { ...(await storeOf(kind)), sessions: { required: true } } });
     try {
       expect((await post(`${gw.url}/tool/list`, {})).status).toBe(401);
       const { json: hs } = await handshake(gw.url, { agent_caps: ['tools'] }, {});
@@ -149,7 +157,7 @@ describe('sessions without auth', () => {
   });
 
   it('expire after ttl_s of idleness', async () => {
-    const gw = await startSecureGateway({ config: { sessions: { required: true, ttl_s: 0.5 } } });
+    const gw = await startSecureGateway({ config: { ...(await storeOf(kind)), sessions: { required: true, ttl_s: 0.5 } } });
     try {
       const { json: hs } = await handshake(gw.url, { agent_caps: ['tools'] }, {});
       expect((await post(`${gw.url}/tool/list`, { session_id: hs.session_id })).status).toBe(200);
@@ -165,7 +173,7 @@ describe('sessions without auth', () => {
   });
 
   it('caps live sessions (sessions.max_sessions) with 503 and Retry-After, freeing room as they expire', async () => {
-    const gw = await startSecureGateway({ config: { sessions: { max_sessions: 3, ttl_s: 1 } } });
+    const gw = await startSecureGateway({ config: { ...(await storeOf(kind)), sessions: { max_sessions: 3, ttl_s: 1 } } });
     try {
       for (let i = 0; i < 3; i++) expect((await handshake(gw.url, { agent_caps: ['tools'] }, {})).json.ok).toBe(true);
       const over = await handshake(gw.url, { agent_caps: ['tools'] }, {});
@@ -178,4 +186,5 @@ describe('sessions without auth', () => {
       await gw.close();
     }
   });
+});
 });
