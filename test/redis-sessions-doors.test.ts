@@ -55,6 +55,47 @@ describe('a handshake on the A2E transport of one instance', () => {
   });
 });
 
+describe("a token's rate limit on every door", () => {
+  it('one bucket in Redis for REST on A, MCP and A2A on B: refusals are the doors\' usual rate_limited', async () => {
+    const config = {
+      store: store('rate-doors:'),
+      auth: { tokens: [{ name: 'alice', token_sha256: sha256(TOKEN) }] },
+      sessions: { required: false },
+      limits: { rate_per_s: 0.01, rate_burst: 2 },
+    };
+    const a = await startSecureGateway({ config });
+    const b = await startSecureGateway({ config });
+    try {
+      for (let i = 0; i < 2; i++) expect((await post(`${a.url}/tool/call`, callBody('echo', { text: 'x' }), auth)).status).toBe(200);
+      const rest = await post(`${b.url}/tool/call`, callBody('echo', { text: 'x' }), auth);
+      expect(rest.status).toBe(429);
+      expect(rest.json.message).toMatch(/too many calls for token "alice"/);
+
+      const mcp = await fetch(`${b.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...auth },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }),
+      });
+      const mcpJson = (await mcp.json()) as { error?: { message: string; data?: unknown } };
+      expect(mcpJson.error?.message).toMatch(/too many calls for token "alice" \(limits\.rate_per_s\)/);
+
+      const a2a = await post(
+        `${b.url}/a2a`,
+        {
+          jsonrpc: '2.0',
+          id: 'r1',
+          method: 'message/send',
+          params: { message: { kind: 'message', messageId: 'm1', role: 'user', parts: [{ kind: 'data', data: { text: 'x' } }], metadata: { skillId: 'echo' } } },
+        },
+        auth,
+      );
+      expect(a2a.json.error?.message).toMatch(/too many calls for token "alice" \(limits\.rate_per_s\)/);
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});
+
 describe('a Redis outage', () => {
   it('answers 503 with Retry-After where a session is needed, keeps plain calls running, and recovers on its own', async () => {
     const gw = await startSecureGateway({ config: { store: store('outage:') } });

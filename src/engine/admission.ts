@@ -175,8 +175,9 @@ export class Admission {
 
 /**
  * What the shared admission (store.kind redis) decided for one call before
- * engine.start: admitted, with the function giving its shared slot back, or
- * refused with the error engine.start throws (see Admission.adopt).
+ * engine.start: admitted, with the function giving its shared slot back
+ * (calling it again does nothing), or refused with the error engine.start
+ * throws (see Admission.adopt).
  */
 export type Admitted = { release: () => void } | { refused: GatewayError };
 

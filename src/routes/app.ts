@@ -2,7 +2,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { GatewayError, SessionManager, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
-import { admitCaller, findCaller, resolveCaller } from '../security/access.js';
+import { admitCaller, admitShared, findCaller, resolveCaller } from '../security/access.js';
 import { signedCallAccess } from './call-access.js';
 import { registerCallRoutes } from './calls.js';
 import type { AgentStatus } from '../protocol/index.js';
@@ -187,7 +187,14 @@ export function createApp(options: AppOptions): OpenAPIHono {
   registerReadyRoute(app, { agents: options.agents ?? (() => []), stopping: () => options.engine.stopping });
   registerRootRoute(app, { basePath, version: options.version });
   if (options.mcp) {
-    registerMcpRoute(app, { door: options.mcp, logger, bodyLimitBytes: options.bodyLimitBytes, heartbeatS: options.heartbeatS, maxJsonDepth: security?.maxJsonDepth });
+    registerMcpRoute(app, {
+      door: options.mcp,
+      logger,
+      bodyLimitBytes: options.bodyLimitBytes,
+      heartbeatS: options.heartbeatS,
+      maxJsonDepth: security?.maxJsonDepth,
+      admit: sessions.shared && ((principal) => admitShared(rules, principal)),
+    });
   }
   if (metrics) registerMetricsRoute(app, metrics, admin);
 
@@ -203,7 +210,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
       maxJsonDepth: security?.maxJsonDepth,
       retainS: options.calls.retainS,
       urls: { basePath, trustProxy: options.trustProxy ?? false },
-      caller,
+      caller: sessions.shared && !options.caller ? sharedCaller : caller,
+      admit: sessions.shared && ((principal, sessionId) => admitShared(rules, principal, sessionId)),
       bearer: security?.authenticate !== undefined,
     });
   }

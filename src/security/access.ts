@@ -69,3 +69,14 @@ export function admitCaller(rules: AccessRules, principal: string | null, sessio
     return { caller, admitted };
   });
 }
+
+/**
+ * The shared admission of a call whose caller is already known (the MCP and
+ * A2A doors): undefined when it needs none (memory store, or no session and
+ * no rate limit to take).
+ */
+export function admitShared(rules: AccessRules, principal: string | null, sessionId = ''): Promise<Admitted> | undefined {
+  const shared = rules.sessions.shared;
+  if (!shared || !shared.needed(principal, sessionId)) return undefined;
+  return shared.admitCall(principal, sessionId).then((outcome) => outcome?.admitted ?? { refused: noSession('session_id is unknown or expired') });
+}

@@ -13,7 +13,7 @@ import { createJwtVerifier } from './jwt.js';
 import type { Stores } from '../store/index.js';
 
 export { createAuthenticator, bearerToken, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
-export { admitCaller, findCaller, resolveCaller, type AccessRules, type AdmittedCaller } from './access.js';
+export { admitCaller, admitShared, findCaller, resolveCaller, type AccessRules, type AdmittedCaller } from './access.js';
 export { buildPolicy } from './policy.js';
 export { compileRules } from './rules.js';
 export { auditLine, openAuditFile, type AuditFile } from './audit-file.js';
