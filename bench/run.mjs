@@ -24,6 +24,7 @@ import { defaultConfig } from './scenarios/default-config.mjs';
 import { tools } from './scenarios/tools.mjs';
 import { startup } from './scenarios/startup.mjs';
 import { responsive } from './scenarios/responsive.mjs';
+import { store } from './scenarios/store.mjs';
 
 /** Every scenario of issue 8, in report order (an entry with `pending` instead of `run` says why it is not measured yet). */
 const SCENARIOS = [
@@ -39,6 +40,7 @@ const SCENARIOS = [
   { id: 10, title: 'Native tools, default configuration', run: tools },
   { id: 11, title: 'Start-up and the CLI client', run: startup },
   { id: 12, title: 'Responsive under load', run: responsive },
+  { id: 13, title: 'Shared store: Redis vs memory', run: store },
 ];
 
 const { values } = parseArgs({

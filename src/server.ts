@@ -112,7 +112,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   plugins = await PluginSet.start(config, logger, { extra: options.plugins, toolsChanged });
   checkPolicyRules(config, plugins.registry.all(), logger);
 
-  const security = buildSecurity(config, options.env ?? process.env, logger);
+  const security = buildSecurity(config, options.env ?? process.env, logger, stores);
   const engine: Engine = new Engine({
     registry: plugins.registry,
     logger,

@@ -11,7 +11,7 @@
  *   SubscribeToTask / tasks/resubscribe         the task now, then its updates
  */
 import { DIALECTS, otherDialect, type DialectName } from '../a2a/dialect.js';
-import type { Call, CallStore, Caller, Engine, Logger, Watcher } from '../engine/index.js';
+import { asGatewayError, type Admitted, type Call, type CallStore, type Caller, type Engine, type Logger, type Watcher } from '../engine/index.js';
 import { PROTOCOL_VERSION, newId, nowTs, type ToolCallRequest, type ToolDefinition, type ToolEvent } from '../protocol/index.js';
 import { RPC, RpcError, asRpcError, type RpcRequest } from './jsonrpc.js';
 import { readToolRequest } from './message.js';
@@ -42,6 +42,8 @@ export interface RpcContext {
   logger: Logger;
   /** Run `fn` if the client goes away before the answer is sent; returns a function that stops watching. */
   onClientGone(fn: () => void): () => void;
+  /** A call's shared admission (store.kind redis), taken before it starts; undefined when it needs none. */
+  admit?(): Promise<Admitted> | undefined;
 }
 
 /** Results of one stream, followed live; `close()` stops following (the task runs on). */
@@ -60,11 +62,14 @@ export class A2AHandler {
 
   /** Answer one request. Throws RpcError (anything else thrown is an internal error, to be logged). */
   async handle(req: RpcRequest, ctx: RpcContext): Promise<RpcOutcome> {
-    switch (this.method(req.method, ctx.dialect)) {
+    const method = this.method(req.method, ctx.dialect);
+    const admitting = (method === 'send' || method === 'stream') && ctx.admit?.();
+    const admitted = admitting ? await admitting.catch((err: unknown) => ({ refused: asGatewayError(err) })) : undefined;
+    switch (method) {
       case 'send':
-        return this.send(req.params, ctx);
+        return this.send(req.params, ctx, admitted);
       case 'stream':
-        return { stream: this.follow(this.start(req.params, ctx, true), WIRES[ctx.dialect], -1, true) };
+        return { stream: this.follow(this.start(req.params, ctx, true, admitted), WIRES[ctx.dialect], -1, true) };
       case 'get':
         return { result: WIRES[ctx.dialect].task(snapshot(WIRES[ctx.dialect], this.find(req.params, ctx))) };
       case 'cancel':
@@ -90,12 +95,12 @@ export class A2AHandler {
     throw new RpcError(RPC.METHOD_NOT_FOUND, `no method "${name}".${hint}`);
   }
 
-  private async send(params: Json, ctx: RpcContext): Promise<RpcOutcome> {
+  private async send(params: Json, ctx: RpcContext, admitted: Admitted | undefined): Promise<RpcOutcome> {
     const configuration = isObject(params.configuration) ? params.configuration : {};
     const returnImmediately = ctx.dialect === '1.0' ? configuration.returnImmediately === true : configuration.blocking === false;
     const wire = WIRES[ctx.dialect];
     // A blocking send reports no updates, so its call records none.
-    const call = this.start(params, ctx, returnImmediately);
+    const call = this.start(params, ctx, returnImmediately, admitted);
     if (!returnImmediately) {
       // Nobody else knows the task id yet: a client that goes away takes the task with it.
       const stop = ctx.onClientGone(() => call.stop('disconnect'));
@@ -106,13 +111,19 @@ export class A2AHandler {
   }
 
   /** Start the call a message asks for, and keep it as a task. */
-  private start(params: Json, ctx: RpcContext, recordEvents: boolean): Call {
+  private start(params: Json, ctx: RpcContext, recordEvents: boolean, admitted?: Admitted): Call {
     const { engine } = this.deps;
-    const wanted = readToolRequest(
-      params,
-      (name) => engine.registry.get(name)?.definition,
-      () => this.skills(ctx.caller).map((t) => t.name),
-    );
+    let wanted: ReturnType<typeof readToolRequest>;
+    try {
+      wanted = readToolRequest(
+        params,
+        (name) => engine.registry.get(name)?.definition,
+        () => this.skills(ctx.caller).map((t) => t.name),
+      );
+    } catch (err) {
+      if (admitted && 'release' in admitted) admitted.release(); // refused before it started
+      throw err;
+    }
     const timeout = wanted.metadata.timeout;
     const request: ToolCallRequest = {
       type: 'tool/call/req',
@@ -128,7 +139,7 @@ export class A2AHandler {
     };
     let call: Call;
     try {
-      call = engine.start(request, ctx.caller, { inputBytes: ctx.inputBytes, logger: ctx.logger });
+      call = engine.start(request, ctx.caller, { inputBytes: ctx.inputBytes, logger: ctx.logger, admitted });
     } catch (err) {
       throw this.refusal(err, ctx);
     }

@@ -128,30 +128,12 @@ export class Admission {
     const { rateLimiter, maxConcurrentCalls, maxParallelPerSession } = this.options;
     if (rateLimiter && caller.principal !== null) {
       const wait = rateLimiter.take(caller.principal);
-      if (wait > 0) {
-        throw new GatewayError(
-          'rate_limited',
-          `too many calls for token "${caller.principal}" (limits.rate_per_s); retry after ${Math.ceil(wait)} s`,
-          { retryable: true, detail: { retry_after_s: Math.max(1, Math.ceil(wait)) } },
-        );
-      }
+      if (wait > 0) throw rateLimited(caller.principal, wait);
     }
-    if (maxConcurrentCalls > 0 && this.running >= maxConcurrentCalls) {
-      throw new GatewayError(
-        'unavailable',
-        `the gateway is running its maximum of ${maxConcurrentCalls} calls (limits.max_concurrent_calls); retry shortly`,
-        { retryable: true, detail: { retry_after_s: 1 } },
-      );
-    }
+    if (maxConcurrentCalls > 0 && this.running >= maxConcurrentCalls) throw this.gatewayFull();
     const session = caller.sessionId;
     const inSession = session ? (this.perSession.get(session) ?? 0) : 0;
-    if (session && maxParallelPerSession > 0 && inSession >= maxParallelPerSession) {
-      throw new GatewayError(
-        'rate_limited',
-        `this session already runs ${maxParallelPerSession} calls (its max_parallel); wait for one to finish`,
-        { retryable: true, detail: { retry_after_s: 1, max_parallel: maxParallelPerSession } },
-      );
-    }
+    if (session && maxParallelPerSession > 0 && inSession >= maxParallelPerSession) throw sessionFull(maxParallelPerSession);
     this.running++;
     if (session) this.perSession.set(session, inSession + 1);
     let released = false;
@@ -165,4 +147,57 @@ export class Admission {
       else this.perSession.set(session, n);
     };
   }
+
+  /**
+   * Take over a call the shared admission (store.kind redis) already decided
+   * on: its refusal is thrown here, so every door words and audits it as the
+   * engine does; an admitted call still counts against this instance's
+   * `max_concurrent_calls`. The returned function gives both slots back.
+   */
+  adopt(admitted: Admitted): () => void {
+    if ('refused' in admitted) throw admitted.refused;
+    const { maxConcurrentCalls } = this.options;
+    // Refused here, the shared slot is the caller's to give back (engine.start does).
+    if (maxConcurrentCalls > 0 && this.running >= maxConcurrentCalls) throw this.gatewayFull();
+    this.running++;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.running--;
+      admitted.release();
+    };
+  }
+
+  private gatewayFull(): GatewayError {
+    const max = this.options.maxConcurrentCalls;
+    return new GatewayError('unavailable', `the gateway is running its maximum of ${max} calls (limits.max_concurrent_calls); retry shortly`, {
+      retryable: true,
+      detail: { retry_after_s: 1 },
+    });
+  }
+}
+
+/**
+ * What the shared admission (store.kind redis) decided for one call before
+ * engine.start: admitted, with the function giving its shared slot back
+ * (calling it again does nothing), or refused with the error engine.start
+ * throws (see Admission.adopt).
+ */
+export type Admitted = { release: () => void } | { refused: GatewayError };
+
+/** The refusal of a call over its token's rate limit; `waitS` until a unit is available. */
+export function rateLimited(principal: string, waitS: number): GatewayError {
+  return new GatewayError('rate_limited', `too many calls for token "${principal}" (limits.rate_per_s); retry after ${Math.ceil(waitS)} s`, {
+    retryable: true,
+    detail: { retry_after_s: Math.max(1, Math.ceil(waitS)) },
+  });
+}
+
+/** The refusal of a call in a session already running `maxParallel` calls. */
+export function sessionFull(maxParallel: number): GatewayError {
+  return new GatewayError('rate_limited', `this session already runs ${maxParallel} calls (its max_parallel); wait for one to finish`, {
+    retryable: true,
+    detail: { retry_after_s: 1, max_parallel: maxParallel },
+  });
 }

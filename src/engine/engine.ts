@@ -6,7 +6,7 @@
  */
 import type { ToolCallRequest, ToolDefinition, ToolListRequest } from '../protocol/index.js';
 import { capProblem, formatProblems, nowTs } from '../protocol/index.js';
-import { Admission, NO_ADMISSION_LIMITS, checkShape } from './admission.js';
+import { Admission, NO_ADMISSION_LIMITS, checkShape, type Admitted } from './admission.js';
 import { ActivityFeed } from './activity.js';
 import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
 import { ByteBudget } from './byte-budget.js';
@@ -57,6 +57,8 @@ export interface StartOptions {
   logger?: Logger;
   /** The door the call came through, for audit and metrics ("rest" when not given). */
   door?: string;
+  /** The shared admission's decision (store.kind redis), taken by the door before start; see Admission.adopt. */
+  admitted?: Admitted;
 }
 
 /** What a config reload may change for new calls (calls already running keep theirs). */
@@ -136,7 +138,7 @@ export class Engine {
           retryable: true,
         });
       }
-      release = this.admission.admit(caller);
+      release = options.admitted ? this.admission.adopt(options.admitted) : this.admission.admit(caller);
       tool = this.resolve(req.tool_name, caller);
       const shape = checkShape(req.arguments, this.admission.limits);
       if (shape) {
@@ -180,7 +182,8 @@ export class Engine {
       call.begin();
       return call;
     } catch (err) {
-      release?.();
+      if (release) release();
+      else if (options.admitted && 'release' in options.admitted) options.admitted.release(); // refused before adopting it
       if (err instanceof GatewayError) {
         (options.logger ?? this.logger).info(
           { tool: req.tool_name.slice(0, 200), kind: tool?.definition.kind ?? null, outcome: err.code, req_id: req.id },

@@ -12,6 +12,7 @@ import {
   type HandshakeRequest,
   type HandshakeResponse,
 } from '../protocol/index.js';
+import type { Admitted } from './admission.js';
 import { GatewayError } from './errors.js';
 
 export interface Session {
@@ -45,6 +46,32 @@ export class MemorySessionStore implements SessionStore {
   values = () => this.map.values();
 }
 
+/**
+ * Sessions kept in a store every instance shares (store.kind redis): a
+ * handshake on one instance, calls on another. Expiry, the owner quota and
+ * the count of live sessions are the store's to keep, atomically.
+ */
+export interface SharedSessionStore {
+  /**
+   * Store a new session: at its owner's `maxPerOwner` quota the owner's least
+   * recently used session is closed first; false (nothing stored) when the
+   * store holds `maxSessions` live sessions already.
+   */
+  open(session: Session): Promise<boolean>;
+  /** The live session (its idle timer refreshed), or undefined when unknown or expired. */
+  get(id: string): Promise<Session | undefined>;
+  close(id: string): Promise<void>;
+  /** Whether a call of `principal` in `sessionId` ("" for none) needs the store at all (a session, or a rate limit to take). */
+  needed(principal: string | null, sessionId: string): boolean;
+  /**
+   * The session lookup of one call together with its shared admission (the
+   * token's rate limit, the session's running calls for max_parallel), in one
+   * round trip: undefined when the session is unknown, expired or another
+   * principal's (then nothing was taken).
+   */
+  admitCall(principal: string | null, sessionId: string): Promise<{ session: Session | undefined; admitted: Admitted } | undefined>;
+}
+
 /** Capabilities this gateway serves. */
 export const SERVED_CAPABILITIES: ReadonlySet<string> = new Set(['tools']);
 
@@ -62,6 +89,8 @@ export interface SessionManagerOptions {
    */
   maxPerOwner?: number;
   store?: SessionStore;
+  /** Keep sessions in this shared store instead (store.kind redis); `store` is then unused. */
+  shared?: SharedSessionStore;
 }
 
 /**
@@ -86,6 +115,32 @@ export class SessionManager {
     return this.options.maxParallel;
   }
 
+  /** The shared store sessions live in (store.kind redis), else undefined: then every method here is synchronous. */
+  get shared(): SharedSessionStore | undefined {
+    return this.options.shared;
+  }
+
+  /** handshake() for either store: synchronous in memory, one round trip to a shared store. */
+  open(req: HandshakeRequest, principal: string | null, owner: string = quotaKey(principal, undefined)): HandshakeResponse | Promise<HandshakeResponse> {
+    const shared = this.options.shared;
+    if (!shared) return this.handshake(req, principal, owner);
+    const { session, response } = this.newSession(req, principal, owner);
+    return shared.open(session).then((stored) => {
+      if (!stored) throw this.full();
+      return response;
+    });
+  }
+
+  /** get() for either store. */
+  find(id: string): Session | undefined | Promise<Session | undefined> {
+    return this.options.shared ? this.options.shared.get(id) : this.get(id);
+  }
+
+  /** close() for either store. */
+  end(id: string): void | Promise<void> {
+    return this.options.shared ? this.options.shared.close(id) : this.close(id);
+  }
+
   /**
    * Answer a handshake for an already-authenticated `principal`. Accepts only
    * capabilities that were asked for and that the gateway serves; names
@@ -93,6 +148,13 @@ export class SessionManager {
    */
   handshake(req: HandshakeRequest, principal: string | null, owner: string = quotaKey(principal, undefined)): HandshakeResponse {
     this.makeRoom(owner);
+    const { session, response } = this.newSession(req, principal, owner);
+    this.store.put(session);
+    this.track(session);
+    return response;
+  }
+
+  private newSession(req: HandshakeRequest, principal: string | null, owner: string): { session: Session; response: HandshakeResponse } {
     const asked = new Set(req.agent_caps.filter((c) => (A2E_CAPABILITIES as readonly string[]).includes(c)));
     const accepted = [...asked].map((capability) => ({
       capability,
@@ -108,9 +170,15 @@ export class SessionManager {
       lastSeen: Date.now(),
       owner,
     };
-    this.store.put(session);
-    this.track(session);
-    return answer(req, { session_id: session.id, accepted_caps: accepted, max_parallel: this.options.maxParallel, ok: true });
+    return { session, response: answer(req, { session_id: session.id, accepted_caps: accepted, max_parallel: this.options.maxParallel, ok: true }) };
+  }
+
+  private full(): GatewayError {
+    const max = this.options.maxSessions ?? 0;
+    return new GatewayError('unavailable', `the gateway has its maximum of ${max} open sessions (sessions.max_sessions); retry later`, {
+      retryable: true,
+      detail: { retry_after_s: 1 },
+    });
   }
 
   /** A refused handshake (e.g. bad token). */
@@ -175,12 +243,7 @@ export class SessionManager {
     const max = this.options.maxSessions ?? 0;
     if (max > 0 && this.live >= max) {
       this.sweep();
-      if (this.live >= max) {
-        throw new GatewayError('unavailable', `the gateway has its maximum of ${max} open sessions (sessions.max_sessions); retry later`, {
-          retryable: true,
-          detail: { retry_after_s: 1 },
-        });
-      }
+      if (this.live >= max) throw this.full();
     }
   }
 

@@ -18,7 +18,7 @@ import type {
   ProgressToken,
   RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
-import { GatewayError, type Call, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { GatewayError, type Admitted, type Call, type Caller, type Engine, type Logger } from '../engine/index.js';
 import { PROTOCOL_VERSION, newId, nowTs, type ToolCallRequest, type ToolEvent, type ToolListRequest, type ToolResult } from '../protocol/index.js';
 import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, checkInitialize, cursorOf } from './protocol.js';
 import { mcpTool } from './tools.js';
@@ -51,6 +51,8 @@ export interface McpExchange {
   requestId?: string;
   /** Size of the message, for the audit record. */
   inputBytes: number;
+  /** A tools/call's shared admission (store.kind redis), decided before handle(); see Admission.adopt. */
+  admitted?: Admitted;
 }
 
 /** What to answer. */
@@ -188,7 +190,7 @@ export class McpDoor {
       streaming: progressToken !== undefined,
       timeout: this.options.callTimeoutS,
     };
-    const call = this.engine.start(req, ex.caller, { inputBytes: ex.inputBytes, logger: ex.logger, door: 'mcp' });
+    const call = this.engine.start(req, ex.caller, { inputBytes: ex.inputBytes, logger: ex.logger, door: 'mcp', admitted: ex.admitted });
     const key = inflightKey(ex.scope, ex.caller, id);
     this.inflight.set(key, call);
     void call.result.then(() => {

@@ -9,7 +9,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { A2AHandler, agentCard, asRpcError, parseRpcRequest, rpcError, rpcResult, RPC, RpcError, type A2AServerConfig, type RpcId, type RpcStream } from '../a2a-server/index.js';
-import { GatewayError, type Call, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { GatewayError, type Admitted, type Call, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
 import { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan, readBytes } from './http/body.js';
 import { onClientGone } from './http/disconnect.js';
 import { requestHeader } from './http/node.js';
@@ -34,8 +34,10 @@ export interface A2AServerRouteDeps {
   /** calls.retain_s */
   retainS: number;
   urls: PublicUrlOptions;
-  /** Who is calling, from the request and the session id it sent. */
-  caller: (c: Context, sessionId: string) => Caller;
+  /** Who is calling, from the request and the session id it sent (a round trip when sessions are shared). */
+  caller: (c: Context, sessionId: string) => Caller | Promise<Caller>;
+  /** A call's shared admission (store.kind redis), undefined when it needs none. */
+  admit?: (principal: string | null, sessionId: string) => Promise<Admitted> | undefined;
   /** Whether the gateway requires a bearer token (auth configured). */
   bearer: boolean;
 }
@@ -53,13 +55,14 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
   });
   const principalOf = (c: Context) => c.get('principal')?.name ?? null;
 
-  app.get(AGENT_CARD_PATH, (c) => {
+  app.get(AGENT_CARD_PATH, async (c) => {
     // With auth on, a card read without a token lists no skills (the guard let it through for this).
     const anonymous = deps.bearer && principalOf(c) === null;
     let tools: ReturnType<A2AHandler['skills']> = [];
     if (!anonymous) {
       try {
-        tools = handler.skills(a2aCaller(c, deps));
+        const found = a2aCaller(c, deps);
+        tools = handler.skills(found instanceof Promise ? await found : found);
       } catch {
         tools = []; // no usable session: nothing this request could call
       }
@@ -82,7 +85,8 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
         if (typeof given === 'string' || typeof given === 'number') id = given;
       }
       const req = parseRpcRequest(json);
-      const caller = a2aCaller(c, deps, bytes.byteLength);
+      const found = a2aCaller(c, deps, bytes.byteLength);
+      const caller = found instanceof Promise ? await found : found;
       const owner = caller.principal;
       const outcome = await handler.handle(req, {
         dialect: /^\s*1\./.test(requestHeader(c, 'a2a-version') ?? '') ? '1.0' : '0.3',
@@ -91,6 +95,7 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
         inputBytes: bytes.byteLength,
         logger,
         onClientGone: (fn) => onClientGone(c, fn),
+        admit: deps.admit && (() => deps.admit!(caller.principal, caller.sessionId)),
       });
       if ('result' in outcome) return sendJson(c, rpcResult(req.id, outcome.result));
       return streamRpc(c, req.id, outcome.stream, deps.heartbeatS, logger);
@@ -107,12 +112,10 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
  * A2A has no handshake, so `sessions.required` (an A2E rule) does not apply;
  * a session sent in X-Session-Id is still checked and used. Refusals are audited.
  */
-function a2aCaller(c: Context, deps: A2AServerRouteDeps, inputBytes = 0): Caller {
+function a2aCaller(c: Context, deps: A2AServerRouteDeps, inputBytes = 0): Caller | Promise<Caller> {
   const sessionId = requestHeader(c, 'x-session-id');
   if (!sessionId) return { sessionId: '', principal: c.get('principal')?.name ?? null, door: 'a2a' };
-  try {
-    return { ...deps.caller(c, sessionId), door: 'a2a' };
-  } catch (err) {
+  const refused = (err: unknown): never => {
     if (err instanceof GatewayError && c.req.method === 'POST') {
       deps.engine.recordRefused({
         tool_name: '',
@@ -124,6 +127,12 @@ function a2aCaller(c: Context, deps: A2AServerRouteDeps, inputBytes = 0): Caller
       });
     }
     throw err;
+  };
+  try {
+    const found = deps.caller(c, sessionId);
+    return found instanceof Promise ? found.then((caller) => ({ ...caller, door: 'a2a' }), refused) : { ...found, door: 'a2a' };
+  } catch (err) {
+    return refused(err);
   }
 }
 

@@ -2,7 +2,7 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { GatewayError, SessionManager, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
-import { resolveCaller } from '../security/access.js';
+import { admitCaller, admitShared, findCaller, resolveCaller } from '../security/access.js';
 import { signedCallAccess } from './http/call-access.js';
 import { registerCallRoutes } from './calls.js';
 import type { AgentStatus } from '../protocol/index.js';
@@ -118,6 +118,10 @@ export function createApp(options: AppOptions): OpenAPIHono {
     (security
       ? (c: Context, sessionId: string) => resolveCaller(security, c.get('principal')?.name ?? null, sessionId)
       : (_c: Context, sessionId: string) => resolveCaller({ sessions, sessionsRequired: false }, null, sessionId));
+  // With sessions in a shared store (store.kind redis), finding a session, and admitting a call, may take a round trip.
+  const rules = security ?? { sessions, sessionsRequired: false };
+  const sharedCaller = (c: Context, sessionId: string) => findCaller(rules, c.get('principal')?.name ?? null, sessionId);
+  const admit = options.caller ?? ((c: Context, sessionId: string) => admitCaller(rules, c.get('principal')?.name ?? null, sessionId));
 
   app.notFound((c) => {
     const routes = app.routes.filter((r) => r.method !== 'ALL' && routePattern(r.path).test(c.req.path));
@@ -143,7 +147,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
     bodyLimitBytes: options.bodyLimitBytes,
     heartbeatS: options.heartbeatS,
     maxJsonDepth: security?.maxJsonDepth,
-    caller,
+    caller: sessions.shared && !options.caller ? sharedCaller : caller,
+    admit,
     streams: options.streams,
   });
   registerHandshakeRoute(app, {
@@ -165,7 +170,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     retryMs: options.calls.retryMs,
     retainS: options.calls.retainS,
     urls: { basePath, trustProxy: options.trustProxy ?? false },
-    caller,
+    admit,
     access: callAccess,
     streams: options.streams,
   });
@@ -190,7 +195,14 @@ export function createApp(options: AppOptions): OpenAPIHono {
   registerReadyRoute(app, { agents: options.agents ?? (() => []), stopping: () => options.engine.stopping });
   registerRootRoute(app, { basePath, version: options.version });
   if (options.mcp) {
-    registerMcpRoute(app, { door: options.mcp, logger, bodyLimitBytes: options.bodyLimitBytes, heartbeatS: options.heartbeatS, maxJsonDepth: security?.maxJsonDepth });
+    registerMcpRoute(app, {
+      door: options.mcp,
+      logger,
+      bodyLimitBytes: options.bodyLimitBytes,
+      heartbeatS: options.heartbeatS,
+      maxJsonDepth: security?.maxJsonDepth,
+      admit: sessions.shared && ((principal) => admitShared(rules, principal)),
+    });
   }
   if (metrics) registerMetricsRoute(app, metrics, admin);
 
@@ -206,7 +218,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
       maxJsonDepth: security?.maxJsonDepth,
       retainS: options.calls.retainS,
       urls: { basePath, trustProxy: options.trustProxy ?? false },
-      caller,
+      caller: sessions.shared && !options.caller ? sharedCaller : caller,
+      admit: sessions.shared && ((principal, sessionId) => admitShared(rules, principal, sessionId)),
       bearer: security?.authenticate !== undefined,
     });
   }

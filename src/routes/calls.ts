@@ -22,7 +22,8 @@ import {
 } from './openapi/calls.js';
 import { publicUrl, type PublicUrlOptions } from './http/urls.js';
 import { requestHeader } from './http/node.js';
-import { callerOfCall } from './http/caller.js';
+import { startCall } from './http/caller.js';
+import type { AdmittedCaller } from '../security/access.js';
 import { jsonResponse } from './http/respond.js';
 
 /**
@@ -59,14 +60,15 @@ export interface CallRoutesDeps {
   retainS: number;
   urls: PublicUrlOptions;
   /** Who is calling, from the request and the session_id it sent. */
-  caller: (c: Context, sessionId: string) => Caller;
+  /** The caller of a call, admitted by the shared store when it needs one (store.kind redis). */
+  admit: (c: Context, sessionId: string) => Caller | Promise<AdmittedCaller>;
   access?: CallAccess;
   /** What an event stream may hold for a client that does not keep up. */
   streams?: StreamLimits;
 }
 
 export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void {
-  const { engine, store, bodyLimitBytes } = deps;
+  const { store, bodyLimitBytes } = deps;
   const access = deps.access ?? openCallAccess;
 
   const resultUrl = (c: Context, call: Call) => publicUrl(c, deps.urls, `/tool/calls/${encodeURIComponent(call.id)}`);
@@ -104,7 +106,8 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
   app.post(startCallRoute.path, async (c) => {
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
     // Events are what a call resource is watched for: always record them.
-    const call = engine.start({ ...req, streaming: true }, callerOfCall(c, req, bytes, deps), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
+    const started = startCall(c, { ...req, streaming: true }, bytes, deps, { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
+    const call = started instanceof Promise ? await started : started;
     store.put(call);
     const body: CallAccepted = {
       call_id: call.id,

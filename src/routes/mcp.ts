@@ -16,7 +16,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Call, Logger } from '../engine/index.js';
+import type { Admitted, Call, Logger } from '../engine/index.js';
 import {
   JSONRPC_INVALID_REQUEST,
   JSONRPC_PARSE_ERROR,
@@ -46,7 +46,12 @@ export interface McpRouteDeps {
   bodyLimitBytes: number;
   heartbeatS: number;
   maxJsonDepth?: number;
+  /** A call's shared admission for `principal` (store.kind redis), undefined when it needs none. */
+  admit?: (principal: string | null) => Promise<Admitted> | undefined;
 }
+
+const isToolsCall = (m: unknown): boolean =>
+  typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call' && (m as { id?: unknown }).id !== undefined;
 
 export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
   const { door, bodyLimitBytes } = deps;
@@ -87,6 +92,9 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
     const principal = c.get('principal')?.name ?? null;
     const session = requestHeader(c, SESSION_HEADER) ?? '';
     const logger = requestLogger(c, deps.logger);
+    // With a shared store (store.kind redis) a token's tools/call takes its rate limit there first, in one round trip.
+    const admitting = deps.admit && isToolsCall(message) ? deps.admit(principal) : undefined;
+    const admitted = admitting && (await admitting.catch((err: unknown) => ({ refused: asGatewayError(err) })));
     let outcome: McpOutcome;
     try {
       outcome = door.handle(message, {
@@ -95,7 +103,9 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
         scope: session,
         requestId: c.get('requestId'),
         inputBytes: bytes.byteLength,
+        admitted,
       });
+      if (outcome.kind !== 'call' && admitted && 'release' in admitted) admitted.release(); // refused before it started
     } catch (err) {
       // handle() answers every failure itself; this is only a bug's safety net.
       logger.error({ err }, 'MCP door failed');

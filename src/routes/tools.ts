@@ -7,7 +7,8 @@ import type { Context } from 'hono';
 import type { Caller, Engine, Logger } from '../engine/index.js';
 import { ToolCallRequest, ToolListRequest, newId, nowTs, PROTOCOL_VERSION } from '../protocol/index.js';
 import { readJson } from './http/body.js';
-import { callerOfCall } from './http/caller.js';
+import { startCall } from './http/caller.js';
+import type { AdmittedCaller } from '../security/access.js';
 import { onClientGone } from './http/disconnect.js';
 import { streamCall } from './http/call-stream.js';
 import type { StreamLimits } from './http/sse.js';
@@ -22,7 +23,9 @@ export interface ToolRoutesDeps {
   bodyLimitBytes: number;
   heartbeatS: number;
   /** Who is calling, from the request and the session_id it sent (sessions and auth fill this in). */
-  caller: (c: Context, sessionId: string) => Caller;
+  caller: (c: Context, sessionId: string) => Caller | Promise<Caller>;
+  /** The caller of a call, admitted by the shared store when it needs one (store.kind redis). */
+  admit: (c: Context, sessionId: string) => Caller | Promise<AdmittedCaller>;
   /** limits.max_json_depth */
   maxJsonDepth?: number;
   /** What an SSE stream may hold for a client that does not keep up. */
@@ -35,20 +38,23 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
   app.openAPIRegistry.registerPath(listRoute);
   app.post(listRoute.path, async (c) => {
     const { value: req } = await readJson(c, ToolListRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
+    const found = deps.caller(c, req.session_id);
+    const caller = found instanceof Promise ? await found : found;
     return jsonResponse(c, {
       type: 'tool/list/resp',
       id: newId(),
       version: PROTOCOL_VERSION,
       ts: nowTs(),
       req_id: req.id,
-      tools: engine.list(req, deps.caller(c, req.session_id)),
+      tools: engine.list(req, caller),
     });
   });
 
   app.openAPIRegistry.registerPath(callRoute);
   app.post(callRoute.path, async (c) => {
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
-    const call = engine.start(req, callerOfCall(c, req, bytes, deps), { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
+    const started = startCall(c, req, bytes, deps, { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
+    const call = started instanceof Promise ? await started : started;
     if (req.streaming && acceptsEventStream(requestHeader(c, 'accept'))) {
       return streamCall(c, call, { heartbeatS: deps.heartbeatS, logger: call.logger, stopOnDisconnect: true, limits: deps.streams });
     }

@@ -10,9 +10,10 @@ import { createAuthenticator, type Authenticate } from './auth.js';
 import { isLoopbackAddress } from './loopback.js';
 import { buildPolicy } from './policy.js';
 import { createJwtVerifier, type JwtVerifier } from './jwt.js';
+import type { Stores } from '../store/index.js';
 
 export { createAuthenticator, bearerToken, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
-export { resolveCaller, type AccessRules } from './access.js';
+export { admitCaller, admitShared, findCaller, resolveCaller, type AccessRules, type AdmittedCaller } from './access.js';
 export { buildPolicy } from './policy.js';
 export { compileRules } from './rules.js';
 export { auditLine, openAuditFile, type AuditFile } from './audit-file.js';
@@ -92,13 +93,23 @@ function stillValid(principal: string | null, before: Rules, after: Rules): bool
   return !wasStatic && after.jwt !== undefined;
 }
 
-export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger): Security {
+/** `stores`: with store.kind redis, sessions and the shared admission limits live in Redis. */
+export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger, stores?: Stores): Security {
   let rules = buildRules(config, env, logger);
   const sessions = new SessionManager({
     ttlS: config.sessions.ttl_s,
     maxParallel: config.sessions.max_parallel,
     maxSessions: config.sessions.max_sessions,
     maxPerOwner: config.sessions.max_per_principal,
+    shared: stores?.sessions({
+      ttlS: config.sessions.ttl_s,
+      maxParallel: config.sessions.max_parallel,
+      maxSessions: config.sessions.max_sessions,
+      maxPerOwner: config.sessions.max_per_principal,
+      ratePerS: config.limits.rate_per_s,
+      rateBurst: config.limits.rate_burst,
+      leaseS: config.calls.owner_lease_s,
+    }),
   });
   const sweep = setInterval(() => sessions.sweep(), Math.min(60, config.sessions.ttl_s) * 1000);
   sweep.unref();

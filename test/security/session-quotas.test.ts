@@ -11,6 +11,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayConfigInput } from '../../src/index.js';
 import { A2eTestClient } from '../helpers/a2e-client.js';
 import { callBody } from '../helpers/server.js';
+import { STORE_KINDS, storeConfigs } from '../helpers/stores.js';
 import { post, sha256, startSecureGateway, type SecureGateway } from './helpers.js';
 
 const ALICE = 'quota-alice-token-0123456789abcdef';
@@ -146,9 +147,16 @@ describe('A2E transport session quotas', () => {
   });
 });
 
-describe('handshake session quotas (sessions.max_per_principal)', () => {
+const storeOf = storeConfigs();
+/** Live handshake sessions, in whichever store holds them. */
+async function liveSessions(gw: SecureGateway): Promise<number> {
+  const redis = gw.gateway.stores.redis;
+  return redis ? redis.client.zCard(redis.key('sessions')) : gw.gateway.security.sessions.size;
+}
+
+describe.each(STORE_KINDS)('handshake session quotas (sessions.max_per_principal, %s store)', (kind) => {
   it("one token at its quota loses its own least recently used session, never another token's", async () => {
-    const gw = await gateway({ auth: tokens, sessions: { max_per_principal: 3 } });
+    const gw = await gateway({ ...(await storeOf(kind)), auth: tokens, sessions: { max_per_principal: 3 } });
     const handshake = async (token: string) =>
       (await post(`${gw.url}/handshake`, { type: 'handshake/req', agent_caps: ['tools'] }, bearer(token))).json.session_id as string;
     const call = async (token: string, session: string) => (await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: session }), bearer(token))).status;
@@ -160,11 +168,11 @@ describe('handshake session quotas (sessions.max_per_principal)', () => {
     expect(await call(ALICE, alices[1]!)).toBe(401);
     for (const s of [alices[0]!, alices[2]!, fourth]) expect(await call(ALICE, s)).toBe(200);
     expect(await call(BOB, bobs)).toBe(200);
-    expect(gw.gateway.security.sessions.size).toBe(4);
+    expect(await liveSessions(gw)).toBe(4);
   });
 
   it('1,000 anonymous handshakes from one address do not lock out another address', async () => {
-    const gw = await gateway({ sessions: { max_per_principal: 10, max_sessions: 50 } });
+    const gw = await gateway({ ...(await storeOf(kind)), sessions: { max_per_principal: 10, max_sessions: 50 } });
     const from = (address: string) =>
       new Promise<{ status: number; json: any }>((resolve, reject) => {
         const body = JSON.stringify({ type: 'handshake/req', agent_caps: ['tools'] });
@@ -184,7 +192,7 @@ describe('handshake session quotas (sessions.max_per_principal)', () => {
     const other = await from('127.0.0.2');
     const flooded = await flood(1000, 25, () => from('127.0.0.1'));
     expect(flooded.filter((r) => r.status !== 200)).toEqual([]);
-    expect(gw.gateway.security.sessions.size).toBe(11);
+    expect(await liveSessions(gw)).toBe(11);
     // The other address's session still works, and it can open another.
     const r = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'y' }, { session_id: other.json.session_id }));
     expect(r.status).toBe(200);

@@ -3,18 +3,29 @@
  * token rules refuse is an audited call attempt, like the ones the engine refuses.
  */
 import type { Context } from 'hono';
-import { GatewayError, type Caller, type Engine } from '../../engine/index.js';
+import { GatewayError, type Call, type Caller, type Engine, type StartOptions } from '../../engine/index.js';
+import type { AdmittedCaller } from '../../security/access.js';
 import type { ToolCallRequest } from '../../protocol/index.js';
 
 export function callerOfCall(
   c: Context,
   req: ToolCallRequest,
   inputBytes: number,
-  deps: { engine: Engine; caller: (c: Context, sessionId: string) => Caller },
-): Caller {
-  try {
-    return deps.caller(c, req.session_id);
-  } catch (err) {
+  deps: { engine: Engine; caller: (c: Context, sessionId: string) => Caller | Promise<Caller> },
+): Caller | Promise<Caller>;
+export function callerOfCall(
+  c: Context,
+  req: ToolCallRequest,
+  inputBytes: number,
+  deps: { engine: Engine; caller: (c: Context, sessionId: string) => Caller | Promise<AdmittedCaller> },
+): Caller | Promise<AdmittedCaller>;
+export function callerOfCall(
+  c: Context,
+  req: ToolCallRequest,
+  inputBytes: number,
+  deps: { engine: Engine; caller: (c: Context, sessionId: string) => Caller | Promise<Caller | AdmittedCaller> },
+): Caller | Promise<Caller | AdmittedCaller> {
+  const refused = (err: unknown) => {
     if (err instanceof GatewayError) {
       deps.engine.recordRefused({
         tool_name: req.tool_name,
@@ -27,5 +38,27 @@ export function callerOfCall(
       });
     }
     throw err;
+  };
+  try {
+    const caller = deps.caller(c, req.session_id);
+    return caller instanceof Promise ? caller.catch(refused) : caller;
+  } catch (err) {
+    return refused(err);
   }
+}
+
+/**
+ * Start `req` for the request's caller: at once, or after the shared
+ * admission (store.kind redis) when the call needs one (see admitCaller).
+ */
+export function startCall(
+  c: Context,
+  req: ToolCallRequest,
+  inputBytes: number,
+  deps: { engine: Engine; admit: (c: Context, sessionId: string) => Caller | Promise<AdmittedCaller> },
+  options: StartOptions,
+): Call | Promise<Call> {
+  const who = callerOfCall(c, req, inputBytes, { engine: deps.engine, caller: deps.admit });
+  if (!(who instanceof Promise)) return deps.engine.start(req, who, options);
+  return who.then(({ caller, admitted }) => deps.engine.start(req, caller, { ...options, admitted }));
 }

@@ -3,7 +3,7 @@
  * stream. The same validation, policy, timeouts and audit as the REST
  * routes, because both end in `Engine.list` / `Engine.start`.
  */
-import { GatewayError, LIST_TOOLS_HINT, TOOLS_CAPABILITY, asGatewayError, errorMessage, type Call, type Caller, type Engine, type Logger, type SessionManager, type StopReason } from '../../engine/index.js';
+import { GatewayError, LIST_TOOLS_HINT, TOOLS_CAPABILITY, asGatewayError, errorMessage, type Admitted, type Call, type Caller, type Engine, type Logger, type Session, type SessionManager, type SharedSessionStore, type StopReason } from '../../engine/index.js';
 import {
   HandshakeRequest,
   PROTOCOL_VERSION,
@@ -71,11 +71,15 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
         return void drainThenClose(deps, session, checkMessage(Shutdown, json, MESSAGE).timeout);
       case 'tool/list/req': {
         const req = checkMessage(ToolListRequest, json, MESSAGE);
-        const caller = gate(deps, session, req.session_id);
+        const found = handshakeOf(deps, session);
+        const caller = gate(deps, session, req.session_id, found instanceof Promise ? await found : found);
         return reply(session, { type: 'tool/list/resp', ...envelope(), req_id: req.id, tools: deps.engine.list(req, caller) });
       }
-      case 'tool/call/req':
-        return startCall(deps, session, checkMessage(ToolCallRequest, json, MESSAGE), body.byteLength);
+      case 'tool/call/req': {
+        const started = startCall(deps, session, checkMessage(ToolCallRequest, json, MESSAGE), body.byteLength);
+        if (started) await started;
+        return;
+      }
       default:
         throw new GatewayError(
           'invalid_request',
@@ -104,8 +108,9 @@ function reply(session: TransportSession, message: object): void {
 
 async function handshake(deps: DispatchDeps, session: TransportSession, req: HandshakeRequest): Promise<void> {
   // A new handshake replaces the previous one, whatever its outcome.
-  if (session.handshakeId) deps.sessions.close(session.handshakeId);
+  const previous = session.handshakeId;
   session.handshakeId = undefined;
+  if (previous) await deps.sessions.end(previous);
   const { binding } = session;
   let principal = binding.principal;
   // A session its bearer token opened is authenticated already; an auth_token, when sent, must be that token.
@@ -122,7 +127,8 @@ async function handshake(deps: DispatchDeps, session: TransportSession, req: Han
     if ('reason' in as) return reply(session, deps.sessions.refuse(req, as.reason));
     principal = as.principal;
   }
-  const resp = deps.sessions.handshake(req, principal, binding.handshakeOwner(principal));
+  const opened = deps.sessions.open(req, principal, binding.handshakeOwner(principal));
+  const resp = opened instanceof Promise ? await opened : opened;
   binding.handshakeDone(principal);
   session.handshakeId = resp.session_id;
   // Only what was asked for and is served; SessionManager also lists unserved A2E names as enabled: false.
@@ -135,8 +141,7 @@ async function handshake(deps: DispatchDeps, session: TransportSession, req: Han
  * unless sessions are required or no token opened it on a gateway with auth;
  * a handshake that did not negotiate "tools" gets tool_denied.
  */
-function gate(deps: DispatchDeps, session: TransportSession, claimed: string): Caller {
-  const hs = session.handshakeId ? deps.sessions.get(session.handshakeId) : undefined;
+function gate(deps: DispatchDeps, session: TransportSession, claimed: string, hs: Session | undefined): Caller {
   if (!hs) {
     const { principal, boundBy } = session.binding;
     const tokenOpened = boundBy === 'bearer';
@@ -167,13 +172,39 @@ function gate(deps: DispatchDeps, session: TransportSession, claimed: string): C
   return { sessionId: hs.id, principal: hs.principal, capabilities: hs.capabilities };
 }
 
-function startCall(deps: DispatchDeps, session: TransportSession, req: ToolCallRequest, bytes: number): void {
+/** The session's handshake session, if it has a live one (a round trip when sessions are shared). */
+function handshakeOf(deps: DispatchDeps, session: TransportSession): Session | undefined | Promise<Session | undefined> {
+  return session.handshakeId ? deps.sessions.find(session.handshakeId) : undefined;
+}
+
+function startCall(deps: DispatchDeps, session: TransportSession, req: ToolCallRequest, bytes: number): void | Promise<void> {
   if (session.state !== 'open') {
     throw new GatewayError('unavailable', 'this session is shutting down (shutdown was sent); open a new session for new calls');
   }
+  const shared = deps.sessions.shared;
+  const { handshakeId, binding } = session;
+  if (shared && shared.needed(binding.principal, handshakeId ?? '')) return startShared(deps, session, req, bytes, shared);
   // max_parallel per session is enforced by the engine's admission, as for every door.
-  const caller = gate(deps, session, req.session_id);
-  const call = deps.engine.start(req, caller, { inputBytes: bytes, door: 'a2e' });
+  const caller = gate(deps, session, req.session_id, handshakeId ? deps.sessions.get(handshakeId) : undefined);
+  begin(deps, session, req, bytes, caller);
+}
+
+/** startCall with sessions in a shared store: the handshake session's lookup and the call's admission in one round trip. */
+async function startShared(deps: DispatchDeps, session: TransportSession, req: ToolCallRequest, bytes: number, shared: SharedSessionStore): Promise<void> {
+  const handshakeId = session.handshakeId ?? '';
+  const outcome = await shared.admitCall(session.binding.principal, handshakeId);
+  let caller: Caller;
+  try {
+    caller = gate(deps, session, req.session_id, outcome?.session);
+  } catch (err) {
+    if (outcome && 'release' in outcome.admitted) outcome.admitted.release();
+    throw err;
+  }
+  begin(deps, session, req, bytes, caller, outcome?.admitted);
+}
+
+function begin(deps: DispatchDeps, session: TransportSession, req: ToolCallRequest, bytes: number, caller: Caller, admitted?: Admitted): void {
+  const call = deps.engine.start(req, caller, { inputBytes: bytes, door: 'a2e', admitted });
   session.calls.set(
     call,
     forward(session, call, deps.eventRoom).then(

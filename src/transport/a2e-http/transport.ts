@@ -240,7 +240,7 @@ export class A2eHttpTransport {
     for (const s of this.sessions.values()) {
       if (s.idle(now, this.idleMs) || this.missedHandshake(s, now)) void this.closeSession(s, 'disconnect');
       // A quiet session with its stream attached is alive: its handshake must not expire under it.
-      else if (s.attached && s.handshakeId) this.deps.sessions.get(s.handshakeId);
+      else if (s.attached && s.handshakeId) void Promise.resolve(this.deps.sessions.find(s.handshakeId)).catch(() => {}); // a shared store down: retried next sweep
     }
     this.deps.sessions.sweep();
   }
@@ -249,7 +249,7 @@ export class A2eHttpTransport {
     this.forget(s); // at once: room for a new session while this one's calls stop
     await s.close(reason);
     this.options.logger.debug({ session_ref: s.binding.ref, reason }, 'A2E transport session closed');
-    if (s.handshakeId) this.deps.sessions.close(s.handshakeId);
+    if (s.handshakeId) await Promise.resolve(this.deps.sessions.end(s.handshakeId)).catch(() => {}); // a shared store down: the session expires there
   }
 
   /** The session no longer counts as open (nor against its owner's quota). */

@@ -1,0 +1,139 @@
+/**
+ * Scenario 8 — shared store (store.kind redis) vs memory: POST /tool/call to
+ * `echo` on one gateway process, (a) plain (no session, no token: must not
+ * touch Redis at all) and (b) with a token whose rate limit is taken and a
+ * session whose running calls are counted on every call (one Lua script, one
+ * round trip). Each pair runs the same config with kind memory and kind
+ * redis against a real redis-server on 127.0.0.1; autocannon, 50
+ * connections, rounds interleaved.
+ */
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
+import { fmt, median, pairedRatio } from '../lib/stats.mjs';
+
+const TOKEN = 'bench-store-token-0123456789abcdef';
+const SERVER = 'bench/servers/gateway-store.mjs';
+const echoBody = (session) => JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' }, ...(session && { session_id: session }) });
+
+const TARGETS = [
+  { key: 'plainMemory', label: 'plain call, `kind: memory`', sessions: false, redis: false },
+  { key: 'plainRedis', label: 'plain call, `kind: redis` (no Redis traffic)', sessions: false, redis: true },
+  { key: 'sessionsMemory', label: 'session + rate limit, `kind: memory`', sessions: true, redis: false },
+  { key: 'sessionsRedis', label: 'session + rate limit, `kind: redis` (1 round trip per call)', sessions: true, redis: true },
+];
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A throwaway redis-server (no persistence) on a free port. */
+async function startRedis() {
+  const bin = ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'].find((p) => existsSync(p));
+  if (!bin) throw new Error('redis-server is not installed; install the Debian package "redis-server" (listed in .ci/apt-packages)');
+  const port = await freePort();
+  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out.slice(-500)}`)), 10_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('Ready to accept connections')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`redis-server exited (${code}): ${out.slice(-500)}`));
+    });
+  });
+  return { url: `redis://127.0.0.1:${port}/0`, stop: () => child.kill('SIGTERM') };
+}
+
+export async function store({ quick, log }) {
+  const rounds = quick ? 2 : 9;
+  const duration = quick ? 2 : 5;
+  const connections = 50;
+  const redis = await startRedis();
+  const servers = {};
+  const specs = {};
+  try {
+    for (const t of TARGETS) {
+      servers[t.key] = await startServer([SERVER], {
+        env: {
+          ...(t.redis && { BENCH_STORE_URL: redis.url, BENCH_STORE_PREFIX: `${t.key}:` }),
+          ...(t.sessions && { BENCH_SESSIONS: '1', BENCH_TOKEN_SHA256: createHash('sha256').update(TOKEN).digest('hex') }),
+        },
+      });
+      const headers = t.sessions ? { authorization: `Bearer ${TOKEN}` } : {};
+      let session;
+      if (t.sessions) {
+        const hs = await fetch(`${servers[t.key].url}/handshake`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: JSON.stringify({ type: 'handshake/req', agent_caps: ['tools'] }),
+        });
+        session = (await hs.json()).session_id;
+        if (!session) throw new Error(`${t.label}: the handshake answered ${hs.status}`);
+      }
+      specs[t.key] = { url: `${servers[t.key].url}/tool/call`, body: echoBody(session), headers, connections, duration };
+      const check = await fetch(specs[t.key].url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: specs[t.key].body });
+      const json = await check.json();
+      if (check.status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${t.label} answered ${check.status} ${JSON.stringify(json)}`);
+    }
+    for (const t of TARGETS) await runLoad('bench/load/autocannon.mjs', { ...specs[t.key], duration: quick ? 1 : 5 });
+    const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
+    for (let r = 0; r < rounds; r++) {
+      for (const t of TARGETS) {
+        const res = await runLoad('bench/load/autocannon.mjs', specs[t.key]);
+        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+        results[t.key].push(res);
+        log(`  store round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
+      }
+    }
+    const rps = (k) => results[k].map((x) => x.rps);
+    const plain = pairedRatio(rps('plainRedis'), rps('plainMemory'));
+    const sessions = pairedRatio(rps('sessionsRedis'), rps('sessionsMemory'));
+    const base = { plainRedis: 'plainMemory', sessionsRedis: 'sessionsMemory' };
+    return {
+      id: 8,
+      title: 'Shared store: Redis vs memory',
+      what:
+        `POST /tool/call to \`echo\` with ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds after a ` +
+        'warm-up run each, one gateway process per row. Plain: no token, no session (with `kind: redis` the call must not touch ' +
+        'Redis). Session + rate limit: a bearer token whose rate limit (set high enough never to refuse) is taken on every call, and ' +
+        'one session (max_parallel 64) whose running calls are counted; with `kind: redis` that is one Lua script per call plus the ' +
+        "slot's release. redis-server runs unpinned on the same machine, persistence off.",
+      columns: ['Gateway', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× memory'],
+      rows: TARGETS.map((t) => [
+        t.label,
+        fmt.int(median(rps(t.key))),
+        fmt.latency(median(results[t.key].map((x) => x.p50))),
+        fmt.latency(median(results[t.key].map((x) => x.p99))),
+        base[t.key] ? fmt.ratio(pairedRatio(rps(t.key), rps(base[t.key]))) : '1.00×',
+      ]),
+      targets: [
+        { text: 'plain POST /tool/call, redis ≥ 0.95× memory', value: fmt.ratio(plain), met: plain >= 0.95 },
+        { text: 'with a session and a rate limit, redis ≥ 0.7× memory', value: fmt.ratio(sessions), met: sessions >= 0.7 },
+      ],
+      commands: [
+        shownCommand('server', [SERVER]),
+        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<body>', connections, duration })]),
+      ],
+      raw: results,
+    };
+  } finally {
+    await Promise.all(Object.values(servers).map((s) => s.stop()));
+    redis.stop();
+  }
+}

@@ -1,0 +1,182 @@
+/**
+ * Handshake sessions and the shared admission limits in Redis (store.kind
+ * redis), so a session opened on one instance serves calls on any other and
+ * the limits hold across all of them.
+ *
+ * Keys (all under `store.prefix`):
+ *   session:<id>               hash: agent, principal, capabilities, owner, created; expires after `sessions.ttl_s` idle
+ *   sessions                   zset: live session ids by last use (counts `sessions.max_sessions`)
+ *   sessions:owner:<owner>     zset: one owner's session ids by last use (its quota; the lowest is evicted first)
+ *   session-calls:<id>         zset: the session's running calls, scored by lease expiry (`max_parallel`)
+ *   rate:<principal>           hash: the token bucket (tokens, last refill); expires once it would be full again
+ *
+ * Every call that needs any of it makes one round trip (ADMIT_CALL); its end
+ * gives the running slot back with one ZREM sent without waiting. Leases
+ * (`calls.owner_lease_s`) are renewed while the call runs, so the slots of
+ * an instance that dies lapse on their own.
+ */
+import { randomBytes } from 'node:crypto';
+import { rateLimited, sessionFull, type Admitted, type Session, type SharedSessionStore } from '../../engine/index.js';
+import type { RedisConnection } from './connection.js';
+import { ADMIT_CALL, CLOSE_SESSION, OPEN_SESSION, RENEW_LEASES } from './scripts.js';
+
+export interface RedisSessionOptions {
+  /** `sessions.ttl_s`: idle time after which a session expires, seconds. */
+  ttlS: number;
+  /** `sessions.max_parallel` (0 = no limit). */
+  maxParallel: number;
+  /** `sessions.max_sessions` (0 = no limit). */
+  maxSessions: number;
+  /** `sessions.max_per_principal` (0 = no limit). */
+  maxPerOwner: number;
+  /** `limits.rate_per_s` (0 = no limit) and `limits.rate_burst`, per principal. */
+  ratePerS: number;
+  rateBurst: number;
+  /** `calls.owner_lease_s`: a running call's slot lapses this long after its instance stops renewing it. */
+  leaseS: number;
+}
+
+type AdmitReply = [number, string | null, string | null, string | null, string | null, number, string?];
+
+export class RedisSessions implements SharedSessionStore {
+  private readonly ttlMs: string;
+  private readonly leaseMs: number;
+  /** Running calls' lease members per session, renewed while they run. */
+  private readonly leases = new Map<string, Set<string>>();
+  private readonly instance = randomBytes(6).toString('hex');
+  private seq = 0;
+  private renewing: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly options: RedisSessionOptions,
+  ) {
+    this.ttlMs = String(Math.ceil(options.ttlS * 1000));
+    this.leaseMs = Math.ceil(options.leaseS * 1000);
+  }
+
+  open(session: Session): Promise<boolean> {
+    const owner = session.owner ?? '';
+    return this.redis.run('opening a session', async (client) => {
+      const stored = await OPEN_SESSION.run(
+        client,
+        [this.redis.key('sessions'), this.redis.key('sessions', 'owner', owner), this.redis.key('session', session.id)],
+        [
+          this.redis.key(''),
+          session.id,
+          this.ttlMs,
+          String(this.options.maxSessions),
+          String(this.options.maxPerOwner),
+          session.agentId,
+          session.principal ?? '',
+          [...session.capabilities].join(' '),
+          owner,
+        ],
+      );
+      return stored === 1;
+    });
+  }
+
+  async get(id: string): Promise<Session | undefined> {
+    const reply = await this.admit('looking up the session', null, id, false, 0, 0, '');
+    return reply[0] === 0 ? undefined : toSession(id, reply);
+  }
+
+  close(id: string): Promise<void> {
+    return this.redis.run('closing the session', async (client) => {
+      await CLOSE_SESSION.run(client, [this.redis.key('session', id), this.redis.key('sessions')], [this.redis.key(''), id]);
+    });
+  }
+
+  needed(principal: string | null, sessionId: string): boolean {
+    return sessionId !== '' || (principal !== null && this.options.ratePerS > 0);
+  }
+
+  async admitCall(principal: string | null, sessionId: string): Promise<{ session: Session | undefined; admitted: Admitted } | undefined> {
+    const rate = principal !== null ? this.options.ratePerS : 0;
+    const maxParallel = sessionId ? this.options.maxParallel : 0;
+    const member = maxParallel > 0 ? `${this.instance}:${(this.seq = (this.seq + 1) % Number.MAX_SAFE_INTEGER)}` : '';
+    const reply = await this.admit('admitting the call', principal, sessionId, true, rate, maxParallel, member);
+    const session = sessionId ? toSession(sessionId, reply) : undefined;
+    switch (reply[0]) {
+      case 0:
+        return undefined;
+      case 2:
+        return { session, admitted: { refused: rateLimited(principal!, Number(reply[6])) } };
+      case 3:
+        return { session, admitted: { refused: sessionFull(maxParallel) } };
+      default:
+        return { session, admitted: { release: member ? this.lease(sessionId, member) : noop } };
+    }
+  }
+
+  private admit(
+    what: string,
+    principal: string | null,
+    sessionId: string,
+    checkPrincipal: boolean,
+    rate: number,
+    maxParallel: number,
+    member: string,
+  ): Promise<AdmitReply> {
+    const key = this.redis.key.bind(this.redis);
+    return this.redis.run(what, async (client) =>
+      (await ADMIT_CALL.run(
+        client,
+        [key('session', sessionId), key('sessions'), key('rate', principal ?? ''), key('session-calls', sessionId)],
+        [
+          key(''),
+          sessionId,
+          principal ?? '',
+          checkPrincipal ? '1' : '0',
+          this.ttlMs,
+          String(rate),
+          String(this.options.rateBurst),
+          String(maxParallel),
+          String(this.leaseMs),
+          member,
+        ],
+      )) as AdmitReply,
+    );
+  }
+
+  /** Track a running call's slot until the returned function gives it back (once). */
+  private lease(sessionId: string, member: string): () => void {
+    let members = this.leases.get(sessionId);
+    if (!members) this.leases.set(sessionId, (members = new Set()));
+    members.add(member);
+    this.renewing ??= setInterval(() => this.renew(), Math.max(100, this.leaseMs / 3)).unref();
+    return () => {
+      if (!members.delete(member)) return;
+      if (members.size === 0) this.leases.delete(sessionId);
+      if (this.leases.size === 0) {
+        clearInterval(this.renewing);
+        this.renewing = undefined;
+      }
+      // Not awaited: the call is over either way; a slot Redis did not hear about lapses with its lease.
+      Promise.resolve()
+        .then(() => this.redis.client.zRem(this.redis.key('session-calls', sessionId), member))
+        .catch(noop);
+    };
+  }
+
+  private renew(): void {
+    for (const [sessionId, members] of this.leases) {
+      RENEW_LEASES.run(this.redis.client, [this.redis.key('session-calls', sessionId)], [String(this.leaseMs), ...members]).catch(noop); // retried next tick
+    }
+  }
+}
+
+const noop = (): void => {};
+
+function toSession(id: string, reply: AdmitReply): Session {
+  return {
+    id,
+    agentId: reply[1] ?? '',
+    principal: reply[2] ? reply[2] : null,
+    capabilities: new Set(reply[3] ? reply[3].split(' ') : []),
+    createdAt: Number(reply[4]),
+    lastSeen: reply[5],
+    owner: undefined,
+  };
+}
