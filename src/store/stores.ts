@@ -7,11 +7,15 @@
 import type { Logger } from '../engine/index.js';
 import type { StoreConfig } from '../config/store.js';
 import { RedisConnection, type StoreHealth } from './redis/index.js';
+import { A2eHttpTransport, type A2eTransportFactory } from '../transport/a2e-http/index.js';
+import { RedisA2eTransport } from './redis/transport-sessions.js';
 
 export interface Stores {
   readonly kind: StoreConfig['kind'];
   /** The Redis connection (kind `redis` only). */
   readonly redis: RedisConnection | undefined;
+  /** Where the A2E transport's sessions and outboxes live. */
+  readonly transportSessions: A2eTransportFactory;
   /** What GET /healthz reports. */
   health(): StoreHealth;
   close(): Promise<void>;
@@ -24,10 +28,12 @@ const MEMORY_HEALTH: StoreHealth = Object.freeze({ kind: 'memory', ok: true });
  * logged and the gateway starts degraded (see RedisConnection.connect).
  */
 export async function openStores(config: StoreConfig, logger: Logger): Promise<Stores> {
-  if (config.kind === 'memory') return { kind: 'memory', redis: undefined, health: () => MEMORY_HEALTH, close: async () => {} };
+  if (config.kind === 'memory') {
+    return { kind: 'memory', redis: undefined, transportSessions: (o) => new A2eHttpTransport(o), health: () => MEMORY_HEALTH, close: async () => {} };
+  }
   const redis = new RedisConnection({ url: config.url, prefix: config.prefix, commandTimeoutMs: config.command_timeout_ms, logger });
   if (!(await redis.connect())) {
     logger.error({ store: 'redis', error: redis.health.error }, 'Redis (store.url) is not reachable; starting anyway: what needs the shared store answers 503 until it is');
   }
-  return { kind: 'redis', redis, health: () => redis.health, close: () => redis.close() };
+  return { kind: 'redis', redis, transportSessions: (o) => new RedisA2eTransport(redis, o), health: () => redis.health, close: () => redis.close() };
 }
