@@ -3793,7 +3793,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many open sessions (`transport.max_sessions`) or shutting down */
+            /** @description Too many open sessions (`transport.max_sessions`), shutting down, or (`store.kind: redis`) the shared store unavailable; see Retry-After */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -3989,6 +3989,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The shared store (`store.kind: redis`) is unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the shared store (Redis) is unavailable, so finding the A2E transport session cannot be done right now; retry shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
         };
     };
     a2eStream: {
@@ -4121,6 +4136,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The shared store (`store.kind: redis`) is unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the shared store (Redis) is unavailable, so finding the A2E transport session cannot be done right now; retry shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
                 };
             };
         };

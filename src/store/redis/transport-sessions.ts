@@ -136,7 +136,7 @@ export class RedisA2eTransport implements A2eTransport {
     const binding = new SessionBinding(id, by.principal, by.address);
     const authenticated = by.principal !== null;
     const quota = authenticated ? config.max_sessions_per_principal : config.max_sessions_per_address;
-    const [outcome, evicted] = await this.redis.run('open an A2E transport session', (c) =>
+    const [outcome, evicted] = await this.redis.run('opening an A2E transport session', (c) =>
       CREATE.run<[string, string]>(c, [this.hashKey(id), this.allKey, this.ownerPrefix + binding.quotaKey], [
         Date.now(),
         this.handshakeMs,
@@ -177,7 +177,7 @@ export class RedisA2eTransport implements A2eTransport {
     const unknown = () => new TransportRefusal('unknown_session', 'unknown or expired session; POST /session to open a new one');
     if (!SESSION_ID.test(id)) throw unknown();
     const now = Date.now();
-    const flat = await this.redis.run('find the A2E transport session', (c) =>
+    const flat = await this.redis.run('finding the A2E transport session', (c) =>
       USE.run<string[] | null>(c, [this.hashKey(id), this.outboxKey(id), this.allKey], [now, this.idleMs, this.handshakeMs, touch ? 1 : 0, this.ownerPrefix, id]),
     );
     if (!flat) throw unknown();
@@ -236,7 +236,7 @@ export class RedisA2eTransport implements A2eTransport {
     this.held.set(sid, holder);
     sink.onDisconnect(() => this.detach(holder));
     const last = /^\d+$/.test(lastEventId ?? '') ? lastEventId! : '';
-    const seen = await this.redis.run('attach the A2E transport stream', (c) =>
+    const seen = await this.redis.run('attaching the A2E transport stream', (c) =>
       ATTACH.run<number | null>(c, [this.hashKey(sid), this.outboxKey(sid), this.allKey], [holder.nonce, last, Date.now(), this.idleMs, this.handshakeMs, this.ownerPrefix, sid]),
     );
     if (seen === null || holder.ended) {
@@ -309,7 +309,7 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   async streamAttached(id: string): Promise<boolean> {
-    const holder = await this.redis.run('read the A2E transport session', (c) => c.sendCommand(['HGET', this.hashKey(id), 's']));
+    const holder = await this.redis.run('reading the A2E transport session', (c) => c.sendCommand(['HGET', this.hashKey(id), 's']));
     return typeof holder === 'string' && holder !== '';
   }
 
@@ -324,7 +324,7 @@ export class RedisA2eTransport implements A2eTransport {
       await h.stop(reason);
       this.handles.delete(sid);
     }
-    const closedNow = await this.redis.run('close the A2E transport session', (c) =>
+    const closedNow = await this.redis.run('closing the A2E transport session', (c) =>
       CLOSE.run<number>(c, [this.hashKey(sid), this.outboxKey(sid), this.allKey], [this.ownerPrefix, sid]),
     );
     if (h?.handshakeId) this.deps.sessions.close(h.handshakeId);
@@ -437,7 +437,7 @@ export class RedisA2eTransport implements A2eTransport {
 
   /** For handles: the script runs. */
   pushFrames(sid: string, fields: string[], frames: string[]): Promise<[number, number, number?]> {
-    return this.redis.run('queue an A2E transport answer', (c) =>
+    return this.redis.run('queueing an A2E transport answer', (c) =>
       PUSH.run<[number, number, number?]>(c, [this.hashKey(sid), this.outboxKey(sid)], [fields.length, ...fields, ...frames]),
     );
   }
