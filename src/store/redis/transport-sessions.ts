@@ -111,7 +111,12 @@ export class RedisA2eTransport implements A2eTransport {
     this.idleMs = config.session_idle_s * 1000;
     this.handshakeMs = config.handshake_timeout_s * 1000;
     this.sessionBytes = (options.memory ?? DEFAULT_MEMORY).outboxSessionBytes;
-    this.deps = dispatchDeps(options, (s, reason) => this.closeSession((s as RedisSessionHandle).id, reason));
+    this.deps = dispatchDeps(options, (s, reason) =>
+      // A shutdown message closes the session; with Redis down it stays open and expires after session_idle_s.
+      this.closeSession((s as RedisSessionHandle).id, reason).catch((err: unknown) => {
+        this.logger.warn({ err: String((err as Error)?.message ?? err) }, 'A2E transport session could not be closed in Redis; it expires by itself');
+      }),
+    );
     this.reader = new StreamReader(redis, this.logger);
     this.channel = redis.key('transport', 'control');
     void this.listen();
@@ -523,7 +528,8 @@ class RedisSessionHandle implements DispatchSession {
 
   private fields(): string[] {
     const b = this.binding;
-    const st = this.state === 'draining' ? 'draining' : 'open';
+    // Past open, a session only drains (closed is written by CLOSE, never by a push).
+    const st = this.state === 'open' ? 'open' : 'draining';
     return ['p', b.principal === null ? '' : `=${b.principal}`, 'b', b.boundBy ?? '', 'h', b.handshook ? '1' : '0', 'hs', this.handshakeId ?? '', 'st', st];
   }
 
