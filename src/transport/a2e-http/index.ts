@@ -14,5 +14,4 @@ export type { FrameSink } from './session.js';
 export type { A2eTransport, A2eTransportFactory } from './seam.js';
 export { SessionBinding, type Presenter, type SavedBinding } from './binding.js';
 export { dispatch, type DispatchDeps } from './dispatch.js';
-export { Signal } from './outbox.js';
 export type { DispatchSession, SessionState } from './session.js';
