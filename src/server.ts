@@ -22,7 +22,7 @@ import { createApp } from './routes/index.js';
 import { buildSecurity, type Security } from './security/index.js';
 import { mountA2eTransport } from './routes/a2e-transport.js';
 import { bearerTokenAuth } from './transport/a2e-http/auth.js';
-import type { A2eHttpTransport } from './transport/a2e-http/index.js';
+import type { A2eTransport } from './transport/a2e-http/index.js';
 import { nativePlugins } from './tools/index.js';
 import { a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
@@ -63,7 +63,7 @@ export interface Gateway {
   /** Authenticator, sessions, policy and limits (for other doors, e.g. the A2E transport). */
   readonly security: Security;
   /** A2E's own HTTP message transport (undefined when `transport.enabled` is false). */
-  readonly transport: A2eHttpTransport | undefined;
+  readonly transport: A2eTransport | undefined;
   /** Where shared state lives (`store.kind`). */
   readonly stores: Stores;
   /** Start listening on `server.host`:`server.port` (or the given ones). Resolves with the real address (`url` includes `server.base_path`). */
@@ -176,6 +176,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       streamWriteBytes: config.limits.stream_unsent_bytes,
     },
     streams: { unsentBytes: config.limits.stream_unsent_bytes, stallS: config.limits.stream_stall_s },
+    open: stores.transportSessions,
   });
 
   // Until listen() says otherwise; decides whether Host headers must name loopback.

@@ -10,7 +10,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, Engine, parseConfig, ToolRegistry, type AuditRecord, type ToolContext } from '../src/index.js';
 import { mountA2eTransport } from '../src/routes/a2e-transport.js';
-import { bearerTokenAuth, TransportConfig } from '../src/transport/a2e-http/index.js';
+import { bearerTokenAuth, TransportConfig, type A2eHttpTransport } from '../src/transport/a2e-http/index.js';
 import { A2eTestClient } from './helpers/a2e-client.js';
 import { deferred, definePlugin, echoTool } from './helpers/plugins.js';
 import { startGateway, type TestGateway } from './helpers/server.js';
@@ -68,7 +68,7 @@ describe('A2E transport configuration', () => {
     expect(send.status).toBe(404);
     const stream = await client.openStream();
     expect(stream.status).toBe(404);
-    expect(gw.gateway.transport!.size).toBe(0);
+    expect((gw.gateway.transport as A2eHttpTransport).size).toBe(0);
   });
 
   it('a session with a stream attached does not expire, nor does its handshake', async () => {
@@ -110,7 +110,7 @@ describe('A2E transport configuration', () => {
       settled();
     });
     // …and finished, but only half of max_queued is queued for the stream: the rest waits inside the call.
-    expect(gw.gateway.transport!.session(client.sessionId).outbox.size).toBe(2);
+    expect((gw.gateway.transport as A2eHttpTransport).session(client.sessionId).outbox.size).toBe(2);
     // The queue has room left for replies to requests.
     expect((await client.send({ type: 'ping', id: 'still-room' })).status).toBe(202);
     await client.openStream();

@@ -3954,7 +3954,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many open sessions (`transport.max_sessions`) or shutting down */
+            /** @description Too many open sessions (`transport.max_sessions`), shutting down, or (`store.kind: redis`) the shared store unavailable; see Retry-After */
             503: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -4150,6 +4150,21 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The shared store (`store.kind: redis`) is unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the shared store (Redis) is unavailable, so finding the A2E transport session cannot be done right now; retry shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
+                };
+            };
         };
     };
     a2eStream: {
@@ -4282,6 +4297,21 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The shared store (`store.kind: redis`) is unavailable; retry after Retry-After */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the shared store (Redis) is unavailable, so finding the A2E transport session cannot be done right now; retry shortly"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["A2ETransportDetail"];
                 };
             };
         };

@@ -11,6 +11,8 @@ import type { Engine, Logger, SessionManager } from '../engine/index.js';
 import {
   A2eHttpTransport,
   TransportRefusal,
+  type A2eTransport,
+  type A2eTransportFactory,
   type FrameSink,
   type HandshakeAuth,
   type RefusalKind,
@@ -43,6 +45,8 @@ export interface A2eTransportDeps {
   memory?: TransportMemoryLimits;
   /** What the stream may hold for a client that does not keep up. */
   streams?: StreamLimits;
+  /** Where sessions live (`store.kind`); default: this process's memory. */
+  open?: A2eTransportFactory;
 }
 
 const STATUS: Record<RefusalKind, ContentfulStatusCode> = {
@@ -68,9 +72,9 @@ const REFUSAL_HEADERS: Partial<Record<RefusalKind, Record<string, string>>> = {
 const presented = (c: Context): string | null => c.get('principal')?.name ?? null;
 
 /** Mount the transport's routes on `app`; undefined when `transport.enabled` is false. */
-export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2eHttpTransport | undefined {
+export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2eTransport | undefined {
   if (!deps.config.enabled) return undefined;
-  const transport = new A2eHttpTransport(deps);
+  const transport = deps.open ? deps.open(deps) : new A2eHttpTransport(deps);
   const routes = transportRoutes(deps.config.path);
 
   const refused = (c: Context, err: unknown) => {
@@ -78,13 +82,19 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
       return jsonResponse(c, { detail: err.message }, STATUS[err.kind], REFUSAL_HEADERS[err.kind]);
     }
     if (err instanceof GatewayError && err.code === 'payload_too_large') return jsonResponse(c, { detail: err.message }, 413);
+    // The shared store (Redis) cannot answer: the gateway is up, retry shortly.
+    if (err instanceof GatewayError && err.code === 'unavailable') {
+      const after = err.detail?.retry_after_s;
+      return jsonResponse(c, { detail: err.message }, 503, { 'Retry-After': String(typeof after === 'number' ? Math.ceil(after) : 1) });
+    }
     throw err;
   };
 
   app.openAPIRegistry.registerPath(routes.session);
-  app.post(routes.session.path, (c) => {
+  app.post(routes.session.path, async (c) => {
     try {
-      return jsonResponse(c, { session_id: transport.createSession({ principal: presented(c), address: clientAddress(c, deps.trustProxy ?? false) }) });
+      const by = { principal: presented(c), address: clientAddress(c, deps.trustProxy ?? false) };
+      return jsonResponse(c, { session_id: await transport.createSession(by) });
     } catch (err) {
       return refused(c, err);
     }
@@ -94,8 +104,8 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   app.post(routes.send.path, async (c) => {
     try {
       const id = requestHeader(c, 'x-session-id');
-      transport.session(id, presented(c)); // 400/401/403/404 before reading the body
-      transport.send(id, await readBytes(c, deps.bodyLimitBytes), presented(c));
+      await transport.check(id, presented(c)); // 400/401/403/404 before reading the body
+      await transport.send(id, await readBytes(c, deps.bodyLimitBytes), presented(c));
       return jsonResponse(c, { ok: true as const }, 202);
     } catch (err) {
       return refused(c, err);
@@ -103,10 +113,10 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   });
 
   app.openAPIRegistry.registerPath(routes.stream);
-  app.get(routes.stream.path, (c) => {
+  app.get(routes.stream.path, async (c) => {
     const id = requestHeader(c, 'x-session-id');
     try {
-      transport.session(id, presented(c));
+      await transport.check(id, presented(c));
     } catch (err) {
       return refused(c, err);
     }
@@ -132,7 +142,11 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
               resolve();
             }),
         };
-        transport.attach(id, frames, lastEventId, presented(c));
+        // A shared store that fails between the check and here ends the stream: the client reconnects.
+        Promise.resolve(transport.attach(id, frames, lastEventId, presented(c))).catch((err: unknown) => {
+          deps.logger.warn({ err }, 'A2E transport stream could not attach; ended it so the client reconnects');
+          resolve();
+        });
       });
     });
   });

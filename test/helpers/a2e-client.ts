@@ -41,12 +41,19 @@ export class A2eTestClient {
   private controller: AbortController | undefined;
   private reading: Promise<void> | undefined;
 
+  /** Where POST /send goes and where GET /stream is opened (default `base`; scale-out tests point them at different instances). */
+  sendTo: string;
+  streamFrom: string;
+
   private constructor(
     readonly base: string,
     readonly sessionId: string,
     /** Sent with every request of this client (e.g. Authorization). */
     readonly headers: Record<string, string> = {},
-  ) {}
+  ) {
+    this.sendTo = base;
+    this.streamFrom = base;
+  }
 
   /** POST /session (with `headers`, e.g. a bearer token, on it and on every later request). */
   static async open(base: string, headers: Record<string, string> = {}): Promise<A2eTestClient> {
@@ -80,7 +87,7 @@ export class A2eTestClient {
     const controller = new AbortController();
     const headers: Record<string, string> = { ...this.headers, 'X-Session-Id': this.sessionId, Accept: 'text/event-stream' };
     if (options.lastEventId !== undefined) headers['Last-Event-ID'] = options.lastEventId;
-    const res = await fetch(`${this.base}/stream`, { headers, signal: controller.signal });
+    const res = await fetch(`${this.streamFrom}/stream`, { headers, signal: controller.signal });
     this.streamResponse = res;
     if (res.status !== 200) return res;
     this.controller = controller;
@@ -119,7 +126,7 @@ export class A2eTestClient {
     message: Record<string, unknown> | string,
     headers: Record<string, string> = { ...this.headers, 'X-Session-Id': this.sessionId },
   ): Promise<Response> {
-    return fetch(`${this.base}/send`, {
+    return fetch(`${this.sendTo}/send`, {
       method: 'POST',
       headers: { 'Content-Type': 'text/plain', ...headers },
       body: typeof message === 'string' ? message : JSON.stringify(message),

@@ -9,6 +9,7 @@
 import { request } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayConfigInput } from '../../src/index.js';
+import type { A2eHttpTransport } from '../../src/transport/a2e-http/index.js';
 import { A2eTestClient } from '../helpers/a2e-client.js';
 import { callBody } from '../helpers/server.js';
 import { STORE_KINDS, storeConfigs } from '../helpers/stores.js';
@@ -73,7 +74,7 @@ describe('A2E transport session quotas', () => {
     expect(seconds).toBeLessThan(60);
     // …every open from the flooding address succeeded by closing that address's own oldest session…
     expect(opened.filter((r) => r.status !== 200)).toEqual([]);
-    const transport = gw.gateway.transport!;
+    const transport = gw.gateway.transport as A2eHttpTransport;
     expect(transport.size).toBeLessThanOrEqual(16 + 1);
     const first = A2eTestClient.forSession(base, opened[0]!.json.session_id as string);
     const gone = await first.send({ type: 'ping' });
@@ -91,7 +92,7 @@ describe('A2E transport session quotas', () => {
     const base = `${gw.url}/a2e/v1`;
     const refused = await flood(1000, 25, () => postFrom(`${base}/session`, '127.0.0.1'));
     expect(new Set(refused.map((r) => r.status))).toEqual(new Set([401]));
-    expect(gw.gateway.transport!.size).toBe(0);
+    expect((gw.gateway.transport as A2eHttpTransport).size).toBe(0);
     const { client, handshake } = await A2eTestClient.connect(base, {}, bearer(BOB));
     cleanup.push(() => client.dropStream());
     expect(handshake.response.ok).toBe(true);
@@ -143,7 +144,7 @@ describe('A2E transport session quotas', () => {
     expect(late.status).toBe(404);
     expect(((await late.json()) as { detail: string }).detail).toMatch(/unknown or expired session|handshake_timeout_s/);
     expect((await shook.request({ type: 'ping' })).response.type).toBe('pong');
-    expect(gw.gateway.transport!.size).toBe(1);
+    expect((gw.gateway.transport as A2eHttpTransport).size).toBe(1);
   });
 });
 

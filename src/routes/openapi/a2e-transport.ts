@@ -98,7 +98,7 @@ export function transportRoutes(base: string) {
           'all 64 of your sessions (transport.max_sessions_per_principal) have a stream attached or calls running; end one with a shutdown message, then retry',
         ),
         503: detail(
-          'Too many open sessions (`transport.max_sessions`) or shutting down',
+          'Too many open sessions (`transport.max_sessions`), shutting down, or (`store.kind: redis`) the shared store unavailable; see Retry-After',
           'too many open sessions (transport.max_sessions = 1000); close unused ones with a shutdown message, or retry later',
         ),
       },
@@ -133,6 +133,10 @@ export function transportRoutes(base: string) {
           'Too many messages waiting for the stream (`transport.max_queued`)',
           '1000 messages are waiting for GET /stream (transport.max_queued); read the stream, then send again',
         ),
+        503: detail(
+          'The shared store (`store.kind: redis`) is unavailable; retry after Retry-After',
+          'the shared store (Redis) is unavailable, so finding the A2E transport session cannot be done right now; retry shortly',
+        ),
       },
     }),
     stream: createRoute({
@@ -151,6 +155,10 @@ export function transportRoutes(base: string) {
         401: unauthorized,
         403: detail('The session belongs to another token', examples.foreign),
         404: detail('Unknown or expired session', examples.unknown),
+        503: detail(
+          'The shared store (`store.kind: redis`) is unavailable; retry after Retry-After',
+          'the shared store (Redis) is unavailable, so finding the A2E transport session cannot be done right now; retry shortly',
+        ),
       },
     }),
     health: createRoute({

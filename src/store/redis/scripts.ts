@@ -1,8 +1,10 @@
 /**
- * Lua scripts run atomically in Redis, with EVALSHA (falling back to EVAL
- * when Redis has not seen the script, e.g. after a restart). Time is Redis's
- * own clock (TIME), so instances with skewed clocks agree on expiry and
- * refill.
+ * Lua scripts run atomically in Redis, by EVALSHA (falling back to EVAL when
+ * Redis has not seen the script, e.g. after a restart): what must be read and
+ * written in one step, without read-modify-write races between instances.
+ * Time is Redis's own clock (TIME), so instances with skewed clocks agree on
+ * expiry and refill. The session and admission scripts live here; the
+ * transport's and the call store's next to their stores.
  */
 import { createHash } from 'node:crypto';
 import type { RedisClient } from './connection.js';
@@ -13,12 +15,13 @@ export class Script {
     this.sha = createHash('sha1').update(source).digest('hex');
   }
 
-  async run(client: RedisClient, keys: string[], args: string[]): Promise<unknown> {
+  async run<T = unknown>(client: RedisClient, keys: string[], args: (string | number)[]): Promise<T> {
+    const tail = [String(keys.length), ...keys, ...args.map(String)];
     try {
-      return await client.evalSha(this.sha, { keys, arguments: args });
+      return (await client.sendCommand(['EVALSHA', this.sha, ...tail])) as T;
     } catch (err) {
       if (!String((err as Error)?.message).startsWith('NOSCRIPT')) throw err;
-      return client.eval(this.source, { keys, arguments: args });
+      return (await client.sendCommand(['EVAL', this.source, ...tail])) as T;
     }
   }
 }

@@ -20,6 +20,16 @@ export interface Presenter {
 /** Why a request may not use a session; the adapter maps it to an HTTP status. */
 export type BindingRefusal = { kind: 'unauthorized' | 'foreign_session'; message: string };
 
+/** What a shared store keeps of a binding. */
+export interface SavedBinding {
+  principal: string | null;
+  boundBy: 'bearer' | 'handshake' | undefined;
+  quotaKey: string;
+  address: string;
+  createdAt: number;
+  handshook: boolean;
+}
+
 export class SessionBinding {
   /** The principal the session belongs to; null while unbound (anonymous). */
   principal: string | null;
@@ -44,6 +54,16 @@ export class SessionBinding {
     this.boundBy = opener === null ? undefined : 'bearer';
     this.quotaKey = quotaKey(opener, address);
     this.ref = createHash('sha256').update(sessionId).digest('hex').slice(0, 12);
+  }
+
+  /** A binding as a shared store recorded it (its quota key is the one fixed at creation). */
+  static restore(sessionId: string, saved: SavedBinding): SessionBinding {
+    const b = new SessionBinding(sessionId, null, saved.address);
+    Object.assign(b, { quotaKey: saved.quotaKey, createdAt: saved.createdAt });
+    b.principal = saved.principal;
+    b.boundBy = saved.boundBy;
+    b.handshook = saved.handshook;
+    return b;
   }
 
   /**

@@ -18,7 +18,8 @@ import {
 } from '../../protocol/index.js';
 import { checkMessage, decodeMessage, type MessageWording } from '../../engine/message-reader.js';
 import type { HandshakeAuth } from './auth.js';
-import type { TransportSession } from './session.js';
+// The sessions dispatch serves: this process's (session.ts) or a shared store's.
+import type { DispatchSession as TransportSession } from './session.js';
 
 export interface DispatchDeps {
   engine: Engine;

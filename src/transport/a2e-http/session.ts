@@ -13,7 +13,28 @@ export type FrameSink = SseSink;
 
 export type SessionState = 'open' | 'draining' | 'closing' | 'closed';
 
-export class TransportSession {
+/**
+ * What message dispatch needs of a session, wherever it lives: who it
+ * belongs to, its handshake, its calls on this instance, and an outbox to
+ * push answers into (whose room a call's forwarder waits for).
+ */
+export interface DispatchSession {
+  readonly binding: SessionBinding;
+  handshakeId: string | undefined;
+  state: SessionState;
+  readonly calls: Map<Call, Promise<void>>;
+  readonly outbox: {
+    push(...json: string[]): void;
+    /** Frames not yet written to a stream. */
+    readonly size: number;
+    /** At or over its byte budget. */
+    readonly full: boolean;
+    /** Resolves when a stream may have taken frames (room for more). */
+    readonly taken: { wait(): Promise<void> };
+  };
+}
+
+export class TransportSession implements DispatchSession {
   readonly outbox: Outbox;
   /** Id of the handshake session (SessionManager) once a handshake succeeded. */
   handshakeId: string | undefined;

@@ -10,6 +10,7 @@ import type { TransportConfig } from './config.js';
 import { SessionBinding, type Presenter } from './binding.js';
 import { dispatch, type DispatchDeps } from './dispatch.js';
 import { TransportSession, type FrameSink } from './session.js';
+import type { A2eTransport } from './seam.js';
 
 /** Why the transport refused a request; the adapter turns it into an HTTP status. */
 export type RefusalKind =
@@ -59,9 +60,9 @@ export interface TransportMemoryLimits {
 }
 
 const MiB = 1024 * 1024;
-const DEFAULT_MEMORY: TransportMemoryLimits = { outboxSessionBytes: 8 * MiB, outboxTotalBytes: 64 * MiB, streamWriteBytes: MiB };
+export const DEFAULT_MEMORY: TransportMemoryLimits = { outboxSessionBytes: 8 * MiB, outboxTotalBytes: 64 * MiB, streamWriteBytes: MiB };
 
-export class A2eHttpTransport {
+export class A2eHttpTransport implements A2eTransport {
   private readonly sessions = new Map<string, TransportSession>();
   /** Open sessions per quota key (principal or client address). */
   private readonly byOwner = new Map<string, Set<TransportSession>>();
@@ -80,18 +81,7 @@ export class A2eHttpTransport {
     this.handshakeMs = config.handshake_timeout_s * 1000;
     this.memory = options.memory ?? DEFAULT_MEMORY;
     this.outboxTotal = new ByteBudget(this.memory.outboxTotalBytes);
-    const handshakes = options.sessions ?? new SessionManager({ ttlS: config.session_idle_s, maxParallel: 0 });
-    this.deps = {
-      engine: options.engine,
-      sessions: handshakes,
-      authenticate: options.authenticate ?? acceptAnyToken,
-      authRequired: options.authRequired ?? false,
-      sessionsRequired: options.sessionsRequired ?? false,
-      logger: options.logger,
-      startedAt: Date.now(),
-      eventRoom: Math.max(1, Math.floor(config.max_queued / 2)),
-      closeSession: (s, reason) => this.closeSession(s, reason),
-    };
+    this.deps = dispatchDeps(options, (s, reason) => this.closeSession(s as TransportSession, reason));
     this.sweeper = setInterval(() => this.sweep(), Math.min(this.idleMs / 2, this.handshakeMs / 2, 10_000));
     this.sweeper.unref();
   }
@@ -201,6 +191,15 @@ export class A2eHttpTransport {
     return s;
   }
 
+  /** A2eTransport.check: the session may be used by `by`. */
+  check(id: string | undefined, by: string | null = null): void {
+    this.session(id, by);
+  }
+
+  streamAttached(id: string): boolean {
+    return this.sessions.get(id)?.attached ?? false;
+  }
+
   /** A session that has not completed a handshake within the deadline (so unused sessions cannot pile up). */
   private missedHandshake(s: TransportSession, now: number): boolean {
     return !s.binding.handshook && now - s.binding.createdAt > this.handshakeMs;
@@ -270,4 +269,20 @@ export class A2eHttpTransport {
   }
 }
 
-const ANONYMOUS: Presenter = { principal: null, address: 'unknown' };
+/** What message dispatch needs, from the transport's options (shared by every session store). */
+export function dispatchDeps(options: A2eHttpTransportOptions, closeSession: DispatchDeps['closeSession']): DispatchDeps {
+  const { config } = options;
+  return {
+    engine: options.engine,
+    sessions: options.sessions ?? new SessionManager({ ttlS: config.session_idle_s, maxParallel: 0 }),
+    authenticate: options.authenticate ?? acceptAnyToken,
+    authRequired: options.authRequired ?? false,
+    sessionsRequired: options.sessionsRequired ?? false,
+    logger: options.logger,
+    startedAt: Date.now(),
+    eventRoom: Math.max(1, Math.floor(config.max_queued / 2)),
+    closeSession,
+  };
+}
+
+export const ANONYMOUS: Presenter = { principal: null, address: 'unknown' };

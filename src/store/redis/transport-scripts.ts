@@ -1,0 +1,221 @@
+/**
+ * The A2E transport's session records in Redis, changed only by these
+ * scripts. Per session:
+ *   <prefix>transport:s:<id>  hash: who it belongs to and its handshake
+ *       (p principal as "=name" or "", b bound by, q quota key, a address,
+ *       c created ms, h handshook, hs handshake id, st state, v version,
+ *       k calls running), its outbox bookkeeping (n next frame id, w last
+ *       frame written to a stream, f first frame kept, by bytes kept, wb bytes
+ *       of written frames kept) and s, the nonce of the stream holding it.
+ *   <prefix>transport:o:<id>  stream: the outbox. Frame N is entry 1-N with
+ *       field d (the message JSON), or e (the end marker of a closed session).
+ * and two indexes: <prefix>transport:all (zset: id → when it expires) and
+ * <prefix>transport:owner:<quota key> (zset: id → last activity).
+ * The hash lives session_idle_s (until a handshake: what is left of
+ * handshake_timeout_s), renewed on use and by the instance holding its
+ * stream; the outbox a minute longer; a closed session a minute.
+ */
+import { Script } from './scripts.js';
+
+/** Bytes a frame counts for besides its JSON (the SSE "id:" and "data:" lines). */
+export const FRAME_OVERHEAD = 16;
+
+/** How long a closed session's records stay, so its stream can read up to the end marker, ms. */
+export const CLOSED_KEEP_MS = 60_000;
+
+const CLOSE_FN = `
+local function close(h, o, all, ownerPrefix, sid, keep)
+  local st = redis.call('HGET', h, 'st')
+  if (not st) or st == 'closed' then return 0 end
+  local n = tonumber(redis.call('HGET', h, 'n'))
+  redis.call('HSET', h, 'st', 'closed', 'n', n + 1)
+  redis.call('XADD', o, '1-' .. n, 'e', '1')
+  redis.call('PEXPIRE', h, keep)
+  redis.call('PEXPIRE', o, keep)
+  redis.call('ZREM', all, sid)
+  redis.call('ZREM', ownerPrefix .. redis.call('HGET', h, 'q'), sid)
+  return 1
+end
+`;
+
+const TTL_FN = `
+local function ttl(h, now, idle, hsTimeout)
+  if redis.call('HGET', h, 'h') == '1' then return idle end
+  local left = tonumber(redis.call('HGET', h, 'c')) + hsTimeout - now
+  if left < 1 then return 1 end
+  return left
+end
+local function touch(h, o, all, ownerPrefix, sid, now, idle, hsTimeout)
+  local t = ttl(h, now, idle, hsTimeout)
+  redis.call('PEXPIRE', h, t)
+  redis.call('PEXPIRE', o, t + ${CLOSED_KEEP_MS})
+  redis.call('ZADD', all, 'XX', now + t, sid)
+  redis.call('ZADD', ownerPrefix .. redis.call('HGET', h, 'q'), 'XX', now, sid)
+end
+`;
+
+/**
+ * KEYS: hash, all, owner zset. ARGV: now, handshake timeout ms, quota, max
+ * sessions, p, b, q, a, hash prefix, outbox prefix, owner prefix, id, idle ms.
+ * → {outcome, evicted id or ""}; outcome ok | quota_in_use | too_many_sessions.
+ */
+export const CREATE = new Script(`${CLOSE_FN}
+local now = tonumber(ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+local own = redis.call('ZRANGE', KEYS[3], 0, -1, 'WITHSCORES')
+local live, oldest, oldestAt = 0, nil, nil
+for i = 1, #own, 2 do
+  local sid = own[i]
+  local h = ARGV[9] .. sid
+  local st = redis.call('HGET', h, 'st')
+  if (not st) or st == 'closed' then
+    redis.call('ZREM', KEYS[3], sid)
+  else
+    live = live + 1
+    local at = tonumber(own[i + 1])
+    if st == 'open' and redis.call('HGET', h, 's') == '' and tonumber(redis.call('HGET', h, 'k')) <= 0 and (oldestAt == nil or at < oldestAt) then
+      oldest, oldestAt = sid, at
+    end
+  end
+end
+local evicted = ''
+if live >= tonumber(ARGV[3]) then
+  if not oldest then return {'quota_in_use', ''} end
+  close(ARGV[9] .. oldest, ARGV[10] .. oldest, KEYS[2], ARGV[11], oldest, ${CLOSED_KEEP_MS})
+  evicted = oldest
+end
+if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[4]) then return {'too_many_sessions', evicted} end
+local t = tonumber(ARGV[2])
+redis.call('HSET', KEYS[1], 'p', ARGV[5], 'b', ARGV[6], 'q', ARGV[7], 'a', ARGV[8], 'c', now, 'h', 0, 'hs', '', 'st', 'open',
+  'v', 0, 'k', 0, 'n', 0, 'w', -1, 'f', 0, 'by', 0, 'wb', 0, 's', '')
+redis.call('PEXPIRE', KEYS[1], t)
+redis.call('ZADD', KEYS[2], now + t, ARGV[12])
+redis.call('ZADD', KEYS[3], now, ARGV[12])
+redis.call('PEXPIRE', KEYS[3], tonumber(ARGV[13]) + t)
+return {'ok', evicted}
+`);
+
+/**
+ * KEYS: hash, outbox, all. ARGV: now, idle ms, handshake timeout ms, touch
+ * (1: renew its life), owner prefix, id. → HGETALL of the session, or nil.
+ */
+export const USE = new Script(`${TTL_FN}
+local f = redis.call('HGETALL', KEYS[1])
+if #f == 0 then return nil end
+if ARGV[4] == '1' and redis.call('HGET', KEYS[1], 'st') ~= 'closed' then
+  touch(KEYS[1], KEYS[2], KEYS[3], ARGV[5], ARGV[6], tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]))
+end
+return f
+`);
+
+/**
+ * KEYS: hash, outbox. ARGV: field count, then field/value pairs, then the
+ * frames' JSON. → {frames not yet written, bytes kept, version}, or {-1}
+ * when the session is gone or closed (the frames are dropped).
+ */
+export const PUSH = new Script(`
+local st = redis.call('HGET', KEYS[1], 'st')
+if (not st) or st == 'closed' then return {-1} end
+local nf = tonumber(ARGV[1])
+if nf > 0 then
+  local set = {}
+  for i = 2, 1 + nf do set[#set + 1] = ARGV[i] end
+  redis.call('HSET', KEYS[1], unpack(set))
+  redis.call('HINCRBY', KEYS[1], 'v', 1)
+end
+local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
+local by = tonumber(redis.call('HGET', KEYS[1], 'by'))
+for i = 2 + nf, #ARGV do
+  redis.call('XADD', KEYS[2], '1-' .. n, 'd', ARGV[i])
+  n = n + 1
+  by = by + #ARGV[i] + ${FRAME_OVERHEAD}
+end
+redis.call('HSET', KEYS[1], 'n', n, 'by', by)
+redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]) + ${CLOSED_KEEP_MS})
+return {n - 1 - tonumber(redis.call('HGET', KEYS[1], 'w')), by, tonumber(redis.call('HGET', KEYS[1], 'v'))}
+`);
+
+const ENTRY_BYTES_FN = `
+local function entryBytes(e)
+  if e[2][1] == 'd' then return #e[2][2] + ${FRAME_OVERHEAD} end
+  return 0
+end
+`;
+
+/**
+ * The stream holding the session (nonce) wrote frames up to `upTo` (their
+ * bytes): trim what resumption need not keep (resume_frames, half the bytes).
+ * KEYS: hash, outbox. ARGV: nonce, upTo, bytes, resume frames, max written bytes.
+ */
+export const WRITTEN = new Script(`${ENTRY_BYTES_FN}
+if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then return 0 end
+local w = tonumber(redis.call('HGET', KEYS[1], 'w'))
+local wb = tonumber(redis.call('HGET', KEYS[1], 'wb'))
+local up = tonumber(ARGV[2])
+if up > w then
+  w = up
+  wb = wb + tonumber(ARGV[3])
+end
+local f = tonumber(redis.call('HGET', KEYS[1], 'f'))
+local by = tonumber(redis.call('HGET', KEYS[1], 'by'))
+local keep, maxb = tonumber(ARGV[4]), tonumber(ARGV[5])
+while f <= w and (w - f + 1 > keep or wb > maxb) do
+  local e = redis.call('XRANGE', KEYS[2], '1-' .. f, '1-' .. f)
+  if e[1] then
+    local b = entryBytes(e[1])
+    by = by - b
+    wb = wb - b
+    redis.call('XDEL', KEYS[2], '1-' .. f)
+  end
+  f = f + 1
+end
+redis.call('HSET', KEYS[1], 'w', w, 'wb', wb, 'f', f, 'by', by)
+return 1
+`);
+
+/**
+ * A stream attaches (nonce), having seen frames up to Last-Event-ID (or ""):
+ * it is read from the frame after the returned one.
+ * KEYS: hash, outbox, all. ARGV: nonce, last event id, now, idle ms,
+ * handshake timeout ms, owner prefix, id. → last frame seen, or nil.
+ */
+export const ATTACH = new Script(`${TTL_FN}${ENTRY_BYTES_FN}
+local st = redis.call('HGET', KEYS[1], 's')
+if (not st) or redis.call('HGET', KEYS[1], 'st') == 'closed' then return nil end
+redis.call('HSET', KEYS[1], 's', ARGV[1])
+local w = tonumber(redis.call('HGET', KEYS[1], 'w'))
+if ARGV[2] ~= '' then
+  local f = tonumber(redis.call('HGET', KEYS[1], 'f'))
+  local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
+  local last = math.max(f - 1, math.min(tonumber(ARGV[2]), n - 1))
+  if last ~= w then
+    local wb = 0
+    if last >= f then
+      for _, e in ipairs(redis.call('XRANGE', KEYS[2], '1-' .. f, '1-' .. last)) do wb = wb + entryBytes(e) end
+    end
+    w = last
+    redis.call('HSET', KEYS[1], 'w', w, 'wb', wb)
+  end
+end
+touch(KEYS[1], KEYS[2], KEYS[3], ARGV[6], ARGV[7], tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5]))
+return w
+`);
+
+/** The stream (nonce) went away. KEYS: hash, outbox, all. ARGV: nonce, now, idle ms, handshake timeout ms, owner prefix, id. */
+export const DETACH = new Script(`${TTL_FN}
+if redis.call('HGET', KEYS[1], 's') ~= ARGV[1] then return 0 end
+redis.call('HSET', KEYS[1], 's', '')
+touch(KEYS[1], KEYS[2], KEYS[3], ARGV[5], ARGV[6], tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]))
+return 1
+`);
+
+/** Close: end marker, a minute to live, out of the indexes. KEYS: hash, outbox, all. ARGV: owner prefix, id. → 1 when closed now. */
+export const CLOSE = new Script(`${CLOSE_FN}
+return close(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ${CLOSED_KEEP_MS})
+`);
+
+/** Calls running on the session changed by ARGV[1]. KEYS: hash. */
+export const CALLS = new Script(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+return redis.call('HINCRBY', KEYS[1], 'k', ARGV[1])
+`);

@@ -1,0 +1,666 @@
+/**
+ * The A2E transport's sessions in Redis (store.kind: redis): any instance
+ * opens a session, takes its messages and holds its stream. A message is
+ * dispatched where it arrives (its calls run there); answers go into the
+ * session's outbox, a Redis Stream, which the instance holding GET /stream
+ * reads (one blocking reader per instance for all its streams). A client
+ * whose stream's instance is lost reconnects to any other with Last-Event-ID
+ * and gets every frame after it once, in order. Closing a session anywhere
+ * is seen everywhere (the end marker ends its stream; a message on the
+ * control channel stops its calls on every instance).
+ * Keys and scripts: transport-scripts.ts.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Call, Logger, StopReason } from '../../engine/index.js';
+import {
+  DEFAULT_MEMORY,
+  SessionBinding,
+  TransportRefusal,
+  dispatch,
+  dispatchDeps,
+  ANONYMOUS,
+  type A2eHttpTransportOptions,
+  type A2eTransport,
+  type DispatchDeps,
+  type DispatchSession,
+  type FrameSink,
+  type Presenter,
+  type SessionState,
+} from '../../transport/a2e-http/index.js';
+import type { RedisClient, RedisConnection } from './connection.js';
+import { StreamReader, type StreamEntry } from './stream-reader.js';
+import { ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, PUSH, USE, WRITTEN } from './transport-scripts.js';
+
+const SESSION_ID = /^[0-9a-f]{32}$/;
+/** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
+const ROOM_POLL_MS = 50;
+
+/** A session's hash, as read. */
+interface SessionRecord {
+  principal: string | null;
+  boundBy: 'bearer' | 'handshake' | undefined;
+  quotaKey: string;
+  address: string;
+  createdAt: number;
+  handshook: boolean;
+  handshakeId: string;
+  state: SessionState;
+  version: number;
+  /** Frames not yet written to a stream. */
+  pending: number;
+  bytes: number;
+  /** Nonce of the stream holding it ("" none). */
+  holder: string;
+}
+
+function parseRecord(flat: string[]): SessionRecord {
+  const f: Record<string, string> = {};
+  for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!;
+  const b = f.b;
+  return {
+    principal: f.p ? f.p.slice(1) : null,
+    boundBy: b === 'bearer' || b === 'handshake' ? b : undefined,
+    quotaKey: f.q ?? '',
+    address: f.a ?? '',
+    createdAt: Number(f.c),
+    handshook: f.h === '1',
+    handshakeId: f.hs ?? '',
+    state: (f.st ?? 'closed') as SessionState,
+    version: Number(f.v ?? 0),
+    pending: Number(f.n) - 1 - Number(f.w),
+    bytes: Number(f.by ?? 0),
+    holder: f.s ?? '',
+  };
+}
+
+/** A stream of a session held by this instance. */
+interface Holder {
+  sid: string;
+  nonce: string;
+  sink: FrameSink;
+  token: object | undefined;
+  ended: boolean;
+  /** WRITTEN updates, in order. */
+  writes: Promise<unknown>;
+}
+
+type ControlMessage = { t: 'attach'; sid: string; nonce: string } | { t: 'close'; sid: string; reason: StopReason };
+
+export class RedisA2eTransport implements A2eTransport {
+  /** Sessions this instance is handling messages or running calls of. */
+  private readonly handles = new Map<string, RedisSessionHandle>();
+  /** Streams this instance holds, by session id. */
+  private readonly held = new Map<string, Holder>();
+  private readonly reader: StreamReader;
+  private readonly deps: DispatchDeps;
+  private readonly idleMs: number;
+  private readonly handshakeMs: number;
+  private readonly sessionBytes: number;
+  private readonly sweeper: NodeJS.Timeout;
+  private readonly channel: string;
+  private control: RedisClient | undefined;
+  private closed = false;
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly redis: RedisConnection,
+    private readonly options: A2eHttpTransportOptions,
+  ) {
+    const { config } = options;
+    this.logger = options.logger;
+    this.idleMs = config.session_idle_s * 1000;
+    this.handshakeMs = config.handshake_timeout_s * 1000;
+    this.sessionBytes = (options.memory ?? DEFAULT_MEMORY).outboxSessionBytes;
+    this.deps = dispatchDeps(options, (s, reason) =>
+      // A shutdown message closes the session; with Redis down it stays open and expires after session_idle_s.
+      this.closeSession((s as RedisSessionHandle).id, reason).catch((err: unknown) => {
+        this.logger.warn({ err: String((err as Error)?.message ?? err) }, 'A2E transport session could not be closed in Redis; it expires by itself');
+      }),
+    );
+    this.reader = new StreamReader(redis, this.logger);
+    this.channel = redis.key('transport', 'control');
+    void this.listen();
+    // Renews held sessions' life well within session_idle_s, and notices sessions closed or expired elsewhere.
+    this.sweeper = setInterval(() => void this.sweep(), Math.min(this.idleMs / 3, this.handshakeMs / 2, 10_000));
+    this.sweeper.unref();
+  }
+
+  private hashKey = (sid: string) => this.redis.key('transport', 's', sid);
+  private outboxKey = (sid: string) => this.redis.key('transport', 'o', sid);
+  private get allKey() {
+    return this.redis.key('transport', 'all');
+  }
+  private get ownerPrefix() {
+    return this.redis.key('transport', 'owner', '');
+  }
+
+  async createSession(by: Presenter = ANONYMOUS): Promise<string> {
+    if (this.closed) throw new TransportRefusal('shutting_down', 'the gateway is shutting down; retry against another instance or later');
+    const { config } = this.options;
+    const id = randomBytes(16).toString('hex');
+    const binding = new SessionBinding(id, by.principal, by.address);
+    const authenticated = by.principal !== null;
+    const quota = authenticated ? config.max_sessions_per_principal : config.max_sessions_per_address;
+    const [outcome, evicted] = await this.redis.run('opening an A2E transport session', (c) =>
+      CREATE.run<[string, string]>(c, [this.hashKey(id), this.allKey, this.ownerPrefix + binding.quotaKey], [
+        Date.now(),
+        this.handshakeMs,
+        quota,
+        config.max_sessions,
+        by.principal === null ? '' : `=${by.principal}`,
+        binding.boundBy ?? '',
+        binding.quotaKey,
+        binding.address,
+        this.hashKey(''),
+        this.outboxKey(''),
+        this.ownerPrefix,
+        id,
+        this.idleMs,
+      ]),
+    );
+    if (evicted) this.announceClosed(evicted, 'disconnect');
+    if (outcome === 'quota_in_use') {
+      const key = authenticated ? 'transport.max_sessions_per_principal' : 'transport.max_sessions_per_address';
+      throw new TransportRefusal(
+        'quota_in_use',
+        `all ${quota} of your sessions (${key}) have a stream attached or calls running; end one with a shutdown message, then retry`,
+      );
+    }
+    if (outcome === 'too_many_sessions') {
+      throw new TransportRefusal(
+        'too_many_sessions',
+        `too many open sessions (transport.max_sessions = ${config.max_sessions}); close unused ones with a shutdown message, or retry later`,
+      );
+    }
+    this.logger.debug({ session_ref: binding.ref }, 'A2E transport session opened');
+    return id;
+  }
+
+  /** The session's record, when `by` may use it; `touch` renews its life (a message, a stream). */
+  private async use(id: string | undefined, by: string | null, touch: boolean): Promise<{ rec: SessionRecord; binding: SessionBinding }> {
+    if (!id) throw new TransportRefusal('missing_session', 'missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id');
+    const unknown = () => new TransportRefusal('unknown_session', 'unknown or expired session; POST /session to open a new one');
+    if (!SESSION_ID.test(id)) throw unknown();
+    const now = Date.now();
+    const flat = await this.redis.run('finding the A2E transport session', (c) =>
+      USE.run<string[] | null>(c, [this.hashKey(id), this.outboxKey(id), this.allKey], [now, this.idleMs, this.handshakeMs, touch ? 1 : 0, this.ownerPrefix, id]),
+    );
+    if (!flat) throw unknown();
+    const rec = parseRecord(flat);
+    if (rec.state === 'closing' || rec.state === 'closed') throw unknown();
+    const binding = SessionBinding.restore(id, rec);
+    const refusal = binding.check(by);
+    if (refusal) throw new TransportRefusal(refusal.kind, refusal.message);
+    if (!rec.handshook && now - rec.createdAt > this.handshakeMs) {
+      void this.closeSession(id, 'disconnect').catch(() => undefined);
+      throw new TransportRefusal(
+        'unknown_session',
+        `the session was closed: no successful handshake within transport.handshake_timeout_s (${this.options.config.handshake_timeout_s} s) ` +
+          'of POST /session; open a new one and send handshake/req right away',
+      );
+    }
+    return { rec, binding };
+  }
+
+  async check(id: string | undefined, by: string | null = null): Promise<void> {
+    await this.use(id, by, false);
+  }
+
+  async send(id: string | undefined, body: Uint8Array, by: string | null = null): Promise<void> {
+    const { rec, binding } = await this.use(id, by, true);
+    const h = this.handle(id!, rec, binding);
+    const waiting = h.outbox.size + h.inboxSize;
+    if (waiting >= this.options.config.max_queued) {
+      throw new TransportRefusal('queue_full', `${waiting} messages are waiting for GET /stream (transport.max_queued); read the stream, then send again`);
+    }
+    if (h.outbox.full) {
+      throw new TransportRefusal('queue_full', `${h.outbox.bytes} bytes of answers are waiting for GET /stream (limits.outbox_session_bytes); read the stream, then send again`);
+    }
+    h.enqueue(() => dispatch(this.deps, h, body));
+  }
+
+  /** This instance's handle of a session, brought up to date with `rec` unless it has changes of its own on the way. */
+  private handle(id: string, rec: SessionRecord, binding: SessionBinding): RedisSessionHandle {
+    let h = this.handles.get(id);
+    if (!h) {
+      h = new RedisSessionHandle(id, binding, rec, this);
+      this.handles.set(id, h);
+    } else if (rec.version > h.version && !h.outbox.busy && h.inboxSize === 0) {
+      h.apply(binding, rec);
+    }
+    h.outbox.known(rec.pending, rec.bytes);
+    return h;
+  }
+
+  async attach(id: string | undefined, sink: FrameSink, lastEventId?: string, by: string | null = null): Promise<void> {
+    await this.use(id, by, false);
+    const sid = id!;
+    const previous = this.held.get(sid);
+    if (previous) this.endHolder(previous);
+    const holder: Holder = { sid, nonce: randomBytes(8).toString('hex'), sink, token: undefined, ended: false, writes: Promise.resolve() };
+    this.held.set(sid, holder);
+    sink.onDisconnect(() => this.detach(holder));
+    const last = /^\d+$/.test(lastEventId ?? '') ? lastEventId! : '';
+    const seen = await this.redis.run('attaching the A2E transport stream', (c) =>
+      ATTACH.run<number | null>(c, [this.hashKey(sid), this.outboxKey(sid), this.allKey], [holder.nonce, last, Date.now(), this.idleMs, this.handshakeMs, this.ownerPrefix, sid]),
+    );
+    if (seen === null || holder.ended) {
+      this.endHolder(holder);
+      return;
+    }
+    this.publish({ t: 'attach', sid, nonce: holder.nonce });
+    holder.token = this.reader.add(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, (entries) => this.deliver(holder, entries));
+  }
+
+  /** Frames read from the outbox → the holder's stream; the end marker ends it. */
+  private deliver(holder: Holder, entries: StreamEntry[]): void | Promise<void> {
+    if (holder.ended) return;
+    let text = '';
+    let bytes = 0;
+    let last = -1;
+    let end = false;
+    for (const [id, fields] of entries) {
+      if (fields[0] !== 'd') {
+        end = true;
+        break;
+      }
+      const data = fields[1]!;
+      last = Number(id.slice(2));
+      text += `id: ${last}\ndata: ${data}\n\n`;
+      bytes += Buffer.byteLength(data) + FRAME_OVERHEAD;
+    }
+    let ok = true;
+    if (text) {
+      ok = holder.sink.write(text);
+      this.written(holder, last, bytes);
+    }
+    if (end) {
+      void holder.writes.then(() => this.endHolder(holder));
+      return;
+    }
+    if (!ok) return holder.sink.drain();
+  }
+
+  private written(holder: Holder, upTo: number, bytes: number): void {
+    const { config } = this.options;
+    holder.writes = holder.writes.then(() =>
+      WRITTEN.run(this.redis.client, [this.hashKey(holder.sid), this.outboxKey(holder.sid)], [holder.nonce, upTo, bytes, config.resume_frames, this.sessionBytes >> 1]).catch(
+        // Redis down: the frames count as unwritten, so a stream resuming without Last-Event-ID may get them again.
+        () => undefined,
+      ),
+    );
+  }
+
+  /** Stop serving a stream here (its client left, or another stream replaced it, or the session closed). */
+  private endHolder(holder: Holder): void {
+    if (holder.ended) return;
+    holder.ended = true;
+    if (holder.token) this.reader.remove(this.outboxKey(holder.sid), holder.token);
+    if (this.held.get(holder.sid) === holder) this.held.delete(holder.sid);
+    holder.sink.end();
+  }
+
+  /** The client left: the session has no stream now (unless another replaced it already). */
+  private detach(holder: Holder): void {
+    const mine = !holder.ended;
+    this.endHolder(holder);
+    if (!mine) return;
+    const sid = holder.sid;
+    void holder.writes
+      .then(() =>
+        DETACH.run(this.redis.client, [this.hashKey(sid), this.outboxKey(sid), this.allKey], [holder.nonce, Date.now(), this.idleMs, this.handshakeMs, this.ownerPrefix, sid]),
+      )
+      .catch(() => undefined); // Redis down: the session expires session_idle_s after the last renewal anyway
+  }
+
+  async streamAttached(id: string): Promise<boolean> {
+    const holder = await this.redis.run('reading the A2E transport session', (c) => c.sendCommand(['HGET', this.hashKey(id), 's']));
+    return typeof holder === 'string' && holder !== '';
+  }
+
+  /**
+   * Close a session: stop its calls here (their responses still go out),
+   * then mark it closed in Redis (the end marker ends its stream wherever it
+   * is held) and tell every instance (they stop theirs).
+   */
+  async closeSession(sid: string, reason: StopReason): Promise<void> {
+    const h = this.handles.get(sid);
+    if (h) {
+      await h.stop(reason);
+      this.handles.delete(sid);
+    }
+    const closedNow = await this.redis.run('closing the A2E transport session', (c) =>
+      CLOSE.run<number>(c, [this.hashKey(sid), this.outboxKey(sid), this.allKey], [this.ownerPrefix, sid]),
+    );
+    // The handshake session ends with it, on every instance when sessions are shared (with Redis down it expires there).
+    if (h?.handshakeId) await Promise.resolve(this.deps.sessions.end(h.handshakeId)).catch(() => {});
+    if (closedNow) this.announceClosed(sid, reason);
+  }
+
+  private announceClosed(sid: string, reason: StopReason): void {
+    this.publish({ t: 'close', sid, reason });
+  }
+
+  private publish(message: ControlMessage): void {
+    this.redis.client.sendCommand(['PUBLISH', this.channel, JSON.stringify(message)]).catch(() => undefined);
+  }
+
+  /** The control channel: streams replaced and sessions closed on other instances. */
+  private async listen(): Promise<void> {
+    while (!this.closed && !this.control) {
+      try {
+        const client = await this.redis.dedicated('transport-control');
+        if (this.closed) return void (await this.redis.release(client));
+        await client.subscribe(this.channel, (text) => this.onControl(text));
+        this.control = client;
+      } catch {
+        await new Promise((r) => setTimeout(r, 1000)); // Redis down at start: the sweep covers what is missed
+      }
+    }
+  }
+
+  private onControl(text: string): void {
+    let m: ControlMessage;
+    try {
+      m = JSON.parse(text) as ControlMessage;
+    } catch {
+      return;
+    }
+    if (m.t === 'attach') {
+      const holder = this.held.get(m.sid);
+      if (holder && holder.nonce !== m.nonce) this.endHolder(holder);
+    } else if (m.t === 'close') {
+      const h = this.handles.get(m.sid);
+      if (!h) return;
+      this.handles.delete(m.sid);
+      void h.stop(m.reason);
+    }
+  }
+
+  /**
+   * Renew the sessions whose streams are held here (their life counts from
+   * the last activity, and an attached stream is activity); end streams of
+   * sessions gone; stop calls of sessions closed or expired elsewhere; forget
+   * handles with nothing left to do.
+   */
+  private async sweep(): Promise<void> {
+    if (this.closed) return;
+    const now = Date.now();
+    const client = this.redis.client;
+    await Promise.all([
+      ...[...this.held.values()].map(async (holder) => {
+        const flat = await USE.run<string[] | null>(client, [this.hashKey(holder.sid), this.outboxKey(holder.sid), this.allKey], [
+          now,
+          this.idleMs,
+          this.handshakeMs,
+          1,
+          this.ownerPrefix,
+          holder.sid,
+        ]).catch(() => undefined);
+        if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
+      }),
+      ...[...this.handles.values()].map(async (h) => {
+        if (h.calls.size === 0 && h.inboxSize === 0 && !h.outbox.busy) {
+          this.handles.delete(h.id);
+          return;
+        }
+        const flat = await USE.run<string[] | null>(client, [this.hashKey(h.id), this.outboxKey(h.id), this.allKey], [now, this.idleMs, this.handshakeMs, 0, this.ownerPrefix, h.id]).catch(
+          () => undefined,
+        );
+        if (flat === null || (flat && parseRecord(flat).state === 'closed')) {
+          this.handles.delete(h.id);
+          void h.stop('disconnect');
+        } else if (flat && h.handshakeId && parseRecord(flat).holder) {
+          void Promise.resolve(this.deps.sessions.find(h.handshakeId)).catch(() => {}); // a quiet session with a stream is alive: keep its handshake
+        }
+      }),
+    ]);
+    this.deps.sessions.sweep();
+  }
+
+  /**
+   * Gateway shutdown. Sessions live on (other instances serve them): the
+   * answers of calls stopped here are flushed to Redis, and the streams held
+   * here end, so their clients reconnect elsewhere.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.sweeper);
+    const flushed = Promise.allSettled(
+      [...this.handles.values()].map(async (h) => {
+        await Promise.allSettled(h.calls.values());
+        await h.outbox.settled();
+      }),
+    );
+    await Promise.race([flushed, new Promise((r) => setTimeout(r, 5000).unref())]);
+    for (const holder of [...this.held.values()]) this.detach(holder);
+    await Promise.allSettled([...this.held.values()].map((h) => h.writes));
+    await this.reader.close();
+    const control = this.control;
+    this.control = undefined;
+    if (control) await this.redis.release(control);
+  }
+
+  /** For handles: the script runs. */
+  pushFrames(sid: string, fields: string[], frames: string[]): Promise<[number, number, number?]> {
+    return this.redis.run('queueing an A2E transport answer', (c) =>
+      PUSH.run<[number, number, number?]>(c, [this.hashKey(sid), this.outboxKey(sid)], [fields.length, ...fields, ...frames]),
+    );
+  }
+
+  async outboxState(sid: string): Promise<{ pending: number; bytes: number } | undefined> {
+    const r = (await this.redis.client.sendCommand(['HMGET', this.hashKey(sid), 'n', 'w', 'by'])) as (string | null)[];
+    if (r[0] === null) return undefined;
+    return { pending: Number(r[0]) - 1 - Number(r[1]), bytes: Number(r[2]) };
+  }
+
+  callsChanged(sid: string, delta: number): void {
+    CALLS.run(this.redis.client, [this.hashKey(sid)], [delta]).catch(() => undefined);
+  }
+
+  /** How long a handle keeps retrying answers while Redis is down, ms. */
+  get retryForMs(): number {
+    return this.idleMs;
+  }
+
+  get sessionByteBudget(): number {
+    return this.sessionBytes;
+  }
+
+  get log(): Logger {
+    return this.logger;
+  }
+}
+
+/**
+ * A session as this instance handles it: its messages, one at a time, in
+ * arrival order; its calls running here; an outbox writing to Redis. Its
+ * binding and handshake are written along with the answers they produce.
+ */
+class RedisSessionHandle implements DispatchSession {
+  binding: SessionBinding;
+  handshakeId: string | undefined;
+  state: SessionState;
+  version: number;
+  readonly calls: Map<Call, Promise<void>>;
+  readonly outbox: RedisOutbox;
+  inboxSize = 0;
+  private inbox: Promise<void> = Promise.resolve();
+  /** The fields as Redis has them (what is written when they change). */
+  private saved: string;
+
+  constructor(
+    readonly id: string,
+    binding: SessionBinding,
+    rec: SessionRecord,
+    private readonly transport: RedisA2eTransport,
+  ) {
+    this.binding = binding;
+    this.handshakeId = rec.handshakeId || undefined;
+    this.state = rec.state;
+    this.version = rec.version;
+    this.saved = this.fields().join('\n');
+    this.calls = new CountedCalls((delta) => transport.callsChanged(id, delta));
+    this.outbox = new RedisOutbox(this, transport);
+  }
+
+  /** What another instance changed. */
+  apply(binding: SessionBinding, rec: SessionRecord): void {
+    this.binding = binding;
+    this.handshakeId = rec.handshakeId || undefined;
+    if (this.state === 'open') this.state = rec.state;
+    this.version = rec.version;
+    this.saved = this.fields().join('\n');
+  }
+
+  /** The fields to write with the next frames: none when unchanged. */
+  changedFields(): string[] {
+    const fields = this.fields();
+    const text = fields.join('\n');
+    if (text === this.saved) return [];
+    this.saved = text;
+    return fields;
+  }
+
+  /** Writing the fields failed: send them again with the next frames. */
+  forgetSaved(): void {
+    this.saved = '';
+  }
+
+  private fields(): string[] {
+    const b = this.binding;
+    // Past open, a session only drains (closed is written by CLOSE, never by a push).
+    const st = this.state === 'open' ? 'open' : 'draining';
+    return ['p', b.principal === null ? '' : `=${b.principal}`, 'b', b.boundBy ?? '', 'h', b.handshook ? '1' : '0', 'hs', this.handshakeId ?? '', 'st', st];
+  }
+
+  enqueue(task: () => Promise<void> | void): void {
+    this.inboxSize++;
+    const run = async () => {
+      try {
+        await task();
+      } catch {
+        // Handlers answer their own errors on the stream; one failing must not stop the next.
+      } finally {
+        this.inboxSize--;
+      }
+    };
+    this.inbox = this.inbox.then(run, run);
+  }
+
+  /** Stop the calls running here; their responses are still queued. */
+  async stop(reason: StopReason): Promise<void> {
+    if (this.state === 'closing' || this.state === 'closed') return;
+    this.state = 'closing';
+    for (const call of this.calls.keys()) call.stop(reason);
+    await Promise.allSettled(this.calls.values());
+    await this.outbox.settled();
+    this.state = 'closed';
+  }
+}
+
+/** Counts the calls running on a session into its record (quota eviction spares sessions with calls). */
+class CountedCalls extends Map<Call, Promise<void>> {
+  constructor(private readonly changed: (delta: number) => void) {
+    super();
+  }
+  override set(call: Call, forwarding: Promise<void>): this {
+    const added = !this.has(call);
+    super.set(call, forwarding);
+    if (added) this.changed(1);
+    return this;
+  }
+  override delete(call: Call): boolean {
+    const removed = super.delete(call);
+    if (removed) this.changed(-1);
+    return removed;
+  }
+}
+
+/**
+ * Answers into the session's Redis outbox, in order: pushes made while one
+ * is on its way go together in the next. While Redis is down they are kept
+ * and retried (for session_idle_s), so no answer is dropped by a blip.
+ */
+class RedisOutbox {
+  private queue: string[] = [];
+  private queuedBytes = 0;
+  private flushing: Promise<void> | undefined;
+  /** As Redis last said: frames not yet written to a stream, and bytes kept. */
+  private pending = 0;
+  bytes = 0;
+  readonly taken = { wait: () => this.waitForRoom() };
+
+  constructor(
+    private readonly session: RedisSessionHandle,
+    private readonly transport: RedisA2eTransport,
+  ) {}
+
+  get size(): number {
+    return this.pending + this.queue.length;
+  }
+
+  get full(): boolean {
+    return this.bytes + this.queuedBytes >= this.transport.sessionByteBudget;
+  }
+
+  /** Frames on their way to Redis. */
+  get busy(): boolean {
+    return this.flushing !== undefined;
+  }
+
+  known(pending: number, bytes: number): void {
+    if (this.busy) return;
+    this.pending = pending;
+    this.bytes = bytes;
+  }
+
+  push(...json: string[]): void {
+    for (const j of json) this.queuedBytes += Buffer.byteLength(j) + FRAME_OVERHEAD;
+    this.queue.push(...json);
+    this.flushing ??= this.flush();
+  }
+
+  settled(): Promise<void> {
+    return this.flushing ?? Promise.resolve();
+  }
+
+  private async flush(): Promise<void> {
+    let failingSince: number | undefined;
+    while (this.queue.length) {
+      const frames = this.queue;
+      this.queue = [];
+      const fields = this.session.changedFields();
+      try {
+        const [pending, bytes, version] = await this.transport.pushFrames(this.session.id, fields, frames);
+        failingSince = undefined;
+        for (const j of frames) this.queuedBytes -= Buffer.byteLength(j) + FRAME_OVERHEAD;
+        if (pending >= 0) {
+          this.pending = pending;
+          this.bytes = bytes;
+          if (version !== undefined) this.session.version = version;
+        }
+      } catch (err) {
+        failingSince ??= Date.now();
+        if (Date.now() - failingSince > this.transport.retryForMs) {
+          this.transport.log.error({ err, dropped: frames.length + this.queue.length }, 'A2E transport answers could not be stored in Redis; dropped them');
+          this.queue = [];
+          this.queuedBytes = 0;
+          break;
+        }
+        this.queue = [...frames, ...this.queue];
+        if (fields.length) this.session.forgetSaved();
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+    this.flushing = undefined;
+  }
+
+  /** A forwarder waits for the stream to take frames: look again shortly (only while the outbox is full). */
+  private async waitForRoom(): Promise<void> {
+    await new Promise((r) => setTimeout(r, ROOM_POLL_MS));
+    if (this.busy) return this.settled();
+    const state = await this.transport.outboxState(this.session.id).catch(() => undefined);
+    if (state) this.known(state.pending, state.bytes);
+  }
+}
