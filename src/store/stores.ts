@@ -4,9 +4,11 @@
  * every instance. Each seam (calls, sessions, rate limits, transport sessions)
  * gets its implementation here; the engine and the doors only see the seams.
  */
-import type { Logger } from '../engine/index.js';
+import type { CallStore, Logger, MemoryCallStore } from '../engine/index.js';
 import type { StoreConfig } from '../config/store.js';
+import type { CallsConfig } from '../config/calls.js';
 import { RedisConnection, type StoreHealth } from './redis/index.js';
+import { RedisCallStore } from './redis/calls.js';
 
 export interface Stores {
   readonly kind: StoreConfig['kind'];
@@ -14,6 +16,8 @@ export interface Stores {
   readonly redis: RedisConnection | undefined;
   /** What GET /healthz reports. */
   health(): StoreHealth;
+  /** Where call resources live: `local` itself in memory mode; with Redis, shared (this instance's calls stay in `local` too). */
+  callStore(local: MemoryCallStore, calls: CallsConfig): CallStore;
   close(): Promise<void>;
 }
 
@@ -24,10 +28,20 @@ const MEMORY_HEALTH: StoreHealth = Object.freeze({ kind: 'memory', ok: true });
  * logged and the gateway starts degraded (see RedisConnection.connect).
  */
 export async function openStores(config: StoreConfig, logger: Logger): Promise<Stores> {
-  if (config.kind === 'memory') return { kind: 'memory', redis: undefined, health: () => MEMORY_HEALTH, close: async () => {} };
+  if (config.kind === 'memory') return { kind: 'memory', redis: undefined, health: () => MEMORY_HEALTH, callStore: (local) => local, close: async () => {} };
   const redis = new RedisConnection({ url: config.url, prefix: config.prefix, commandTimeoutMs: config.command_timeout_ms, logger });
   if (!(await redis.connect())) {
     logger.error({ store: 'redis', error: redis.health.error }, 'Redis (store.url) is not reachable; starting anyway: what needs the shared store answers 503 until it is');
   }
-  return { kind: 'redis', redis, health: () => redis.health, close: () => redis.close() };
+  let calls: RedisCallStore | undefined;
+  const callStore = (local: MemoryCallStore, c: CallsConfig) => {
+    calls = new RedisCallStore({ redis, local, logger, retainS: c.retain_s, maxEvents: c.max_events, leaseS: c.owner_lease_s });
+    calls.start();
+    return calls;
+  };
+  const close = async () => {
+    await calls?.close(); // the calls' last writes go out before the connection closes
+    await redis.close();
+  };
+  return { kind: 'redis', redis, health: () => redis.health, callStore, close };
 }
