@@ -53,7 +53,7 @@ export class RedisCallStore implements CallStore {
   private readonly logger: Logger;
   private readonly reader: StreamReader;
   private readonly leaseMs: number;
-  /** Running calls this instance owns (their leases are renewed). */
+  /** Calls this instance runs whose export has not finished (their leases are renewed). */
   private readonly owned = new Set<Call>();
   /** Exports still writing (awaited, bounded, on close). */
   private readonly exports = new Set<Promise<void>>();
@@ -106,9 +106,13 @@ export class RedisCallStore implements CallStore {
     });
     return registered.then(
       () => {
+        // Its lease is renewed until everything is written (not just until it settles): a final response
+        // still waiting for Redis to come back must not be taken for a lost instance.
         this.owned.add(call);
-        void call.result.then(() => this.owned.delete(call));
-        const exported = this.export(call, watcher).finally(() => this.exports.delete(exported));
+        const exported = this.export(call, watcher).finally(() => {
+          this.owned.delete(call);
+          this.exports.delete(exported);
+        });
         this.exports.add(exported);
       },
       (err: unknown) => {
