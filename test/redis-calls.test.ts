@@ -149,6 +149,18 @@ describe('call resources across instances (store.kind: redis)', () => {
     expect(await redis.exists([hash, stream])).toBe(0);
   });
 
+  it('the watchers of one instance share one blocking Redis connection, however many calls they follow', async () => {
+    const calls = await Promise.all([0, 1, 2].map(() => start(a, 'hold', { ms: 30_000 })));
+    const watchers = await Promise.all([...calls, ...calls].map((c) => openSse(c.at(b, c.events_url), { headers: auth })));
+    for (const w of watchers) expect((await w.next())!.json.kind).toBe('status');
+    // Six streams on B over three calls: one XREAD BLOCK connection (B's), blocked on all of them.
+    await expect.poll(async () => (await redis.sendCommand(['CLIENT', 'LIST'])) as string).toMatch(/cmd=xread/);
+    const blocked = String(await redis.sendCommand(['CLIENT', 'LIST'])).split('\n').filter((l) => /cmd=xread/.test(l));
+    expect(blocked).toHaveLength(1);
+    for (const w of watchers) w.abort();
+    await Promise.all(calls.map((c) => getJson(c.result_url, { method: 'DELETE' })));
+  });
+
   it('an instance killed mid-call (SIGKILL): the watcher on B gets a failed final response within the lease', async () => {
     const doomed = cluster.instances[2]!;
     const c = await start(doomed, 'hold', { ms: 60_000 });
