@@ -234,11 +234,13 @@ export class RedisCallStore implements CallStore {
   /** Stop requests for this instance's calls, from DELETE on other instances. */
   private async listenForStops(): Promise<void> {
     for (let failures = 0; !this.closed; failures++) {
+      let sub: Awaited<ReturnType<RedisConnection['dedicated']>> | undefined;
       try {
-        const sub = await this.redis.dedicated('call-stop');
+        sub = await this.redis.dedicated('call-stop');
         await sub.subscribe(this.stopChannel(this.instance), (id: string) => this.local.get(id)?.stop('cancel'));
         return; // the client resubscribes by itself after a reconnect
       } catch (err) {
+        if (sub) await this.redis.release(sub);
         if (failures === 0) this.logger.warn({ error: (err as Error)?.message }, 'listening for call cancels from other instances failed; retrying');
         await sleep(1000);
       }
