@@ -25,6 +25,7 @@ import { tools } from './scenarios/tools.mjs';
 import { startup } from './scenarios/startup.mjs';
 import { responsive } from './scenarios/responsive.mjs';
 import { store } from './scenarios/store.mjs';
+import { callsRedis } from './scenarios/calls-redis.mjs';
 
 /** Every scenario of issue 8, in report order (an entry with `pending` instead of `run` says why it is not measured yet). */
 const SCENARIOS = [
@@ -41,6 +42,7 @@ const SCENARIOS = [
   { id: 11, title: 'Start-up and the CLI client', run: startup },
   { id: 12, title: 'Responsive under load', run: responsive },
   { id: 13, title: 'Shared store: Redis vs memory', run: store },
+  { id: 14, title: 'Call-resource event streaming through Redis', run: callsRedis },
 ];
 
 const { values } = parseArgs({

@@ -9,6 +9,7 @@ import {
   Engine,
   MemoryCallStore,
   ToolRegistry,
+  type CallStore,
   type AuditSink,
   type EngineSettings,
   type Logger,
@@ -134,7 +135,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     version: VERSION,
     bodyLimitBytes: config.server.body_limit_bytes,
     heartbeatS: config.server.heartbeat_s,
-    calls: callResources(config),
+    calls: callResources(config, stores),
     store: () => stores.health(),
     streams: { unsentBytes: config.limits.stream_unsent_bytes, stallS: config.limits.stream_stall_s },
     basePath: config.server.base_path,
@@ -277,8 +278,9 @@ function countAgentStates(agents: readonly AgentStatus[]): Record<string, number
 }
 
 /** Where call resources are kept, from the `calls:` section. */
-function callResources(config: GatewayConfig): { store: MemoryCallStore; retryMs: number; retainS: number } {
+function callResources(config: GatewayConfig, stores?: Stores): { store: CallStore; retryMs: number; retainS: number } {
   const { retain_s, max_retained, retry_ms } = config.calls;
-  const store = new MemoryCallStore({ retainMs: retain_s * 1000, maxRetained: max_retained, maxRetainedBytes: config.limits.retained_calls_bytes });
+  const local = new MemoryCallStore({ retainMs: retain_s * 1000, maxRetained: max_retained, maxRetainedBytes: config.limits.retained_calls_bytes });
+  const store = stores ? stores.callStore(local, config.calls) : local;
   return { store, retryMs: retry_ms, retainS: retain_s };
 }

@@ -1,17 +1,46 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, defineConfig, MemoryCallStore, type Call } from '../src/index.js';
 import { gatedPlugin } from './helpers/gated.js';
+import { startRedis } from './helpers/redis.js';
 import { callBody, openSse, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
 const gates = gatedPlugin();
+const suiteConfig = { server: { heartbeat_s: 0.05 }, calls: { retry_ms: 1500, max_events: 10 } };
+
+/**
+ * Where the suite runs: calls are started on `gw`; they are read, followed and
+ * canceled through `reader`. In memory that is the same gateway; with Redis it
+ * is a second gateway sharing the store, so every read crosses instances.
+ */
+interface Setup {
+  gw: TestGateway;
+  reader: TestGateway;
+  close(): Promise<void>;
+}
+const setups: Record<'memory' | 'redis', () => Promise<Setup>> = {
+  async memory() {
+    const gw = await startGateway({ plugins: [gates.plugin], config: suiteConfig });
+    return { gw, reader: gw, close: () => gw.close() };
+  },
+  async redis() {
+    const redis = await startRedis();
+    const config = { ...suiteConfig, store: { kind: 'redis' as const, url: redis.url, prefix: 'calls-suite:' } };
+    const gw = await startGateway({ plugins: [gates.plugin], config });
+    const reader = await startGateway({ plugins: [gates.plugin], config });
+    return {
+      gw,
+      reader,
+      async close() {
+        await Promise.all([gw.close(), reader.close()]);
+        await redis.dispose();
+      },
+    };
+  },
+};
+
 let gw: TestGateway;
-beforeAll(async () => {
-  gw = await startGateway({
-    plugins: [gates.plugin],
-    config: { server: { heartbeat_s: 0.05 }, calls: { retry_ms: 1500, max_events: 10 } },
-  });
-});
-afterAll(() => gw.close());
+/** A URL of `gw` as served by the reader gateway. */
+let via: (url: string) => string;
 
 let keys = 0;
 /** Start a gated call resource; returns the 202 body, its headers and the call's key. */
@@ -19,7 +48,8 @@ async function startGated(steps: number) {
   const key = `k${keys++}`;
   const res = await postJson(`${gw.url}/tool/calls`, callBody('gated', { key, steps }, { id: `req-${key}` }));
   expect(res.status).toBe(202);
-  return { key, ...res.json, location: res.headers.get('location') } as {
+  const body = res.json as { events_url: string; result_url: string };
+  return { key, ...res.json, events_url: via(body.events_url), result_url: via(body.result_url), location: res.headers.get('location') } as {
     key: string;
     call_id: string;
     state: string;
@@ -44,14 +74,24 @@ async function firstChunk(url: string): Promise<string> {
   return new TextDecoder().decode(value);
 }
 
-describe('call resources', () => {
+describe.each(['memory', 'redis'] as const)('call resources (store: %s)', (kind) => {
+  let setup: Setup;
+  beforeAll(async () => {
+    setup = await setups[kind]();
+    gw = setup.gw;
+    via = (url) => url.replace(setup.gw.url, setup.reader.url);
+  });
+  afterAll(() => setup?.close());
+
   it('POST /tool/calls answers 202 at once with the call URLs; the call runs in the background', async () => {
     const c = await startGated(2);
     expect(c.state).toBe('running');
-    expect(c.result_url).toBe(`${gw.url}/tool/calls/${c.call_id}`);
-    expect(c.location).toBe(c.result_url);
+    expect(c.location).toBe(`${gw.url}/tool/calls/${c.call_id}`);
+    expect(c.result_url).toBe(via(c.location));
     expect(c.events_url).toBe(`${c.result_url}/events`);
 
+    // Another instance sees an event once the owner has written it (batched per tick): wait for it, not for a time.
+    await expect.poll(async () => (await getJson(c.result_url)).json.events).toBe(1);
     const running = await getJson(c.result_url);
     expect(running.status).toBe(200);
     expect(running.json).toMatchObject({ call_id: c.call_id, req_id: `req-${c.key}`, tool_name: 'gated', state: 'running', events: 1 });
@@ -166,7 +206,7 @@ describe('call resources', () => {
 
   it('a finished call is not changed by DELETE', async () => {
     const res = await postJson(`${gw.url}/tool/calls`, callBody('echo', { text: 'hi' }));
-    const url = res.json.result_url as string;
+    const url = via(res.json.result_url as string);
     await expect.poll(async () => (await getJson(url)).json.state).toBe('completed');
     const del = await getJson(url, { method: 'DELETE' });
     expect(del.json).toMatchObject({ state: 'completed', result: { data: { success: true, data: { text: 'hi' } } } });
@@ -175,7 +215,7 @@ describe('call resources', () => {
   it('a client resuming from an event that was dropped is told so by a status event naming the gap', async () => {
     // max_events is 10: of 100 events, the early ones are dropped.
     const res = await postJson(`${gw.url}/tool/calls`, callBody('burst', { count: 100 }));
-    const { events_url, result_url } = res.json;
+    const [events_url, result_url] = [via(res.json.events_url), via(res.json.result_url)];
     await expect.poll(async () => (await getJson(result_url)).json.state).toBe('completed');
     const events = await (await openSse(events_url, { headers: { 'Last-Event-ID': '4' } })).rest();
     const notice = events[0]!;
@@ -191,14 +231,15 @@ describe('call resources', () => {
   });
 
   it('errors: unknown call 404, bad or impossible Last-Event-ID 400, unsupported method 405, bad request 4xx', async () => {
-    const unknown = await getJson(`${gw.url}/tool/calls/nope/events`);
+    const unknown = await getJson(via(`${gw.url}/tool/calls/nope/events`));
     expect(unknown.status).toBe(404);
     expect(unknown.json).toMatchObject({ type: 'error', code: 'not_found', detail: { call_id: 'nope' } });
     expect(unknown.json.message).toContain('no call "nope"');
-    expect((await getJson(`${gw.url}/tool/calls/nope`)).status).toBe(404);
-    expect((await getJson(`${gw.url}/tool/calls/nope`, { method: 'DELETE' })).status).toBe(404);
+    expect((await getJson(via(`${gw.url}/tool/calls/nope`))).status).toBe(404);
+    expect((await getJson(via(`${gw.url}/tool/calls/nope`), { method: 'DELETE' })).status).toBe(404);
 
     const c = await startGated(2);
+    await expect.poll(async () => (await getJson(c.result_url)).json.events).toBe(1);
     const bad = await getJson(c.events_url, { headers: { 'Last-Event-ID': 'abc' } });
     expect(bad.status).toBe(400);
     expect(bad.json.message).toBe('Last-Event-ID must be an event seq (an integer ≥ -1), got "abc"');

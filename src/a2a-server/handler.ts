@@ -143,7 +143,9 @@ export class A2AHandler {
     } catch (err) {
       throw this.refusal(err, ctx);
     }
-    this.deps.store.put(call);
+    // A shared store (store.kind: redis) that cannot take the task now: it is still served by this instance.
+    const kept = this.deps.store.put(call);
+    if (kept) kept.catch((err: unknown) => ctx.logger.warn({ err, call_id: call.id }, 'A2A task not shared through the store'));
     return call;
   }
 

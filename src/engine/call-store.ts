@@ -1,15 +1,55 @@
 /**
  * Where call resources (POST /tool/calls) live while they run and for a while
- * after. An interface with an in-memory implementation; running several
- * gateway instances later means another implementation, not a rewrite.
+ * after. An interface with an in-memory implementation (this process) and a
+ * Redis one (src/store/redis/calls.ts: any instance reads any call).
+ *
+ * A call runs on the instance that received it; what the doors read is a
+ * `CallView`: the `Call` itself on that instance, a view of the shared copy
+ * elsewhere. Methods answer synchronously in memory and with a promise where
+ * they must ask the shared store.
  */
-import type { Call } from './call.js';
+import type { ToolCallResponse, ToolEvent } from '../protocol/index.js';
+import type { Call, CallState, StopReason } from './call.js';
+import type { EventBatch } from './call-events.js';
+
+/** Follows a call's events (from `CallView.watch`); ends after the last one, or when closed. */
+export interface CallWatch extends AsyncIterable<EventBatch> {
+  close(): void;
+}
+
+/** What a door reads of a call resource, wherever the call runs. `Call` is one. */
+export interface CallView {
+  readonly id: string;
+  /** The id of the request that started it. */
+  readonly requestId: string;
+  readonly toolName: string;
+  readonly state: CallState;
+  readonly settled: boolean;
+  /** Unix epoch seconds. */
+  readonly createdAt: number;
+  /** Events emitted so far (as far as this view knows). */
+  readonly eventCount: number;
+  /** The final response, once settled. */
+  readonly response: ToolCallResponse | undefined;
+  /** Name of the bearer token that started it (null without auth). */
+  readonly principal: string | null;
+  /** Follow the events after `afterSeq` (-1 = from the start); the view's state, count and response follow what it reads. */
+  watch(afterSeq?: number): CallWatch;
+  /** Stop the call (wherever it runs); resolves once the stop has been passed on (remote views: once settled, or after a bound). */
+  stop(reason: StopReason): void | Promise<void>;
+  /** The `status` event telling a watcher events `gap.from`..`gap.to` were dropped. */
+  gapNotice(gap: { from: number; to: number }): ToolEvent;
+}
 
 export interface CallStore {
-  /** Keep a running call; it stays until expired after it finishes. */
-  put(call: Call): void;
-  /** The call with this id, unless it is unknown or expired. */
+  /** Keep a running call; it stays until expired after it finishes. Rejects (unavailable) when the shared store cannot take it. */
+  put(call: Call): void | Promise<void>;
+  /** The call with this id that runs (or ran) in this process, unless it is unknown or expired. */
   get(id: string): Call | undefined;
+  /** The call with this id wherever it runs, unless it is unknown or expired. */
+  find(id: string): CallView | undefined | Promise<CallView | undefined>;
+  /** Key of the per-call access tokens in `events_url`: the same on every instance sharing the store. */
+  accessKey?(): Buffer;
   /** Every call kept (running and finished). */
   list(): Iterable<Call>;
   /** Drop finished calls past their retention. Returns how many were dropped. */
@@ -56,6 +96,10 @@ export class MemoryCallStore implements CallStore {
   get(id: string): Call | undefined {
     this.expire();
     return this.calls.get(id);
+  }
+
+  find(id: string): Call | undefined {
+    return this.get(id);
   }
 
   list(): Iterable<Call> {

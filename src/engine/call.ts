@@ -113,6 +113,20 @@ export class Call {
     return this._state;
   }
 
+  /** The id of the request that started it (CallView). */
+  get requestId(): string {
+    return this.request.id;
+  }
+
+  get toolName(): string {
+    return this.tool.definition.name;
+  }
+
+  /** Name of the bearer token that started it (CallView). */
+  get principal(): string | null {
+    return this.caller.principal;
+  }
+
   get settled(): boolean {
     return this._response !== undefined;
   }

@@ -159,7 +159,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
     trustProxy: options.trustProxy,
   });
 
-  const callAccess = security?.authenticate ? signedCallAccess() : undefined;
+  const accessKey = options.calls.store.accessKey?.bind(options.calls.store);
+  const callAccess = security?.authenticate ? signedCallAccess(accessKey) : undefined;
   registerCallRoutes(app, {
     engine: options.engine,
     store: options.calls.store,

@@ -6,7 +6,7 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { GatewayError, type Call, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { GatewayError, type CallStore, type CallView, type Caller, type Engine, type Logger } from '../engine/index.js';
 import { ToolCallRequest } from '../protocol/index.js';
 import { readJson } from './http/body.js';
 import { streamCall } from './http/call-stream.js';
@@ -33,15 +33,15 @@ import { jsonResponse } from './http/respond.js';
  */
 export interface CallAccess {
   /** Query parameters added to `events_url`. */
-  eventsQuery(call: Call): Record<string, string>;
+  eventsQuery(call: CallView): Record<string, string>;
   /**
    * May this request read the events of call `callId` (`call` undefined when there is no such call)? Throws a
    * GatewayError (e.g. `unauthorized`) or answers `not_found`; the answer must not depend on whether the call
    * exists unless the request proved it may see it, so ids cannot be probed.
    */
-  checkEvents(c: Context, callId: string, call: Call | undefined): 'ok' | 'not_found';
+  checkEvents(c: Context, callId: string, call: CallView | undefined): 'ok' | 'not_found';
   /** Whether this request may read or cancel the call; a call it may not is answered like one that does not exist. */
-  ownedBy?(c: Context, call: Call): boolean;
+  ownedBy?(c: Context, call: CallView): boolean;
 }
 
 export const openCallAccess: CallAccess = { eventsQuery: () => ({}), checkEvents: (_c, _id, call) => (call ? 'ok' : 'not_found') };
@@ -71,8 +71,8 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
   const { store, bodyLimitBytes } = deps;
   const access = deps.access ?? openCallAccess;
 
-  const resultUrl = (c: Context, call: Call) => publicUrl(c, deps.urls, `/tool/calls/${encodeURIComponent(call.id)}`);
-  const eventsUrl = (c: Context, call: Call) => {
+  const resultUrl = (c: Context, call: CallView) => publicUrl(c, deps.urls, `/tool/calls/${encodeURIComponent(call.id)}`);
+  const eventsUrl = (c: Context, call: CallView) => {
     const query = new URLSearchParams(access.eventsQuery(call)).toString();
     return `${resultUrl(c, call)}/events${query ? `?${query}` : ''}`;
   };
@@ -84,16 +84,16 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
       { detail: { call_id: id } },
     );
   // GET and DELETE need the owner; another owner's call is answered like one that does not exist.
-  const find = (c: Context): Call => {
+  const find = async (c: Context): Promise<CallView> => {
     const id = c.req.param('id') ?? '';
-    const call = store.get(id);
+    const call = await store.find(id);
     if (!call || access.ownedBy?.(c, call) === false) throw notFound(id);
     return call;
   };
-  const resource = (c: Context, call: Call): CallResource => ({
+  const resource = (c: Context, call: CallView): CallResource => ({
     call_id: call.id,
-    req_id: call.request.id,
-    tool_name: call.tool.definition.name,
+    req_id: call.requestId,
+    tool_name: call.toolName,
     state: call.state,
     created_at: call.createdAt,
     events: call.eventCount,
@@ -108,7 +108,16 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
     // Events are what a call resource is watched for: always record them.
     const started = startCall(c, { ...req, streaming: true }, bytes, deps, { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     const call = started instanceof Promise ? await started : started;
-    store.put(call);
+    // A shared store registers the call before anyone is told its id (it answers 503 when it cannot; the call is then stopped).
+    const kept = store.put(call);
+    if (kept) {
+      try {
+        await kept;
+      } catch (err) {
+        call.stop('cancel');
+        throw err;
+      }
+    }
     const body: CallAccepted = {
       call_id: call.id,
       state: call.state,
@@ -119,20 +128,20 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
   });
 
   app.openAPIRegistry.registerPath(getCallRoute);
-  app.get('/tool/calls/:id', (c) => jsonResponse(c, resource(c, find(c))));
+  app.get('/tool/calls/:id', async (c) => jsonResponse(c, resource(c, await find(c))));
 
   app.openAPIRegistry.registerPath(cancelCallRoute);
-  app.delete('/tool/calls/:id', (c) => {
-    const call = find(c);
-    call.stop('cancel');
+  app.delete('/tool/calls/:id', async (c) => {
+    const call = await find(c);
+    await call.stop('cancel');
     return jsonResponse(c, resource(c, call));
   });
 
   app.openAPIRegistry.registerPath(callEventsRoute);
-  app.get('/tool/calls/:id/events', (c) => {
+  app.get('/tool/calls/:id/events', async (c) => {
     // The event stream checks access itself (owner or per-call token), before telling whether the call exists.
     const id = c.req.param('id') ?? '';
-    const call = store.get(id);
+    const call = await store.find(id);
     if (access.checkEvents(c, id, call) === 'not_found' || !call) throw notFound(id);
     const after = lastSeenSeq(c);
     if (after >= call.eventCount) {

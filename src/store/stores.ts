@@ -4,12 +4,14 @@
  * every instance. Each seam (calls, sessions, rate limits, transport sessions)
  * gets its implementation here; the engine and the doors only see the seams.
  */
-import type { Logger } from '../engine/index.js';
+import type { CallStore, Logger, MemoryCallStore } from '../engine/index.js';
 import type { StoreConfig } from '../config/store.js';
+import type { CallsConfig } from '../config/calls.js';
 import { RedisConnection, RedisSessions, type RedisSessionOptions, type StoreHealth } from './redis/index.js';
 import type { SharedSessionStore } from '../engine/index.js';
 import { A2eHttpTransport, type A2eTransportFactory } from '../transport/a2e-http/index.js';
 import { RedisA2eTransport } from './redis/transport-sessions.js';
+import { RedisCallStore } from './redis/calls.js';
 
 export interface Stores {
   readonly kind: StoreConfig['kind'];
@@ -21,6 +23,8 @@ export interface Stores {
   readonly transportSessions: A2eTransportFactory;
   /** What GET /healthz reports. */
   health(): StoreHealth;
+  /** Where call resources live: `local` itself in memory mode; with Redis, shared (this instance's calls stay in `local` too). */
+  callStore(local: MemoryCallStore, calls: CallsConfig): CallStore;
   close(): Promise<void>;
 }
 
@@ -38,6 +42,7 @@ export async function openStores(config: StoreConfig, logger: Logger): Promise<S
       sessions: () => undefined,
       transportSessions: (o) => new A2eHttpTransport(o),
       health: () => MEMORY_HEALTH,
+      callStore: (local) => local,
       close: async () => {},
     };
   }
@@ -45,12 +50,22 @@ export async function openStores(config: StoreConfig, logger: Logger): Promise<S
   if (!(await redis.connect())) {
     logger.error({ store: 'redis', error: redis.health.error }, 'Redis (store.url) is not reachable; starting anyway: what needs the shared store answers 503 until it is');
   }
+  let calls: RedisCallStore | undefined;
+  const callStore = (local: MemoryCallStore, c: CallsConfig) => {
+    calls = new RedisCallStore({ redis, local, logger, retainS: c.retain_s, maxEvents: c.max_events, leaseS: c.owner_lease_s });
+    calls.start();
+    return calls;
+  };
   return {
     kind: 'redis',
     redis,
     sessions: (options) => new RedisSessions(redis, options),
     transportSessions: (o) => new RedisA2eTransport(redis, o),
     health: () => redis.health,
-    close: () => redis.close(),
+    callStore,
+    async close() {
+      await calls?.close(); // the calls' last writes go out before the connection closes
+      await redis.close();
+    },
   };
 }

@@ -112,7 +112,7 @@ http {
 ${options.http ?? ''}
   server {
     listen 127.0.0.1:${port};
-    location / { root ${www}; }
+    ${/location \/ \{/.test(options.server) ? '' : `location / { root ${www}; }`}
 ${options.server}
   }
 }

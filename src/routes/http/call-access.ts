@@ -13,15 +13,18 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
-import { GatewayError, type Call } from '../../engine/index.js';
+import { GatewayError, type CallView } from '../../engine/index.js';
 import type { CallAccess } from '../calls.js';
 
-export function signedCallAccess(): CallAccess {
-  const key = randomBytes(32);
-  const sign = (callId: string) => createHmac('sha256', key).update(callId).digest();
-  const ownedBy = (c: Context, call: Call) => {
+/**
+ * `key` gives the HMAC key: by default one made here (valid in this process only); with a shared store, the
+ * store's key, the same on every instance (so a token minted by one verifies on any).
+ */
+export function signedCallAccess(key: () => Buffer = processKey()): CallAccess {
+  const sign = (callId: string) => createHmac('sha256', key()).update(callId).digest();
+  const ownedBy = (c: Context, call: CallView) => {
     const principal = c.get('principal');
-    return principal !== null && principal !== undefined && principal.name === call.caller.principal;
+    return principal !== null && principal !== undefined && principal.name === call.principal;
   };
   return {
     eventsQuery: (call) => ({ access_token: sign(call.id).toString('base64url') }),
@@ -40,4 +43,9 @@ export function signedCallAccess(): CallAccess {
       );
     },
   };
+}
+
+function processKey(): () => Buffer {
+  const key = randomBytes(32);
+  return () => key;
 }

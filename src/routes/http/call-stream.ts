@@ -10,7 +10,7 @@
  * and is told to stop (HTTP 204) instead of being replayed the answer forever.
  */
 import type { Context } from 'hono';
-import { GatewayError, TOOLS_CAPABILITY, type Call, type EventBatch, type Logger } from '../../engine/index.js';
+import { GatewayError, TOOLS_CAPABILITY, type CallView, type EventBatch, type Logger } from '../../engine/index.js';
 import { asGatewayError, errorMessage } from './errors.js';
 import { DEFAULT_STREAM_LIMITS, sseFrame, streamSse, type SseSink, type StreamLimits } from './sse.js';
 
@@ -28,36 +28,36 @@ export interface CallStreamOptions {
 }
 
 /** Answer with the call's events (after `afterSeq`), followed live, then its response. */
-export function streamCall(c: Context, call: Call, options: CallStreamOptions): Response {
+export function streamCall(c: Context, call: CallView, options: CallStreamOptions): Response {
   const watcher = call.watch(options.afterSeq ?? -1);
   const preamble = options.retryMs === undefined ? undefined : `retry: ${options.retryMs}\n`;
   const limits = options.limits ?? DEFAULT_STREAM_LIMITS;
   const onCut = (stallS: number) => {
-    options.logger.warn({ call_id: call.id, req_id: call.request.id, stall_s: stallS }, 'SSE stream cut: the client took no data (limits.stream_stall_s)');
+    options.logger.warn({ call_id: call.id, req_id: call.requestId, stall_s: stallS }, 'SSE stream cut: the client took no data (limits.stream_stall_s)');
     const next = options.stopOnDisconnect
       ? 'the call was stopped; read the stream as it comes, or start the call with POST /tool/calls to follow it at your pace'
       : `reconnect with Last-Event-ID to continue where you left off`;
     const err = new GatewayError('unavailable', `this stream was cut: the client took no data for ${stallS} s while output waited (limits.stream_stall_s); ${next}`, {
       retryable: !options.stopOnDisconnect,
     });
-    return sseFrame('tool/error', JSON.stringify(errorMessage(err, call.request.id, TOOLS_CAPABILITY)));
+    return sseFrame('tool/error', JSON.stringify(errorMessage(err, call.requestId, TOOLS_CAPABILITY)));
   };
   return streamSse(c, { heartbeatS: options.heartbeatS, preamble, stallS: limits.stallS, onCut }, async (sink) => {
     sink.onDisconnect(() => {
-      if (options.stopOnDisconnect) call.stop('disconnect');
+      if (options.stopOnDisconnect) void call.stop('disconnect');
       watcher.close();
     });
     try {
       await pipeCall(call, watcher, sink, limits.unsentBytes);
     } catch (err) {
       options.logger.error({ err, call_id: call.id }, 'SSE stream failed');
-      sink.write(sseFrame('tool/error', JSON.stringify(errorMessage(asGatewayError(err), call.request.id, TOOLS_CAPABILITY))));
+      sink.write(sseFrame('tool/error', JSON.stringify(errorMessage(asGatewayError(err), call.requestId, TOOLS_CAPABILITY))));
     }
   });
 }
 
 /** Id of the final `tool/call/resp` frame: one past the last event's seq. */
-export function responseEventId(call: Call): number {
+export function responseEventId(call: CallView): number {
   return call.eventCount;
 }
 
@@ -66,7 +66,7 @@ export function responseEventId(call: Call): number {
  * `tool/call/resp`. At most about `unsentBytes` go to the client before
  * waiting for it to take them; meanwhile events wait in the call.
  */
-export async function pipeCall(call: Call, watcher: AsyncIterable<EventBatch>, sink: SseSink, unsentBytes = DEFAULT_STREAM_LIMITS.unsentBytes): Promise<void> {
+export async function pipeCall(call: CallView, watcher: AsyncIterable<EventBatch>, sink: SseSink, unsentBytes = DEFAULT_STREAM_LIMITS.unsentBytes): Promise<void> {
   for await (const batch of watcher) {
     let frames = '';
     if (batch.gap) {

@@ -28,7 +28,7 @@ import {
   type SessionState,
 } from '../../transport/a2e-http/index.js';
 import type { RedisClient, RedisConnection } from './connection.js';
-import { StreamReader, type StreamEntry } from './stream-reader.js';
+import { StreamReader, type StreamEntry } from './transport-stream-reader.js';
 import { ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, PUSH, USE, WRITTEN } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;

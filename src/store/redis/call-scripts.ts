@@ -1,0 +1,77 @@
+/**
+ * The Lua scripts of the Redis call store. Each is one atomic step, so two
+ * instances never both settle a call, and an owner that lost its lease cannot
+ * write over the failure another instance recorded.
+ *
+ * Keys per call:  <prefix>call:<id> (hash: owner, req, tool, principal,
+ * created, state, events, response) and <prefix>call:<id>:events (stream:
+ * entry id "<seq>-1", field `e` = the event's JSON; the final entry "<events>-1"
+ * has field `r` = the tool/call/resp JSON and `s` = the final state). Per gateway: <prefix>calls:leases
+ * (sorted set: call id → lease expiry, Redis time in ms).
+ */
+import { RedisScript } from './script.js';
+
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
+
+/** KEYS: hash, leases. ARGV: id, lease ms, field, value, … */
+export const REGISTER = new RedisScript(`${NOW}
+redis.call('HSET', KEYS[1], unpack(ARGV, 3))
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), ARGV[1])
+return 1`);
+
+/**
+ * The owner's writes, one call per batch of events (and the final response).
+ * KEYS: hash, stream, leases. ARGV: id, max events, retain s, final state ('' while running),
+ * response JSON, events emitted after this batch, then seq, event JSON, seq, event JSON, …
+ * Returns 0 when the call is no longer running in Redis (another instance failed it after its lease lapsed).
+ * Events already written (a retry after a reply was lost) are skipped.
+ */
+export const APPEND = new RedisScript(`
+if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
+local have = tonumber(redis.call('HGET', KEYS[1], 'events') or '0')
+local added = 0
+for i = 7, #ARGV, 2 do
+  if tonumber(ARGV[i]) >= have then
+    redis.call('XADD', KEYS[2], ARGV[i] .. '-1', 'e', ARGV[i + 1])
+    added = added + 1
+  end
+end
+if added > 0 then redis.call('XTRIM', KEYS[2], 'MAXLEN', ARGV[2]) end
+local count = math.max(tonumber(ARGV[6]), have)
+redis.call('HSET', KEYS[1], 'events', count)
+if ARGV[4] ~= '' then
+  redis.call('XADD', KEYS[2], count .. '-1', 'r', ARGV[5], 's', ARGV[4])
+  redis.call('HSET', KEYS[1], 'state', ARGV[4], 'response', ARGV[5])
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+  redis.call('EXPIRE', KEYS[2], ARGV[3])
+  redis.call('ZREM', KEYS[3], ARGV[1])
+end
+return 1`);
+
+/** Renew the leases of every running call of one instance. KEYS: leases. ARGV: lease ms, id, id, … */
+export const RENEW = new RedisScript(`${NOW}
+local until_ = now + tonumber(ARGV[1])
+for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', until_, ARGV[i]) end
+return #ARGV - 1`);
+
+/** Calls whose lease lapsed. KEYS: leases. ARGV: most to return. */
+export const LAPSED = new RedisScript(`${NOW}
+return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))`);
+
+/**
+ * Fail a call whose lease lapsed, exactly once. KEYS: hash, stream, leases. ARGV: id, response JSON, retain s.
+ * Returns 1 when this run failed it.
+ */
+export const FAIL_LAPSED = new RedisScript(`${NOW}
+local score = redis.call('ZSCORE', KEYS[3], ARGV[1])
+if not score or tonumber(score) > now then return 0 end
+redis.call('ZREM', KEYS[3], ARGV[1])
+if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
+local n = redis.call('HGET', KEYS[1], 'events') or '0'
+redis.call('XADD', KEYS[2], n .. '-1', 'r', ARGV[2], 's', 'failed')
+redis.call('HSET', KEYS[1], 'state', 'failed', 'response', ARGV[2])
+redis.call('EXPIRE', KEYS[1], ARGV[3])
+redis.call('EXPIRE', KEYS[2], ARGV[3])
+return 1`);
