@@ -31,6 +31,8 @@ import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { AgentStatus } from './protocol/index.js';
 import { McpDoor } from './mcp-server/door.js';
 import { McpPlugin } from './mcp/plugin.js';
+import { startTelemetry } from './observability/telemetry.js';
+import { callTracer } from './observability/tracing.js';
 
 const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
 export const VERSION = pkg.version;
@@ -73,6 +75,8 @@ export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugi
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger('warn');
+  // Before anything that makes spans or outgoing requests; loads the OpenTelemetry SDK only when configured.
+  const telemetry = await startTelemetry(config.telemetry, options.env ?? process.env, VERSION, logger);
   // Read on scrape only, after `engine` exists.
   const metrics = new GatewayMetrics({ inFlight: (): number => engine.running });
   const configured = await loadConfiguredPlugins(config.plugins, logger);
@@ -108,6 +112,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     policy: options.policy ?? security.policy,
     audit: combineAudit(options.audit, metrics.audit, security.auditFile?.sink),
     admission: security.admission,
+    tracer: telemetry && callTracer,
     limits: {
       maxTimeoutS: config.server.max_timeout_s,
       maxOutputBytes: config.server.max_output_bytes,
@@ -229,6 +234,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         await serverClosed;
         await Promise.allSettled(plugins.map((p) => p.stop?.()));
         await security.close();
+        await telemetry?.shutdown(); // exports the last spans
       })();
       return closing;
     },

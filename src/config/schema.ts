@@ -15,6 +15,7 @@ import { LimitsSection } from './memory.js';
 import { McpConfig } from '../mcp/config.js';
 import { A2AServerConfig } from '../a2a-server/config.js';
 import { UiConfig } from './ui.js';
+import { TelemetryConfig } from './telemetry.js';
 
 export { CallsConfig };
 
@@ -60,6 +61,7 @@ export const GatewayConfig = z.strictObject({
   mcp: McpConfig.default(() => McpConfig.parse({})),
   a2a_server: A2AServerConfig.default(() => A2AServerConfig.parse({})),
   ui: UiConfig.default(() => UiConfig.parse({})),
+  telemetry: TelemetryConfig.default(() => ({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -16,3 +16,4 @@ export * from './sessions.js';
 export * from './lazy-logger.js';
 export { compileJsonSchema } from './json-schema.js';
 export * from './activity.js';
+export type { CallTracer } from './tracing.js';

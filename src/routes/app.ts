@@ -28,6 +28,8 @@ import { registerMcpServersRoute } from './mcp-servers.js';
 import type { McpServerStatus } from '../protocol/index.js';
 import { registerAdminEventsRoute } from './admin-events.js';
 import { registerUiRoutes } from './ui.js';
+import { tracingOn } from '../observability/tracing.js';
+import { traceRequests } from './trace.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -83,6 +85,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
 
   const security = options.security;
   const sessions = security?.sessions ?? new SessionManager({ ttlS: 3600, maxParallel: 0 });
+  if (tracingOn) app.use('*', traceRequests()); // first, so refused requests have spans too
   // One middleware for every request: its id and logger, then the guard's checks.
   app.use(
     '*',

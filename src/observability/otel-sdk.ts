@@ -1,0 +1,99 @@
+/**
+ * The OpenTelemetry SDK, loaded only when telemetry is on (observability/telemetry.ts imports this file
+ * dynamically): a tracer provider with the configured sampler, a batch span processor and the OTLP/HTTP
+ * exporter (JSON), registered as the process's tracer provider, W3C trace-context propagator and
+ * AsyncLocalStorage context manager. One per process: a second gateway in the same process shares it.
+ */
+import { DiagLogLevel, context, diag, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+} from '@opentelemetry/sdk-trace-base';
+import type { Logger } from '../engine/index.js';
+import type { SamplerSetting, Telemetry, TelemetrySettings } from './telemetry.js';
+import { setTracer } from './tracing.js';
+
+interface Running {
+  provider: BasicTracerProvider;
+  settings: TelemetrySettings;
+  users: number;
+}
+
+let running: Running | undefined;
+
+export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telemetry {
+  if (running) {
+    if (running.settings.endpoint !== settings.endpoint || running.settings.serviceName !== settings.serviceName) {
+      logger.warn(
+        { endpoint: running.settings.endpoint, service_name: running.settings.serviceName },
+        'telemetry is already on in this process; this gateway shares its exporter and service name',
+      );
+    }
+    running.users++;
+    return handle(running);
+  }
+  // The SDK reports export failures (collector down, refused) through its diagnostic logger.
+  diag.setLogger(
+    {
+      error: (message) => logger.warn({ endpoint: settings.endpoint }, `telemetry: ${message}`),
+      warn: (message) => logger.warn({ endpoint: settings.endpoint }, `telemetry: ${message}`),
+      info: () => {},
+      debug: () => {},
+      verbose: () => {},
+    },
+    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
+  const resource = defaultResource()
+    .merge(detectResources({ detectors: [envDetector] }))
+    .merge(resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': settings.serviceVersion }));
+  const provider = new BasicTracerProvider({
+    resource,
+    sampler: sampler(settings.sampler),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.endpoint }))],
+  });
+  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  trace.setGlobalTracerProvider(provider);
+  running = { provider, settings, users: 1 };
+  setTracer(trace.getTracer('a2e-gateway', settings.serviceVersion));
+  logger.info({ endpoint: settings.endpoint, service_name: settings.serviceName, sampler: settings.sampler }, 'telemetry: traces go to the OTLP collector');
+  return handle(running);
+}
+
+function handle(r: Running): Telemetry {
+  let stopped: Promise<void> | undefined;
+  return {
+    settings: r.settings,
+    shutdown() {
+      stopped ??= (async () => {
+        if (--r.users > 0) return;
+        setTracer(undefined);
+        running = undefined;
+        try {
+          await r.provider.shutdown(); // exports what is still buffered
+        } finally {
+          trace.disable();
+          propagation.disable();
+          context.disable();
+          diag.disable();
+        }
+      })();
+      return stopped;
+    },
+  };
+}
+
+function sampler(s: SamplerSetting): Sampler {
+  const root =
+    s.kind === 'ratio' ? new TraceIdRatioBasedSampler(s.ratio) : s.kind === 'always_on' ? new AlwaysOnSampler() : new AlwaysOffSampler();
+  return s.parentBased ? new ParentBasedSampler({ root }) : root;
+}
