@@ -19,6 +19,7 @@ import { streams } from './scenarios/streams.mjs';
 import { shell } from './scenarios/shell.mjs';
 import { a2a } from './scenarios/a2a.mjs';
 import { a2aServer } from './scenarios/a2a-server.mjs';
+import { tracing } from './scenarios/tracing.mjs';
 
 /** Every scenario of issue 8, in report order (an entry with `pending` instead of `run` says why it is not measured yet). */
 const SCENARIOS = [
@@ -29,6 +30,7 @@ const SCENARIOS = [
   { id: 5, title: 'Shell', run: shell },
   { id: 6, title: 'Footprint', run: footprint },
   { id: 7, title: 'The gateway as an A2A agent', run: a2aServer },
+  { id: 8, title: 'Tracing cost', run: tracing },
 ];
 
 const { values } = parseArgs({

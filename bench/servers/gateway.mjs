@@ -5,7 +5,8 @@
  *   stream {count} → emits `count` progress events as fast as it can, then {count}
  *   hold   {ms}    → emits one status event, waits `ms` (or until stopped), then {held_ms}
  * BENCH_HEARTBEAT_S sets server.heartbeat_s (default 15); BENCH_WORKSPACE sets tools.fs.root (the
- * workspace of the native tools, e.g. the shell's run_command); BENCH_AGENT_CARD adds an A2A agent.
+ * workspace of the native tools, e.g. the shell's run_command); BENCH_AGENT_CARD adds an A2A agent;
+ * BENCH_OTLP_ENDPOINT turns tracing on (telemetry.otlp_endpoint), BENCH_SAMPLE_RATIO sets its sample_ratio.
  */
 import { createGateway, createLogger, defineConfig } from '../../dist/index.js';
 import { ready } from './common.mjs';
@@ -61,6 +62,9 @@ const config = defineConfig({
   server: { host: '127.0.0.1', port: 0, max_timeout_s: 600, heartbeat_s },
   ...(process.env.BENCH_WORKSPACE && { tools: { fs: { root: process.env.BENCH_WORKSPACE } } }),
   ...(process.env.BENCH_AGENT_CARD && { agents: { peer: { card: process.env.BENCH_AGENT_CARD } } }),
+  ...(process.env.BENCH_OTLP_ENDPOINT && {
+    telemetry: { otlp_endpoint: process.env.BENCH_OTLP_ENDPOINT, sample_ratio: Number(process.env.BENCH_SAMPLE_RATIO ?? 1) },
+  }),
 });
 const gateway = await createGateway({ config, plugins: [benchPlugin], logger: createLogger('silent') });
 const { url } = await gateway.listen();
