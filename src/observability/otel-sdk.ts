@@ -4,7 +4,7 @@
  * exporter (JSON), registered as the process's tracer provider, W3C trace-context propagator and
  * AsyncLocalStorage context manager. One per process: a second gateway in the same process shares it.
  */
-import { DiagLogLevel, context, diag, propagation, trace } from '@opentelemetry/api';
+import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
@@ -42,7 +42,7 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
     return handle(running);
   }
   // The SDK reports export failures (collector down, refused) through its diagnostic logger.
-  diag.setLogger(
+  api.diag.setLogger(
     {
       error: (message) => logger.warn({ endpoint: settings.endpoint }, `telemetry: ${message}`),
       warn: (message) => logger.warn({ endpoint: settings.endpoint }, `telemetry: ${message}`),
@@ -50,7 +50,7 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
       debug: () => {},
       verbose: () => {},
     },
-    { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+    { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true },
   );
   const resource = defaultResource()
     .merge(detectResources({ detectors: [envDetector] }))
@@ -60,11 +60,11 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
     sampler: sampler(settings.sampler),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.endpoint }))],
   });
-  context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
-  propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  trace.setGlobalTracerProvider(provider);
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  api.trace.setGlobalTracerProvider(provider);
   running = { provider, settings, users: 1 };
-  setTracer(trace.getTracer('a2e-gateway', settings.serviceVersion));
+  setTracer({ api, tracer: api.trace.getTracer('a2e-gateway', settings.serviceVersion) });
   logger.info({ endpoint: settings.endpoint, service_name: settings.serviceName, sampler: settings.sampler }, 'telemetry: traces go to the OTLP collector');
   return handle(running);
 }
@@ -81,10 +81,10 @@ function handle(r: Running): Telemetry {
         try {
           await r.provider.shutdown(); // exports what is still buffered
         } finally {
-          trace.disable();
-          propagation.disable();
-          context.disable();
-          diag.disable();
+          api.trace.disable();
+          api.propagation.disable();
+          api.context.disable();
+          api.diag.disable();
         }
       })();
       return stopped;

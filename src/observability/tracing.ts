@@ -1,35 +1,27 @@
 /**
  * The gateway's spans, over @opentelemetry/api alone. Off by default: then nothing here is called beyond a
- * check of `tracingOn`, and no SDK is loaded. `observability/telemetry.ts` turns it on once the SDK
- * (loaded on demand) is registered. Attributes name tools, doors, methods, hosts and outcomes — never
+ * check of `tracingOn`, and nothing of OpenTelemetry is loaded — not even the API, which start-up would
+ * otherwise pay for. `observability/otel-sdk.ts` (imported on demand) hands over the API and a tracer once
+ * the SDK is registered. Attributes name tools, doors, methods, hosts and outcomes — never
  * argument values, paths and queries of requested URLs, headers or bodies.
  *
  *   request (SERVER, routes/trace.ts) → call (INTERNAL, engine via CallTracer) → hop (CLIENT: A2A, MCP, http_request)
  *
  * Each hop carries its span to the peer as W3C `traceparent`; an incoming `traceparent` continues the caller's trace.
  */
-import {
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  context,
-  propagation,
-  trace,
-  type Attributes,
-  type Context,
-  type Span,
-  type Tracer,
-} from '@opentelemetry/api';
+import type * as OtelApi from '@opentelemetry/api';
+import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Call, CallTracer } from '../engine/index.js';
 
 /** True while spans are recorded. Check it before building anything for a span: off, nothing else here runs. */
 export let tracingOn = false;
-let tracer: Tracer | undefined;
+let tracer: Tracer;
+let otel: typeof OtelApi;
 
-/** @internal Called by telemetry.ts once the SDK is registered (with its tracer), and with undefined when it stops. */
-export function setTracer(next: Tracer | undefined): void {
-  tracer = next;
+/** @internal Called by otel-sdk.ts once the SDK is registered, and with undefined when it stops. */
+export function setTracer(next: { api: typeof OtelApi; tracer: Tracer } | undefined): void {
+  if (next) ({ api: otel, tracer } = next);
   tracingOn = next !== undefined;
 }
 
@@ -40,11 +32,11 @@ const MAX_NAME = 200;
 export const callTracer: CallTracer = {
   run(call: Call, begin: () => void): void {
     const definition = call.tool.definition;
-    const parent = context.active();
-    const span = tracer!.startSpan(
+    const parent = otel.context.active();
+    const span = tracer.startSpan(
       `call ${definition.name}`,
       {
-        kind: SpanKind.INTERNAL,
+        kind: otel.SpanKind.INTERNAL,
         attributes: {
           'a2e.tool.name': definition.name,
           'a2e.tool.kind': definition.kind,
@@ -57,22 +49,22 @@ export const callTracer: CallTracer = {
       },
       parent,
     );
-    context.with(trace.setSpan(parent, span), begin);
+    otel.context.with(otel.trace.setSpan(parent, span), begin);
     void call.result.then(({ data }) => {
       span.setAttribute('a2e.call.outcome', data.success ? 'success' : (data.error_code ?? 'tool_error'));
       span.setAttribute('a2e.call.duration_ms', data.duration_ms);
       if (call.stoppedBy) span.setAttribute('a2e.call.stopped_by', call.stoppedBy);
       if (data.truncated) span.setAttribute('a2e.call.truncated', true);
-      if (!data.success) span.setStatus({ code: SpanStatusCode.ERROR });
+      if (!data.success) span.setStatus({ code: otel.SpanStatusCode.ERROR });
       span.end();
     });
   },
   refused({ tool_name, kind, door, error_code }): void {
     const name = tool_name.slice(0, MAX_NAME);
-    const span = tracer!.startSpan(
+    const span = tracer.startSpan(
       `call ${name}`,
       {
-        kind: SpanKind.INTERNAL,
+        kind: otel.SpanKind.INTERNAL,
         attributes: {
           'a2e.tool.name': name,
           ...(kind === null ? {} : { 'a2e.tool.kind': kind }),
@@ -81,9 +73,9 @@ export const callTracer: CallTracer = {
           'a2e.call.duration_ms': 0,
         },
       },
-      context.active(),
+      otel.context.active(),
     );
-    span.setStatus({ code: SpanStatusCode.ERROR });
+    span.setStatus({ code: otel.SpanStatusCode.ERROR });
     span.end();
   },
 };
@@ -99,26 +91,26 @@ export class ActiveSpan {
 
   /** Run `fn` with this span active: spans started and requests sent inside are its children. */
   run<T>(fn: () => T): T {
-    return context.with(this.context, fn);
+    return otel.context.with(this.context, fn);
   }
 
   /** Add this span's `traceparent` (and `tracestate`) to a header record; returns it. */
   inject<H extends Record<string, string>>(headers: H): H {
-    propagation.inject(this.context, headers);
+    otel.propagation.inject(this.context, headers);
     return headers;
   }
 
   /** An HTTP answer's status; 4xx and 5xx mark a client span failed, only 5xx a server span. */
   status(code: number): void {
     this.span.setAttribute('http.response.status_code', code);
-    if (code >= 500 || (code >= 400 && this.client)) this.span.setStatus({ code: SpanStatusCode.ERROR });
+    if (code >= 500 || (code >= 400 && this.client)) this.span.setStatus({ code: otel.SpanStatusCode.ERROR });
   }
 
   /** The hop failed: its error's type only (a message may quote what the peer was sent). */
   fail(err: unknown): void {
     const type = (err as { code?: unknown; name?: unknown } | null)?.code ?? (err as { name?: unknown } | null)?.name;
     this.span.setAttribute('error.type', typeof type === 'string' && type ? type.slice(0, 100) : 'error');
-    this.span.setStatus({ code: SpanStatusCode.ERROR });
+    this.span.setStatus({ code: otel.SpanStatusCode.ERROR });
   }
 
   end(): void {
@@ -131,16 +123,16 @@ export class ActiveSpan {
  * Send `inject(headers)` with the request, or `run` the client inside it.
  */
 export function startClientSpan(name: string, attributes: Attributes): ActiveSpan {
-  const parent = context.active();
-  const span = tracer!.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
-  return new ActiveSpan(span, trace.setSpan(parent, span), true);
+  const parent = otel.context.active();
+  const span = tracer.startSpan(name, { kind: otel.SpanKind.CLIENT, attributes }, parent);
+  return new ActiveSpan(span, otel.trace.setSpan(parent, span), true);
 }
 
 /** A server span for one incoming HTTP request, continuing the caller's trace when it sent a `traceparent`. Only when `tracingOn`. */
 export function startServerSpan(name: string, headers: IncomingHttpHeaders, attributes: Attributes): ActiveSpan {
-  const parent = propagation.extract(ROOT_CONTEXT, headers);
-  const span = tracer!.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
-  return new ActiveSpan(span, trace.setSpan(parent, span), false);
+  const parent = otel.propagation.extract(otel.ROOT_CONTEXT, headers);
+  const span = tracer.startSpan(name, { kind: otel.SpanKind.SERVER, attributes }, parent);
+  return new ActiveSpan(span, otel.trace.setSpan(parent, span), false);
 }
 
 /** `server.address` and `server.port` of a URL (no path, query or credentials). */
@@ -155,7 +147,7 @@ export function serverAttributes(url: URL): Attributes {
  */
 export const tracedFetch = (url: string | URL, init?: RequestInit): Promise<Response> => {
   const headers = new Headers(init?.headers);
-  propagation.inject(context.active(), headers, { set: (h, key, value) => h.set(key, value) });
+  otel.propagation.inject(otel.context.active(), headers, { set: (h, key, value) => h.set(key, value) });
   return fetch(url, { ...init, headers });
 };
 
@@ -163,6 +155,6 @@ export const tracedFetch = (url: string | URL, init?: RequestInit): Promise<Resp
 export function withTraceHeaders(headers: Record<string, string>): Record<string, string> {
   if (headers.traceparent !== undefined) return headers;
   const out = { ...headers };
-  propagation.inject(context.active(), out);
+  otel.propagation.inject(otel.context.active(), out);
   return out;
 }
