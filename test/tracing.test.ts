@@ -19,6 +19,8 @@ import { startCli } from './helpers/cli.js';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
 import { definePlugin, echoTool, failTool } from './helpers/plugins.js';
 import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';
+import { ConfigError, defineConfig } from '../src/config/index.js';
+import { telemetrySettings } from '../src/observability/telemetry.js';
 
 // Export within 50 ms of a span's end instead of the SDK's 5 s (read when the span processor is made).
 process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
@@ -276,5 +278,76 @@ describe('telemetry on and off in the CLI', () => {
     const call = await waitFor('the call span', () => receiver.spans.find((s) => s.name === 'call list_dir'));
     expect(call.resource).toMatchObject({ 'service.name': 'gateway-from-env' });
     expect(call.attributes).toMatchObject({ 'a2e.tool.kind': 'native', 'a2e.call.outcome': 'success' });
+  });
+});
+
+describe('telemetry settings: the config section, completed by OTEL_* variables', () => {
+  const settings = (telemetry: Record<string, unknown>, env: Record<string, string> = {}) =>
+    telemetrySettings(defineConfig({ telemetry }).telemetry, env, '9.9.9');
+
+  it('off unless an endpoint is known or telemetry.enabled is true', () => {
+    expect(settings({})).toBeUndefined();
+    expect(settings({ service_name: 'x', sample_ratio: 0.5 })).toBeUndefined();
+    expect(settings({ enabled: true })).toMatchObject({ endpoint: 'http://localhost:4318/v1/traces', serviceName: 'a2e-gateway' });
+  });
+
+  it('the config endpoint: a bare origin gets /v1/traces, a path is kept; config wins over the environment', () => {
+    expect(settings({ otlp_endpoint: 'http://collector:4318' })?.endpoint).toBe('http://collector:4318/v1/traces');
+    expect(settings({ otlp_endpoint: 'https://otel.example.com/custom/traces' })?.endpoint).toBe('https://otel.example.com/custom/traces');
+    const both = settings({ otlp_endpoint: 'http://a:4318', service_name: 'from-config', sample_ratio: 0.25 }, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://b:4318',
+      OTEL_SERVICE_NAME: 'from-env',
+      OTEL_TRACES_SAMPLER: 'always_off',
+    });
+    expect(both).toEqual({
+      endpoint: 'http://a:4318/v1/traces',
+      serviceName: 'from-config',
+      serviceVersion: '9.9.9',
+      sampler: { kind: 'ratio', parentBased: true, ratio: 0.25 },
+    });
+  });
+
+  it('the standard variables: endpoints, service name, sampler and its argument, the off switches', () => {
+    expect(settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/' })).toMatchObject({
+      endpoint: 'http://c:4318/v1/traces',
+      sampler: { kind: 'always_on', parentBased: true },
+    });
+    expect(settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/base', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://d:9/exact' })?.endpoint).toBe('http://d:9/exact');
+    expect(settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/base' })?.endpoint).toBe('http://c:4318/base/v1/traces');
+    expect(
+      settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SERVICE_NAME: 'svc', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }),
+    ).toMatchObject({ serviceName: 'svc', sampler: { kind: 'ratio', parentBased: false, ratio: 0.1 } });
+    expect(settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_SAMPLER: 'parentbased_always_off' })?.sampler).toEqual({
+      kind: 'always_off',
+      parentBased: true,
+    });
+    // The kill switches: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER=none, telemetry.enabled: false.
+    expect(settings({ otlp_endpoint: 'http://a:4318' }, { OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
+    expect(settings({ enabled: true, otlp_endpoint: 'http://a:4318' }, { OTEL_SDK_DISABLED: 'true' })).toBeDefined();
+    expect(settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
+    expect(settings({ enabled: false }, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toBeUndefined();
+  });
+
+  it('unusable values are refused with what to write instead', () => {
+    const refusal = (telemetry: Record<string, unknown>, env: Record<string, string>) => {
+      try {
+        settings(telemetry, env);
+      } catch (err) {
+        expect(err).toBeInstanceOf(ConfigError);
+        return (err as Error).message;
+      }
+      throw new Error('accepted');
+    };
+    expect(refusal({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toMatch(/only http:\/\/ and https:\/\/ collectors/);
+    expect(refusal({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" is not a URL; write .* e\.g\. http:\/\/127\.0\.0\.1:4318/);
+    expect(refusal({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toMatch(
+      /OTEL_TRACES_SAMPLER: "jaeger_remote" is not supported; use one of always_on, .*parentbased_traceidratio/,
+    );
+    expect(refusal({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '5' })).toMatch(
+      /OTEL_TRACES_SAMPLER_ARG: "5" is not a ratio; write a number from 0 to 1/,
+    );
+    expect(() => defineConfig({ telemetry: { otlp_endpoint: 'grpc://collector:4317' } })).toThrow(/telemetry\.otlp_endpoint.*http:\/\/ or https:\/\//);
+    expect(() => defineConfig({ telemetry: { sample_ratio: 2 } })).toThrow(/telemetry\.sample_ratio/);
+    expect(() => defineConfig({ telemetry: { endpoint: 'http://x' } } as never)).toThrow(/endpoint/);
   });
 });
