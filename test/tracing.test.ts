@@ -133,6 +133,8 @@ describe('OpenTelemetry traces', () => {
     const unknown = await postJson(`${gw.url}/tool/call`, callBody('no_such_tool', {}), { traceparent: `00-${traceId}-${hex(8)}-01` });
     expect(unknown.status).toBe(404);
     const refused = await span(traceId, 'refused call', (s) => s.kind === SPAN_KIND.internal);
+    // A made-up name is an attribute, not the span's name (span names stay a small set).
+    expect(refused.name).toBe('call (unknown tool)');
     expect(refused.attributes).toMatchObject({ 'a2e.tool.name': 'no_such_tool', 'a2e.call.outcome': 'unknown_tool', 'a2e.call.door': 'rest' });
     expect(refused.status).toBe(2);
     const refusedRequest = await span(traceId, 'request', (s) => s.kind === SPAN_KIND.server);

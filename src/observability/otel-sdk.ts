@@ -34,18 +34,19 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
   if (running) {
     if (running.settings.endpoint !== settings.endpoint || running.settings.serviceName !== settings.serviceName) {
       logger.warn(
-        { endpoint: running.settings.endpoint, service_name: running.settings.serviceName },
+        { endpoint: shown(running.settings.endpoint), service_name: running.settings.serviceName },
         'telemetry is already on in this process; this gateway shares its exporter and service name',
       );
     }
     running.users++;
     return handle(running);
   }
+  const endpoint = shown(settings.endpoint);
   // The SDK reports export failures (collector down, refused) through its diagnostic logger.
   api.diag.setLogger(
     {
-      error: (message) => logger.warn({ endpoint: settings.endpoint }, `telemetry: ${message}`),
-      warn: (message) => logger.warn({ endpoint: settings.endpoint }, `telemetry: ${message}`),
+      error: (message) => logger.warn({ endpoint }, `telemetry: ${message}`),
+      warn: (message) => logger.warn({ endpoint }, `telemetry: ${message}`),
       info: () => {},
       debug: () => {},
       verbose: () => {},
@@ -65,7 +66,7 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
   api.trace.setGlobalTracerProvider(provider);
   running = { provider, settings, users: 1 };
   setTracer({ api, tracer: api.trace.getTracer('a2e-gateway', settings.serviceVersion) });
-  logger.info({ endpoint: settings.endpoint, service_name: settings.serviceName, sampler: settings.sampler }, 'telemetry: traces go to the OTLP collector');
+  logger.info({ endpoint, service_name: settings.serviceName, sampler: settings.sampler }, 'telemetry: traces go to the OTLP collector');
   return handle(running);
 }
 
@@ -90,6 +91,13 @@ function handle(r: Running): Telemetry {
       return stopped;
     },
   };
+}
+
+/** The endpoint as logged: without credentials a URL may carry. */
+function shown(endpoint: string): string {
+  const url = new URL(endpoint);
+  if (url.username || url.password) url.username = url.password = '***';
+  return url.href;
 }
 
 function sampler(s: SamplerSetting): Sampler {

@@ -61,8 +61,9 @@ export const callTracer: CallTracer = {
   },
   refused({ tool_name, kind, door, error_code }): void {
     const name = tool_name.slice(0, MAX_NAME);
+    // Span names stay few: a made-up tool name goes in the attribute only.
     const span = tracer.startSpan(
-      `call ${name}`,
+      kind === null ? 'call (unknown tool)' : `call ${name}`,
       {
         kind: otel.SpanKind.INTERNAL,
         attributes: {
@@ -108,8 +109,10 @@ export class ActiveSpan {
 
   /** The hop failed: its error's type only (a message may quote what the peer was sent). */
   fail(err: unknown): void {
-    const type = (err as { code?: unknown; name?: unknown } | null)?.code ?? (err as { name?: unknown } | null)?.name;
-    this.span.setAttribute('error.type', typeof type === 'string' && type ? type.slice(0, 100) : 'error');
+    const { code, name } = (err ?? {}) as { code?: unknown; name?: unknown };
+    // A string code (ECONNREFUSED, UND_ERR_…) says most; else the error's class (PeerError, TimeoutError).
+    const type = typeof code === 'string' && code ? code : typeof name === 'string' && name ? name : 'error';
+    this.span.setAttribute('error.type', type.slice(0, 100));
     this.span.setStatus({ code: otel.SpanStatusCode.ERROR });
   }
 
