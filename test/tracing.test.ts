@@ -281,6 +281,32 @@ describe('telemetry on and off in the CLI', () => {
     expect(call.resource).toMatchObject({ 'service.name': 'gateway-from-env' });
     expect(call.attributes).toMatchObject({ 'a2e.tool.kind': 'native', 'a2e.call.outcome': 'success' });
   });
+
+  it('a collector that refuses the spans: one warning line naming the failure, no stack; calls go on', async () => {
+    const refusing = createServer((req, res) => req.resume().on('end', () => res.writeHead(400, { 'content-type': 'text/plain' }).end('no')));
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
+    const { url, proc } = await startCli(['--config', join(dir, 'gateway.yaml')], {
+      LOG_LEVEL: 'warn',
+      LOG_FORMAT: 'json',
+      OTEL_BSP_SCHEDULE_DELAY: '50',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(refusing.address() as AddressInfo).port}`,
+    });
+    let stderr = '';
+    proc.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    try {
+      const res = await postJson(`${url}/tool/call`, callBody('list_dir', { path: '.' }));
+      expect(res.json.data).toMatchObject({ success: true });
+      const line = await waitFor('the export warning', () => stderr.split('\n').find((l) => l.includes('telemetry:')), 20_000);
+      const entry = JSON.parse(line);
+      expect(entry).toMatchObject({ level: 40, endpoint: expect.stringMatching(/\/v1\/traces$/) });
+      expect(entry.msg).toBe('telemetry: could not export spans: Bad Request');
+      expect(line).not.toMatch(/\n\s+at |stack|node:internal/);
+    } finally {
+      proc.kill('SIGTERM');
+      await proc;
+      await new Promise((resolve) => refusing.close(resolve));
+    }
+  });
 });
 
 describe('telemetry settings: the config section, completed by OTEL_* variables', () => {

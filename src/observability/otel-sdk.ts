@@ -45,8 +45,8 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
   // The SDK reports export failures (collector down, refused) through its diagnostic logger.
   api.diag.setLogger(
     {
-      error: (message) => logger.warn({ endpoint }, `telemetry: ${message}`),
-      warn: (message) => logger.warn({ endpoint }, `telemetry: ${message}`),
+      error: (message) => logger.warn({ endpoint }, `telemetry: ${diagText(message)}`),
+      warn: (message) => logger.warn({ endpoint }, `telemetry: ${diagText(message)}`),
       info: () => {},
       debug: () => {},
       verbose: () => {},
@@ -91,6 +91,20 @@ function handle(r: Running): Telemetry {
       return stopped;
     },
   };
+}
+
+/**
+ * One line of what the SDK reports, without a stack: an export failure comes as the error serialised
+ * to JSON (stack included), e.g. {"message":"connect ECONNREFUSED 127.0.0.1:4318","code":"ECONNREFUSED",…}.
+ */
+function diagText(message: string): string {
+  try {
+    const err = JSON.parse(message) as { message?: unknown };
+    if (err && typeof err.message === 'string') return `could not export spans: ${err.message}`;
+  } catch {
+    // plain text
+  }
+  return String(message).split('\n')[0]!.slice(0, 500);
 }
 
 /** The endpoint as logged: without credentials a URL may carry. */

@@ -72,7 +72,7 @@ function checkedUrl(text: string, where: string): URL {
     throw new ConfigError(`${where}: ${JSON.stringify(text)} is not a URL; write the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318`);
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`${where}: only http:// and https:// collectors are supported (OTLP/HTTP), not ${url.protocol}`);
+    throw new ConfigError(`${where}: only http:// and https:// collectors are supported (OTLP/HTTP), not "${url.protocol}"; write it like http://127.0.0.1:4318`);
   }
   return url;
 }
