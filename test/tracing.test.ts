@@ -213,6 +213,29 @@ describe('OpenTelemetry traces', () => {
     }
   });
 
+  it('gateway → gateway over A2A: the upstream (an A2A agent) continues the trace; its call comes through door "a2a"', async () => {
+    const upstream = await startGateway({
+      plugins: [definePlugin('more', [echoTool])],
+      config: { telemetry: { otlp_endpoint: receiver.url }, a2a_server: { name: 'Upstream' } },
+    });
+    const downstream = await startGateway({ config: { telemetry: { otlp_endpoint: receiver.url }, agents: { up: { card: upstream.url, poll_ms: 50 } } } });
+    try {
+      const traceId = hex(16);
+      const res = await postJson(`${downstream.url}/tool/call`, callBody('Upstream_echo', { task: SECRET }), { traceparent: `00-${traceId}-${hex(8)}-01` });
+      expect(res.json.data).toMatchObject({ success: true, data: { state: 'completed' } });
+      const downCall = await span(traceId, 'downstream call', (s) => s.name === 'call Upstream_echo');
+      const hop = await span(traceId, 'A2A hop', (s) => s.kind === SPAN_KIND.client && s.parentSpanId === downCall.spanId);
+      const upRequest = await span(traceId, 'upstream request', (s) => s.kind === SPAN_KIND.server && s.parentSpanId === hop.spanId);
+      expect(upRequest.attributes).toMatchObject({ 'http.route': '/a2a', 'http.request.method': 'POST' });
+      const upCall = await span(traceId, 'upstream call', (s) => s.name === 'call echo');
+      expect(upCall.parentSpanId).toBe(upRequest.spanId);
+      expect(upCall.attributes).toMatchObject({ 'a2e.call.door': 'a2a', 'a2e.tool.kind': 'native', 'a2e.call.outcome': 'success' });
+    } finally {
+      await downstream.close();
+      await upstream.close();
+    }
+  });
+
   it('exports no argument values, URL paths or queries, or headers the callers sent', () => {
     expect(receiver.bodies.length).toBeGreaterThan(0);
     for (const body of receiver.bodies) expect(body).not.toContain(SECRET);
