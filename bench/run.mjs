@@ -26,6 +26,7 @@ import { startup } from './scenarios/startup.mjs';
 import { responsive } from './scenarios/responsive.mjs';
 import { store } from './scenarios/store.mjs';
 import { callsRedis } from './scenarios/calls-redis.mjs';
+import { tracing } from './scenarios/tracing.mjs';
 
 /** Every scenario of issue 8, in report order (an entry with `pending` instead of `run` says why it is not measured yet). */
 const SCENARIOS = [
@@ -43,6 +44,7 @@ const SCENARIOS = [
   { id: 12, title: 'Responsive under load', run: responsive },
   { id: 13, title: 'Shared store: Redis vs memory', run: store },
   { id: 14, title: 'Call-resource event streaming through Redis', run: callsRedis },
+  { id: 15, title: 'Tracing cost', run: tracing },
 ];
 
 const { values } = parseArgs({

@@ -34,6 +34,8 @@ import { HttpListener, type ListenAddress } from './listen.js';
 import { PluginSet, retirePlugins } from './plugin-set.js';
 import { Reloader, type ReloadOutcome } from './reload/reloader.js';
 import { VERSION } from './version.js';
+import { startTelemetry } from './observability/telemetry.js';
+import { callTracer } from './observability/tracing.js';
 
 export { VERSION } from './version.js';
 export { openApiFor } from './openapi.js';
@@ -97,6 +99,8 @@ export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugi
 export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const { config } = options;
   const logger = options.logger ?? createLogger('warn');
+  // Before anything that makes spans or outgoing requests; loads the OpenTelemetry SDK only when configured.
+  const telemetry = await startTelemetry(config.telemetry, options.env ?? process.env, VERSION, logger);
   // Read on scrape only, after `engine` exists.
   const metrics = new GatewayMetrics({ inFlight: (): number => engine.running });
   const stores = await openStores(config.store, logger);
@@ -120,6 +124,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     policy: options.policy ?? security.policy,
     audit: combineAudit(options.audit, metrics.audit, security.auditFile?.sink),
     admission: security.admission,
+    tracer: telemetry && callTracer,
     limits: { ...engineLimits(config), eventsTotalBytes: config.limits.events_total_bytes },
   });
   // Mutated in place by a reload: the admin check holds this very set.
@@ -247,6 +252,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
           await Promise.allSettled([plugins.stop(), ...retiring]);
           await security.close();
           await stores.close();
+          await telemetry?.shutdown(); // exports the last spans
         },
       });
       return closing;

@@ -4,6 +4,7 @@
  */
 import { createParser } from 'eventsource-parser';
 import { Agent, request, type Dispatcher } from 'undici';
+import { serverAttributes, startClientSpan, tracingOn, type ActiveSpan } from '../observability/tracing.js';
 
 /** A failure to talk to a peer (network, HTTP status, body that is not JSON). */
 export class PeerError extends Error {
@@ -51,20 +52,29 @@ export class PeerHttp {
    * (JSON-RPC errors often come with 4xx/5xx); throws when it is not JSON.
    */
   async postJson(url: string, body: unknown, headers: Headers, signal: AbortSignal): Promise<unknown> {
-    const res = await this.send(url, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json', ...headers },
-      body: JSON.stringify(body),
-      signal,
-    });
-    const text = await readText(res.body, url);
+    const span = tracingOn ? rpcSpan(url, body, false) : undefined;
     try {
-      return JSON.parse(text) as unknown;
-    } catch {
-      throw new PeerError(
-        `POST ${url} answered HTTP ${res.statusCode} with a body that is not JSON${snippet(text)}`,
-        { status: res.statusCode },
-      );
+      const res = await this.send(url, {
+        method: 'POST',
+        headers: traced(span, { 'content-type': 'application/json', accept: 'application/json', ...headers }),
+        body: JSON.stringify(body),
+        signal,
+      });
+      span?.status(res.statusCode);
+      const text = await readText(res.body, url);
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        throw new PeerError(
+          `POST ${url} answered HTTP ${res.statusCode} with a body that is not JSON${snippet(text)}`,
+          { status: res.statusCode },
+        );
+      }
+    } catch (err) {
+      span?.fail(err);
+      throw err;
+    } finally {
+      span?.end();
     }
   }
 
@@ -83,15 +93,17 @@ export class PeerHttp {
     if (signal.aborted) forward();
     else signal.addEventListener('abort', forward, { once: true });
     let res: Dispatcher.ResponseData | undefined;
+    const span = tracingOn ? rpcSpan(url, body, true) : undefined;
     try {
       res = await this.send(url, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'text/event-stream', ...headers },
+        headers: traced(span, { 'content-type': 'application/json', accept: 'text/event-stream', ...headers }),
         body: JSON.stringify(body),
         signal: own.signal,
         // A stream may be quiet for long; the call's own signal bounds it.
         bodyTimeout: 0,
       });
+      span?.status(res.statusCode);
       const type = String(res.headers['content-type'] ?? '');
       if (!type.includes('text/event-stream')) {
         const text = await readText(res.body, url);
@@ -105,7 +117,11 @@ export class PeerHttp {
         parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
         while (queue.length) yield parseJson(queue.shift()!, `an event of POST ${url}`);
       }
+    } catch (err) {
+      span?.fail(err);
+      throw err;
     } finally {
+      span?.end();
       signal.removeEventListener('abort', forward);
       if (res && !res.body.destroyed && !res.body.readableEnded) {
         if (signal.aborted) res.body.destroy();
@@ -127,6 +143,23 @@ export class PeerHttp {
     if (this.owned) await this.dispatcher.close();
   }
 }
+
+/** The client span of one JSON-RPC request to a peer: its method and host, never its parameters. */
+function rpcSpan(url: string, body: unknown, streaming: boolean): ActiveSpan {
+  const method = String((body as { method?: unknown }).method ?? 'request');
+  return startClientSpan(method, {
+    'rpc.system': 'jsonrpc',
+    'rpc.service': 'a2a',
+    'rpc.method': method,
+    'rpc.jsonrpc.version': '2.0',
+    'http.request.method': 'POST',
+    'a2e.a2a.streaming': streaming,
+    ...serverAttributes(new URL(url)),
+  });
+}
+
+/** The request's headers, with the span's `traceparent` when there is a span. */
+const traced = (span: ActiveSpan | undefined, headers: Headers): Headers => (span ? span.inject(headers) : headers);
 
 async function readText(body: Dispatcher.ResponseData['body'], url: string): Promise<string> {
   const chunks: Buffer[] = [];

@@ -18,6 +18,7 @@ import { McpConfig } from '../mcp/config.js';
 import { A2AServerConfig } from '../a2a-server/config.js';
 import { UiConfig } from './ui.js';
 import { LogConfig } from './log.js';
+import { TelemetryConfig } from './telemetry.js';
 
 export { CallsConfig };
 
@@ -67,6 +68,7 @@ export const GatewayConfig = z.strictObject({
   a2a_server: A2AServerConfig.default(() => A2AServerConfig.parse({})),
   ui: UiConfig.default(() => UiConfig.parse({})),
   log: LogConfig.default(() => LogConfig.parse({})),
+  telemetry: TelemetryConfig.default(() => ({})),
 });
 export type GatewayConfig = z.output<typeof GatewayConfig>;
 export type GatewayConfigInput = z.input<typeof GatewayConfig>;

@@ -17,6 +17,7 @@ import { levelEnabled, plainLine } from './child-logger.js';
 import type { Logger } from './plugin.js';
 import { allowAll, type Caller, type Policy } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
+import type { CallTracer } from './tracing.js';
 
 /** The end of an unknown_tool message without suggestions (a door with its own way to list tools swaps it). */
 export const LIST_TOOLS_HINT = 'POST /tool/list to see the available tools.';
@@ -48,6 +49,8 @@ export interface EngineOptions {
   audit?: AuditSink;
   /** Rate limit, concurrency caps and argument shape limits (none when omitted). */
   admission?: Admission;
+  /** Spans of calls (only when tracing is on). */
+  tracer?: CallTracer;
 }
 
 export interface StartOptions {
@@ -76,6 +79,7 @@ export class Engine {
   private readonly policy: Policy;
   private readonly audit: AuditSink;
   private readonly admission: Admission;
+  private readonly tracer: CallTracer | undefined;
   private readonly inflight = new Set<Call>();
   private readonly deadlines = new Deadlines<Call>((call) => call.stop('timeout'));
   /** Event bytes of running calls; shared by all of them. */
@@ -89,6 +93,7 @@ export class Engine {
     this.policy = options.policy ?? allowAll;
     this.audit = options.audit ?? noAudit;
     this.admission = options.admission ?? new Admission(NO_ADMISSION_LIMITS);
+    this.tracer = options.tracer;
     this.eventBudget = new ByteBudget(this.limits.eventsTotalBytes ?? 64 * MiB);
   }
 
@@ -179,7 +184,8 @@ export class Engine {
       if (door !== undefined) call.door = door;
       // Reported before it runs: a tool that settles at once must not be seen finishing before it started.
       if (this.activity.active) this.activity.started(call);
-      call.begin();
+      if (this.tracer === undefined) call.begin();
+      else this.tracer.run(call, () => call.begin());
       return call;
     } catch (err) {
       if (release) release();
@@ -197,6 +203,12 @@ export class Engine {
           duration_ms: 0,
           input_bytes: options.inputBytes ?? 0,
           output_bytes: 0,
+        });
+        this.tracer?.refused({
+          tool_name: req.tool_name,
+          kind: (tool ?? this.registry.get(req.tool_name))?.definition.kind ?? null,
+          door: options.door ?? caller.door ?? 'rest',
+          error_code: err.code,
         });
         if (this.activity.active) {
           this.activity.refused({

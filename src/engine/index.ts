@@ -17,3 +17,4 @@ export * from './sessions.js';
 export * from './child-logger.js';
 export { compileJsonSchema } from './json-schema.js';
 export * from './activity.js';
+export type { CallTracer } from './tracing.js';

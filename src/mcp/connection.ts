@@ -25,6 +25,7 @@ import { parametersFromSchema } from './schema.js';
 import { mcpFetch } from './http-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
 import { ProcessTransport } from './stdio.js';
+import { serverAttributes, startClientSpan, tracedFetchOf, tracingOn } from '../observability/tracing.js';
 
 export type McpServerState = 'disabled' | 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
 
@@ -120,7 +121,8 @@ export class McpServerConnection {
   private async makeTransport(): Promise<Transport> {
     const c = this.config;
     if (c.url !== undefined) {
-      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: mcpFetch });
+      // With tracing on, each POST carries the active span's traceparent (the MCP call's client span).
+      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: tracingOn ? tracedFetchOf(mcpFetch) : mcpFetch });
     }
     const onStderr = (line: string) => this.logger.info({ mcp_server: this.id, stderr: line }, `MCP server "${this.id}" stderr`);
     if (c.sandbox !== false) {
@@ -227,20 +229,26 @@ export class McpServerConnection {
     if (ctx.signal.aborted) forward();
     this.running.add(ctx);
     let result: CallToolResult;
-    try {
-      result = (await client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
+    const invoke = () =>
+      client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
         signal: inFlight.signal,
         timeout,
         onprogress: ({ progress, total, message }) => {
           const pct = total ? Math.max(0, Math.min(100, Math.round((progress / total) * 100))) : 0;
           ctx.emit('progress', { pct, message: message ?? `${progress}${total ? ` of ${total}` : ''}`, progress, ...(total === undefined ? {} : { total }) });
         },
-      })) as CallToolResult;
+      });
+    const span = tracingOn ? this.callSpan(tool) : undefined;
+    try {
+      result = (await (span ? span.run(invoke) : invoke())) as CallToolResult;
+      if (result.isError) span?.fail({ name: 'tool_error' });
     } catch (err) {
+      span?.fail(err);
       if (ctx.signal.aborted) throw ctx.signal.reason;
       throw this.callError(err, timeout);
     } finally {
       ctx.signal.removeEventListener('abort', forward);
+      span?.end();
       this.running.delete(ctx);
     }
     const content = result.content ?? [];
@@ -251,6 +259,18 @@ export class McpServerConnection {
     const data = { text, content, ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }) };
     if (result.isError) throw new ToolError(text || `tool "${tool.remoteName}" of MCP server "${this.id}" reported an error`, { data });
     return data;
+  }
+
+  /** The client span of one tools/call (MCP semantic conventions): the server and tool, never the arguments. */
+  private callSpan(tool: McpTool) {
+    return startClientSpan(`tools/call ${tool.remoteName}`, {
+      'mcp.method.name': 'tools/call',
+      'gen_ai.operation.name': 'execute_tool',
+      'gen_ai.tool.name': tool.remoteName,
+      'a2e.mcp.server': this.id,
+      'network.transport': this.transportKind === 'stdio' ? 'pipe' : 'tcp',
+      ...(this.config.url === undefined ? {} : serverAttributes(new URL(this.config.url))),
+    });
   }
 
   private callError(err: unknown, timeoutMs: number): ToolError {

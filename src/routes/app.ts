@@ -31,6 +31,8 @@ import { registerUiRoutes } from './ui.js';
 import type { StoreHealth } from '../store/index.js';
 import { registerReloadRoute } from './reload.js';
 import type { ReloadOutcome } from '../reload/reloader.js';
+import { tracingOn } from '../observability/tracing.js';
+import { traceRequests } from './trace.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -90,6 +92,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
 
   const security = options.security;
   const sessions = security?.sessions ?? new SessionManager({ ttlS: 3600, maxParallel: 0 });
+  if (tracingOn) app.use('*', traceRequests()); // first, so refused requests have spans too
   // One middleware for every request: its id and logger, then the guard's checks.
   app.use(
     '*',

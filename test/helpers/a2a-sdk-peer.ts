@@ -31,6 +31,8 @@ export interface SdkPeer {
   cardUrl: string;
   /** JSON-RPC methods received, in order, with the A2A-Version header each carried. */
   calls: { method: string; version: string | undefined }[];
+  /** The W3C `traceparent` header of each JSON-RPC request (parallel to `calls`). */
+  traceparents: (string | undefined)[];
   /** Task ids the executor was asked to cancel. */
   canceled: string[];
   /** TCP connections the peer has accepted so far. */
@@ -42,6 +44,7 @@ const text = (value: string): Part => ({ content: { $case: 'text', value }, meta
 
 export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'): Promise<SdkPeer> {
   const calls: SdkPeer['calls'] = [];
+  const traceparents: SdkPeer['traceparents'] = [];
   const canceled: string[] = [];
   const cancelRequests = new Map<string, () => void>();
 
@@ -152,6 +155,7 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
     express.json(),
     (req, _res, next) => {
       calls.push({ method: String(req.body?.method), version: req.header('a2a-version') });
+      traceparents.push(req.header('traceparent'));
       next();
     },
     jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication, legacyCompat }),
@@ -161,6 +165,7 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
     url: base,
     cardUrl: `${base}/.well-known/agent-card.json`,
     calls,
+    traceparents,
     canceled,
     connections: () => connections,
     close: () =>

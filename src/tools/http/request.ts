@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
 import type { HttpConfig } from './config.js';
 import { RefusedAddressError } from './dispatcher.js';
+import { serverAttributes, startClientSpan, tracingOn, type ActiveSpan } from '../../observability/tracing.js';
 
 export interface HttpArgs {
   method?: string;
@@ -47,18 +48,24 @@ export async function httpRequestTool(
 
   for (let redirects = 0; ; redirects++) {
     let res: Dispatcher.ResponseData;
+    const span = tracingOn ? exchangeSpan(method, url) : undefined;
     try {
       res = await dispatcher.request({
         origin: url.origin,
         path: url.pathname + url.search,
         method: method as Dispatcher.HttpMethod,
-        headers,
+        // The caller's own traceparent, when it sent one, is kept.
+        headers: span && headers.traceparent === undefined ? span.inject({ ...headers }) : headers,
         body,
         signal,
       });
     } catch (err) {
+      span?.fail(err);
+      span?.end();
       throw requestError(err, url, timeoutSignal.aborted ? timeoutS : null);
     }
+    span?.status(res.statusCode);
+    span?.end();
 
     const location = res.headers.location;
     const redirect = REDIRECTS.has(res.statusCode) && typeof location === 'string' && config.max_redirects > 0;
@@ -114,6 +121,17 @@ export async function httpRequestTool(
     });
   }
 }
+
+/**
+ * The client span of one exchange (each redirect is one), up to its response headers: method, host, port
+ * and status — never the path, query, headers or body, which are the caller's arguments.
+ */
+function exchangeSpan(method: string, url: URL): ActiveSpan {
+  const known = METHOD_NAMES.has(method) ? method : '_OTHER';
+  return startClientSpan(known, { 'http.request.method': known, 'a2e.hop': 'http_request', ...serverAttributes(url) });
+}
+
+const METHOD_NAMES = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
 
 /** Where a redirect leads, checked; throws when it is not followed (too many, invalid, not http). */
 function nextUrl(url: URL, location: string, redirects: number, max: number): URL {

@@ -1,0 +1,109 @@
+/**
+ * Scenario 8 — the cost of tracing on the call path: the scenario 1 echo call against the gateway with
+ * telemetry off (the default: the SDK is not even loaded), on with `sample_ratio: 0` (the SDK loaded,
+ * spans made but not recorded) and on with every call recorded and exported over OTLP/HTTP to a local
+ * collector stand-in (this process; it counts the spans it receives). Rounds interleaved.
+ */
+import { createServer } from 'node:http';
+import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
+import { fmt, median, pairedRatio } from '../lib/stats.mjs';
+
+const BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
+
+/** A collector stand-in: accepts OTLP/HTTP JSON exports and counts their spans. */
+async function startSink() {
+  let spans = 0;
+  const server = createServer((req, res) => {
+    const chunks = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        for (const rs of JSON.parse(Buffer.concat(chunks).toString()).resourceSpans ?? []) {
+          for (const ss of rs.scopeSpans ?? []) spans += ss.spans?.length ?? 0;
+        }
+      } catch {
+        // not JSON: counted as nothing
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${server.address().port}`, spans: () => spans, close: () => new Promise((r) => server.close(r)) };
+}
+
+export async function tracing({ quick, log }) {
+  const rounds = quick ? 2 : 7;
+  const duration = quick ? 2 : 5;
+  const connections = 50;
+  const sink = await startSink();
+  const targets = [
+    { key: 'off', label: 'telemetry off (default)', env: {} },
+    // The same gateway again: how far two identical servers differ on this machine (the noise band).
+    { key: 'off2', label: 'telemetry off, a second identical gateway (noise)', env: {} },
+    { key: 'ratio0', label: 'telemetry on, `sample_ratio: 0` (nothing recorded)', env: { BENCH_OTLP_ENDPOINT: sink.url, BENCH_SAMPLE_RATIO: '0' } },
+    { key: 'all', label: 'telemetry on, every call recorded and exported', env: { BENCH_OTLP_ENDPOINT: sink.url, BENCH_SAMPLE_RATIO: '1' } },
+  ];
+  const servers = {};
+  try {
+    for (const t of targets) {
+      servers[t.key] = await startServer(['bench/servers/gateway.mjs'], { env: t.env });
+      const res = await fetch(`${servers[t.key].url}/tool/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
+      const json = await res.json();
+      if (res.status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${t.label} answered ${res.status} ${JSON.stringify(json)}`);
+    }
+    const spec = (t) => ({ url: `${servers[t.key].url}/tool/call`, body: BODY, connections, duration });
+    for (const t of targets) await runLoad('bench/load/autocannon.mjs', { ...spec(t), duration: 1 });
+    const results = Object.fromEntries(targets.map((t) => [t.key, []]));
+    let calls = 0;
+    const spansBefore = sink.spans();
+    for (let r = 0; r < rounds; r++) {
+      for (const t of targets) {
+        const res = await runLoad('bench/load/autocannon.mjs', spec(t));
+        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+        results[t.key].push(res);
+        if (t.key === 'all') calls += res.requests ?? Math.round(res.rps * duration);
+        log(`  tracing round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
+      }
+    }
+    const rps = (k) => results[k].map((x) => x.rps);
+    const exported = sink.spans() - spansBefore;
+    if (exported === 0) throw new Error('no span reached the collector stand-in: tracing did not export');
+    return {
+      id: 8,
+      title: 'Tracing cost',
+      what:
+        `Scenario 1's echo call (\`${BODY}\`) with ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds ` +
+        'after a warm-up run each, against three gateways: telemetry off (the default, no OpenTelemetry SDK loaded; its call ' +
+        'path differs from a gateway without tracing by one check of an undefined field per call), on with `sample_ratio: 0`, and ' +
+        'on with every call traced (a server and a call span per request, batched and exported as OTLP/HTTP JSON to a local ' +
+        `collector stand-in, which received ${fmt.int(exported)} spans for ~${fmt.int(calls)} calls measured; the SDK's default ` +
+        'batch queue of 2048 spans drops what it cannot export in time). A second telemetry-off gateway shows how far two ' +
+        'identical servers differ here: the noise a difference must exceed to mean anything. Telemetry on costs even when ' +
+        'nothing is sampled: the spans are made, and the AsyncLocalStorage context manager that carries the active span ' +
+        'across awaits makes every promise on Node 20 a little dearer.',
+      columns: ['Gateway', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× telemetry off'],
+      rows: targets.map((t) => [
+        t.label,
+        fmt.int(median(rps(t.key))),
+        fmt.latency(median(results[t.key].map((x) => x.p50))),
+        fmt.latency(median(results[t.key].map((x) => x.p99))),
+        fmt.ratio(pairedRatio(rps(t.key), rps('off'))),
+      ]),
+      // Off is the default and its path is the untraced one; what tracing on costs is reported, not a pass/fail target.
+      targets: [
+        { text: 'noise: a second telemetry-off gateway, × the first (req/s)', value: fmt.ratio(pairedRatio(rps('off2'), rps('off'))), met: null },
+        { text: 'telemetry on, not sampling, × telemetry off (req/s)', value: fmt.ratio(pairedRatio(rps('ratio0'), rps('off'))), met: null },
+        { text: 'telemetry on, every call exported, × telemetry off (req/s)', value: fmt.ratio(pairedRatio(rps('all'), rps('off'))), met: null },
+      ],
+      commands: [
+        shownCommand('server', ['bench/servers/gateway.mjs']),
+        'BENCH_OTLP_ENDPOINT=<collector> BENCH_SAMPLE_RATIO=0|1 ' + shownCommand('server', ['bench/servers/gateway.mjs']),
+        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<body>', connections, duration })]),
+      ],
+      raw: { ...results, exported_spans: exported },
+    };
+  } finally {
+    await Promise.all(Object.values(servers).map((s) => s.stop()));
+    await sink.close();
+  }
+}

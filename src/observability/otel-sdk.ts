@@ -1,0 +1,121 @@
+/**
+ * The OpenTelemetry SDK, loaded only when telemetry is on (observability/telemetry.ts imports this file
+ * dynamically): a tracer provider with the configured sampler, a batch span processor and the OTLP/HTTP
+ * exporter (JSON), registered as the process's tracer provider, W3C trace-context propagator and
+ * AsyncLocalStorage context manager. One per process: a second gateway in the same process shares it.
+ */
+import * as api from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
+import {
+  AlwaysOffSampler,
+  AlwaysOnSampler,
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  ParentBasedSampler,
+  TraceIdRatioBasedSampler,
+  type Sampler,
+} from '@opentelemetry/sdk-trace-base';
+import type { Logger } from '../engine/index.js';
+import type { SamplerSetting, Telemetry, TelemetrySettings } from './telemetry.js';
+import { setTracer } from './tracing.js';
+
+interface Running {
+  provider: BasicTracerProvider;
+  settings: TelemetrySettings;
+  users: number;
+}
+
+let running: Running | undefined;
+
+export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telemetry {
+  if (running) {
+    if (running.settings.endpoint !== settings.endpoint || running.settings.serviceName !== settings.serviceName) {
+      logger.warn(
+        { endpoint: shown(running.settings.endpoint), service_name: running.settings.serviceName },
+        'telemetry is already on in this process; this gateway shares its exporter and service name',
+      );
+    }
+    running.users++;
+    return handle(running);
+  }
+  const endpoint = shown(settings.endpoint);
+  // The SDK reports export failures (collector down, refused) through its diagnostic logger.
+  api.diag.setLogger(
+    {
+      error: (message) => logger.warn({ endpoint }, `telemetry: ${diagText(message)}`),
+      warn: (message) => logger.warn({ endpoint }, `telemetry: ${diagText(message)}`),
+      info: () => {},
+      debug: () => {},
+      verbose: () => {},
+    },
+    { logLevel: api.DiagLogLevel.WARN, suppressOverrideMessage: true },
+  );
+  const resource = defaultResource()
+    .merge(detectResources({ detectors: [envDetector] }))
+    .merge(resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': settings.serviceVersion }));
+  const provider = new BasicTracerProvider({
+    resource,
+    sampler: sampler(settings.sampler),
+    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.endpoint }))],
+  });
+  api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+  api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+  api.trace.setGlobalTracerProvider(provider);
+  running = { provider, settings, users: 1 };
+  setTracer({ api, tracer: api.trace.getTracer('a2e-gateway', settings.serviceVersion) });
+  logger.info({ endpoint, service_name: settings.serviceName, sampler: settings.sampler }, 'telemetry: traces go to the OTLP collector');
+  return handle(running);
+}
+
+function handle(r: Running): Telemetry {
+  let stopped: Promise<void> | undefined;
+  return {
+    settings: r.settings,
+    shutdown() {
+      stopped ??= (async () => {
+        if (--r.users > 0) return;
+        setTracer(undefined);
+        running = undefined;
+        try {
+          await r.provider.shutdown(); // exports what is still buffered
+        } finally {
+          api.trace.disable();
+          api.propagation.disable();
+          api.context.disable();
+          api.diag.disable();
+        }
+      })();
+      return stopped;
+    },
+  };
+}
+
+/**
+ * One line of what the SDK reports, without a stack: an export failure comes as the error serialised
+ * to JSON (stack included), e.g. {"message":"connect ECONNREFUSED 127.0.0.1:4318","code":"ECONNREFUSED",…}.
+ */
+function diagText(message: string): string {
+  try {
+    const err = JSON.parse(message) as { message?: unknown };
+    if (err && typeof err.message === 'string') return `could not export spans: ${err.message}`;
+  } catch {
+    // plain text
+  }
+  return String(message).split('\n')[0]!.slice(0, 500);
+}
+
+/** The endpoint as logged: without credentials a URL may carry. */
+function shown(endpoint: string): string {
+  const url = new URL(endpoint);
+  if (url.username || url.password) url.username = url.password = '***';
+  return url.href;
+}
+
+function sampler(s: SamplerSetting): Sampler {
+  const root =
+    s.kind === 'ratio' ? new TraceIdRatioBasedSampler(s.ratio) : s.kind === 'always_on' ? new AlwaysOnSampler() : new AlwaysOffSampler();
+  return s.parentBased ? new ParentBasedSampler({ root }) : root;
+}

@@ -1,0 +1,170 @@
+/**
+ * The gateway's spans, over @opentelemetry/api alone. Off by default: then nothing here is called beyond a
+ * check of `tracingOn`, and nothing of OpenTelemetry is loaded — not even the API, which start-up would
+ * otherwise pay for. `observability/otel-sdk.ts` (imported on demand) hands over the API and a tracer once
+ * the SDK is registered. Attributes name tools, doors, methods, hosts and outcomes — never
+ * argument values, paths and queries of requested URLs, headers or bodies.
+ *
+ *   request (SERVER, routes/trace.ts) → call (INTERNAL, engine via CallTracer) → hop (CLIENT: A2A, MCP, http_request)
+ *
+ * Each hop carries its span to the peer as W3C `traceparent`; an incoming `traceparent` continues the caller's trace.
+ */
+import type * as OtelApi from '@opentelemetry/api';
+import type { Attributes, Context, Span, Tracer } from '@opentelemetry/api';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Call, CallTracer } from '../engine/index.js';
+
+/** True while spans are recorded. Check it before building anything for a span: off, nothing else here runs. */
+export let tracingOn = false;
+let tracer: Tracer;
+let otel: typeof OtelApi;
+
+/** @internal Called by otel-sdk.ts once the SDK is registered, and with undefined when it stops. */
+export function setTracer(next: { api: typeof OtelApi; tracer: Tracer } | undefined): void {
+  if (next) ({ api: otel, tracer } = next);
+  tracingOn = next !== undefined;
+}
+
+/** Tool names come from the registry; a refused call's name is the caller's, so it is cut short. */
+const MAX_NAME = 200;
+
+/** Spans of calls, for the engine (`EngineOptions.tracer`). */
+export const callTracer: CallTracer = {
+  run(call: Call, begin: () => void): void {
+    const definition = call.tool.definition;
+    const parent = otel.context.active();
+    const span = tracer.startSpan(
+      `call ${definition.name}`,
+      {
+        kind: otel.SpanKind.INTERNAL,
+        attributes: {
+          'a2e.tool.name': definition.name,
+          'a2e.tool.kind': definition.kind,
+          'a2e.call.door': call.door,
+          'a2e.call.id': call.id,
+          'gen_ai.operation.name': 'execute_tool',
+          'gen_ai.tool.name': definition.name,
+          ...(call.caller.principal === null ? {} : { 'a2e.principal': call.caller.principal }),
+        },
+      },
+      parent,
+    );
+    otel.context.with(otel.trace.setSpan(parent, span), begin);
+    void call.result.then(({ data }) => {
+      span.setAttribute('a2e.call.outcome', data.success ? 'success' : (data.error_code ?? 'tool_error'));
+      span.setAttribute('a2e.call.duration_ms', data.duration_ms);
+      if (call.stoppedBy) span.setAttribute('a2e.call.stopped_by', call.stoppedBy);
+      if (data.truncated) span.setAttribute('a2e.call.truncated', true);
+      if (!data.success) span.setStatus({ code: otel.SpanStatusCode.ERROR });
+      span.end();
+    });
+  },
+  refused({ tool_name, kind, door, error_code }): void {
+    const name = tool_name.slice(0, MAX_NAME);
+    // Span names stay few: a made-up tool name goes in the attribute only.
+    const span = tracer.startSpan(
+      kind === null ? 'call (unknown tool)' : `call ${name}`,
+      {
+        kind: otel.SpanKind.INTERNAL,
+        attributes: {
+          'a2e.tool.name': name,
+          ...(kind === null ? {} : { 'a2e.tool.kind': kind }),
+          'a2e.call.door': door,
+          'a2e.call.outcome': error_code,
+          'a2e.call.duration_ms': 0,
+        },
+      },
+      otel.context.active(),
+    );
+    span.setStatus({ code: otel.SpanStatusCode.ERROR });
+    span.end();
+  },
+};
+
+/** A span of ours with the context that has it as the active span. */
+export class ActiveSpan {
+  constructor(
+    readonly span: Span,
+    readonly context: Context,
+    /** A client span (an outgoing hop): a 4xx answer marks it failed too. */
+    private readonly client: boolean,
+  ) {}
+
+  /** Run `fn` with this span active: spans started and requests sent inside are its children. */
+  run<T>(fn: () => T): T {
+    return otel.context.with(this.context, fn);
+  }
+
+  /** Add this span's `traceparent` (and `tracestate`) to a header record; returns it. */
+  inject<H extends Record<string, string>>(headers: H): H {
+    otel.propagation.inject(this.context, headers);
+    return headers;
+  }
+
+  /** An HTTP answer's status; 4xx and 5xx mark a client span failed, only 5xx a server span. */
+  status(code: number): void {
+    this.span.setAttribute('http.response.status_code', code);
+    if (code >= 500 || (code >= 400 && this.client)) this.span.setStatus({ code: otel.SpanStatusCode.ERROR });
+  }
+
+  /** The hop failed: its error's type only (a message may quote what the peer was sent). */
+  fail(err: unknown): void {
+    const { code, name } = (err ?? {}) as { code?: unknown; name?: unknown };
+    // A string code (ECONNREFUSED, UND_ERR_…) says most; else the error's class (PeerError, TimeoutError).
+    const type = typeof code === 'string' && code ? code : typeof name === 'string' && name ? name : 'error';
+    this.span.setAttribute('error.type', type.slice(0, 100));
+    this.span.setStatus({ code: otel.SpanStatusCode.ERROR });
+  }
+
+  end(): void {
+    this.span.end();
+  }
+}
+
+/**
+ * A client span for one outgoing hop, child of the active span (the call's). Only when `tracingOn`.
+ * Send `inject(headers)` with the request, or `run` the client inside it.
+ */
+export function startClientSpan(name: string, attributes: Attributes): ActiveSpan {
+  const parent = otel.context.active();
+  const span = tracer.startSpan(name, { kind: otel.SpanKind.CLIENT, attributes }, parent);
+  return new ActiveSpan(span, otel.trace.setSpan(parent, span), true);
+}
+
+/** A server span for one incoming HTTP request, continuing the caller's trace when it sent a `traceparent`. Only when `tracingOn`. */
+export function startServerSpan(name: string, headers: IncomingHttpHeaders, attributes: Attributes): ActiveSpan {
+  const parent = otel.propagation.extract(otel.ROOT_CONTEXT, headers);
+  const span = tracer.startSpan(name, { kind: otel.SpanKind.SERVER, attributes }, parent);
+  return new ActiveSpan(span, otel.trace.setSpan(parent, span), false);
+}
+
+/** `server.address` and `server.port` of a URL (no path, query or credentials). */
+export function serverAttributes(url: URL): Attributes {
+  const port = url.port ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  return { 'server.address': url.hostname, 'server.port': port, 'url.scheme': url.protocol.slice(0, -1) };
+}
+
+/**
+ * A fetch that sends the active span's `traceparent` (for clients that take a fetch, like the MCP SDK's
+ * Streamable HTTP transport). Outside any span it adds nothing.
+ */
+export const tracedFetch = (url: string | URL, init?: RequestInit): Promise<Response> => tracedVia(fetch, url, init);
+
+/** `base` (a fetch-like function), with the active span's `traceparent` added to each request's headers. */
+export function tracedFetchOf(base: (url: string | URL, init?: RequestInit) => Promise<Response>): typeof tracedFetch {
+  return (url, init) => tracedVia(base, url, init);
+}
+
+function tracedVia(base: (url: string | URL, init?: RequestInit) => Promise<Response>, url: string | URL, init?: RequestInit): Promise<Response> {
+  const headers = new Headers(init?.headers);
+  otel.propagation.inject(otel.context.active(), headers, { set: (h, key, value) => h.set(key, value) });
+  return base(url, { ...init, headers });
+}
+
+/** Headers plus the active span's `traceparent`, unless they carry one already (a copy; the given record is kept). */
+export function withTraceHeaders(headers: Record<string, string>): Record<string, string> {
+  if (headers.traceparent !== undefined) return headers;
+  const out = { ...headers };
+  otel.propagation.inject(otel.context.active(), out);
+  return out;
+}
