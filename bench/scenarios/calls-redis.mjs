@@ -52,7 +52,7 @@ export async function callsRedis({ quick, log }) {
     const eps = (k) => fast[k].map((x) => x.eventsPerS);
     const p50 = median(slow.redis.map((x) => x.p50));
     return {
-      id: 8,
+      id: 14,
       title: 'Call-resource event streaming through Redis',
       what:
         `A call resource (\`POST /tool/calls\`) whose tool emits ${fmt.int(count)} progress events as fast as it can, followed with ` +

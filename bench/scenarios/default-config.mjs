@@ -48,7 +48,7 @@ export async function defaultConfig({ quick, log }) {
     const rps = (k) => results[k].map((x) => x.rps);
     const ratio = pairedRatio(rps('gateway'), rps('hono'));
     return {
-      id: 8,
+      id: 9,
       title: 'Default configuration (logging on)',
       what:
         `The echo call of scenario 1, ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds after a warm-up run each. ` +

@@ -51,7 +51,7 @@ export async function responsive({ quick, log }) {
   }
   const healthP99 = median(probes.map((ms) => percentile(ms, 99)));
   return {
-    id: 11,
+    id: 12,
     title: 'Responsive under load',
     what:
       `${connections} \`read_file\` calls of a 12-byte file kept in flight (autocannon, ${connections} connections, ${seconds} s) on the gateway ` +

@@ -47,7 +47,7 @@ export async function startup({ quick, log }) {
   const serveMs = median(times.serve);
   const listMs = median(times.list);
   return {
-    id: 10,
+    id: 11,
     title: 'Start-up and the CLI client',
     what:
       `\`a2e-gateway serve --port 0\` with the default config (native tools, info logs to a file): time from spawning it to its ` +

@@ -106,7 +106,7 @@ export async function store({ quick, log }) {
     const sessions = pairedRatio(rps('sessionsRedis'), rps('sessionsMemory'));
     const base = { plainRedis: 'plainMemory', sessionsRedis: 'sessionsMemory' };
     return {
-      id: 8,
+      id: 13,
       title: 'Shared store: Redis vs memory',
       what:
         `POST /tool/call to \`echo\` with ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds after a ` +

@@ -102,7 +102,7 @@ export async function tools({ quick, log }) {
       ['raw QuickJS in one worker (fresh runtime and context each), round trip', fmt.int(perSecond(direct.ms)), fmt.ms(median(direct.ms)), '', ''],
     );
     return {
-      id: 9,
+      id: 10,
       title: 'Native tools, default configuration',
       what:
         `The native tools as users call them, in the default configuration (info logs to a file): ${ops.map((o) => o.label).join('; ')}, ` +

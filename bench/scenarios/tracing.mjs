@@ -69,7 +69,7 @@ export async function tracing({ quick, log }) {
     const exported = sink.spans() - spansBefore;
     if (exported === 0) throw new Error('no span reached the collector stand-in: tracing did not export');
     return {
-      id: 8,
+      id: 15,
       title: 'Tracing cost',
       what:
         `Scenario 1's echo call (\`${BODY}\`) with ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds ` +
