@@ -1,5 +1,5 @@
 /**
- * Scenario 8 — call-resource event streaming through Redis: a call resource
+ * Scenario 14 — call-resource event streaming through Redis: a call resource
  * started on gateway A (store.kind: redis) emits N events as fast as it can,
  * and a watcher follows GET /tool/calls/{id}/events on gateway B (they share
  * one redis-server): events/s, and emit-to-arrival latency across instances.

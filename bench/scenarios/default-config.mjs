@@ -1,5 +1,5 @@
 /**
- * Scenario 8 — the default configuration: the same echo call as scenario 1,
+ * Scenario 9 — the default configuration: the same echo call as scenario 1,
  * but the gateway logs as it does by default (info, JSON lines on stderr,
  * which the harness redirects to a file as an operator would), against bare
  * Hono logging nothing. Interleaved rounds; the ratio is the median of the

@@ -1,5 +1,5 @@
 /**
- * Scenario 11 — responsive under load: 200 read_file calls kept in flight
+ * Scenario 12 — responsive under load: 200 read_file calls kept in flight
  * (autocannon, 200 connections) on the default-config gateway while a probe
  * GETs /healthz one request at a time; the gateway's event-loop delay is
  * measured in-process (perf_hooks.monitorEventLoopDelay) over the same time.

@@ -1,5 +1,5 @@
 /**
- * Scenario 10 — start-up and the CLI client: `a2e-gateway serve` (default
+ * Scenario 11 — start-up and the CLI client: `a2e-gateway serve` (default
  * config, info logs to a file) to its listening line, interleaved with bare
  * Hono; then `a2e-gateway list` run against that gateway, interleaved with
  * `node -e 0` (Node's own start-up, for reference).

@@ -1,5 +1,5 @@
 /**
- * Scenario 8 — shared store (store.kind redis) vs memory: POST /tool/call to
+ * Scenario 13 — shared store (store.kind redis) vs memory: POST /tool/call to
  * `echo` on one gateway process, (a) plain (no session, no token: must not
  * touch Redis at all) and (b) with a token whose rate limit is taken and a
  * session whose running calls are counted on every call (one Lua script, one

@@ -1,5 +1,5 @@
 /**
- * Scenario 9 — the real native tools in the default configuration (info logs
+ * Scenario 10 — the real native tools in the default configuration (info logs
  * to a file), each against a bare Hono route doing the same operation with no
  * checks: read_file of a 12-byte file vs readFile, list_dir of a 100-entry
  * directory vs readdir(withFileTypes), http_request GET of a local server vs

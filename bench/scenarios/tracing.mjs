@@ -1,5 +1,5 @@
 /**
- * Scenario 8 — the cost of tracing on the call path: the scenario 1 echo call against the gateway with
+ * Scenario 15 — the cost of tracing on the call path: the scenario 1 echo call against the gateway with
  * telemetry off (the default: the SDK is not even loaded), on with `sample_ratio: 0` (the SDK loaded,
  * spans made but not recorded) and on with every call recorded and exported over OTLP/HTTP to a local
  * collector stand-in (this process; it counts the spans it receives). Rounds interleaved.
