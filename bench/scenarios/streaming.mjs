@@ -37,7 +37,7 @@ export async function streaming({ quick, log }) {
       id: 2,
       title: 'Event streaming',
       what:
-        `One streaming call emitting ${fmt.int(count)} progress events (\`{"pct":…,"message":"tick"}\`, full ToolEvent JSON each), ` +
+        `One streaming call emitting ${fmt.int(count)} progress events (\`{"pct":…,"message":"tick"}\`, full ToolEvent JSON each) in bursts of 1,000, awaiting \`ctx.eventsTaken()\` (back-pressure) between them, ` +
         'received over SSE by eventsource-parser in a separate process; every event counted and checked in order, and the final ' +
         `tool/call/resp checked. ${rounds} interleaved rounds after a warm-up. Time is from the request to the end of the stream.`,
       columns: ['Server', 'events/s (median)', 'time per stream (median)', 'bytes per stream', '× bare Hono'],

@@ -2,7 +2,7 @@
  * The real gateway, built from this repo (dist/, `npm run build`), with the
  * bench tools registered through the public plugin API:
  *   echo   {text}  → {text}
- *   stream {count} → emits `count` progress events as fast as it can, then {count}
+ *   stream {count} → emits `count` progress events as fast as its reader takes them, then {count}
  *   hold   {ms}    → emits one status event, waits `ms` (or until stopped), then {held_ms}
  * BENCH_HEARTBEAT_S sets server.heartbeat_s (default 15); BENCH_WORKSPACE sets tools.fs.root (the
  * workspace of the native tools, e.g. the shell's run_command); BENCH_AGENT_CARD adds an A2A agent;
@@ -48,12 +48,14 @@ const benchPlugin = {
       return { held_ms: args.ms };
     }
     const count = args.count;
-    // Emit in slices so the event loop can write to the socket while the tool runs.
+    // Emit in slices so the event loop can write to the socket while the tool runs, and wait for the reader
+    // when it is behind (back-pressure, as any tool that emits a lot should).
     for (let seq = 0; seq < count; ) {
       const end = Math.min(count, seq + 1000);
       for (; seq < end; seq++) ctx.emit('progress', { pct: seq % 100, message: 'tick' });
       if (ctx.signal.aborted) break;
       await new Promise((r) => setImmediate(r));
+      await ctx.eventsTaken();
     }
     return { count };
   },

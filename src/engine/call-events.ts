@@ -3,6 +3,13 @@
  * byte budgets, and followed by any number of `Watcher`s. A watcher that fell
  * behind what is kept gets a gap (and the door a notice) instead of a stall.
  * `Call` owns one of these, made when its first event or watcher arrives.
+ *
+ * Back-pressure: `taken()` waits while a watcher has more than a quarter of
+ * the call's byte budget still to take, so a tool that awaits it between
+ * bursts never outruns a reader that keeps reading, and what it holds stays
+ * within the budget. A tool that does not (or emits more than the budget in
+ * one synchronous burst) still has its oldest events dropped at the budget:
+ * memory stays bounded either way.
  */
 import { PROTOCOL_VERSION, newId, nowTs, type ToolEvent } from '../protocol/index.js';
 import { approxJsonBytes, type ByteBudget } from './byte-budget.js';
@@ -35,6 +42,8 @@ const EVENT_OVERHEAD_BYTES = 640;
 
 const MAX_BATCH = 1000;
 
+const RESOLVED = Promise.resolve();
+
 export class CallEvents {
   private events: ToolEvent[] = [];
   /** Approximate size of each kept event (parallel to `events`) and their sum, counted in `limits.eventBudget` while running. */
@@ -47,6 +56,11 @@ export class CallEvents {
   private trimAt: number;
   private watchers: Set<Watcher> | undefined; // made by the first watch()
   private _settled = false;
+  /** Bytes of every event pushed, and of every event dropped: byte positions, so a watcher's lag is one subtraction. */
+  private pushedBytes = 0;
+  private droppedBytes = 0;
+  /** Resolvers of `taken()` promises, waiting for the watchers to catch up. */
+  private waiting: Array<() => void> | undefined;
 
   constructor(private readonly limits: EventLimits) {
     this.trimAt = limits.maxEvents + Math.max(64, limits.maxEvents >> 2);
@@ -83,10 +97,36 @@ export class CallEvents {
     this.events.push(event);
     this.sizes.push(size);
     this.keptBytes += size;
+    this.pushedBytes += size;
     const budget = this.limits.eventBudget;
     budget.add(size);
     if (this.events.length >= this.trimAt || this.keptBytes > this.limits.maxEventBytes || budget.over) this.trim();
     if (this.watchers) for (const w of this.watchers) w.notify();
+  }
+
+  /**
+   * Resolves once no watcher is more than a quarter of the call's byte budget
+   * behind (at once if none is), or the call has settled, or the lagging
+   * watchers went away.
+   */
+  taken(): Promise<void> {
+    if (this._settled || this.lag() <= this.limits.maxEventBytes >> 2) return RESOLVED;
+    return new Promise((resolve) => (this.waiting ??= []).push(resolve));
+  }
+
+  /** Bytes the watcher furthest behind has still to take (0 without watchers). */
+  private lag(): number {
+    let least = this.pushedBytes;
+    if (this.watchers) for (const w of this.watchers) if (w.takenBytes < least) least = w.takenBytes;
+    return this.pushedBytes - least;
+  }
+
+  /** Let `taken()` waiters go once the watchers caught up (or are gone, or the call settled). */
+  private release(): void {
+    if (!this.waiting || (!this._settled && this.lag() > this.limits.maxEventBytes >> 2)) return;
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    for (const resolve of waiting) resolve();
   }
 
   /**
@@ -95,9 +135,17 @@ export class CallEvents {
    * Iteration ends when the call has settled and every event was delivered.
    */
   watch(afterSeq: number): Watcher {
-    const w = new Watcher(this, afterSeq + 1);
+    const cursor = Math.min(afterSeq + 1, this.nextSeq);
+    const w = new Watcher(this, afterSeq + 1, this.positionOf(cursor));
     if (!this._settled) (this.watchers ??= new Set()).add(w);
     return w;
+  }
+
+  /** Byte position of event `seq` (the bytes of every event before it; dropped ones count as taken). */
+  private positionOf(seq: number): number {
+    let bytes = this.droppedBytes;
+    for (let i = 0, n = seq - this.base; i < n; i++) bytes += this.sizes[i]!;
+    return bytes;
   }
 
   /** The call has settled: leave the running total, keep only what a finished call may, let watchers finish. */
@@ -113,34 +161,40 @@ export class CallEvents {
       for (const w of this.watchers) w.notify();
       this.watchers = undefined;
     }
+    this.release();
   }
 
   /**
    * Drop the oldest events beyond `maxEvents`, but not ones a watcher still
    * has to read (up to the hard cap). Bytes are a hard cap too: beyond the
-   * call's own budget, or while all running calls together are over theirs,
-   * the oldest events go whoever still has to read them (they get a gap notice).
+   * call's own budget the events every watcher has taken go first (down to
+   * three quarters of it, so the next trim is a while off), and ones a watcher
+   * has still to read only when they alone are over the budget; while all
+   * running calls together are over theirs, the oldest go whoever still has to
+   * read them. A watcher whose events were dropped gets a gap notice.
    */
   private trim(): void {
     let cut = this.nextSeq - this.limits.maxEvents;
-    if (this.watchers && this.events.length < this.limits.maxBufferedEvents) {
-      for (const w of this.watchers) cut = Math.min(cut, w.cursor);
-    }
+    let taken = this.nextSeq; // every watcher has read the events before this seq
+    if (this.watchers) for (const w of this.watchers) taken = Math.min(taken, w.cursor);
+    if (this.watchers && this.events.length < this.limits.maxBufferedEvents) cut = Math.min(cut, taken);
     const { maxEventBytes, eventBudget } = this.limits;
-    if (this.keptBytes > maxEventBytes || eventBudget.over) {
-      // Down to three quarters of the call's budget (half of what it holds when the total is over), so the next trim is a while off.
-      const target = eventBudget.over ? Math.min(this.keptBytes >> 1, (maxEventBytes * 3) >> 2) : (maxEventBytes * 3) >> 2;
-      cut = Math.max(cut, this.base + this.countToDrop(target));
+    if (eventBudget.over) {
+      // Half of what it holds (at most three quarters of its own budget).
+      cut = Math.max(cut, this.base + this.countToDrop(Math.min(this.keptBytes >> 1, (maxEventBytes * 3) >> 2)));
+    } else if (this.keptBytes > maxEventBytes) {
+      const unreadOver = this.lag() > maxEventBytes;
+      cut = Math.max(cut, this.base + this.countToDrop((maxEventBytes * 3) >> 2, unreadOver ? this.sizes.length : taken - this.base));
     }
     this.dropBefore(cut);
     this.trimAt = this.events.length + Math.max(64, this.limits.maxEvents >> 2);
   }
 
-  /** How many of the oldest kept events to drop so that at most `targetBytes` remain. */
-  private countToDrop(targetBytes: number): number {
+  /** How many of the oldest kept events (at most `most`) to drop so that at most `targetBytes` remain. */
+  private countToDrop(targetBytes: number, most = this.sizes.length): number {
     let bytes = this.keptBytes;
     let n = 0;
-    while (n < this.sizes.length && bytes > targetBytes) bytes -= this.sizes[n++]!;
+    while (n < most && bytes > targetBytes) bytes -= this.sizes[n++]!;
     return n;
   }
 
@@ -154,22 +208,34 @@ export class CallEvents {
     this.sizes = this.sizes.slice(n);
     this.base += n;
     this.keptBytes -= dropped;
+    this.droppedBytes += dropped;
     if (this.counted) this.limits.eventBudget.release(dropped);
   }
 
-  /** @internal for Watcher */
-  read(cursor: number): EventBatch | null {
+  /** @internal for Watcher: the next batch after its cursor, which it moves past the batch. */
+  read(w: Watcher): EventBatch | null {
+    const cursor = w.cursor;
     if (cursor < this.base) {
+      w.cursor = this.base;
+      w.takenBytes = this.droppedBytes;
+      if (this.waiting) this.release();
       return { events: [], gap: { from: cursor, to: this.base - 1 } };
     }
     const start = cursor - this.base;
     if (start >= this.events.length) return null;
-    return { events: this.events.slice(start, start + MAX_BATCH) };
+    const end = Math.min(start + MAX_BATCH, this.events.length);
+    let bytes = 0;
+    for (let i = start; i < end; i++) bytes += this.sizes[i]!;
+    w.cursor = cursor + (end - start);
+    w.takenBytes += bytes;
+    if (this.waiting) this.release();
+    return { events: this.events.slice(start, end) };
   }
 
   /** @internal for Watcher */
   detach(w: Watcher): void {
     this.watchers?.delete(w);
+    if (this.waiting) this.release();
   }
 }
 
@@ -180,7 +246,10 @@ export class Watcher implements AsyncIterable<EventBatch> {
 
   constructor(
     private readonly events: CallEvents,
+    /** Seq of the next event to read. */
     public cursor: number,
+    /** Byte position of `cursor` in the call's events: how much of them this watcher has taken. */
+    public takenBytes: number,
   ) {}
 
   /** @internal */
@@ -194,11 +263,8 @@ export class Watcher implements AsyncIterable<EventBatch> {
   async next(): Promise<EventBatch | null> {
     for (;;) {
       if (this.closed) return null;
-      const batch = this.events.read(this.cursor);
-      if (batch) {
-        this.cursor = batch.gap ? batch.gap.to + 1 : this.cursor + batch.events.length;
-        return batch;
-      }
+      const batch = this.events.read(this);
+      if (batch) return batch;
       if (this.events.settled) return null;
       await new Promise<void>((resolve) => (this.wake = resolve));
     }

@@ -287,6 +287,11 @@ export class Call {
     events.push(event);
   }
 
+  /** @internal for CallContext: resolves once the call's watchers have caught up with its events. */
+  eventsTaken(): Promise<void> {
+    return this.events?.taken() ?? RESOLVED;
+  }
+
   /** Bytes this call holds: its kept events and its result (approximate JSON size). */
   get retainedBytes(): number {
     return (this.events?.bytes ?? 0) + this.outputBytes;
@@ -366,6 +371,10 @@ class CallContext implements ToolContext {
     this.emit = req.streaming ? (kind, data) => call.emit(kind, data) : noop;
   }
 
+  eventsTaken(): Promise<void> {
+    return this.call.eventsTaken();
+  }
+
   get signal(): AbortSignal {
     return this.call.signal;
   }
@@ -376,6 +385,8 @@ class CallContext implements ToolContext {
 }
 
 function noop(): void {}
+
+const RESOLVED = Promise.resolve();
 
 /** Abort reason of a call that finished on its own; its DOMException is only made if a signal is read. */
 const FINISHED = Symbol('call finished');

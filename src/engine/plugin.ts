@@ -33,6 +33,14 @@ export interface ToolContext {
   readonly streaming: boolean;
   /** Emit a streaming event (progress, status, artifact, log). Ignored once the call has settled. */
   emit<K extends ToolEventKind>(kind: K, data: ToolEventDataMap[K]): void;
+  /**
+   * Back-pressure for a tool that emits a lot: resolves once the readers of the call's events have
+   * caught up (at once when none is more than a quarter of `limits.call_events_bytes` behind; also
+   * when the call ends or the lagging reader goes away). A tool that awaits it between bursts of
+   * events never loses one to a reader that keeps reading; one that does not has the oldest events a
+   * reader has not taken dropped at that budget (the reader gets a gap notice).
+   */
+  eventsTaken(): Promise<void>;
   /** Session the call belongs to ("" when sessions are not used). */
   readonly sessionId: string;
   /** The authenticated principal (token name) that made the call; null without auth. */
