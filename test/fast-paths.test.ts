@@ -106,9 +106,15 @@ describe('fast argument check', () => {
       { name: 'toString', type: 'string', description: '', required: true },
       { name: 'other', type: 'string', description: '', required: false },
     ],
+    // Enums (read_file's `encoding`): a string one of the values; an integer whose String() is one of them.
+    [
+      { name: 'text', type: 'string', description: '', required: true },
+      { name: 'encoding', type: 'string', description: '', required: false, enum: ['utf8', 'base64'] },
+      { name: 'n', type: 'integer', description: '', required: false, enum: ['1', '0'] },
+    ],
   ];
-  const VALUES = ['s', '', 1, 0, -3, 1.5, 2 ** 60, true, false, null, [], {}, '1'];
-  const KEYS = ['text', 'n', 'x', 'flag', 'toString', 'other', 'unknown', '__proto__'];
+  const VALUES = ['s', '', 1, 0, -3, 1.5, 2 ** 60, true, false, null, [], {}, '1', 'utf8', 'base64', 'UTF8'];
+  const KEYS = ['text', 'n', 'x', 'flag', 'toString', 'other', 'unknown', '__proto__', 'encoding'];
 
   it.each(PARAMS.map((p) => [p.map((x) => x.name).join(','), p] as const))('%s: same verdict and value as the schema', (_n, params) => {
     const withFast = compileArguments(params);

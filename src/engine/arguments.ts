@@ -82,18 +82,24 @@ const SCALAR_CHECKS: Partial<Record<ToolParameter['type'], (v: unknown) => boole
 };
 
 /**
- * For the common flat parameter list (scalars, no enums, no nesting): a
+ * For the common flat parameter list (scalars, enums of them, no nesting): a
  * check that says "valid as given" far faster than the schema. It only ever
  * accepts arguments the schema accepts unchanged; anything else (a problem,
- * a null, a nested or enum parameter) is left to the schema, which words the
+ * a null, a nested parameter) is left to the schema, which words the
  * problems. Undefined when the parameter list is not that simple.
  */
 function fastValidator(params: readonly ToolParameter[]): ((args: Record<string, unknown>) => boolean) | undefined {
   const checks = new Map<string, (v: unknown) => boolean>();
   const required: string[] = [];
   for (const p of params) {
-    const check = SCALAR_CHECKS[p.type];
-    if (!check || (p.enum && p.enum.length > 0)) return undefined;
+    const scalar = SCALAR_CHECKS[p.type];
+    if (!scalar) return undefined;
+    let check = scalar;
+    if (p.enum && p.enum.length > 0) {
+      // As the schema: a string is one of the values; another type is valid and its String() is one of them.
+      const allowed = new Set<string>(p.enum);
+      check = p.type === 'string' ? (v) => allowed.has(v as string) && typeof v === 'string' : (v) => scalar(v) && allowed.has(String(v));
+    }
     checks.set(p.name, check);
     if (p.required) required.push(p.name);
   }

@@ -391,8 +391,11 @@ const RESOLVED = Promise.resolve();
 /** Abort reason of a call that finished on its own; its DOMException is only made if a signal is read. */
 const FINISHED = Symbol('call finished');
 
+/** The one abort reason of every call that finished on its own: made once, not per call (a DOMException captures a stack). */
+let finishedError: DOMException | undefined;
+
 function abortError(reason: DOMException | typeof FINISHED): DOMException {
-  return reason === FINISHED ? new DOMException('call finished', 'AbortError') : reason;
+  return reason === FINISHED ? (finishedError ??= new DOMException('call finished', 'AbortError')) : reason;
 }
 
 function formatSeconds(ms: number): string {
