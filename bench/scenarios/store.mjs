@@ -37,7 +37,7 @@ function freePort() {
 }
 
 /** A throwaway redis-server (no persistence) on a free port. */
-async function startRedis() {
+export async function startRedis() {
   const bin = ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'].find((p) => existsSync(p));
   if (!bin) throw new Error('redis-server is not installed; install the Debian package "redis-server" (listed in .ci/apt-packages)');
   const port = await freePort();
