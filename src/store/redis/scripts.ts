@@ -74,11 +74,14 @@ return 1
  * KEYS: session hash (unused without a session), live-sessions zset, the
  * token's bucket, the session's running calls.
  * ARGV: prefix, session id ("" = none), principal ("" = none), check principal ("1"/"0"), ttl ms,
- * rate per s (0 = not limited), burst, max_parallel (0 = no count), lease ms, lease member.
+ * rate per s (0 = not limited), burst, max_parallel (0 = no count), lease ms, lease member, then the
+ * session's slots given back since the last flush (removed first, so a call started right after another
+ * ended finds its slot free).
  * Answers {status, agent, principal, capabilities, created ms, now ms, wait s}: status 0 = unknown session
  * (nothing taken), 1 = admitted, 2 = over the rate limit (wait s), 3 = session at max_parallel.
  */
 export const ADMIT_CALL = new Script(`${NOW}
+if #ARGV > 10 then redis.call('ZREM', KEYS[4], unpack(ARGV, 11)) end
 local sid = ARGV[2]
 local h = {false, false, false, false, false}
 if sid ~= '' then

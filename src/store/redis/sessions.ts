@@ -159,6 +159,13 @@ export class RedisSessions implements SharedSessionStore {
     member: string,
   ): Promise<AdmitReply> {
     const prefix = this.redis.key('');
+    // The session's slots released but not yet flushed go with this script, before it counts.
+    let released = sessionId ? this.released.get(sessionId) : undefined;
+    if (released) {
+      this.released.delete(sessionId);
+      // Past what Lua's unpack takes, they go as their own ZREM, still ahead of this script on the connection.
+      if (released.length > PIGGYBACK_MAX) released = void this.giveBack(sessionId, released);
+    }
     const reply = ADMIT_CALL.run<AdmitReply>(
       this.redis.client,
       [`${prefix}session:${sessionId}`, `${prefix}sessions`, `${prefix}rate:${principal ?? ''}`, `${prefix}session-calls:${sessionId}`],
@@ -173,10 +180,13 @@ export class RedisSessions implements SharedSessionStore {
         String(maxParallel),
         String(this.leaseMs),
         member,
+        ...(released ?? []),
       ],
       OWN_DEADLINE,
     );
     return this.deadline.watch(reply).catch((err: unknown) => {
+      // Timed out here, the script may still run once Redis answers: a slot it took is given back then.
+      if (member) reply.then((late) => late[0] === 1 && this.giveBack(sessionId, [member]), noop);
       throw storeUnavailable(what, err);
     });
   }
@@ -206,17 +216,19 @@ export class RedisSessions implements SharedSessionStore {
 
   /**
    * Give back the slots released during this turn of the event loop: one ZREM per session, not waited
-   * for (the calls are over either way; a slot Redis did not hear about lapses with its lease). It is
-   * queued on the command connection before any admission that could follow from the call's answer, so
-   * a client that starts its next call once the last one answered finds the slot free.
+   * for (the calls are over either way; a slot Redis did not hear about lapses with its lease). An
+   * admission in the same session before this flush takes the session's released slots along (see
+   * admit), so Redis always hears of a release before any admission that follows it.
    */
   private flushReleased(): void {
     const released = this.released;
     this.released = new Map();
     this.flushing = false;
-    for (const [sessionId, members] of released) {
-      this.redis.client.sendCommand(['ZREM', this.redis.key('session-calls', sessionId), ...members], OWN_DEADLINE).catch(noop);
-    }
+    for (const [sessionId, members] of released) this.giveBack(sessionId, members);
+  }
+
+  private giveBack(sessionId: string, members: string[]): void {
+    this.redis.client.sendCommand(['ZREM', this.redis.key('session-calls', sessionId), ...members], OWN_DEADLINE).catch(noop);
   }
 
   private renew(): void {
@@ -226,6 +238,8 @@ export class RedisSessions implements SharedSessionStore {
   }
 }
 
+/** Released slots an admission takes along at most (the rest go ahead of it as a ZREM). */
+const PIGGYBACK_MAX = 500;
 /** Sessions looked up per round trip when a reload closes the sessions of removed tokens. */
 const CLOSE_BATCH = 500;
 /** The client's per-command timeout off: admissions keep a cheaper one (CommandDeadline); releases need none. */
