@@ -4,14 +4,15 @@
  * the limits hold across all of them.
  *
  * Keys (all under `store.prefix`):
- *   session:<id>               hash: agent, principal, capabilities, owner, created; expires after `sessions.ttl_s` idle
+ *   session:<id>               hash: agent, principal, capabilities, owner, created, last refresh; expires after `sessions.ttl_s` idle
  *   sessions                   zset: live session ids by last use (counts `sessions.max_sessions`)
  *   sessions:owner:<owner>     zset: one owner's session ids by last use (its quota; the lowest is evicted first)
  *   session-calls:<id>         zset: the session's running calls, scored by lease expiry (`max_parallel`)
  *   rate:<principal>           hash: the token bucket (tokens, last refill); expires once it would be full again
  *
  * Every call that needs any of it makes one round trip (ADMIT_CALL); its end
- * gives the running slot back with one ZREM sent without waiting. Leases
+ * sends nothing of its own: the slots freed in one turn of the event loop go
+ * back in one ZREM per session, or with the session's next ADMIT_CALL. Leases
  * (`calls.owner_lease_s`) are renewed while the call runs, so the slots of
  * an instance that dies lapse on their own.
  */
