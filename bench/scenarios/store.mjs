@@ -125,7 +125,8 @@ export async function store({ quick, log }) {
         'one session (max_parallel 64) whose running calls are counted; with `kind: redis` that is one Lua script per call, and the ' +
         'slots of the calls that ended in one turn of the event loop given back in one ZREM. redis-server runs unpinned on the same ' +
         'machine, persistence off, so its CPU comes out of what the gateway and autocannon would otherwise get. CPU per call: the ' +
-        "process's user + system time over the run (from /proc) divided by the calls it served, median over rounds.",
+        "process's user + system time over the run (from /proc) divided by the calls it served, median over rounds (redis-server's " +
+        'includes its own background work and the idle gateways\' blocking reads, a few µs per call at full load).',
       columns: ['Gateway', 'req/s (median)', 'p50 (median)', 'p99 (median)', 'CPU per call: gateway', 'CPU per call: redis-server', '× memory'],
       rows: TARGETS.map((t) => [
         t.label,
