@@ -27,6 +27,7 @@ import { responsive } from './scenarios/responsive.mjs';
 import { store } from './scenarios/store.mjs';
 import { callsRedis } from './scenarios/calls-redis.mjs';
 import { tracing } from './scenarios/tracing.mjs';
+import { workers } from './scenarios/workers.mjs';
 
 /** Every scenario of issue 8, in report order (an entry with `pending` instead of `run` says why it is not measured yet). */
 const SCENARIOS = [
@@ -45,6 +46,7 @@ const SCENARIOS = [
   { id: 13, title: 'Shared store: Redis vs memory', run: store },
   { id: 14, title: 'Call-resource event streaming through Redis', run: callsRedis },
   { id: 15, title: 'Tracing cost', run: tracing },
+  { id: 16, title: 'Several workers', run: workers },
 ];
 
 const { values } = parseArgs({

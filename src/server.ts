@@ -201,7 +201,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     prepare: async (next) => {
       if (engine.stopping) throw new Error('the gateway is shutting down; there is nothing to reload');
       const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged });
-      let commitSecurity: () => { sessionsEnded: number };
+      let commitSecurity: () => { sessionsEnded: number | Promise<number> };
       try {
         checkPolicyRules(next, nextPlugins.registry.all(), logger);
         commitSecurity = security.prepareReload(next, env);

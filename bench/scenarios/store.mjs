@@ -9,7 +9,7 @@
  */
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
 import { fmt, median, pairedRatio } from '../lib/stats.mjs';
@@ -22,7 +22,7 @@ const TARGETS = [
   { key: 'plainMemory', label: 'plain call, `kind: memory`', sessions: false, redis: false },
   { key: 'plainRedis', label: 'plain call, `kind: redis` (no Redis traffic)', sessions: false, redis: true },
   { key: 'sessionsMemory', label: 'session + rate limit, `kind: memory`', sessions: true, redis: false },
-  { key: 'sessionsRedis', label: 'session + rate limit, `kind: redis` (1 round trip per call)', sessions: true, redis: true },
+  { key: 'sessionsRedis', label: 'session + rate limit, `kind: redis` (one script per call)', sessions: true, redis: true },
 ];
 
 function freePort() {
@@ -37,7 +37,13 @@ function freePort() {
 }
 
 /** A throwaway redis-server (no persistence) on a free port. */
-async function startRedis() {
+/** CPU time (user + system) a process has used so far, µs, from /proc (USER_HZ 100). */
+function cpuMicros(pid) {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10_000;
+}
+
+export async function startRedis() {
   const bin = ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'].find((p) => existsSync(p));
   if (!bin) throw new Error('redis-server is not installed; install the Debian package "redis-server" (listed in .ci/apt-packages)');
   const port = await freePort();
@@ -57,7 +63,7 @@ async function startRedis() {
       reject(new Error(`redis-server exited (${code}): ${out.slice(-500)}`));
     });
   });
-  return { url: `redis://127.0.0.1:${port}/0`, stop: () => child.kill('SIGTERM') };
+  return { url: `redis://127.0.0.1:${port}/0`, pid: child.pid, stop: () => child.kill('SIGTERM') };
 }
 
 export async function store({ quick, log }) {
@@ -95,10 +101,14 @@ export async function store({ quick, log }) {
     const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
     for (let r = 0; r < rounds; r++) {
       for (const t of TARGETS) {
+        const cpuBefore = [cpuMicros(servers[t.key].pid), cpuMicros(redis.pid)];
         const res = await runLoad('bench/load/autocannon.mjs', specs[t.key]);
         if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+        // CPU per call: robust to other work on the machine, where req/s is not.
+        res.gatewayUs = (cpuMicros(servers[t.key].pid) - cpuBefore[0]) / res.requests;
+        res.redisUs = (cpuMicros(redis.pid) - cpuBefore[1]) / res.requests;
         results[t.key].push(res);
-        log(`  store round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
+        log(`  store round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms, CPU per call: gateway ${res.gatewayUs.toFixed(0)} µs, redis ${res.redisUs.toFixed(0)} µs`);
       }
     }
     const rps = (k) => results[k].map((x) => x.rps);
@@ -112,14 +122,19 @@ export async function store({ quick, log }) {
         `POST /tool/call to \`echo\` with ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds after a ` +
         'warm-up run each, one gateway process per row. Plain: no token, no session (with `kind: redis` the call must not touch ' +
         'Redis). Session + rate limit: a bearer token whose rate limit (set high enough never to refuse) is taken on every call, and ' +
-        'one session (max_parallel 64) whose running calls are counted; with `kind: redis` that is one Lua script per call plus the ' +
-        "slot's release. redis-server runs unpinned on the same machine, persistence off.",
-      columns: ['Gateway', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× memory'],
+        'one session (max_parallel 64) whose running calls are counted; with `kind: redis` that is one Lua script per call, and the ' +
+        'slots of the calls that ended in one turn of the event loop given back in one ZREM. redis-server runs unpinned on the same ' +
+        'machine, persistence off, so its CPU comes out of what the gateway and autocannon would otherwise get. CPU per call: the ' +
+        "process's user + system time over the run (from /proc) divided by the calls it served, median over rounds (redis-server's " +
+        'includes its own background work and the idle gateways\' blocking reads, a few µs per call at full load).',
+      columns: ['Gateway', 'req/s (median)', 'p50 (median)', 'p99 (median)', 'CPU per call: gateway', 'CPU per call: redis-server', '× memory'],
       rows: TARGETS.map((t) => [
         t.label,
         fmt.int(median(rps(t.key))),
         fmt.latency(median(results[t.key].map((x) => x.p50))),
         fmt.latency(median(results[t.key].map((x) => x.p99))),
+        `${median(results[t.key].map((x) => x.gatewayUs)).toFixed(0)} µs`,
+        `${median(results[t.key].map((x) => x.redisUs)).toFixed(0)} µs`,
         base[t.key] ? fmt.ratio(pairedRatio(rps(t.key), rps(base[t.key]))) : '1.00×',
       ]),
       targets: [

@@ -35,7 +35,7 @@ export interface ReloaderOptions {
    * Build everything `effective` needs that can fail (plugins started, tokens read, rules checked) without
    * touching what serves; return the function that swaps it in. Throws when the config is unusable.
    */
-  prepare: (effective: GatewayConfig) => Promise<() => { sessionsEnded: number }>;
+  prepare: (effective: GatewayConfig) => Promise<() => { sessionsEnded: number | Promise<number> }>;
   logger: Logger;
 }
 
@@ -61,7 +61,8 @@ export class Reloader {
       const loaded = await this.options.load();
       const changes = configChanges(this.options.running(), loaded);
       const commit = await this.options.prepare(changes.effective);
-      const { sessionsEnded } = commit();
+      // Swapped in synchronously; with store.kind redis the sessions of removed tokens end in Redis after.
+      const sessionsEnded = await commit().sessionsEnded;
       const outcome: ReloadApplied = {
         status: 'reloaded',
         changed: changes.applied,

@@ -11,6 +11,7 @@ import { isLoopbackAddress } from './loopback.js';
 import { buildPolicy } from './policy.js';
 import { createJwtVerifier, type JwtVerifier } from './jwt.js';
 import type { Stores } from '../store/index.js';
+import type { RedisSessionOptions } from '../store/redis/index.js';
 
 export { createAuthenticator, bearerToken, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
 export { admitCaller, admitShared, findCaller, resolveCaller, type AccessRules, type AdmittedCaller } from './access.js';
@@ -36,9 +37,9 @@ export interface Security {
   close(): Promise<void>;
 }
 
-/** What a reload did to security: sessions ended because their token is gone. */
+/** What a reload did to security: sessions ended because their token is gone (counted once Redis answered, with store.kind redis). */
 export interface ReloadedSecurity {
-  sessionsEnded: number;
+  sessionsEnded: number | Promise<number>;
 }
 
 /** The parts of security a reload replaces: built from one config, swapped in together. */
@@ -83,6 +84,19 @@ function admissionOptions(config: GatewayConfig, previous?: { options: Admission
   };
 }
 
+/** What the shared session store (store.kind redis) takes from the config. */
+function sharedSessionOptions(config: GatewayConfig): RedisSessionOptions {
+  return {
+    ttlS: config.sessions.ttl_s,
+    maxParallel: config.sessions.max_parallel,
+    maxSessions: config.sessions.max_sessions,
+    maxPerOwner: config.sessions.max_per_principal,
+    ratePerS: config.limits.rate_per_s,
+    rateBurst: config.limits.rate_burst,
+    leaseS: config.calls.owner_lease_s,
+  };
+}
+
 /** Could `principal` still authenticate under `auth`? (null: the anonymous caller of a gateway without auth.) */
 function stillValid(principal: string | null, before: Rules, after: Rules): boolean {
   if (principal === null) return after.auth === undefined;
@@ -96,20 +110,13 @@ function stillValid(principal: string | null, before: Rules, after: Rules): bool
 /** `stores`: with store.kind redis, sessions and the shared admission limits live in Redis. */
 export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger, stores?: Stores): Security {
   let rules = buildRules(config, env, logger);
+  const shared = stores?.sessions(sharedSessionOptions(config));
   const sessions = new SessionManager({
     ttlS: config.sessions.ttl_s,
     maxParallel: config.sessions.max_parallel,
     maxSessions: config.sessions.max_sessions,
     maxPerOwner: config.sessions.max_per_principal,
-    shared: stores?.sessions({
-      ttlS: config.sessions.ttl_s,
-      maxParallel: config.sessions.max_parallel,
-      maxSessions: config.sessions.max_sessions,
-      maxPerOwner: config.sessions.max_per_principal,
-      ratePerS: config.limits.rate_per_s,
-      rateBurst: config.limits.rate_burst,
-      leaseS: config.calls.owner_lease_s,
-    }),
+    shared,
   });
   const sweep = setInterval(() => sessions.sweep(), Math.min(60, config.sessions.ttl_s) * 1000);
   sweep.unref();
@@ -134,7 +141,16 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
         rules = nextRules;
         admitted = nextAdmission;
         admission.update(nextAdmission.options);
-        return { sessionsEnded: sessions.closeWhere((s) => !stillValid(s.principal, before, nextRules)) };
+        if (!shared) return { sessionsEnded: sessions.closeWhere((s) => !stillValid(s.principal, before, nextRules)) };
+        shared.update(sharedSessionOptions(next));
+        const ended = shared.closeWhere((principal) => !stillValid(principal, before, nextRules));
+        return {
+          // The new rules are in force either way; sessions Redis did not hear about expire after sessions.ttl_s.
+          sessionsEnded: ended.catch((err: unknown) => {
+            logger.error({ error: (err as Error).message }, 'config reload: the sessions of removed tokens could not be closed in Redis; they expire after sessions.ttl_s');
+            return 0;
+          }),
+        };
       };
     },
     async close() {

@@ -18,7 +18,7 @@ export interface Stores {
   /** The Redis connection (kind `redis` only). */
   readonly redis: RedisConnection | undefined;
   /** Handshake sessions and shared admission limits (kind `redis` only; memory keeps them in the SessionManager and Admission). */
-  sessions(options: RedisSessionOptions): SharedSessionStore | undefined;
+  sessions(options: RedisSessionOptions): SharedSessions | undefined;
   /** Where the A2E transport's sessions and outboxes live. */
   readonly transportSessions: A2eTransportFactory;
   /** What GET /healthz reports. */
@@ -26,6 +26,14 @@ export interface Stores {
   /** Where call resources live: `local` itself in memory mode; with Redis, shared (this instance's calls stay in `local` too). */
   callStore(local: MemoryCallStore, calls: CallsConfig): CallStore;
   close(): Promise<void>;
+}
+
+/** The shared session store, with what a config reload needs of it. */
+export interface SharedSessions extends SharedSessionStore {
+  /** The reloaded limits (`limits.rate_per_s`, `limits.rate_burst`), in force from the next call on. */
+  update(options: RedisSessionOptions): void;
+  /** Close the sessions whose principal `ended` picks (their token was removed) on every instance; resolves with how many. */
+  closeWhere(ended: (principal: string | null) => boolean): Promise<number>;
 }
 
 const MEMORY_HEALTH: StoreHealth = Object.freeze({ kind: 'memory', ok: true });
@@ -59,7 +67,7 @@ export async function openStores(config: StoreConfig, logger: Logger): Promise<S
   return {
     kind: 'redis',
     redis,
-    sessions: (options) => new RedisSessions(redis, options),
+    sessions: (options) => new RedisSessions(redis, options, config.command_timeout_ms),
     transportSessions: (o) => new RedisA2eTransport(redis, o),
     health: () => redis.health,
     callStore,

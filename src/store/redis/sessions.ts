@@ -4,20 +4,22 @@
  * the limits hold across all of them.
  *
  * Keys (all under `store.prefix`):
- *   session:<id>               hash: agent, principal, capabilities, owner, created; expires after `sessions.ttl_s` idle
+ *   session:<id>               hash: agent, principal, capabilities, owner, created, last refresh; expires after `sessions.ttl_s` idle
  *   sessions                   zset: live session ids by last use (counts `sessions.max_sessions`)
  *   sessions:owner:<owner>     zset: one owner's session ids by last use (its quota; the lowest is evicted first)
  *   session-calls:<id>         zset: the session's running calls, scored by lease expiry (`max_parallel`)
  *   rate:<principal>           hash: the token bucket (tokens, last refill); expires once it would be full again
  *
  * Every call that needs any of it makes one round trip (ADMIT_CALL); its end
- * gives the running slot back with one ZREM sent without waiting. Leases
+ * sends nothing of its own: the slots freed in one turn of the event loop go
+ * back in one ZREM per session, or with the session's next ADMIT_CALL. Leases
  * (`calls.owner_lease_s`) are renewed while the call runs, so the slots of
  * an instance that dies lapse on their own.
  */
 import { randomBytes } from 'node:crypto';
 import { rateLimited, sessionFull, type Admitted, type Session, type SharedSessionStore } from '../../engine/index.js';
-import type { RedisConnection } from './connection.js';
+import { CommandDeadline } from './command-deadline.js';
+import { storeUnavailable, type RedisConnection } from './connection.js';
 import { ADMIT_CALL, CLOSE_SESSION, OPEN_SESSION, RENEW_LEASES } from './scripts.js';
 
 export interface RedisSessionOptions {
@@ -39,20 +41,36 @@ export interface RedisSessionOptions {
 type AdmitReply = [number, string | null, string | null, string | null, string | null, number, string?];
 
 export class RedisSessions implements SharedSessionStore {
-  private readonly ttlMs: string;
+  private ttlMs!: string;
   private readonly leaseMs: number;
   /** Running calls' lease members per session, renewed while they run. */
   private readonly leases = new Map<string, Set<string>>();
+  /** Slots given back since the last flush, per session: one ZREM per session per turn of the event loop. */
+  private released = new Map<string, string[]>();
+  private flushing = false;
+  private readonly deadline: CommandDeadline;
   private readonly instance = randomBytes(6).toString('hex');
   private seq = 0;
   private renewing: NodeJS.Timeout | undefined;
 
+  /** `commandTimeoutMs`: `store.command_timeout_ms`, the deadline of a call's admission. */
   constructor(
     private readonly redis: RedisConnection,
-    private readonly options: RedisSessionOptions,
+    private options: RedisSessionOptions,
+    commandTimeoutMs: number,
   ) {
-    this.ttlMs = String(Math.ceil(options.ttlS * 1000));
+    this.update(options);
     this.leaseMs = Math.ceil(options.leaseS * 1000);
+    this.deadline = new CommandDeadline(commandTimeoutMs, () => new Error(`Redis did not answer within ${commandTimeoutMs} ms (store.command_timeout_ms)`));
+  }
+
+  /**
+   * The limits of a reloaded config (`limits.rate_per_s`, `limits.rate_burst`), in force from the next
+   * call on: every admission passes them to the script, so the bucket in Redis follows at once.
+   */
+  update(options: RedisSessionOptions): void {
+    this.options = options;
+    this.ttlMs = String(Math.ceil(options.ttlS * 1000));
   }
 
   open(session: Session): Promise<boolean> {
@@ -88,6 +106,28 @@ export class RedisSessions implements SharedSessionStore {
     });
   }
 
+  /**
+   * Close every live session whose principal `ended` picks (a config reload removed its token), on every
+   * instance at once; resolves with how many were closed. Walks the live-sessions index in batches.
+   */
+  closeWhere(ended: (principal: string | null) => boolean): Promise<number> {
+    return this.redis.run('closing the sessions of removed tokens', async (client) => {
+      const ids = await client.zRange(this.redis.key('sessions'), 0, -1);
+      let closed = 0;
+      for (let i = 0; i < ids.length; i += CLOSE_BATCH) {
+        const batch = ids.slice(i, i + CLOSE_BATCH);
+        // Commands sent in one turn of the event loop go out together (the client pipelines them).
+        const principals = await Promise.all(batch.map((id) => client.hGet(this.redis.key('session', id), 'p')));
+        const doomed = batch.filter((_, j) => principals[j] != null && ended(principals[j] ? principals[j] : null));
+        const done = await Promise.all(
+          doomed.map((id) => CLOSE_SESSION.run<number>(client, [this.redis.key('session', id), this.redis.key('sessions')], [this.redis.key(''), id])),
+        );
+        closed += done.filter((n) => n === 1).length;
+      }
+      return closed;
+    });
+  }
+
   needed(principal: string | null, sessionId: string): boolean {
     return sessionId !== '' || (principal !== null && this.options.ratePerS > 0);
   }
@@ -119,25 +159,37 @@ export class RedisSessions implements SharedSessionStore {
     maxParallel: number,
     member: string,
   ): Promise<AdmitReply> {
-    const key = this.redis.key.bind(this.redis);
-    return this.redis.run(what, async (client) =>
-      (await ADMIT_CALL.run(
-        client,
-        [key('session', sessionId), key('sessions'), key('rate', principal ?? ''), key('session-calls', sessionId)],
-        [
-          key(''),
-          sessionId,
-          principal ?? '',
-          checkPrincipal ? '1' : '0',
-          this.ttlMs,
-          String(rate),
-          String(this.options.rateBurst),
-          String(maxParallel),
-          String(this.leaseMs),
-          member,
-        ],
-      )) as AdmitReply,
+    const prefix = this.redis.key('');
+    // The session's slots released but not yet flushed go with this script, before it counts.
+    let released = sessionId ? this.released.get(sessionId) : undefined;
+    if (released) {
+      this.released.delete(sessionId);
+      // Past what Lua's unpack takes, they go as their own ZREM, still ahead of this script on the connection.
+      if (released.length > PIGGYBACK_MAX) released = void this.giveBack(sessionId, released);
+    }
+    const reply = ADMIT_CALL.run<AdmitReply>(
+      this.redis.client,
+      [`${prefix}session:${sessionId}`, `${prefix}sessions`, `${prefix}rate:${principal ?? ''}`, `${prefix}session-calls:${sessionId}`],
+      [
+        prefix,
+        sessionId,
+        principal ?? '',
+        checkPrincipal ? '1' : '0',
+        this.ttlMs,
+        String(rate),
+        String(this.options.rateBurst),
+        String(maxParallel),
+        String(this.leaseMs),
+        member,
+        ...(released ?? []),
+      ],
+      OWN_DEADLINE,
     );
+    return this.deadline.watch(reply).catch((err: unknown) => {
+      // Timed out here, the script may still run once Redis answers: a slot it took is given back then.
+      if (member) reply.then((late) => late[0] === 1 && this.giveBack(sessionId, [member]), noop);
+      throw storeUnavailable(what, err);
+    });
   }
 
   /** Track a running call's slot until the returned function gives it back (once). */
@@ -153,11 +205,31 @@ export class RedisSessions implements SharedSessionStore {
         clearInterval(this.renewing);
         this.renewing = undefined;
       }
-      // Not awaited: the call is over either way; a slot Redis did not hear about lapses with its lease.
-      Promise.resolve()
-        .then(() => this.redis.client.zRem(this.redis.key('session-calls', sessionId), member))
-        .catch(noop);
+      const batch = this.released.get(sessionId);
+      if (batch) batch.push(member);
+      else this.released.set(sessionId, [member]);
+      if (!this.flushing) {
+        this.flushing = true;
+        setImmediate(() => this.flushReleased());
+      }
     };
+  }
+
+  /**
+   * Give back the slots released during this turn of the event loop: one ZREM per session, not waited
+   * for (the calls are over either way; a slot Redis did not hear about lapses with its lease). An
+   * admission in the same session before this flush takes the session's released slots along (see
+   * admit), so Redis always hears of a release before any admission that follows it.
+   */
+  private flushReleased(): void {
+    const released = this.released;
+    this.released = new Map();
+    this.flushing = false;
+    for (const [sessionId, members] of released) this.giveBack(sessionId, members);
+  }
+
+  private giveBack(sessionId: string, members: string[]): void {
+    this.redis.client.sendCommand(['ZREM', this.redis.key('session-calls', sessionId), ...members], OWN_DEADLINE).catch(noop);
   }
 
   private renew(): void {
@@ -166,6 +238,13 @@ export class RedisSessions implements SharedSessionStore {
     }
   }
 }
+
+/** Released slots an admission takes along at most (the rest go ahead of it as a ZREM). */
+const PIGGYBACK_MAX = 500;
+/** Sessions looked up per round trip when a reload closes the sessions of removed tokens. */
+const CLOSE_BATCH = 500;
+/** The client's per-command timeout off: admissions keep a cheaper one (CommandDeadline); releases need none. */
+const OWN_DEADLINE = { timeout: 0 };
 
 const noop = (): void => {};
 
