@@ -263,6 +263,9 @@ beforeAll(async () => {
     server: { max_timeout_s: 60 },
     tools: { fs: { root: join(dir, 'workspace') }, shell: { enabled: true }, eval: { enabled: true } },
     limits: { stream_stall_s: STALL_S, outbox_session_bytes: OUTBOX_SESSION_BYTES, retained_calls_bytes: RETAINED_CALLS_BYTES },
+    // The handshake attack sends only refused handshakes on one transport session; on a loaded machine the attack
+    // outlasts the default 10 s handshake deadline, which would close that session (a different defence, tested elsewhere).
+    transport: { handshake_timeout_s: 300 },
   });
   // Warm up each path once, so lazily built things are in the baseline.
   const warm = await fetch(`${gw.url}/tool/call`, {
