@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { Call, Logger, StopReason } from '../../engine/index.js';
 import {
   DEFAULT_MEMORY,
+  Inbox,
   SessionBinding,
   TransportRefusal,
   dispatch,
@@ -209,14 +210,14 @@ export class RedisA2eTransport implements A2eTransport {
   async send(id: string | undefined, body: Uint8Array, by: string | null = null): Promise<void> {
     const { rec, binding } = await this.use(id, by, true);
     const h = this.handle(id!, rec, binding);
-    const waiting = h.outbox.size + h.inboxSize;
+    const waiting = h.outbox.size + h.inbox.size;
     if (waiting >= this.options.config.max_queued) {
       throw new TransportRefusal('queue_full', `${waiting} messages are waiting for GET /stream (transport.max_queued); read the stream, then send again`);
     }
     if (h.outbox.full) {
       throw new TransportRefusal('queue_full', `${h.outbox.bytes} bytes of answers are waiting for GET /stream (limits.outbox_session_bytes); read the stream, then send again`);
     }
-    h.enqueue(() => dispatch(this.deps, h, body));
+    h.inbox.enqueue(() => dispatch(this.deps, h, body));
   }
 
   /** This instance's handle of a session, brought up to date with `rec` unless it has changes of its own on the way. */
@@ -225,7 +226,7 @@ export class RedisA2eTransport implements A2eTransport {
     if (!h) {
       h = new RedisSessionHandle(id, binding, rec, this);
       this.handles.set(id, h);
-    } else if (rec.version > h.version && !h.outbox.busy && h.inboxSize === 0) {
+    } else if (rec.version > h.version && !h.outbox.busy && h.inbox.size === 0) {
       h.apply(binding, rec);
     }
     h.outbox.known(rec.pending, rec.bytes);
@@ -400,7 +401,7 @@ export class RedisA2eTransport implements A2eTransport {
         if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
       }),
       ...[...this.handles.values()].map(async (h) => {
-        if (h.calls.size === 0 && h.inboxSize === 0 && !h.outbox.busy) {
+        if (h.calls.size === 0 && h.inbox.size === 0 && !h.outbox.busy) {
           this.handles.delete(h.id);
           return;
         }
@@ -484,8 +485,7 @@ class RedisSessionHandle implements DispatchSession {
   version: number;
   readonly calls: Map<Call, Promise<void>>;
   readonly outbox: RedisOutbox;
-  inboxSize = 0;
-  private inbox: Promise<void> = Promise.resolve();
+  readonly inbox = new Inbox();
   /** The fields as Redis has them (what is written when they change). */
   private saved: string;
 
@@ -532,20 +532,6 @@ class RedisSessionHandle implements DispatchSession {
     // Past open, a session only drains (closed is written by CLOSE, never by a push).
     const st = this.state === 'open' ? 'open' : 'draining';
     return ['p', b.principal === null ? '' : `=${b.principal}`, 'b', b.boundBy ?? '', 'h', b.handshook ? '1' : '0', 'hs', this.handshakeId ?? '', 'st', st];
-  }
-
-  enqueue(task: () => Promise<void> | void): void {
-    this.inboxSize++;
-    const run = async () => {
-      try {
-        await task();
-      } catch {
-        // Handlers answer their own errors on the stream; one failing must not stop the next.
-      } finally {
-        this.inboxSize--;
-      }
-    };
-    this.inbox = this.inbox.then(run, run);
   }
 
   /** Stop the calls running here; their responses are still queued. */
