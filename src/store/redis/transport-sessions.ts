@@ -29,7 +29,7 @@ import {
   type SessionState,
 } from '../../transport/a2e-http/index.js';
 import type { RedisClient, RedisConnection } from './connection.js';
-import { StreamReader, type StreamEntry } from './transport-stream-reader.js';
+import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
 import { ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, PUSH, USE, WRITTEN } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
@@ -79,7 +79,7 @@ interface Holder {
   sid: string;
   nonce: string;
   sink: FrameSink;
-  token: object | undefined;
+  reading: StreamSubscription | undefined;
   ended: boolean;
   /** WRITTEN updates, in order. */
   writes: Promise<unknown>;
@@ -118,7 +118,11 @@ export class RedisA2eTransport implements A2eTransport {
         this.logger.warn({ err: String((err as Error)?.message ?? err) }, 'A2E transport session could not be closed in Redis; it expires by itself');
       }),
     );
-    this.reader = new StreamReader(redis, this.logger);
+    this.reader = new StreamReader(
+      redis,
+      { wakeKey: redis.key('transport', 'wake', randomBytes(8).toString('hex')), wakeTtlS: 60, purpose: 'transport-stream-reader', count: 256, what: 'A2E transport streams' },
+      this.logger,
+    );
     this.channel = redis.key('transport', 'control');
     void this.listen();
     // Renews held sessions' life well within session_idle_s, and notices sessions closed or expired elsewhere.
@@ -238,7 +242,7 @@ export class RedisA2eTransport implements A2eTransport {
     const sid = id!;
     const previous = this.held.get(sid);
     if (previous) this.endHolder(previous);
-    const holder: Holder = { sid, nonce: randomBytes(8).toString('hex'), sink, token: undefined, ended: false, writes: Promise.resolve() };
+    const holder: Holder = { sid, nonce: randomBytes(8).toString('hex'), sink, reading: undefined, ended: false, writes: Promise.resolve() };
     this.held.set(sid, holder);
     sink.onDisconnect(() => this.detach(holder));
     const last = /^\d+$/.test(lastEventId ?? '') ? lastEventId! : '';
@@ -250,7 +254,7 @@ export class RedisA2eTransport implements A2eTransport {
       return;
     }
     this.publish({ t: 'attach', sid, nonce: holder.nonce });
-    holder.token = this.reader.add(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, (entries) => this.deliver(holder, entries));
+    holder.reading = this.reader.subscribe(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, { deliver: (entries) => this.deliver(holder, entries) });
   }
 
   /** Frames read from the outbox → the holder's stream; the end marker ends it. */
@@ -296,7 +300,7 @@ export class RedisA2eTransport implements A2eTransport {
   private endHolder(holder: Holder): void {
     if (holder.ended) return;
     holder.ended = true;
-    if (holder.token) this.reader.remove(this.outboxKey(holder.sid), holder.token);
+    holder.reading?.close();
     if (this.held.get(holder.sid) === holder) this.held.delete(holder.sid);
     holder.sink.end();
   }
