@@ -26,6 +26,7 @@ import {
   type DispatchSession,
   type FrameSink,
   type Presenter,
+  type SavedBinding,
   type SessionState,
 } from '../../transport/a2e-http/index.js';
 import type { RedisClient, RedisConnection } from './connection.js';
@@ -36,14 +37,8 @@ const SESSION_ID = /^[0-9a-f]{32}$/;
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
 const ROOM_POLL_MS = 50;
 
-/** A session's hash, as read. */
-interface SessionRecord {
-  principal: string | null;
-  boundBy: 'bearer' | 'handshake' | undefined;
-  quotaKey: string;
-  address: string;
-  createdAt: number;
-  handshook: boolean;
+/** A session's hash, as read: its binding, and the session's own state. */
+interface SessionRecord extends SavedBinding {
   handshakeId: string;
   state: SessionState;
   version: number;
