@@ -7,12 +7,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { GatewayConfigInput, ToolContext } from '../src/index.js';
 import { A2eTestClient, type A2eMessage } from './helpers/a2e-client.js';
 import { deferred, definePlugin, echoTool } from './helpers/plugins.js';
+import { gatedTool, type GatedTool } from './helpers/gated.js';
 import { startGateway, type TestGateway } from './helpers/server.js';
 import { startRedis } from './helpers/redis.js';
 
-/** Gates a test opens one by one, per call key: the tool provably runs while its events arrive. */
-const gates = new Map<string, ReturnType<typeof deferred<void>>[]>();
-const openGates = (key: string, steps: number) => gates.set(key, Array.from({ length: steps }, () => deferred()));
 /** Why each `hang` call was stopped, per key. */
 const stopped = new Map<string, ReturnType<typeof deferred<string>>>();
 const watchStop = (key: string) => {
@@ -21,72 +19,56 @@ const watchStop = (key: string) => {
   return d.promise;
 };
 
-const tools = definePlugin('transport-test', [
-  echoTool,
-  [
-    {
-      name: 'gated',
-      description: 'Emits a progress event, then waits for the test, per step',
-      input_parameters: [
-        { name: 'key', type: 'string', description: 'gate key', required: true },
-        { name: 'steps', type: 'integer', description: 'steps', required: true },
-      ],
-      tags: ['test', 'stream'],
-    },
-    async (args, ctx: ToolContext) => {
-      const steps = Number(args.steps);
-      for (let i = 0; i < steps; i++) {
-        ctx.emit('progress', { pct: Math.round((i / steps) * 100), message: `step ${i}` });
-        await gates.get(String(args.key))![i]!.promise;
-      }
-      return { steps };
-    },
-  ],
-  [
-    {
-      name: 'count',
-      description: 'Emits `n` log events labelled with `label`, yielding between them',
-      input_parameters: [
-        { name: 'label', type: 'string', description: 'label', required: true },
-        { name: 'n', type: 'integer', description: 'events', required: true },
-      ],
-      tags: ['test', 'stream'],
-    },
-    async (args, ctx: ToolContext) => {
-      for (let i = 0; i < Number(args.n); i++) {
-        ctx.emit('log', { level: 'info', message: `${String(args.label)} ${i}` });
-        await new Promise((r) => setImmediate(r));
-      }
-      return { label: args.label };
-    },
-  ],
-  [
-    {
-      name: 'hang',
-      description: 'Emits once, then waits until stopped',
-      input_parameters: [{ name: 'key', type: 'string', description: 'key', required: true }],
-      tags: ['test'],
-    },
-    (args, ctx: ToolContext) => {
-      ctx.emit('status', { message: 'waiting' });
-      return new Promise((_resolve, reject) => {
-        ctx.signal.addEventListener('abort', () => {
-          stopped.get(String(args.key))?.resolve((ctx.signal.reason as Error).message);
-          reject(ctx.signal.reason);
+/** The suite's tools, around `gated` (it emits event i, then waits for the test to open gate i: the tool provably runs while its events arrive). */
+const transportTools = (gated: GatedTool) =>
+  definePlugin('transport-test', [
+    echoTool,
+    [{ ...gated.tool[0], tags: ['test', 'stream'] }, gated.tool[1]],
+    [
+      {
+        name: 'count',
+        description: 'Emits `n` log events labelled with `label`, yielding between them',
+        input_parameters: [
+          { name: 'label', type: 'string', description: 'label', required: true },
+          { name: 'n', type: 'integer', description: 'events', required: true },
+        ],
+        tags: ['test', 'stream'],
+      },
+      async (args, ctx: ToolContext) => {
+        for (let i = 0; i < Number(args.n); i++) {
+          ctx.emit('log', { level: 'info', message: `${String(args.label)} ${i}` });
+          await new Promise((r) => setImmediate(r));
+        }
+        return { label: args.label };
+      },
+    ],
+    [
+      {
+        name: 'hang',
+        description: 'Emits once, then waits until stopped',
+        input_parameters: [{ name: 'key', type: 'string', description: 'key', required: true }],
+        tags: ['test'],
+      },
+      (args, ctx: ToolContext) => {
+        ctx.emit('status', { message: 'waiting' });
+        return new Promise((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => {
+            stopped.get(String(args.key))?.resolve((ctx.signal.reason as Error).message);
+            reject(ctx.signal.reason);
+          });
         });
-      });
-    },
-  ],
-  [
-    {
-      name: 'vault_lookup',
-      description: 'A deferred tool: only search finds it',
-      defer_loading: true,
-      tags: ['secrets'],
-    },
-    () => ({ found: true }),
-  ],
-]);
+      },
+    ],
+    [
+      {
+        name: 'vault_lookup',
+        description: 'A deferred tool: only search finds it',
+        defer_loading: true,
+        tags: ['secrets'],
+      },
+      () => ({ found: true }),
+    ],
+  ]);
 
 const seqs = (events: A2eMessage[]) => events.map((e) => e.seq as number);
 
@@ -103,6 +85,9 @@ const stores: { name: string; open(): Promise<{ config: GatewayConfigInput; disp
 ];
 
 describe.each(stores)('A2E transport with the $name store', (store) => {
+  // Gates of its own per store: the suites use the same call keys.
+  const gated = gatedTool();
+  const tools = transportTools(gated);
   let gw: TestGateway;
   let base: string;
   let disposeStore: () => Promise<void>;
@@ -246,14 +231,13 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
 
     it('a streaming call: events while the tool runs (seq from 0), then the response, nothing after it', async () => {
       const { client } = await connect();
-      openGates('s1', 3);
       const id = 'call-stream-1';
       const pending = client.request({ type: 'tool/call/req', id, tool_name: 'gated', arguments: { key: 's1', steps: 3 }, streaming: true });
       for (let i = 0; i < 3; i++) {
         const ev = await client.waitFor((m) => m.req_id === id && m.type === 'tool/event' && m.seq === i);
         expect(ev).toMatchObject({ kind: 'progress', data: { message: `step ${i}` } });
         expect(client.received.some((m) => m.req_id === id && m.type === 'tool/call/resp')).toBe(false);
-        gates.get('s1')![i]!.resolve();
+        gated.open('s1', i);
       }
       const { events, response, late } = await pending;
       expect(seqs(events)).toEqual([0, 1, 2]);
@@ -319,23 +303,22 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
 
     it('a stream that reconnects mid-call (no Last-Event-ID, as the reference client): nothing lost, nothing twice', async () => {
       const { client } = await connect();
-      openGates('r1', 4);
       const id = 'reconnect-1';
       const pending = client.request({ type: 'tool/call/req', id, tool_name: 'gated', arguments: { key: 'r1', steps: 4 }, streaming: true });
       await client.waitFor((m) => m.req_id === id && m.seq === 0);
-      gates.get('r1')![0]!.resolve();
+      gated.open('r1', 0);
       await client.waitFor((m) => m.req_id === id && m.seq === 1);
 
       await client.dropStream();
       // Once the gateway has seen the stream go, what the tool emits waits for the next one.
       await vi.waitFor(async () => expect(await gw.gateway.transport!.streamAttached(client.sessionId)).toBe(false), { timeout: 10_000 });
-      gates.get('r1')![1]!.resolve(); // → event seq 2, while no stream is attached
+      gated.open('r1', 1); // → event seq 2, while no stream is attached
       await client.send({ type: 'ping', id: 'while-away' });
 
       await client.openStream();
       await client.waitFor((m) => m.req_id === id && m.seq === 2);
-      gates.get('r1')![2]!.resolve();
-      gates.get('r1')![3]!.resolve();
+      gated.open('r1', 2);
+      gated.open('r1', 3);
       const { events, response, late } = await pending;
       expect(seqs(events)).toEqual([0, 1, 2, 3]);
       expect(response.data).toMatchObject({ success: true, data: { steps: 4 } });
@@ -345,15 +328,14 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
 
     it('a stream that drops and reconnects with Last-Event-ID at once: frames written meanwhile are sent again, once', async () => {
       const { client } = await connect();
-      openGates('r2', 6);
       const id = 'reconnect-2';
       const pending = client.request({ type: 'tool/call/req', id, tool_name: 'gated', arguments: { key: 'r2', steps: 6 }, streaming: true });
       await client.waitFor((m) => m.req_id === id && m.seq === 0);
       await client.dropStream();
       // No waiting for the gateway to notice: these events may be written to the dead connection.
-      for (let i = 0; i < 3; i++) gates.get('r2')![i]!.resolve();
+      for (let i = 0; i < 3; i++) gated.open('r2', i);
       await client.openStream({ lastEventId: client.lastEventId });
-      for (let i = 3; i < 6; i++) gates.get('r2')![i]!.resolve();
+      for (let i = 3; i < 6; i++) gated.open('r2', i);
       const { events, response, late } = await pending;
       expect(seqs(events)).toEqual([0, 1, 2, 3, 4, 5]);
       expect(response.data.success).toBe(true);

@@ -8,13 +8,11 @@
  */
 import { chmodSync, copyFileSync, mkdirSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, defineConfig, type Gateway, type Logger } from '../src/index.js';
 import { waitFor } from './helpers/a2a-stub.js';
-import { callBody, postJson } from './helpers/server.js';
+import { LogCapture } from './helpers/log-capture.js';
+import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-test-server.mjs', import.meta.url));
 // Inside the repository, so the script finds the SDK in the repository's node_modules (as a real checkout would).
@@ -24,9 +22,9 @@ const isRoot = process.getuid?.() === 0;
 describe('a sandboxed MCP server the sandbox user cannot reach', () => {
   let base: string;
   let locked: string;
-  let gateway: Gateway;
+  let gateway: TestGateway | undefined;
   let url: string;
-  const logLines: any[] = [];
+  const log = new LogCapture('info');
 
   beforeAll(async () => {
     mkdirSync(ARTIFACTS, { recursive: true });
@@ -41,16 +39,8 @@ describe('a sandboxed MCP server the sandbox user cannot reach', () => {
     symlinkSync(join(locked, 'server.mjs'), join(base, 'public', 'server.mjs'));
 
     const server = (script: string, extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [script, 'normal'], tools: ['pid'], ...extra });
-    const sink = new Writable({
-      write(chunk, _enc, done) {
-        for (const line of String(chunk).split('\n')) if (line.trim()) logLines.push(JSON.parse(line));
-        done();
-      },
-    });
-    gateway = await createGateway({
-      config: defineConfig({
-        server: { port: 0 },
-        tools: { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } },
+    gateway = await startGateway({
+      config: {
         mcp: {
           servers: {
             locked: server(join(locked, 'server.mjs')),
@@ -62,11 +52,10 @@ describe('a sandboxed MCP server the sandbox user cannot reach', () => {
           restart_min_ms: 100,
           restart_max_ms: 500,
         },
-      }),
-      plugins: [],
-      logger: pino({ level: 'info', base: undefined }, sink) as unknown as Logger,
+      },
+      logger: log.logger,
     });
-    url = (await gateway.listen()).url;
+    url = gateway.url;
   }, 90_000);
   afterAll(async () => {
     await gateway?.close();
@@ -102,8 +91,8 @@ describe('a sandboxed MCP server the sandbox user cannot reach', () => {
     expect(s.linked.last_error).not.toContain(locked);
     expect(s.linked.last_error).toMatch(/sandbox: false/);
     // The log says the same, with the server id.
-    const logged = logLines.find((l) => l.mcp_server === 'locked' && l.level === 40 && /cannot reach/.test(l.msg));
-    expect(logged.error).toBe(s.locked.last_error);
+    const logged = log.records.find((l) => l.mcp_server === 'locked' && l.level === 40 && /cannot reach/.test(l.msg));
+    expect(logged?.error).toBe(s.locked.last_error);
 
     // The fix the message gives works: make the checkout traversable, and both come up at their next retry.
     chmodSync(locked, 0o711);

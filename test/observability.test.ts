@@ -1,15 +1,14 @@
 import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createGateway, defineConfig, type Gateway, type Logger, type ToolContext } from '../src/index.js';
+import type { Gateway, ToolContext } from '../src/index.js';
+import { LogCapture } from './helpers/log-capture.js';
 import { scrape, sample } from './helpers/metrics.js';
 import { deferred, definePlugin, echoTool, failTool } from './helpers/plugins.js';
-import { callBody, openSse, postJson } from './helpers/server.js';
+import { callBody, openSse, postJson, startGateway } from './helpers/server.js';
 
-type Line = Record<string, unknown> & { msg: string };
-const lines: Line[] = [];
+const log = new LogCapture('info');
 let release = deferred();
 let started = deferred();
 
@@ -30,9 +29,7 @@ const plugin = definePlugin('obs', [
 let gateway: Gateway;
 let url: string;
 beforeAll(async () => {
-  const logger = pino({ level: 'info', base: undefined }, { write: (s: string) => void lines.push(JSON.parse(s) as Line) });
-  gateway = await createGateway({ config: defineConfig({ server: { port: 0 } }), plugins: [plugin], logger: logger as unknown as Logger });
-  url = (await gateway.listen()).url;
+  ({ gateway, url } = await startGateway({ plugins: [plugin], logger: log.logger }));
 });
 afterAll(() => gateway.close());
 
@@ -85,8 +82,9 @@ describe('logs', () => {
     release.resolve();
     await p;
     // The access line is written when the response is closed: wait for it rather than sleep.
-    await expect.poll(() => lines.filter((l) => l.msg === 'request finished' && l.request_id === 'log-wait').length).toBe(1);
+    await expect.poll(() => log.records.filter((l) => l.msg === 'request finished' && l.request_id === 'log-wait').length).toBe(1);
 
+    const lines = log.records;
     const of = (id: string) => lines.filter((l) => l.request_id === id);
     expect(of('log-ok').find((l) => l.msg === 'call succeeded')).toMatchObject({ tool: 'echo', kind: 'native', outcome: 'success', level: 30 });
     expect(of('log-fail').find((l) => l.msg === 'call failed')).toMatchObject({ tool: 'fail', outcome: 'tool_error' });

@@ -4,8 +4,9 @@
  * echo through `POST /tool/call`, vs the SDK's own Express server with an
  * equivalent executor. autocannon with 50 connections; rounds interleaved.
  */
-import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
-import { fmt, median, pairedRatio } from '../lib/stats.mjs';
+import { shownCommand, startServer } from '../lib/proc.mjs';
+import { interleavedRounds, warmUp, postJson, rateRow, rpsOf } from '../lib/rounds.mjs';
+import { fmt, pairedRatio } from '../lib/stats.mjs';
 
 const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
 const SEND_BODY = JSON.stringify({
@@ -23,12 +24,11 @@ const TARGETS = [
 ];
 
 async function checkAnswer(t, url) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: t.body });
-  const json = await res.json();
+  const { status, json } = await postJson(url, t.body, t.headers);
   const text =
     t.key === 'rest' ? json.data?.data?.text : json.result?.task?.artifacts?.[0]?.parts?.find((p) => p.data !== undefined)?.data?.text;
   const state = t.key === 'rest' ? 'TASK_STATE_COMPLETED' : json.result?.task?.status?.state;
-  if (res.status !== 200 || text !== 'hi' || state !== 'TASK_STATE_COMPLETED') throw new Error(`${t.label} answered ${res.status} ${JSON.stringify(json)}`);
+  if (status !== 200 || text !== 'hi' || state !== 'TASK_STATE_COMPLETED') throw new Error(`${t.label} answered ${status} ${JSON.stringify(json)}`);
 }
 
 export async function a2aServer({ quick, log }) {
@@ -44,17 +44,9 @@ export async function a2aServer({ quick, log }) {
     const urlOf = (t) => (t.key === 'sdk' ? servers.sdk.url : gateway.url) + t.path;
     for (const t of TARGETS) await checkAnswer(t, urlOf(t));
     const spec = (t) => ({ url: urlOf(t), body: t.body, headers: t.headers, connections, duration });
-    for (const t of TARGETS) await runLoad('bench/load/autocannon.mjs', { ...spec(t), duration: quick ? 1 : 5 });
-    const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
-    for (let r = 0; r < rounds; r++) {
-      for (const t of TARGETS) {
-        const res = await runLoad('bench/load/autocannon.mjs', spec(t));
-        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
-        results[t.key].push(res);
-        log(`  a2a-server round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
-      }
-    }
-    const rps = (k) => results[k].map((x) => x.rps);
+    await warmUp(TARGETS, spec, quick ? 1 : 5);
+    const results = await interleavedRounds(TARGETS, spec, { rounds, name: 'a2a-server', log });
+    const rps = (k) => rpsOf(results, k);
     const vsRest = pairedRatio(rps('a2a'), rps('rest'));
     const vsSdk = pairedRatio(rps('a2a'), rps('sdk'));
     return {
@@ -66,13 +58,7 @@ export async function a2aServer({ quick, log }) {
         `with an equivalent executor (a \`result\` artifact with a data part and a text part, then \`completed\`). ${connections} connections, ` +
         `${duration} s per run, ${rounds} interleaved rounds after a warm-up run each; answers are checked before loading.`,
       columns: ['Server', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× `POST /tool/call`'],
-      rows: TARGETS.map((t) => [
-        t.label,
-        fmt.int(median(rps(t.key))),
-        fmt.latency(median(results[t.key].map((x) => x.p50))),
-        fmt.latency(median(results[t.key].map((x) => x.p99))),
-        fmt.ratio(pairedRatio(rps(t.key), rps('rest'))),
-      ]),
+      rows: TARGETS.map((t) => rateRow(t, results, 'rest')),
       targets: [
         { text: 'A2A `SendMessage` ≥ 0.5× `POST /tool/call` req/s', value: fmt.ratio(vsRest), met: vsRest >= 0.5 },
         { text: 'A2A `SendMessage` vs the SDK’s Express server', value: fmt.ratio(vsSdk), met: null },

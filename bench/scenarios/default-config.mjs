@@ -8,8 +8,9 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
-import { fmt, median, pairedRatio } from '../lib/stats.mjs';
+import { shownCommand, startServer } from '../lib/proc.mjs';
+import { interleavedRounds, postJson, rateCells, rpsOf, warmUp } from '../lib/rounds.mjs';
+import { fmt, pairedRatio } from '../lib/stats.mjs';
 
 const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
 
@@ -23,30 +24,24 @@ export async function defaultConfig({ quick, log }) {
   try {
     servers.gateway = await startServer(['bench/servers/gateway.mjs'], { env: { BENCH_LOG_LEVEL: 'info' }, stderrFile: logFile });
     servers.hono = await startServer(['bench/servers/hono.mjs']);
-    for (const key of ['gateway', 'hono']) {
-      const res = await fetch(`${servers[key].url}/tool/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: ECHO_BODY });
-      const json = await res.json();
-      if (res.status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${key} answered ${res.status} ${JSON.stringify(json)}`);
+    const targets = [
+      { key: 'gateway', label: 'gateway' },
+      { key: 'hono', label: 'hono' },
+    ];
+    for (const { key } of targets) {
+      const { status, json } = await postJson(`${servers[key].url}/tool/call`, ECHO_BODY);
+      if (status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${key} answered ${status} ${JSON.stringify(json)}`);
     }
-    const spec = (key) => ({ url: `${servers[key].url}/tool/call`, body: ECHO_BODY, connections, duration });
-    for (const key of ['gateway', 'hono']) await runLoad('bench/load/autocannon.mjs', { ...spec(key), duration: quick ? 1 : 5 });
-    const results = { gateway: [], hono: [] };
-    for (let r = 0; r < rounds; r++) {
-      for (const key of ['gateway', 'hono']) {
-        const res = await runLoad('bench/load/autocannon.mjs', spec(key));
-        if (res.errors || res.non2xx) throw new Error(`${key}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
-        results[key].push(res);
-        log(`  default config round ${r + 1}/${rounds} ${key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
-      }
-    }
+    const spec = (t) => ({ url: `${servers[t.key].url}/tool/call`, body: ECHO_BODY, connections, duration });
+    await warmUp(targets, spec, quick ? 1 : 5);
+    const results = await interleavedRounds(targets, spec, { rounds, name: 'default config', log });
     await servers.gateway.stop();
     // What each call left in the log: the lines of one call, and bytes per call.
     const lines = readFileSync(logFile, 'utf8').split('\n').filter(Boolean);
     const calls = results.gateway.reduce((n, x) => n + x.requests, 0);
     const sample = lines.filter((l) => l.includes('"path":"/tool/call"') || l.includes('"tool":"echo"')).slice(-1)[0];
     const bytes = lines.reduce((n, l) => n + l.length + 1, 0);
-    const rps = (k) => results[k].map((x) => x.rps);
-    const ratio = pairedRatio(rps('gateway'), rps('hono'));
+    const ratio = pairedRatio(rpsOf(results, 'gateway'), rpsOf(results, 'hono'));
     return {
       id: 9,
       title: 'Default configuration (logging on)',
@@ -56,8 +51,8 @@ export async function defaultConfig({ quick, log }) {
         'redirects to a file (as an operator redirects stderr). Bare Hono logs nothing.',
       columns: ['Server', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
       rows: [
-        ['a2e-gateway `POST /tool/call` (echo plugin), info logs to a file', ...row(results.gateway), fmt.ratio(ratio)],
-        ['bare Hono route, no logging', ...row(results.hono), fmt.ratio(1)],
+        ['a2e-gateway `POST /tool/call` (echo plugin), info logs to a file', ...rateCells(results.gateway), fmt.ratio(ratio)],
+        ['bare Hono route, no logging', ...rateCells(results.hono), fmt.ratio(1)],
       ],
       targets: [{ text: 'gateway with default logging ≥ 0.8× bare Hono req/s (50 connections)', value: fmt.ratio(ratio), met: ratio >= 0.8 }],
       notes: [
@@ -78,12 +73,4 @@ export async function defaultConfig({ quick, log }) {
     await Promise.all(Object.values(servers).map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function row(results) {
-  return [
-    fmt.int(median(results.map((x) => x.rps))),
-    fmt.latency(median(results.map((x) => x.p50))),
-    fmt.latency(median(results.map((x) => x.p99))),
-  ];
 }

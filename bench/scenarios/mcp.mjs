@@ -7,6 +7,7 @@
  *      same server called directly with the SDK's own Client; calls one after another, rounds interleaved.
  */
 import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
+import { interleavedRounds, warmUp, postJson, rateRow, rpsOf } from '../lib/rounds.mjs';
 import { fmt, median, pairedRatio } from '../lib/stats.mjs';
 
 const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
@@ -26,10 +27,9 @@ const pct = (values, p) => {
 };
 
 async function checkAnswer(t, url) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: t.body });
-  const json = await res.json();
+  const { status, json } = await postJson(url, t.body, t.headers);
   const text = t.key === 'rest' ? json.data?.data?.text : json.result?.structuredContent?.text;
-  if (res.status !== 200 || text !== 'hi' || json.result?.isError) throw new Error(`${t.label} answered ${res.status} ${JSON.stringify(json)}`);
+  if (status !== 200 || text !== 'hi' || json.result?.isError) throw new Error(`${t.label} answered ${status} ${JSON.stringify(json)}`);
 }
 
 /** Wait until the gateway's MCP server `peer` is ready (it connects after the gateway listens). */
@@ -61,17 +61,9 @@ export async function mcp({ quick, log }) {
     const urlOf = (t) => (t.key === 'sdk' ? sdk.url : gateway.url) + t.path;
     for (const t of TARGETS) await checkAnswer(t, urlOf(t));
     const spec = (t) => ({ url: urlOf(t), body: t.body, headers: t.headers, connections, duration });
-    for (const t of TARGETS) await runLoad('bench/load/autocannon.mjs', { ...spec(t), duration: quick ? 1 : 5 });
-    const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
-    for (let r = 0; r < rounds; r++) {
-      for (const t of TARGETS) {
-        const res = await runLoad('bench/load/autocannon.mjs', spec(t));
-        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
-        results[t.key].push(res);
-        log(`  mcp round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
-      }
-    }
-    const rps = (k) => results[k].map((x) => x.rps);
+    await warmUp(TARGETS, spec, quick ? 1 : 5);
+    const results = await interleavedRounds(TARGETS, spec, { rounds, name: 'mcp', log });
+    const rps = (k) => rpsOf(results, k);
     const vsRest = pairedRatio(rps('mcp'), rps('rest'));
     const vsSdk = pairedRatio(rps('mcp'), rps('sdk'));
 
@@ -106,13 +98,7 @@ export async function mcp({ quick, log }) {
         `another per round, ${sourceRounds} interleaved rounds after a warm-up, percentiles over all calls; every answer's text is checked.`,
       columns: ['Measure', 'req/s (median)', 'p50', 'p99', '× `POST /tool/call`'],
       rows: [
-        ...TARGETS.map((t) => [
-          `(a) ${t.label}`,
-          fmt.int(median(rps(t.key))),
-          fmt.latency(median(results[t.key].map((x) => x.p50))),
-          fmt.latency(median(results[t.key].map((x) => x.p99))),
-          fmt.ratio(pairedRatio(rps(t.key), rps('rest'))),
-        ]),
+        ...TARGETS.map((t) => rateRow({ ...t, label: `(a) ${t.label}` }, results, 'rest')),
         ['(b) MCP `echo` through the gateway (`peer_echo`, one call at a time)', '', fmt.ms(median(source.gateway)), fmt.ms(pct(source.gateway, 99)), ''],
         ['(b) the same server with the SDK `Client` directly', '', fmt.ms(median(source.direct)), fmt.ms(pct(source.direct, 99)), ''],
         ['(b) added by the gateway', '', fmt.ms(addedP50), fmt.ms(pct(source.gateway, 99) - pct(source.direct, 99)), ''],

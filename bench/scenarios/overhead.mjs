@@ -4,8 +4,9 @@
  * Streamable HTTP server, each answering the same echo call. autocannon with
  * 50 connections from a separate process; rounds interleaved.
  */
-import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
-import { fmt, median, pairedRatio } from '../lib/stats.mjs';
+import { shownCommand, startServer } from '../lib/proc.mjs';
+import { interleavedRounds, warmUp, postJson, rateRow, rpsOf } from '../lib/rounds.mjs';
+import { fmt, pairedRatio } from '../lib/stats.mjs';
 
 const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
 const MCP_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } });
@@ -26,10 +27,9 @@ const TARGETS = [
 
 /** Check each server gives the right answer before loading it. */
 async function checkAnswer(t, url) {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...t.headers }, body: t.body });
-  const json = await res.json();
+  const { status, json } = await postJson(url, t.body, t.headers);
   const text = t.key === 'mcp' ? json.result?.structuredContent?.text : json.data?.data?.text;
-  if (res.status !== 200 || text !== 'hi') throw new Error(`${t.label} answered ${res.status} ${JSON.stringify(json)}`);
+  if (status !== 200 || text !== 'hi') throw new Error(`${t.label} answered ${status} ${JSON.stringify(json)}`);
 }
 
 export async function overhead({ quick, log }) {
@@ -44,19 +44,9 @@ export async function overhead({ quick, log }) {
       await checkAnswer(t, servers[t.key].url + t.path);
     }
     const spec = (t) => ({ url: servers[t.key].url + t.path, body: t.body, headers: t.headers, connections, duration });
-    // Warm-up: let every server JIT its hot path before measuring.
-    for (const t of TARGETS) await runLoad('bench/load/autocannon.mjs', { ...spec(t), duration: quick ? 1 : 5 });
-    const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
-    for (let r = 0; r < rounds; r++) {
-      for (const t of TARGETS) {
-        const res = await runLoad('bench/load/autocannon.mjs', spec(t));
-        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
-        results[t.key].push(res);
-        log(`  overhead round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
-      }
-    }
-    const rps = (k) => results[k].map((x) => x.rps);
-    const ratio = pairedRatio(rps('gateway'), rps('hono'));
+    await warmUp(TARGETS, spec, quick ? 1 : 5);
+    const results = await interleavedRounds(TARGETS, spec, { rounds, name: 'overhead', log });
+    const ratio = pairedRatio(rpsOf(results, 'gateway'), rpsOf(results, 'hono'));
     return {
       id: 1,
       title: 'Call overhead',
@@ -66,13 +56,7 @@ export async function overhead({ quick, log }) {
         '(the baselines build the same tool/call/resp JSON); answers are checked before loading. The gateway runs its default ' +
         'config (native tool groups, metrics, request ids) with logging off (`silent`), like the baselines, which log nothing.',
       columns: ['Server', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
-      rows: TARGETS.map((t) => [
-        t.label,
-        fmt.int(median(rps(t.key))),
-        fmt.latency(median(results[t.key].map((x) => x.p50))),
-        fmt.latency(median(results[t.key].map((x) => x.p99))),
-        fmt.ratio(pairedRatio(rps(t.key), rps('hono'))),
-      ]),
+      rows: TARGETS.map((t) => rateRow(t, results, 'hono')),
       targets: [{ text: 'gateway ≥ 0.8× bare Hono req/s (50 connections)', value: fmt.ratio(ratio), met: ratio >= 0.8 }],
       commands: [
         ...TARGETS.map((t) => shownCommand('server', [t.script])),

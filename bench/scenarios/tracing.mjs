@@ -5,8 +5,9 @@
  * collector stand-in (this process; it counts the spans it receives). Rounds interleaved.
  */
 import { createServer } from 'node:http';
-import { runLoad, shownCommand, startServer } from '../lib/proc.mjs';
-import { fmt, median, pairedRatio } from '../lib/stats.mjs';
+import { shownCommand, startServer } from '../lib/proc.mjs';
+import { interleavedRounds, warmUp, postJson, rateRow, rpsOf } from '../lib/rounds.mjs';
+import { fmt, pairedRatio } from '../lib/stats.mjs';
 
 const BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
 
@@ -47,25 +48,15 @@ export async function tracing({ quick, log }) {
   try {
     for (const t of targets) {
       servers[t.key] = await startServer(['bench/servers/gateway.mjs'], { env: t.env });
-      const res = await fetch(`${servers[t.key].url}/tool/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: BODY });
-      const json = await res.json();
-      if (res.status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${t.label} answered ${res.status} ${JSON.stringify(json)}`);
+      const { status, json } = await postJson(`${servers[t.key].url}/tool/call`, BODY);
+      if (status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${t.label} answered ${status} ${JSON.stringify(json)}`);
     }
     const spec = (t) => ({ url: `${servers[t.key].url}/tool/call`, body: BODY, connections, duration });
-    for (const t of targets) await runLoad('bench/load/autocannon.mjs', { ...spec(t), duration: 1 });
-    const results = Object.fromEntries(targets.map((t) => [t.key, []]));
-    let calls = 0;
+    await warmUp(targets, spec, 1);
     const spansBefore = sink.spans();
-    for (let r = 0; r < rounds; r++) {
-      for (const t of targets) {
-        const res = await runLoad('bench/load/autocannon.mjs', spec(t));
-        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
-        results[t.key].push(res);
-        if (t.key === 'all') calls += res.requests ?? Math.round(res.rps * duration);
-        log(`  tracing round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
-      }
-    }
-    const rps = (k) => results[k].map((x) => x.rps);
+    const results = await interleavedRounds(targets, spec, { rounds, name: 'tracing', log });
+    const calls = results.all.reduce((n, res) => n + (res.requests ?? Math.round(res.rps * duration)), 0);
+    const rps = (k) => rpsOf(results, k);
     const exported = sink.spans() - spansBefore;
     if (exported === 0) throw new Error('no span reached the collector stand-in: tracing did not export');
     return {
@@ -82,13 +73,7 @@ export async function tracing({ quick, log }) {
         'nothing is sampled: the spans are made, and the AsyncLocalStorage context manager that carries the active span ' +
         'across awaits makes every promise on Node 20 a little dearer.',
       columns: ['Gateway', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× telemetry off'],
-      rows: targets.map((t) => [
-        t.label,
-        fmt.int(median(rps(t.key))),
-        fmt.latency(median(results[t.key].map((x) => x.p50))),
-        fmt.latency(median(results[t.key].map((x) => x.p99))),
-        fmt.ratio(pairedRatio(rps(t.key), rps('off'))),
-      ]),
+      rows: targets.map((t) => rateRow(t, results, 'off')),
       // Off is the default and its path is the untraced one; what tracing on costs is reported, not a pass/fail target.
       targets: [
         { text: 'noise: a second telemetry-off gateway, × the first (req/s)', value: fmt.ratio(pairedRatio(rps('off2'), rps('off'))), met: null },

@@ -5,8 +5,8 @@
  *   ticks {count, every_ms} → `count` progress events (message = emit time), as fast as it can when every_ms is 0
  * BENCH_STORE_URL set: store.kind redis at that URL (prefix BENCH_STORE_PREFIX); unset: memory.
  */
-import { createGateway, createLogger, defineConfig } from '../../dist/index.js';
-import { ready } from './common.mjs';
+import { defineConfig } from '../../dist/index.js';
+import { serveGateway, storeFromEnv } from './serve-gateway.mjs';
 
 const now = () => (performance.timeOrigin + performance.now()).toFixed(3);
 
@@ -42,17 +42,12 @@ const ticksPlugin = {
   },
 };
 
-const store = process.env.BENCH_STORE_URL
-  ? { kind: 'redis', url: process.env.BENCH_STORE_URL, prefix: process.env.BENCH_STORE_PREFIX ?? 'bench:' }
-  : { kind: 'memory' };
 const config = defineConfig({
   server: { host: '127.0.0.1', port: 0, max_timeout_s: 600, heartbeat_s: 15 },
   calls: { max_events: 200_000 },
   limits: { call_events_bytes: 1024 * 1024 * 1024, events_total_bytes: 1024 * 1024 * 1024, call_retained_events_bytes: 1024 * 1024 * 1024 },
   tools: { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } },
-  store,
+  ...storeFromEnv(),
 });
-const gateway = await createGateway({ config, plugins: [ticksPlugin], logger: createLogger('silent') });
-const { url } = await gateway.listen();
-ready(url);
+const gateway = await serveGateway(config, [ticksPlugin]);
 process.on('SIGTERM', () => void gateway.close().then(() => process.exit(0)));

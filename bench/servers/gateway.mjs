@@ -10,20 +10,13 @@
  * BENCH_HTTP_ALLOW (host:port) lets http_request reach that local server; BENCH_LOG_LEVEL sets the log level (default silent; `info` is the gateway's default: JSON lines on stderr).
  * BENCH_OTLP_ENDPOINT turns tracing on (telemetry.otlp_endpoint), BENCH_SAMPLE_RATIO sets its sample_ratio.
  */
-import { createGateway, createLogger, defineConfig } from '../../dist/index.js';
-import { ready } from './common.mjs';
+import { defineConfig } from '../../dist/index.js';
+import { ECHO_TOOL, serveGateway } from './serve-gateway.mjs';
 
 const benchPlugin = {
   name: 'bench',
   listTools: () => [
-    {
-      name: 'echo',
-      description: 'Echo the given text back',
-      input_parameters: [{ name: 'text', type: 'string', description: 'Text to echo', required: true }],
-      output_parameters: [{ name: 'text', type: 'string', description: 'The same text' }],
-      idempotent: true,
-      tags: ['bench'],
-    },
+    ECHO_TOOL,
     {
       name: 'hold',
       description: 'Emit one status event, then wait `ms` milliseconds',
@@ -75,6 +68,4 @@ const config = defineConfig({
     telemetry: { otlp_endpoint: process.env.BENCH_OTLP_ENDPOINT, sample_ratio: Number(process.env.BENCH_SAMPLE_RATIO ?? 1) },
   }),
 });
-const gateway = await createGateway({ config, plugins: [benchPlugin], logger: createLogger(process.env.BENCH_LOG_LEVEL ?? 'silent') });
-const { url } = await gateway.listen();
-ready(url);
+await serveGateway(config, [benchPlugin], process.env.BENCH_LOG_LEVEL ?? 'silent');

@@ -34,45 +34,65 @@ interface CollectedMetric {
 /** Key of a label set: label values in insertion order (the metric's label names are fixed). */
 const keyOf = (labels: Record<string, string>) => Object.values(labels).join('\u0000');
 
+/** What the two kinds share: registration, one sample per label set, scrape and reset. */
+abstract class LabeledMetric<S extends { readonly labels: Record<string, string> }> implements CollectedMetric {
+  readonly aggregator = 'sum' as const;
+  private readonly samples = new Map<string, S>();
+
+  constructor(
+    readonly type: 'counter' | 'histogram',
+    readonly name: string,
+    readonly help: string,
+    registry: Registry,
+    private readonly newSample: (labels: Record<string, string>) => S,
+  ) {
+    registry.registerMetric(this as never);
+  }
+
+  /** The sample of a label set, made on first use: keep it and pass it to `inc` / `observe`. */
+  sample(labels: Record<string, string>): S {
+    const key = keyOf(labels);
+    let s = this.samples.get(key);
+    if (!s) this.samples.set(key, (s = this.newSample(labels)));
+    return s;
+  }
+
+  async get(): Promise<MetricData> {
+    const values = [...this.samples.values()].flatMap((s) => this.valuesOf(s));
+    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  }
+
+  /** Zeroes every sample in place (samples handed out stay valid). */
+  reset(): void {
+    for (const s of this.samples.values()) this.zero(s);
+  }
+
+  /** What a sample shows on scrape (nothing while it is zero). */
+  protected abstract valuesOf(sample: S): MetricValue[];
+  protected abstract zero(sample: S): void;
+}
+
 export interface CounterSample {
   readonly labels: Record<string, string>;
   value: number;
 }
 
 /** A counter with fixed label names. */
-export class LabeledCounter implements CollectedMetric {
-  readonly type = 'counter' as const;
-  readonly aggregator = 'sum' as const;
-  private readonly samples = new Map<string, CounterSample>();
-
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    registry: Registry,
-  ) {
-    registry.registerMetric(this as never);
-  }
-
-  /** The sample of a label set, made on first use: keep it and pass it to `inc`. */
-  sample(labels: Record<string, string>): CounterSample {
-    const key = keyOf(labels);
-    let s = this.samples.get(key);
-    if (!s) this.samples.set(key, (s = { labels, value: 0 }));
-    return s;
+export class LabeledCounter extends LabeledMetric<CounterSample> {
+  constructor(name: string, help: string, registry: Registry) {
+    super('counter', name, help, registry, (labels) => ({ labels, value: 0 }));
   }
 
   inc(sample: CounterSample): void {
     sample.value++;
   }
 
-  async get(): Promise<MetricData> {
-    const values = [...this.samples.values()].filter((s) => s.value > 0).map((s) => ({ labels: { ...s.labels }, value: s.value }));
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+  protected valuesOf(s: CounterSample): MetricValue[] {
+    return s.value > 0 ? [{ labels: { ...s.labels }, value: s.value }] : [];
   }
 
-  /** Zeroes every sample in place (samples handed out stay valid). */
-  reset(): void {
-    for (const s of this.samples.values()) s.value = 0;
+  protected zero(s: CounterSample): void {
+    s.value = 0;
   }
 }
 
@@ -84,26 +104,14 @@ export interface HistogramSample {
 }
 
 /** A histogram with fixed buckets and label names. */
-export class LabeledHistogram implements CollectedMetric {
-  readonly type = 'histogram' as const;
-  readonly aggregator = 'sum' as const;
-  private readonly samples = new Map<string, HistogramSample>();
-
+export class LabeledHistogram extends LabeledMetric<HistogramSample> {
   constructor(
-    readonly name: string,
-    readonly help: string,
+    name: string,
+    help: string,
     private readonly bounds: readonly number[],
     registry: Registry,
   ) {
-    registry.registerMetric(this as never);
-  }
-
-  /** The sample of a label set, made on first use: keep it and pass it to `observe`. */
-  sample(labels: Record<string, string>): HistogramSample {
-    const key = keyOf(labels);
-    let s = this.samples.get(key);
-    if (!s) this.samples.set(key, (s = { labels, buckets: new Array<number>(this.bounds.length).fill(0), sum: 0, count: 0 }));
-    return s;
+    super('histogram', name, help, registry, (labels) => ({ labels, buckets: new Array<number>(bounds.length).fill(0), sum: 0, count: 0 }));
   }
 
   observe(sample: HistogramSample, value: number): void {
@@ -113,28 +121,23 @@ export class LabeledHistogram implements CollectedMetric {
     sample.count++;
   }
 
-  async get(): Promise<MetricData> {
+  protected valuesOf(s: HistogramSample): MetricValue[] {
+    if (s.count === 0) return [];
     const values: MetricValue[] = [];
-    for (const s of this.samples.values()) {
-      if (s.count === 0) continue;
-      let cumulative = 0;
-      this.bounds.forEach((le, i) => {
-        cumulative += s.buckets[i]!;
-        values.push({ labels: { ...s.labels, le }, value: cumulative, metricName: `${this.name}_bucket` });
-      });
-      values.push({ labels: { ...s.labels, le: '+Inf' }, value: s.count, metricName: `${this.name}_bucket` });
-      values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum` });
-      values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count` });
-    }
-    return { name: this.name, help: this.help, type: this.type, aggregator: this.aggregator, values };
+    let cumulative = 0;
+    this.bounds.forEach((le, i) => {
+      cumulative += s.buckets[i]!;
+      values.push({ labels: { ...s.labels, le }, value: cumulative, metricName: `${this.name}_bucket` });
+    });
+    values.push({ labels: { ...s.labels, le: '+Inf' }, value: s.count, metricName: `${this.name}_bucket` });
+    values.push({ labels: { ...s.labels }, value: s.sum, metricName: `${this.name}_sum` });
+    values.push({ labels: { ...s.labels }, value: s.count, metricName: `${this.name}_count` });
+    return values;
   }
 
-  /** Zeroes every sample in place (samples handed out stay valid). */
-  reset(): void {
-    for (const s of this.samples.values()) {
-      s.buckets.fill(0);
-      s.sum = 0;
-      s.count = 0;
-    }
+  protected zero(s: HistogramSample): void {
+    s.buckets.fill(0);
+    s.sum = 0;
+    s.count = 0;
   }
 }

@@ -3,11 +3,16 @@
  * waits until the test opens gate i. So a test can prove an event arrived
  * while the tool was still running, and cut or resume streams at known points.
  */
-import type { ToolContext, ToolPlugin } from '../../src/index.js';
-import { deferred, definePlugin, echoTool } from './plugins.js';
+import type { ToolContext, ToolDefinitionInput, ToolPlugin } from '../../src/index.js';
+import { deferred, definePlugin, echoTool, type Handler } from './plugins.js';
 
-export interface GateControl {
+export interface GateControl extends GatedTool {
   plugin: ToolPlugin;
+}
+
+/** The `gated` tool alone, for a suite that builds its own plugin around it, and its controls. */
+export interface GatedTool {
+  tool: [ToolDefinitionInput, Handler];
   /** Let call `key` go past event `i`. */
   open(key: string, i: number): void;
   /** performance.now() when call `key` emitted each event. */
@@ -27,7 +32,28 @@ export function gateMap(): (key: string, i: number) => ReturnType<typeof deferre
   };
 }
 
+/** A plugin with `echo`, `gated` and `burst` (emits `count` events at once, then returns). */
 export function gatedPlugin(): GateControl {
+  const gated = gatedTool();
+  const plugin = definePlugin('gated', [
+    echoTool,
+    gated.tool,
+    [
+      {
+        name: 'burst',
+        description: 'Emits `count` events at once, then returns',
+        input_parameters: [{ name: 'count', type: 'integer', description: 'Number of events', required: true }],
+      },
+      (args, ctx: ToolContext) => {
+        for (let i = 0; i < Number(args.count); i++) ctx.emit('log', { level: 'info', message: `line ${i}` });
+        return { count: args.count };
+      },
+    ],
+  ]);
+  return { plugin, ...gated };
+}
+
+export function gatedTool(): GatedTool {
   const gate = gateMap();
   const emitted = new Map<string, number[]>();
   const aborts = new Map<string, ReturnType<typeof deferred<string>>>();
@@ -37,9 +63,8 @@ export function gatedPlugin(): GateControl {
     return d;
   };
 
-  const plugin = definePlugin('gated', [
-    echoTool,
-    [
+  return {
+    tool: [
       {
         name: 'gated',
         description: 'Emits event i, then waits for the test to open gate i',
@@ -62,21 +87,6 @@ export function gatedPlugin(): GateControl {
         return { key, steps };
       },
     ],
-    [
-      {
-        name: 'burst',
-        description: 'Emits `count` events at once, then returns',
-        input_parameters: [{ name: 'count', type: 'integer', description: 'Number of events', required: true }],
-      },
-      (args, ctx: ToolContext) => {
-        for (let i = 0; i < Number(args.count); i++) ctx.emit('log', { level: 'info', message: `line ${i}` });
-        return { count: args.count };
-      },
-    ],
-  ]);
-
-  return {
-    plugin,
     open: (key, i) => gate(key, i).resolve(),
     emittedAt: (key) => emitted.get(key) ?? [],
     aborted: (key) => abort(key).promise,

@@ -3,7 +3,7 @@
  */
 import { ToolError, ToolOutput, type ToolContext, type ToolDefinitionInput, type ToolPlugin } from '../../src/index.js';
 
-type Handler = (args: Record<string, unknown>, ctx: ToolContext) => unknown;
+export type Handler = (args: Record<string, unknown>, ctx: ToolContext) => unknown;
 
 /** A plugin from a list of [definition, handler] pairs. */
 export function definePlugin(name: string, tools: [ToolDefinitionInput, Handler][], extra: Partial<ToolPlugin> = {}): ToolPlugin {

@@ -1,14 +1,21 @@
 /** Start a real gateway on an ephemeral port for a test, and talk to it. */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { createGateway, defineConfig, createLogger, type Gateway, type GatewayConfigInput, type ToolPlugin } from '../../src/index.js';
+import { createGateway, defineConfig, createLogger, type Gateway, type GatewayConfigInput, type Logger, type ToolPlugin } from '../../src/index.js';
 
 export interface TestGateway {
   url: string;
+  port: number;
   gateway: Gateway;
   close(): Promise<void>;
 }
 
-export async function startGateway(options: { config?: GatewayConfigInput; plugins?: ToolPlugin[] } = {}): Promise<TestGateway> {
+/**
+ * The one way tests start a gateway in-process. `logger`: where it logs (a LogCapture's, to read the log back; silent
+ * unless TEST_LOG_LEVEL says otherwise); `env`: the environment it reads (`token_env` and the like; default process.env); `host`: where it listens.
+ */
+export async function startGateway(
+  options: { config?: GatewayConfigInput; plugins?: ToolPlugin[]; logger?: Logger; env?: NodeJS.ProcessEnv; host?: string } = {},
+): Promise<TestGateway> {
   // Native tool groups are off unless a test configures them (e.g. `tools: { fs: { root } }`): core tests see only their own plugins.
   const nativeOff = { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } };
   const config = defineConfig({
@@ -19,10 +26,11 @@ export async function startGateway(options: { config?: GatewayConfigInput; plugi
   const gateway = await createGateway({
     config,
     plugins: options.plugins ?? [],
-    logger: createLogger((process.env.TEST_LOG_LEVEL as 'silent' | undefined) ?? 'silent'),
+    logger: options.logger ?? createLogger((process.env.TEST_LOG_LEVEL as 'silent' | undefined) ?? 'silent'),
+    ...(options.env && { env: options.env }),
   });
-  const { url } = await gateway.listen();
-  return { url, gateway, close: () => gateway.close() };
+  const { url, port } = await gateway.listen(undefined, options.host);
+  return { url, port, gateway, close: () => gateway.close() };
 }
 
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; json: any }> {

@@ -3,60 +3,26 @@ import { createHash } from 'node:crypto';
 import { request } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import { readdirSync, readFileSync } from 'node:fs';
-import { Writable } from 'node:stream';
-import { pino } from 'pino';
-import {
-  createGateway,
-  defineConfig,
-  type Gateway,
-  type GatewayConfigInput,
-  type Logger,
-  type ToolPlugin,
-} from '../../src/index.js';
+import type { GatewayConfigInput, ToolPlugin } from '../../src/index.js';
+import { LogCapture } from '../helpers/log-capture.js';
 import { definePlugin, deferred, echoTool, sleep } from '../helpers/plugins.js';
+import { startGateway, type TestGateway } from '../helpers/server.js';
 
 export const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-/** Everything the gateway logged, as text (JSON lines). */
-export class LogCapture {
-  lines: string[] = [];
-  readonly logger: Logger;
-  constructor(level = 'debug') {
-    const stream = new Writable({
-      write: (chunk: Buffer, _enc, done) => {
-        this.lines.push(...chunk.toString().split('\n').filter(Boolean));
-        done();
-      },
-    });
-    this.logger = pino({ level, base: undefined }, stream) as unknown as Logger;
-  }
-  get text(): string {
-    return this.lines.join('\n');
-  }
-}
+export { LogCapture };
 
-export interface SecureGateway {
-  url: string;
-  port: number;
-  gateway: Gateway;
+export interface SecureGateway extends TestGateway {
   log: LogCapture;
-  close(): Promise<void>;
 }
 
+/** A gateway (helpers/server.ts startGateway) logging at debug into a LogCapture, reading no environment unless given one. */
 export async function startSecureGateway(
   options: { config?: GatewayConfigInput; plugins?: ToolPlugin[]; env?: NodeJS.ProcessEnv; host?: string } = {},
 ): Promise<SecureGateway> {
   const log = new LogCapture();
-  // Native tool groups are off unless a test configures them.
-  const nativeOff = { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } };
-  const config = defineConfig({
-    ...options.config,
-    server: { port: 0, ...options.config?.server },
-    tools: { ...nativeOff, ...options.config?.tools },
-  });
-  const gateway = await createGateway({ config, plugins: options.plugins ?? [testTools()], logger: log.logger, env: options.env ?? {} });
-  const { url, port } = await gateway.listen(0, options.host);
-  return { url, port, gateway, log, close: () => gateway.close() };
+  const gw = await startGateway({ ...options, plugins: options.plugins ?? [testTools()], logger: log.logger, env: options.env ?? {} });
+  return { ...gw, log };
 }
 
 /** Tools for the security suites: echo, one per tag/kind, and a call that waits until released. */

@@ -27,7 +27,7 @@ import type { Call, CallStore, CallView, Logger, MemoryCallStore, Watcher } from
 import { storeUnavailable, type RedisConnection } from './connection.js';
 import { APPEND, FAIL_LAPSED, LAPSED, REGISTER, RENEW } from './call-scripts.js';
 import { RemoteCall, type RemoteCallHost } from './remote-call.js';
-import { StreamReader } from './call-stream-reader.js';
+import { StreamReader } from './stream-reader.js';
 
 export interface RedisCallStoreOptions {
   redis: RedisConnection;
@@ -70,7 +70,11 @@ export class RedisCallStore implements CallStore {
     this.local = options.local;
     this.logger = options.logger;
     this.leaseMs = Math.round(options.leaseS * 1000);
-    this.reader = new StreamReader(this.redis, this.redis.key('calls', 'wake', this.instance), this.logger);
+    this.reader = new StreamReader(
+      this.redis,
+      { wakeKey: this.redis.key('calls', 'wake', this.instance), wakeTtlS: 3600, purpose: 'call-events', count: 1000, what: 'call events' },
+      this.logger,
+    );
     this.host = {
       reader: this.reader,
       streamKey: (id) => this.streamKey(id),

@@ -6,7 +6,7 @@
  */
 import { PROTOCOL_VERSION, newId, nowTs, type ToolCallResponse, type ToolEvent } from '../../protocol/index.js';
 import type { CallState, CallView, CallWatch, EventBatch, StopReason } from '../../engine/index.js';
-import type { RawEntry, StreamReader } from './call-stream-reader.js';
+import { PulledStream, type StreamEntry, type StreamReader } from './stream-reader.js';
 
 /** What a remote view needs from the store. */
 export interface RemoteCallHost {
@@ -99,7 +99,7 @@ export class RemoteCall implements CallView {
 /** Follows a remote call's stream: events in order, a gap notice for what was trimmed, ends after the final entry. */
 class RemoteWatch implements CallWatch {
   private closed = false;
-  private readonly sub;
+  private readonly sub: PulledStream;
   /** Seq of the next event expected. */
   private cursor: number;
 
@@ -110,7 +110,7 @@ class RemoteWatch implements CallWatch {
     afterSeq: number,
   ) {
     this.cursor = afterSeq + 1;
-    this.sub = reader.subscribe(key, afterSeq < 0 ? '0-0' : `${afterSeq}-1`);
+    this.sub = new PulledStream(reader, key, afterSeq < 0 ? '0-0' : `${afterSeq}-1`, 'following the events of a call that runs on another instance');
   }
 
   close(): void {
@@ -133,7 +133,7 @@ class RemoteWatch implements CallWatch {
   }
 
   /** Entries → batches (a new batch starts at each gap); `final` once the response entry was read. */
-  private split(entries: RawEntry[]): { batches: EventBatch[]; final: boolean } {
+  private split(entries: StreamEntry[]): { batches: EventBatch[]; final: boolean } {
     const batches: EventBatch[] = [];
     let batch: EventBatch = { events: [] };
     for (const [id, fields] of entries) {

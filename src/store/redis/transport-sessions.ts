@@ -14,6 +14,7 @@ import { randomBytes } from 'node:crypto';
 import type { Call, Logger, StopReason } from '../../engine/index.js';
 import {
   DEFAULT_MEMORY,
+  Inbox,
   SessionBinding,
   TransportRefusal,
   dispatch,
@@ -25,24 +26,19 @@ import {
   type DispatchSession,
   type FrameSink,
   type Presenter,
+  type SavedBinding,
   type SessionState,
 } from '../../transport/a2e-http/index.js';
 import type { RedisClient, RedisConnection } from './connection.js';
-import { StreamReader, type StreamEntry } from './transport-stream-reader.js';
+import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
 import { ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, PUSH, USE, WRITTEN } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
 const ROOM_POLL_MS = 50;
 
-/** A session's hash, as read. */
-interface SessionRecord {
-  principal: string | null;
-  boundBy: 'bearer' | 'handshake' | undefined;
-  quotaKey: string;
-  address: string;
-  createdAt: number;
-  handshook: boolean;
+/** A session's hash, as read: its binding, and the session's own state. */
+interface SessionRecord extends SavedBinding {
   handshakeId: string;
   state: SessionState;
   version: number;
@@ -78,7 +74,7 @@ interface Holder {
   sid: string;
   nonce: string;
   sink: FrameSink;
-  token: object | undefined;
+  reading: StreamSubscription | undefined;
   ended: boolean;
   /** WRITTEN updates, in order. */
   writes: Promise<unknown>;
@@ -117,7 +113,11 @@ export class RedisA2eTransport implements A2eTransport {
         this.logger.warn({ err: String((err as Error)?.message ?? err) }, 'A2E transport session could not be closed in Redis; it expires by itself');
       }),
     );
-    this.reader = new StreamReader(redis, this.logger);
+    this.reader = new StreamReader(
+      redis,
+      { wakeKey: redis.key('transport', 'wake', randomBytes(8).toString('hex')), wakeTtlS: 60, purpose: 'transport-stream-reader', count: 256, what: 'A2E transport streams' },
+      this.logger,
+    );
     this.channel = redis.key('transport', 'control');
     void this.listen();
     // Renews held sessions' life well within session_idle_s, and notices sessions closed or expired elsewhere.
@@ -209,14 +209,14 @@ export class RedisA2eTransport implements A2eTransport {
   async send(id: string | undefined, body: Uint8Array, by: string | null = null): Promise<void> {
     const { rec, binding } = await this.use(id, by, true);
     const h = this.handle(id!, rec, binding);
-    const waiting = h.outbox.size + h.inboxSize;
+    const waiting = h.outbox.size + h.inbox.size;
     if (waiting >= this.options.config.max_queued) {
       throw new TransportRefusal('queue_full', `${waiting} messages are waiting for GET /stream (transport.max_queued); read the stream, then send again`);
     }
     if (h.outbox.full) {
       throw new TransportRefusal('queue_full', `${h.outbox.bytes} bytes of answers are waiting for GET /stream (limits.outbox_session_bytes); read the stream, then send again`);
     }
-    h.enqueue(() => dispatch(this.deps, h, body));
+    h.inbox.enqueue(() => dispatch(this.deps, h, body));
   }
 
   /** This instance's handle of a session, brought up to date with `rec` unless it has changes of its own on the way. */
@@ -225,7 +225,7 @@ export class RedisA2eTransport implements A2eTransport {
     if (!h) {
       h = new RedisSessionHandle(id, binding, rec, this);
       this.handles.set(id, h);
-    } else if (rec.version > h.version && !h.outbox.busy && h.inboxSize === 0) {
+    } else if (rec.version > h.version && !h.outbox.busy && h.inbox.size === 0) {
       h.apply(binding, rec);
     }
     h.outbox.known(rec.pending, rec.bytes);
@@ -237,7 +237,7 @@ export class RedisA2eTransport implements A2eTransport {
     const sid = id!;
     const previous = this.held.get(sid);
     if (previous) this.endHolder(previous);
-    const holder: Holder = { sid, nonce: randomBytes(8).toString('hex'), sink, token: undefined, ended: false, writes: Promise.resolve() };
+    const holder: Holder = { sid, nonce: randomBytes(8).toString('hex'), sink, reading: undefined, ended: false, writes: Promise.resolve() };
     this.held.set(sid, holder);
     sink.onDisconnect(() => this.detach(holder));
     const last = /^\d+$/.test(lastEventId ?? '') ? lastEventId! : '';
@@ -249,7 +249,7 @@ export class RedisA2eTransport implements A2eTransport {
       return;
     }
     this.publish({ t: 'attach', sid, nonce: holder.nonce });
-    holder.token = this.reader.add(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, (entries) => this.deliver(holder, entries));
+    holder.reading = this.reader.subscribe(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, { deliver: (entries) => this.deliver(holder, entries) });
   }
 
   /** Frames read from the outbox → the holder's stream; the end marker ends it. */
@@ -295,7 +295,7 @@ export class RedisA2eTransport implements A2eTransport {
   private endHolder(holder: Holder): void {
     if (holder.ended) return;
     holder.ended = true;
-    if (holder.token) this.reader.remove(this.outboxKey(holder.sid), holder.token);
+    holder.reading?.close();
     if (this.held.get(holder.sid) === holder) this.held.delete(holder.sid);
     holder.sink.end();
   }
@@ -400,7 +400,7 @@ export class RedisA2eTransport implements A2eTransport {
         if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
       }),
       ...[...this.handles.values()].map(async (h) => {
-        if (h.calls.size === 0 && h.inboxSize === 0 && !h.outbox.busy) {
+        if (h.calls.size === 0 && h.inbox.size === 0 && !h.outbox.busy) {
           this.handles.delete(h.id);
           return;
         }
@@ -484,8 +484,7 @@ class RedisSessionHandle implements DispatchSession {
   version: number;
   readonly calls: Map<Call, Promise<void>>;
   readonly outbox: RedisOutbox;
-  inboxSize = 0;
-  private inbox: Promise<void> = Promise.resolve();
+  readonly inbox = new Inbox();
   /** The fields as Redis has them (what is written when they change). */
   private saved: string;
 
@@ -532,20 +531,6 @@ class RedisSessionHandle implements DispatchSession {
     // Past open, a session only drains (closed is written by CLOSE, never by a push).
     const st = this.state === 'open' ? 'open' : 'draining';
     return ['p', b.principal === null ? '' : `=${b.principal}`, 'b', b.boundBy ?? '', 'h', b.handshook ? '1' : '0', 'hs', this.handshakeId ?? '', 'st', st];
-  }
-
-  enqueue(task: () => Promise<void> | void): void {
-    this.inboxSize++;
-    const run = async () => {
-      try {
-        await task();
-      } catch {
-        // Handlers answer their own errors on the stream; one failing must not stop the next.
-      } finally {
-        this.inboxSize--;
-      }
-    };
-    this.inbox = this.inbox.then(run, run);
   }
 
   /** Stop the calls running here; their responses are still queued. */

@@ -11,6 +11,7 @@ export {
 export { TransportConfig } from './config.js';
 export { acceptAnyToken, bearerTokenAuth, type HandshakeAuth, type HandshakeAuthResult } from './auth.js';
 export type { FrameSink } from './session.js';
+export { Inbox } from './inbox.js';
 export type { A2eTransport, A2eTransportFactory } from './seam.js';
 export { SessionBinding, type Presenter, type SavedBinding } from './binding.js';
 export { dispatch, type DispatchDeps } from './dispatch.js';

@@ -7,6 +7,7 @@ import type { Call, StopReason } from '../../engine/index.js';
 import { Outbox, Signal, type OutboxLimits } from './outbox.js';
 import type { SessionBinding } from './binding.js';
 import type { SseSink } from '../../engine/sse.js';
+import { Inbox } from './inbox.js';
 
 /** Where a session's frames go: the stream attached to it. */
 export type FrameSink = SseSink;
@@ -43,10 +44,11 @@ export class TransportSession implements DispatchSession {
   state: SessionState = 'open';
   /** Running calls and the task that forwards each one's events and response. */
   readonly calls = new Map<Call, Promise<void>>();
+  /** Message handlers, run one at a time in arrival order. */
+  readonly inbox = new Inbox();
 
   private stream: FrameSink | undefined;
   private readonly wake = new Signal();
-  private inbox: Promise<void> = Promise.resolve();
   private closing: Promise<void> | undefined;
 
   constructor(
@@ -70,24 +72,6 @@ export class TransportSession implements DispatchSession {
   /** Idle: no stream attached and nothing received for `idleMs`. */
   idle(now: number, idleMs: number): boolean {
     return !this.stream && now - this.lastActivity > idleMs;
-  }
-
-  /** Messages received and not yet handled. */
-  inboxSize = 0;
-
-  /** Run message handlers one at a time, in arrival order. */
-  enqueue(task: () => Promise<void> | void): void {
-    this.inboxSize++;
-    const run = async () => {
-      try {
-        await task();
-      } catch {
-        // Handlers answer their own errors on the stream; one failing must not stop the next.
-      } finally {
-        this.inboxSize--;
-      }
-    };
-    this.inbox = this.inbox.then(run, run);
   }
 
   /**

@@ -209,7 +209,7 @@ export class A2eHttpTransport implements A2eTransport {
   send(sessionId: string | undefined, body: Uint8Array, by: string | null = null): void {
     const s = this.session(sessionId, by);
     // Every accepted message has at least one answer to come: count those not handled yet too.
-    const waiting = s.outbox.size + s.inboxSize;
+    const waiting = s.outbox.size + s.inbox.size;
     if (waiting >= this.options.config.max_queued) {
       throw new TransportRefusal(
         'queue_full',
@@ -225,7 +225,7 @@ export class A2eHttpTransport implements A2eTransport {
       );
     }
     s.touch();
-    s.enqueue(() => dispatch(this.deps, s, body));
+    s.inbox.enqueue(() => dispatch(this.deps, s, body));
   }
 
   /** GET /stream: attach `sink` as the session's stream. */
