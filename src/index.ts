@@ -10,7 +10,7 @@
 
 // The gateway: build one from a config, serve it, close it.
 export { createGateway, builtinPlugins, openApiFor, VERSION, type Gateway, type GatewayOptions } from './server.js';
-export { createApp, openApiDocument, type AppOptions } from './routes/index.js';
+export { createApp, openApiDocument, type AppOptions, type HttpLimits } from './routes/index.js';
 export { createLogger, type LogLevel } from './logger.js';
 
 // Configuration.

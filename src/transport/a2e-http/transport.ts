@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { ByteBudget, SessionManager, type Engine, type Logger, type StopReason } from '../../engine/index.js';
+import { DEFAULT_MAX_JSON_DEPTH, type MessageLimits } from '../../engine/message-reader.js';
 import { acceptAnyToken, type HandshakeAuth } from './auth.js';
 import type { TransportConfig } from './config.js';
 import { SessionBinding, type Presenter } from './binding.js';
@@ -51,6 +52,8 @@ export interface A2eHttpTransportOptions {
   authRequired?: boolean;
   /** Byte budgets of the sessions' outboxes (`limits.outbox_*`) and the most one stream write takes. */
   memory?: TransportMemoryLimits;
+  /** How messages are read (`limits.max_json_depth`); default: the config's default. */
+  limits?: MessageLimits;
 }
 
 export interface TransportMemoryLimits {
@@ -279,6 +282,7 @@ export function dispatchDeps(options: A2eHttpTransportOptions, closeSession: Dis
     authRequired: options.authRequired ?? false,
     sessionsRequired: options.sessionsRequired ?? false,
     logger: options.logger,
+    maxJsonDepth: options.limits?.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     startedAt: Date.now(),
     eventRoom: Math.max(1, Math.floor(config.max_queued / 2)),
     closeSession,
