@@ -3,7 +3,7 @@
  * variables. Off (the default) nothing of the OpenTelemetry SDK is loaded: `startTelemetry` imports it
  * (./otel-sdk.ts) only when an endpoint is known.
  */
-import { ConfigError } from '../config/index.js';
+import { ConfigError } from '../config/config-error.js';
 import type { TelemetryConfig } from '../config/telemetry.js';
 import type { Logger } from '../engine/index.js';
 

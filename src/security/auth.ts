@@ -6,7 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthConfig, TokenConfig } from './config.js';
-import { ConfigError } from '../config/load.js';
+import { ConfigError } from '../config/config-error.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
 
 export interface Principal {
