@@ -7,6 +7,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { GatewayConfig } from './config/index.js';
 import {
   Engine,
+  combineAudit,
   MemoryCallStore,
   ToolRegistry,
   type CallStore,
@@ -17,7 +18,7 @@ import {
   type ToolPlugin,
 } from './engine/index.js';
 import { createLogger } from './logger.js';
-import { combineAudit, GatewayMetrics } from './observability/metrics.js';
+import { GatewayMetrics } from './observability/metrics.js';
 import { checkPolicyRules } from './config/policy-check.js';
 import { createApp } from './routes/index.js';
 import { buildSecurity, type Security } from './security/index.js';
