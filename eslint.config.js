@@ -46,7 +46,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/transport/**', 'src/store/**', 'src/tools/**', 'src/a2a/**', 'src/mcp/**', 'src/mcp-server/**', 'src/a2a-server/**', 'src/plugins/**'],
+    files: ['src/transport/**', 'src/store/**', 'src/tools/**', 'src/a2a/**', 'src/mcp/**', 'src/mcp-server/**', 'src/a2a-server/**', 'src/operator-plugins/**'],
     rules: {
       'no-restricted-imports': [
         'error',

@@ -38,7 +38,7 @@ export {
   type ToolContext,
   type ToolPlugin,
 } from './engine/index.js';
-export type { PluginFactory, PluginFactoryContext } from './plugins/factory.js';
+export type { PluginFactory, PluginFactoryContext } from './operator-plugins/factory.js';
 
 // The engine, for other doors and embedding applications: one Call lifecycle for every door.
 export {

@@ -7,7 +7,7 @@ import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { describeIssue, formatProblems, typeOf } from '../protocol/index.js';
 import { GatewayConfig, type GatewayConfigInput } from './schema.js';
-import { resolvePluginPaths } from '../plugins/config.js';
+import { resolvePluginPaths } from '../operator-plugins/config.js';
 
 import { ConfigError } from './config-error.js';
 
