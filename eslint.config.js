@@ -46,7 +46,21 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/transport/**', 'src/store/**', 'src/tools/**', 'src/a2a/**', 'src/mcp/**', 'src/mcp-server/**', 'src/a2a-server/**', 'src/plugins/**'],
+    // Tool sources, doors without HTTP, stores, and what they share (security, observability, config, reload).
+    files: [
+      'src/transport/**',
+      'src/store/**',
+      'src/tools/**',
+      'src/a2a/**',
+      'src/mcp/**',
+      'src/mcp-server/**',
+      'src/a2a-server/**',
+      'src/operator-plugins/**',
+      'src/security/**',
+      'src/observability/**',
+      'src/config/**',
+      'src/reload/**',
+    ],
     rules: {
       'no-restricted-imports': [
         'error',

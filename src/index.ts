@@ -10,7 +10,7 @@
 
 // The gateway: build one from a config, serve it, close it.
 export { createGateway, builtinPlugins, openApiFor, VERSION, type Gateway, type GatewayOptions } from './server.js';
-export { createApp, openApiDocument, type AppOptions } from './routes/index.js';
+export { createApp, openApiDocument, type AppOptions, type HttpLimits } from './routes/index.js';
 export { createLogger, type LogLevel } from './logger.js';
 
 // Configuration.
@@ -38,7 +38,7 @@ export {
   type ToolContext,
   type ToolPlugin,
 } from './engine/index.js';
-export type { PluginFactory, PluginFactoryContext } from './plugins/factory.js';
+export type { PluginFactory, PluginFactoryContext } from './operator-plugins/factory.js';
 
 // The engine, for other doors and embedding applications: one Call lifecycle for every door.
 export {

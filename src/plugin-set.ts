@@ -7,7 +7,7 @@
  */
 import type { GatewayConfig } from './config/index.js';
 import { ToolRegistry, type Engine, type Logger, type ToolPlugin } from './engine/index.js';
-import { loadConfiguredPlugins } from './plugins/load.js';
+import { loadConfiguredPlugins } from './operator-plugins/load.js';
 import { nativePlugins } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { McpPlugin } from './mcp/plugin.js';

@@ -7,6 +7,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { GatewayConfig } from './config/index.js';
 import {
   Engine,
+  combineAudit,
   MemoryCallStore,
   ToolRegistry,
   type CallStore,
@@ -17,11 +18,12 @@ import {
   type ToolPlugin,
 } from './engine/index.js';
 import { createLogger } from './logger.js';
-import { combineAudit, GatewayMetrics } from './observability/metrics.js';
+import { GatewayMetrics } from './observability/metrics.js';
 import { checkPolicyRules } from './config/policy-check.js';
 import { createApp } from './routes/index.js';
 import { buildSecurity, type Security } from './security/index.js';
 import { mountA2eTransport } from './routes/a2e-transport.js';
+import type { HttpLimits } from './routes/http/limits.js';
 import { bearerTokenAuth } from './transport/a2e-http/auth.js';
 import type { A2eTransport } from './transport/a2e-http/index.js';
 import { nativePlugins } from './tools/index.js';
@@ -130,6 +132,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   // Mutated in place by a reload: the admin check holds this very set.
   const admins = new Set(adminNames(config));
   const mcpServe = config.mcp.serve;
+  // One set of limits for every HTTP door, the A2E transport's message reader included.
+  const limits: HttpLimits = {
+    bodyLimitBytes: config.server.body_limit_bytes,
+    maxJsonDepth: config.limits.max_json_depth,
+    heartbeatS: config.server.heartbeat_s,
+    streams: { unsentBytes: config.limits.stream_unsent_bytes, stallS: config.limits.stream_stall_s },
+  };
   const app = createApp({
     engine,
     logger,
@@ -138,11 +147,9 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       ? new McpDoor({ engine, version: VERSION, pageSize: mcpServe.page_size, callTimeoutS: mcpServe.timeout_s ?? config.server.max_timeout_s })
       : undefined,
     version: VERSION,
-    bodyLimitBytes: config.server.body_limit_bytes,
-    heartbeatS: config.server.heartbeat_s,
+    limits,
     calls: callResources(config, stores),
     store: () => stores.health(),
-    streams: { unsentBytes: config.limits.stream_unsent_bytes, stallS: config.limits.stream_stall_s },
     basePath: config.server.base_path,
     trustProxy: config.server.trust_proxy,
     agents: () => plugins.a2a?.status(plugins.registry.conflicts) ?? [],
@@ -158,7 +165,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       logger,
       sessions: security.sessions,
       sessionsRequired: security.sessionsRequired,
-      maxJsonDepth: config.limits.max_json_depth,
       // No door authenticates on its own terms: with auth, the A2E transport's routes want the bearer token too.
       admins,
     },
@@ -168,8 +174,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     engine,
     logger,
     config: config.transport,
-    heartbeatS: config.server.heartbeat_s,
-    bodyLimitBytes: config.server.body_limit_bytes,
+    limits,
     // Sessions belong to the bearer token that opened them; a handshake's auth_token, when sent, must be that token.
     sessions: security.sessions,
     authenticate: security.authenticate && bearerTokenAuth(security.authenticate),
@@ -181,7 +186,6 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       outboxTotalBytes: config.limits.outbox_total_bytes,
       streamWriteBytes: config.limits.stream_unsent_bytes,
     },
-    streams: { unsentBytes: config.limits.stream_unsent_bytes, stallS: config.limits.stream_stall_s },
     open: stores.transportSessions,
   });
 

@@ -10,6 +10,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, Engine, parseConfig, ToolRegistry, type AuditRecord, type ToolContext } from '../src/index.js';
 import { mountA2eTransport } from '../src/routes/a2e-transport.js';
+import { DEFAULT_HTTP_LIMITS } from '../src/routes/http/limits.js';
 import { bearerTokenAuth, TransportConfig, type A2eHttpTransport } from '../src/transport/a2e-http/index.js';
 import { A2eTestClient } from './helpers/a2e-client.js';
 import { deferred, definePlugin, echoTool } from './helpers/plugins.js';
@@ -203,8 +204,7 @@ describe('A2E transport: pluggable handshake auth', () => {
       engine,
       logger,
       config: TransportConfig.parse({}),
-      heartbeatS: 1,
-      bodyLimitBytes: 1 << 20,
+      limits: { ...DEFAULT_HTTP_LIMITS, heartbeatS: 1 },
       authRequired: true,
       // A bearer-token authenticator (token → principal or null), as the gateway's auth module provides.
       authenticate: bearerTokenAuth((token) => {

@@ -7,14 +7,11 @@ import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { describeIssue, formatProblems, typeOf } from '../protocol/index.js';
 import { GatewayConfig, type GatewayConfigInput } from './schema.js';
-import { resolvePluginPaths } from '../plugins/config.js';
+import { resolvePluginPaths } from '../operator-plugins/config.js';
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'ConfigError';
-  }
-}
+import { ConfigError } from './config-error.js';
+
+export { ConfigError } from './config-error.js';
 
 /**
  * Replace `${NAME}` and `${NAME:-default}` in every string value with the

@@ -7,7 +7,7 @@ import { ToolsConfig } from '../tools/config.js';
 import { A2AConfig, AgentsConfig } from '../a2a/config.js';
 import { BasePath } from './base-path.js';
 import { CallsConfig } from './calls.js';
-import { PluginsConfig } from '../plugins/config.js';
+import { PluginsConfig } from '../operator-plugins/config.js';
 import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, serverSecurityFields } from '../security/config.js';
 
 import { TransportConfig } from '../transport/a2e-http/config.js';

@@ -19,3 +19,19 @@ export interface AuditRecord {
 export type AuditSink = (record: AuditRecord) => void;
 
 export const noAudit: AuditSink = () => {};
+
+/** Fan one audit record out to several sinks; one failing sink does not stop the others. */
+export function combineAudit(...sinks: (AuditSink | undefined)[]): AuditSink {
+  const list = sinks.filter((s): s is AuditSink => s !== undefined);
+  return (record) => {
+    let failure: unknown;
+    for (const sink of list) {
+      try {
+        sink(record);
+      } catch (err) {
+        failure ??= err;
+      }
+    }
+    if (failure !== undefined) throw failure;
+  };
+}

@@ -24,6 +24,12 @@ export interface MessageWording {
 /** Deepest nesting accepted when the caller does not say (limits.max_json_depth's default). */
 export const DEFAULT_MAX_JSON_DEPTH = 64;
 
+/** What a door reads messages with, from the config (the HTTP doors' limits include it). */
+export interface MessageLimits {
+  /** `limits.max_json_depth`: the deepest nesting of arrays/objects, checked before parsing. */
+  maxJsonDepth: number;
+}
+
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
 
 /**
@@ -32,6 +38,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false });
  * (validation, JSON.stringify) could overflow the stack on it.
  */
 export function nestsDeeperThan(bytes: Uint8Array, max: number): boolean {
+  // Each level takes two bytes ("[]"), so a short body cannot nest too deep: skip the scan.
+  if (bytes.byteLength <= 2 * max) return false;
   let depth = 0;
   let inString = false;
   for (let i = 0; i < bytes.length; i++) {
@@ -54,8 +62,7 @@ export function nestsDeeperThan(bytes: Uint8Array, max: number): boolean {
 export function decodeMessage(bytes: Uint8Array, wording: MessageWording, maxDepth?: number): Record<string, unknown> {
   const { subject } = wording;
   if (bytes.byteLength === 0) throw new GatewayError('invalid_request', `${subject} is empty; ${wording.emptyHint}`);
-  // Each level takes two bytes ("[]"), so a short body cannot nest too deep: skip the scan.
-  if (maxDepth !== undefined && bytes.byteLength > 2 * maxDepth && nestsDeeperThan(bytes, maxDepth)) {
+  if (maxDepth !== undefined && nestsDeeperThan(bytes, maxDepth)) {
     throw new GatewayError('invalid_request', `${subject} nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`, {
       detail: { max_depth: maxDepth },
     });

@@ -119,19 +119,3 @@ export class GatewayMetrics {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 }
-
-/** Fan one audit record out to several sinks; one failing sink does not stop the others. */
-export function combineAudit(...sinks: (AuditSink | undefined)[]): AuditSink {
-  const list = sinks.filter((s): s is AuditSink => s !== undefined);
-  return (record) => {
-    let failure: unknown;
-    for (const sink of list) {
-      try {
-        sink(record);
-      } catch (err) {
-        failure ??= err;
-      }
-    }
-    if (failure !== undefined) throw failure;
-  };
-}

@@ -19,7 +19,7 @@ import {
   type Sampler,
 } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../engine/index.js';
-import type { SamplerSetting, Telemetry, TelemetrySettings } from './telemetry.js';
+import type { SamplerSetting, Telemetry, TelemetrySettings } from './telemetry-settings.js';
 import { setTracer } from './tracing.js';
 
 interface Running {

@@ -3,28 +3,12 @@
  * variables. Off (the default) nothing of the OpenTelemetry SDK is loaded: `startTelemetry` imports it
  * (./otel-sdk.ts) only when an endpoint is known.
  */
-import { ConfigError } from '../config/index.js';
+import { ConfigError } from '../config/config-error.js';
 import type { TelemetryConfig } from '../config/telemetry.js';
 import type { Logger } from '../engine/index.js';
+import type { SamplerSetting, Telemetry, TelemetrySettings } from './telemetry-settings.js';
 
-export type SamplerSetting =
-  | { kind: 'always_on' | 'always_off'; parentBased: boolean }
-  | { kind: 'ratio'; parentBased: boolean; ratio: number };
-
-export interface TelemetrySettings {
-  /** The OTLP/HTTP traces URL spans are POSTed to. */
-  endpoint: string;
-  serviceName: string;
-  serviceVersion: string;
-  sampler: SamplerSetting;
-}
-
-/** Spans go out through OTLP/HTTP as JSON. */
-export interface Telemetry {
-  readonly settings: TelemetrySettings;
-  /** Export what is buffered, then stop (the gateway's close() calls it). */
-  shutdown(): Promise<void>;
-}
+export type { SamplerSetting, Telemetry, TelemetrySettings } from './telemetry-settings.js';
 
 const TRACES_PATH = '/v1/traces';
 const DEFAULT_ENDPOINT = `http://localhost:4318${TRACES_PATH}`;

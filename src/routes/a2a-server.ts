@@ -10,7 +10,8 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { A2AHandler, agentCard, asRpcError, parseRpcRequest, rpcError, rpcResult, RPC, RpcError, type A2AServerConfig, type RpcId, type RpcStream } from '../a2a-server/index.js';
 import { GatewayError, type Admitted, type Call, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
-import { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan, readBytes } from './http/body.js';
+import { nestsDeeperThan, readBytes } from './http/body.js';
+import type { HttpLimits } from './http/limits.js';
 import { onClientGone } from './http/disconnect.js';
 import { requestHeader } from './http/node.js';
 import { requestLogger } from './http/request.js';
@@ -28,9 +29,8 @@ export interface A2AServerRouteDeps {
   logger: Logger;
   /** Gateway version, on the card. */
   version: string;
-  bodyLimitBytes: number;
-  heartbeatS: number;
-  maxJsonDepth?: number;
+  /** Body size, JSON nesting and heartbeats. */
+  limits: HttpLimits;
   /** calls.retain_s */
   retainS: number;
   urls: PublicUrlOptions;
@@ -78,8 +78,8 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
     const logger = requestLogger(c, deps.logger);
     let id: RpcId = null;
     try {
-      const bytes = await readBytes(c, deps.bodyLimitBytes);
-      const json = parseBody(bytes, deps.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH);
+      const bytes = await readBytes(c, deps.limits.bodyLimitBytes);
+      const json = parseBody(bytes, deps.limits.maxJsonDepth);
       if (typeof json === 'object' && json !== null && 'id' in json) {
         const given = (json as { id: unknown }).id;
         if (typeof given === 'string' || typeof given === 'number') id = given;
@@ -98,7 +98,7 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
         admit: deps.admit && (() => deps.admit!(caller.principal, caller.sessionId)),
       });
       if ('result' in outcome) return sendJson(c, rpcResult(req.id, outcome.result));
-      return streamRpc(c, req.id, outcome.stream, deps.heartbeatS, logger);
+      return streamRpc(c, req.id, outcome.stream, deps.limits.heartbeatS, logger);
     } catch (err) {
       const e = asRpcError(err);
       if (e.code === RPC.INTERNAL_ERROR && !(err instanceof GatewayError)) logger.error({ err, path: c.req.path }, 'A2A request failed');
@@ -138,7 +138,7 @@ function a2aCaller(c: Context, deps: A2AServerRouteDeps, inputBytes = 0): Caller
 
 function parseBody(bytes: Uint8Array, maxDepth: number): unknown {
   if (bytes.byteLength === 0) throw new RpcError(RPC.INVALID_REQUEST, 'request body is empty; send a JSON-RPC 2.0 request (Content-Type: application/json)');
-  if (bytes.byteLength > 2 * maxDepth && nestsDeeperThan(bytes, maxDepth)) {
+  if (nestsDeeperThan(bytes, maxDepth)) {
     throw new RpcError(RPC.INVALID_REQUEST, `request body nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`);
   }
   try {

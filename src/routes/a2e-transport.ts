@@ -22,7 +22,8 @@ import {
 import { GatewayError } from '../engine/index.js';
 import { readBytes } from './http/body.js';
 import { transportRoutes } from './openapi/a2e-transport.js';
-import { DEFAULT_STREAM_LIMITS, sseFrame, streamSse, type StreamLimits } from './http/sse.js';
+import type { HttpLimits } from './http/limits.js';
+import { sseFrame, streamSse } from './http/sse.js';
 import { errorMessage } from './http/errors.js';
 import { requestHeader } from './http/node.js';
 import { clientAddress } from './http/client-address.js';
@@ -33,8 +34,8 @@ export interface A2eTransportDeps {
   engine: Engine;
   logger: Logger;
   config: TransportConfig;
-  heartbeatS: number;
-  bodyLimitBytes: number;
+  /** Body size, JSON nesting (passed on to the transport's message reader), heartbeats and stream limits. */
+  limits: HttpLimits;
   /** `server.trust_proxy`: per-address quotas use the address the proxy appended to X-Forwarded-For. */
   trustProxy?: boolean;
   sessionsRequired?: boolean;
@@ -43,8 +44,6 @@ export interface A2eTransportDeps {
   authRequired?: boolean;
   /** Byte budgets of the sessions' outboxes. */
   memory?: TransportMemoryLimits;
-  /** What the stream may hold for a client that does not keep up. */
-  streams?: StreamLimits;
   /** Where sessions live (`store.kind`); default: this process's memory. */
   open?: A2eTransportFactory;
 }
@@ -105,7 +104,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
     try {
       const id = requestHeader(c, 'x-session-id');
       await transport.check(id, presented(c)); // 400/401/403/404 before reading the body
-      await transport.send(id, await readBytes(c, deps.bodyLimitBytes), presented(c));
+      await transport.send(id, await readBytes(c, deps.limits.bodyLimitBytes), presented(c));
       return jsonResponse(c, { ok: true as const }, 202);
     } catch (err) {
       return refused(c, err);
@@ -122,12 +121,12 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
     }
     const lastEventId = requestHeader(c, 'last-event-id');
     // The response lasts until the session lets go of the stream (replaced, closed) or the client leaves.
-    const stallS = (deps.streams ?? DEFAULT_STREAM_LIMITS).stallS;
+    const { heartbeatS, streams: { stallS } } = deps.limits;
     const onCut = (stall: number) => {
       deps.logger.warn({ stall_s: stall }, 'A2E transport stream cut: the client took no data (limits.stream_stall_s)');
       return transportCutFrame(stall);
     };
-    return streamSse(c, { heartbeatS: deps.heartbeatS, stallS, onCut }, (sink) => {
+    return streamSse(c, { heartbeatS, stallS, onCut }, (sink) => {
       return new Promise<void>((resolve) => {
         const frames: FrameSink = {
           write: (text) => sink.write(text),

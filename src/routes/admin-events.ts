@@ -13,6 +13,7 @@ import { ErrorMessage } from '../protocol/index.js';
 import type { CallAccess } from './calls.js';
 import { CallState } from './openapi/calls.js';
 import { requestHeader } from './http/node.js';
+import type { HttpLimits } from './http/limits.js';
 import { sseFrame, streamSse } from './http/sse.js';
 import { publicUrl, type PublicUrlOptions } from './http/urls.js';
 
@@ -90,7 +91,8 @@ export interface AdminEventsDeps {
   store: CallStore;
   access?: CallAccess;
   urls: PublicUrlOptions;
-  heartbeatS: number;
+  /** Heartbeats (the other limits are for reading requests and call streams). */
+  limits: HttpLimits;
   retryMs: number;
 }
 
@@ -130,7 +132,7 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
     };
 
     const resumeFrom = lastSeen(c, feed.epoch);
-    return streamSse(c, { heartbeatS: deps.heartbeatS, preamble: `retry: ${deps.retryMs}\n` }, (sink) => {
+    return streamSse(c, { heartbeatS: deps.limits.heartbeatS, preamble: `retry: ${deps.retryMs}\n` }, (sink) => {
       let pending: [CallActivity, Call | undefined][] = [];
       let behind = 0;
       let finish!: () => void;

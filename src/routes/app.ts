@@ -21,7 +21,7 @@ import { requestContext, requestLogger } from './http/request.js';
 import { registerA2AServerRoutes } from './a2a-server.js';
 import type { A2AServerConfig } from '../a2a-server/index.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
-import type { StreamLimits } from './http/sse.js';
+import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http/limits.js';
 import type { McpDoor } from '../mcp-server/door.js';
 import { registerMcpRoute } from './mcp.js';
 import { registerMcpServersRoute } from './mcp-servers.js';
@@ -37,8 +37,8 @@ import { traceRequests } from './trace.js';
 export interface AppOptions {
   engine: Engine;
   logger: Logger;
-  bodyLimitBytes: number;
-  heartbeatS: number;
+  /** Body size, JSON nesting, heartbeats and stream limits, for every route (the config's defaults for any not given). */
+  limits?: Partial<HttpLimits>;
   /** Gateway version, shown in the OpenAPI document. */
   version: string;
   caller?: (c: Context, sessionId: string) => Caller;
@@ -56,8 +56,6 @@ export interface AppOptions {
   metrics?: GatewayMetrics;
   /** Host/Origin checks, authentication, sessions; without it the app is open (for embedding and docs). */
   security?: AppSecurity;
-  /** What an SSE stream may hold for a client that does not keep up (`limits.stream_*`). */
-  streams?: StreamLimits;
   /** The MCP door, served at POST /mcp when given. */
   mcp?: McpDoor;
   /** The MCP servers' state, for GET /mcp-servers. */
@@ -73,7 +71,6 @@ export interface AppOptions {
 export interface AppSecurity extends GuardOptions {
   sessions: SessionManager;
   sessionsRequired: boolean;
-  maxJsonDepth: number;
   /** Names of the tokens with `admin: true` (may read /metrics and /agents when auth is on). */
   admins?: ReadonlySet<string>;
 }
@@ -83,6 +80,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   // Routes are declared without the base path (so is the OpenAPI document); Hono serves them under it.
   const app = basePath ? new OpenAPIHono().basePath(basePath) : new OpenAPIHono();
   const { logger, metrics } = options;
+  const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.limits };
 
   app.onError((err, c) => {
     const gatewayError = asGatewayError(err);
@@ -147,18 +145,14 @@ export function createApp(options: AppOptions): OpenAPIHono {
   registerToolRoutes(app, {
     engine: options.engine,
     logger,
-    bodyLimitBytes: options.bodyLimitBytes,
-    heartbeatS: options.heartbeatS,
-    maxJsonDepth: security?.maxJsonDepth,
+    limits,
     caller: sessions.shared && !options.caller ? sharedCaller : caller,
     admit,
-    streams: options.streams,
   });
   registerHandshakeRoute(app, {
     sessions,
     authenticate: security?.authenticate,
-    bodyLimitBytes: options.bodyLimitBytes,
-    maxJsonDepth: security?.maxJsonDepth,
+    limits,
     trustProxy: options.trustProxy,
   });
 
@@ -168,22 +162,19 @@ export function createApp(options: AppOptions): OpenAPIHono {
     engine: options.engine,
     store: options.calls.store,
     logger,
-    bodyLimitBytes: options.bodyLimitBytes,
-    maxJsonDepth: security?.maxJsonDepth,
-    heartbeatS: options.heartbeatS,
+    limits,
     retryMs: options.calls.retryMs,
     retainS: options.calls.retainS,
     urls: { basePath, trustProxy: options.trustProxy ?? false },
     admit,
     access: callAccess,
-    streams: options.streams,
   });
   registerAdminEventsRoute(app, {
     engine: options.engine,
     store: options.calls.store,
     access: callAccess,
     urls: { basePath, trustProxy: options.trustProxy ?? false },
-    heartbeatS: options.heartbeatS,
+    limits,
     retryMs: options.calls.retryMs,
   });
   registerUiRoutes(app, {
@@ -202,9 +193,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     registerMcpRoute(app, {
       door: options.mcp,
       logger,
-      bodyLimitBytes: options.bodyLimitBytes,
-      heartbeatS: options.heartbeatS,
-      maxJsonDepth: security?.maxJsonDepth,
+      limits,
       admit: sessions.shared && ((principal) => admitShared(rules, principal)),
     });
   }
@@ -217,9 +206,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
       store: options.calls.store,
       logger,
       version: options.version,
-      bodyLimitBytes: options.bodyLimitBytes,
-      heartbeatS: options.heartbeatS,
-      maxJsonDepth: security?.maxJsonDepth,
+      limits,
       retainS: options.calls.retainS,
       urls: { basePath, trustProxy: options.trustProxy ?? false },
       caller: sessions.shared && !options.caller ? sharedCaller : caller,

@@ -10,7 +10,7 @@ import { GatewayError, type CallStore, type CallView, type Caller, type Engine, 
 import { ToolCallRequest } from '../protocol/index.js';
 import { readJson } from './http/body.js';
 import { streamCall } from './http/call-stream.js';
-import type { StreamLimits } from './http/sse.js';
+import type { HttpLimits } from './http/limits.js';
 import { requestLogger } from './http/request.js';
 import {
   callEventsRoute,
@@ -50,10 +50,8 @@ export interface CallRoutesDeps {
   engine: Engine;
   store: CallStore;
   logger: Logger;
-  bodyLimitBytes: number;
-  /** limits.max_json_depth */
-  maxJsonDepth?: number;
-  heartbeatS: number;
+  /** Body size, JSON nesting, heartbeats and stream limits. */
+  limits: HttpLimits;
   /** `retry:` hint for EventSource clients, ms. */
   retryMs: number;
   /** How long finished calls are kept (for error messages), seconds. */
@@ -63,12 +61,11 @@ export interface CallRoutesDeps {
   /** The caller of a call, admitted by the shared store when it needs one (store.kind redis). */
   admit: (c: Context, sessionId: string) => Caller | Promise<AdmittedCaller>;
   access?: CallAccess;
-  /** What an event stream may hold for a client that does not keep up. */
-  streams?: StreamLimits;
 }
 
 export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void {
-  const { store, bodyLimitBytes } = deps;
+  const { store } = deps;
+  const { bodyLimitBytes, maxJsonDepth, heartbeatS, streams } = deps.limits;
   const access = deps.access ?? openCallAccess;
 
   const resultUrl = (c: Context, call: CallView) => publicUrl(c, deps.urls, `/tool/calls/${encodeURIComponent(call.id)}`);
@@ -104,7 +101,7 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
 
   app.openAPIRegistry.registerPath(startCallRoute);
   app.post(startCallRoute.path, async (c) => {
-    const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
+    const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: maxJsonDepth });
     // Events are what a call resource is watched for: always record them.
     const started = startCall(c, { ...req, streaming: true }, bytes, deps, { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     const call = started instanceof Promise ? await started : started;
@@ -155,12 +152,12 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
       );
     }
     return streamCall(c, call, {
-      heartbeatS: deps.heartbeatS,
+      heartbeatS,
       logger: requestLogger(c, deps.logger),
       retryMs: deps.retryMs,
       afterSeq: after,
       stopOnDisconnect: false,
-      limits: deps.streams,
+      limits: streams,
     });
   });
 }

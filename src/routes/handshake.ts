@@ -4,6 +4,7 @@ import { GatewayError, quotaKey, type SessionManager } from '../engine/index.js'
 import { ErrorMessage, HandshakeRequest, HandshakeResponse } from '../protocol/index.js';
 import type { Authenticate } from '../security/auth.js';
 import { readJson } from './http/body.js';
+import type { HttpLimits } from './http/limits.js';
 import { clientAddress } from './http/client-address.js';
 import { jsonResponse } from './http/respond.js';
 
@@ -61,8 +62,8 @@ export const handshakeRoute = createRoute({
 export interface HandshakeDeps {
   sessions: SessionManager;
   authenticate?: Authenticate;
-  bodyLimitBytes: number;
-  maxJsonDepth?: number;
+  /** Body size and JSON nesting (the rest is for streams). */
+  limits: HttpLimits;
   /** `server.trust_proxy`: anonymous sessions count against the address the proxy appended to X-Forwarded-For. */
   trustProxy?: boolean;
 }
@@ -70,7 +71,7 @@ export interface HandshakeDeps {
 export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): void {
   app.openAPIRegistry.registerPath(handshakeRoute);
   app.post(handshakeRoute.path, async (c) => {
-    const { value: req } = await readJson(c, HandshakeRequest, deps.bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
+    const { value: req } = await readJson(c, HandshakeRequest, deps.limits.bodyLimitBytes, { maxDepth: deps.limits.maxJsonDepth });
     let principal = c.get('principal');
     if (deps.authenticate && !principal) {
       principal = await deps.authenticate(req.auth_token);

@@ -28,7 +28,8 @@ import {
 } from '../mcp-server/door.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp-server/protocol.js';
 import { newId } from '../protocol/index.js';
-import { DEFAULT_MAX_JSON_DEPTH, nestsDeeperThan, readBytes } from './http/body.js';
+import { nestsDeeperThan, readBytes } from './http/body.js';
+import type { HttpLimits } from './http/limits.js';
 import { onClientGone } from './http/disconnect.js';
 import { asGatewayError } from './http/errors.js';
 import { requestHeader } from './http/node.js';
@@ -43,9 +44,8 @@ const SESSION_HEADER = 'mcp-session-id';
 export interface McpRouteDeps {
   door: McpDoor;
   logger: Logger;
-  bodyLimitBytes: number;
-  heartbeatS: number;
-  maxJsonDepth?: number;
+  /** Body size, JSON nesting and heartbeats. */
+  limits: HttpLimits;
   /** A call's shared admission for `principal` (store.kind redis), undefined when it needs none. */
   admit?: (principal: string | null) => Promise<Admitted> | undefined;
 }
@@ -54,8 +54,8 @@ const isToolsCall = (m: unknown): boolean =>
   typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call' && (m as { id?: unknown }).id !== undefined;
 
 export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
-  const { door, bodyLimitBytes } = deps;
-  const maxDepth = deps.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH;
+  const { door } = deps;
+  const { bodyLimitBytes, maxJsonDepth: maxDepth, heartbeatS } = deps.limits;
   app.openAPIRegistry.registerPath(mcpRoute);
 
   app.post(MCP_PATH, async (c) => {
@@ -79,7 +79,7 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
     } catch (err) {
       return jsonRpcError(c, 413, asGatewayError(err).message);
     }
-    if (bytes.byteLength > 2 * maxDepth && nestsDeeperThan(bytes, maxDepth)) {
+    if (nestsDeeperThan(bytes, maxDepth)) {
       return jsonRpcError(c, 400, `the message nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`);
     }
     let message: unknown;
@@ -122,7 +122,7 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
       case 'call': {
         const { call, id, progressToken } = outcome;
         if (acceptsSse && (progressToken !== undefined || !acceptsJson)) {
-          return streamSse(c, { heartbeatS: deps.heartbeatS }, async (sink) => {
+          return streamSse(c, { heartbeatS }, async (sink) => {
             sink.onDisconnect(() => call.stop('disconnect'));
             const notifier = progressToken === undefined ? undefined : new ProgressNotifier(progressToken);
             for await (const batch of call.watch()) {

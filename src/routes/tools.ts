@@ -11,7 +11,7 @@ import { startCall } from './http/caller.js';
 import type { AdmittedCaller } from '../security/access.js';
 import { onClientGone } from './http/disconnect.js';
 import { streamCall } from './http/call-stream.js';
-import type { StreamLimits } from './http/sse.js';
+import type { HttpLimits } from './http/limits.js';
 import { requestLogger } from './http/request.js';
 import { sendJson, jsonResponse } from './http/respond.js';
 import { callRoute, listRoute } from './openapi/tools.js';
@@ -20,24 +20,21 @@ import { requestHeader } from './http/node.js';
 export interface ToolRoutesDeps {
   engine: Engine;
   logger: Logger;
-  bodyLimitBytes: number;
-  heartbeatS: number;
+  /** Body size, JSON nesting, heartbeats and stream limits. */
+  limits: HttpLimits;
   /** Who is calling, from the request and the session_id it sent (sessions and auth fill this in). */
   caller: (c: Context, sessionId: string) => Caller | Promise<Caller>;
   /** The caller of a call, admitted by the shared store when it needs one (store.kind redis). */
   admit: (c: Context, sessionId: string) => Caller | Promise<AdmittedCaller>;
-  /** limits.max_json_depth */
-  maxJsonDepth?: number;
-  /** What an SSE stream may hold for a client that does not keep up. */
-  streams?: StreamLimits;
 }
 
 export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void {
-  const { engine, bodyLimitBytes } = deps;
+  const { engine } = deps;
+  const { bodyLimitBytes, maxJsonDepth, heartbeatS, streams } = deps.limits;
 
   app.openAPIRegistry.registerPath(listRoute);
   app.post(listRoute.path, async (c) => {
-    const { value: req } = await readJson(c, ToolListRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
+    const { value: req } = await readJson(c, ToolListRequest, bodyLimitBytes, { maxDepth: maxJsonDepth });
     const found = deps.caller(c, req.session_id);
     const caller = found instanceof Promise ? await found : found;
     return jsonResponse(c, {
@@ -52,11 +49,11 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
 
   app.openAPIRegistry.registerPath(callRoute);
   app.post(callRoute.path, async (c) => {
-    const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: deps.maxJsonDepth });
+    const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: maxJsonDepth });
     const started = startCall(c, req, bytes, deps, { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
     const call = started instanceof Promise ? await started : started;
     if (req.streaming && acceptsEventStream(requestHeader(c, 'accept'))) {
-      return streamCall(c, call, { heartbeatS: deps.heartbeatS, logger: call.logger, stopOnDisconnect: true, limits: deps.streams });
+      return streamCall(c, call, { heartbeatS, logger: call.logger, stopOnDisconnect: true, limits: streams });
     }
     const stop = onClientGone(c, () => call.stop('disconnect'));
     await call.result;

@@ -6,15 +6,11 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthConfig, TokenConfig } from './config.js';
-import { ConfigError } from '../config/load.js';
+import { ConfigError } from '../config/config-error.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
+import type { Principal } from './principal.js';
 
-export interface Principal {
-  /** The token's name (what audit records and logs show). */
-  readonly name: string;
-  readonly allow: readonly string[] | undefined;
-  readonly deny: readonly string[];
-}
+export type { Principal } from './principal.js';
 
 /**
  * A static token is answered at once; an identity-provider token (JWT) is

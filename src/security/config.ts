@@ -98,7 +98,7 @@ export const PolicyConfig = z.strictObject({
 export type PolicyConfig = z.output<typeof PolicyConfig>;
 
 export const LimitsConfig = z.strictObject({
-  /** Deepest nesting of arrays/objects in a request body. */
+  /** Deepest nesting of arrays/objects in a request body or message, on every door (checked before parsing). */
   max_json_depth: z.int().min(2).max(1000).default(64),
   /** Longest string (in UTF-16 units) anywhere in a call's arguments. */
   max_string_length: z.int().positive().default(MiB),

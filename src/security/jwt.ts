@@ -8,7 +8,7 @@
 import type * as Jose from 'jose';
 import type { JWTPayload } from 'jose';
 import type { Logger } from '../engine/index.js';
-import type { Principal } from './auth.js';
+import type { Principal } from './principal.js';
 import type { JwtConfig, JwtRuleConfig } from './jwt-config.js';
 
 type KeySet = ReturnType<typeof Jose.createRemoteJWKSet>;

@@ -11,16 +11,9 @@ import { shellPlugin } from './shell/plugin.js';
 import { WorkspaceQuota } from './fs/quota.js';
 import { Workspace } from './fs/workspace.js';
 import { evalPlugin } from './eval/plugin.js';
+import type { NativeContext } from './native-context.js';
 
-export interface NativeContext {
-  /** Absolute path of the workspace root (tools.fs.root resolved against the working directory). */
-  workspace: string;
-  /** The workspace opened by descriptors, shared by the file tools and the shell (each plugin init()s and close()s it). */
-  files: Workspace;
-  /** tools.fs.max_workspace_bytes, enforced by the file tools and at run_command's boundaries. */
-  quota: WorkspaceQuota;
-  logger: Logger;
-}
+export type { NativeContext } from './native-context.js';
 
 export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] {
   const files = new Workspace(resolve(tools.fs.root));

@@ -1,5 +1,6 @@
 /** Limits over real HTTP: body size, nesting, strings, arrays, rate, concurrency, slow clients, UTF-8, prototype keys. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { A2eTestClient } from '../helpers/a2e-client.js';
 import { callBody } from '../helpers/server.js';
 import { post, releaseHeld, sha256, slowClient, startSecureGateway, type SecureGateway } from './helpers.js';
 
@@ -59,6 +60,37 @@ describe('request shape limits', () => {
     // Brackets inside strings are text, not nesting.
     const inString = await post(`${gw.url}/tool/call`, callBody('args', { text: '[{'.repeat(400).slice(0, 800) }));
     expect(inString.status).toBe(200);
+    await healthy(gw.url);
+  });
+
+  it("reads every other door's JSON with the same limits.max_json_depth: the A2E transport, MCP, A2A", async () => {
+    // 20 levels: within the default (64), beyond the configured 16; so a refusal shows the configured limit applied.
+    const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
+    const message = (id: string, n: number) => `{"type":"tool/call/req","id":"${id}","tool_name":"args","arguments":{"meta":{"a":${deep(n)}}}}`;
+    const { client } = await A2eTestClient.connect(`${gw.url}/a2e/v1`);
+    try {
+      expect((await client.send(message('shallow', 10))).status).toBe(202);
+      expect((await client.waitFor((m) => m.req_id === 'shallow' && m.type === 'tool/call/resp')).data).toMatchObject({ success: true });
+      for (const n of [20, 1_000_000]) {
+        const before = client.received.length;
+        expect((await client.send(message(`deep-${n}`, n))).status).toBe(202);
+        // Refused by the message reader before parsing, so the message's id is not known to echo.
+        const refused = await client.waitFor((m) => m.type === 'error' && client.received.indexOf(m) >= before);
+        expect(refused.code, String(n)).toBe('invalid_request');
+        expect(refused.message).toMatch(/the message nests arrays\/objects deeper than 16 levels \(limits\.max_json_depth\)/);
+      }
+      expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
+    } finally {
+      await client.dropStream();
+    }
+
+    const rpc = (path: string, body: string) =>
+      fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body });
+    const mcp = await rpc('/mcp', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"args","arguments":{"meta":{"a":${deep(20)}}}}}`);
+    expect(mcp.status).toBe(400);
+    expect(JSON.stringify(await mcp.json())).toMatch(/deeper than 16 levels \(limits\.max_json_depth\)/);
+    const a2a = await rpc('/a2a', `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"parts":[{"kind":"data","data":${deep(20)}}]}}}`);
+    expect(JSON.stringify(await a2a.json())).toMatch(/deeper than 16 levels \(limits\.max_json_depth\)/);
     await healthy(gw.url);
   });
 

@@ -1,6 +1,5 @@
 /** One file tool call on a workspace: the same code whether it runs in the gateway or in the privilege-separated worker. */
-import type { ToolContext } from '../../engine/index.js';
-import type { FsConfig } from './config.js';
+import type { FsContext, FsLimits } from './context.js';
 import { grepTool, type GrepArgs } from './grep.js';
 import { globTool, listDirTool } from './list.js';
 import type { WorkspaceQuota } from './quota.js';
@@ -8,11 +7,7 @@ import { readFileTool, type ReadArgs } from './read.js';
 import type { Workspace } from './workspace.js';
 import { editFileTool, writeFileTool, type EditArgs, type WriteArgs } from './write.js';
 
-/** What the file tools use of a call's context. */
-export type FsContext = Pick<ToolContext, 'signal' | 'emit'>;
-
-/** The limits of tools.fs a file tool call needs. */
-export type FsLimits = Pick<FsConfig, 'max_read_bytes' | 'max_write_bytes'>;
+export type { FsContext, FsLimits } from './context.js';
 
 /** Tools that may grow the workspace (they take the quota into account). */
 export const WRITING_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_file']);

@@ -1,7 +1,7 @@
 /** grep: a regular expression over the text files below a path, bounded in files, bytes and matches. */
 import picomatch from 'picomatch';
 import { ToolError, ToolOutput } from '../../engine/index.js';
-import type { FsContext } from './dispatch.js';
+import type { FsContext } from './context.js';
 import { LineMatcher, type LineMatch } from './line-matcher.js';
 import { clampLimit, directory, MAX_SCANNED } from './list.js';
 import { walk } from './walk.js';

@@ -3,7 +3,7 @@ import { lstat } from 'node:fs/promises';
 import type { Dir } from './dir.js';
 import picomatch from 'picomatch';
 import { ToolError, ToolOutput } from '../../engine/index.js';
-import type { FsContext } from './dispatch.js';
+import type { FsContext } from './context.js';
 import { walk, type EntryType } from './walk.js';
 import type { Workspace } from './workspace.js';
 

@@ -1,7 +1,7 @@
 /** The file tools plugin: read_file, write_file, edit_file, list_dir, glob, grep — confined to the workspace. */
 import type { ToolContext, ToolPlugin } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
-import type { NativeContext } from '../index.js';
+import type { NativeContext } from '../native-context.js';
 import type { FsConfig } from './config.js';
 import { EDIT_FILE, GLOB, GREP, LIST_DIR, READ_FILE, WRITE_FILE } from './definitions.js';
 import { runFsTool, WRITING_TOOLS } from './dispatch.js';

@@ -1,7 +1,7 @@
 /** The HTTP tool plugin: http_request, guarded against server-side request forgery. */
 import type { ToolContext, ToolPlugin } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
-import type { NativeContext } from '../index.js';
+import type { NativeContext } from '../native-context.js';
 import { AddressPolicy } from './address.js';
 import type { HttpConfig } from './config.js';
 import { createGuardedAgent } from './dispatcher.js';

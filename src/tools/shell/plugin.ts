@@ -9,7 +9,7 @@ import { ToolError, ToolOutput, type Logger, type ToolContext, type ToolPlugin }
 import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { WorkspaceQuota } from '../fs/quota.js';
 import type { Workspace } from '../fs/workspace.js';
-import type { NativeContext } from '../index.js';
+import type { NativeContext } from '../native-context.js';
 import type { ShellConfig } from './config.js';
 import type { Dir } from '../fs/dir.js';
 import { runProcess, type RunResult } from './run.js';

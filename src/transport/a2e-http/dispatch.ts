@@ -30,6 +30,8 @@ export interface DispatchDeps {
   /** `sessions.required`: every session needs a successful handshake before tool messages. */
   sessionsRequired: boolean;
   logger: Logger;
+  /** `limits.max_json_depth`: messages nesting deeper are refused before they are parsed. */
+  maxJsonDepth: number;
   /** Epoch ms the gateway started (for pong.uptime_seconds). */
   startedAt: number;
   /** A call's events wait inside the call while this many frames are queued. */
@@ -51,7 +53,7 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
   let reqId = '';
   let capability = '';
   try {
-    const json = decodeMessage(body, MESSAGE);
+    const json = decodeMessage(body, MESSAGE, deps.maxJsonDepth);
     // An over-long id is refused by the schema; it is not echoed in the refusal either.
     reqId = typeof json.id === 'string' && json.id.length <= FIELD_LIMITS.id ? json.id : '';
     const type = json.type;

@@ -6,7 +6,7 @@
  * streams from a third. Methods answer at once in memory; a shared store
  * answers asynchronously and may fail with the retryable `unavailable` error.
  */
-import type { A2eHttpTransportOptions } from './transport.js';
+import type { A2eHttpTransportOptions } from './options.js';
 import type { Presenter } from './binding.js';
 import type { FrameSink } from './session.js';
 

@@ -4,13 +4,14 @@
  * adapter in src/routes/a2e-transport.ts maps it onto routes.
  */
 import { randomBytes } from 'node:crypto';
-import { ByteBudget, SessionManager, type Engine, type Logger, type StopReason } from '../../engine/index.js';
-import { acceptAnyToken, type HandshakeAuth } from './auth.js';
-import type { TransportConfig } from './config.js';
+import { ByteBudget, SessionManager, type StopReason } from '../../engine/index.js';
+import { DEFAULT_MAX_JSON_DEPTH } from '../../engine/message-reader.js';
+import { acceptAnyToken } from './auth.js';
 import { SessionBinding, type Presenter } from './binding.js';
 import { dispatch, type DispatchDeps } from './dispatch.js';
 import { TransportSession, type FrameSink } from './session.js';
 import type { A2eTransport } from './seam.js';
+import { DEFAULT_MEMORY, type A2eHttpTransportOptions, type TransportMemoryLimits } from './options.js';
 
 /** Why the transport refused a request; the adapter turns it into an HTTP status. */
 export type RefusalKind =
@@ -33,34 +34,7 @@ export class TransportRefusal extends Error {
   }
 }
 
-export interface A2eHttpTransportOptions {
-  engine: Engine;
-  logger: Logger;
-  config: TransportConfig;
-  /**
-   * `sessions.required`: tool messages need a successful handshake, whoever
-   * sends them. Without it, with auth, a session its bearer token opened
-   * calls as that token before any handshake (as on the REST routes).
-   */
-  sessionsRequired?: boolean;
-  /** Handshake sessions; by default one of the transport's own, expiring like transport sessions. */
-  sessions?: SessionManager;
-  /** Checks a handshake's auth_token; default: accept everyone. */
-  authenticate?: HandshakeAuth;
-  /** True when auth is configured: tool messages then need a successful handshake. */
-  authRequired?: boolean;
-  /** Byte budgets of the sessions' outboxes (`limits.outbox_*`) and the most one stream write takes. */
-  memory?: TransportMemoryLimits;
-}
-
-export interface TransportMemoryLimits {
-  outboxSessionBytes: number;
-  outboxTotalBytes: number;
-  streamWriteBytes: number;
-}
-
-const MiB = 1024 * 1024;
-export const DEFAULT_MEMORY: TransportMemoryLimits = { outboxSessionBytes: 8 * MiB, outboxTotalBytes: 64 * MiB, streamWriteBytes: MiB };
+export { DEFAULT_MEMORY, type A2eHttpTransportOptions, type TransportMemoryLimits } from './options.js';
 
 export class A2eHttpTransport implements A2eTransport {
   private readonly sessions = new Map<string, TransportSession>();
@@ -279,6 +253,7 @@ export function dispatchDeps(options: A2eHttpTransportOptions, closeSession: Dis
     authRequired: options.authRequired ?? false,
     sessionsRequired: options.sessionsRequired ?? false,
     logger: options.logger,
+    maxJsonDepth: options.limits?.maxJsonDepth ?? DEFAULT_MAX_JSON_DEPTH,
     startedAt: Date.now(),
     eventRoom: Math.max(1, Math.floor(config.max_queued / 2)),
     closeSession,
