@@ -9,7 +9,6 @@
  * never load the server, and serve loads it when it runs (dynamic imports).
  */
 import { createRequire } from 'node:module';
-import { CLIENT_USAGE, runClientCommand } from './cli/client.js';
 import { UsageError } from './cli/usage.js';
 import { similarNames } from './engine/similar.js';
 
@@ -17,7 +16,8 @@ const VERSION = (createRequire(import.meta.url)('../package.json') as { version:
 
 const COMMANDS = ['serve', 'config', 'mcp-stdio', 'openapi', 'list', 'call', 'help'];
 
-const USAGE = `Usage: a2e-gateway <command> [options]
+// The client commands' module (and its HTTP client) is imported for list, call and help only, not for serve.
+const usage = (CLIENT_USAGE: string) => `Usage: a2e-gateway <command> [options]
 
 Commands:
   serve                 Run the gateway (a2e-gateway serve --help for its options)
@@ -55,9 +55,11 @@ async function main(argv: string[]): Promise<void> {
     case 'mcp-stdio':
       return (await import('./cli/mcp-stdio.js')).runMcpStdio(rest, process.env);
     case 'list':
-    case 'call':
+    case 'call': {
+      const { runClientCommand } = await import('./cli/client.js');
       process.exitCode = await runClientCommand(command, rest, process.env, { stdout: process.stdout, stderr: process.stderr });
       return;
+    }
     case '-v':
     case '--version':
       process.stdout.write(`${VERSION}\n`);
@@ -66,7 +68,7 @@ async function main(argv: string[]): Promise<void> {
     case '-h':
     case '--help':
     case 'help':
-      process.stdout.write(USAGE);
+      process.stdout.write(usage((await import('./cli/client.js')).CLIENT_USAGE));
       return;
     default: {
       const close = similarNames(command, COMMANDS, 1);

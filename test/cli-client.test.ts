@@ -1,7 +1,11 @@
 /** `a2e-gateway list` and `a2e-gateway call` as real processes against a running gateway, with and without a terminal. */
 import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolContext } from '../src/index.js';
@@ -242,5 +246,55 @@ describe('a2e-gateway call', () => {
     const r = await runOnTerminal(['call', 'fail', '--stream']);
     expect(r.exitCode).toBe(1);
     expect(r.stdout).toContain('a2e-gateway: tool failed: it failed on purpose');
+  });
+});
+
+describe('the client commands load only the client', () => {
+  const RECORD_IMPORTS = fileURLToPath(new URL('./fixtures/record-imports.mjs', import.meta.url));
+  const NO_GLOBAL_FETCH = fileURLToPath(new URL('./fixtures/no-global-fetch.mjs', import.meta.url));
+  /** The CLI's own modules a client command may load: the command line, the client and its output. */
+  const CLIENT_MODULE = /\/dist\/(cli\.js|cli\/(client|usage|live|http-fetch)\.js|client\/[\w-]+\.js|engine\/similar\.js)$/;
+  const CLIENT_PACKAGES = ['openapi-fetch', 'eventsource-parser'];
+
+  it('list and call --stream: no server module, no package but the client\'s, and not the global fetch', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'a2e-cli-imports-'));
+    try {
+      for (const [name, args] of [
+        ['list', ['list']],
+        ['call', ['call', 'add', '--arg', 'a=2', '--arg', 'b=40', '--stream']],
+      ] as const) {
+        const log = join(dir, `${name}.imports`);
+        const r = await run([...args], { NODE_OPTIONS: `--import=${RECORD_IMPORTS} --import=${NO_GLOBAL_FETCH}`, A2E_IMPORTS_LOG: log });
+        expect(r.stderr, name).toBe('');
+        expect(r.exitCode, name).toBe(0);
+        expect(r.stdout, name).toContain(name === 'list' ? 'Adds two integers' : '"sum":42');
+        const imports = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+        // The recorder works: it saw the client.
+        expect(imports.some((u) => u.endsWith('/dist/cli/client.js')), name).toBe(true);
+        const own = imports.filter((u) => u.includes('/dist/') && !u.includes('/node_modules/'));
+        expect(own.filter((u) => !CLIENT_MODULE.test(u)), `${name} loaded these gateway modules`).toEqual([]);
+        const packages = new Set(imports.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
+        expect([...packages].filter((p) => !CLIENT_PACKAGES.includes(p)), `${name} loaded these packages`).toEqual([]);
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('call --stream interrupted (SIGINT): the call is stopped, one line, exit 130', async () => {
+    gate = deferred();
+    const proc = run(['call', 'work', '--stream']);
+    await new Promise<void>((resolve) => {
+      let out = '';
+      proc.stdout!.on('data', (chunk: Buffer) => {
+        out += chunk.toString();
+        if (out.includes('"kind":"progress"')) resolve();
+      });
+    });
+    proc.kill('SIGINT');
+    const r = await proc;
+    gate.resolve();
+    expect(r.exitCode).toBe(130);
+    expect(r.stderr).toBe('a2e-gateway: interrupted; the call was stopped');
   });
 });

@@ -3,7 +3,7 @@
  * every peer, JSON GETs for cards, JSON-RPC POSTs and SSE streams.
  */
 import { createParser } from 'eventsource-parser';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import { serverAttributes, startClientSpan, tracingOn, type ActiveSpan } from '../observability/tracing.js';
 
 /** A failure to talk to a peer (network, HTTP status, body that is not JSON). */
@@ -27,14 +27,18 @@ const MAX_BODY = 16 * 1024 * 1024;
 const DRAIN_MAX_BYTES = 64 * 1024;
 const DRAIN_MS = 2000;
 
+/** undici (over a hundred modules), loaded by the first request to a peer rather than at start-up. */
+let undici: Promise<typeof import('undici')> | undefined;
+const loadUndici = () => (undici ??= import('undici'));
+
 export class PeerHttp {
-  private readonly dispatcher: Dispatcher;
+  /** Given, or this instance's own pool, made with the first request. */
+  private dispatcher: Dispatcher | undefined;
   private readonly owned: boolean;
 
   constructor(dispatcher?: Dispatcher) {
     this.owned = !dispatcher;
-    this.dispatcher =
-      dispatcher ?? new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: 64, pipelining: 1 });
+    this.dispatcher = dispatcher;
   }
 
   /** GET a JSON document. Throws PeerError on network errors, non-2xx or a body that is not JSON. */
@@ -132,6 +136,8 @@ export class PeerHttp {
 
   private async send(url: string, options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { signal: AbortSignal }) {
     try {
+      const { Agent, request } = await loadUndici();
+      this.dispatcher ??= new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: 64, pipelining: 1 });
       return await request(url, { ...options, dispatcher: this.dispatcher });
     } catch (err) {
       if (options.signal.aborted) throw options.signal.reason ?? err;
@@ -140,7 +146,7 @@ export class PeerHttp {
   }
 
   async close(): Promise<void> {
-    if (this.owned) await this.dispatcher.close();
+    if (this.owned) await this.dispatcher?.close();
   }
 }
 

@@ -6,6 +6,7 @@
  * Exit codes: 0 success, 1 the tool ran and failed, 2 usage, connection or a refused call.
  */
 import { ToolAPI, ToolAPIError, type ToolDefinition, type ToolResult } from '../client/index.js';
+import { cliFetch } from './http-fetch.js';
 import { LiveView } from './live.js';
 import { parseOptions, UsageError } from './usage.js';
 
@@ -65,7 +66,7 @@ function connect(values: { url?: string; token?: string }, env: NodeJS.ProcessEn
     throw new UsageError(`--url must be an http(s) URL such as ${DEFAULT_URL}, got "${url}"`);
   }
   const token = values.token ?? env.A2E_TOKEN;
-  return new ToolAPI({ baseUrl: url, ...(token ? { token } : {}) });
+  return new ToolAPI({ baseUrl: url, fetch: cliFetch, ...(token ? { token } : {}) });
 }
 
 /**

@@ -24,7 +24,8 @@ interface Doc {
 }
 
 export class ToolSearchIndex {
-  private readonly index: MiniSearch<Doc>;
+  /** Built by the first search: the registry is rebuilt at start-up and on every remote tool change, searched far less often. */
+  private built: MiniSearch<Doc> | undefined;
   private readonly tools: readonly ToolDefinition[];
   /** Per tool, its name, description and tags lowercased, for the substring match. */
   private readonly haystacks: readonly string[];
@@ -32,7 +33,11 @@ export class ToolSearchIndex {
   constructor(tools: readonly ToolDefinition[]) {
     this.tools = tools;
     this.haystacks = tools.map((t) => [t.name, t.description, ...t.tags].join('\n').toLowerCase());
-    this.index = new MiniSearch<Doc>({
+  }
+
+  private get index(): MiniSearch<Doc> {
+    if (this.built) return this.built;
+    const index = new MiniSearch<Doc>({
       fields: ['name', 'description', 'tags'],
       tokenize,
       searchOptions: {
@@ -42,9 +47,8 @@ export class ToolSearchIndex {
         combineWith: 'OR',
       },
     });
-    this.index.addAll(
-      tools.map((t, id) => ({ id, name: t.name, description: t.description, tags: t.tags.join(' ') })),
-    );
+    index.addAll(this.tools.map((t, id) => ({ id, name: t.name, description: t.description, tags: t.tags.join(' ') })));
+    return (this.built = index);
   }
 
   /** Matching tools, best first: BM25's ranking, then tools whose name, description or a tag contains the query (case-insensitive). */

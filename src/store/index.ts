@@ -1,2 +1,3 @@
 export { openStores, type Stores } from './stores.js';
-export { RedisConnection, storeUnavailable, type RedisClient, type StoreHealth } from './redis/index.js';
+// Types only: the Redis client library is loaded when store.kind is redis (see openStores), not at start-up.
+export type { RedisConnection, RedisClient, StoreHealth } from './redis/index.js';

@@ -7,11 +7,11 @@
 import type { CallStore, Logger, MemoryCallStore } from '../engine/index.js';
 import type { StoreConfig } from '../config/store.js';
 import type { CallsConfig } from '../config/calls.js';
-import { RedisConnection, RedisSessions, type RedisSessionOptions, type StoreHealth } from './redis/index.js';
+// Types only: the Redis modules (and @redis/client, hundreds of files) are imported when store.kind is redis.
+import type { RedisConnection, RedisSessionOptions, StoreHealth } from './redis/index.js';
 import type { SharedSessionStore } from '../engine/index.js';
 import { A2eHttpTransport, type A2eTransportFactory } from '../transport/a2e-http/index.js';
-import { RedisA2eTransport } from './redis/transport-sessions.js';
-import { RedisCallStore } from './redis/calls.js';
+import type { RedisCallStore } from './redis/calls.js';
 
 export interface Stores {
   readonly kind: StoreConfig['kind'];
@@ -54,6 +54,11 @@ export async function openStores(config: StoreConfig, logger: Logger): Promise<S
       close: async () => {},
     };
   }
+  const [{ RedisConnection, RedisSessions }, { RedisA2eTransport }, { RedisCallStore }] = await Promise.all([
+    import('./redis/index.js'),
+    import('./redis/transport-sessions.js'),
+    import('./redis/calls.js'),
+  ]);
   const redis = new RedisConnection({ url: config.url, prefix: config.prefix, commandTimeoutMs: config.command_timeout_ms, logger });
   if (!(await redis.connect())) {
     logger.error({ store: 'redis', error: redis.health.error }, 'Redis (store.url) is not reachable; starting anyway: what needs the shared store answers 503 until it is');

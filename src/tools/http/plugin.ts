@@ -4,7 +4,7 @@ import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { NativeContext } from '../native-context.js';
 import { AddressPolicy } from './address.js';
 import type { HttpConfig } from './config.js';
-import { createGuardedAgent } from './dispatcher.js';
+import type { Agent } from 'undici';
 import { httpRequestTool, type HttpArgs } from './request.js';
 
 export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'];
@@ -37,15 +37,20 @@ export const HTTP_REQUEST: ToolDefinitionInput = {
 };
 
 export function httpPlugin(config: HttpConfig, _native: NativeContext): ToolPlugin {
-  const agent = createGuardedAgent(new AddressPolicy(config));
+  const policy = new AddressPolicy(config);
+  // undici (over a hundred modules) is loaded by the first http_request, not at start-up.
+  let agent: Agent | undefined;
+  let loading: Promise<Agent> | undefined;
+  const loadAgent = () => (loading ??= import('./dispatcher.js').then(({ createGuardedAgent }) => (agent = createGuardedAgent(policy))));
   return {
     name: 'http',
     listTools: () => [HTTP_REQUEST],
     executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext) {
-      return httpRequestTool(agent, config, args as unknown as HttpArgs, ctx);
+      if (agent) return httpRequestTool(agent, config, args as unknown as HttpArgs, ctx);
+      return loadAgent().then((a) => httpRequestTool(a, config, args as unknown as HttpArgs, ctx));
     },
     async stop() {
-      await agent.destroy();
+      if (loading) await (await loading).destroy();
     },
   };
 }

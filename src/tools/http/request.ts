@@ -2,7 +2,7 @@
 import type { Dispatcher } from 'undici';
 import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
 import type { HttpConfig } from './config.js';
-import { RefusedAddressError } from './dispatcher.js';
+import type { RefusedAddressError } from './dispatcher.js';
 import { serverAttributes, startClientSpan, tracingOn, type ActiveSpan } from '../../observability/tracing.js';
 
 export interface HttpArgs {
@@ -281,7 +281,7 @@ function requestError(err: unknown, url: URL, timedOutAfter: number | null): Err
 
 function findRefusal(err: unknown): RefusedAddressError | null {
   for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof RefusedAddressError) return e;
+    // By its code, not instanceof: this module does not load the dispatcher (and undici) itself.
     if ((e as { code?: string }).code === 'A2E_REFUSED_ADDRESS') return e as RefusedAddressError;
   }
   return null;

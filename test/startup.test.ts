@@ -1,0 +1,62 @@
+/**
+ * Start-up loads what the first request needs and no more (BENCHMARKS.md scenario 11): `a2e-gateway serve`
+ * with the memory store and native tools does not load the Redis client, undici, or the CLI's own HTTP
+ * client before its listening line; http_request loads undici with its first call and works.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCli } from './helpers/cli.js';
+import { postJson } from './helpers/server.js';
+
+const RECORD_IMPORTS = fileURLToPath(new URL('./fixtures/record-imports.mjs', import.meta.url));
+
+let dir: string;
+let target: Server;
+let targetUrl: string;
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'a2e-startup-'));
+  target = createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/plain' }).end('hello from the target')).listen(0, '127.0.0.1');
+  await new Promise((resolve) => target.once('listening', resolve));
+  targetUrl = `http://127.0.0.1:${(target.address() as { port: number }).port}/`;
+  // The native tools as configured by default, but for a workspace of the test's own and http_request allowed to reach the target.
+  await writeFile(
+    join(dir, 'gateway.yaml'),
+    `server:\n  port: 0\ntools:\n  fs: { root: ${JSON.stringify(join(dir, 'ws'))} }\n  http: { allow_private: true }\n`,
+  );
+});
+afterAll(async () => {
+  await new Promise((resolve) => target?.close(resolve));
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('a2e-gateway serve start-up', () => {
+  it('loads neither the Redis client, undici nor the CLI client before listening; the first http_request loads undici', async () => {
+    const log = join(dir, 'serve.imports');
+    await writeFile(log, '');
+    const { url, proc } = await startCli(['--config', join(dir, 'gateway.yaml')], { NODE_OPTIONS: `--import=${RECORD_IMPORTS}`, A2E_IMPORTS_LOG: log });
+    try {
+      const atStart = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+      // The recorder works: it saw the server and a package it requires (CommonJS).
+      expect(atStart.some((u) => u.endsWith('/dist/server.js'))).toBe(true);
+      expect(atStart.some((u) => u.includes('/node_modules/prom-client/lib/'))).toBe(true);
+      const loaded = (what: RegExp, imports = atStart) => imports.filter((u) => what.test(u));
+      expect(loaded(/\/node_modules\/@redis\//), 'the Redis client, with store.kind memory').toEqual([]);
+      expect(loaded(/\/dist\/store\/redis\//), 'the Redis stores, with store.kind memory').toEqual([]);
+      expect(loaded(/\/node_modules\/undici\//), 'undici, before any http_request').toEqual([]);
+      expect(loaded(/\/dist\/cli\/(client|http-fetch)\.js$|\/node_modules\/openapi-fetch\//), 'the CLI client').toEqual([]);
+
+      const res = await postJson(`${url}/tool/call`, { type: 'tool/call/req', tool_name: 'http_request', arguments: { url: targetUrl } });
+      expect(res.json.data).toMatchObject({ success: true, data: { status: 200, body: 'hello from the target' } });
+      const after = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+      expect(loaded(/\/node_modules\/undici\//, after).length).toBeGreaterThan(0);
+    } finally {
+      proc.kill('SIGTERM');
+      await proc;
+    }
+  });
+});
