@@ -1,4 +1,5 @@
 import { pino } from 'pino';
+import { fstatSync, writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type PinoPretty from 'pino-pretty';
 import { PLAIN_LINE, type Logger, type PlainLineWriter } from './engine/index.js';
@@ -23,7 +24,7 @@ export function createLogger(level: LogLevel = 'info', options: LoggerOptions = 
     ? options.destination
     : options.pretty
     ? loadPretty()({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
-    : lineBatcher(pino.destination({ fd: 2, sync: false }));
+    : lineBatcher(stderrSink());
   const logger = pino(
     {
       level,
@@ -40,21 +41,78 @@ export function createLogger(level: LogLevel = 'info', options: LoggerOptions = 
   return logger as unknown as Logger;
 }
 
-interface FileDestination {
-  write(data: string): boolean;
+/** Where a batch of lines goes. */
+interface LineSink {
+  write(lines: string): void;
+  /** Write out whatever is still pending, synchronously (at exit). */
   flushSync(): void;
 }
 
-const batchers = new Set<WeakRef<FileDestination>>();
+/**
+ * stderr as Node itself writes process.stderr: synchronously when it is a
+ * regular file, asynchronously when it is a pipe, terminal or socket (whose
+ * reader may be slow). A write to a file only copies into the page cache and
+ * cannot wait on a reader; done asynchronously it cost a threadpool round trip
+ * per batch — with the server pinned to one CPU, two context switches — which
+ * measured as most of what logging at info costs.
+ */
+function stderrSink(): LineSink {
+  let regularFile = false;
+  try {
+    regularFile = fstatSync(2).isFile();
+  } catch {
+    // stderr closed: the asynchronous destination reports it as pino always did
+  }
+  return regularFile ? fileSink(2) : streamSink(pino.destination({ fd: 2, sync: false, contentMode: 'buffer' }) as unknown as BufferStream);
+}
+
+function fileSink(fd: number): LineSink {
+  return {
+    write(lines) {
+      try {
+        const written = writeSync(fd, lines);
+        const bytes = Buffer.byteLength(lines);
+        if (written < bytes) {
+          // A short write (disk nearly full, a signal): the rest, or the error that stops it.
+          const buffer = Buffer.from(lines);
+          for (let at = written; at < bytes; ) at += writeSync(fd, buffer, at);
+        }
+      } catch {
+        // Disk full or stderr gone: these lines are lost, the gateway goes on (pino's destination does the same).
+      }
+    },
+    flushSync() {},
+  };
+}
+
+/** sonic-boom in buffer mode (its type declares strings only). */
+interface BufferStream {
+  write(data: Buffer): boolean;
+  flushSync(): void;
+}
+
+/**
+ * An asynchronous destination (pipe, terminal, socket). Each batch is encoded
+ * once, into a Buffer: in its default string mode sonic-boom measures every
+ * string it is given, encodes it for the write and again when the write
+ * completes.
+ */
+function streamSink(stream: BufferStream): LineSink {
+  return {
+    write: (lines) => void stream.write(Buffer.from(lines)),
+    flushSync: () => stream.flushSync(),
+  };
+}
+
+const batchers = new Set<WeakRef<{ flushSync(): void }>>();
 let exitHook = false;
 
 /**
- * Lines written in one turn of the event loop go to stderr in one write. Under
- * load the asynchronous file destination would otherwise start one write (a
- * threadpool round trip) for nearly every line. What is pending at exit is
- * written synchronously, as pino does for its own destination.
+ * Lines written in one turn of the event loop go to stderr in one write, not
+ * one write per line. What is pending at exit is written synchronously, as
+ * pino does for its own destination.
  */
-function lineBatcher(destination: FileDestination): FileDestination {
+function lineBatcher(sink: LineSink): { write(line: string): boolean; flushSync(): void } {
   let pending = '';
   let scheduled = false;
   const flush = () => {
@@ -62,7 +120,7 @@ function lineBatcher(destination: FileDestination): FileDestination {
     if (pending === '') return;
     const lines = pending;
     pending = '';
-    destination.write(lines);
+    sink.write(lines);
   };
   const batcher = {
     write(line: string): boolean {
@@ -75,7 +133,7 @@ function lineBatcher(destination: FileDestination): FileDestination {
     },
     flushSync(): void {
       flush();
-      destination.flushSync();
+      sink.flushSync();
     },
   };
   batchers.add(new WeakRef(batcher));
@@ -113,13 +171,15 @@ function plainLineWriter(logger: pino.Logger, destination: { write(line: string)
       lastMs = now;
       lastTime = new Date(now).toISOString();
     }
-    let line = `{"level":${LEVEL_NUMBERS[level]},"time":"${lastTime}"`;
-    for (const key in bindings) line += member(key, bindings[key]);
-    for (const key in fields) line += member(key, fields[key]);
-    destination.write(`${line},"msg":${JSON.stringify(msg)}}\n`);
+    destination.write(`{"level":${LEVEL_NUMBERS[level]},"time":"${lastTime}"${members(bindings)}${members(fields)},"msg":${JSON.stringify(msg)}}\n`);
   };
 }
 
-function member(key: string, value: unknown): string {
-  return value === undefined ? '' : `,${JSON.stringify(key)}:${JSON.stringify(value)}`;
+/**
+ * `,"key":value,…` of an object's members, as pino writes them (undefined values left out, as
+ * JSON.stringify leaves them out): one JSON.stringify per object rather than two per member.
+ */
+function members(object: Record<string, unknown>): string {
+  const json = JSON.stringify(object);
+  return json.length > 2 ? `,${json.slice(1, -1)}` : '';
 }

@@ -85,6 +85,7 @@ export class Engine {
   /** Event bytes of running calls; shared by all of them. */
   private readonly eventBudget: ByteBudget;
   private closing = false;
+  private lastCallLimits: CallLimits | undefined;
 
   constructor(options: EngineOptions) {
     this.tools = options.registry;
@@ -95,6 +96,24 @@ export class Engine {
     this.admission = options.admission ?? new Admission(NO_ADMISSION_LIMITS);
     this.tracer = options.tracer;
     this.eventBudget = new ByteBudget(this.limits.eventsTotalBytes ?? 64 * MiB);
+  }
+
+  /**
+   * The limits of a call with this timeout. Calls nearly always share one timeout: the object made for the
+   * last one is reused (calls only read it); a reload makes a new one.
+   */
+  private callLimits(timeoutMs: number): CallLimits {
+    const last = this.lastCallLimits;
+    if (last !== undefined && last.timeoutMs === timeoutMs) return last;
+    return (this.lastCallLimits = Object.freeze({
+      timeoutMs,
+      maxOutputBytes: this.limits.maxOutputBytes,
+      maxEvents: this.limits.maxEvents,
+      maxBufferedEvents: this.limits.maxBufferedEvents,
+      maxEventBytes: this.limits.maxEventBytes ?? 8 * MiB,
+      retainedEventBytes: this.limits.retainedEventBytes ?? MiB,
+      eventBudget: this.eventBudget,
+    }));
   }
 
   /** The tools new calls are resolved against. */
@@ -109,6 +128,7 @@ export class Engine {
   reconfigure(settings: EngineSettings): void {
     this.tools = settings.registry;
     this.limits = { ...settings.limits, eventsTotalBytes: this.limits.eventsTotalBytes };
+    this.lastCallLimits = undefined;
   }
 
   /** Bytes of events held by running calls now (for metrics and tests). */
@@ -159,21 +179,12 @@ export class Engine {
           detail: { problems: checked.problems },
         });
       }
-      const timeoutS = Math.min(req.timeout, this.limits.maxTimeoutS);
       const call = new Call(
         req,
         tool,
         checked.value,
         caller,
-        {
-          timeoutMs: timeoutS * 1000,
-          maxOutputBytes: this.limits.maxOutputBytes,
-          maxEvents: this.limits.maxEvents,
-          maxBufferedEvents: this.limits.maxBufferedEvents,
-          maxEventBytes: this.limits.maxEventBytes ?? 8 * MiB,
-          retainedEventBytes: this.limits.retainedEventBytes ?? MiB,
-          eventBudget: this.eventBudget,
-        } satisfies CallLimits,
+        this.callLimits(Math.min(req.timeout, this.limits.maxTimeoutS) * 1000),
         options.logger ?? this.logger,
         (c) => this.settled(c, release),
         this.deadlines,

@@ -70,7 +70,8 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
           'request finished',
         );
       // On Node logged when the response is really done: an SSE stream ends long after next() returns.
-      if (outgoing) outgoing.once('close', () => accessLine!(outgoing.statusCode, !outgoing.writableFinished));
+      // (A response closes once: `on`, without the wrapper `once` makes per request.)
+      if (outgoing) outgoing.on('close', () => accessLine!(outgoing.statusCode, !outgoing.writableFinished));
     }
     let refused = check?.(c);
     // Only an identity-provider token (JWT) makes the check asynchronous.
