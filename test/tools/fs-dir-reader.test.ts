@@ -5,7 +5,8 @@
  * root gateway with a workspace owned by another user): every entry of a large
  * directory with the right type and size, symlinks reported and never followed
  * (not sized by their target, a symlinked directory not entered), a FIFO listed
- * without blocking, and nothing outside the workspace shown.
+ * without blocking, and nothing outside the workspace shown. Last, answers through
+ * the worker (JSON messages) arrive exactly as the tools gave them.
  */
 import { execFileSync } from 'node:child_process';
 import { chownSync, closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -147,5 +148,45 @@ describe('readDirectory', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('the privilege-separated worker carries every answer exactly (messages as JSON)', () => {
+  let tmp: string;
+  let gw: TestGateway;
+  const text = 'héllo wörld — ✓ 𝄞 "quoted" \\ back\\slash\ttab\r\nline2\n';
+  const bytes = Buffer.from([0, 1, 2, 0xff, 0xfe, 10, 13, 0x80]);
+
+  beforeAll(async () => {
+    tmp = mkdtempSync(join(tmpdir(), 'a2e-fs-worker-json-'));
+    execFileSync('chmod', ['0755', tmp]);
+    const root = join(tmp, 'ws');
+    mkdirSync(root);
+    writeFileSync(join(root, 'text.txt'), text);
+    writeFileSync(join(root, 'bin.dat'), bytes);
+    if (isRoot) chownSync(root, NOBODY, NOBODY);
+    gw = await startGateway({ config: { tools: { fs: { root } } } });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    rmSync(tmp, { recursive: true, force: true });
+  });
+
+  const call = async (tool: string, args: Record<string, unknown>) =>
+    (await postJson(`${gw.url}/tool/call`, callBody(tool, args))).json.data as { success: boolean; data: any; error: string | null };
+
+  it('text, bytes, a written file, and errors come back as the tools answered them', async () => {
+    const t = await call('read_file', { path: 'text.txt' });
+    expect(t.error).toBeNull();
+    expect(t.data).toEqual({ path: 'text.txt', encoding: 'utf8', content: text, size: Buffer.byteLength(text), offset: 1, count: 2, next_offset: null, truncated: false });
+    const b = await call('read_file', { path: 'bin.dat', encoding: 'base64' });
+    expect(Buffer.from(b.data.content, 'base64').equals(bytes)).toBe(true);
+    const w = await call('write_file', { path: 'new.txt', content: text });
+    expect(w.error).toBeNull();
+    expect((await call('read_file', { path: 'new.txt' })).data.content).toBe(text);
+    const missing = await call('read_file', { path: 'nope.txt' });
+    expect(missing.success).toBe(false);
+    expect(missing.error).toBe('"nope.txt" does not exist in the workspace; use list_dir or glob to find the right path');
+    if (isRoot) expect(fsWorkers()).toHaveLength(1);
   });
 });
