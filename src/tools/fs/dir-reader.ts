@@ -15,7 +15,7 @@
  * descriptor closed early could be reused for another directory). One thread
  * per process (the gateway, or the privilege-separated worker, where it runs
  * with that process's unprivileged identity), started at first use and again
- * after it dies; it never keeps the process alive.
+ * after it dies; it keeps the process alive only while a directory is being read.
  */
 import { Worker } from 'node:worker_threads';
 import type { EntryType } from './walk.js';
@@ -87,14 +87,13 @@ function start(): Thread {
   const worker = new Worker(THREAD_SOURCE, {
     eval: true,
     resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 },
-    stdout: true,
-    stderr: true,
+    // It prints nothing: no stdout/stderr streams of its own.
   });
-  worker.unref();
   worker.on('message', (a: Answer) => {
     const p = pending.get(a.id);
     if (!p) return;
     pending.delete(a.id);
+    if (pending.size === 0) worker.unref();
     if ('error' in a) p.reject(Object.assign(new Error(`reading a directory failed (${a.error})`), { code: a.error }));
     else p.resolve({ names: a.names, types: Array.from(a.types, (t) => TYPES[t]!), sizes: a.sizes });
   });
@@ -107,6 +106,8 @@ function start(): Thread {
   };
   worker.on('error', (err) => gone(`failed: ${err.message}`));
   worker.on('exit', () => gone('stopped'));
+  // Referenced only while a directory is being read (after the listeners: adding one refs the port again).
+  worker.unref();
   return self;
 }
 
@@ -118,6 +119,7 @@ export function readDirectory(fd: number, sizes: boolean): Promise<DirListing> {
   const { worker, pending } = (thread ??= start());
   const id = nextId++;
   return new Promise<DirListing>((resolve, reject) => {
+    if (pending.size === 0) worker.ref();
     pending.set(id, { resolve, reject });
     worker.postMessage({ id, fd, sizes });
   });
