@@ -134,7 +134,9 @@ class EvalPlugin implements ToolPlugin {
         code: String(args.code),
         deadline: Math.min(Date.now() + timeoutS * 1000, ctx.deadline + CALL_DEADLINE_SLACK_MS),
       };
-      const worker = this.idle.pop() ?? this.newWorker();
+      // The worker parked longest: each prepares a fresh WebAssembly instance after its evaluation (several
+      // milliseconds), so the one released last is the one most likely still busy with that.
+      const worker = this.idle.shift() ?? this.newWorker();
       if (this.idle.length === 0) this.release(this.newWorker()); // keep one ready for the next call
       return await this.evaluate(worker, job, ctx);
     } finally {

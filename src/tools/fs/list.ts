@@ -1,5 +1,4 @@
 /** list_dir, glob and grep: bounded walks over the workspace. */
-import { lstat } from 'node:fs/promises';
 import type { Dir } from './dir.js';
 import picomatch from 'picomatch';
 import { ToolError, ToolOutput } from '../../engine/index.js';
@@ -23,9 +22,6 @@ export async function directory(ws: Workspace, path: string): Promise<{ shown: s
   return { shown: p.shown, dir: await ws.openDir(p) };
 }
 
-/** File sizes of a flat listing read at the same time (each an lstat on the threadpool). */
-const SIZES_AT_ONCE = 128;
-
 const joinShown = (base: string, rel: string) => (base === '.' ? rel : `${base}/${rel}`);
 
 export async function listDirTool(
@@ -37,33 +33,16 @@ export async function listDirTool(
   const dir = await directory(ws, args.path);
   const entries: { path: string; type: EntryType; size: number | null }[] = [];
   let truncated = false;
-  // A flat listing reads every entry through the start directory, open until the end: its files' sizes are
-  // asked for together (up to SIZES_AT_ONCE at a time), not one round trip after another. A recursive walk
-  // closes each subdirectory as it moves on, so there each size is read before the next entry.
-  const flat = !(args.recursive ?? false);
-  let sizing: Promise<void>[] = [];
+  // Each directory's entries come with their files' sizes, read in one trip per directory (dir-reader.ts).
   try {
-    for await (const e of walk(dir.dir, { recursive: !flat, signal })) {
+    for await (const e of walk(dir.dir, { recursive: args.recursive ?? false, signal, sizes: true })) {
       if (entries.length >= limit) {
         truncated = true;
         break;
       }
-      const entry = { path: joinShown(dir.shown, e.rel), type: e.type, size: null as number | null };
-      entries.push(entry);
-      if (e.type !== 'file') continue;
-      const sized = lstat(e.at).then(
-        (st) => void (entry.size = st.size),
-        () => undefined,
-      );
-      if (!flat) await sized;
-      else if (sizing.push(sized) >= SIZES_AT_ONCE) {
-        await Promise.all(sizing);
-        sizing = [];
-      }
+      entries.push({ path: joinShown(dir.shown, e.rel), type: e.type, size: e.type === 'file' ? e.size : null });
     }
-    await Promise.all(sizing);
   } finally {
-    await Promise.all(sizing);
     await dir.dir.close();
   }
   return new ToolOutput({ data: { path: dir.shown, entries, truncated }, truncated });

