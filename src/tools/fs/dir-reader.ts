@@ -18,7 +18,6 @@
  * after it dies; it keeps the process alive only while a directory is being read.
  */
 import { Worker } from 'node:worker_threads';
-import type { EntryType } from './walk.js';
 
 /** One directory's entries in name order; `sizes[i]` is -1 for a non-file or a file whose lstat failed. */
 export interface DirListing {
@@ -26,6 +25,9 @@ export interface DirListing {
   types: EntryType[];
   sizes: Float64Array | null;
 }
+
+/** What a directory entry is (symlinks are reported, never followed). */
+export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
 
 const TYPES: readonly EntryType[] = ['file', 'dir', 'symlink', 'other'];
 

@@ -9,9 +9,9 @@ import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { ToolError } from '../../engine/index.js';
 import { at, openChild, self, type Dir } from './dir.js';
-import { readDirectory } from './dir-reader.js';
+import { readDirectory, type EntryType } from './dir-reader.js';
 
-export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
+export type { EntryType };
 
 export interface WalkEntry {
   /** The entry through its directory's descriptor (dir.ts `at`); valid until the next entry is asked for. */
