@@ -17,7 +17,12 @@ export const fmt = {
   ms: (n) => (Number.isFinite(n) ? (n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms`) : '—'),
   /** autocannon reports latencies in whole milliseconds. */
   latency: (n) => (Number.isFinite(n) ? (n < 1 ? '< 1 ms' : `${Math.round(n)} ms`) : '—'),
-  ratio: (n) => (Number.isFinite(n) ? `${n.toFixed(2)}×` : '—'),
+  /**
+   * Truncated, not rounded, to two decimals: every ratio target is "≥ x.xx", and a ratio of 1.497 shown as
+   * "1.50×" next to "not met" reads as a contradiction; truncated, the shown value meets a target exactly when
+   * the measured one does.
+   */
+  ratio: (n) => (Number.isFinite(n) ? `${(Math.floor(n * 100 + 1e-9) / 100).toFixed(2)}×` : '—'),
   mb: (bytes) => (Number.isFinite(bytes) ? `${(bytes / 1024 / 1024).toFixed(1)} MB` : '—'),
   kb: (bytes) => (Number.isFinite(bytes) ? `${(bytes / 1024).toFixed(1)} KB` : '—'),
   pct: (n) => (Number.isFinite(n) ? `${n >= 0 ? '+' : ''}${(n * 100).toFixed(1)} %` : '—'),
