@@ -3,6 +3,7 @@ import type { Dispatcher } from 'undici';
 import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
 import type { HttpConfig } from './config.js';
 import type { RefusedAddressError } from './dispatcher.js';
+import { Abort, exchangeOnce, type Response } from './response.js';
 import { serverAttributes, startClientSpan, tracingOn, type ActiveSpan } from '../../observability/tracing.js';
 
 export interface HttpArgs {
@@ -19,8 +20,6 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * may carry a credential (Authorization, Cookie, X-Api-Key, X-Auth-Token, …) meant for the first origin only.
  */
 const CROSS_ORIGIN_HEADERS = new Set(['accept', 'accept-language', 'content-language', 'user-agent']);
-/** Emit a progress event every this many bytes received. */
-const PROGRESS_STEP = 64 * 1024;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export async function httpRequestTool(
@@ -43,25 +42,28 @@ export async function httpRequestTool(
 
   const timeoutS = args.timeout ?? config.timeout_s;
   if (!(timeoutS > 0)) throw new ToolError('timeout must be a positive number of seconds');
-  // One controller, aborted by the call's signal or the timeout (with their reasons), both released when
-  // the exchange ends: AbortSignal.timeout + AbortSignal.any cost two signals and a GC-tracked
-  // dependency per call, which showed in the profile.
-  const controller = new AbortController();
-  const signal = controller.signal;
+  // One abort for the exchange, fired by the call's signal or the timeout (with their reasons). The timer is
+  // only set when it would fire before the call's own deadline: otherwise the call's timeout stops the call,
+  // and its signal this exchange, first.
+  const abort = new Abort();
+  const timeoutMs = Math.round(timeoutS * 1000);
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
-  }, Math.round(timeoutS * 1000));
-  timer.unref();
-  const onCallAbort = () => controller.abort(ctx.signal.reason);
-  if (ctx.signal.aborted) onCallAbort();
-  else ctx.signal.addEventListener('abort', onCallAbort, { once: true });
+  const timer =
+    Date.now() + timeoutMs < ctx.deadline
+      ? setTimeout(() => {
+          timedOut = true;
+          abort.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+        }, timeoutMs).unref()
+      : undefined;
+  const signal = ctx.signal;
+  const onCallAbort = () => abort.abort(signal.reason as Error);
+  if (signal.aborted) onCallAbort();
+  else signal.addEventListener('abort', onCallAbort, { once: true });
   try {
-    return await exchange(dispatcher, config, ctx, { method, url, body, headers, signal, timeoutS, timedOut: () => timedOut });
+    return await exchange(dispatcher, config, ctx, { method, url, body, headers, abort, timeoutS, timedOut: () => timedOut });
   } finally {
-    clearTimeout(timer);
-    ctx.signal.removeEventListener('abort', onCallAbort);
+    if (timer !== undefined) clearTimeout(timer);
+    signal.removeEventListener('abort', onCallAbort);
   }
 }
 
@@ -70,7 +72,7 @@ interface Exchange {
   url: URL;
   body: string | undefined;
   headers: Record<string, string>;
-  signal: AbortSignal;
+  abort: Abort;
   timeoutS: number;
   timedOut(): boolean;
 }
@@ -78,78 +80,91 @@ interface Exchange {
 /** The request and its redirects, up to the final response's body. */
 async function exchange(dispatcher: Dispatcher, config: HttpConfig, ctx: ToolContext, x: Exchange): Promise<ToolOutput> {
   let { method, url, body } = x;
-  const { headers, signal, timeoutS } = x;
+  const { headers, abort, timeoutS } = x;
   for (let redirects = 0; ; redirects++) {
-    let res: Dispatcher.ResponseData;
+    // Set by the redirect check when this response's redirect is followed.
+    let next: URL | undefined;
+    let keepsBody = true;
+    const from = url;
+    const checkRedirect =
+      config.max_redirects > 0
+        ? (status: number, location: string): boolean => {
+            if (!REDIRECTS.has(status)) return false;
+            const target = nextUrl(from, location, redirects, config.max_redirects);
+            keepsBody = !(status === 303 || ((status === 301 || status === 302) && method === 'POST'));
+            // A body goes to its own origin only: a 307/308 that would re-send it elsewhere is not followed; the
+            // caller gets the redirect itself and may send the body there deliberately.
+            if (target.origin !== from.origin && keepsBody && body !== undefined) {
+              ctx.emit('status', {
+                message: `not following the ${status} redirect to ${target.origin}: the request body is not sent to another origin`,
+              });
+              return false;
+            }
+            next = target;
+            return true;
+          }
+        : null;
     const span = tracingOn ? exchangeSpan(method, url) : undefined;
+    let spanOpen = span !== undefined; // until the response's headers (or a failure before them)
+    let res: Response;
     try {
-      res = await dispatcher.request({
-        origin: url.origin,
-        path: url.pathname + url.search,
-        method: method as Dispatcher.HttpMethod,
-        // The caller's own traceparent, when it sent one, is kept.
-        headers: span && headers.traceparent === undefined ? span.inject({ ...headers }) : headers,
-        body,
-        signal,
-      });
+      res = await exchangeOnce(
+        dispatcher,
+        {
+          origin: url.origin,
+          path: url.pathname + url.search,
+          method: method as Dispatcher.HttpMethod,
+          // The caller's own traceparent, when it sent one, is kept.
+          headers: span && headers.traceparent === undefined ? span.inject({ ...headers }) : headers,
+          body,
+        },
+        config.max_response_bytes,
+        ctx,
+        abort,
+        checkRedirect,
+        span
+          ? (status) => {
+              spanOpen = false;
+              span.status(status);
+              span.end();
+            }
+          : null,
+      );
     } catch (err) {
-      span?.fail(err);
-      span?.end();
+      if (span && spanOpen) {
+        span.fail(err);
+        span.end();
+      }
       throw requestError(err, url, x.timedOut() ? timeoutS : null);
     }
-    span?.status(res.statusCode);
-    span?.end();
 
-    const location = res.headers.location;
-    const redirect = REDIRECTS.has(res.statusCode) && typeof location === 'string' && config.max_redirects > 0;
-    let next: URL | undefined;
-    if (redirect) {
-      try {
-        next = nextUrl(url, location, redirects, config.max_redirects);
-      } catch (err) {
-        await res.body.dump().catch(() => {});
-        throw err;
-      }
-    }
-    const crossOrigin = next !== undefined && next.origin !== url.origin;
-    const keepsBody = !(res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST'));
-    // A body goes to its own origin only: a 307/308 that would re-send it elsewhere is not followed; the
-    // caller gets the redirect itself and may send the body there deliberately.
-    if (next && crossOrigin && keepsBody && body !== undefined) {
-      ctx.emit('status', {
-        message: `not following the ${res.statusCode} redirect to ${next.origin}: the request body is not sent to another origin`,
-      });
-    } else if (next) {
-      await res.body.dump().catch(() => {});
+    if (next) {
       if (!keepsBody) {
         if (method !== 'HEAD') method = 'GET';
         body = undefined;
         delete headers['content-type'];
         delete headers['content-length'];
       }
-      if (crossOrigin) for (const name of Object.keys(headers)) if (!CROSS_ORIGIN_HEADERS.has(name)) delete headers[name];
-      ctx.emit('status', { message: `redirect ${res.statusCode} to ${next.href}` });
+      if (next.origin !== url.origin) for (const name of Object.keys(headers)) if (!CROSS_ORIGIN_HEADERS.has(name)) delete headers[name];
+      ctx.emit('status', { message: `redirect ${res.status} to ${next.href}` });
       url = next;
       continue;
     }
 
-    const { bytes, truncated } = await readBody(res, config.max_response_bytes, ctx, (err) =>
-      requestError(err, url, x.timedOut() ? timeoutS : null),
-    );
-    const contentType = headerValue(res.headers['content-type']);
-    const text = isTextual(contentType) ? decodeUtf8(bytes, truncated) : null;
+    const { bytes, truncated } = res;
+    const text = isTextual(res.headers['content-type']) ? decodeUtf8(bytes, truncated) : null;
     return new ToolOutput({
       data: {
         url: url.href,
-        status: res.statusCode,
-        headers: flattenHeaders(res.headers),
+        status: res.status,
+        headers: res.headers,
         body: text ?? bytes.toString('base64'),
         body_encoding: text === null ? 'base64' : 'utf8',
         bytes: bytes.length,
         truncated,
         redirects,
       },
-      summary: `${method} ${url.href} → ${res.statusCode} (${bytes.length} bytes${truncated ? ', truncated' : ''})`,
+      summary: `${method} ${url.href} → ${res.status} (${bytes.length} bytes${truncated ? ', truncated' : ''})`,
       truncated,
     });
   }
@@ -201,78 +216,6 @@ function checkedUrl(url: URL): URL {
     throw new ToolError('credentials in the URL are not supported; send an Authorization header instead');
   }
   return url;
-}
-
-/**
- * The body, up to `max` bytes (then cut, the rest not read). Read with stream events: an async iterator
- * costs an iterator and a promise per chunk.
- */
-function readBody(
-  res: Dispatcher.ResponseData,
-  max: number,
-  ctx: ToolContext,
-  failure: (err: unknown) => Error,
-): Promise<{ bytes: Buffer; truncated: boolean }> {
-  const total = Number(headerValue(res.headers['content-length']) ?? NaN);
-  const stream = res.body;
-  const chunks: Buffer[] = [];
-  let kept = 0;
-  let received = 0;
-  let nextProgress = PROGRESS_STEP;
-  return new Promise((resolve, reject) => {
-    const done = (truncated: boolean) => {
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      stream.off('error', onError);
-      resolve({ bytes: chunks.length === 1 && !truncated ? chunks[0]! : Buffer.concat(chunks, kept), truncated });
-    };
-    const onEnd = () => done(false);
-    const onError = (err: unknown) => {
-      stream.off('data', onData);
-      stream.off('end', onEnd);
-      try {
-        reject(failure(err));
-      } catch (thrown) {
-        reject(thrown); // never out of an event handler
-      }
-    };
-    const onData = (chunk: Buffer) => {
-      received += chunk.length;
-      if (kept + chunk.length > max) {
-        chunks.push(chunk.subarray(0, max - kept));
-        kept = max;
-        stream.on('error', () => {}); // the destroy below may still report an error: nobody reads it
-        stream.destroy();
-        done(true);
-        return;
-      }
-      chunks.push(chunk);
-      kept += chunk.length;
-      if (received >= nextProgress) {
-        nextProgress = received + PROGRESS_STEP;
-        const pct = Number.isFinite(total) && total > 0 ? Math.min(100, Math.floor((received / total) * 100)) : 0;
-        ctx.emit('progress', {
-          pct,
-          message: `received ${received} bytes${Number.isFinite(total) ? ` of ${total}` : ''}`,
-          bytes_received: received,
-          bytes_total: Number.isFinite(total) ? total : null,
-        });
-      }
-    };
-    stream.on('data', onData);
-    stream.once('end', onEnd);
-    stream.once('error', onError);
-  });
-}
-
-function headerValue(v: string | string[] | undefined): string | undefined {
-  return Array.isArray(v) ? v.join(', ') : v;
-}
-
-function flattenHeaders(h: Record<string, string | string[] | undefined>): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(h)) if (v !== undefined) out[k] = headerValue(v)!;
-  return out;
 }
 
 /** Content types whose body is shown as text (when it is valid UTF-8). */
