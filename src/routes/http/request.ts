@@ -20,6 +20,8 @@ declare module 'hono' {
     streamOpened: () => () => void;
     /** This request's access line, when one is logged. */
     accessLine: AccessLine;
+    /** The answer carries the `X-Request-Id` header already (sendJson). */
+    requestIdSent: boolean;
   }
 }
 
@@ -54,8 +56,8 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
     c.set('logger', log);
     if (streamOpened) c.set('streamOpened', streamOpened);
     const outgoing = nodeResponse(c);
-    // On Node, answers written straight to the ServerResponse (JSON calls, SSE streams) add the header
-    // themselves and a Response built by Hono gets it once it exists, after next(). (c.header() before
+    // On Node, answers written straight to the ServerResponse (SSE streams) and JSON answers (sendJson) add the
+    // header themselves and a Response built by Hono gets it once it exists, after next(). (c.header() before
     // next() would make every request build a web Headers object, a large part of a fast call's cost.)
     // Elsewhere it is set before next(), so every answer carries it, errors included.
     if (!outgoing) c.header(REQUEST_ID_HEADER, requestId);
@@ -74,7 +76,7 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
     if (refused) c.res = refused;
     else await next();
     if (outgoing) {
-      if (!outgoing.headersSent) c.res.headers.set(REQUEST_ID_HEADER, requestId);
+      if (!outgoing.headersSent && !c.get('requestIdSent')) c.res.headers.set(REQUEST_ID_HEADER, requestId);
     } else {
       accessLine?.write(c.res.status, false);
     }
