@@ -67,7 +67,7 @@ export async function defaultConfig({ quick, log }) {
           'issue 15): before, a JSON call wrote two lines, `call succeeded` and `request finished`, and the top entries of logging were ' +
           'pino-shaped serialisation of their fields (`members` in logger.js, ~3 % of the CPU), the line writer (~1.4 %), the write to ' +
           'the file (`writeString`/`writeSync`, ~3 %), the access line\'s closure and level checks (~1 %). Now the two are one line ' +
-          '(engine/call-line.ts): one serialisation, one string, half the bytes to write, and no separate call-line level check; ' +
+          '(engine/call-line.ts): one serialisation, one string, about a third fewer bytes to write, no separate call-line level check; ' +
           'the remaining cost of logging is that one line and its share of one synchronous write per event-loop turn.',
       ],
       commands: [
