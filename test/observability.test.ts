@@ -81,23 +81,86 @@ describe('logs', () => {
     await started.promise;
     release.resolve();
     await p;
-    // The access line is written when the response is closed: wait for it rather than sleep.
-    await expect.poll(() => log.records.filter((l) => l.msg === 'request finished' && l.request_id === 'log-wait').length).toBe(1);
+    // The request's line is written when the response is closed: wait for it rather than sleep.
+    await expect.poll(() => log.records.filter((l) => l.msg === 'call succeeded' && l.request_id === 'log-wait').length).toBe(1);
+    await expect.poll(() => log.records.filter((l) => l.msg === 'request finished' && l.request_id === 'log-refused').length).toBe(1);
 
     const lines = log.records;
     const of = (id: string) => lines.filter((l) => l.request_id === id);
-    expect(of('log-ok').find((l) => l.msg === 'call succeeded')).toMatchObject({ tool: 'echo', kind: 'native', outcome: 'success', level: 30 });
-    expect(of('log-fail').find((l) => l.msg === 'call failed')).toMatchObject({ tool: 'fail', outcome: 'tool_error' });
-    expect(of('log-refused').find((l) => l.msg.startsWith('call refused'))).toMatchObject({ tool: 'nope', outcome: 'unknown_tool' });
+    // A JSON answer to one call: the call's line is the request's access line too (method, path, status, both durations).
+    const access = { method: 'POST', path: '/tool/call', request_duration_ms: expect.any(Number) };
+    expect(of('log-ok')).toEqual([expect.objectContaining({ msg: 'call succeeded', tool: 'echo', kind: 'native', outcome: 'success', level: 30, status: 200, ...access })]);
+    expect(of('log-fail')).toEqual([expect.objectContaining({ msg: 'call failed', tool: 'fail', outcome: 'tool_error', status: 200, ...access })]);
+    // A refused call never ran: its refusal, then the request's own line with the error status.
+    expect(of('log-refused').map((l) => l.msg)).toEqual(['call refused: unknown_tool', 'request finished']);
+    expect(of('log-refused')[0]).toMatchObject({ tool: 'nope', outcome: 'unknown_tool' });
+    expect(of('log-refused')[1]).toMatchObject({ method: 'POST', path: '/tool/call', status: 404 });
     // the tool's own ctx.logger line belongs to the request too
-    expect(of('log-wait').map((l) => l.msg)).toEqual(['tool is waiting', 'call succeeded', 'request finished']);
-    for (const id of ['log-ok', 'log-fail', 'log-refused']) {
-      expect(of(id).filter((l) => /^call (succeeded|failed|refused)/.test(l.msg))).toHaveLength(1);
-      expect(of(id).find((l) => l.msg === 'request finished')).toMatchObject({ method: 'POST', path: '/tool/call' });
-    }
+    expect(of('log-wait').map((l) => l.msg)).toEqual(['tool is waiting', 'call succeeded']);
     const all = JSON.stringify(lines);
     expect(all).not.toContain(secret);
     expect(all).not.toContain('hello'); // argument values are not logged
+  });
+
+  it("the merged line of a JSON call carries every field of the call's line and of the access line an SSE call still writes apart", async () => {
+    await postJson(`${url}/tool/call`, callBody('echo', { text: 'a' }), { 'X-Request-Id': 'merge-json' });
+    const stream = await openSse(`${url}/tool/call`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Request-Id': 'merge-sse' },
+      body: JSON.stringify(callBody('echo', { text: 'a' }, { streaming: true })),
+    });
+    await stream.rest();
+    await expect.poll(() => log.records.filter((l) => l.request_id === 'merge-sse' && l.msg === 'request finished').length).toBe(1);
+    await expect.poll(() => log.records.filter((l) => l.request_id === 'merge-json').length).toBe(1);
+    const [merged] = log.records.filter((l) => l.request_id === 'merge-json');
+    const sse = log.records.filter((l) => l.request_id === 'merge-sse');
+    // An SSE stream is not one JSON answer: the call's line when it settles, the request's when the stream closes.
+    expect(sse.map((l) => l.msg)).toEqual(['call succeeded', 'request finished']);
+    const [callLine, accessLine] = [sse[0]!, sse[1]!];
+    // The access line's duration_ms (the request's) is request_duration_ms in the merged line; duration_ms stays the call's.
+    const { duration_ms: requestDuration, ...accessRest } = accessLine;
+    const want = new Set([...Object.keys(callLine), ...Object.keys(accessRest), 'request_duration_ms']);
+    expect(new Set(Object.keys(merged!))).toEqual(want);
+    expect(typeof requestDuration).toBe('number');
+    expect(merged).toMatchObject({
+      level: 30,
+      msg: 'call succeeded',
+      request_id: 'merge-json',
+      tool: 'echo',
+      kind: 'native',
+      outcome: 'success',
+      duration_ms: expect.any(Number),
+      call_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      req_id: expect.any(String),
+      method: 'POST',
+      path: '/tool/call',
+      status: 200,
+      request_duration_ms: expect.any(Number),
+    });
+    expect(merged!.request_duration_ms).toBeGreaterThanOrEqual(merged!.duration_ms);
+  });
+
+  it('a client that goes away mid-call: the lines still say the call was stopped by the disconnect and the answer was aborted', async () => {
+    release = deferred();
+    started = deferred();
+    const controller = new AbortController();
+    const pending = fetch(`${url}/tool/call`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', 'X-Request-Id': 'log-gone' },
+      body: JSON.stringify(callBody('wait', {})),
+      signal: controller.signal,
+    }).catch((err: Error) => err);
+    await started.promise;
+    controller.abort();
+    await pending;
+    const gone = () => log.records.filter((l) => l.request_id === 'log-gone' && l.msg !== 'tool is waiting');
+    // Whichever comes first, the call stopping or the response closing, nothing is lost and the call is logged once.
+    await expect.poll(() => gone().some((l) => l.aborted === true) && gone().some((l) => l.msg === 'call failed')).toBe(true);
+    release.resolve();
+    const merged = Object.assign({}, ...gone());
+    expect(merged).toMatchObject({ tool: 'wait', outcome: 'tool_error', stopped_by: 'disconnect', method: 'POST', path: '/tool/call', aborted: true });
+    expect(gone().filter((l) => /^call (succeeded|failed)/.test(l.msg))).toHaveLength(1);
+    expect(gone().length).toBeLessThanOrEqual(2);
   });
 });
 

@@ -48,7 +48,8 @@ export async function defaultConfig({ quick, log }) {
       what:
         `The echo call of scenario 1, ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds after a warm-up run each. ` +
         'The gateway runs its default configuration, logging included: `info` level, JSON lines on stderr, which the harness ' +
-        'redirects to a file (as an operator redirects stderr). Bare Hono logs nothing.',
+        'redirects to a file (as an operator redirects stderr): one line per call, the call\'s outcome line carrying the ' +
+        'request\'s method, path, status and duration (docs/logging.md). Bare Hono logs nothing.',
       columns: ['Server', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
       rows: [
         ['a2e-gateway `POST /tool/call` (echo plugin), info logs to a file', ...rateCells(results.gateway), fmt.ratio(ratio)],
@@ -61,6 +62,13 @@ export async function defaultConfig({ quick, log }) {
         '```json',
         sample ?? '(none)',
         '```',
+        '',
+        'Where logging\'s time went (`node --cpu-prof` of the bench gateway, pinned, this echo call, self time in the load window; ' +
+          'issue 15): before, a JSON call wrote two lines, `call succeeded` and `request finished`, and the top entries of logging were ' +
+          'pino-shaped serialisation of their fields (`members` in logger.js, ~3 % of the CPU), the line writer (~1.4 %), the write to ' +
+          'the file (`writeString`/`writeSync`, ~3 %), the access line\'s closure and level checks (~1 %). Now the two are one line ' +
+          '(engine/call-line.ts): one serialisation, one string, about a third fewer bytes to write, no separate call-line level check; ' +
+          'the remaining cost of logging is that one line and its share of one synchronous write per event-loop turn.',
       ],
       commands: [
         `BENCH_LOG_LEVEL=info ${shownCommand('server', ['bench/servers/gateway.mjs'])} 2> gateway.log`,

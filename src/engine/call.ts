@@ -64,6 +64,11 @@ export class Call {
   outputBytes = 0;
   /** The door the call came through (set by the engine), for the audit record. */
   door = 'rest';
+  /**
+   * The door answering this call writes its outcome line, merged with its access line (call-line.ts), so the
+   * engine writes none when it settles (set by the engine from StartOptions.lineMerged).
+   */
+  lineMerged = false;
 
   constructor(
     request: ToolCallRequest,

@@ -13,7 +13,8 @@ import { ByteBudget } from './byte-budget.js';
 import { Call, type CallLimits } from './call.js';
 import { Deadlines } from './deadlines.js';
 import { GatewayError } from './errors.js';
-import { levelEnabled, plainLine } from './child-logger.js';
+import { levelEnabled } from './child-logger.js';
+import { writeCallLine } from './call-line.js';
 import type { Logger } from './plugin.js';
 import { allowAll, type Caller, type Policy } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
@@ -62,6 +63,11 @@ export interface StartOptions {
   door?: string;
   /** The shared admission's decision (store.kind redis), taken by the door before start; see Admission.adopt. */
   admitted?: Admitted;
+  /**
+   * The door writes the call's outcome line itself, merged with its access line (call-line.ts); the engine
+   * writes none. The door must then write it (or clear `call.lineMerged` before the call settles).
+   */
+  lineMerged?: boolean;
 }
 
 /** What a config reload may change for new calls (calls already running keep theirs). */
@@ -191,6 +197,7 @@ export class Engine {
       );
       this.inflight.add(call);
       call.inputBytes = options.inputBytes ?? 0;
+      if (options.lineMerged) call.lineMerged = true;
       const door = options.door ?? caller.door;
       if (door !== undefined) call.door = door;
       // Reported before it runs: a tool that settles at once must not be seen finishing before it started.
@@ -267,23 +274,9 @@ export class Engine {
     this.inflight.delete(call);
     release?.();
     if (this.activity.active) this.activity.finished(call);
+    // The door answering the call may write its line instead, merged with its access line (call-line.ts).
+    if (!call.lineMerged && levelEnabled(call.logger, 'info')) writeCallLine(call);
     const r = call.response!.data;
-    if (levelEnabled(call.logger, 'info')) {
-      plainLine(
-        call.logger,
-        'info',
-        {
-          tool: r.tool_name,
-          kind: call.tool.definition.kind,
-          outcome: r.success ? 'success' : r.error_code,
-          stopped_by: call.stoppedBy || undefined,
-          duration_ms: r.duration_ms,
-          call_id: call.id,
-          req_id: call.request.id,
-        },
-        r.success ? 'call succeeded' : 'call failed',
-      );
-    }
     this.record(call.request, call.caller, {
       door: call.door,
       kind: call.tool.definition.kind,

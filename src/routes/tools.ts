@@ -12,7 +12,7 @@ import type { AdmittedCaller } from '../security/access.js';
 import { onClientGone } from './http/disconnect.js';
 import { streamCall } from './http/call-stream.js';
 import type { HttpLimits } from './http/limits.js';
-import { requestLogger } from './http/request.js';
+import { accessLineOf, requestLogger } from './http/request.js';
 import { sendJson, jsonResponse } from './http/respond.js';
 import { callRoute, listRoute } from './openapi/tools.js';
 import { requestHeader } from './http/node.js';
@@ -50,11 +50,14 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
   app.openAPIRegistry.registerPath(callRoute);
   app.post(callRoute.path, async (c) => {
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: maxJsonDepth });
-    const started = startCall(c, req, bytes, deps, { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
+    const sse = req.streaming && acceptsEventStream(requestHeader(c, 'accept'));
+    // One JSON answer to this one call: its outcome line is the request's access line too.
+    const accessLine = sse ? undefined : accessLineOf(c);
+    const options = { inputBytes: bytes, logger: requestLogger(c, deps.logger), lineMerged: accessLine !== undefined };
+    const started = startCall(c, req, bytes, deps, options);
     const call = started instanceof Promise ? await started : started;
-    if (req.streaming && acceptsEventStream(requestHeader(c, 'accept'))) {
-      return streamCall(c, call, { heartbeatS, logger: call.logger, stopOnDisconnect: true, limits: streams });
-    }
+    if (sse) return streamCall(c, call, { heartbeatS, logger: call.logger, stopOnDisconnect: true, limits: streams });
+    accessLine?.merge(call);
     const stop = onClientGone(c, () => call.stop('disconnect'));
     await call.result;
     stop();

@@ -1,10 +1,12 @@
 /**
  * Per-request context: the request id (the client's `X-Request-Id` when it is
  * valid, else a fresh one; sent back on every response, SSE included), a
- * logger bound to it, and one access-log line when the response is done.
+ * logger bound to it, and one access-log line when the response is done —
+ * which, for a JSON answer to one call, is that call's outcome line
+ * (`AccessLine.merge`): one line per request either way.
  */
 import type { Context, MiddlewareHandler } from 'hono';
-import { LazyChildLogger, levelEnabled, type Logger } from '../../engine/index.js';
+import { LazyChildLogger, levelEnabled, writeCallLine, type Call, type Logger } from '../../engine/index.js';
 import { newId } from '../../protocol/index.js';
 import { nodeResponse, requestHeader } from './node.js';
 
@@ -16,6 +18,10 @@ declare module 'hono' {
     logger: Logger;
     /** Count an SSE stream as open; call the returned function once when it closes. */
     streamOpened: () => () => void;
+    /** This request's access line, when one is logged. */
+    accessLine: AccessLine;
+    /** The answer carries the `X-Request-Id` header already (sendJson). */
+    requestIdSent: boolean;
   }
 }
 
@@ -50,28 +56,19 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
     c.set('logger', log);
     if (streamOpened) c.set('streamOpened', streamOpened);
     const outgoing = nodeResponse(c);
-    // On Node, answers written straight to the ServerResponse (JSON calls, SSE streams) add the header
-    // themselves and a Response built by Hono gets it once it exists, after next(). (c.header() before
+    // On Node, answers written straight to the ServerResponse (SSE streams) and JSON answers (sendJson) add the
+    // header themselves and a Response built by Hono gets it once it exists, after next(). (c.header() before
     // next() would make every request build a web Headers object, a large part of a fast call's cost.)
     // Elsewhere it is set before next(), so every answer carries it, errors included.
     if (!outgoing) c.header(REQUEST_ID_HEADER, requestId);
-    // The access line is at info (debug for probes): when neither is logged, skip its bookkeeping.
-    const logged = levelEnabled(logger, 'debug') || levelEnabled(logger, 'info');
-    let accessLine: ((status: number, aborted: boolean) => void) | undefined;
-    if (logged) {
-      const started = performance.now();
-      const { method, path } = c.req;
-      // Probes and scrapes come every few seconds: keep them out of the info log.
-      const quiet = QUIET_PATHS.test(path);
-      accessLine = (status, aborted) =>
-        log.line(
-          quiet && status < 400 ? 'debug' : 'info',
-          { method, path, status, duration_ms: Math.round(performance.now() - started), aborted: aborted ? true : undefined },
-          'request finished',
-        );
+    // The access line is at info (debug for probes): when info is not logged, skip its bookkeeping.
+    let accessLine: AccessLine | undefined;
+    if (levelEnabled(logger, 'info')) {
+      accessLine = new AccessLine(log, c.req.method, c.req.path);
+      c.set('accessLine', accessLine);
       // On Node logged when the response is really done: an SSE stream ends long after next() returns.
       // (A response closes once: `on`, without the wrapper `once` makes per request.)
-      if (outgoing) outgoing.on('close', () => accessLine!(outgoing.statusCode, !outgoing.writableFinished));
+      if (outgoing) outgoing.on('close', () => accessLine!.write(outgoing.statusCode, !outgoing.writableFinished));
     }
     let refused = check?.(c);
     // Only an identity-provider token (JWT) makes the check asynchronous.
@@ -79,9 +76,70 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
     if (refused) c.res = refused;
     else await next();
     if (outgoing) {
-      if (!outgoing.headersSent) c.res.headers.set(REQUEST_ID_HEADER, requestId);
+      if (!outgoing.headersSent && !c.get('requestIdSent')) c.res.headers.set(REQUEST_ID_HEADER, requestId);
     } else {
-      accessLine?.(c.res.status, false);
+      accessLine?.write(c.res.status, false);
     }
   };
+}
+
+/** This request's access line, when one is logged (for a door that merges a call's line into it: AccessLine.merge). */
+export function accessLineOf(c: Context): AccessLine | undefined {
+  return c.get('accessLine');
+}
+
+/**
+ * The line written when a request's response is done (a class: cheaper per
+ * request than a closure over its fields). For a door answering one call
+ * with one JSON response, where the request's line and the call's would say
+ * the same, it is that call's outcome line (`call succeeded` / `call
+ * failed`) with the request's method, path, status and `request_duration_ms`.
+ */
+export class AccessLine {
+  private readonly started = performance.now();
+  /** The call whose outcome line this one is (merge). */
+  private call: Call | undefined;
+  private written = false;
+
+  constructor(
+    private readonly log: LazyChildLogger,
+    private readonly method: string,
+    private readonly path: string,
+  ) {}
+
+  /**
+   * Write `call`'s outcome line as this line. The call was started with
+   * `lineMerged` (StartOptions), so the engine writes no line of its own.
+   */
+  merge(call: Call): void {
+    if (!this.written) {
+      this.call = call;
+      return;
+    }
+    // The response closed before the call was started (a slow admission): the call's line is its own.
+    call.lineMerged = false;
+    if (call.settled) writeCallLine(call);
+  }
+
+  write(status: number, aborted: boolean): void {
+    this.written = true;
+    const durationMs = Math.round(performance.now() - this.started);
+    const call = this.call;
+    if (call !== undefined) {
+      if (call.settled) {
+        return writeCallLine(call, {
+          method: this.method,
+          path: this.path,
+          status,
+          request_duration_ms: durationMs,
+          aborted: aborted ? true : undefined,
+        });
+      }
+      // Closed before the call settled (the client went away first): the engine writes the call's line when it does.
+      call.lineMerged = false;
+    }
+    // Probes and scrapes come every few seconds: keep them out of the info log.
+    const level = status < 400 && QUIET_PATHS.test(this.path) ? 'debug' : 'info';
+    this.log.line(level, { method: this.method, path: this.path, status, duration_ms: durationMs, aborted: aborted ? true : undefined }, 'request finished');
+  }
 }

@@ -1,10 +1,10 @@
 /**
- * A JSON answer (ending with a newline). On Node written straight to the ServerResponse with its
- * headers as one flat list, the cheapest way Node has to send a response;
- * a Hono Response (c.json) otherwise, or when middleware prepared headers
- * of its own (CORS) that must go with it.
+ * A JSON answer (ending with a newline). On Node a Response of
+ * @hono/node-server's own (a string body and a plain header record, which it
+ * writes to the ServerResponse as they are, with no web Headers object); a
+ * Hono Response (c.json) otherwise, or when middleware prepared headers of
+ * its own (CORS) that must go with it.
  */
-import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { REQUEST_ID_HEADER } from './request.js';
@@ -19,18 +19,15 @@ export function jsonResponse(c: Context, value: unknown, status: ContentfulStatu
 }
 
 export function sendJson(c: Context, value: unknown, status: ContentfulStatusCode = 200): Response {
-  const outgoing = nodeResponse(c);
   const requestId = c.get('requestId');
-  if (!outgoing || requestId === undefined || c.get('preparedHeaders')) return jsonResponse(c, value, status);
-  const text = `${JSON.stringify(value)}\n`;
-  outgoing.writeHead(status, [
-    'Content-Type',
-    'application/json',
-    'Content-Length',
-    String(Buffer.byteLength(text)),
-    REQUEST_ID_HEADER,
-    requestId,
-  ]);
-  outgoing.end(text);
-  return RESPONSE_ALREADY_SENT;
+  if (!nodeResponse(c) || requestId === undefined || c.get('preparedHeaders')) return jsonResponse(c, value, status);
+  // With the request id already: the request context adds it to other answers through their (web) Headers.
+  c.set('requestIdSent', true);
+  // `Response` is @hono/node-server's while it serves (it replaces the global): this one it writes with
+  // writeHead(status, record) and end(text), its cheapest path. (Writing to the ServerResponse here and
+  // returning RESPONSE_ALREADY_SENT made it read that marker's web Headers on every request.)
+  return new Response(`${JSON.stringify(value)}\n`, {
+    status,
+    headers: { 'Content-Type': 'application/json', [REQUEST_ID_HEADER]: requestId },
+  });
 }

@@ -1,0 +1,49 @@
+/**
+ * A call's outcome line: `call succeeded` / `call failed` at info, with the
+ * tool, its kind, the outcome, who stopped it, its duration and ids. The
+ * engine writes it when the call settles — unless the door answering the call
+ * writes it in place of its own access line (a JSON answer to one call: the
+ * request's line and the call's said the same), adding the request's method,
+ * path, status and duration to it. One line per call, nothing lost.
+ */
+import type { Call } from './call.js';
+import { plainLine } from './child-logger.js';
+
+/** What a door's access line adds to the call's line when the two are one. */
+export interface AccessFields {
+  method: string;
+  path: string;
+  /** HTTP status of the answer. */
+  status: number;
+  /** From the request's arrival to its response being closed, ms (the call's own `duration_ms` is the tool's run). */
+  request_duration_ms: number;
+  /** Set when the client went away before the answer was fully sent. */
+  aborted?: true;
+}
+
+/** Write `call`'s outcome line (the call has settled), with the door's access fields when given. */
+export function writeCallLine(call: Call, access?: AccessFields): void {
+  const r = call.response!.data;
+  const msg = r.success ? 'call succeeded' : 'call failed';
+  const outcome = r.success ? 'success' : r.error_code;
+  const stopped_by = call.stoppedBy;
+  // Two literal shapes (not a spread): the fields are written in this order.
+  const fields =
+    access === undefined
+      ? { tool: r.tool_name, kind: call.tool.definition.kind, outcome, stopped_by, duration_ms: r.duration_ms, call_id: call.id, req_id: call.request.id }
+      : {
+          tool: r.tool_name,
+          kind: call.tool.definition.kind,
+          outcome,
+          stopped_by,
+          duration_ms: r.duration_ms,
+          call_id: call.id,
+          req_id: call.request.id,
+          method: access.method,
+          path: access.path,
+          status: access.status,
+          request_duration_ms: access.request_duration_ms,
+          aborted: access.aborted,
+        };
+  plainLine(call.logger, 'info', fields, msg);
+}
