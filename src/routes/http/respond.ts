@@ -19,10 +19,17 @@ export function jsonResponse(c: Context, value: unknown, status: ContentfulStatu
 }
 
 export function sendJson(c: Context, value: unknown, status: ContentfulStatusCode = 200): Response {
+  return sendJsonText(c, JSON.stringify(value), status);
+}
+
+/** sendJson of a value already serialized: `json` is its JSON text (the newline is added here). */
+export function sendJsonText(c: Context, json: string, status: ContentfulStatusCode = 200): Response {
   const outgoing = nodeResponse(c);
   const requestId = c.get('requestId');
-  if (!outgoing || requestId === undefined || c.get('preparedHeaders')) return jsonResponse(c, value, status);
-  const text = `${JSON.stringify(value)}\n`;
+  if (!outgoing || requestId === undefined || c.get('preparedHeaders')) {
+    return c.body(`${json}\n`, status, { 'Content-Type': 'application/json' });
+  }
+  const text = `${json}\n`;
   outgoing.writeHead(status, [
     'Content-Type',
     'application/json',
