@@ -2,7 +2,8 @@
  * Scenario 8 — MCP both ways.
  *  (a) the gateway as an MCP server: `tools/call` of echo at POST /mcp vs the same echo through
  *      POST /tool/call on the same gateway, vs the MCP SDK's own stateless Streamable HTTP server
- *      (scenario 1's baseline). autocannon with 50 connections; rounds interleaved.
+ *      (scenario 1's baseline). autocannon with 50 connections; rounds interleaved; each server's CPU
+ *      per call (from /proc) is reported next to req/s.
  *  (b) an MCP server as a tool source: its echo called through the gateway (POST /tool/call) vs the
  *      same server called directly with the SDK's own Client; calls one after another, rounds interleaved.
  */
