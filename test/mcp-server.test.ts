@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { McpError, ProgressNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolResultSchema, JSONRPCResultResponseSchema, McpError, ProgressNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../src/index.js';
 import { gatedPlugin, type GateControl } from './helpers/gated.js';
@@ -238,6 +238,30 @@ describe('MCP door (/mcp) with the SDK client', () => {
     const get = await fetch(`${gw.url}/mcp`, { headers: { Accept: 'text/event-stream' } });
     expect(get.status).toBe(405);
     await get.text();
+  });
+
+  it('writes a tools/call answer as the exact JSON of its reply, whichever way it is built', async () => {
+    // The common answer (an object from a gateway tool) is written from one stringify of the data; the rest
+    // (bare values, failures) from the reply's objects. Both must be the same bytes the objects would give.
+    const post = async (id: string | number, name: string, args: object) => {
+      const res = await fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } }),
+      });
+      expect(res.status).toBe(200);
+      return res.text();
+    };
+    const reply = (id: string | number, result: object) => `${JSON.stringify({ jsonrpc: '2.0', id, result })}\n`;
+    const tricky = 'quote " backslash \\ newline \n tab \t unicode é ✓ \u2028 emoji 🎉 </script>';
+    const echoed = await post('req-"1"', 'echo', { text: tricky });
+    expect(echoed).toBe(reply('req-"1"', { content: [{ type: 'text', text: JSON.stringify({ text: tricky }) }], structuredContent: { text: tricky } }));
+    const parsed = JSONRPCResultResponseSchema.parse(JSON.parse(echoed));
+    expect(CallToolResultSchema.parse(parsed.result).structuredContent).toEqual({ text: tricky });
+    expect(await post(7, 'answer', {})).toBe(reply(7, { content: [{ type: 'text', text: '42' }], structuredContent: { result: 42 } }));
+    expect(await post(8, 'fail', { message: 'no "luck"' })).toBe(
+      reply(8, { content: [{ type: 'text', text: 'no "luck"' }], isError: true, structuredContent: { partial: true } }),
+    );
   });
 
   it('pings', async () => {

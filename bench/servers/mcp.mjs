@@ -1,7 +1,8 @@
 /**
  * Baseline (c): the MCP TypeScript SDK's Streamable HTTP server in stateless
  * JSON mode, with the same echo tool. Stateless mode means a fresh McpServer
- * and transport per request (the SDK's documented pattern).
+ * and transport per request (the SDK's documented pattern); GET and DELETE
+ * answer 405, as in the SDK's stateless example.
  */
 import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -20,6 +21,13 @@ function mcpServer() {
 }
 
 const http = createServer((req, res) => {
+  // As the SDK's stateless example does: no server-initiated stream (GET) and no session to end (DELETE).
+  // (A client that connects, like the gateway in scenario 8(b), tries GET once and takes the 405 as "none".)
+  if (req.method !== 'POST') {
+    res.writeHead(405, { 'content-type': 'application/json', allow: 'POST' });
+    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'Method not allowed.' }, id: null }));
+    return;
+  }
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', async () => {

@@ -211,6 +211,21 @@ export class McpDoor {
   callReply(id: RequestId, call: Call): JSONRPCMessage {
     return result(id, callToolResult(call.response!.data, call.tool.definition.kind === 'mcp'));
   }
+
+  /**
+   * The response to a settled call as JSON text: `JSON.stringify(callReply(id, call))`, byte for byte.
+   * The common answer (a successful gateway tool returning an object) is written straight from one
+   * stringify of the data, used both as the text content and as `structuredContent`, instead of
+   * building the reply's objects and stringifying the data twice (a measurable part of a fast call).
+   */
+  callReplyText(id: RequestId, call: Call): string {
+    const r = call.response!.data;
+    if (r.success && !r.truncated && isObject(r.data) && call.tool.definition.kind !== 'mcp') {
+      const data = JSON.stringify(r.data);
+      return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":${JSON.stringify(data)}}],"structuredContent":${data}}}`;
+    }
+    return JSON.stringify(this.callReply(id, call));
+  }
 }
 
 class McpParamsError extends Error {}

@@ -47,7 +47,7 @@ export async function serveMcpStdio({ door, input, output, logger, caller }: Mcp
         }
         await call.result;
         // A cancelled request gets no response (the client has given up on it).
-        if (call.stoppedBy !== 'cancel') send(door.callReply(id, call));
+        if (call.stoppedBy !== 'cancel') output.write(`${door.callReplyText(id, call)}\n`);
       })();
       pending.add(done);
       void done.finally(() => pending.delete(done));

@@ -63,6 +63,7 @@ export class McpServerConnection {
     readonly id: string,
     readonly config: McpServerConfig,
     private readonly settings: McpConfig,
+    /** Bound to `mcp_server: id` (its lines name the server without repeating it). */
     private readonly logger: Logger,
     private readonly toolsChanged: () => void,
   ) {
@@ -92,10 +93,10 @@ export class McpServerConnection {
     }
     this.client = client;
     this.transport = transport;
-    client.onerror = (err) => this.logger.warn({ mcp_server: this.id, error: err.message }, `MCP server "${this.id}": ${err.message}`);
+    client.onerror = (err) => this.logger.warn({ error: err.message }, `MCP server "${this.id}": ${err.message}`);
     client.onclose = () => this.closed(client);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      void this.loadTools(client).catch((err: unknown) => this.logger.warn({ mcp_server: this.id, error: (err as Error).message }, 'tool list refresh failed'));
+      void this.loadTools(client).catch((err: unknown) => this.logger.warn({ error: (err as Error).message }, 'tool list refresh failed'));
     });
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
       const { level, data } = n.params;
@@ -111,7 +112,7 @@ export class McpServerConnection {
       this.state = 'ready';
       this.lastError = null;
       this.failures = 0;
-      this.logger.info({ mcp_server: this.id, tools: this.tools.map((t) => t.name), pid: this.pid }, `MCP server "${this.id}" offers ${this.tools.length} tool(s)`);
+      this.logger.info({ tools: this.tools.map((t) => t.name), pid: this.pid }, `MCP server "${this.id}" offers ${this.tools.length} tool(s)`);
     } catch (err) {
       if (this.client !== client || this.stopping) return;
       this.fail(client, describeStartError(err, this.settings.connect_timeout_ms));
@@ -124,17 +125,17 @@ export class McpServerConnection {
       // With tracing on, each POST carries the active span's traceparent (the MCP call's client span).
       return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: tracingOn ? tracedFetchOf(mcpFetch) : mcpFetch });
     }
-    const onStderr = (line: string) => this.logger.info({ mcp_server: this.id, stderr: line }, `MCP server "${this.id}" stderr`);
+    const onStderr = (line: string) => this.logger.info({ stderr: line }, `MCP server "${this.id}" stderr`);
     if (c.sandbox !== false) {
       if (!this.sandbox) {
         const unavailable = await sandboxAvailable();
         if (unavailable && c.sandbox === true) throw new Error(`sandbox: true, but ${unavailable}`);
         if (unavailable) {
-          this.logger.warn({ mcp_server: this.id, reason: unavailable }, `MCP server "${this.id}" runs unconfined: ${unavailable} (set sandbox: false to silence this)`);
+          this.logger.warn({ reason: unavailable }, `MCP server "${this.id}" runs unconfined: ${unavailable} (set sandbox: false to silence this)`);
         } else {
           this.sandbox = sandboxedCommand(this.id, c, { PATH: process.env.PATH ?? '' });
           this.sandboxed = true;
-          this.logger.info({ mcp_server: this.id, mounts: this.sandbox.mounts, network: c.network }, `MCP server "${this.id}" runs in the sandbox`);
+          this.logger.info({ mounts: this.sandbox.mounts, network: c.network }, `MCP server "${this.id}" runs in the sandbox`);
         }
       }
       if (this.sandbox) {
@@ -174,7 +175,7 @@ export class McpServerConnection {
         tools.push(this.mapTool(tool));
       } catch (err) {
         skipped.push({ tool: tool.name, reason: (err as Error).message });
-        this.logger.warn({ mcp_server: this.id, tool: tool.name, error: (err as Error).message }, `tool "${tool.name}" of MCP server "${this.id}" left out: ${(err as Error).message}`);
+        this.logger.warn({ tool: tool.name, error: (err as Error).message }, `tool "${tool.name}" of MCP server "${this.id}" left out: ${(err as Error).message}`);
       }
     }
     this.tools = tools;
@@ -301,7 +302,7 @@ export class McpServerConnection {
     void client.close().catch(() => undefined);
     const delay = Math.min(this.settings.restart_max_ms, this.settings.restart_min_ms * 2 ** this.failures);
     this.failures++;
-    this.logger.warn({ mcp_server: this.id, error: message, retry_in_ms: delay }, `MCP server "${this.id}": ${message}; starting it again in ${delay} ms`);
+    this.logger.warn({ error: message, retry_in_ms: delay }, `MCP server "${this.id}": ${message}; starting it again in ${delay} ms`);
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.restarts++;

@@ -34,7 +34,7 @@ import { onClientGone } from './http/disconnect.js';
 import { asGatewayError } from './http/errors.js';
 import { requestHeader } from './http/node.js';
 import { requestLogger } from './http/request.js';
-import { sendJson } from './http/respond.js';
+import { sendJson, sendJsonText } from './http/respond.js';
 import { sseFrame, streamSse } from './http/sse.js';
 import { mcpRoute } from './openapi/mcp.js';
 
@@ -84,7 +84,8 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
     }
     let message: unknown;
     try {
-      message = JSON.parse(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8'));
+      // On Node the body is already a Buffer: no second view of its memory.
+      message = JSON.parse((Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('utf8'));
     } catch (err) {
       return sendJson(c, errorMessage(null, JSONRPC_PARSE_ERROR, `the body is not valid JSON: ${(err as Error).message}`), 400);
     }
@@ -135,11 +136,11 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
               if (sink.closed) return;
             }
             // A cancelled request gets no response (the client has given up on it).
-            if (call.stoppedBy !== 'cancel') sink.write(sseFrame('message', JSON.stringify(door.callReply(id, call))));
+            if (call.stoppedBy !== 'cancel') sink.write(sseFrame('message', door.callReplyText(id, call)));
           });
         }
         await settled(c, call);
-        return sendJson(c, door.callReply(id, call));
+        return sendJsonText(c, door.callReplyText(id, call));
       }
     }
   });

@@ -19,14 +19,21 @@ export function jsonResponse(c: Context, value: unknown, status: ContentfulStatu
 }
 
 export function sendJson(c: Context, value: unknown, status: ContentfulStatusCode = 200): Response {
+  return sendJsonText(c, JSON.stringify(value), status);
+}
+
+/** sendJson of a value already serialized: `json` is its JSON text (the newline is added here). */
+export function sendJsonText(c: Context, json: string, status: ContentfulStatusCode = 200): Response {
   const requestId = c.get('requestId');
-  if (!nodeResponse(c) || requestId === undefined || c.get('preparedHeaders')) return jsonResponse(c, value, status);
+  if (!nodeResponse(c) || requestId === undefined || c.get('preparedHeaders')) {
+    return c.body(`${json}\n`, status, { 'Content-Type': 'application/json' });
+  }
   // With the request id already: the request context adds it to other answers through their (web) Headers.
   c.set('requestIdSent', true);
   // `Response` is @hono/node-server's while it serves (it replaces the global): this one it writes with
   // writeHead(status, record) and end(text), its cheapest path. (Writing to the ServerResponse here and
   // returning RESPONSE_ALREADY_SENT made it read that marker's web Headers on every request.)
-  return new Response(`${JSON.stringify(value)}\n`, {
+  return new Response(`${json}\n`, {
     status,
     headers: { 'Content-Type': 'application/json', [REQUEST_ID_HEADER]: requestId },
   });
