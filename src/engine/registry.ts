@@ -64,6 +64,13 @@ export class ToolRegistry {
         ordered.push(tool);
       }
     }
+    // Tools a plugin is still checking: callable by name (the call waits for the check), not listed.
+    for (const plugin of order) {
+      for (const raw of plugin.pendingTools?.() ?? []) {
+        const tool = this.register(plugin, raw);
+        if (!byName.has(tool.definition.name)) byName.set(tool.definition.name, tool);
+      }
+    }
     for (const c of skipped) {
       this.logger.warn(c, `tool "${c.tool}" from plugin "${c.skipped}" skipped: plugin "${c.kept}" already offers that name`);
     }
