@@ -120,7 +120,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     rebuildTools();
   };
   plugins = await PluginSet.start(config, logger, { extra: options.plugins, toolsChanged });
-  checkPolicyRules(config, plugins.registry.all(), logger);
+  checkPolicyRules(config, [...plugins.registry.all(), ...plugins.registry.pending()], logger);
 
   const security = buildSecurity(config, options.env ?? process.env, logger, stores);
   const engine: Engine = new Engine({
@@ -211,7 +211,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged });
       let commitSecurity: () => { sessionsEnded: number | Promise<number> };
       try {
-        checkPolicyRules(next, nextPlugins.registry.all(), logger);
+        checkPolicyRules(next, [...nextPlugins.registry.all(), ...nextPlugins.registry.pending()], logger);
         commitSecurity = security.prepareReload(next, env);
       } catch (err) {
         await Promise.allSettled(nextPlugins.all.filter((p) => !plugins.has(p)).map((p) => p.stop?.()));

@@ -4,6 +4,7 @@
  * GET /readyz is 503 saying what is pending, a call to it waits for the check and then runs; when the
  * check fails the tool is dropped and a waiting call gets a clear error, later ones unknown_tool.
  */
+import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PluginHost, ToolDefinitionInput, ToolPlugin } from '../src/index.js';
 import { deferred } from './helpers/plugins.js';
@@ -95,5 +96,18 @@ describe('a tool checked after the gateway listens', () => {
     expect(later.json.code).toBe('unknown_tool');
     expect((await fetch(`${gw.url}/readyz`)).status).toBe(200);
     expect(await names(gw.url)).not.toContain('checked_tool');
+  });
+
+  it('counts for the start-up check of policy rules: a rule naming it is no "matches no tool" warning, and it applies', async () => {
+    const { plugin, check } = checkedPlugin();
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
+    gw = await startGateway({ plugins: [plugin], logger, config: { policy: { deny: ['checked_tool', 'no_such_tool'] } } });
+    const rules = lines.map((l) => JSON.parse(l) as { rule?: string }).flatMap((l) => l.rule ?? []);
+    expect(rules).toEqual(['no_such_tool']); // the check of the rules works, and knows the pending tool
+    check.resolve(true);
+    await expect.poll(async () => (await fetch(`${gw!.url}/readyz`)).status).toBe(200);
+    const denied = await postJson(`${gw.url}/tool/call`, callBody('checked_tool', { text: 'x' }));
+    expect(denied.json.code).toBe('tool_denied');
   });
 });
