@@ -108,16 +108,19 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const stores = await openStores(config.store, logger);
   // The plugins and tool registry in force; a reload replaces them.
   let plugins: PluginSet;
-  const toolsChanged = (plugin: ToolPlugin) => {
-    if (!plugins?.has(plugin)) return; // a plugin still starting (its tools are read once it has) or retired
+  const rebuildTools = () => {
     try {
       plugins.registry.rebuild();
     } catch (err) {
       logger.error({ err }, 'tool list update rejected; keeping the previous tools');
     }
   };
+  const toolsChanged = (plugin: ToolPlugin) => {
+    if (!plugins?.has(plugin)) return; // a plugin still starting (its tools are read once it has) or retired
+    rebuildTools();
+  };
   plugins = await PluginSet.start(config, logger, { extra: options.plugins, toolsChanged });
-  checkPolicyRules(config, plugins.registry.all(), logger);
+  checkPolicyRules(config, [...plugins.registry.all(), ...plugins.registry.pending()], logger);
 
   const security = buildSecurity(config, options.env ?? process.env, logger, stores);
   const engine: Engine = new Engine({
@@ -153,6 +156,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     basePath: config.server.base_path,
     trustProxy: config.server.trust_proxy,
     agents: () => plugins.a2a?.status(plugins.registry.conflicts) ?? [],
+    loading: () => plugins.all.flatMap((p) => p.loading?.() ?? []),
     mcpServers: () => plugins.mcp?.status(plugins.registry.conflicts) ?? [],
     reload: (trigger) => reloader.reload(trigger),
     a2aServer: config.a2a_server,
@@ -207,7 +211,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged });
       let commitSecurity: () => { sessionsEnded: number | Promise<number> };
       try {
-        checkPolicyRules(next, nextPlugins.registry.all(), logger);
+        checkPolicyRules(next, [...nextPlugins.registry.all(), ...nextPlugins.registry.pending()], logger);
         commitSecurity = security.prepareReload(next, env);
       } catch (err) {
         await Promise.allSettled(nextPlugins.all.filter((p) => !plugins.has(p)).map((p) => p.stop?.()));
@@ -216,6 +220,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       return () => {
         const previous = plugins;
         plugins = nextPlugins;
+        // A check that ended between prepare and now (the shell sandbox) reported to a set not yet in force.
+        if (nextPlugins.all.some((p) => p.pendingTools)) rebuildTools();
         engine.reconfigure({ registry: nextPlugins.registry, limits: engineLimits(next) });
         const { sessionsEnded } = commitSecurity();
         admins.clear();

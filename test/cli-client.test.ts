@@ -253,7 +253,7 @@ describe('the client commands load only the client', () => {
   const RECORD_IMPORTS = fileURLToPath(new URL('./fixtures/record-imports.mjs', import.meta.url));
   const NO_GLOBAL_FETCH = fileURLToPath(new URL('./fixtures/no-global-fetch.mjs', import.meta.url));
   /** The CLI's own modules a client command may load: the command line, the client and its output. */
-  const CLIENT_MODULE = /\/dist\/(cli\.js|cli\/(client|usage|live|http-fetch)\.js|client\/[\w-]+\.js|engine\/similar\.js)$/;
+  const CLIENT_MODULE = /\/dist\/(cli\.js|cli\/(client|usage|live|http-fetch|json-request)\.js|client\/[\w-]+\.js|engine\/similar\.js)$/;
   const CLIENT_PACKAGES = ['openapi-fetch', 'eventsource-parser'];
 
   it('list and call --stream: no server module, no package but the client\'s, and not the global fetch', async () => {
@@ -279,6 +279,17 @@ describe('the client commands load only the client', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+
+  it('list does not use the web Request, Response or Headers (their first use loads Node\'s undici)', async () => {
+    const NO_WEB_GLOBALS = fileURLToPath(new URL('./fixtures/no-web-globals.mjs', import.meta.url));
+    const r = await run(['list'], { NODE_OPTIONS: `--import=${NO_WEB_GLOBALS}` });
+    expect(r.stderr).toBe('');
+    expect(r.exitCode).toBe(0);
+    expect(r.stdout).toMatch(/^add\s+calc\s+math\s+Adds two integers$/m);
+    // The fixture works: a command that does use them fails.
+    const call = await run(['call', 'add', '--arg', 'a=1', '--arg', 'b=2'], { NODE_OPTIONS: `--import=${NO_WEB_GLOBALS}` });
+    expect(call.stderr).toMatch(/the global (Request|Response|Headers) was used/);
   });
 
   it('call --stream interrupted (SIGINT): the call is stopped, one line, exit 130', async () => {

@@ -1,7 +1,8 @@
 /**
  * Start-up loads what the first request needs and no more (BENCHMARKS.md scenario 11): `a2e-gateway serve`
- * with the memory store and native tools does not load the Redis client, undici, or the CLI's own HTTP
- * client before its listening line; http_request loads undici with its first call and works.
+ * with the memory store and native tools does not load the Redis client, undici, prom-client (and the
+ * OpenTelemetry API it pulls in) or the CLI's own HTTP client before its listening line; http_request loads
+ * undici with its first call and works, the first GET /metrics loads prom-client and serves the metrics.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
@@ -35,16 +36,17 @@ afterAll(async () => {
 });
 
 describe('a2e-gateway serve start-up', () => {
-  it('loads neither the Redis client, undici nor the CLI client before listening; the first http_request loads undici', async () => {
+  it('loads neither the Redis client, undici, prom-client nor the CLI client before listening; the first http_request loads undici, the first scrape prom-client', async () => {
     const log = join(dir, 'serve.imports');
     await writeFile(log, '');
     const { url, proc } = await startCli(['--config', join(dir, 'gateway.yaml')], { NODE_OPTIONS: `--import=${RECORD_IMPORTS}`, A2E_IMPORTS_LOG: log });
     try {
       const atStart = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
-      // The recorder works: it saw the server and a package it requires (CommonJS).
+      // The recorder works: it saw the server (an ES module; CommonJS ones are checked with prom-client below).
       expect(atStart.some((u) => u.endsWith('/dist/server.js'))).toBe(true);
-      expect(atStart.some((u) => u.includes('/node_modules/prom-client/lib/'))).toBe(true);
       const loaded = (what: RegExp, imports = atStart) => imports.filter((u) => what.test(u));
+      expect(loaded(/\/node_modules\/prom-client\//), 'prom-client, before any scrape').toEqual([]);
+      expect(loaded(/\/node_modules\/@opentelemetry\//), 'the OpenTelemetry API, without telemetry and before any scrape').toEqual([]);
       expect(loaded(/\/node_modules\/@redis\//), 'the Redis client, with store.kind memory').toEqual([]);
       expect(loaded(/\/dist\/store\/redis\//), 'the Redis stores, with store.kind memory').toEqual([]);
       expect(loaded(/\/node_modules\/undici\//), 'undici, before any http_request').toEqual([]);
@@ -54,6 +56,18 @@ describe('a2e-gateway serve start-up', () => {
       expect(res.json.data).toMatchObject({ success: true, data: { status: 200, body: 'hello from the target' } });
       const after = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
       expect(loaded(/\/node_modules\/undici\//, after).length).toBeGreaterThan(0);
+
+      const scrape = await fetch(`${url}/metrics`);
+      expect(scrape.status).toBe(200);
+      const metrics = await scrape.text();
+      expect(metrics).toMatch(/^a2e_tool_calls_total\{tool="http_request",kind="native",door="rest",outcome="success"\} 1$/m);
+      expect(metrics).toContain('process_cpu_seconds_total');
+      const scraped = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+      // CommonJS, recorded as it is required.
+      expect(loaded(/\/node_modules\/prom-client\/lib\//, scraped).length).toBeGreaterThan(0);
+
+      // The shell sandbox is checked after listening; /readyz says ready once that check has ended.
+      await expect.poll(async () => (await fetch(`${url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
     } finally {
       proc.kill('SIGTERM');
       await proc;

@@ -51,7 +51,10 @@ export async function startup({ quick, log }) {
     title: 'Start-up and the CLI client',
     what:
       `\`a2e-gateway serve --port 0\` with the default config (native tools, info logs to a file): time from spawning it to its ` +
-      `listening line, median of ${starts} starts interleaved with a bare Hono server. Then \`a2e-gateway list\` against that running ` +
+      `listening line, median of ${starts} starts interleaved with a bare Hono server. The shell sandbox check (one command run in ` +
+      `bubblewrap) runs just after that line with the default \`tools.shell.enabled: auto\` (run_command is listed, and GET /readyz ` +
+      `is 200, once it passes), and prom-client loads with the first /metrics scrape, so neither is in this time. ` +
+      `Then \`a2e-gateway list\` (two JSON requests over node:http) against that running ` +
       `gateway, spawn to exit, median of ${lists} runs interleaved with \`node -e 0\` (Node's own start-up and exit).`,
     columns: ['Measure', 'a2e-gateway', 'reference'],
     rows: [

@@ -7,6 +7,7 @@
  */
 import { ToolAPI, ToolAPIError, type ToolDefinition, type ToolResult } from '../client/index.js';
 import { cliFetch } from './http-fetch.js';
+import { answerError, postJson } from './json-request.js';
 import { LiveView } from './live.js';
 import { parseOptions, UsageError } from './usage.js';
 
@@ -31,6 +32,8 @@ export interface ClientIo {
 }
 
 const DEFAULT_URL = 'http://127.0.0.1:8080';
+/** The agent_id the CLI's sessions are opened with. */
+const CLI_AGENT_ID = 'a2e-gateway-cli';
 
 const common = {
   url: { type: 'string' },
@@ -55,6 +58,12 @@ export async function runClientCommand(command: 'list' | 'call', argv: string[],
 }
 
 function connect(values: { url?: string; token?: string }, env: NodeJS.ProcessEnv): ToolAPI {
+  const { url, token } = gatewayOf(values, env);
+  return new ToolAPI({ baseUrl: url, fetch: cliFetch, ...(token ? { token } : {}) });
+}
+
+/** The gateway's URL (checked) and the bearer token, from the options and the environment. */
+function gatewayOf(values: { url?: string; token?: string }, env: NodeJS.ProcessEnv): { url: string; token: string | undefined } {
   const url = values.url ?? env.A2E_URL ?? DEFAULT_URL;
   let parsed: URL;
   try {
@@ -65,8 +74,7 @@ function connect(values: { url?: string; token?: string }, env: NodeJS.ProcessEn
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
     throw new UsageError(`--url must be an http(s) URL such as ${DEFAULT_URL}, got "${url}"`);
   }
-  const token = values.token ?? env.A2E_TOKEN;
-  return new ToolAPI({ baseUrl: url, fetch: cliFetch, ...(token ? { token } : {}) });
+  return { url, token: values.token ?? env.A2E_TOKEN };
 }
 
 /**
@@ -75,7 +83,7 @@ function connect(values: { url?: string; token?: string }, env: NodeJS.ProcessEn
  */
 async function openSession(api: ToolAPI): Promise<ToolAPI> {
   try {
-    const answer = await api.handshake({ agent_id: 'a2e-gateway-cli' });
+    const answer = await api.handshake({ agent_id: CLI_AGENT_ID });
     if (!answer.ok) throw new UsageError(`the gateway refused the handshake: ${answer.reason}`);
   } catch (err) {
     if (!(err instanceof ToolAPIError && err.status === 404)) throw err;
@@ -96,13 +104,33 @@ async function list(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
     io.stdout.write(CLIENT_USAGE);
     return 0;
   }
-  const api = await openSession(connect(values, env));
-  const tools = await api.list({
-    query: values.query ?? '',
-    tags: values.tag ?? [],
-    kind: values.kind ?? '',
-    includeDeferred: values.deferred ?? false,
-  });
+  // Two plain JSON requests (as ToolAPI's handshake() and list() would send them), without the web fetch machinery.
+  const { url, token } = gatewayOf(values, env);
+  const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
+  const session = await postJson(url, '/handshake', { type: 'handshake/req', agent_id: CLI_AGENT_ID, agent_caps: ['tools'], auth_token: token ?? null }, headers);
+  let sessionId = '';
+  // A gateway without POST /handshake (404) is used without a session, as openSession() does.
+  if (session.status !== 404) {
+    if (session.status < 200 || session.status > 299) throw answerError(session, 'POST /handshake');
+    const answer = session.json as { ok?: boolean; reason?: string; session_id?: string };
+    if (!answer.ok) throw new UsageError(`the gateway refused the handshake: ${answer.reason}`);
+    sessionId = answer.session_id ?? '';
+  }
+  const listed = await postJson(
+    url,
+    '/tool/list',
+    {
+      type: 'tool/list/req',
+      session_id: sessionId,
+      query: values.query ?? '',
+      filter_tags: values.tag ?? [],
+      filter_kind: values.kind ?? '',
+      include_deferred: values.deferred ?? false,
+    },
+    headers,
+  );
+  if (listed.status < 200 || listed.status > 299 || listed.json === undefined) throw answerError(listed, 'POST /tool/list');
+  const tools = ((listed.json as { tools?: ToolDefinition[] }).tools ?? []) as ToolDefinition[];
   if (values.json) io.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
   else io.stdout.write(toolTable(tools, io.stdout.isTTY ? (io.stdout.columns || 80) : Infinity));
   return 0;

@@ -102,6 +102,14 @@ export interface ToolPlugin {
   searchTools?(query: string, tags: readonly string[], tools: readonly ToolDefinition[]): ToolDefinition[];
   /** Optional start-up work (connect, fetch, spawn). Awaited before the gateway listens. */
   start?(host: PluginHost): Promise<void> | void;
+  /**
+   * Optional: tools still being checked after `start` (which may leave slow checks running once the gateway
+   * listens). They are callable but not listed: `executeTool` waits for the check, then runs or fails. When
+   * the check ends the plugin lists them (or drops them) and reports `toolsChanged()`.
+   */
+  pendingTools?(): readonly ToolDefinitionInput[];
+  /** Optional: what the plugin is still checking after `start` (GET /readyz says not ready meanwhile), or null. */
+  loading?(): string | null;
   /** Optional clean-up at shutdown. */
   stop?(): Promise<void> | void;
   /**

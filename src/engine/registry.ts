@@ -29,6 +29,7 @@ export class ToolRegistry {
   private ordered: RegisteredTool[] = [];
   private searchIndex = new ToolSearchIndex([]);
   private skipped: ToolConflict[] = [];
+  private checking: RegisteredTool[] = [];
 
   constructor(plugins: readonly ToolPlugin[], logger: Logger) {
     this.plugins = plugins;
@@ -64,11 +65,22 @@ export class ToolRegistry {
         ordered.push(tool);
       }
     }
+    // Tools a plugin is still checking: callable by name (the call waits for the check), not listed.
+    const pending: RegisteredTool[] = [];
+    for (const plugin of order) {
+      for (const raw of plugin.pendingTools?.() ?? []) {
+        const tool = this.register(plugin, raw);
+        if (byName.has(tool.definition.name)) continue;
+        byName.set(tool.definition.name, tool);
+        pending.push(tool);
+      }
+    }
     for (const c of skipped) {
       this.logger.warn(c, `tool "${c.tool}" from plugin "${c.skipped}" skipped: plugin "${c.kept}" already offers that name`);
     }
     this.byName = byName;
     this.ordered = ordered;
+    this.checking = pending;
     this.skipped = skipped;
     this.searchIndex = new ToolSearchIndex(ordered.filter((t) => !t.plugin.searchTools).map((t) => t.definition));
   }
@@ -96,6 +108,11 @@ export class ToolRegistry {
 
   all(): readonly RegisteredTool[] {
     return this.ordered;
+  }
+
+  /** Tools callable but not listed yet, while their plugin checks them (ToolPlugin.pendingTools). */
+  pending(): readonly RegisteredTool[] {
+    return this.checking;
   }
 
   get conflicts(): readonly ToolConflict[] {

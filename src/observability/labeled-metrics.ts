@@ -4,6 +4,8 @@
  * prom-client's own Counter/Histogram hash and validate the labels on every
  * call, which measured as a tenth of a fast call's whole cost; here the
  * caller keeps the sample of a label set and a call only increments it.
+ * Made without a registry, they count without prom-client loaded and are
+ * registered (registry.registerMetric) when one is made.
  */
 import type { Registry } from 'prom-client';
 
@@ -43,10 +45,10 @@ abstract class LabeledMetric<S extends { readonly labels: Record<string, string>
     readonly type: 'counter' | 'histogram',
     readonly name: string,
     readonly help: string,
-    registry: Registry,
+    registry: Registry | undefined,
     private readonly newSample: (labels: Record<string, string>) => S,
   ) {
-    registry.registerMetric(this as never);
+    registry?.registerMetric(this as never);
   }
 
   /** The sample of a label set, made on first use: keep it and pass it to `inc` / `observe`. */
@@ -79,7 +81,7 @@ export interface CounterSample {
 
 /** A counter with fixed label names. */
 export class LabeledCounter extends LabeledMetric<CounterSample> {
-  constructor(name: string, help: string, registry: Registry) {
+  constructor(name: string, help: string, registry?: Registry) {
     super('counter', name, help, registry, (labels) => ({ labels, value: 0 }));
   }
 
@@ -109,7 +111,7 @@ export class LabeledHistogram extends LabeledMetric<HistogramSample> {
     name: string,
     help: string,
     private readonly bounds: readonly number[],
-    registry: Registry,
+    registry?: Registry,
   ) {
     super('histogram', name, help, registry, (labels) => ({ labels, buckets: new Array<number>(bounds.length).fill(0), sum: 0, count: 0 }));
   }

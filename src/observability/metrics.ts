@@ -1,10 +1,13 @@
 /**
- * Prometheus metrics of one gateway (prom-client). Fed by the engine's audit
- * records (one per call, refused ones included) and a few small hooks; knows
- * nothing of HTTP. Each gateway has its own registry, so several gateways in
- * one process (tests, embedding) never clash.
+ * Prometheus metrics of one gateway. Fed by the engine's audit records (one
+ * per call, refused ones included) and a few small hooks; knows nothing of
+ * HTTP. The counts are plain numbers (labeled-metrics.ts); prom-client (and
+ * the OpenTelemetry API it loads, about 80 modules) is loaded by the first
+ * scrape, not at start-up, so its process metrics (event-loop lag, GC) count
+ * from that scrape on. Each gateway has its own registry, so several gateways
+ * in one process (tests, embedding) never clash.
  */
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { Registry } from 'prom-client';
 import { LabeledCounter, LabeledHistogram, type CounterSample, type HistogramSample } from './labeled-metrics.js';
 import type { AuditRecord, AuditSink } from '../engine/index.js';
 
@@ -23,53 +26,69 @@ interface Series {
 }
 
 export class GatewayMetrics {
-  readonly registry = new Registry();
-  private readonly calls: LabeledCounter;
-  private readonly duration: LabeledHistogram;
-  private readonly streams: Gauge;
+  private readonly calls = new LabeledCounter(
+    'a2e_tool_calls_total',
+    'Tool calls by tool, kind, door (rest, a2e, mcp, …) and outcome (success, tool_error, or the error code of a refused call)',
+  );
+  private readonly duration = new LabeledHistogram(
+    'a2e_tool_call_duration_seconds',
+    'Duration of tool calls that ran, by tool, kind and door',
+    [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
+  );
+  private openStreams = 0;
   private readonly agentSources = new Set<AgentStatesSource>();
+  /** Made by the first scrape. */
+  private registry: Promise<Registry> | undefined;
   /**
    * By door, then tool, then outcome. Bounded: doors and outcomes are fixed sets, tool names are the
    * registry's (unknown ones share one).
    */
   private readonly series = new Map<string, Map<string, Map<string, Series>>>();
 
-  constructor(options: { inFlight: () => number; processMetrics?: boolean }) {
-    const registers = [this.registry];
-    this.calls = new LabeledCounter(
-      'a2e_tool_calls_total',
-      'Tool calls by tool, kind, door (rest, a2e, mcp, …) and outcome (success, tool_error, or the error code of a refused call)',
-      this.registry,
-    );
-    this.duration = new LabeledHistogram(
-      'a2e_tool_call_duration_seconds',
-      'Duration of tool calls that ran, by tool, kind and door',
-      [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
-      this.registry,
-    );
-    new Gauge({
-      name: 'a2e_tool_calls_in_flight',
-      help: 'Tool calls currently running',
-      registers,
-      collect() {
-        this.set(options.inFlight());
-      },
+  constructor(private readonly options: { inFlight: () => number; processMetrics?: boolean }) {}
+
+  /** The prom-client registry with every metric, loading prom-client the first time. */
+  private loadRegistry(): Promise<Registry> {
+    this.registry ??= import('prom-client').then(({ collectDefaultMetrics, Gauge, Registry }) => {
+      const registry = new Registry();
+      const registers = [registry];
+      registry.registerMetric(this.calls as never);
+      registry.registerMetric(this.duration as never);
+      const { inFlight } = this.options;
+      new Gauge({
+        name: 'a2e_tool_calls_in_flight',
+        help: 'Tool calls currently running',
+        registers,
+        collect() {
+          this.set(inFlight());
+        },
+      });
+      const open = () => this.openStreams;
+      new Gauge({
+        name: 'a2e_sse_streams_open',
+        help: 'Server-Sent-Events streams currently open',
+        registers,
+        collect() {
+          this.set(open());
+        },
+      });
+      const sources = this.agentSources;
+      new Gauge({
+        name: 'a2e_a2a_agents',
+        help: 'Configured A2A agents by connection state',
+        labelNames: ['state'],
+        registers,
+        collect() {
+          this.reset();
+          for (const source of sources) {
+            for (const [state, count] of Object.entries(source())) this.inc({ state }, count);
+          }
+        },
+      });
+      if (this.options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+      return registry;
     });
-    this.streams = new Gauge({ name: 'a2e_sse_streams_open', help: 'Server-Sent-Events streams currently open', registers });
-    const sources = this.agentSources;
-    new Gauge({
-      name: 'a2e_a2a_agents',
-      help: 'Configured A2A agents by connection state',
-      labelNames: ['state'],
-      registers,
-      collect() {
-        this.reset();
-        for (const source of sources) {
-          for (const [state, count] of Object.entries(source())) this.inc({ state }, count);
-        }
-      },
-    });
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    return this.registry;
   }
 
   /** Audit sink that counts every call and times the ones that ran. */
@@ -99,12 +118,12 @@ export class GatewayMetrics {
 
   /** An SSE stream opened; call the returned function once when it closes. */
   streamOpened(): () => void {
-    this.streams.inc();
+    this.openStreams++;
     let open = true;
     return () => {
       if (!open) return;
       open = false;
-      this.streams.dec();
+      this.openStreams--;
     };
   }
 
@@ -116,6 +135,7 @@ export class GatewayMetrics {
 
   /** The exposition text and its content type. */
   async scrape(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    const registry = await this.loadRegistry();
+    return { contentType: registry.contentType, body: await registry.metrics() };
   }
 }

@@ -52,6 +52,8 @@ export interface AppOptions {
   trustProxy?: boolean;
   /** The A2A agents' health, for GET /agents. */
   agents?: () => AgentStatus[];
+  /** What plugins still check after start, for GET /readyz. */
+  loading?: () => string[];
   /** Served at GET /metrics; also counts open SSE streams. */
   metrics?: GatewayMetrics;
   /** Host/Origin checks, authentication, sessions; without it the app is open (for embedding and docs). */
@@ -187,7 +189,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
   registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []), admin });
   registerReloadRoute(app, { reload: options.reload, admin });
-  registerReadyRoute(app, { agents: options.agents ?? (() => []), stopping: () => options.engine.stopping });
+  registerReadyRoute(app, { agents: options.agents ?? (() => []), loading: options.loading, stopping: () => options.engine.stopping });
   registerRootRoute(app, { basePath, version: options.version });
   if (options.mcp) {
     registerMcpRoute(app, {

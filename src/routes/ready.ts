@@ -1,7 +1,8 @@
 /**
  * GET /readyz: readiness, for load balancers and orchestrators. 200 once
  * everything the gateway loads at start has loaded (plugins before it listens;
- * A2A agents may still be fetching their cards after that), 503 `unavailable`
+ * A2A agents may still be fetching their cards after that, and the shell
+ * sandbox is checked after it with tools.shell.enabled: auto), 503 `unavailable`
  * with what is still pending before then and while it shuts down. GET /healthz stays
  * liveness: 200 as long as the process serves.
  */
@@ -53,6 +54,8 @@ export const readyRoute = createRoute({
 
 export interface ReadyDeps {
   agents: () => AgentStatus[];
+  /** What plugins are still checking after the gateway started listening (the shell sandbox). */
+  loading?: () => string[];
   /** True once the gateway is shutting down. */
   stopping: () => boolean;
 }
@@ -67,9 +70,13 @@ export function registerReadyRoute(app: OpenAPIHono, deps: ReadyDeps): void {
   app.openAPIRegistry.registerPath(readyRoute);
   app.get(readyRoute.path, (c) => {
     if (deps.stopping()) return errorResponse(c, notReady('stopping', ['the gateway is shutting down']));
+    const pending = deps.loading?.() ?? [];
     const loading = deps.agents().filter((a) => a.state === 'loading').length;
-    if (loading === 0) return jsonResponse(c, { status: 'ready' });
-    const them = loading === 1 ? '1 A2A agent is still loading its card' : `${loading} A2A agents are still loading their cards`;
-    return errorResponse(c, notReady('starting', [`${them} (GET /agents has details)`]));
+    if (loading > 0) {
+      const them = loading === 1 ? '1 A2A agent is still loading its card' : `${loading} A2A agents are still loading their cards`;
+      pending.push(`${them} (GET /agents has details)`);
+    }
+    if (pending.length === 0) return jsonResponse(c, { status: 'ready' });
+    return errorResponse(c, notReady('starting', pending));
   });
 }

@@ -420,6 +420,26 @@ describe('run_command configuration', () => {
   });
 });
 
+describe('run_command with tools.shell.enabled: auto (the default)', () => {
+  // The sandbox is checked after the gateway listens (it takes a few hundred ms), not before.
+  it('with a working sandbox: a call made at once waits for the check and runs; run_command is listed once /readyz is 200', async () => {
+    const config = join(base, 'auto-works.yaml');
+    writeFileSync(config, `tools:\n  fs: { root: ${JSON.stringify(ws)} }\n  http: { enabled: false }\n  eval: { enabled: false }\n`);
+    const proc = execa('node', [CLI, 'serve', '--port', '0', '--config', config], { env: { LOG_LEVEL: 'warn' }, reject: false, cwd: base });
+    try {
+      const url = await listeningUrl(proc);
+      const r = await postJson(`${url}/tool/call`, callBody('run_command', { argv: ['echo', 'at once'] }));
+      expect(r.json.data, JSON.stringify(r.json)).toMatchObject({ success: true, data: { exit_code: 0, stdout: 'at once\n' } });
+      await expect.poll(async () => (await fetch(`${url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
+      const list = await postJson(`${url}/tool/list`, {});
+      expect(list.json.tools.map((t: { name: string }) => t.name)).toContain('run_command');
+    } finally {
+      proc.kill('SIGTERM');
+      await proc;
+    }
+  });
+});
+
 describe('where no sandbox can be made', () => {
   // The gateway runs inside an outer bwrap that puts an empty file over /usr/bin/bwrap: the real failure
   // (bubblewrap present on the PATH but unable to run) on a machine where everything else works.
@@ -437,6 +457,8 @@ describe('where no sandbox can be made', () => {
     let stderr = '';
     try {
       const url = await listeningUrl(proc);
+      // The sandbox is checked after the gateway listens; /readyz is 200 once that check has ended.
+      await expect.poll(async () => (await fetch(`${url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
       const list = await postJson(`${url}/tool/list`, {});
       const names = list.json.tools.map((t: { name: string }) => t.name);
       expect(names).toContain('read_file');

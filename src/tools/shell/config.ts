@@ -20,7 +20,8 @@ export type ShellLimits = z.output<typeof ShellLimits>;
 /** tools.shell — sandboxed command execution. */
 export const ShellConfig = z.strictObject({
   /**
-   * "auto": offer run_command when a sandbox can be created here, else start without it and say why.
+   * "auto": offer run_command when a sandbox can be created here (checked just after the gateway listens; listed
+   * once the check passes), else go without it and say why.
    * true: the sandbox must work (the gateway refuses to start otherwise). false: no run_command.
    */
   enabled: z.union([z.boolean(), z.literal('auto')]).default('auto'),

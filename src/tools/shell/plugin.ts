@@ -5,7 +5,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
-import { ToolError, ToolOutput, type Logger, type ToolContext, type ToolPlugin } from '../../engine/index.js';
+import { ToolError, ToolOutput, type Logger, type PluginHost, type ToolContext, type ToolPlugin } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { WorkspaceQuota } from '../fs/quota.js';
 import type { Workspace } from '../fs/workspace.js';
@@ -58,6 +58,10 @@ export function shellPlugin(config: ShellConfig, native: NativeContext): ToolPlu
 class ShellPlugin implements ToolPlugin {
   readonly name = 'shell';
   private tools = [RUN_COMMAND];
+  /** run_command while its sandbox is checked after start (enabled: auto): callable, not listed. */
+  private pending: ToolDefinitionInput[] = [];
+  /** Resolves once the sandbox check ends: true when it works. */
+  private sandboxChecked: Promise<boolean> = Promise.resolve(true);
   private readonly running = new Set<Promise<unknown>>();
   private readonly stopAll = new AbortController();
   private hostWorkspace = '';
@@ -75,7 +79,7 @@ class ShellPlugin implements ToolPlugin {
     return this.tools;
   }
 
-  async start(): Promise<void> {
+  async start(host: PluginHost): Promise<void> {
     await this.ws.init();
     this.hostWorkspace = await realpath(this.ws.root);
     this.defaultCwd = this.sandboxPath(this.config.cwd, 'tools.shell.cwd');
@@ -91,40 +95,68 @@ class ShellPlugin implements ToolPlugin {
       this.logger.warn('tools.shell.sandbox is "none": commands run unconfined, as the gateway\'s own user');
       return;
     }
-    let missing: string | null;
+    // Whatever keeps the sandbox from working here, found before running one (a root gateway's workspace).
+    let unusable: string | null = null;
     try {
       if (process.getuid?.() === 0) {
         // bwrap sets up the mounts as the sandbox user, so that user must be able to reach them.
         for (const dir of [this.hostWorkspace, ...this.config.mounts]) await checkReachable(dir);
         await this.handWorkspaceToSandboxUser(cwdDir);
       }
-      missing = await probeSandbox({
-        workspace: this.hostWorkspace,
-        network: this.config.network,
-        mounts: this.config.mounts,
-        limits: this.config.limits,
-        tmpMb: this.config.tmp_mb,
-      });
     } catch (err) {
       if (this.config.enabled !== 'auto') throw err;
-      missing = (err as Error).message;
+      unusable = (err as Error).message;
     } finally {
       await cwdDir.close();
     }
-    if (missing && this.config.enabled === 'auto') {
-      // A fresh machine without bubblewrap still gets a working gateway, never unconfined commands.
-      this.tools = [];
-      this.logger.warn(
-        `run_command is not offered: tools.shell cannot sandbox commands here: ${missing}. Fix that and restart, ` +
-          'or set tools.shell.enabled: false to silence this (true makes it a start-up error)',
-      );
-    } else if (missing) {
-      throw new Error(
-        `tools.shell cannot sandbox commands: ${missing}. Fix that, or set tools.shell.enabled: false (or "auto" ` +
-          'to start without run_command), or (only when every caller is trusted) tools.shell.sandbox: none to run ' +
-          'commands unconfined',
-      );
+    const probe =
+      unusable !== null
+        ? Promise.resolve(unusable)
+        : probeSandbox({
+            workspace: this.hostWorkspace,
+            network: this.config.network,
+            mounts: this.config.mounts,
+            limits: this.config.limits,
+            tmpMb: this.config.tmp_mb,
+          });
+    if (this.config.enabled !== 'auto') {
+      // enabled: true: a sandbox that cannot be made is a start-up error, so the check runs before listening.
+      const missing = await probe;
+      if (missing) {
+        throw new Error(
+          `tools.shell cannot sandbox commands: ${missing}. Fix that, or set tools.shell.enabled: false (or "auto" ` +
+            'to start without run_command), or (only when every caller is trusted) tools.shell.sandbox: none to run ' +
+            'commands unconfined',
+        );
+      }
+      return;
     }
+    // "auto": running a command in a sandbox takes a few hundred ms, so it is checked while the gateway
+    // already listens. Meanwhile run_command is not listed; a call to it waits for the check.
+    this.tools = [];
+    this.pending = [RUN_COMMAND];
+    this.sandboxChecked = probe.then((missing) => {
+      this.pending = [];
+      if (missing) {
+        // A fresh machine without bubblewrap still gets a working gateway, never unconfined commands.
+        this.logger.warn(
+          `run_command is not offered: tools.shell cannot sandbox commands here: ${missing}. Fix that and restart, ` +
+            'or set tools.shell.enabled: false to silence this (true makes it a start-up error)',
+        );
+      } else {
+        this.tools = [RUN_COMMAND];
+      }
+      host.toolsChanged();
+      return missing === null;
+    });
+  }
+
+  pendingTools() {
+    return this.pending;
+  }
+
+  loading(): string | null {
+    return this.pending.length > 0 ? 'the shell sandbox is being checked (run_command is listed once it works)' : null;
   }
 
   /**
@@ -143,7 +175,7 @@ class ShellPlugin implements ToolPlugin {
 
   async stop(): Promise<void> {
     this.stopAll.abort(new Error('gateway stopping'));
-    await Promise.allSettled([...this.running]);
+    await Promise.allSettled([...this.running, this.sandboxChecked]);
     await this.ws.close();
   }
 
@@ -158,6 +190,12 @@ class ShellPlugin implements ToolPlugin {
   }
 
   private async run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
+    if (!(await this.sandboxChecked)) {
+      throw new ToolError(
+        'run_command is not available: the gateway cannot sandbox commands on this machine (its log says why); ' +
+          'GET /tools lists what it offers',
+      );
+    }
     const argv = checkArgv(args.argv);
     const callEnv = checkEnv(args.env);
     const cwd = args.cwd === undefined ? this.defaultCwd : this.sandboxPath(String(args.cwd), 'cwd');
