@@ -3,7 +3,7 @@ import type { Dispatcher } from 'undici';
 import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
 import type { HttpConfig } from './config.js';
 import type { RefusedAddressError } from './dispatcher.js';
-import { Abort, exchangeOnce, type Response } from './response.js';
+import { Abort, exchangeOnce, type Answer } from './response.js';
 import { serverAttributes, startClientSpan, tracingOn, type ActiveSpan } from '../../observability/tracing.js';
 
 export interface HttpArgs {
@@ -106,7 +106,7 @@ async function exchange(dispatcher: Dispatcher, config: HttpConfig, ctx: ToolCon
         : null;
     const span = tracingOn ? exchangeSpan(method, url) : undefined;
     let spanOpen = span !== undefined; // until the response's headers (or a failure before them)
-    let res: Response;
+    let res: Answer;
     try {
       res = await exchangeOnce(
         dispatcher,

@@ -16,7 +16,7 @@ const DISCARD_LIMIT = 128 * 1024;
 /** First size of the body buffer when the response gives no length. */
 const MIN_BUFFER = 16 * 1024;
 
-export interface Response {
+export interface Answer {
   status: number;
   headers: Record<string, string>;
   bytes: Buffer;
@@ -67,7 +67,7 @@ export class ResponseReader implements Dispatcher.DispatchHandler {
     private readonly abortState: Abort,
     private readonly checkRedirect: RedirectCheck | null,
     private readonly headersSeen: ((status: number) => void) | null,
-    private readonly resolve: (r: Response) => void,
+    private readonly resolve: (r: Answer) => void,
     private readonly reject: (err: unknown) => void,
   ) {}
 
@@ -193,8 +193,9 @@ export function exchangeOnce(
   abortState: Abort,
   checkRedirect: RedirectCheck | null,
   headersSeen: ((status: number) => void) | null,
-): Promise<Response> {
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
+    if (abortState.reason) return reject(abortState.reason); // stopped between two hops: send nothing more
     const reader = new ResponseReader(max, ctx, abortState, checkRedirect, headersSeen, resolve, reject);
     abortState.current = reader;
     dispatcher.dispatch(options, reader);
