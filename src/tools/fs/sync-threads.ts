@@ -1,0 +1,240 @@
+/**
+ * Synchronous file system calls on helper threads, one trip per operation.
+ *
+ * Each promise fs call costs the event loop a threadpool request, a promise
+ * and its completion; a small read_file made five of them, a list_dir of 100
+ * files a hundred lstats. Here a helper thread makes the same system calls
+ * synchronously and answers in one message, so the event loop pays one
+ * message per operation. Synchronous calls may wait on a disk or a network
+ * file system, which is why they run here and never on the event loop.
+ *
+ * The thread only makes system calls, always relative to a directory
+ * descriptor the caller holds open (dir.ts: /proc/self/fd/<fd>/<name> is
+ * Node's openat()), with the flags the caller gives; it decides nothing about
+ * confinement. What it opened is reported back (the file's type, its real
+ * location from /proc/self/fd) for the caller to check (workspace.ts).
+ *
+ * Two threads per process (the gateway, or the privilege-separated worker,
+ * where they run with that process's unprivileged identity), the second
+ * started only when the first is busy, so one slow file system call does not
+ * hold every other behind it. Started at first use and again after one dies;
+ * a thread keeps the process alive only while it has work.
+ */
+import { Worker } from 'node:worker_threads';
+
+/** What a directory entry is (symlinks are reported, never followed). */
+export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
+
+/** Index of an EntryType as the thread answers it. */
+export const ENTRY_TYPES: readonly EntryType[] = ['file', 'dir', 'symlink', 'other'];
+
+/** One directory's entries in name order: `types[i]` indexes ENTRY_TYPES; `sizes[i]` is -1 for a non-file or a failed lstat. */
+export interface RawListing {
+  names: string[];
+  types: Uint8Array;
+  sizes: Float64Array | null;
+}
+
+/** A regular file opened and read from its start (or `position`) by a thread. */
+export interface OpenedFile {
+  kind: 'file';
+  /** Its real location (the /proc/self/fd link of its descriptor), to be checked by the caller. */
+  real: string;
+  size: number;
+  /** The bytes read. */
+  data: Buffer;
+  /** Still-open descriptor when the read filled the buffer and `keepOpen` was asked (the caller reads on, then closes it); else null. */
+  fd: number | null;
+}
+
+/** Why nothing was read: the errno code of a failed call, or what the path named instead of a regular file. */
+export type NotOpened = { kind: 'error'; code: string } | { kind: 'dir' } | { kind: 'other' };
+
+// Plain JavaScript, evaluated in the thread (so it runs the same from src/ under the tests and from dist/).
+const THREAD_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } = require('node:fs');
+const { S_IFMT, S_IFREG, S_IFDIR } = constants;
+const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const fdPath = (fd) => '/proc/self/fd/' + fd;
+
+// Open names[0..n-1] below the directory fd, each relative to the last, with dirFlags; the caller closes them.
+function openDirs(fd, names, dirFlags, opened) {
+  let dir = fd;
+  for (const name of names) {
+    dir = openSync(fdPath(dir) + '/' + name, dirFlags);
+    opened.push(dir);
+  }
+  return dir;
+}
+
+function list({ fd, names, dirFlags, sizes }) {
+  const opened = [];
+  try {
+    const dir = fdPath(openDirs(fd, names, dirFlags, opened));
+    const dirents = readdirSync(dir, { withFileTypes: true });
+    dirents.sort(byName);
+    const n = dirents.length;
+    const out = new Array(n);
+    const types = new Uint8Array(n);
+    const size = sizes ? new Float64Array(n) : null;
+    for (let i = 0; i < n; i++) {
+      const d = dirents[i];
+      out[i] = d.name;
+      const t = d.isFile() ? 0 : d.isDirectory() ? 1 : d.isSymbolicLink() ? 2 : 3;
+      types[i] = t;
+      if (!size) continue;
+      size[i] = -1;
+      if (t !== 0) continue;
+      try {
+        const st = lstatSync(dir + '/' + d.name, { throwIfNoEntry: false });
+        if (st) size[i] = st.size;
+      } catch {
+        // unreadable: no size, as for a removed entry
+      }
+    }
+    return [{ names: out, types, sizes: size }, size ? [types.buffer, size.buffer] : [types.buffer]];
+  } finally {
+    for (const d of opened) closeSync(d);
+  }
+}
+
+function read({ fd, names, dirFlags, flags, position, max, slack, keepOpen }) {
+  const opened = [];
+  let file;
+  try {
+    const dir = openDirs(fd, names.slice(0, -1), dirFlags, opened);
+    file = openSync(fdPath(dir) + '/' + names[names.length - 1], flags);
+  } finally {
+    for (const d of opened) closeSync(d);
+  }
+  let keep = false;
+  try {
+    const st = fstatSync(file);
+    const type = st.mode & S_IFMT;
+    // Nothing but a regular file is ever read (a FIFO or a device could block or have side effects).
+    if (type !== S_IFREG) return [{ kind: type === S_IFDIR ? 'dir' : 'other' }];
+    const real = readlinkSync(fdPath(file));
+    // Sized by the file (plus slack), never more than max; uninitialised, only the bytes read are used.
+    const want = Math.max(0, Math.min(max, st.size - position + slack));
+    const buf = Buffer.allocUnsafeSlow(want);
+    let got = 0;
+    while (got < want) {
+      const n = readSync(file, buf, got, want - got, position + got);
+      if (n === 0) break;
+      got += n;
+    }
+    keep = keepOpen && got === want && want > 0;
+    return [{ kind: 'file', real, size: st.size, data: buf, got, fd: keep ? file : null }, [buf.buffer]];
+  } finally {
+    if (!keep) closeSync(file);
+  }
+}
+
+parentPort.on('message', (m) => {
+  let answer;
+  try {
+    answer = m.op === 'list' ? list(m) : read(m);
+  } catch (err) {
+    answer = [{ kind: 'error', code: (err && err.code) || 'EIO' }];
+  }
+  answer[0].id = m.id;
+  parentPort.postMessage(answer[0], answer[1]);
+});
+`;
+
+interface Pending {
+  resolve(answer: unknown): void;
+  reject(err: Error): void;
+}
+
+interface Thread {
+  worker: Worker;
+  pending: Map<number, Pending>;
+}
+
+const MAX_THREADS = 2;
+const threads: Thread[] = [];
+let nextId = 1;
+
+function start(): Thread {
+  const pending = new Map<number, Pending>();
+  const worker = new Worker(THREAD_SOURCE, {
+    eval: true,
+    resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 },
+    // A descriptor a read leaves open is handed to the event loop, which closes it: the thread must not
+    // count it as its own (it would warn when the number comes back, and close it, whoever has it then, on exit).
+    trackUnmanagedFds: false,
+    // It prints nothing: no stdout/stderr streams of its own.
+  });
+  worker.on('message', (a: { id: number }) => {
+    const p = pending.get(a.id);
+    if (!p) return;
+    pending.delete(a.id);
+    if (pending.size === 0) worker.unref();
+    p.resolve(a);
+  });
+  const self: Thread = { worker, pending };
+  const gone = (why: string) => {
+    const i = threads.indexOf(self);
+    if (i >= 0) threads.splice(i, 1);
+    const err = Object.assign(new Error(`the file system helper thread ${why}`), { code: 'EIO' });
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+  };
+  worker.on('error', (err) => gone(`failed: ${err.message}`));
+  worker.on('exit', () => gone('stopped'));
+  // Referenced only while it has work (after the listeners: adding one refs the port again).
+  worker.unref();
+  threads.push(self);
+  return self;
+}
+
+/** The idle thread, else a new one while there are fewer than MAX_THREADS, else the least busy. */
+function pick(): Thread {
+  let best: Thread | undefined;
+  for (const t of threads) if (!best || t.pending.size < best.pending.size) best = t;
+  if (best && (best.pending.size === 0 || threads.length >= MAX_THREADS)) return best;
+  return start();
+}
+
+function ask<T>(message: Record<string, unknown>): Promise<T> {
+  const { worker, pending } = pick();
+  const id = nextId++;
+  return new Promise<T>((resolve, reject) => {
+    if (pending.size === 0) worker.ref();
+    pending.set(id, { resolve: resolve as (a: unknown) => void, reject });
+    worker.postMessage({ ...message, id });
+  });
+}
+
+/**
+ * List the directory reached from the open directory `fd` through `names` (each opened with `dirFlags`,
+ * relative to the one before; none: `fd` itself): every entry's name and type in name order, and with
+ * `sizes` each file's size (lstat, never following a symlink). Rejects with the errno code of a failed
+ * open or readdir.
+ */
+export async function listDirectory(fd: number, names: readonly string[], dirFlags: number, sizes: boolean): Promise<RawListing> {
+  const a = await ask<RawListing | { kind: 'error'; code: string }>({ op: 'list', fd, names, dirFlags, sizes });
+  if ('kind' in a) throw Object.assign(new Error(`reading a directory failed (${a.code})`), { code: a.code });
+  return a;
+}
+
+/**
+ * Open the file reached from the open directory `fd` through `names` (the directories opened with
+ * `dirFlags`, the file with `flags`), and when it is a regular file read it from `position`: as many
+ * bytes as it holds there plus `slack`, at most `max`. With `keepOpen`, a read that filled its buffer
+ * leaves the descriptor open for the caller.
+ */
+export async function openAndRead(
+  fd: number,
+  names: readonly string[],
+  dirFlags: number,
+  flags: number,
+  read: { position: number; max: number; slack: number; keepOpen: boolean },
+): Promise<OpenedFile | NotOpened> {
+  const a = await ask<(OpenedFile & { data: Uint8Array; got: number }) | NotOpened>({ op: 'read', fd, names, dirFlags, flags, ...read });
+  if (a.kind !== 'file') return a;
+  // A transferred Buffer arrives as a plain Uint8Array over the same memory.
+  return { kind: 'file', real: a.real, size: a.size, fd: a.fd, data: Buffer.from(a.data.buffer, a.data.byteOffset, a.got) };
+}
