@@ -14,11 +14,14 @@
  * confinement. What it opened is reported back (the file's type, its real
  * location from /proc/self/fd) for the caller to check (workspace.ts).
  *
- * Two threads per process (the gateway, or the privilege-separated worker,
- * where they run with that process's unprivileged identity), the second
- * started only when the first is busy, so one slow file system call does not
- * hold every other behind it. Started at first use and again after one dies;
- * a thread keeps the process alive only while it has work.
+ * One thread per process (the gateway, or the privilege-separated worker,
+ * where it runs with that process's unprivileged identity) takes the work:
+ * requests queued on one thread are answered back to back with no wake-up in
+ * between, which costs less than spreading them. A second thread takes the
+ * work while the first has made no progress for STALL_MS (a call waiting on a
+ * slow disk or network file system), so one slow call does not hold every
+ * other behind it. Started at first use and again after one dies; a thread
+ * keeps the process alive only while it has work.
  */
 import { Worker } from 'node:worker_threads';
 
@@ -151,9 +154,13 @@ interface Pending {
 interface Thread {
   worker: Worker;
   pending: Map<number, Pending>;
+  /** When it last answered, or was given work while idle (performance.now()). */
+  progress: number;
 }
 
 const MAX_THREADS = 2;
+/** A thread with work that has not answered for this long is taken as stuck on a slow call. */
+const STALL_MS = 20;
 const threads: Thread[] = [];
 let nextId = 1;
 
@@ -168,13 +175,14 @@ function start(): Thread {
     // It prints nothing: no stdout/stderr streams of its own.
   });
   worker.on('message', (a: { id: number }) => {
+    self.progress = performance.now();
     const p = pending.get(a.id);
     if (!p) return;
     pending.delete(a.id);
     if (pending.size === 0) worker.unref();
     p.resolve(a);
   });
-  const self: Thread = { worker, pending };
+  const self: Thread = { worker, pending, progress: 0 };
   const gone = (why: string) => {
     const i = threads.indexOf(self);
     if (i >= 0) threads.splice(i, 1);
@@ -190,19 +198,25 @@ function start(): Thread {
   return self;
 }
 
-/** The idle thread, else a new one while there are fewer than MAX_THREADS, else the least busy. */
+/** The first thread that is idle or making progress, else a new one while there are fewer than MAX_THREADS, else the least busy. */
 function pick(): Thread {
-  let best: Thread | undefined;
-  for (const t of threads) if (!best || t.pending.size < best.pending.size) best = t;
-  if (best && (best.pending.size === 0 || threads.length >= MAX_THREADS)) return best;
-  return start();
+  const now = performance.now();
+  for (const t of threads) if (t.pending.size === 0 || now - t.progress < STALL_MS) return t;
+  if (threads.length < MAX_THREADS) return start();
+  let best = threads[0]!;
+  for (const t of threads) if (t.pending.size < best.pending.size) best = t;
+  return best;
 }
 
 function ask<T>(message: Record<string, unknown>): Promise<T> {
-  const { worker, pending } = pick();
+  const thread = pick();
+  const { worker, pending } = thread;
   const id = nextId++;
   return new Promise<T>((resolve, reject) => {
-    if (pending.size === 0) worker.ref();
+    if (pending.size === 0) {
+      worker.ref();
+      thread.progress = performance.now();
+    }
     pending.set(id, { resolve: resolve as (a: unknown) => void, reject });
     worker.postMessage({ ...message, id });
   });
