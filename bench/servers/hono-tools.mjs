@@ -3,12 +3,13 @@
  * tools do, with no checks at all, answering the same tool/call/resp JSON:
  *   POST /read  {arguments: {path}} → readFile(root/path, 'utf8')
  *   POST /list  {arguments: {path}} → readdir(root/path, {withFileTypes: true})
+ *   POST /list-sizes {arguments: {path}} → the same, and lstat of each file for its size (list_dir's work)
  *   POST /fetch {arguments: {url}}  → undici.request(url), body as text
  * BENCH_WORKSPACE is the root the paths are taken from.
  */
 import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
-import { readdir, readFile } from 'node:fs/promises';
+import { lstat, readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { request } from 'undici';
 import { ready, toolResponse } from './common.mjs';
@@ -26,6 +27,20 @@ app.post('/list', async (c) => {
   const req = await c.req.json();
   const dirents = await readdir(join(root, req.arguments.path), { withFileTypes: true });
   const entries = dirents.map((d) => ({ name: d.name, type: d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other' }));
+  return c.json(toolResponse(req, 'list_dir', { path: req.arguments.path, entries }, startedAt));
+});
+app.post('/list-sizes', async (c) => {
+  const startedAt = performance.now();
+  const req = await c.req.json();
+  const dir = join(root, req.arguments.path);
+  const dirents = await readdir(dir, { withFileTypes: true });
+  const entries = await Promise.all(
+    dirents.map(async (d) => ({
+      name: d.name,
+      type: d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other',
+      size: d.isFile() ? (await lstat(join(dir, d.name))).size : null,
+    })),
+  );
   return c.json(toolResponse(req, 'list_dir', { path: req.arguments.path, entries }, startedAt));
 });
 app.post('/fetch', async (c) => {

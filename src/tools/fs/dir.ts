@@ -29,7 +29,7 @@ export const at = (fd: number, name: string): string => `/proc/self/fd/${fd}/${n
 export const self = (fd: number): string => `/proc/self/fd/${fd}`;
 
 /** O_NOFOLLOW + O_DIRECTORY: a symlink or anything but a directory is refused (ELOOP/ENOTDIR). */
-const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
+export const DIR_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
 /** Open the subdirectory `name` of `parent`, never following a symlink. */
 export async function openChild(parent: Dir, name: string): Promise<Dir> {

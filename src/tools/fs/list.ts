@@ -3,6 +3,7 @@ import type { Dir } from './dir.js';
 import picomatch from 'picomatch';
 import { ToolError, ToolOutput } from '../../engine/index.js';
 import type { FsContext } from './context.js';
+import { ENTRY_TYPES, type RawListing } from './sync-threads.js';
 import { walk, type EntryType } from './walk.js';
 import type { Workspace } from './workspace.js';
 
@@ -30,8 +31,13 @@ export async function listDirTool(
   signal: AbortSignal,
 ): Promise<ToolOutput> {
   const limit = clampLimit(args.limit, DEFAULT_LIMIT, MAX_LIMIT);
+  if (!args.recursive) {
+    // One directory: opened and read in one trip to a helper thread when its path has no symlink on it.
+    const direct = await ws.listDirect(args.path, true);
+    if (direct) return oneDirectory(direct.shown, direct.listing, limit);
+  }
   const dir = await directory(ws, args.path);
-  const entries: { path: string; type: EntryType; size: number | null }[] = [];
+  const entries: Entry[] = [];
   let truncated = false;
   // Each directory's entries come with their files' sizes, read in one trip per directory (dir-reader.ts).
   try {
@@ -46,6 +52,26 @@ export async function listDirTool(
     await dir.dir.close();
   }
   return new ToolOutput({ data: { path: dir.shown, entries, truncated }, truncated });
+}
+
+interface Entry {
+  path: string;
+  type: EntryType;
+  size: number | null;
+}
+
+/** list_dir's answer for one directory's listing (with sizes). */
+function oneDirectory(shown: string, { names, types, sizes }: RawListing, limit: number): ToolOutput {
+  const n = Math.min(names.length, limit);
+  const entries = new Array<Entry>(n);
+  const prefix = shown === '.' ? '' : `${shown}/`;
+  for (let i = 0; i < n; i++) {
+    const type = ENTRY_TYPES[types[i]!]!;
+    const size = type === 'file' && sizes && sizes[i]! >= 0 ? sizes[i]! : null;
+    entries[i] = { path: prefix + names[i]!, type, size };
+  }
+  const truncated = names.length > limit;
+  return new ToolOutput({ data: { path: shown, entries, truncated }, truncated });
 }
 
 /** A catch handler turning "does not exist" / "not a directory" into `value`; other errors (escapes) pass. */

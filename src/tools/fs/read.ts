@@ -1,5 +1,5 @@
 /** read_file: text by lines (valid UTF-8 only) or raw bytes as base64, bounded by max_read_bytes. */
-import type { FileHandle } from 'node:fs/promises';
+import { close, read } from 'node:fs';
 import { ToolError, ToolOutput } from '../../engine/index.js';
 import type { Workspace, WorkspacePath } from './workspace.js';
 
@@ -13,38 +13,78 @@ export interface ReadArgs {
 const CHUNK = 64 * 1024;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** Reads `buf.length` bytes (or fewer at the end) of the open file at `pos`; resolves with the count. */
+type ReadAt = (buf: Buffer, pos: number) => Promise<number>;
+
+/** The file's first bytes (from `offset` for base64, else from 0), whether they filled what was asked, and how to read on. */
+interface Start {
+  p: WorkspacePath;
+  size: number;
+  first: Buffer;
+  full: boolean;
+  readAt: ReadAt | null;
+}
+
+const fdReadAt =
+  (fd: number): ReadAt =>
+  (buf, pos) =>
+    new Promise((resolve, reject) => read(fd, buf, 0, buf.length, pos, (err, n) => (err ? reject(err) : resolve(n))));
+
 export async function readFileTool(ws: Workspace, args: ReadArgs, maxBytes: number, signal: AbortSignal): Promise<ToolOutput> {
   if (args.offset !== undefined && args.offset < 0) throw new ToolError('offset must be 0 or more');
   if (args.limit !== undefined && args.limit < 1) throw new ToolError('limit must be 1 or more');
+  const base64 = args.encoding === 'base64';
+  // base64: the bytes asked for, at most maxBytes, from offset. utf8: the first chunk, sized by the file's
+  // length up to CHUNK plus one byte, so a file that grew since fstat shows as a full read and reading goes on.
+  const position = base64 ? (args.offset ?? 0) : 0;
+  const max = base64 ? Math.min(args.limit ?? maxBytes, maxBytes) : CHUNK;
+  const slack = base64 ? 0 : 1;
+
+  // The fast path: open, check and read in one trip to a helper thread (workspace.ts openAndRead).
+  const fast = await ws.openAndRead(args.path, { position, max, slack, keepOpen: !base64 });
+  if (fast) {
+    const { p, file } = fast;
+    const fd = file.fd;
+    const start: Start = { p, size: file.size, first: file.data, full: fd !== null, readAt: fd === null ? null : fdReadAt(fd) };
+    try {
+      return base64 ? bytesOutput(start, args, maxBytes) : await readLines(start, args, maxBytes, signal);
+    } finally {
+      if (fd !== null) await new Promise((resolve) => close(fd, resolve));
+    }
+  }
+
+  // The long way (a symlink on the path, or an error to explain): realpath, then the descriptor walk.
   const p = await ws.existing(args.path);
   const { handle, stats } = await ws.openRegular(p);
   try {
-    return args.encoding === 'base64'
-      ? await readBytes(handle, p, stats.size, args, maxBytes)
-      : await readLines(handle, p, stats.size, args, maxBytes, signal);
+    const size = stats.size;
+    // Uninitialised: only the bytes read into it are ever used.
+    const buf = Buffer.allocUnsafe(Math.max(0, Math.min(max, size - position + slack)));
+    let got = 0;
+    while (got < buf.length) {
+      const { bytesRead } = await handle.read(buf, got, buf.length - got, position + got);
+      if (bytesRead === 0) break;
+      got += bytesRead;
+      if (!base64) break; // a short read of a regular file is its end (Linux pread is never cut short otherwise)
+    }
+    const readAt: ReadAt = async (b, pos) => (await handle.read(b, 0, b.length, pos)).bytesRead;
+    const start: Start = { p, size, first: buf.subarray(0, got), full: got === buf.length && got > 0, readAt };
+    return base64 ? bytesOutput(start, args, maxBytes) : await readLines(start, args, maxBytes, signal);
   } finally {
     await handle.close();
   }
 }
 
-async function readBytes(handle: FileHandle, p: WorkspacePath, size: number, args: ReadArgs, maxBytes: number): Promise<ToolOutput> {
+function bytesOutput({ p, size, first }: Start, args: ReadArgs, maxBytes: number): ToolOutput {
   const offset = args.offset ?? 0;
-  const want = Math.min(args.limit ?? maxBytes, maxBytes, Math.max(0, size - offset));
-  // Uninitialised: only the bytes read into it are ever used.
-  const buf = Buffer.allocUnsafe(want);
-  let got = 0;
-  while (got < want) {
-    const { bytesRead } = await handle.read(buf, got, want - got, offset + got);
-    if (bytesRead === 0) break;
-    got += bytesRead;
-  }
+  const got = first.length;
   const end = offset + got;
   const truncated = end < size && (args.limit === undefined || args.limit > maxBytes);
   return new ToolOutput({
     data: {
       path: p.shown,
       encoding: 'base64',
-      content: buf.subarray(0, got).toString('base64'),
+      content: first.toString('base64'),
       size,
       offset,
       count: got,
@@ -55,37 +95,27 @@ async function readBytes(handle: FileHandle, p: WorkspacePath, size: number, arg
   });
 }
 
-async function readLines(
-  handle: FileHandle,
-  p: WorkspacePath,
-  size: number,
-  args: ReadArgs,
-  maxBytes: number,
-  signal: AbortSignal,
-): Promise<ToolOutput> {
+async function readLines(start: Start, args: ReadArgs, maxBytes: number, signal: AbortSignal): Promise<ToolOutput> {
+  const { p, size } = start;
   const first = Math.max(1, args.offset ?? 1); // 1-based line number; 0 means "from the start" too
   const limit = args.limit ?? Infinity;
-  // Sized by the file's length (from fstat) up to CHUNK, uninitialised (only the bytes read are used):
-  // a small file needs no 64 KiB zero-filled buffer. One byte more than the size, so a file that grew
-  // since fstat shows as a full read and reading goes on, in CHUNK-sized reads from then on.
-  let buf = Buffer.allocUnsafe(Math.min(CHUNK, size + 1));
   const parts: Buffer[] = [];
   let collected = 0;
   let line = 1; // number of the line the next byte belongs to
   let lines = 0; // complete lines collected
-  let pos = 0; // file offset of buf[0]
+  let pos = 0; // file offset of chunk[0]
   let consumed = 0; // file offset just past the last byte looked at
   let stop: 'eof' | 'limit' | 'bytes' = 'eof';
   let lastByte = -1;
+  let chunk = start.first;
+  // A short read of a regular file is its end: no further read just to be told so.
+  let full = start.full;
+  let buf: Buffer | null = null;
 
   scan: for (;;) {
     if (signal.aborted) throw new ToolError('read canceled');
-    const { bytesRead } = await handle.read(buf, 0, buf.length, pos);
+    const bytesRead = chunk.length;
     if (bytesRead === 0) break;
-    const chunk = buf.subarray(0, bytesRead);
-    // A short read of a regular file is its end (Linux pread on a regular file is never cut short otherwise):
-    // no second read just to be told so.
-    const atEnd = bytesRead < buf.length;
     lastByte = chunk[bytesRead - 1]!;
     let i = 0;
     while (i < bytesRead) {
@@ -115,8 +145,12 @@ async function readLines(
       i = end;
     }
     pos += bytesRead;
-    if (atEnd) break;
-    if (buf.length < CHUNK) buf = Buffer.allocUnsafe(CHUNK);
+    if (!full || !start.readAt) break;
+    if (signal.aborted) throw new ToolError('read canceled');
+    buf ??= Buffer.allocUnsafe(CHUNK);
+    const n = await start.readAt(buf, pos);
+    chunk = buf.subarray(0, n);
+    full = n === buf.length;
   }
 
   let content = Buffer.concat(parts, collected);

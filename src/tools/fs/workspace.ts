@@ -10,11 +10,12 @@
  *    a component swapped for a symlink since step 1 makes the call fail, never
  *    reach outside. An opened file's real location is checked once more.
  */
-import { constants, readlinkSync, type Stats } from 'node:fs';
+import { closeSync, constants, readlinkSync, type Stats } from 'node:fs';
 import { access, lstat, mkdir, open, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../../engine/index.js';
-import { at, notADirectory, openChild, openRootDir, type Dir } from './dir.js';
+import { at, DIR_FLAGS, notADirectory, openChild, openRootDir, type Dir } from './dir.js';
+import { listDirectory, openAndRead, type OpenedFile, type RawListing } from './sync-threads.js';
 
 /** A path inside the workspace: its real absolute location and how to show it to the caller. */
 export interface WorkspacePath {
@@ -25,6 +26,12 @@ export interface WorkspacePath {
   /** The real path's components below the root ([] for the root): what the descriptor walk opens. */
   rel: readonly string[];
 }
+
+/**
+ * How a file is opened for reading: O_NONBLOCK keeps a FIFO from blocking the open; O_NOFOLLOW refuses a
+ * final component that is (or was swapped for) a symlink.
+ */
+const READ_FLAGS = constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW;
 
 const errno = (err: unknown): string | undefined => (err as NodeJS.ErrnoException | null)?.code;
 
@@ -165,6 +172,65 @@ export class Workspace {
     }
     if (!this.contains(real)) throw escapes(input);
     return this.at(real);
+  }
+
+  /**
+   * The lexical components of an existing path below the root, when the descriptor walk over them will
+   * prove where it is: null for the root itself. Throws as `existing` for a path that escapes lexically.
+   */
+  private direct(input: string): WorkspacePath | null {
+    const abs = this.lexical(input);
+    const rel = relative(this.realRoot, abs);
+    if (rel === '') return null;
+    const names = rel.split(sep);
+    return { real: abs, shown: names.join('/'), rel: names };
+  }
+
+  /**
+   * read_file's fast path, one trip to a helper thread (sync-threads.ts) instead of a realpath and five
+   * threadpool round trips: the path's lexical components are opened from the root's descriptor, the
+   * directories with O_NOFOLLOW|O_DIRECTORY and the file with O_NOFOLLOW|O_NONBLOCK (openRegularAt's
+   * flags), so a path that opens this way has no symlink on it and is where its names say: realpath has
+   * nothing to resolve. The file is read only if fstat says it is a regular file, and its bytes are used
+   * only once its real location (/proc/self/fd) is checked to be inside the root, as openRegularAt does.
+   *
+   * Null when the path does not open that way (a symlink on it, something missing, not a regular file, an
+   * error): then existing() + openRegular() do it the long way and give the precise error. A kept-open
+   * descriptor (`read.keepOpen`) is the caller's to close.
+   */
+  async openAndRead(
+    input: string,
+    read: { position: number; max: number; slack: number; keepOpen: boolean },
+  ): Promise<{ p: WorkspacePath; file: OpenedFile } | null> {
+    const p = this.direct(input);
+    if (!p) return null;
+    let file;
+    try {
+      file = await openAndRead(this.dir.fd, p.rel, DIR_FLAGS, READ_FLAGS, read);
+    } catch {
+      return null; // the helper thread died: the long way
+    }
+    if (file.kind !== 'file') return null;
+    if (!this.contains(file.real.replace(/ \(deleted\)$/, ''))) {
+      if (file.fd !== null) closeSync(file.fd);
+      throw escapes(input);
+    }
+    return { p, file };
+  }
+
+  /**
+   * list_dir's fast path for one directory, in one trip to a helper thread: its lexical components are
+   * opened from the root's descriptor with O_NOFOLLOW|O_DIRECTORY (as openDir does, so a path that opens
+   * this way has no symlink on it) and it is read through the last one (sync-threads.ts). Null when it
+   * does not open that way: then existing() + openDir() do it the long way and give the precise error.
+   */
+  async listDirect(input: string, sizes: boolean): Promise<{ shown: string; listing: RawListing } | null> {
+    const p = this.direct(input) ?? { real: this.realRoot, shown: '.', rel: [] };
+    try {
+      return { shown: p.shown, listing: await listDirectory(this.dir.fd, p.rel, DIR_FLAGS, sizes) };
+    } catch {
+      return null;
+    }
   }
 
   /**
@@ -326,7 +392,7 @@ export class Workspace {
   async openRegularAt(path: string, shown: string): Promise<{ handle: FileHandle; stats: Stats }> {
     let handle: FileHandle;
     try {
-      handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK | constants.O_NOFOLLOW);
+      handle = await open(path, READ_FLAGS);
     } catch (err) {
       throw this.fsError(err, shown);
     }

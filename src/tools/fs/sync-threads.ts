@@ -1,0 +1,283 @@
+/**
+ * Synchronous file system calls on helper threads, one trip per operation.
+ *
+ * Each promise fs call costs the event loop a threadpool request, a promise
+ * and its completion; a small read_file made five of them, a list_dir of 100
+ * files a hundred lstats. Here a helper thread makes the same system calls
+ * synchronously and answers in one message, so the event loop pays one
+ * message per operation. Synchronous calls may wait on a disk or a network
+ * file system, which is why they run here and never on the event loop.
+ *
+ * The thread only makes system calls, always relative to a directory
+ * descriptor the caller holds open (dir.ts: /proc/self/fd/<fd>/<name> is
+ * Node's openat()), with the flags the caller gives; it decides nothing about
+ * confinement. What it opened is reported back (the file's type, its real
+ * location from /proc/self/fd) for the caller to check (workspace.ts).
+ *
+ * One thread per process (the gateway, or the privilege-separated worker,
+ * where it runs with that process's unprivileged identity) takes the work:
+ * requests queued on one thread are answered back to back with no wake-up in
+ * between, which costs less than spreading them. A second thread takes the
+ * work while the first has made no progress for STALL_MS (a call waiting on a
+ * slow disk or network file system), so one slow call does not hold every
+ * other behind it. Started at first use and again after one dies; a thread
+ * keeps the process alive only while it has work.
+ */
+import { Worker } from 'node:worker_threads';
+
+/** What a directory entry is (symlinks are reported, never followed). */
+export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
+
+/** Index of an EntryType as the thread answers it. */
+export const ENTRY_TYPES: readonly EntryType[] = ['file', 'dir', 'symlink', 'other'];
+
+/** One directory's entries in name order: `types[i]` indexes ENTRY_TYPES; `sizes[i]` is -1 for a non-file or a failed lstat. */
+export interface RawListing {
+  names: string[];
+  types: Uint8Array;
+  sizes: Float64Array | null;
+}
+
+/** A regular file opened and read from its start (or `position`) by a thread. */
+export interface OpenedFile {
+  kind: 'file';
+  /** Its real location (the /proc/self/fd link of its descriptor), to be checked by the caller. */
+  real: string;
+  size: number;
+  /** The bytes read. */
+  data: Buffer;
+  /** Still-open descriptor when the read filled the buffer and `keepOpen` was asked (the caller reads on, then closes it); else null. */
+  fd: number | null;
+}
+
+/** Why nothing was read: the errno code of a failed call, or what the path named instead of a regular file. */
+export type NotOpened = { kind: 'error'; code: string } | { kind: 'dir' } | { kind: 'other' };
+
+// Plain JavaScript, evaluated in the thread (so it runs the same from src/ under the tests and from dist/).
+const THREAD_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } = require('node:fs');
+const { S_IFMT, S_IFREG, S_IFDIR } = constants;
+const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
+const fdPath = (fd) => '/proc/self/fd/' + fd;
+
+// Open names[0..n-1] below the directory fd, each relative to the last, with dirFlags; the caller closes them.
+function openDirs(fd, names, dirFlags, opened) {
+  let dir = fd;
+  for (const name of names) {
+    dir = openSync(fdPath(dir) + '/' + name, dirFlags);
+    opened.push(dir);
+  }
+  return dir;
+}
+
+function list({ fd, names, dirFlags, sizes }) {
+  const opened = [];
+  try {
+    const dir = fdPath(openDirs(fd, names, dirFlags, opened));
+    const dirents = readdirSync(dir, { withFileTypes: true });
+    dirents.sort(byName);
+    const n = dirents.length;
+    const out = new Array(n);
+    const types = new Uint8Array(n);
+    const size = sizes ? new Float64Array(n) : null;
+    for (let i = 0; i < n; i++) {
+      const d = dirents[i];
+      out[i] = d.name;
+      const t = d.isFile() ? 0 : d.isDirectory() ? 1 : d.isSymbolicLink() ? 2 : 3;
+      types[i] = t;
+      if (!size) continue;
+      size[i] = -1;
+      if (t !== 0) continue;
+      try {
+        const st = lstatSync(dir + '/' + d.name, { throwIfNoEntry: false });
+        if (st) size[i] = st.size;
+      } catch {
+        // unreadable: no size, as for a removed entry
+      }
+    }
+    return [{ names: out, types, sizes: size }, size ? [types.buffer, size.buffer] : [types.buffer]];
+  } finally {
+    for (const d of opened) closeSync(d);
+  }
+}
+
+function read({ fd, names, dirFlags, flags, position, max, slack, keepOpen }) {
+  const opened = [];
+  let file;
+  try {
+    const dir = openDirs(fd, names.slice(0, -1), dirFlags, opened);
+    file = openSync(fdPath(dir) + '/' + names[names.length - 1], flags);
+  } finally {
+    for (const d of opened) closeSync(d);
+  }
+  let keep = false;
+  try {
+    const st = fstatSync(file);
+    const type = st.mode & S_IFMT;
+    // Nothing but a regular file is ever read (a FIFO or a device could block or have side effects).
+    if (type !== S_IFREG) return [{ kind: type === S_IFDIR ? 'dir' : 'other' }];
+    const real = readlinkSync(fdPath(file));
+    // Sized by the file (plus slack), never more than max; uninitialised, only the bytes read are used.
+    const want = Math.max(0, Math.min(max, st.size - position + slack));
+    const buf = Buffer.allocUnsafeSlow(want);
+    let got = 0;
+    while (got < want) {
+      const n = readSync(file, buf, got, want - got, position + got);
+      if (n === 0) break;
+      got += n;
+    }
+    keep = keepOpen && got === want && want > 0;
+    return [{ kind: 'file', real, size: st.size, data: buf, got, fd: keep ? file : null }, [buf.buffer]];
+  } finally {
+    if (!keep) closeSync(file);
+  }
+}
+
+parentPort.on('message', (m) => {
+  let answer;
+  try {
+    answer = m.op === 'list' ? list(m) : read(m);
+  } catch (err) {
+    answer = [{ kind: 'error', code: (err && err.code) || 'EIO' }];
+  }
+  answer[0].id = m.id;
+  parentPort.postMessage(answer[0], answer[1]);
+});
+`;
+
+interface Pending {
+  resolve(answer: unknown): void;
+  reject(err: Error): void;
+}
+
+interface Thread {
+  worker: Worker;
+  pending: Map<number, Pending>;
+  /** When it last answered, or was given work while idle (performance.now()). */
+  progress: number;
+}
+
+const MAX_THREADS = 2;
+/** A thread with work that has not answered for this long is taken as stuck on a slow call. */
+const STALL_MS = 20;
+const threads: Thread[] = [];
+let nextId = 1;
+
+function start(): Thread {
+  const pending = new Map<number, Pending>();
+  const worker = new Worker(THREAD_SOURCE, {
+    eval: true,
+    resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 },
+    // A descriptor a read leaves open is handed to the event loop, which closes it: the thread must not
+    // count it as its own (it would warn when the number comes back, and close it, whoever has it then, on exit).
+    trackUnmanagedFds: false,
+    // It prints nothing: no stdout/stderr streams of its own.
+  });
+  worker.on('message', (a: { id: number }) => {
+    self.progress = performance.now();
+    const p = pending.get(a.id);
+    if (!p) return;
+    pending.delete(a.id);
+    if (pending.size === 0) worker.unref();
+    answered(p, a);
+  });
+  const self: Thread = { worker, pending, progress: 0 };
+  const gone = (why: string) => {
+    const i = threads.indexOf(self);
+    if (i >= 0) threads.splice(i, 1);
+    const err = Object.assign(new Error(`the file system helper thread ${why}`), { code: 'EIO' });
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+  };
+  worker.on('error', (err) => gone(`failed: ${err.message}`));
+  worker.on('exit', () => gone('stopped'));
+  // Referenced only while it has work (after the listeners: adding one refs the port again).
+  worker.unref();
+  threads.push(self);
+  return self;
+}
+
+/**
+ * Answers are handed to their callers at most SLICE per event-loop turn. A thread answers whatever queued
+ * up while the event loop was busy, and the event loop takes all its messages in one go: each answer
+ * resumes a call (its response is built and written right then), so a convoy of them would be one long
+ * task, and a request that just arrived (a health check) would wait behind all of it. Between slices the
+ * event loop polls for I/O.
+ */
+const SLICE = 8;
+const answers: { p: Pending; a: unknown }[] = [];
+let handed = 0;
+
+function answered(p: Pending, a: unknown): void {
+  if (answers.push({ p, a }) === 1) setImmediate(handOut);
+}
+
+function handOut(): void {
+  const end = Math.min(answers.length, handed + SLICE);
+  while (handed < end) {
+    const { p, a } = answers[handed++]!;
+    p.resolve(a);
+  }
+  if (handed < answers.length) {
+    setImmediate(handOut);
+    return;
+  }
+  answers.length = 0;
+  handed = 0;
+}
+
+/** The first thread that is idle or making progress, else a new one while there are fewer than MAX_THREADS, else the least busy. */
+function pick(): Thread {
+  const now = performance.now();
+  for (const t of threads) if (t.pending.size === 0 || now - t.progress < STALL_MS) return t;
+  if (threads.length < MAX_THREADS) return start();
+  let best = threads[0]!;
+  for (const t of threads) if (t.pending.size < best.pending.size) best = t;
+  return best;
+}
+
+function ask<T>(message: Record<string, unknown>): Promise<T> {
+  const thread = pick();
+  const { worker, pending } = thread;
+  const id = nextId++;
+  return new Promise<T>((resolve, reject) => {
+    if (pending.size === 0) {
+      worker.ref();
+      thread.progress = performance.now();
+    }
+    pending.set(id, { resolve: resolve as (a: unknown) => void, reject });
+    worker.postMessage({ ...message, id });
+  });
+}
+
+/**
+ * List the directory reached from the open directory `fd` through `names` (each opened with `dirFlags`,
+ * relative to the one before; none: `fd` itself): every entry's name and type in name order, and with
+ * `sizes` each file's size (lstat, never following a symlink). Rejects with the errno code of a failed
+ * open or readdir.
+ */
+export async function listDirectory(fd: number, names: readonly string[], dirFlags: number, sizes: boolean): Promise<RawListing> {
+  const a = await ask<RawListing | { kind: 'error'; code: string }>({ op: 'list', fd, names, dirFlags, sizes });
+  if ('kind' in a) throw Object.assign(new Error(`reading a directory failed (${a.code})`), { code: a.code });
+  return a;
+}
+
+/**
+ * Open the file reached from the open directory `fd` through `names` (the directories opened with
+ * `dirFlags`, the file with `flags`), and when it is a regular file read it from `position`: as many
+ * bytes as it holds there plus `slack`, at most `max`. With `keepOpen`, a read that filled its buffer
+ * leaves the descriptor open for the caller.
+ */
+export async function openAndRead(
+  fd: number,
+  names: readonly string[],
+  dirFlags: number,
+  flags: number,
+  read: { position: number; max: number; slack: number; keepOpen: boolean },
+): Promise<OpenedFile | NotOpened> {
+  const a = await ask<(OpenedFile & { data: Uint8Array; got: number }) | NotOpened>({ op: 'read', fd, names, dirFlags, flags, ...read });
+  if (a.kind !== 'file') return a;
+  // A transferred Buffer arrives as a plain Uint8Array over the same memory.
+  return { kind: 'file', real: a.real, size: a.size, fd: a.fd, data: Buffer.from(a.data.buffer, a.data.byteOffset, a.got) };
+}
