@@ -8,6 +8,7 @@
  */
 import { request as httpRequest } from 'node:http';
 import { ToolAPIError } from '../client/index.js';
+import { errorFrom } from '../client/tool-api.js';
 
 export interface JsonAnswer {
   status: number;
@@ -51,14 +52,5 @@ export async function postJson(baseUrl: string, path: string, body: unknown, hea
 const unreachable = (baseUrl: string, err: Error & { code?: string }) =>
   new ToolAPIError('connection_failed', `cannot reach the gateway at ${baseUrl} (${err.code ?? err.message})`, { cause: err });
 
-/** The gateway's A2E error answer as a ToolAPIError; anything else as bad_response (as ToolAPI does). */
-export function answerError(answer: JsonAnswer, what: string): ToolAPIError {
-  const e = answer.json as { type?: unknown; code?: unknown; message?: unknown; detail?: unknown } | undefined;
-  if (e && typeof e === 'object' && e.type === 'error' && typeof e.code === 'string') {
-    return new ToolAPIError(e.code, typeof e.message === 'string' ? e.message : e.code, {
-      status: answer.status,
-      detail: (e.detail as Record<string, unknown> | undefined) ?? null,
-    });
-  }
-  return new ToolAPIError('bad_response', `${what} answered HTTP ${answer.status} without an A2E error message`, { status: answer.status });
-}
+/** The gateway's A2E error answer as a ToolAPIError; anything else as bad_response: ToolAPI's own mapping. */
+export const answerError = (answer: JsonAnswer, what: string): ToolAPIError => errorFrom(answer.json, answer.status, what);

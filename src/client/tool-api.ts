@@ -290,8 +290,8 @@ async function readJson(response: Response): Promise<unknown> {
   return text ? parseJson(text) : undefined;
 }
 
-/** The gateway's A2E error answer as a ToolAPIError; anything else as bad_response. */
-function errorFrom(body: unknown, status: number, what: string): ToolAPIError {
+/** The gateway's A2E error answer as a ToolAPIError; anything else as bad_response (also the CLI's `list`, which sends its requests itself). */
+export function errorFrom(body: unknown, status: number, what: string): ToolAPIError {
   const e = body as Partial<ErrorMessage> | undefined;
   if (e && typeof e === 'object' && e.type === 'error' && typeof e.code === 'string') {
     return new ToolAPIError(e.code, e.message ?? e.code, { status, detail: e.detail ?? null });
