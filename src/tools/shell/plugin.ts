@@ -135,7 +135,8 @@ class ShellPlugin implements ToolPlugin {
     // already listens. Meanwhile run_command is not listed; a call to it waits for the check.
     this.tools = [];
     this.pending = [RUN_COMMAND];
-    this.sandboxChecked = probe.then((missing) => {
+    // A check that throws leaves run_command out with its reason, as one that reports a reason does (never an unhandled rejection).
+    this.sandboxChecked = probe.catch((err: unknown) => (err as Error).message).then((missing) => {
       this.pending = [];
       if (missing) {
         // A fresh machine without bubblewrap still gets a working gateway, never unconfined commands.
