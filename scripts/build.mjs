@@ -95,6 +95,15 @@ function chunkFileName(chunk) {
   return 'chunks/[name].js';
 }
 
+/**
+ * zod's error messages in English only: zod exports all of its ~50 locales (`z.locales`), a third of its code,
+ * which every start-up would read and compile; the gateway never switches zod's locale (plugins have their own zod).
+ */
+const zodEnglishOnly = {
+  name: 'a2e-zod-english-only',
+  load: (id) => (/[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/.test(id) ? `export { default as en } from './en.js';` : null),
+};
+
 const isExternal = (id) => EXTERNAL.some((e) => (typeof e === 'string' ? id === e || id.startsWith(`${e}/`) : e.test(id)));
 
 function run(command, args) {
@@ -123,7 +132,7 @@ async function bundle() {
       ...Object.fromEntries(ENTRIES.map((e) => [e, join(ROOT, 'src', `${e}.ts`)])),
       ...Object.fromEntries(LIBRARY_ENTRIES.map((e) => [e, `${FACADE}${e}`])),
     },
-    plugins: [facades],
+    plugins: [facades, zodEnglishOnly],
     platform: 'node',
     tsconfig: join(ROOT, 'tsconfig.build.json'),
     external: isExternal,
