@@ -142,9 +142,12 @@ async function bundle() {
       dir: DIST,
       format: 'esm',
       sourcemap: true,
+      // The maps point at src/ (as tsc's did) without a copy of every source, bundled packages' included.
+      sourcemapExcludeSources: true,
       entryFileNames: '[name].js',
       chunkFileNames: chunkFileName,
       minify: process.env.A2E_BUILD_MINIFY !== '0',
+      strictExecutionOrder: process.env.A2E_BUILD_STRICT === '1',
     },
   });
 }
