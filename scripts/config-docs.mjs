@@ -6,7 +6,7 @@
  * A key added anywhere under GatewayConfig (a new section file referenced from src/config/schema.ts) shows up
  * on the next `npm run docs:config`; test/config-docs.test.ts fails while the committed file is stale.
  *
- * Usage: npm run docs:config   (builds, then runs this against dist/config/schema.js)
+ * Usage: npm run docs:config   (builds, then runs this against the built package, dist/index.js)
  */
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -182,7 +182,7 @@ export function renderConfigDocs(GatewayConfig, descriptions = readDescriptions(
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const { GatewayConfig } = await import(pathToFileURL(join(ROOT, 'dist', 'config', 'schema.js')).href);
+  const { GatewayConfig } = await import(pathToFileURL(join(ROOT, 'dist', 'index.js')).href);
   const { text, missing } = renderConfigDocs(GatewayConfig);
   writeFileSync(CONFIG_DOCS_PATH, text);
   console.log(`wrote ${CONFIG_DOCS_PATH.slice(ROOT.length + 1)}`);

@@ -8,11 +8,9 @@
  * Each command loads only what it needs: the client commands (list, call)
  * never load the server, and serve loads it when it runs (dynamic imports).
  */
-import { createRequire } from 'node:module';
 import { UsageError } from './cli/usage.js';
 import { similarNames } from './engine/similar.js';
-
-const VERSION = (createRequire(import.meta.url)('../package.json') as { version: string }).version;
+import { VERSION } from './version.js';
 
 const COMMANDS = ['serve', 'config', 'mcp-stdio', 'openapi', 'list', 'call', 'help'];
 

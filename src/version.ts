@@ -1,5 +1,7 @@
 /** The gateway's version, from package.json. */
-import { createRequire } from 'node:module';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { packageRoot } from './package-root.js';
 
-const pkg = createRequire(import.meta.url)('../package.json') as { version: string };
+const pkg = JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string };
 export const VERSION = pkg.version;

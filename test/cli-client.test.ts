@@ -1,6 +1,6 @@
 /** `a2e-gateway list` and `a2e-gateway call` as real processes against a running gateway, with and without a terminal. */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolContext } from '../src/index.js';
 import { CLI } from './helpers/cli.js';
+import { loadedModulesIn } from './helpers/loaded-modules.js';
 import { deferred, definePlugin, echoTool, failTool } from './helpers/plugins.js';
 import { startGateway, type TestGateway } from './helpers/server.js';
 
@@ -253,8 +254,9 @@ describe('the client commands load only the client', () => {
   const RECORD_IMPORTS = fileURLToPath(new URL('./fixtures/record-imports.mjs', import.meta.url));
   const NO_GLOBAL_FETCH = fileURLToPath(new URL('./fixtures/no-global-fetch.mjs', import.meta.url));
   /** The CLI's own modules a client command may load: the command line, the client and its output. */
-  const CLIENT_MODULE = /\/dist\/(cli\.js|cli\/(client|usage|live|http-fetch|json-request)\.js|client\/[\w-]+\.js|engine\/similar\.js)$/;
+  const CLIENT_MODULE = /\/src\/(cli\.ts|cli\/(client|usage|live|http-fetch|json-request)\.ts|client\/[\w-]+\.ts|engine\/similar\.ts|version\.ts|package-root\.ts)$/;
   const CLIENT_PACKAGES = ['openapi-fetch', 'eventsource-parser'];
+  const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
   it('list and call --stream: no server module, no package but the client\'s, and not the global fetch', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'a2e-cli-imports-'));
@@ -268,10 +270,11 @@ describe('the client commands load only the client', () => {
         expect(r.stderr, name).toBe('');
         expect(r.exitCode, name).toBe(0);
         expect(r.stdout, name).toContain(name === 'list' ? 'Adds two integers' : '"sum":42');
-        const imports = (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+        // Each chunk of the bundle counted as the modules it holds.
+        const imports = loadedModulesIn(log);
         // The recorder works: it saw the client.
-        expect(imports.some((u) => u.endsWith('/dist/cli/client.js')), name).toBe(true);
-        const own = imports.filter((u) => u.includes('/dist/') && !u.includes('/node_modules/'));
+        expect(imports.some((u) => u.endsWith('/src/cli/client.ts')), name).toBe(true);
+        const own = imports.filter((u) => u.startsWith(SRC));
         expect(own.filter((u) => !CLIENT_MODULE.test(u)), `${name} loaded these gateway modules`).toEqual([]);
         const packages = new Set(imports.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
         expect([...packages].filter((p) => !CLIENT_PACKAGES.includes(p)), `${name} loaded these packages`).toEqual([]);

@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 const repo = fileURLToPath(new URL('..', import.meta.url));
 const tsc = join(repo, 'node_modules', 'typescript', 'bin', 'tsc');
 
-const PLUGIN_TS = `import { ToolError, type PluginFactory, type ToolPlugin } from 'a2e-gateway/plugin';
+const PLUGIN_TS = `import { ToolError, ToolOutput, type PluginFactory, type ToolPlugin } from 'a2e-gateway/plugin';
 
 interface Options {
   min_length?: number;
@@ -34,8 +34,17 @@ const wordTools: PluginFactory = (options) => {
         input_parameters: [{ name: 'text', type: 'string', description: 'The text', required: true }],
         tags: ['text'],
       },
+      {
+        name: 'longest_word',
+        description: 'The longest word of a text, with a summary',
+        input_parameters: [{ name: 'text', type: 'string', description: 'The text', required: true }],
+      },
     ],
-    async executeTool(_name, args, ctx) {
+    async executeTool(name, args, ctx) {
+      if (name === 'longest_word') {
+        const longest = String(args.text).split(/\\s+/).reduce((a, b) => (b.length > a.length ? b : a), '');
+        return new ToolOutput({ data: { word: longest }, summary: \`the longest word has \${longest.length} letters\` });
+      }
       const words = String(args.text).split(/\\s+/).filter((w) => w.length >= minLength);
       if (words.length === 0) throw new ToolError('no words in the text; send some', { data: { min_length: minLength } });
       ctx.emit('progress', { pct: 100, message: \`counted \${words.length} words\` });
@@ -125,5 +134,10 @@ describe('a plugin project outside the repo', () => {
     const failed = await npx(['call', 'count_words', '--arg', 'text=a b', '--json']);
     expect(failed.exitCode).toBe(1);
     expect(JSON.parse(failed.stdout)).toMatchObject({ success: false, error: 'no words in the text; send some', data: { min_length: 3 } });
+    // The plugin's ToolOutput (from a2e-gateway/plugin) is the class the CLI's engine checks with instanceof (one
+    // copy across the package's entries): its data and summary are the result's, not an object in its data.
+    const output = await npx(['call', 'longest_word', '--arg', 'text=a quick fox', '--json']);
+    expect(output.stderr).toBe('');
+    expect(JSON.parse(output.stdout)).toMatchObject({ success: true, data: { word: 'quick' }, summary: 'the longest word has 5 letters' });
   }, 300_000);
 });

@@ -6,7 +6,7 @@
  * the SDK nor the exporter (a recorder sees every ES module resolved and CommonJS module required);
  * with OTEL_* variables it does.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSdkPeer, type SdkPeer } from './helpers/a2a-sdk-peer.js';
 import { waitFor } from './helpers/a2a-stub.js';
 import { startCli } from './helpers/cli.js';
+import { loadedModulesIn } from './helpers/loaded-modules.js';
 import { SPAN_KIND, startOtlpReceiver, type OtlpReceiver, type ReceivedSpan } from './helpers/otlp-receiver.js';
 import { definePlugin, echoTool, failTool } from './helpers/plugins.js';
 import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';
@@ -260,8 +261,8 @@ describe('telemetry on and off in the CLI', () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  /** Run the CLI with the import recorder, make one call, stop it; the modules it imported. */
-  const run = async (name: string, env: Record<string, string>) => {
+  /** Run the CLI with the import recorder, make one call (and scrape /metrics if asked), stop it; the modules it imported. */
+  const run = async (name: string, env: Record<string, string>, scrape = false) => {
     const log = join(dir, `${name}.imports`);
     await writeFile(log, '');
     const { url, proc } = await startCli(['--config', join(dir, 'gateway.yaml')], {
@@ -273,25 +274,27 @@ describe('telemetry on and off in the CLI', () => {
     try {
       const res = await postJson(`${url}/tool/call`, callBody('list_dir', { path: '.' }));
       expect(res.json.data).toMatchObject({ success: true });
+      if (scrape) expect((await fetch(`${url}/metrics`)).status).toBe(200);
     } finally {
       proc.kill('SIGTERM');
       await proc;
     }
-    return (await readFile(log, 'utf8')).split('\n').filter(Boolean);
+    return loadedModulesIn(log);
   };
   const otel = (imports: string[], pkg: string) => imports.some((u) => u.includes(`/node_modules/@opentelemetry/${pkg}/`));
 
   it('off (no telemetry section, no OTEL_* endpoint): neither the SDK nor the exporter is loaded', async () => {
-    const imports = await run('off', { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' });
+    const imports = await run('off', { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' }, true);
     // The recorder works: it saw the gateway's own modules, the tracing facade among them.
-    expect(imports.some((u) => u.endsWith('/dist/server.js'))).toBe(true);
-    expect(imports.some((u) => u.endsWith('/dist/observability/tracing.js'))).toBe(true);
-    expect(imports.some((u) => u.includes('/node_modules/pino/'))).toBe(true); // required (CommonJS) modules too
+    expect(imports.some((u) => u.endsWith('/src/server.ts'))).toBe(true);
+    expect(imports.some((u) => u.endsWith('/src/observability/tracing.ts'))).toBe(true);
+    // Required (CommonJS) packages too: prom-client, loaded from node_modules by the /metrics scrape.
+    expect(imports.some((u) => u.includes('/node_modules/prom-client/lib/'))).toBe(true);
     // (The API package may be loaded: prom-client, loaded by the first /metrics scrape, requires it for its own use.)
     for (const pkg of ['sdk-trace-base', 'sdk-trace', 'exporter-trace-otlp-http', 'otlp-exporter-base', 'resources', 'core', 'context-async-hooks']) {
       expect(otel(imports, pkg), `@opentelemetry/${pkg} loaded with telemetry off`).toBe(false);
     }
-    expect(imports.some((u) => u.endsWith('/observability/otel-sdk.js'))).toBe(false);
+    expect(imports.some((u) => u.endsWith('/src/observability/otel-sdk.ts'))).toBe(false);
   });
 
   it('on through OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_SERVICE_NAME: the exporter is loaded and the spans arrive', async () => {

@@ -54,6 +54,7 @@ export async function startup({ quick, log }) {
       `listening line, median of ${starts} starts interleaved with a bare Hono server. The shell sandbox check (one command run in ` +
       `bubblewrap) runs just after that line with the default \`tools.shell.enabled: auto\` (run_command is listed, and GET /readyz ` +
       `is 200, once it passes), and prom-client loads with the first /metrics scrape, so neither is in this time. ` +
+      `dist/ is a rolldown bundle (docs/build.md): Node reads about ten files before listening, not ~380 modules. ` +
       `Then \`a2e-gateway list\` (two JSON requests over node:http) against that running ` +
       `gateway, spawn to exit, median of ${lists} runs interleaved with \`node -e 0\` (Node's own start-up and exit).`,
     columns: ['Measure', 'a2e-gateway', 'reference'],

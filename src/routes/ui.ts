@@ -4,12 +4,11 @@
  * font or script — under a strict Content-Security-Policy: only this origin's
  * own scripts, styles and connections.
  */
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { GatewayError } from '../engine/index.js';
+import { distFile } from '../package-root.js';
 import { ErrorMessage } from '../protocol/index.js';
 
 /** Headers of every console answer. `connect-src 'self'` covers fetch and EventSource to the gateway. */
@@ -53,14 +52,8 @@ export interface UiDeps {
   dir?: string;
 }
 
-/** dist/ui next to the compiled routes, or (when running from src/, as the tests do) the package's dist/ui. */
-function defaultDir(): string {
-  const candidates = [new URL('../ui/', import.meta.url), new URL('../../dist/ui/', import.meta.url)].map((u) => fileURLToPath(u));
-  return candidates.find((d) => existsSync(`${d}index.html`)) ?? candidates[0]!;
-}
-
 export function registerUiRoutes(app: OpenAPIHono, deps: UiDeps): void {
-  const dir = (deps.dir ?? defaultDir()).replace(/\/?$/, '/');
+  const dir = (deps.dir ?? distFile('ui')).replace(/\/?$/, '/');
   const enabled = () => deps.enabled ?? (deps.loopbackBind() || deps.authOn);
   const off = () =>
     new GatewayError('not_found', 'the console is turned off on this gateway; set ui.enabled: true in the config to serve it at /ui');

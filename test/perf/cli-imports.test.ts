@@ -1,20 +1,22 @@
 /**
  * The client commands (list, call) talk to a running gateway over HTTP: they
  * must not load the server (its routes, engine, tools, config, Hono, zod).
- * Every module the CLI process loads is recorded by module hooks.
+ * Every file the CLI process loads is recorded by module hooks, and each chunk
+ * of the bundle counted as the modules it holds (test/helpers/loaded-modules.ts).
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI } from '../helpers/cli.js';
+import { loadedModulesIn } from '../helpers/loaded-modules.js';
 import { definePlugin, echoTool } from '../helpers/plugins.js';
 import { startGateway, type TestGateway } from '../helpers/server.js';
 
 const REGISTER = fileURLToPath(new URL('../fixtures/module-log/register.mjs', import.meta.url));
-const SERVER_SIDE = [/\/dist\/server\.js$/, /\/dist\/(routes|engine\/engine|tools|config|mcp-server|a2a|transport|security)\//, /\/node_modules\/(hono|@hono|zod|pino|@modelcontextprotocol|quickjs)/];
+const SERVER_SIDE = [/\/src\/server\.ts$/, /\/src\/(routes|engine\/engine|tools|config|mcp-server|a2a|transport|security)\//, /\/node_modules\/(hono|@hono|zod|pino|@modelcontextprotocol|quickjs)/];
 
 let gw: TestGateway;
 let dir: string;
@@ -30,7 +32,7 @@ afterAll(async () => {
 async function modulesOf(name: string, args: string[]) {
   const log = join(dir, name);
   const r = await execa('node', ['--import', REGISTER, CLI, ...args], { reject: false, env: { MODULE_LOG: log, A2E_URL: gw.url } });
-  return { r, modules: readFileSync(log, 'utf8').split('\n').filter(Boolean) };
+  return { r, modules: loadedModulesIn(log) };
 }
 
 describe('the CLI loads only what a command needs', () => {
@@ -42,7 +44,7 @@ describe('the CLI loads only what a command needs', () => {
       const { r, modules } = await modulesOf(name, [...args]);
       expect(r.exitCode, r.stderr).toBe(0);
       expect(r.stdout).toContain(name === 'list' ? 'echo' : 'hi');
-      expect(modules).toContainEqual(expect.stringMatching(/\/dist\/cli\/client\.js$/));
+      expect(modules).toContainEqual(expect.stringMatching(/\/src\/cli\/client\.ts$/));
       expect(modules.filter((m) => SERVER_SIDE.some((p) => p.test(m)))).toEqual([]);
     }
   });
@@ -50,6 +52,6 @@ describe('the CLI loads only what a command needs', () => {
   it('the recorder sees the server when a command does load it (openapi)', async () => {
     const { r, modules } = await modulesOf('openapi', ['openapi']);
     expect(r.exitCode, r.stderr).toBe(0);
-    expect(modules).toContainEqual(expect.stringMatching(/\/dist\/server\.js$/));
+    expect(modules).toContainEqual(expect.stringMatching(/\/src\/server\.ts$/));
   });
 });

@@ -8,9 +8,10 @@
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { ToolError, ToolOutput, type ToolContext, type ToolPlugin } from '../../engine/index.js';
+import { distFile } from '../../package-root.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { NativeContext } from '../native-context.js';
 import type { EvalConfig } from './config.js';
@@ -43,15 +44,8 @@ const CALL_DEADLINE_SLACK_MS = 250;
 /** Extra time the worker gets past the interpreter's own deadline before it is terminated from outside. */
 const TERMINATE_GRACE_MS = 1000;
 
-/**
- * The compiled worker next to this module; when running from the TypeScript
- * sources (the test runner), the one in dist/ (`npm test` builds it first).
- */
-function workerUrl(): URL {
-  const here = new URL('./worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(here))) return here;
-  return new URL('../../../dist/tools/eval/worker.js', import.meta.url);
-}
+/** The worker, built to its own file in dist/ (`npm test` builds it before the tests run the sources). */
+const workerUrl = (): URL => pathToFileURL(distFile('tools/eval/worker.js'));
 
 export function evalPlugin(config: EvalConfig, _native: NativeContext): ToolPlugin {
   return new EvalPlugin(config);

@@ -7,19 +7,14 @@
  * down to it. The child is started on first use and again after it dies.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { ToolError, ToolOutput, type Logger } from '../../engine/index.js';
+import { distFile } from '../../package-root.js';
 import type { FsContext, FsLimits } from './dispatch.js';
 import type { Owner, Workspace } from './workspace.js';
 import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
 
-/** The compiled worker next to this module; from the TypeScript sources (the test runner), the one in dist/. */
-function workerPath(): string {
-  const here = fileURLToPath(new URL('./worker-main.js', import.meta.url));
-  if (existsSync(here)) return here;
-  return fileURLToPath(new URL('../../../dist/tools/fs/worker-main.js', import.meta.url));
-}
+/** The worker, built to its own file in dist/ (`npm test` builds it before the tests run the sources). */
+const workerPath = (): string => distFile('tools/fs/worker-main.js');
 
 interface Pending {
   ctx: FsContext;
