@@ -5,5 +5,23 @@ import type { FsConfig } from './config.js';
 /** What the file tools use of a call's context. */
 export type FsContext = Pick<ToolContext, 'signal' | 'emit'>;
 
+/** Whether the call was stopped: all a file tool's cancellation checks read (an AbortSignal is one). */
+export interface Stopped {
+  readonly aborted: boolean;
+}
+
+/**
+ * The call's stop state, read from its signal only when a check asks: the engine makes a call's
+ * AbortController on first use of `ctx.signal`, and most file tool calls (a small read, one directory)
+ * finish before any check, so they never make one (nor have it aborted when the call settles).
+ */
+export function stoppedOf(ctx: Pick<FsContext, 'signal'>): Stopped {
+  return {
+    get aborted() {
+      return ctx.signal.aborted;
+    },
+  };
+}
+
 /** The limits of tools.fs a file tool call needs. */
 export type FsLimits = Pick<FsConfig, 'max_read_bytes' | 'max_write_bytes'>;

@@ -1,5 +1,5 @@
 /** One file tool call on a workspace: the same code whether it runs in the gateway or in the privilege-separated worker. */
-import type { FsContext, FsLimits } from './context.js';
+import { stoppedOf, type FsContext, type FsLimits } from './context.js';
 import { grepTool, type GrepArgs } from './grep.js';
 import { globTool, listDirTool } from './list.js';
 import type { WorkspaceQuota } from './quota.js';
@@ -15,13 +15,13 @@ export const WRITING_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_f
 export function runFsTool(ws: Workspace, quota: WorkspaceQuota, limits: FsLimits, name: string, args: Record<string, unknown>, ctx: FsContext) {
   switch (name) {
     case 'read_file':
-      return readFileTool(ws, args as unknown as ReadArgs, limits.max_read_bytes, ctx.signal);
+      return readFileTool(ws, args as unknown as ReadArgs, limits.max_read_bytes, stoppedOf(ctx));
     case 'write_file':
       return writeFileTool(ws, args as unknown as WriteArgs, limits.max_write_bytes, quota);
     case 'edit_file':
       return editFileTool(ws, args as unknown as EditArgs, { maxRead: limits.max_read_bytes, maxWrite: limits.max_write_bytes }, quota);
     case 'list_dir':
-      return listDirTool(ws, args as { path: string; recursive?: boolean; limit?: number }, ctx.signal);
+      return listDirTool(ws, args as { path: string; recursive?: boolean; limit?: number }, stoppedOf(ctx));
     case 'glob':
       return globTool(ws, args as { pattern: string; path?: string; limit?: number }, ctx);
     case 'grep':

@@ -2,7 +2,7 @@
 import type { Dir } from './dir.js';
 import picomatch from 'picomatch';
 import { ToolError, ToolOutput } from '../../engine/index.js';
-import type { FsContext } from './context.js';
+import type { FsContext, Stopped } from './context.js';
 import { ENTRY_TYPES, type RawListing } from './sync-threads.js';
 import { walk, type EntryType } from './walk.js';
 import type { Workspace } from './workspace.js';
@@ -28,7 +28,7 @@ const joinShown = (base: string, rel: string) => (base === '.' ? rel : `${base}/
 export async function listDirTool(
   ws: Workspace,
   args: { path: string; recursive?: boolean; limit?: number },
-  signal: AbortSignal,
+  signal: Stopped,
 ): Promise<ToolOutput> {
   const limit = clampLimit(args.limit, DEFAULT_LIMIT, MAX_LIMIT);
   if (!args.recursive) {

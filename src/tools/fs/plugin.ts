@@ -21,6 +21,8 @@ export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin {
    * root and the workspace is not root's; here otherwise.
    */
   let worker: Promise<FsWorker | null> | null = null;
+  /** Set once the choice is made and it is "here": then a call runs without waiting on it. */
+  let here = false;
   const chooseWorker = async (): Promise<FsWorker | null> => {
     if (!config.privilege_separation || process.getuid?.() !== 0) return null;
     const st = await ws.dir.handle.stat();
@@ -38,17 +40,26 @@ export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin {
     async stop() {
       const w = await worker?.catch(() => null);
       worker = null;
+      here = false;
       await w?.stop();
       await ws.close();
     },
-    async executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext) {
-      const w = await (worker ??= chooseWorker());
-      if (!w) return runFsTool(ws, quota, config, name, args, ctx);
-      const writes = WRITING_TOOLS.has(name);
-      const used = writes ? await quota.usage() : null;
-      const done = await w.run(name, args, ctx, used);
-      if (writes && used !== null && done.used !== null) quota.add(done.used - used);
-      return done.result;
+    executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext) {
+      if (here) return runFsTool(ws, quota, config, name, args, ctx);
+      return viaChoice(name, args, ctx);
     },
   };
+
+  async function viaChoice(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+    const w = await (worker ??= chooseWorker());
+    if (!w) {
+      here = true;
+      return runFsTool(ws, quota, config, name, args, ctx);
+    }
+    const writes = WRITING_TOOLS.has(name);
+    const used = writes ? await quota.usage() : null;
+    const done = await w.run(name, args, ctx, used);
+    if (writes && used !== null && done.used !== null) quota.add(done.used - used);
+    return done.result;
+  }
 }

@@ -2,6 +2,7 @@
 import { close, read } from 'node:fs';
 import { ToolError, ToolOutput } from '../../engine/index.js';
 import type { Workspace, WorkspacePath } from './workspace.js';
+import type { Stopped } from './context.js';
 
 export interface ReadArgs {
   path: string;
@@ -30,7 +31,7 @@ const fdReadAt =
   (buf, pos) =>
     new Promise((resolve, reject) => read(fd, buf, 0, buf.length, pos, (err, n) => (err ? reject(err) : resolve(n))));
 
-export async function readFileTool(ws: Workspace, args: ReadArgs, maxBytes: number, signal: AbortSignal): Promise<ToolOutput> {
+export async function readFileTool(ws: Workspace, args: ReadArgs, maxBytes: number, signal: Stopped): Promise<ToolOutput> {
   if (args.offset !== undefined && args.offset < 0) throw new ToolError('offset must be 0 or more');
   if (args.limit !== undefined && args.limit < 1) throw new ToolError('limit must be 1 or more');
   const base64 = args.encoding === 'base64';
@@ -95,7 +96,7 @@ function bytesOutput({ p, size, first }: Start, args: ReadArgs, maxBytes: number
   });
 }
 
-async function readLines(start: Start, args: ReadArgs, maxBytes: number, signal: AbortSignal): Promise<ToolOutput> {
+async function readLines(start: Start, args: ReadArgs, maxBytes: number, signal: Stopped): Promise<ToolOutput> {
   const { p, size } = start;
   const first = Math.max(1, args.offset ?? 1); // 1-based line number; 0 means "from the start" too
   const limit = args.limit ?? Infinity;
@@ -112,8 +113,9 @@ async function readLines(start: Start, args: ReadArgs, maxBytes: number, signal:
   let full = start.full;
   let buf: Buffer | null = null;
 
+  // Checked around each further read, not before scanning the first chunk (already in memory): a read that
+  // fits in it finishes without asking (see stoppedOf), and a stopped call's answer is already given.
   scan: for (;;) {
-    if (signal.aborted) throw new ToolError('read canceled');
     const bytesRead = chunk.length;
     if (bytesRead === 0) break;
     lastByte = chunk[bytesRead - 1]!;
@@ -149,6 +151,7 @@ async function readLines(start: Start, args: ReadArgs, maxBytes: number, signal:
     if (signal.aborted) throw new ToolError('read canceled');
     buf ??= Buffer.allocUnsafe(CHUNK);
     const n = await start.readAt(buf, pos);
+    if (signal.aborted) throw new ToolError('read canceled');
     chunk = buf.subarray(0, n);
     full = n === buf.length;
   }

@@ -9,6 +9,7 @@ import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
 import { ToolError } from '../../engine/index.js';
 import { at, openChild, self, type Dir } from './dir.js';
+import type { Stopped } from './context.js';
 import { readDirectory, type EntryType } from './dir-reader.js';
 
 export type { EntryType };
@@ -67,7 +68,7 @@ interface Frame {
  */
 export async function* walk(
   start: Dir,
-  options: { recursive: boolean; signal: AbortSignal; maxDepth?: number; sizes?: boolean },
+  options: { recursive: boolean; signal: Stopped; maxDepth?: number; sizes?: boolean },
 ): AsyncGenerator<WalkEntry> {
   const stack: Frame[] = [];
   try {

@@ -1,4 +1,5 @@
 /** http_request: one HTTP exchange (following redirects itself), with a bounded body. */
+import { isUtf8 } from 'node:buffer';
 import type { Dispatcher } from 'undici';
 import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
 import type { HttpConfig } from './config.js';
@@ -20,7 +21,6 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
  * may carry a credential (Authorization, Cookie, X-Api-Key, X-Auth-Token, …) meant for the first origin only.
  */
 const CROSS_ORIGIN_HEADERS = new Set(['accept', 'accept-language', 'content-language', 'user-agent']);
-const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export async function httpRequestTool(
   dispatcher: Dispatcher,
@@ -35,9 +35,11 @@ export async function httpRequestTool(
     throw new ToolError(`a ${method} request cannot have a body; use POST, PUT or PATCH`);
   }
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(args.headers ?? {})) {
-    if (typeof value !== 'string') throw new ToolError(`header ${JSON.stringify(name)} must be a string`);
-    headers[name.toLowerCase()] = value;
+  if (args.headers) {
+    for (const [name, value] of Object.entries(args.headers)) {
+      if (typeof value !== 'string') throw new ToolError(`header ${JSON.stringify(name)} must be a string`);
+      headers[name.toLowerCase()] = value;
+    }
   }
 
   const timeoutS = args.timeout ?? config.timeout_s;
@@ -58,7 +60,7 @@ export async function httpRequestTool(
   const signal = ctx.signal;
   const onCallAbort = () => abort.abort(signal.reason as Error);
   if (signal.aborted) onCallAbort();
-  else signal.addEventListener('abort', onCallAbort, { once: true });
+  else signal.addEventListener('abort', onCallAbort); // removed below, fired or not
   try {
     return await exchange(dispatcher, config, ctx, { method, url, body, headers, abort, timeoutS, timedOut: () => timedOut });
   } finally {
@@ -229,19 +231,16 @@ export function isTextual(contentType: string | undefined): boolean {
   );
 }
 
-/** The body as text, or null when it is not valid UTF-8 (a truncated tail may end mid-character). */
+/**
+ * The body as text, or null when it is not valid UTF-8 (a truncated tail may end mid-character). Checked
+ * by isUtf8, then decoded: what a fatal TextDecoder keeping the BOM answers, without its per-call cost.
+ */
 function decodeUtf8(bytes: Buffer, truncated: boolean): string | null {
-  try {
-    return strictUtf8.decode(bytes);
-  } catch {
-    if (!truncated) return null;
-  }
+  if (isUtf8(bytes)) return bytes.toString('utf8');
+  if (!truncated) return null;
   for (let cut = 1; cut <= 3 && cut <= bytes.length; cut++) {
-    try {
-      return strictUtf8.decode(bytes.subarray(0, bytes.length - cut));
-    } catch {
-      // try one byte less
-    }
+    const head = bytes.subarray(0, bytes.length - cut);
+    if (isUtf8(head)) return head.toString('utf8');
   }
   return null;
 }

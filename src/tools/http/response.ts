@@ -5,6 +5,12 @@
  * resource, a body stream with its listeners and a second promise per request
  * (the profile showed them); the SSRF check is not here but in the connector
  * (dispatcher.ts), which every connection goes through either way.
+ *
+ * The handler speaks undici's own handler interface (onConnect, onHeaders,
+ * onData, onComplete, onError: the one `undici.request` itself uses), not the
+ * controller-based one, which undici wraps per request in an adapter that
+ * also parses the raw headers into an object (the profile showed both); the
+ * raw headers are flattened here in one pass instead.
  */
 import type { Dispatcher } from 'undici';
 import type { ToolContext } from '../../engine/index.js';
@@ -46,7 +52,9 @@ export class Abort {
 export type RedirectCheck = (status: number, location: string) => boolean;
 
 export class ResponseReader implements Dispatcher.DispatchHandler {
-  private controller: Dispatcher.DispatchController | undefined;
+  /** undici's abort of this request, given when it is handed to a connection. */
+  private abortRequest: ((err: Error) => void) | undefined;
+  private aborted = false;
   private status = 0;
   private headers: Record<string, string> = {};
   /** The body so far: one chunk as received, or (from a second chunk on) `buffer`. */
@@ -71,29 +79,39 @@ export class ResponseReader implements Dispatcher.DispatchHandler {
     private readonly reject: (err: unknown) => void,
   ) {}
 
+  /** Abort the request (once); not handed to a connection yet: onConnect aborts it. */
   abort(reason: Error): void {
-    this.controller?.abort(reason); // not connected yet: onRequestStart aborts it
+    if (this.aborted || this.abortRequest === undefined) return;
+    this.aborted = true;
+    this.abortRequest(reason);
   }
 
-  onRequestStart(controller: Dispatcher.DispatchController): void {
-    this.controller = controller;
-    if (this.abortState.reason) controller.abort(this.abortState.reason);
+  onConnect(abort: (err?: Error) => void): void {
+    this.abortRequest = abort;
+    this.aborted = false; // a request retried on another connection gets a new abort
+    if (this.abortState.reason) this.abort(this.abortState.reason);
   }
 
-  onResponseStart(controller: Dispatcher.DispatchController, status: number, headers: Record<string, string | string[] | undefined>): void {
-    if (status < 200) return; // 1xx: the real answer follows
+  onHeaders(status: number, raw: Buffer[], _resume: () => void, _statusText: string): boolean {
+    if (status < 200) return true; // 1xx: the real answer follows
     this.status = status;
+    // Lower-case names, repeated ones joined with ", " (in the order first seen). A "__proto__" header is
+    // dropped (it cannot be a plain property); names Object.prototype has are the response's own.
     const flat: Record<string, string> = {};
-    for (const name in headers) {
-      const v = headers[name];
-      if (v !== undefined) flat[name] = typeof v === 'string' ? v : v.join(', ');
+    let locations = 0;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i]!.toString('latin1').toLowerCase();
+      if (name === '__proto__') continue;
+      const value = raw[i + 1]!.toString('latin1');
+      if (name === 'location') locations++;
+      flat[name] = Object.hasOwn(flat, name) ? `${flat[name]}, ${value}` : value;
     }
     this.headers = flat;
     this.headersSeen?.(status);
-    const location = headers.location; // one Location header only: several are no redirect to follow
-    if (this.checkRedirect !== null && typeof location === 'string') {
+    // One Location header only: several are no redirect to follow.
+    if (this.checkRedirect !== null && locations === 1) {
       try {
-        this.discarding = this.checkRedirect(status, location);
+        this.discarding = this.checkRedirect(status, flat.location!);
       } catch (err) {
         this.failure = err;
         this.discarding = true;
@@ -101,31 +119,33 @@ export class ResponseReader implements Dispatcher.DispatchHandler {
     }
     const length = flat['content-length'];
     if (length !== undefined) this.total = Number(length);
-    if (this.discarding && this.total > DISCARD_LIMIT) this.finish(controller, true);
+    if (this.discarding && this.total > DISCARD_LIMIT) this.finish(true);
+    return true;
   }
 
-  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
-    if (this.done) return;
+  onData(chunk: Buffer): boolean {
+    if (this.done) return true;
     this.received += chunk.length;
     if (this.discarding) {
-      if (this.received > DISCARD_LIMIT) this.finish(controller, true);
-      return;
+      if (this.received > DISCARD_LIMIT) this.finish(true);
+      return true;
     }
     const room = this.max - this.kept;
     if (chunk.length > room) {
       this.keep(chunk.subarray(0, room));
-      this.finish(controller, true);
-      return;
+      this.finish(true);
+      return true;
     }
     this.keep(chunk);
     if (this.received >= this.nextProgress) this.progress();
+    return true;
   }
 
-  onResponseEnd(controller: Dispatcher.DispatchController): void {
-    this.finish(controller, false);
+  onComplete(_trailers: string[] | null): void {
+    this.finish(false);
   }
 
-  onResponseError(_controller: Dispatcher.DispatchController | undefined, err: Error): void {
+  onError(err: Error): void {
     if (this.done) return;
     this.done = true;
     if (this.abortState.current === this) this.abortState.current = undefined;
@@ -166,11 +186,11 @@ export class ResponseReader implements Dispatcher.DispatchHandler {
   }
 
   /** The answer is complete (or cut): resolve, and when `cut`, close the connection (the rest is not read). */
-  private finish(controller: Dispatcher.DispatchController, cut: boolean): void {
+  private finish(cut: boolean): void {
     if (this.done) return;
     this.done = true;
     if (this.abortState.current === this) this.abortState.current = undefined;
-    if (cut) controller.abort(CUT);
+    if (cut) this.abort(CUT);
     if (this.failure !== undefined) return this.reject(this.failure);
     const bytes = this.buffer !== undefined ? this.buffer.subarray(0, this.kept) : (this.first ?? EMPTY);
     this.resolve({ status: this.status, headers: this.headers, bytes, truncated: cut && !this.discarding });
