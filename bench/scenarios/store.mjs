@@ -20,6 +20,9 @@ const echoBody = (session) => JSON.stringify({ type: 'tool/call/req', tool_name:
 
 const TARGETS = [
   { key: 'plainMemory', label: 'plain call, `kind: memory`', sessions: false, redis: false },
+  // Control: the same as plainMemory in other processes. Its ratio is this run's noise floor between identical
+  // gateways (measured up to 20% on a shared machine), against which the plain Redis row is read.
+  { key: 'plainMemoryControl', label: 'plain call, `kind: memory` again (control: other processes)', sessions: false, redis: false },
   { key: 'plainRedis', label: 'plain call, `kind: redis` (no Redis traffic)', sessions: false, redis: true },
   { key: 'sessionsMemory', label: 'session + rate limit, `kind: memory`', sessions: true, redis: false },
   { key: 'sessionsRedis', label: 'session + rate limit, `kind: redis` (one script per call)', sessions: true, redis: true },
@@ -69,43 +72,53 @@ export async function startRedis() {
 export async function store({ quick, log }) {
   const rounds = quick ? 2 : 9;
   const duration = quick ? 2 : 5;
+  // Several processes per row, taken in turn by the rounds: one process per row let one process's luck (its heap
+  // sizing, where its memory landed) bias a whole row.
+  const processes = quick ? 1 : 3;
   const connections = 50;
   const redis = await startRedis();
   const servers = {};
   const specs = {};
   try {
     for (const t of TARGETS) {
-      servers[t.key] = await startServer([SERVER], {
-        env: {
-          ...(t.redis && { BENCH_STORE_URL: redis.url, BENCH_STORE_PREFIX: `${t.key}:` }),
-          ...(t.sessions && { BENCH_SESSIONS: '1', BENCH_TOKEN_SHA256: createHash('sha256').update(TOKEN).digest('hex') }),
-        },
-      });
-      const headers = t.sessions ? { authorization: `Bearer ${TOKEN}` } : {};
-      let session;
-      if (t.sessions) {
-        const hs = await fetch(`${servers[t.key].url}/handshake`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', ...headers },
-          body: JSON.stringify({ type: 'handshake/req', agent_caps: ['tools'] }),
+      servers[t.key] = [];
+      specs[t.key] = [];
+      for (let i = 0; i < processes; i++) {
+        const server = await startServer([SERVER], {
+          env: {
+            ...(t.redis && { BENCH_STORE_URL: redis.url, BENCH_STORE_PREFIX: `${t.key}${i}:` }),
+            ...(t.sessions && { BENCH_SESSIONS: '1', BENCH_TOKEN_SHA256: createHash('sha256').update(TOKEN).digest('hex') }),
+          },
         });
-        session = (await hs.json()).session_id;
-        if (!session) throw new Error(`${t.label}: the handshake answered ${hs.status}`);
+        servers[t.key].push(server);
+        const headers = t.sessions ? { authorization: `Bearer ${TOKEN}` } : {};
+        let session;
+        if (t.sessions) {
+          const hs = await fetch(`${server.url}/handshake`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', ...headers },
+            body: JSON.stringify({ type: 'handshake/req', agent_caps: ['tools'] }),
+          });
+          session = (await hs.json()).session_id;
+          if (!session) throw new Error(`${t.label}: the handshake answered ${hs.status}`);
+        }
+        const spec = { url: `${server.url}/tool/call`, body: echoBody(session), headers, connections, duration };
+        specs[t.key].push(spec);
+        const check = await fetch(spec.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: spec.body });
+        const json = await check.json();
+        if (check.status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${t.label} answered ${check.status} ${JSON.stringify(json)}`);
       }
-      specs[t.key] = { url: `${servers[t.key].url}/tool/call`, body: echoBody(session), headers, connections, duration };
-      const check = await fetch(specs[t.key].url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: specs[t.key].body });
-      const json = await check.json();
-      if (check.status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${t.label} answered ${check.status} ${JSON.stringify(json)}`);
     }
-    for (const t of TARGETS) await runLoad('bench/load/autocannon.mjs', { ...specs[t.key], duration: quick ? 1 : 5 });
+    for (const t of TARGETS) for (const spec of specs[t.key]) await runLoad('bench/load/autocannon.mjs', { ...spec, duration: quick ? 1 : 5 });
     const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
     for (let r = 0; r < rounds; r++) {
       for (const t of TARGETS) {
-        const cpuBefore = [cpuMicros(servers[t.key].pid), cpuMicros(redis.pid)];
-        const res = await runLoad('bench/load/autocannon.mjs', specs[t.key]);
+        const server = servers[t.key][r % processes];
+        const cpuBefore = [cpuMicros(server.pid), cpuMicros(redis.pid)];
+        const res = await runLoad('bench/load/autocannon.mjs', specs[t.key][r % processes]);
         if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
         // CPU per call: robust to other work on the machine, where req/s is not.
-        res.gatewayUs = (cpuMicros(servers[t.key].pid) - cpuBefore[0]) / res.requests;
+        res.gatewayUs = (cpuMicros(server.pid) - cpuBefore[0]) / res.requests;
         res.redisUs = (cpuMicros(redis.pid) - cpuBefore[1]) / res.requests;
         results[t.key].push(res);
         log(`  store round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms, CPU per call: gateway ${res.gatewayUs.toFixed(0)} µs, redis ${res.redisUs.toFixed(0)} µs`);
@@ -114,13 +127,14 @@ export async function store({ quick, log }) {
     const rps = (k) => results[k].map((x) => x.rps);
     const plain = pairedRatio(rps('plainRedis'), rps('plainMemory'));
     const sessions = pairedRatio(rps('sessionsRedis'), rps('sessionsMemory'));
-    const base = { plainRedis: 'plainMemory', sessionsRedis: 'sessionsMemory' };
+    const base = { plainMemoryControl: 'plainMemory', plainRedis: 'plainMemory', sessionsRedis: 'sessionsMemory' };
     return {
       id: 13,
       title: 'Shared store: Redis vs memory',
       what:
         `POST /tool/call to \`echo\` with ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds after a ` +
-        'warm-up run each, one gateway process per row. Plain: no token, no session (with `kind: redis` the call must not touch ' +
+        `warm-up run each, ${processes} gateway process${processes === 1 ? '' : 'es'} per row taken in turn by the rounds. The control row is the ` +
+        'plain memory row again in other processes: its ratio is how far two identical gateways differ in this run. Plain: no token, no session (with `kind: redis` the call must not touch ' +
         'Redis). Session + rate limit: a bearer token whose rate limit (set high enough never to refuse) is taken on every call, and ' +
         'one session (max_parallel 64) whose running calls are counted; with `kind: redis` that is one Lua script per call, and the ' +
         'slots of the calls that ended in one turn of the event loop given back in one ZREM. redis-server runs unpinned on the same ' +
@@ -148,7 +162,7 @@ export async function store({ quick, log }) {
       raw: results,
     };
   } finally {
-    await Promise.all(Object.values(servers).map((s) => s.stop()));
+    await Promise.all(Object.values(servers).flat().map((s) => s.stop()));
     redis.stop();
   }
 }
