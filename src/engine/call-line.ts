@@ -29,13 +29,15 @@ export function writeCallLine(call: Call, access?: AccessFields): void {
   const stopped_by = call.stoppedBy;
   // Built by hand, member for member what JSON.stringify writes for the fields below, when the logger takes
   // a line as text (the gateway's own): no fields object, no generic serialisation of it.
+  // Numbers (whole ms, a status), the call's own id (hex and dashes) and the stop reason (a word) need no escaping.
   const text =
-    `${member('tool', r.tool_name)}${member('kind', call.tool.definition.kind)}${member('outcome', outcome)}${member('stopped_by', stopped_by)}` +
-    `${member('duration_ms', r.duration_ms)}${member('call_id', call.id)}${member('req_id', call.request.id)}` +
+    `${member('tool', r.tool_name)}${member('kind', call.tool.definition.kind)}${member('outcome', outcome)}` +
+    `${stopped_by === undefined ? '' : `,"stopped_by":"${stopped_by}"`},"duration_ms":${r.duration_ms},"call_id":"${call.id}"` +
+    member('req_id', call.request.id) +
     (access === undefined
       ? ''
-      : `${member('method', access.method)}${member('path', access.path)}${member('status', access.status)}` +
-        `${member('request_duration_ms', access.request_duration_ms)}${member('aborted', access.aborted)}`);
+      : `${member('method', access.method)}${member('path', access.path)},"status":${access.status}` +
+        `,"request_duration_ms":${access.request_duration_ms}${access.aborted ? ',"aborted":true' : ''}`);
   if (plainLineText(call.logger, 'info', text, msg)) return;
   // Two literal shapes (not a spread): the fields are written in this order.
   const fields =

@@ -56,6 +56,7 @@ describe('plain log lines', () => {
     const plugin = definePlugin('line-test', [
       [{ name: 'say "hi"', description: 'Answers' }, async () => ({ ok: true })],
       [{ name: 'fails', description: 'Throws' }, async () => { throw new Error('no'); }],
+      [{ name: 'hangs', description: 'Never answers' }, () => new Promise(() => {})],
     ]);
     const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
     const engine = new Engine({
@@ -64,10 +65,11 @@ describe('plain log lines', () => {
       limits: { maxTimeoutS: 30, maxOutputBytes: 1 << 20, maxEvents: 10, maxBufferedEvents: 100 },
     });
     engine.registry.rebuild();
-    for (const tool of ['say "hi"', 'fails']) {
+    for (const tool of ['say "hi"', 'fails', 'hangs']) {
       for (const access of [undefined, { method: 'POST', path: '/tool/"call"\n\u2028', status: 200, request_duration_ms: 4, aborted: true as const }]) {
         const log = new LazyChildLogger(root, { request_id: 'r\n"4"' });
         const call = engine.start(ToolCallRequest.parse({ id: 'req "é"\u2028', tool_name: tool, arguments: {} }), ANONYMOUS, { logger: log, lineMerged: true });
+        if (tool === 'hangs') call.stop('cancel');
         await call.result;
         lines.length = 0;
         writeCallLine(call, access);
@@ -77,7 +79,7 @@ describe('plain log lines', () => {
             tool: r.tool_name,
             kind: call.tool.definition.kind,
             outcome: r.success ? 'success' : r.error_code,
-            stopped_by: undefined,
+            stopped_by: call.stoppedBy,
             duration_ms: r.duration_ms,
             call_id: call.id,
             req_id: call.request.id,
@@ -87,6 +89,7 @@ describe('plain log lines', () => {
         );
         expect(lines).toHaveLength(2);
         expect(withoutTime(lines[0]!)).toBe(withoutTime(lines[1]!));
+        if (tool === 'hangs') expect(JSON.parse(lines[0]!)).toMatchObject({ stopped_by: 'cancel', outcome: 'tool_error' });
       }
     }
   });
