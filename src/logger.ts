@@ -171,7 +171,8 @@ function plainLineWriter(logger: pino.Logger, destination: { write(line: string)
       lastMs = now;
       lastTime = new Date(now).toISOString();
     }
-    destination.write(`{"level":${LEVEL_NUMBERS[level]},"time":"${lastTime}"${members(bindings)}${members(fields)},"msg":${JSON.stringify(msg)}}\n`);
+    const fieldsText = typeof fields === 'string' ? fields : members(fields);
+    destination.write(`{"level":${LEVEL_NUMBERS[level]},"time":"${lastTime}"${members(bindings)}${fieldsText},"msg":${JSON.stringify(msg)}}\n`);
   };
 }
 

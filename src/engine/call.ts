@@ -69,6 +69,13 @@ export class Call {
    * engine writes none when it settles (set by the engine from StartOptions.lineMerged).
    */
   lineMerged = false;
+  /**
+   * The door answers with the response's JSON text (responseJson): the JSON of the result's data, made to
+   * measure it against the output cap, is kept for it (set by the engine from StartOptions.jsonAnswer).
+   */
+  jsonAnswer = false;
+  /** The JSON text of the settled result's data, while kept for responseJson (null: not kept). */
+  private dataJson: string | null = null;
 
   constructor(
     request: ToolCallRequest,
@@ -168,6 +175,24 @@ export class Call {
     const r = this._response;
     if (!r) return undefined;
     return { ...r, data: { ...r.data, events: this.keptEvents.slice(), truncated: r.data.truncated || this.firstSeq > 0 } };
+  }
+
+  /**
+   * The final response as JSON text, once settled: exactly `JSON.stringify(call.response)`, built around the
+   * JSON of the result's data that measuring it against the output cap made (a result is not serialised
+   * twice). For a door answering with that text (StartOptions.jsonAnswer); it is built once.
+   */
+  responseJson(): string | undefined {
+    const r = this._response;
+    if (!r) return undefined;
+    const dataJson = this.dataJson;
+    this.dataJson = null;
+    const d = r.data;
+    const text =
+      dataJson === null || hasOwnToJson(d.data) || d.events.length !== 0
+        ? undefined
+        : responseText(r, d, dataJson);
+    return text ?? JSON.stringify(r);
   }
 
   /** The events still kept, oldest first (seq `firstSeq` onwards): what a door reports of a running call. */
@@ -311,6 +336,9 @@ export class Call {
       data = cut.value;
       truncated ||= cut.truncated;
       this.outputBytes = cut.bytes;
+      if (this.jsonAnswer && cut.json !== undefined) this.dataJson = cut.json;
+    } else if (this.jsonAnswer) {
+      this.dataJson = 'null';
     }
     const result: ToolResult = {
       success: partial.success,
@@ -390,6 +418,44 @@ class CallContext implements ToolContext {
 }
 
 function noop(): void {}
+
+/**
+ * The JSON of a response whose result data is already serialised (`dataJson`), member for member what
+ * JSON.stringify writes for it; undefined (use JSON.stringify) when a field is not a plain scalar.
+ */
+function responseText(r: ToolCallResponse, d: ToolResult, dataJson: string): string | undefined {
+  const success = scalarJson(d.success);
+  const summary = scalarJson(d.summary);
+  const truncated = scalarJson(d.truncated);
+  const exitCode = scalarJson(d.exit_code);
+  const error = scalarJson(d.error);
+  const errorCode = scalarJson(d.error_code);
+  const durationMs = scalarJson(d.duration_ms);
+  if (
+    success === undefined || summary === undefined || truncated === undefined || exitCode === undefined ||
+    error === undefined || errorCode === undefined || durationMs === undefined
+  ) {
+    return undefined;
+  }
+  return (
+    `{"type":${JSON.stringify(r.type)},"id":${JSON.stringify(r.id)},"version":${JSON.stringify(r.version)},"ts":${JSON.stringify(r.ts)},` +
+    `"req_id":${JSON.stringify(r.req_id)},"data":{"success":${success},"tool_name":${JSON.stringify(d.tool_name)},"data":${dataJson},` +
+    `"summary":${summary},"truncated":${truncated},"exit_code":${exitCode},"error":${error},"error_code":${errorCode},` +
+    `"duration_ms":${durationMs},"events":[]},"created_at":${JSON.stringify(r.created_at)}}`
+  );
+}
+
+/** JSON of null, a string, number or boolean; undefined for anything else. */
+function scalarJson(v: unknown): string | undefined {
+  if (v === null) return 'null';
+  const t = typeof v;
+  return t === 'string' || t === 'number' || t === 'boolean' ? JSON.stringify(v) : undefined;
+}
+
+/** A value whose own toJSON would be called with another key at the top level than nested: serialised in place. */
+function hasOwnToJson(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function';
+}
 
 const RESOLVED = Promise.resolve();
 

@@ -15,7 +15,15 @@ type Args = [object, string?] | [string];
  * secret (ids, names, numbers, outcomes).
  */
 export const PLAIN_LINE = Symbol.for('a2e-gateway.plainLine');
-export type PlainLineWriter = (level: Level, bindings: Record<string, unknown>, fields: Record<string, unknown>, msg: string) => void;
+export type PlainLineWriter = (level: Level, bindings: Record<string, unknown>, fields: Record<string, unknown> | MembersText, msg: string) => void;
+
+/**
+ * Fields already written as JSON members: `,"key":value,…` (or '' for none), exactly as JSON.stringify
+ * writes them inside an object — for a line built by hand (call-line.ts) rather than as an object.
+ */
+export type MembersText = string;
+
+const NO_BINDINGS: Record<string, unknown> = Object.freeze({});
 
 /** pino's level check, when the logger has one. */
 export function levelEnabled(logger: Logger, level: Level): boolean {
@@ -29,6 +37,19 @@ export function plainLine(logger: Logger, level: Level, fields: Record<string, u
   const plain = (logger as { [PLAIN_LINE]?: PlainLineWriter })[PLAIN_LINE];
   if (plain !== undefined) plain(level, {}, fields, msg);
   else logger[level](fields, msg);
+}
+
+/**
+ * Write a line whose fields are given as JSON members text, when `logger` has a plain-line writer
+ * for it (see PLAIN_LINE); false when it has none, and the caller must write the line with fields
+ * as an object (plainLine).
+ */
+export function plainLineText(logger: Logger, level: Level, fields: MembersText, msg: string): boolean {
+  if (logger instanceof LazyChildLogger) return logger.lineText(level, fields, msg);
+  const plain = (logger as { [PLAIN_LINE]?: PlainLineWriter })[PLAIN_LINE];
+  if (plain === undefined) return false;
+  plain(level, NO_BINDINGS, fields, msg);
+  return true;
 }
 
 export class LazyChildLogger implements Logger {
@@ -53,6 +74,14 @@ export class LazyChildLogger implements Logger {
     const plain = this.real === undefined ? (this.parent as { [PLAIN_LINE]?: PlainLineWriter })[PLAIN_LINE] : undefined;
     if (plain !== undefined) plain(level, this.bindings, fields, msg);
     else this.write(level, [fields, msg]);
+  }
+
+  /** `line` with the fields as JSON members text: false (nothing written) when it has to go through a child. */
+  lineText(level: Level, fields: MembersText, msg: string): boolean {
+    const plain = this.real === undefined ? (this.parent as { [PLAIN_LINE]?: PlainLineWriter })[PLAIN_LINE] : undefined;
+    if (plain === undefined) return false;
+    plain(level, this.bindings, fields, msg);
+    return true;
   }
 
   private get(): Logger {

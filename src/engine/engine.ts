@@ -68,6 +68,8 @@ export interface StartOptions {
    * writes none. The door must then write it (or clear `call.lineMerged` before the call settles).
    */
   lineMerged?: boolean;
+  /** The door answers with the response's JSON text (Call.responseJson): keep the data's JSON for it. */
+  jsonAnswer?: boolean;
 }
 
 /** What a config reload may change for new calls (calls already running keep theirs). */
@@ -198,6 +200,7 @@ export class Engine {
       this.inflight.add(call);
       call.inputBytes = options.inputBytes ?? 0;
       if (options.lineMerged) call.lineMerged = true;
+      if (options.jsonAnswer) call.jsonAnswer = true;
       const door = options.door ?? caller.door;
       if (door !== undefined) call.door = door;
       // Reported before it runs: a tool that settles at once must not be seen finishing before it started.

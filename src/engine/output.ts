@@ -18,15 +18,17 @@ export function cutUtf8(s: string, maxBytes: number): string {
 /**
  * Shrink a JSON value to roughly `maxBytes` of serialised JSON: strings are
  * cut, arrays and objects lose their tail once the budget is spent. Returns
- * the value unchanged when it already fits, and the size of what is returned.
+ * the value unchanged when it already fits, the size of what is returned and
+ * its JSON text (undefined for a value JSON leaves out, like a function), so a
+ * caller need not serialise it again.
  */
 export function truncateValue(
   value: unknown,
   maxBytes: number,
-): { value: unknown; truncated: boolean; bytes: number } {
-  const json = JSON.stringify(value);
+): { value: unknown; truncated: boolean; bytes: number; json: string | undefined } {
+  const json = JSON.stringify(value) as string | undefined;
   const bytes = json === undefined ? 0 : Buffer.byteLength(json);
-  if (bytes <= maxBytes) return { value, truncated: false, bytes };
+  if (bytes <= maxBytes) return { value, truncated: false, bytes, json };
   let budget = maxBytes;
   const walk = (v: unknown): unknown => {
     if (typeof v === 'string') {
@@ -58,7 +60,8 @@ export function truncateValue(
     return v;
   };
   const cut = walk(value);
-  return { value: cut, truncated: true, bytes: Buffer.byteLength(JSON.stringify(cut)) };
+  const cutJson = JSON.stringify(cut);
+  return { value: cut, truncated: true, bytes: Buffer.byteLength(cutJson), json: cutJson };
 }
 
 // An absolute path not preceded by a word character, ':' or '/' (so URLs survive).

@@ -13,7 +13,7 @@ import { onClientGone } from './http/disconnect.js';
 import { streamCall } from './http/call-stream.js';
 import type { HttpLimits } from './http/limits.js';
 import { accessLineOf, requestLogger } from './http/request.js';
-import { sendJson, jsonResponse } from './http/respond.js';
+import { sendJson, sendJsonText, jsonResponse } from './http/respond.js';
 import { callRoute, listRoute } from './openapi/tools.js';
 import { requestHeader } from './http/node.js';
 
@@ -53,7 +53,13 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
     const sse = req.streaming && acceptsEventStream(requestHeader(c, 'accept'));
     // One JSON answer to this one call: its outcome line is the request's access line too.
     const accessLine = sse ? undefined : accessLineOf(c);
-    const options = { inputBytes: bytes, logger: requestLogger(c, deps.logger), lineMerged: accessLine !== undefined };
+    const options = {
+      inputBytes: bytes,
+      logger: requestLogger(c, deps.logger),
+      lineMerged: accessLine !== undefined,
+      // A JSON answer to a call that does not stream: the response's text reuses its data's JSON.
+      jsonAnswer: !req.streaming,
+    };
     const started = startCall(c, req, bytes, deps, options);
     const call = started instanceof Promise ? await started : started;
     if (sse) return streamCall(c, call, { heartbeatS, logger: call.logger, stopOnDisconnect: true, limits: streams });
@@ -61,7 +67,7 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
     const stop = onClientGone(c, () => call.stop('disconnect'));
     await call.result;
     stop();
-    return sendJson(c, req.streaming ? call.responseWithEvents() : call.response);
+    return req.streaming ? sendJson(c, call.responseWithEvents()) : sendJsonText(c, call.responseJson()!);
   });
 }
 

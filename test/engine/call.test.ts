@@ -4,7 +4,7 @@
  * behaviour through HTTP; here each rule is pinned where it is implemented.
  */
 import { describe, expect, it } from 'vitest';
-import { ANONYMOUS, Engine, ToolRegistry, type AuditRecord, type EngineLimits, type Logger, type ToolContext } from '../../src/index.js';
+import { ANONYMOUS, Engine, ToolError, ToolOutput, ToolRegistry, type AuditRecord, type EngineLimits, type Logger, type ToolContext } from '../../src/index.js';
 import type { Call } from '../../src/engine/call.js';
 import { ToolCallRequest, type ToolEvent } from '../../src/protocol/index.js';
 import { crashTool, deferred, definePlugin, echoTool, failTool } from '../helpers/plugins.js';
@@ -287,5 +287,56 @@ describe('event byte budgets', () => {
     second.stop('cancel');
     await Promise.all([first.result, second.result]);
     expect(engine.eventBytes).toBe(0);
+  });
+});
+
+describe('the response as JSON text (a JSON answer)', () => {
+  // Results of every shape a plugin can return: the text must be what JSON.stringify writes for the response.
+  const outcomes: Array<[string, () => unknown]> = [
+    ['plain object', () => ({ text: 'hi' })],
+    ['escapes and non-ASCII', () => ({ text: 'a "quoted" \\ line\nwith\ttabs, é, 😀 and \u2028', n: -0, big: 1e21, small: 5e-7 })],
+    ['nested arrays', () => [1, [2, [3, { x: null }]], 'z']],
+    ['string', () => 'just text'],
+    ['number', () => 42.5],
+    ['null', () => null],
+    ['undefined', () => undefined],
+    ['a function (JSON leaves it out)', () => () => 1],
+    ['a Date (its toJSON)', () => new Date(0)],
+    ['an object with toJSON', () => ({ toJSON: (key: string) => ({ key }) })],
+    ['a Buffer', () => Buffer.from('ab')],
+    ['undefined members', () => ({ a: undefined, b: 1 })],
+    ['too large (cut to the cap)', () => ({ text: 'x'.repeat(5000), more: ['y'.repeat(3000)] })],
+    ['ToolOutput', () => new ToolOutput({ data: { out: 'ok' }, summary: 'done "ok"', exitCode: 0, truncated: true })],
+    ['ToolOutput, odd summary', () => new ToolOutput({ data: 1, summary: { not: 'a string' }, exitCode: Number.NaN })],
+    ['ToolError', () => { throw new ToolError('it "failed"\n', { data: { partial: [1] }, exitCode: 2 }); }],
+    ['other error', () => { throw new Error('boom'); }],
+  ];
+
+  for (const [name, run] of outcomes) {
+    it(`${name}: responseJson() is JSON.stringify(response)`, async () => {
+      const plugin = definePlugin('json-text', [[{ name: 'out', description: 'Returns what the test says' }, async () => run()]]);
+      const engine = new Engine({
+        registry: new ToolRegistry([plugin], quiet),
+        logger: quiet,
+        limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 1000, maxBufferedEvents: 100_000 },
+      });
+      engine.registry.rebuild();
+      const req = ToolCallRequest.parse({ id: 'req "1" ✓', tool_name: 'out', arguments: {} });
+      const call = engine.start(req, ANONYMOUS, { jsonAnswer: true });
+      await call.result;
+      expect(call.responseJson()).toBe(JSON.stringify(call.response));
+      // Built once: a second read is the same text (from the response itself).
+      expect(call.responseJson()).toBe(JSON.stringify(call.response));
+    });
+  }
+
+  it('a call stopped before its tool answers (timeout, cancel) answers the same text', async () => {
+    const { engine, remote } = setup();
+    const call = engine.start(ToolCallRequest.parse({ tool_name: 'remote', arguments: {} }), ANONYMOUS, { jsonAnswer: true });
+    await remote.started();
+    call.stop('cancel');
+    await call.result;
+    expect(call.responseJson()).toBe(JSON.stringify(call.response));
+    expect(JSON.parse(call.responseJson()!).data.error).toMatch(/was canceled/);
   });
 });

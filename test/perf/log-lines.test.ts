@@ -3,8 +3,10 @@
  * redaction pass): they must come out exactly as pino writes the same line.
  */
 import { describe, expect, it } from 'vitest';
-import { LazyChildLogger, plainLine } from '../../src/engine/index.js';
+import { ANONYMOUS, Engine, LazyChildLogger, ToolRegistry, plainLine, writeCallLine, type Logger } from '../../src/engine/index.js';
 import { createLogger } from '../../src/logger.js';
+import { ToolCallRequest } from '../../src/protocol/index.js';
+import { definePlugin } from '../helpers/plugins.js';
 
 function capture() {
   const lines: string[] = [];
@@ -46,5 +48,49 @@ describe('plain log lines', () => {
     new LazyChildLogger(root, { request_id: 'r-3' }).info({ headers: { authorization: 'Bearer sk-secret' } }, 'with a header');
     expect(lines[0]).not.toContain('sk-secret');
     expect(lines[0]).toContain('[redacted]');
+  });
+
+  it("a call's line, built as text, is byte for byte the line pino writes for its fields (with and without access fields)", async () => {
+    const { lines, destination } = capture();
+    const root = createLogger('info', { destination });
+    const plugin = definePlugin('line-test', [
+      [{ name: 'say "hi"', description: 'Answers' }, async () => ({ ok: true })],
+      [{ name: 'fails', description: 'Throws' }, async () => { throw new Error('no'); }],
+      [{ name: 'hangs', description: 'Never answers' }, () => new Promise(() => {})],
+    ]);
+    const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
+    const engine = new Engine({
+      registry: new ToolRegistry([plugin], quiet),
+      logger: quiet,
+      limits: { maxTimeoutS: 30, maxOutputBytes: 1 << 20, maxEvents: 10, maxBufferedEvents: 100 },
+    });
+    engine.registry.rebuild();
+    for (const tool of ['say "hi"', 'fails', 'hangs']) {
+      for (const access of [undefined, { method: 'POST', path: '/tool/"call"\n\u2028', status: 200, request_duration_ms: 4, aborted: true as const }]) {
+        const log = new LazyChildLogger(root, { request_id: 'r\n"4"' });
+        const call = engine.start(ToolCallRequest.parse({ id: 'req "é"\u2028', tool_name: tool, arguments: {} }), ANONYMOUS, { logger: log, lineMerged: true });
+        if (tool === 'hangs') call.stop('cancel');
+        await call.result;
+        lines.length = 0;
+        writeCallLine(call, access);
+        const r = call.response!.data;
+        root.child({ request_id: 'r\n"4"' }).info(
+          {
+            tool: r.tool_name,
+            kind: call.tool.definition.kind,
+            outcome: r.success ? 'success' : r.error_code,
+            stopped_by: call.stoppedBy,
+            duration_ms: r.duration_ms,
+            call_id: call.id,
+            req_id: call.request.id,
+            ...access,
+          },
+          r.success ? 'call succeeded' : 'call failed',
+        );
+        expect(lines).toHaveLength(2);
+        expect(withoutTime(lines[0]!)).toBe(withoutTime(lines[1]!));
+        if (tool === 'hangs') expect(JSON.parse(lines[0]!)).toMatchObject({ stopped_by: 'cancel', outcome: 'tool_error' });
+      }
+    }
   });
 });

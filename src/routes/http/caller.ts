@@ -25,26 +25,39 @@ export function callerOfCall(
   inputBytes: number,
   deps: { engine: Engine; caller: (c: Context, sessionId: string) => Caller | Promise<Caller | AdmittedCaller> },
 ): Caller | Promise<Caller | AdmittedCaller> {
-  const refused = (err: unknown) => {
-    if (err instanceof GatewayError) {
-      deps.engine.recordRefused({
-        tool_name: req.tool_name,
-        req_id: req.id,
-        correlation_id: req.correlation_id,
-        session_id: req.session_id,
-        principal: c.get('principal')?.name ?? null,
-        error_code: err.code,
-        input_bytes: inputBytes,
-      });
-    }
-    throw err;
-  };
+  return lookUpCaller(c, req, inputBytes, deps.engine, deps.caller);
+}
+
+function lookUpCaller<T extends Caller | AdmittedCaller>(
+  c: Context,
+  req: ToolCallRequest,
+  inputBytes: number,
+  engine: Engine,
+  lookUp: (c: Context, sessionId: string) => Caller | Promise<T>,
+): Caller | Promise<T> {
   try {
-    const caller = deps.caller(c, req.session_id);
-    return caller instanceof Promise ? caller.catch(refused) : caller;
+    const caller = lookUp(c, req.session_id);
+    // The refusal's handler is made only for a caller that is looked up asynchronously (not per call).
+    return caller instanceof Promise ? caller.catch((err: unknown) => refusedCall(c, req, inputBytes, engine, err)) : caller;
   } catch (err) {
-    return refused(err);
+    return refusedCall(c, req, inputBytes, engine, err);
   }
+}
+
+/** Audit a call attempt refused for its caller (a GatewayError), then rethrow. */
+function refusedCall(c: Context, req: ToolCallRequest, inputBytes: number, engine: Engine, err: unknown): never {
+  if (err instanceof GatewayError) {
+    engine.recordRefused({
+      tool_name: req.tool_name,
+      req_id: req.id,
+      correlation_id: req.correlation_id,
+      session_id: req.session_id,
+      principal: c.get('principal')?.name ?? null,
+      error_code: err.code,
+      input_bytes: inputBytes,
+    });
+  }
+  throw err;
 }
 
 /**
@@ -58,7 +71,7 @@ export function startCall(
   deps: { engine: Engine; admit: (c: Context, sessionId: string) => Caller | Promise<AdmittedCaller> },
   options: StartOptions,
 ): Call | Promise<Call> {
-  const who = callerOfCall(c, req, inputBytes, { engine: deps.engine, caller: deps.admit });
+  const who = lookUpCaller(c, req, inputBytes, deps.engine, deps.admit);
   if (!(who instanceof Promise)) return deps.engine.start(req, who, options);
   return who.then(({ caller, admitted }) => deps.engine.start(req, caller, { ...options, admitted }));
 }

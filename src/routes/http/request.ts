@@ -5,6 +5,7 @@
  * which, for a JSON answer to one call, is that call's outcome line
  * (`AccessLine.merge`): one line per request either way.
  */
+import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { LazyChildLogger, levelEnabled, writeCallLine, type Call, type Logger } from '../../engine/index.js';
 import { newId } from '../../protocol/index.js';
@@ -68,7 +69,10 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
       c.set('accessLine', accessLine);
       // On Node logged when the response is really done: an SSE stream ends long after next() returns.
       // (A response closes once: `on`, without the wrapper `once` makes per request.)
-      if (outgoing) outgoing.on('close', () => accessLine!.write(outgoing.statusCode, !outgoing.writableFinished));
+      if (outgoing) {
+        (outgoing as ResponseWithLine)[ACCESS_LINE] = accessLine;
+        outgoing.on('close', writeLineOnClose);
+      }
     }
     let refused = check?.(c);
     // Only an identity-provider token (JWT) makes the check asynchronous.
@@ -81,6 +85,14 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
       accessLine?.write(c.res.status, false);
     }
   };
+}
+
+const ACCESS_LINE = Symbol('a2e.accessLine');
+type ResponseWithLine = ServerResponse & { [ACCESS_LINE]?: AccessLine };
+
+/** The response's 'close' listener (one function for every request, not a closure per request). */
+function writeLineOnClose(this: ResponseWithLine): void {
+  this[ACCESS_LINE]?.write(this.statusCode, !this.writableFinished);
 }
 
 /** This request's access line, when one is logged (for a door that merges a call's line into it: AccessLine.merge). */
