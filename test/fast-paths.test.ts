@@ -112,9 +112,14 @@ describe('fast argument check', () => {
       { name: 'encoding', type: 'string', description: '', required: false, enum: ['utf8', 'base64'] },
       { name: 'n', type: 'integer', description: '', required: false, enum: ['1', '0'] },
     ],
+    // An object without declared properties (http_request's `headers`): a record of anything.
+    [
+      { name: 'text', type: 'string', description: '', required: true },
+      { name: 'headers', type: 'object', description: '', required: false },
+    ],
   ];
-  const VALUES = ['s', '', 1, 0, -3, 1.5, 2 ** 60, true, false, null, [], {}, '1', 'utf8', 'base64', 'UTF8'];
-  const KEYS = ['text', 'n', 'x', 'flag', 'toString', 'other', 'unknown', '__proto__', 'encoding'];
+  const VALUES = ['s', '', 1, 0, -3, 1.5, 2 ** 60, true, false, null, [], {}, '1', 'utf8', 'base64', 'UTF8', { a: '1', B: 2 }, JSON.parse('{"__proto__": {"x": "1"}, "y": "2"}')];
+  const KEYS = ['text', 'n', 'x', 'flag', 'toString', 'other', 'unknown', '__proto__', 'encoding', 'headers'];
 
   it.each(PARAMS.map((p) => [p.map((x) => x.name).join(','), p] as const))('%s: same verdict and value as the schema', (_n, params) => {
     const withFast = compileArguments(params);

@@ -81,6 +81,13 @@ const SCALAR_CHECKS: Partial<Record<ToolParameter['type'], (v: unknown) => boole
   boolean: (v) => typeof v === 'boolean',
 };
 
+/** An object parameter without declared properties (a record of anything): what its schema takes unchanged. */
+function plainRecord(v: unknown): boolean {
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.getPrototypeOf(v) !== Object.prototype) return false;
+  // The schema drops an own "__proto__" key: left to it.
+  return !Object.hasOwn(v, '__proto__');
+}
+
 /**
  * For the common flat parameter list (scalars, enums of them, no nesting): a
  * check that says "valid as given" far faster than the schema. It only ever
@@ -92,7 +99,7 @@ function fastValidator(params: readonly ToolParameter[]): ((args: Record<string,
   const checks = new Map<string, (v: unknown) => boolean>();
   const required: string[] = [];
   for (const p of params) {
-    const scalar = SCALAR_CHECKS[p.type];
+    const scalar = p.type === 'object' && !p.properties ? plainRecord : SCALAR_CHECKS[p.type];
     if (!scalar) return undefined;
     let check = scalar;
     if (p.enum && p.enum.length > 0) {

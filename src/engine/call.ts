@@ -54,6 +54,8 @@ export class Call {
   // controller plus the DOMException of its abort cost more than the rest of a quick call.
   private controller: AbortController | undefined;
   private abortReason: DOMException | typeof FINISHED | undefined;
+  /** ctx.onStop listeners (one per tool in practice). */
+  private stopListeners: ((reason: DOMException) => void)[] | undefined;
   private readonly startedAt = performance.now();
   private readonly deadlineSlot: number;
   private resolveResult!: (r: ToolCallResponse) => void;
@@ -261,6 +263,23 @@ export class Call {
     if (this.abortReason) return;
     this.abortReason = reason;
     this.controller?.abort(abortError(reason));
+    const listeners = this.stopListeners;
+    this.stopListeners = undefined;
+    if (listeners && reason !== FINISHED) for (const l of listeners) l(reason);
+  }
+
+  /** @internal for CallContext */
+  onStop(listener: (reason: DOMException) => void): () => void {
+    const reason = this.abortReason;
+    if (reason !== undefined) {
+      if (reason !== FINISHED) listener(reason);
+      return noop;
+    }
+    (this.stopListeners ??= []).push(listener);
+    return () => {
+      const at = this.stopListeners?.indexOf(listener) ?? -1;
+      if (at !== -1) this.stopListeners!.splice(at, 1);
+    };
   }
 
   private async run(args: Record<string, unknown>): Promise<void> {
@@ -410,6 +429,10 @@ class CallContext implements ToolContext {
 
   get signal(): AbortSignal {
     return this.call.signal;
+  }
+
+  onStop(listener: (reason: DOMException) => void): () => void {
+    return this.call.onStop(listener);
   }
 
   get principal(): string | null {

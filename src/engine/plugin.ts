@@ -27,6 +27,13 @@ export interface Logger {
 export interface ToolContext {
   /** Aborted on timeout, cancel, client disconnect or shutdown. Stop promptly when it fires. */
   readonly signal: AbortSignal;
+  /**
+   * Call `listener` once if the call is stopped (timeout, cancel, client disconnect, shutdown) — not when it
+   * finishes on its own — with the same reason `signal` is aborted with. Returns its removal. Cheaper than
+   * listening on `signal` (which is made on first use and aborted when the call settles): for a tool on the
+   * hot path that only needs to stop its own work.
+   */
+  onStop(listener: (reason: DOMException) => void): () => void;
   /** Wall-clock deadline of the call, in epoch milliseconds. */
   readonly deadline: number;
   /** Whether the caller asked for events. `emit` is a cheap no-op when it did not. */

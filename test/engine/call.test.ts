@@ -115,6 +115,37 @@ describe('Call lifecycle', () => {
     expect(audits).toHaveLength(1);
   });
 
+  it('ctx.onStop: called once with the stop reason (the signal’s), not after its removal, never when the call finishes on its own', async () => {
+    const { start, remote } = setup();
+    const call = start('remote');
+    const ctx = await remote.started();
+    const seen: DOMException[] = [];
+    const removed: DOMException[] = [];
+    ctx.onStop((r) => seen.push(r));
+    ctx.onStop((r) => removed.push(r))();
+    call.stop('cancel');
+    call.stop('timeout');
+    expect(seen.map((r) => r.name)).toEqual(['AbortError']);
+    expect(seen[0]!.message).toMatch(/was canceled/);
+    expect(seen[0]).toBe(ctx.signal.reason);
+    expect(removed).toEqual([]);
+    // Asked after the stop: called at once.
+    const late: DOMException[] = [];
+    ctx.onStop((r) => late.push(r));
+    expect(late).toEqual([seen[0]]);
+
+    remote.reset();
+    const finished = start('remote');
+    const ctx2 = await remote.started();
+    const never: DOMException[] = [];
+    ctx2.onStop((r) => never.push(r));
+    remote.finish({ ok: true });
+    await finished.result;
+    ctx2.onStop((r) => never.push(r));
+    expect(never).toEqual([]);
+    expect(ctx2.signal.aborted).toBe(true); // the signal still says the call is over
+  });
+
   it('a call past its timeout is stopped with reason timeout → failed, TimeoutError on the signal', async () => {
     const { start, remote } = setup();
     const call = start('remote', { timeout: 1 });

@@ -57,15 +57,12 @@ export async function httpRequestTool(
           abort.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
         }, timeoutMs).unref()
       : undefined;
-  const signal = ctx.signal;
-  const onCallAbort = () => abort.abort(signal.reason as Error);
-  if (signal.aborted) onCallAbort();
-  else signal.addEventListener('abort', onCallAbort); // removed below, fired or not
+  const offStop = ctx.onStop((reason) => abort.abort(reason));
   try {
     return await exchange(dispatcher, config, ctx, { method, url, body, headers, abort, timeoutS, timedOut: () => timedOut });
   } finally {
     if (timer !== undefined) clearTimeout(timer);
-    signal.removeEventListener('abort', onCallAbort);
+    offStop();
   }
 }
 
