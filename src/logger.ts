@@ -1,5 +1,5 @@
 import { pino } from 'pino';
-import { fstatSync, writeSync } from 'node:fs';
+import { writeSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import type PinoPretty from 'pino-pretty';
 import { PLAIN_LINE, type Logger, type PlainLineWriter } from './engine/index.js';
@@ -49,58 +49,32 @@ interface LineSink {
 }
 
 /**
- * stderr as Node itself writes process.stderr: synchronously when it is a
- * regular file, asynchronously when it is a pipe, terminal or socket (whose
- * reader may be slow). A write to a file only copies into the page cache and
- * cannot wait on a reader; done asynchronously it cost a threadpool round trip
- * per batch — with the server pinned to one CPU, two context switches — which
- * measured as most of what logging at info costs.
+ * stderr written synchronously, one write per batch, as Node itself writes
+ * process.stderr to a file, a pipe or a socket on Linux (and pino its default
+ * destination). Lines arrive whole and in the order they were logged, and
+ * nothing is pending at exit. To a file a write only copies into the page
+ * cache; done asynchronously it cost a threadpool round trip per batch, which
+ * measured as most of what logging at info cost. To a pipe whose reader
+ * stops reading, the writes wait for it, as every process's do (a container
+ * runtime's non-blocking log mode is the remedy on that side).
  */
-function stderrSink(): LineSink {
-  let regularFile = false;
-  try {
-    regularFile = fstatSync(2).isFile();
-  } catch {
-    // stderr closed: the asynchronous destination reports it as pino always did
-  }
-  return regularFile ? fileSink(2) : streamSink(pino.destination({ fd: 2, sync: false, contentMode: 'buffer' }) as unknown as BufferStream);
-}
-
-function fileSink(fd: number): LineSink {
+function stderrSink(fd = 2): LineSink {
+  const pause = new Int32Array(new SharedArrayBuffer(4));
   return {
     write(lines) {
-      try {
-        const written = writeSync(fd, lines);
-        const bytes = Buffer.byteLength(lines);
-        if (written < bytes) {
-          // A short write (disk nearly full, a signal): the rest, or the error that stops it.
-          const buffer = Buffer.from(lines);
-          for (let at = written; at < bytes; ) at += writeSync(fd, buffer, at);
+      const buffer = Buffer.from(lines);
+      for (let at = 0; at < buffer.length; ) {
+        try {
+          at += writeSync(fd, buffer, at);
+        } catch (err) {
+          // stderr opened non-blocking by whoever handed it to us: wait for the reader, as a blocking one would.
+          if ((err as NodeJS.ErrnoException).code === 'EAGAIN') Atomics.wait(pause, 0, 0, 1);
+          // Disk full, stderr closed or its reader gone: these lines are lost, the gateway goes on.
+          else return;
         }
-      } catch {
-        // Disk full or stderr gone: these lines are lost, the gateway goes on (pino's destination does the same).
       }
     },
     flushSync() {},
-  };
-}
-
-/** sonic-boom in buffer mode (its type declares strings only). */
-interface BufferStream {
-  write(data: Buffer): boolean;
-  flushSync(): void;
-}
-
-/**
- * An asynchronous destination (pipe, terminal, socket). Each batch is encoded
- * once, into a Buffer: in its default string mode sonic-boom measures every
- * string it is given, encodes it for the write and again when the write
- * completes.
- */
-function streamSink(stream: BufferStream): LineSink {
-  return {
-    write: (lines) => void stream.write(Buffer.from(lines)),
-    flushSync: () => stream.flushSync(),
   };
 }
 

@@ -1,8 +1,8 @@
 /**
- * stderr is written synchronously when it is a regular file and asynchronously
- * when it is a pipe (src/logger.ts): either way every line arrives, whole and
- * in order (plain lines and pino's own lines interleaved), redaction is kept,
- * and the lines still pending when the process exits are written.
+ * stderr is written synchronously, to a regular file as to a pipe
+ * (src/logger.ts): either way every line arrives, whole and in order (plain
+ * lines and pino's own lines interleaved), redaction is kept, and the lines
+ * still pending when the process exits are written.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
@@ -68,4 +68,5 @@ describe('log destination', () => {
   it('a regular file: every line, in order, including those pending at exit', async () => {
     check(await run(join(tmp, 'stderr.log')));
   });
+
 });
