@@ -119,6 +119,7 @@ export class AgentClient {
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, timer.signal]) : timer.signal;
     const p: Progress = { taskId: '', state: 'submitted', statusText: '', artifacts: [], polls: 0, messageText: undefined, reported: undefined };
     const emit = ctx.streaming && ctx.emit ? ctx.emit.bind(ctx) : undefined;
+    const taken = emit && ctx.eventsTaken ? ctx.eventsTaken.bind(ctx) : undefined;
     const finish = (error?: string): RunResult => {
       const success = error === undefined && p.state === 'completed';
       return {
@@ -139,10 +140,7 @@ export class AgentClient {
     };
     try {
       // One streaming request ends with the task: a task that finishes at once costs one round trip, not a send and a poll.
-      if (this.agent.mode === 'auto' && this.resolved.streaming && !this.noStreaming) {
-        const taken = emit && ctx.eventsTaken ? ctx.eventsTaken.bind(ctx) : undefined;
-        await this.runStreaming(skillId, task, p, signal, emit, taken);
-      }
+      if (this.agent.mode === 'auto' && this.resolved.streaming && !this.noStreaming) await this.runStreaming(skillId, task, p, signal, emit, taken);
       else await this.runPolling(skillId, task, p, signal, emit);
       return finish();
     } catch (err) {
