@@ -96,7 +96,8 @@ describe('run_command back-pressure', () => {
     expect(gapNotices(frames)).toEqual([]);
     expect(events.filter((f) => f.json.kind !== 'log')).toEqual([]);
     expect(events).toHaveLength(LINES);
-    expect(events.every((f, i) => f.json.seq === i && f.id === String(i) && f.json.data.message === String(i + 1))).toBe(true);
+    const wrong = events.findIndex((f, i) => f.json.seq !== i || f.id !== String(i) || f.json.data.message !== String(i + 1));
+    expect(wrong === -1 ? null : { at: wrong, around: events.slice(Math.max(0, wrong - 2), wrong + 3).map((f) => [f.id, f.json.seq, f.json.data.message]) }).toBeNull();
     const last = frames.at(-1)!;
     expect(last.event).toBe('tool/call/resp');
     expect(last.json.data).toMatchObject({ success: true, exit_code: 0, truncated: false });

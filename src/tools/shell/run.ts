@@ -93,42 +93,63 @@ export function runProcess(o: RunOptions): Promise<RunResult> {
       }
     };
 
-    /** Pass a chunk's lines on; with back-pressure, the pipe is not read until their readers have caught up. */
-    const passOn = (stream: NodeJS.ReadableStream, name: StreamName, chunkLines: string[], onLine: NonNullable<RunOptions['onLine']>) => {
-      const taken = o.linesTaken;
-      if (!taken || stopped()) {
-        for (const line of chunkLines) onLine(name, line);
-        return;
-      }
-      stream.pause();
-      held.add(stream);
-      void (async () => {
-        let burst = 0;
-        for (const line of chunkLines) {
-          if (stopped()) return;
-          onLine(name, line);
-          burst += line.length + LINE_COST;
-          if (burst >= BURST_BYTES) {
-            burst = 0;
-            await taken();
-          }
-        }
-        await taken();
-        if (held.delete(stream)) stream.resume(); // else a stop let it go already
-      })();
-    };
+    /** Lines still being passed on, paced; the result waits for them. */
+    const passing = new Set<Promise<void>>();
 
     const collect = (name: StreamName) => {
       const stream = child[name]!;
       const onLine = o.onLine;
       const liner = onLine && lineSplitter();
+      // Chunks' lines not passed on yet, in order. Node resumes a child's pipes itself when the child exits, so
+      // chunks can still arrive while the pipe is held: they queue behind the ones being passed on.
+      const queued: string[][] = [];
+      let pacing = false;
+
+      /** Pass a chunk's lines on; with back-pressure, the pipe is not read until their readers have caught up. */
+      const passOn = (chunkLines: string[]) => {
+        const taken = o.linesTaken;
+        if (!taken || stopped()) {
+          for (const line of chunkLines) onLine!(name, line);
+          return;
+        }
+        queued.push(chunkLines);
+        stream.pause();
+        held.add(stream);
+        if (pacing) return;
+        pacing = true;
+        const run = (async () => {
+          try {
+            let burst = 0;
+            while (queued.length > 0) {
+              for (const line of queued.shift()!) {
+                if (stopped()) return;
+                onLine!(name, line);
+                burst += line.length + LINE_COST;
+                if (burst >= BURST_BYTES) {
+                  burst = 0;
+                  await taken();
+                }
+              }
+              if (queued.length === 0) await taken();
+            }
+          } finally {
+            // In the same turn as the last check of the queue: a chunk arriving later starts a new run.
+            pacing = false;
+            queued.length = 0; // not empty only after a stop
+            if (held.delete(stream)) stream.resume(); // else a stop let it go already
+          }
+        })();
+        passing.add(run);
+        void run.finally(() => passing.delete(run));
+      };
+
       stream.on('data', (chunk: Buffer) => {
         const room = o.maxOutputBytes - keptBytes;
         if (room > 0) {
           const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
           kept[name].push(part);
           keptBytes += part.length;
-          if (liner) passOn(stream, name, liner.split(part), onLine);
+          if (liner) passOn(liner.split(part));
         }
         if (chunk.length > room) {
           droppedBytes += chunk.length - Math.max(0, room);
@@ -137,7 +158,7 @@ export function runProcess(o: RunOptions): Promise<RunResult> {
       });
       stream.on('end', () => {
         const last = liner?.end();
-        if (last) onLine!(name, last);
+        if (last) passOn([last]);
       });
       stream.on('error', () => {});
     };
@@ -169,7 +190,7 @@ export function runProcess(o: RunOptions): Promise<RunResult> {
           // none left
         }
       }
-      resolve({
+      const result: RunResult = {
         stdout: decode(kept.stdout),
         stderr: decode(kept.stderr),
         exitCode: exit?.code ?? null,
@@ -177,7 +198,10 @@ export function runProcess(o: RunOptions): Promise<RunResult> {
         truncated: droppedBytes > 0,
         killed,
         spawnError,
-      });
+      };
+      // The last lines may still be waiting for their readers (a stop ends that at once).
+      if (passing.size === 0) resolve(result);
+      else void Promise.all(passing).then(() => resolve(result));
     };
 
     child.on('error', (err) => {
