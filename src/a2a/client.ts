@@ -51,6 +51,8 @@ export interface RunContext {
   /** Forward the peer's progress as events (status and artifact events as they arrive). */
   streaming?: boolean;
   emit?<K extends ToolEventKind>(kind: K, data: ToolEventDataMap[K]): void;
+  /** Back-pressure: resolves once the readers of the emitted events have caught up (see ToolContext). */
+  eventsTaken?(): Promise<void>;
 }
 
 export interface RunMetadata {
@@ -117,6 +119,7 @@ export class AgentClient {
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, timer.signal]) : timer.signal;
     const p: Progress = { taskId: '', state: 'submitted', statusText: '', artifacts: [], polls: 0, messageText: undefined, reported: undefined };
     const emit = ctx.streaming && ctx.emit ? ctx.emit.bind(ctx) : undefined;
+    const taken = emit && ctx.eventsTaken ? ctx.eventsTaken.bind(ctx) : undefined;
     const finish = (error?: string): RunResult => {
       const success = error === undefined && p.state === 'completed';
       return {
@@ -137,7 +140,7 @@ export class AgentClient {
     };
     try {
       // One streaming request ends with the task: a task that finishes at once costs one round trip, not a send and a poll.
-      if (this.agent.mode === 'auto' && this.resolved.streaming && !this.noStreaming) await this.runStreaming(skillId, task, p, signal, emit);
+      if (this.agent.mode === 'auto' && this.resolved.streaming && !this.noStreaming) await this.runStreaming(skillId, task, p, signal, emit, taken);
       else await this.runPolling(skillId, task, p, signal, emit);
       return finish();
     } catch (err) {
@@ -201,8 +204,18 @@ export class AgentClient {
    * A peer that does not know the method (or this dialect's version) is asked by send and poll instead,
    * where the dialect switch happens; if it then answers in the same dialect, its card's streaming
    * claim is wrong and this agent polls from then on.
+   *
+   * Back-pressure: while the caller's readers are behind (`taken` pending), the stream is not read, so the
+   * peer's writes wait on TCP instead of its updates being dropped here.
    */
-  private async runStreaming(skillId: string, task: string, p: Progress, signal: AbortSignal, emit: RunContext['emit']): Promise<void> {
+  private async runStreaming(
+    skillId: string,
+    task: string,
+    p: Progress,
+    signal: AbortSignal,
+    emit: RunContext['emit'],
+    taken: (() => Promise<void>) | undefined,
+  ): Promise<void> {
     const sentAt = performance.now();
     const d = DIALECTS[this.dialect];
     const body = { jsonrpc: '2.0', id: randomUUID(), method: d.stream, params: d.sendParams(task, skillId, true) };
@@ -219,6 +232,7 @@ export class AgentClient {
       }
       seen++;
       if (this.absorb(classify((item as { result?: unknown }).result), p, emit) || isFinal(p.state)) return;
+      if (taken) await caughtUp(taken, signal);
     }
     // The stream ended before the task did: follow it by polling.
     if (!p.taskId) throw new PeerError(`agent "${this.agent.name}" ended its stream before naming a task`);
@@ -385,6 +399,18 @@ function mergeArtifact(list: Artifact[], update: Artifact, append: boolean): voi
 function nextTurn(signal: AbortSignal): Promise<void> {
   signal.throwIfAborted();
   return new Promise((resolve) => setImmediate(resolve));
+}
+
+/** Wait for the caller's readers to catch up, or for the run to be stopped (then throw its reason). */
+async function caughtUp(taken: () => Promise<void>, signal: AbortSignal): Promise<void> {
+  signal.throwIfAborted();
+  let onAbort: (() => void) | undefined;
+  try {
+    await Promise.race([taken(), new Promise<void>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve()), { once: true }))]);
+  } finally {
+    signal.removeEventListener('abort', onAbort!);
+  }
+  signal.throwIfAborted();
 }
 
 function sleep(ms: number, signal: AbortSignal): Promise<void> {

@@ -22,7 +22,7 @@ import { sanitize } from '../a2a/tools.js';
 import { HINT_TAGS } from '../mcp-server/tools.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
-import { mcpFetch } from './http-fetch.js';
+import { eventPacing, mcpFetch } from './http-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
 import { ProcessTransport } from './stdio.js';
 import { serverAttributes, startClientSpan, tracedFetchOf, tracingOn } from '../observability/tracing.js';
@@ -239,9 +239,12 @@ export class McpServerConnection {
           ctx.emit('progress', { pct, message: message ?? `${progress}${total ? ` of ${total}` : ''}`, progress, ...(total === undefined ? {} : { total }) });
         },
       });
+    // Over HTTP the call's SSE answer is read only as fast as the caller takes its events (see http-fetch.ts). Over
+    // stdio it cannot be: one pipe carries every call's messages, and holding it for one slow reader would hold all.
+    const paced = ctx.streaming && this.transportKind === 'http' ? () => eventPacing.run(() => ctx.eventsTaken(), invoke) : invoke;
     const span = tracingOn ? this.callSpan(tool) : undefined;
     try {
-      result = (await (span ? span.run(invoke) : invoke())) as CallToolResult;
+      result = (await (span ? span.run(paced) : paced())) as CallToolResult;
       if (result.isError) span?.fail({ name: 'tool_error' });
     } catch (err) {
       span?.fail(err);

@@ -6,9 +6,26 @@
  * on as a stream, so an SSE answer's events arrive as they are sent.
  * Redirects are not followed here: the SDK follows those within the server's
  * origin itself (it asks for `redirect: 'manual'`).
+ *
+ * Back-pressure: a tools/call sent within `eventPacing.run(taken, ...)` has its
+ * SSE answer passed on in small slices, each once `taken()` resolves (the
+ * call's readers have caught up with its events). While they are behind, the
+ * body is not read, so the server's writes wait on TCP instead of its progress
+ * notifications being dropped.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Agent, request, type Dispatcher } from 'undici';
+
+/** The running call's `eventsTaken`, for the requests it sends (set by the connection for streaming calls). */
+export const eventPacing = new AsyncLocalStorage<() => Promise<void>>();
+
+/**
+ * Bytes of an SSE answer passed on between two waits for the readers. The SDK turns each message into an event
+ * at once and reads a few slices ahead, so a slice holds a handful of progress notifications: together well
+ * under a quarter of the smallest `limits.call_events_bytes` (64 KiB).
+ */
+const SLICE_BYTES = 2048;
 
 /** Statuses whose Response may not have a body. */
 const NULL_BODY = new Set([101, 103, 204, 205, 304]);
@@ -36,5 +53,17 @@ export const mcpFetch: FetchLike = async (url, init = {}) => {
     res.body.resume();
     return new Response(null, { status: res.statusCode, headers: out });
   }
-  return new Response(res.body as unknown as ReadableStream, { status: res.statusCode, headers: out });
+  const taken = eventPacing.getStore();
+  const body = taken && String(res.headers['content-type'] ?? '').includes('text/event-stream') ? paced(res.body, taken) : res.body;
+  return new Response(body as unknown as ReadableStream, { status: res.statusCode, headers: out });
 };
+
+/** The body in slices, each passed on once the call's readers have caught up. */
+async function* paced(body: AsyncIterable<Buffer>, taken: () => Promise<void>): AsyncGenerator<Buffer> {
+  for await (const chunk of body) {
+    for (let at = 0; at < chunk.length; at += SLICE_BYTES) {
+      await taken();
+      yield chunk.subarray(at, at + SLICE_BYTES);
+    }
+  }
+}

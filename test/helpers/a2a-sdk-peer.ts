@@ -11,9 +11,10 @@
  *   answer   — answers with a direct message, no task
  *   stream   — three appended artifact chunks and two status updates, then completed
  *   hang     — works until canceled; the cancel is recorded
+ *   flood    — only with `options.flood`: that many artifact updates as fast as it can, then completed
  */
 import type { AddressInfo } from 'node:net';
-import type { Server } from 'node:http';
+import type { Server, ServerResponse } from 'node:http';
 import express from 'express';
 import { Role, TaskState, type AgentCard, type Message, type Part } from '@a2a-js/sdk';
 import {
@@ -37,12 +38,24 @@ export interface SdkPeer {
   canceled: string[];
   /** TCP connections the peer has accepted so far. */
   connections(): number;
+  /** The HTTP responses of its JSON-RPC requests, in order (to see how far a streamed answer got). */
+  responses: ServerResponse[];
+  /** Artifact chunks the flood skill has published so far. */
+  flooded(): number;
   close(): Promise<void>;
+}
+
+export interface SdkPeerOptions {
+  /** Offer the "flood" skill, publishing this many artifact updates "<i> <floodChunk>" (default 1 KB of "x"). */
+  flood?: number;
+  floodChunk?: string;
 }
 
 const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
 
-export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'): Promise<SdkPeer> {
+export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent', options: SdkPeerOptions = {}): Promise<SdkPeer> {
+  const responses: ServerResponse[] = [];
+  let flooded = 0;
   const calls: SdkPeer['calls'] = [];
   const traceparents: SdkPeer['traceparents'] = [];
   const canceled: string[] = [];
@@ -67,7 +80,7 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
     securityRequirements: [],
     defaultInputModes: ['text/plain'],
     defaultOutputModes: ['text/plain'],
-    skills: ['complete', 'fail', 'answer', 'stream', 'hang'].map((id) => ({
+    skills: ['complete', 'fail', 'answer', 'stream', 'hang', ...(options.flood ? ['flood'] : [])].map((id) => ({
       id,
       name: id,
       description: `The "${id}" skill of the SDK test peer`,
@@ -123,6 +136,21 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
           if (i === 1) bus.publish(status(TaskState.TASK_STATE_WORKING, 'halfway'));
         }
         bus.publish(status(TaskState.TASK_STATE_COMPLETED));
+      } else if (skill === 'flood') {
+        const chunk = options.floodChunk ?? 'x'.repeat(1024);
+        for (let i = 0; i < (options.flood ?? 0); i++) {
+          bus.publish(
+            AgentEvent.artifactUpdate({
+              ...ids,
+              artifact: { artifactId: 'flood', name: 'flood.txt', description: '', parts: [text(`${i} ${chunk}`)], metadata: undefined, extensions: [] },
+              append: false, // each chunk replaces the last: the SDK's task store copies the whole task per update
+              lastChunk: false,
+              metadata: undefined,
+            }),
+          );
+          flooded++;
+        }
+        bus.publish(status(TaskState.TASK_STATE_COMPLETED));
       } else if (skill === 'hang') {
         await new Promise<void>((resolve) => cancelRequests.set(ctx.taskId, resolve));
         bus.publish(status(TaskState.TASK_STATE_CANCELED, 'canceled at the caller’s request'));
@@ -153,7 +181,8 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
   app.use(
     '/a2a/jsonrpc',
     express.json(),
-    (req, _res, next) => {
+    (req, res, next) => {
+      responses.push(res);
       calls.push({ method: String(req.body?.method), version: req.header('a2a-version') });
       traceparents.push(req.header('traceparent'));
       next();
@@ -168,6 +197,8 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
     traceparents,
     canceled,
     connections: () => connections,
+    responses,
+    flooded: () => flooded,
     close: () =>
       new Promise<void>((resolve) => {
         for (const release of cancelRequests.values()) release();

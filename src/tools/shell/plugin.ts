@@ -249,6 +249,8 @@ class ShellPlugin implements ToolPlugin {
       onLine: ctx.streaming
         ? (stream, line) => ctx.emit('log', { level: stream === 'stdout' ? 'info' : 'warn', message: line, stream })
         : null,
+      // A command that writes faster than the caller reads its lines waits on a full pipe; none is dropped.
+      ...(ctx.streaming && { linesTaken: () => ctx.eventsTaken() }),
     });
     const over = usedBefore === null ? null : this.quota.overMessage(await this.quota.measure());
     return this.outcome(argv[0]!, result, timeoutArg, over);
