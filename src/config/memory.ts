@@ -15,7 +15,7 @@ export const memoryLimitFields = {
   outbox_total_bytes: z.int().min(64 * 1024).default(64 * MiB),
   /** Events one running call keeps (for replay and for watchers that lag); the oldest are dropped beyond it. */
   call_events_bytes: z.int().min(64 * 1024).default(8 * MiB),
-  /** Events a finished call keeps; trimmed to it when the call settles. */
+  /** Events a finished call keeps; trimmed to it when the call settles (less what a following reader has still to take). */
   call_retained_events_bytes: z.int().min(0).default(MiB),
   /** Events all running calls keep together; beyond it, a call that emits drops its oldest events. */
   events_total_bytes: z.int().min(MiB).default(64 * MiB),

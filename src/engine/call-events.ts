@@ -27,7 +27,7 @@ export interface EventLimits {
   maxBufferedEvents: number;
   /** Bytes of events kept while running, read or not; the oldest are dropped beyond it (watchers get a gap notice). */
   maxEventBytes: number;
-  /** Bytes of events kept once the call has settled. */
+  /** Bytes of events kept once the call has settled (and the watchers following it then have taken theirs). */
   retainedEventBytes: number;
   /** Bytes of events all running calls keep together; over it, an emitting call drops its oldest events. */
   eventBudget: ByteBudget;
@@ -55,6 +55,8 @@ export class CallEvents {
   private nextSeq = 0;
   private trimAt: number;
   private watchers: Set<Watcher> | undefined; // made by the first watch()
+  /** The watchers that were following the call when it settled, until they have taken what it kept for them. */
+  private draining: Set<Watcher> | undefined;
   private _settled = false;
   /** Bytes of every event pushed, and of every event dropped: byte positions, so a watcher's lag is one subtraction. */
   private pushedBytes = 0;
@@ -154,14 +156,22 @@ export class CallEvents {
     this._settled = true;
     this.limits.eventBudget.release(this.keptBytes);
     this.counted = false;
-    if (this.keptBytes > this.limits.retainedEventBytes) {
-      this.dropBefore(this.base + this.countToDrop(this.limits.retainedEventBytes));
-    }
-    if (this.watchers) {
-      for (const w of this.watchers) w.notify();
-      this.watchers = undefined;
-    }
+    // The watchers following the call now still get every event they have not taken: a reader that kept up
+    // to the back-pressure threshold must not lose the call's last events to the smaller retained budget.
+    // What they have not taken goes once they have (keepRetained after each read, and when they go).
+    this.draining = this.watchers;
+    this.watchers = undefined;
+    this.keepRetained();
+    if (this.draining) for (const w of this.draining) w.notify();
     this.release();
+  }
+
+  /** After settling: keep only `retainedEventBytes` of events, less any that a draining watcher has still to take. */
+  private keepRetained(): void {
+    if (this.keptBytes <= this.limits.retainedEventBytes) return;
+    let cut = this.base + this.countToDrop(this.limits.retainedEventBytes);
+    if (this.draining) for (const w of this.draining) cut = Math.min(cut, w.cursor);
+    this.dropBefore(cut);
   }
 
   /**
@@ -229,12 +239,18 @@ export class CallEvents {
     w.cursor = cursor + (end - start);
     w.takenBytes += bytes;
     if (this.waiting) this.release();
-    return { events: this.events.slice(start, end) };
+    const batch = { events: this.events.slice(start, end) };
+    if (this.draining?.has(w)) {
+      if (w.cursor >= this.nextSeq) this.draining.delete(w);
+      this.keepRetained();
+    }
+    return batch;
   }
 
   /** @internal for Watcher */
   detach(w: Watcher): void {
     this.watchers?.delete(w);
+    if (this.draining?.delete(w)) this.keepRetained();
     if (this.waiting) this.release();
   }
 }

@@ -122,6 +122,27 @@ describe('event back-pressure (ctx.eventsTaken)', () => {
     expect(state.emitted).toBe(2000);
   });
 
+  it('a call that settles while its watcher is behind keeps what the watcher has not taken, then only the retained budget', async () => {
+    const { start, state } = setup();
+    // One burst of 30 events (~33 KB): within the running budget (64 KB), twice the retained one (16 KB).
+    const call = start({ slices: 1, per: 30, wait: false });
+    const watcher = call.watch();
+    await call.result; // settled; the watcher has read nothing yet
+    expect(state.emitted).toBe(30);
+    expect(call.retainedBytes).toBeGreaterThan(16 * KB); // held for the watcher, not cut to the retained budget
+    const seqs: number[] = [];
+    let gaps = 0;
+    for await (const batch of watcher) {
+      if (batch.gap) gaps++;
+      for (const e of batch.events) seqs.push(e.seq);
+    }
+    expect(gaps).toBe(0);
+    expect(seqs).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    // Taken: now only what a finished call keeps.
+    expect(call.retainedBytes).toBeLessThanOrEqual(16 * KB);
+    expect(call.retainedBytes).toBeGreaterThan(0);
+  });
+
   it('a tool that does not wait has its oldest events dropped at the budget: the lagging watcher gets a gap', async () => {
     const { start, state } = setup();
     const call = start({ slices: 10, per: 20, wait: false });
