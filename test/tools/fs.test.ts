@@ -258,6 +258,14 @@ describe('list_dir / glob / grep', () => {
     expect(json.events.at(-1)).toMatchObject({ kind: 'status', data: { message: 'searched 33 files, 30 matches' } });
   });
 
+  it('grep over skipped (binary) files streams one status line, not one per skipped file', async () => {
+    await mkdir(join(root, 'binaries'));
+    for (let i = 0; i < 12; i++) await writeFile(join(root, 'binaries', `b${i}.bin`), Buffer.from([0x66, 0, 0x69, 0x6c, 0x65]));
+    const json = await ok('grep', { pattern: 'file', path: 'binaries' }, { streaming: true });
+    expect(json.data).toMatchObject({ files_searched: 0, files_skipped: 12, matches: [] });
+    expect(json.events).toEqual([expect.objectContaining({ kind: 'status', data: { message: 'searched 0 files, 0 matches' } })]);
+  });
+
   it('a catastrophic regex is stopped at the call timeout while the gateway keeps serving', async () => {
     await writeFile(join(root, 'redos.txt'), `${'a'.repeat(64)}!\n`);
     const threads = () => readdirSync('/proc/self/task').length; // the gateway runs in this process

@@ -60,6 +60,7 @@ export async function grepTool(ws: Workspace, args: GrepArgs, maxFileBytes: numb
       const dir = await directory(ws, start.shown);
       try {
         let scanned = 0;
+        let reported = 0;
         for await (const e of walk(dir.dir, { recursive: true, signal: ctx.signal })) {
           if (++scanned > MAX_SCANNED) {
             truncated = true;
@@ -71,7 +72,9 @@ export async function grepTool(ws: Workspace, args: GrepArgs, maxFileBytes: numb
             truncated = true;
             break;
           }
-          if (stats.files_searched % 200 === 0) {
+          // Every 200 files searched: once per 200, not again for each skipped file while the count stands.
+          if (stats.files_searched % 200 === 0 && stats.files_searched !== reported) {
+            reported = stats.files_searched;
             ctx.emit('status', { message: `searched ${stats.files_searched} files, ${matches.length} matches so far` });
           }
         }
