@@ -447,6 +447,8 @@ function noop(): void {}
  * JSON.stringify writes for it; undefined (use JSON.stringify) when a field is not a plain scalar.
  */
 function responseText(r: ToolCallResponse, d: ToolResult, dataJson: string): string | undefined {
+  // Only the members written below: a response or result carrying another one is left to JSON.stringify.
+  if (memberCount(r) !== RESPONSE_MEMBERS || memberCount(d) !== RESULT_MEMBERS) return undefined;
   const success = scalarJson(d.success);
   const summary = scalarJson(d.summary);
   const truncated = scalarJson(d.truncated);
@@ -466,6 +468,16 @@ function responseText(r: ToolCallResponse, d: ToolResult, dataJson: string): str
     `"summary":${summary},"truncated":${truncated},"exit_code":${exitCode},"error":${error},"error_code":${errorCode},` +
     `"duration_ms":${durationMs},"events":[]},"created_at":${JSON.stringify(r.created_at)}}`
   );
+}
+
+const RESPONSE_MEMBERS = 7; // type, id, version, ts, req_id, data, created_at
+const RESULT_MEMBERS = 10; // success, tool_name, data, summary, truncated, exit_code, error, error_code, duration_ms, events
+
+/** How many members JSON.stringify would see (without making the array Object.keys makes). */
+function memberCount(o: object): number {
+  let n = 0;
+  for (const key in o) if (Object.hasOwn(o, key)) n++;
+  return n;
 }
 
 /** JSON of null, a string, number or boolean; undefined for anything else. */
