@@ -24,7 +24,7 @@ export function createLogger(level: LogLevel = 'info', options: LoggerOptions = 
     ? options.destination
     : options.pretty
     ? loadPretty()({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
-    : lineBatcher(stderrSink());
+    : lineBatcher(writeStderr);
   const logger = pino(
     {
       level,
@@ -41,13 +41,6 @@ export function createLogger(level: LogLevel = 'info', options: LoggerOptions = 
   return logger as unknown as Logger;
 }
 
-/** Where a batch of lines goes. */
-interface LineSink {
-  write(lines: string): void;
-  /** Write out whatever is still pending, synchronously (at exit). */
-  flushSync(): void;
-}
-
 /**
  * stderr written synchronously, one write per batch, as Node itself writes
  * process.stderr to a file, a pipe or a socket on Linux (and pino its default
@@ -58,25 +51,22 @@ interface LineSink {
  * stops reading, the writes wait for it, as every process's do (a container
  * runtime's non-blocking log mode is the remedy on that side).
  */
-function stderrSink(fd = 2): LineSink {
-  const pause = new Int32Array(new SharedArrayBuffer(4));
-  return {
-    write(lines) {
-      const buffer = Buffer.from(lines);
-      for (let at = 0; at < buffer.length; ) {
-        try {
-          at += writeSync(fd, buffer, at);
-        } catch (err) {
-          // stderr opened non-blocking by whoever handed it to us: wait for the reader, as a blocking one would.
-          if ((err as NodeJS.ErrnoException).code === 'EAGAIN') Atomics.wait(pause, 0, 0, 1);
-          // Disk full, stderr closed or its reader gone: these lines are lost, the gateway goes on.
-          else return;
-        }
-      }
-    },
-    flushSync() {},
-  };
+function writeStderr(lines: string): void {
+  const buffer = Buffer.from(lines);
+  for (let at = 0; at < buffer.length; ) {
+    try {
+      at += writeSync(2, buffer, at);
+    } catch (err) {
+      // stderr opened non-blocking by whoever handed it to us: wait for the reader, as a blocking one would.
+      if ((err as NodeJS.ErrnoException).code === 'EAGAIN') Atomics.wait(PAUSE, 0, 0, 1);
+      // Disk full, stderr closed or its reader gone: these lines are lost, the gateway goes on.
+      else return;
+    }
+  }
 }
+
+/** What Atomics.wait sleeps on between two tries of a write stderr could not take yet. */
+const PAUSE = new Int32Array(new SharedArrayBuffer(4));
 
 const batchers = new Set<WeakRef<{ flushSync(): void }>>();
 let exitHook = false;
@@ -86,7 +76,7 @@ let exitHook = false;
  * one write per line. What is pending at exit is written synchronously, as
  * pino does for its own destination.
  */
-function lineBatcher(sink: LineSink): { write(line: string): boolean; flushSync(): void } {
+function lineBatcher(writeLines: (lines: string) => void): { write(line: string): boolean; flushSync(): void } {
   let pending = '';
   let scheduled = false;
   const flush = () => {
@@ -94,7 +84,7 @@ function lineBatcher(sink: LineSink): { write(line: string): boolean; flushSync(
     if (pending === '') return;
     const lines = pending;
     pending = '';
-    sink.write(lines);
+    writeLines(lines);
   };
   const batcher = {
     write(line: string): boolean {
@@ -107,7 +97,6 @@ function lineBatcher(sink: LineSink): { write(line: string): boolean; flushSync(
     },
     flushSync(): void {
       flush();
-      sink.flushSync();
     },
   };
   batchers.add(new WeakRef(batcher));
