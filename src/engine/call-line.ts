@@ -27,8 +27,8 @@ export function writeCallLine(call: Call, access?: AccessFields): void {
   const msg = r.success ? 'call succeeded' : 'call failed';
   const outcome = r.success ? 'success' : r.error_code;
   const stopped_by = call.stoppedBy;
-  // Built by hand, member for member what JSON.stringify writes for the fields below, when the logger takes
-  // a line as text (the gateway's own): no fields object, no generic serialisation of it.
+  // The fields as JSON members, built by hand: the gateway's own logger takes them as text (no fields object,
+  // no generic serialisation of it).
   // Numbers (whole ms, a status), the call's own id (hex and dashes) and the stop reason (a word) need no escaping.
   const text =
     `${member('tool', r.tool_name)}${member('kind', call.tool.definition.kind)}${member('outcome', outcome)}` +
@@ -39,25 +39,9 @@ export function writeCallLine(call: Call, access?: AccessFields): void {
       : `${member('method', access.method)}${member('path', access.path)},"status":${access.status}` +
         `,"request_duration_ms":${access.request_duration_ms}${access.aborted ? ',"aborted":true' : ''}`);
   if (plainLineText(call.logger, 'info', text, msg)) return;
-  // Two literal shapes (not a spread): the fields are written in this order.
-  const fields =
-    access === undefined
-      ? { tool: r.tool_name, kind: call.tool.definition.kind, outcome, stopped_by, duration_ms: r.duration_ms, call_id: call.id, req_id: call.request.id }
-      : {
-          tool: r.tool_name,
-          kind: call.tool.definition.kind,
-          outcome,
-          stopped_by,
-          duration_ms: r.duration_ms,
-          call_id: call.id,
-          req_id: call.request.id,
-          method: access.method,
-          path: access.path,
-          status: access.status,
-          request_duration_ms: access.request_duration_ms,
-          aborted: access.aborted,
-        };
-  plainLine(call.logger, 'info', fields, msg);
+  // A logger that takes fields only as an object (one without the gateway's plain-line writer, or a call's logger
+  // once it has made its child logger): the same members, parsed back.
+  plainLine(call.logger, 'info', JSON.parse(`{${text.slice(1)}}`) as Record<string, unknown>, msg);
 }
 
 /** `,"key":value` as JSON.stringify writes a member of an object ('' for a value it leaves out, like undefined). */

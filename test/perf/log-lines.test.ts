@@ -50,7 +50,7 @@ describe('plain log lines', () => {
     expect(lines[0]).toContain('[redacted]');
   });
 
-  it("a call's line, built as text, is byte for byte the line pino writes for its fields (with and without access fields)", async () => {
+  it("a call's line, built as text or through the request's child, is byte for byte the line pino writes for its fields (with and without access fields)", async () => {
     const { lines, destination } = capture();
     const root = createLogger('info', { destination });
     const plugin = definePlugin('line-test', [
@@ -65,9 +65,11 @@ describe('plain log lines', () => {
       limits: { maxTimeoutS: 30, maxOutputBytes: 1 << 20, maxEvents: 10, maxBufferedEvents: 100 },
     });
     engine.registry.rebuild();
-    for (const tool of ['say "hi"', 'fails', 'hangs']) {
+    // viaChild: the request's child logger was already made, so the line goes through it as a fields object.
+    for (const [tool, viaChild] of [['say "hi"', false], ['fails', false], ['hangs', false], ['say "hi"', true], ['hangs', true]] as const) {
       for (const access of [undefined, { method: 'POST', path: '/tool/"call"\n\u2028', status: 200, request_duration_ms: 4, aborted: true as const }]) {
         const log = new LazyChildLogger(root, { request_id: 'r\n"4"' });
+        if (viaChild) log.info('the request logs something of its own first');
         const call = engine.start(ToolCallRequest.parse({ id: 'req "é"\u2028', tool_name: tool, arguments: {} }), ANONYMOUS, { logger: log, lineMerged: true });
         if (tool === 'hangs') call.stop('cancel');
         await call.result;
