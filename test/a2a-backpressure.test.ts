@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSdkPeer, type SdkPeer } from './helpers/a2a-sdk-peer.js';
-import { gapNotices, pausedCall } from './helpers/paused-sse.js';
+import { gapNotices, heldOrFinished, pausedCall } from './helpers/paused-sse.js';
 import { startGateway, type TestGateway } from './helpers/server.js';
 import { waitFor } from './tools/procs.js';
 
@@ -32,34 +32,18 @@ afterAll(async () => {
   await peer?.close();
 });
 
-/**
- * Waits until the peer has published every chunk and then either its streamed answer has got out completely, or it
- * has sat unfinished, getting nothing more out, over 4 looks 25 ms apart (a gateway that reads drains it far sooner).
- */
-async function heldOrFinished(first: number): Promise<'held' | 'finished'> {
+/** Waits until the peer has published every chunk, then whether its streamed answer was held or got out. */
+async function peerHeldOrFinished(first: number): Promise<'held' | 'finished'> {
   const stream = await waitFor('the streaming request at the peer', () => peer.responses[first], 20_000);
   await waitFor('the peer to publish every chunk', () => peer.flooded() === CHUNKS, 30_000);
-  let last = '';
-  let looks = 0;
-  return waitFor(
-    'the peer\'s stream to be held or finish',
-    () => {
-      if (stream.writableFinished) return 'finished' as const;
-      const socket = stream.socket;
-      const now = `${socket?.bytesWritten}/${socket?.writableLength}/${stream.writableLength}`;
-      looks = now === last ? looks + 1 : 1;
-      last = now;
-      return looks >= 4 ? ('held' as const) : undefined;
-    },
-    30_000,
-  );
+  return heldOrFinished(stream, "the peer's stream");
 }
 
 describe('A2A back-pressure', () => {
   it('stops reading a peer that streams faster than the SSE reader reads; the reader gets every update, with no gap', async () => {
     const first = peer.responses.length;
     const call = await pausedCall(gw.url, 'Flood_Agent_flood', { task: 'flood' });
-    expect(await heldOrFinished(first), 'the gateway took the whole stream while its reader read nothing').toBe('held');
+    expect(await peerHeldOrFinished(first), 'the gateway took the whole stream while its reader read nothing').toBe('held');
 
     const frames = await call.read();
     expect(gapNotices(frames)).toEqual([]);

@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { gapNotices, pausedCall } from './helpers/paused-sse.js';
+import { gapNotices, heldOrFinished, pausedCall } from './helpers/paused-sse.js';
 import { startGateway, type TestGateway } from './helpers/server.js';
 import { waitFor } from './tools/procs.js';
 
@@ -72,26 +72,11 @@ afterAll(async () => {
   await new Promise((resolve) => http?.close(resolve));
 });
 
-/**
- * Waits until the server has sent every notification and then either its answer has got out completely, or it has
- * sat unfinished, getting nothing more out, over 4 looks 25 ms apart (a gateway that reads drains it far sooner).
- */
-async function heldOrFinished(first: number): Promise<'held' | 'finished'> {
+/** Waits until the server has sent every notification, then whether its answer was held or got out. */
+async function answerHeldOrFinished(first: number): Promise<'held' | 'finished'> {
   await waitFor('the server to send every notification', () => sent === NOTIFICATIONS, 30_000);
   const answer = await waitFor('the tools/call answer', () => answers[first], 5_000);
-  let last = '';
-  let looks = 0;
-  return waitFor(
-    "the server's answer to be held or finish",
-    () => {
-      if (answer.writableFinished) return 'finished' as const;
-      const now = `${answer.socket?.bytesWritten}/${answer.socket?.writableLength}/${answer.writableLength}`;
-      looks = now === last ? looks + 1 : 1;
-      last = now;
-      return looks >= 4 ? ('held' as const) : undefined;
-    },
-    30_000,
-  );
+  return heldOrFinished(answer, "the server's answer");
 }
 
 describe('MCP back-pressure over Streamable HTTP', () => {
@@ -99,7 +84,7 @@ describe('MCP back-pressure over Streamable HTTP', () => {
     const first = answers.length;
     sent = 0;
     const call = await pausedCall(gw.url, 'web_flood', {});
-    expect(await heldOrFinished(first), 'the gateway took the whole answer while its reader read nothing').toBe('held');
+    expect(await answerHeldOrFinished(first), 'the gateway took the whole answer while its reader read nothing').toBe('held');
 
     const frames = await call.read();
     expect(gapNotices(frames)).toEqual([]);

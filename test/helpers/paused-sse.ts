@@ -1,6 +1,7 @@
 /** A streaming `POST /tool/call` whose SSE answer is not read until the test says so: a reader that falls behind. */
-import http from 'node:http';
+import http, { type ServerResponse } from 'node:http';
 import { createParser } from 'eventsource-parser';
+import { waitFor } from '../tools/procs.js';
 import { callBody } from './server.js';
 
 export interface Frame {
@@ -48,4 +49,24 @@ export async function pausedCall(url: string, tool: string, args: Record<string,
 /** The gap notices among the frames (status events saying events were dropped before they could be read). */
 export function gapNotices(frames: Frame[]): Frame[] {
   return frames.filter((f) => f.event === 'tool/event' && f.json.kind === 'status' && /no longer kept/.test(f.json.data.message));
+}
+
+/**
+ * Whether a peer's streamed `answer` got out completely, or sat unfinished, getting nothing more out, over 4 looks
+ * 25 ms apart (a gateway that reads drains it far sooner): 'held' is what a gateway that stopped reading causes.
+ */
+export function heldOrFinished(answer: ServerResponse, what: string): Promise<'held' | 'finished'> {
+  let last = '';
+  let looks = 0;
+  return waitFor(
+    `${what} to be held or finish`,
+    () => {
+      if (answer.writableFinished) return 'finished' as const;
+      const now = `${answer.socket?.bytesWritten}/${answer.socket?.writableLength}/${answer.writableLength}`;
+      looks = now === last ? looks + 1 : 1;
+      last = now;
+      return looks >= 4 ? ('held' as const) : undefined;
+    },
+    30_000,
+  );
 }
