@@ -18,8 +18,12 @@ export class Script {
   }
 
   /** `options`: the client's command options (e.g. `{ timeout: 0 }` where the caller keeps its own deadline). */
-  async run<T = unknown>(client: RedisClient, keys: string[], args: (string | number)[], options?: CommandOptions): Promise<T> {
-    const tail = [String(keys.length), ...keys, ...args.map(String)];
+  run<T = unknown>(client: RedisClient, keys: string[], args: (string | number)[], options?: CommandOptions): Promise<T> {
+    return this.eval<T>(client, [String(keys.length), ...keys, ...args.map(String)], options);
+  }
+
+  /** `run` with the arguments after the script already laid out: numkeys, keys, then ARGV, as strings. */
+  async eval<T = unknown>(client: RedisClient, tail: string[], options?: CommandOptions): Promise<T> {
     try {
       return (await client.sendCommand(['EVALSHA', this.sha, ...tail], options)) as T;
     } catch (err) {
@@ -67,60 +71,117 @@ return 1
 `);
 
 /**
- * One call's admission, or a session lookup (rate 0, max_parallel 0). The
- * session's idle timer and last-use scores are refreshed at most once a second
- * (a tenth of the TTL when that is shorter): a busy session costs Redis three
- * commands less per call, and expires at most that much early.
- * KEYS: session hash (unused without a session), live-sessions zset, the
- * token's bucket, the session's running calls.
- * ARGV: prefix, session id ("" = none), principal ("" = none), check principal ("1"/"0"), ttl ms,
- * rate per s (0 = not limited), burst, max_parallel (0 = no count), lease ms, lease member, then the
- * session's slots given back since the last flush (removed first, so a call started right after another
- * ended finds its slot free).
- * Answers {status, agent, principal, capabilities, created ms, now ms, wait s}: status 0 = unknown session
- * (nothing taken), 1 = admitted, 2 = over the rate limit (wait s), 3 = session at max_parallel.
+ * The admissions (and session lookups) asked for in one turn of the event loop, evaluated one after
+ * another in the order given, each by the same rules as if it ran alone; with the running-call slots
+ * given back since the last script, removed first (so a call started right after another ended finds
+ * its slot free). Within the script the session hashes, token buckets and running-call counts it has
+ * read are kept in Lua and written back as they change (buckets once, at the end): Redis runs the
+ * script atomically, so nothing else sees or changes them in between.
+ *
+ * A session's idle timer and last-use scores are refreshed at most once a second (a tenth of the TTL
+ * when that is shorter): a busy session costs Redis three commands less per call, and expires at most
+ * that much early. A session whose principal does not match is not refreshed.
+ *
+ * ARGV: prefix, ttl ms, burst, lease ms, number of sessions with slots given back, then per such
+ * session: id, count, its lease members; then per admission 6 values: session id ("" = none),
+ * principal ("" = none), check principal ("1"/"0"), rate per s (0 = not limited), max_parallel (0 = no
+ * count), lease member.
+ * Answers Redis's clock (ms), then per admission its status: 0 = unknown session (nothing taken),
+ * 1 = admitted, 2 = over the rate limit (then the wait, s, as a string), 3 = session at max_parallel;
+ * when the status is not 0 and the session was not answered earlier in this reply, its agent,
+ * principal, capabilities and created ms follow.
  */
-export const ADMIT_CALL = new Script(`${NOW}
-if #ARGV > 10 then redis.call('ZREM', KEYS[4], unpack(ARGV, 11)) end
-local sid = ARGV[2]
-local h = {false, false, false, false, false}
-if sid ~= '' then
-  h = redis.call('HMGET', KEYS[1], 'a', 'p', 'c', 'o', 't', 'l')
-  if not h[4] then return {0} end
-  if ARGV[4] == '1' and h[2] ~= ARGV[3] then return {0} end
-  local ttl = tonumber(ARGV[5])
-  if now - (tonumber(h[6]) or 0) >= math.min(1000, ttl / 10) then
-    redis.call('HSET', KEYS[1], 'l', now)
-    redis.call('PEXPIRE', KEYS[1], ttl)
-    redis.call('ZADD', KEYS[2], now, sid)
-    redis.call('PEXPIRE', KEYS[2], ttl)
-    local owner = ARGV[1] .. 'sessions:owner:' .. h[4]
-    redis.call('ZADD', owner, now, sid)
-    redis.call('PEXPIRE', owner, ttl)
+export const ADMIT_CALLS = new Script(`${NOW}
+local prefix = ARGV[1]
+local ttl = tonumber(ARGV[2])
+local burst = tonumber(ARGV[3])
+local lease = tonumber(ARGV[4])
+local i = 6
+for _ = 1, tonumber(ARGV[5]) do
+  local key = prefix .. 'session-calls:' .. ARGV[i]
+  local last = i + 1 + tonumber(ARGV[i + 1])
+  i = i + 2
+  while i <= last do
+    local j = math.min(last, i + 499) -- what Lua's unpack takes at once
+    redis.call('ZREM', key, unpack(ARGV, i, j))
+    i = j + 1
   end
 end
-local rate = tonumber(ARGV[6])
-if rate > 0 then
-  local burst = tonumber(ARGV[7])
-  local b = redis.call('HMGET', KEYS[3], 'tk', 'at')
-  local tokens = tonumber(b[1])
-  if tokens == nil then tokens = burst
-  else tokens = math.min(burst, tokens + math.max(0, now - tonumber(b[2])) / 1000 * rate) end
-  local ok = tokens >= 1
-  if ok then tokens = tokens - 1 end
-  redis.call('HSET', KEYS[3], 'tk', tostring(tokens), 'at', now)
-  redis.call('PEXPIRE', KEYS[3], math.ceil(burst / rate * 1000) + 1000)
-  if not ok then return {2, h[1], h[2], h[3], h[5], now, tostring((1 - tokens) / rate)} end
+local refresh = math.min(1000, ttl / 10)
+local sessions, answered, buckets, running = {}, {}, {}, {}
+local out = {now}
+local n = #ARGV
+while i <= n do
+  local sid, principal, rate, maxp = ARGV[i], ARGV[i + 1], tonumber(ARGV[i + 3]), tonumber(ARGV[i + 4])
+  local check, member = ARGV[i + 2] == '1', ARGV[i + 5]
+  i = i + 6
+  local status, wait = 1, nil
+  local h = false
+  if sid ~= '' then
+    h = sessions[sid]
+    if h == nil then
+      h = redis.call('HMGET', prefix .. 'session:' .. sid, 'a', 'p', 'c', 'o', 't', 'l')
+      if not h[4] then h = false end
+      sessions[sid] = h
+    end
+    if not h or (check and h[2] ~= principal) then
+      status = 0
+    elseif now - (tonumber(h[6]) or 0) >= refresh then
+      h[6] = now
+      local key = prefix .. 'session:' .. sid
+      redis.call('HSET', key, 'l', now)
+      redis.call('PEXPIRE', key, ttl)
+      redis.call('ZADD', prefix .. 'sessions', now, sid)
+      redis.call('PEXPIRE', prefix .. 'sessions', ttl)
+      local owner = prefix .. 'sessions:owner:' .. h[4]
+      redis.call('ZADD', owner, now, sid)
+      redis.call('PEXPIRE', owner, ttl)
+    end
+  end
+  if status == 1 and rate > 0 then
+    local b = buckets[principal]
+    if not b then
+      local stored = redis.call('HMGET', prefix .. 'rate:' .. principal, 'tk', 'at')
+      b = {tokens = tonumber(stored[1]), at = tonumber(stored[2])}
+      buckets[principal] = b
+    end
+    if b.tokens == nil then b.tokens = burst
+    else b.tokens = math.min(burst, b.tokens + math.max(0, now - b.at) / 1000 * rate) end
+    b.at, b.rate = now, rate
+    if b.tokens >= 1 then b.tokens = b.tokens - 1
+    else status, wait = 2, tostring((1 - b.tokens) / rate) end
+  end
+  if status == 1 and sid ~= '' and maxp > 0 then
+    local key = prefix .. 'session-calls:' .. sid
+    local count = running[sid]
+    if count == nil then
+      redis.call('ZREMRANGEBYSCORE', key, '-inf', now)
+      count = redis.call('ZCARD', key)
+    end
+    if count >= maxp then status = 3
+    else
+      redis.call('ZADD', key, now + lease, member)
+      redis.call('PEXPIRE', key, lease)
+      count = count + 1
+    end
+    running[sid] = count
+  end
+  out[#out + 1] = status
+  if wait then out[#out + 1] = wait end
+  if status ~= 0 and h and not answered[sid] then
+    answered[sid] = true
+    out[#out + 1] = h[1]
+    out[#out + 1] = h[2]
+    out[#out + 1] = h[3]
+    out[#out + 1] = h[5]
+  end
 end
-local maxp = tonumber(ARGV[8])
-if sid ~= '' and maxp > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', now)
-  if redis.call('ZCARD', KEYS[4]) >= maxp then return {3, h[1], h[2], h[3], h[5], now} end
-  local lease = tonumber(ARGV[9])
-  redis.call('ZADD', KEYS[4], now + lease, ARGV[10])
-  redis.call('PEXPIRE', KEYS[4], lease)
+for principal, b in pairs(buckets) do
+  local key = prefix .. 'rate:' .. principal
+  redis.call('HSET', key, 'tk', tostring(b.tokens), 'at', b.at)
+  redis.call('PEXPIRE', key, math.ceil(burst / b.rate * 1000) + 1000)
 end
-return {1, h[1], h[2], h[3], h[5], now}
+return out
 `);
 
 /** Renew running-call leases. KEYS: a session's running calls. ARGV: lease ms, members... */

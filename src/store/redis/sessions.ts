@@ -10,9 +10,11 @@
  *   session-calls:<id>         zset: the session's running calls, scored by lease expiry (`max_parallel`)
  *   rate:<principal>           hash: the token bucket (tokens, last refill); expires once it would be full again
  *
- * Every call that needs any of it makes one round trip (ADMIT_CALL); its end
- * sends nothing of its own: the slots freed in one turn of the event loop go
- * back in one ZREM per session, or with the session's next ADMIT_CALL. Leases
+ * The calls that need any of it in one turn of the event loop share one round
+ * trip (ADMIT_CALLS: their admissions in the order asked, with the slots given
+ * back since the last one); a call's end sends nothing of its own: its slot
+ * goes back with the next ADMIT_CALLS, or in one ZREM per session at the end
+ * of the turn when no admission is waiting. Leases
  * (`calls.owner_lease_s`) are renewed while the call runs, so the slots of
  * an instance that dies lapse on their own.
  */
@@ -20,7 +22,7 @@ import { randomBytes } from 'node:crypto';
 import { rateLimited, sessionFull, type Admitted, type Session, type SharedSessionStore } from '../../engine/index.js';
 import { CommandDeadline } from './command-deadline.js';
 import { storeUnavailable, type RedisConnection } from './connection.js';
-import { ADMIT_CALL, CLOSE_SESSION, OPEN_SESSION, RENEW_LEASES } from './scripts.js';
+import { ADMIT_CALLS, CLOSE_SESSION, OPEN_SESSION, RENEW_LEASES } from './scripts.js';
 
 export interface RedisSessionOptions {
   /** `sessions.ttl_s`: idle time after which a session expires, seconds. */
@@ -38,15 +40,40 @@ export interface RedisSessionOptions {
   leaseS: number;
 }
 
-type AdmitReply = [number, string | null, string | null, string | null, string | null, number, string?];
+/** One admission (or session lookup) waiting for the next ADMIT_CALLS. */
+interface Pending {
+  /** For the error when Redis cannot answer ("admitting the call"). */
+  readonly what: string;
+  readonly sessionId: string;
+  readonly principal: string;
+  readonly check: boolean;
+  readonly rate: number;
+  readonly maxParallel: number;
+  /** The running call's lease member ("" = no slot to take). */
+  readonly member: string;
+  readonly resolve: (verdict: Verdict) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/** What ADMIT_CALLS answered for one admission. */
+interface Verdict {
+  /** 0 unknown session, 1 admitted, 2 over the rate limit, 3 session at max_parallel. */
+  status: number;
+  /** With a session and a status other than 0. */
+  session: Session | undefined;
+  /** Status 2: seconds until a unit is available. */
+  waitS: number;
+}
 
 export class RedisSessions implements SharedSessionStore {
   private ttlMs!: string;
   private readonly leaseMs: number;
   /** Running calls' lease members per session, renewed while they run. */
   private readonly leases = new Map<string, Set<string>>();
-  /** Slots given back since the last flush, per session: one ZREM per session per turn of the event loop. */
+  /** Slots given back since the last flush, per session: they go with the next ADMIT_CALLS, else one ZREM per session. */
   private released = new Map<string, string[]>();
+  /** Admissions asked for since the last flush, in order. */
+  private pending: Pending[] = [];
   private flushing = false;
   private readonly deadline: CommandDeadline;
   private readonly instance = randomBytes(6).toString('hex');
@@ -96,8 +123,8 @@ export class RedisSessions implements SharedSessionStore {
   }
 
   async get(id: string): Promise<Session | undefined> {
-    const reply = await this.admit('looking up the session', null, id, false, 0, 0, '');
-    return reply[0] === 0 ? undefined : toSession(id, reply);
+    const verdict = await this.admit('looking up the session', null, id, false, 0, 0, '');
+    return verdict.status === 0 ? undefined : verdict.session;
   }
 
   close(id: string): Promise<void> {
@@ -136,13 +163,12 @@ export class RedisSessions implements SharedSessionStore {
     const rate = principal !== null ? this.options.ratePerS : 0;
     const maxParallel = sessionId ? this.options.maxParallel : 0;
     const member = maxParallel > 0 ? `${this.instance}:${(this.seq = (this.seq + 1) % Number.MAX_SAFE_INTEGER)}` : '';
-    const reply = await this.admit('admitting the call', principal, sessionId, true, rate, maxParallel, member);
-    const session = sessionId ? toSession(sessionId, reply) : undefined;
-    switch (reply[0]) {
+    const { status, session, waitS } = await this.admit('admitting the call', principal, sessionId, true, rate, maxParallel, member);
+    switch (status) {
       case 0:
         return undefined;
       case 2:
-        return { session, admitted: { refused: rateLimited(principal!, Number(reply[6])) } };
+        return { session, admitted: { refused: rateLimited(principal!, waitS) } };
       case 3:
         return { session, admitted: { refused: sessionFull(maxParallel) } };
       default:
@@ -150,45 +176,83 @@ export class RedisSessions implements SharedSessionStore {
     }
   }
 
+  /** Queue one admission for the ADMIT_CALLS sent at the end of this turn of the event loop. */
   private admit(
     what: string,
     principal: string | null,
     sessionId: string,
-    checkPrincipal: boolean,
+    check: boolean,
     rate: number,
     maxParallel: number,
     member: string,
-  ): Promise<AdmitReply> {
-    const prefix = this.redis.key('');
-    // The session's slots released but not yet flushed go with this script, before it counts.
-    let released = sessionId ? this.released.get(sessionId) : undefined;
-    if (released) {
-      this.released.delete(sessionId);
-      // Past what Lua's unpack takes, they go as their own ZREM, still ahead of this script on the connection.
-      if (released.length > PIGGYBACK_MAX) released = void this.giveBack(sessionId, released);
+  ): Promise<Verdict> {
+    return new Promise<Verdict>((resolve, reject) => {
+      this.pending.push({ what, sessionId, principal: principal ?? '', check, rate, maxParallel, member, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  private scheduleFlush(): void {
+    if (this.flushing) return;
+    this.flushing = true;
+    // Not a microtask: requests on other connections are read later in the same turn, and join this batch.
+    setImmediate(() => this.flush());
+  }
+
+  /**
+   * Send what this turn of the event loop asked for: the admissions in one ADMIT_CALLS, which also
+   * gives back the slots released since the last flush, so Redis always hears of a release before any
+   * admission that follows it. Without admissions, the slots go back in one ZREM per session, not
+   * waited for (the calls are over either way; a slot Redis did not hear about lapses with its lease).
+   */
+  private flush(): void {
+    const pending = this.pending;
+    const released = this.released;
+    this.pending = [];
+    this.released = new Map();
+    this.flushing = false;
+    if (pending.length === 0) {
+      for (const [sessionId, members] of released) this.giveBack(sessionId, members);
+      return;
     }
-    const reply = ADMIT_CALL.run<AdmitReply>(
-      this.redis.client,
-      [`${prefix}session:${sessionId}`, `${prefix}sessions`, `${prefix}rate:${principal ?? ''}`, `${prefix}session-calls:${sessionId}`],
-      [
-        prefix,
-        sessionId,
-        principal ?? '',
-        checkPrincipal ? '1' : '0',
-        this.ttlMs,
-        String(rate),
-        String(this.options.rateBurst),
-        String(maxParallel),
-        String(this.leaseMs),
-        member,
-        ...(released ?? []),
-      ],
-      OWN_DEADLINE,
+    const args = ['0', this.redis.key(''), this.ttlMs, String(this.options.rateBurst), String(this.leaseMs), String(released.size)];
+    for (const [sessionId, members] of released) args.push(sessionId, String(members.length), ...members);
+    for (const p of pending) args.push(p.sessionId, p.principal, p.check ? '1' : '0', String(p.rate), String(p.maxParallel), p.member);
+    const reply = ADMIT_CALLS.eval<(number | string)[]>(this.redis.client, args, OWN_DEADLINE);
+    this.deadline.watch(reply).then(
+      (values) => {
+        const verdicts = this.verdicts(pending, values);
+        for (let i = 0; i < pending.length; i++) pending[i]!.resolve(verdicts[i]!);
+      },
+      (err: unknown) => {
+        for (const p of pending) p.reject(storeUnavailable(p.what, err));
+        // Timed out here, the script may still run once Redis answers: the slots it took are given back then.
+        reply.then((late) => {
+          const verdicts = this.verdicts(pending, late);
+          for (let i = 0; i < pending.length; i++) if (verdicts[i]!.status === 1 && pending[i]!.member) this.giveBack(pending[i]!.sessionId, [pending[i]!.member]);
+        }, noop);
+      },
     );
-    return this.deadline.watch(reply).catch((err: unknown) => {
-      // Timed out here, the script may still run once Redis answers: a slot it took is given back then.
-      if (member) reply.then((late) => late[0] === 1 && this.giveBack(sessionId, [member]), noop);
-      throw storeUnavailable(what, err);
+  }
+
+  /** ADMIT_CALLS's answer, one verdict per admission (see the script for its layout). */
+  private verdicts(pending: Pending[], values: (number | string)[]): Verdict[] {
+    const now = values[0] as number;
+    const sessions = new Map<string, Session>();
+    let at = 1;
+    return pending.map(({ sessionId }) => {
+      const status = values[at++] as number;
+      const waitS = status === 2 ? Number(values[at++]) : 0;
+      let session: Session | undefined;
+      if (status !== 0 && sessionId) {
+        session = sessions.get(sessionId);
+        if (!session) {
+          session = toSession(sessionId, values[at] as string, values[at + 1] as string, values[at + 2] as string, values[at + 3] as string, now);
+          sessions.set(sessionId, session);
+          at += 4;
+        }
+      }
+      return { status, session, waitS };
     });
   }
 
@@ -208,24 +272,8 @@ export class RedisSessions implements SharedSessionStore {
       const batch = this.released.get(sessionId);
       if (batch) batch.push(member);
       else this.released.set(sessionId, [member]);
-      if (!this.flushing) {
-        this.flushing = true;
-        setImmediate(() => this.flushReleased());
-      }
+      this.scheduleFlush();
     };
-  }
-
-  /**
-   * Give back the slots released during this turn of the event loop: one ZREM per session, not waited
-   * for (the calls are over either way; a slot Redis did not hear about lapses with its lease). An
-   * admission in the same session before this flush takes the session's released slots along (see
-   * admit), so Redis always hears of a release before any admission that follows it.
-   */
-  private flushReleased(): void {
-    const released = this.released;
-    this.released = new Map();
-    this.flushing = false;
-    for (const [sessionId, members] of released) this.giveBack(sessionId, members);
   }
 
   private giveBack(sessionId: string, members: string[]): void {
@@ -239,8 +287,6 @@ export class RedisSessions implements SharedSessionStore {
   }
 }
 
-/** Released slots an admission takes along at most (the rest go ahead of it as a ZREM). */
-const PIGGYBACK_MAX = 500;
 /** Sessions looked up per round trip when a reload closes the sessions of removed tokens. */
 const CLOSE_BATCH = 500;
 /** The client's per-command timeout off: admissions keep a cheaper one (CommandDeadline); releases need none. */
@@ -248,14 +294,14 @@ const OWN_DEADLINE = { timeout: 0 };
 
 const noop = (): void => {};
 
-function toSession(id: string, reply: AdmitReply): Session {
+function toSession(id: string, agent: string, principal: string, capabilities: string, created: string, now: number): Session {
   return {
     id,
-    agentId: reply[1] ?? '',
-    principal: reply[2] ? reply[2] : null,
-    capabilities: new Set(reply[3] ? reply[3].split(' ') : []),
-    createdAt: Number(reply[4]),
-    lastSeen: reply[5],
+    agentId: agent,
+    principal: principal ? principal : null,
+    capabilities: new Set(capabilities ? capabilities.split(' ') : []),
+    createdAt: Number(created),
+    lastSeen: now,
     owner: undefined,
   };
 }
