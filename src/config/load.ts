@@ -89,6 +89,12 @@ function describeConfigIssue(issue: z.core.$ZodIssue, sources: ReadonlyMap<strin
 }
 
 /**
+ * A config is parsed once (at start, on a reload): without zod's JIT, which would first compile a parser for each
+ * object schema in it, used once (the same checks and issues).
+ */
+const PARSE_ONCE = { reportInput: true, jitless: true } as const;
+
+/**
  * Validate an already-parsed config object. `source` names it in errors;
  * with `env`, `${NAME}` references are expanded first, and a value that came
  * from a variable where the schema wants a number or a boolean is read as one
@@ -106,7 +112,7 @@ export function parseConfig(raw: unknown, options: { source?: string; env?: Node
       throw err;
     }
   }
-  let r = GatewayConfig.safeParse(expanded, { reportInput: true });
+  let r = GatewayConfig.safeParse(expanded, PARSE_ONCE);
   if (!r.success && sources.size > 0) {
     // Environment variables are strings: where one was refused, try the number or boolean it spells.
     let coerced = false;
@@ -117,7 +123,7 @@ export function parseConfig(raw: unknown, options: { source?: string; env?: Node
       setAt(expanded, issue.path, scalar);
       coerced = true;
     }
-    if (coerced) r = GatewayConfig.safeParse(expanded, { reportInput: true });
+    if (coerced) r = GatewayConfig.safeParse(expanded, PARSE_ONCE);
   }
   if (!r.success) {
     const problems = r.error.issues.map((issue) => ({

@@ -59,7 +59,7 @@ export type McpServeConfig = z.output<typeof McpServeConfig>;
 export const McpConfig = z.strictObject({
   /** Server id (used in tool names and GET /mcp-servers) → server. */
   servers: z.record(z.string().min(1), McpServerConfig).default(() => ({})),
-  serve: McpServeConfig.default(() => McpServeConfig.parse({})),
+  serve: McpServeConfig.prefault({}),
   /** Longest the gateway waits for the servers at start before it listens, ms; slower ones join when ready. */
   start_wait_ms: z.int().min(0).default(5000),
   /** Longest a server may take to answer initialize and tools/list, ms. */

@@ -39,12 +39,8 @@ export function newId(): string {
 /** Current time as the A2E wire format wants it: Unix epoch seconds as a float. */
 export const nowTs = (): number => Date.now() / 1000;
 
-/**
- * Fields every A2E message carries. Missing `id` and `ts` are filled on parse,
- * so a client may omit them; `version` defaults to "1.0".
- */
-export const messageFields = <T extends string>(type: T) => ({
-  type: z.literal(type).default(type as never).meta({ description: 'Message type identifier', example: type }),
+/** The fields after `type`, the same in every message: built once, shared by every message schema. */
+const commonFields = {
   // Filled by a transform, not .default(fn): a default function would be evaluated into the OpenAPI document.
   id: z
     .string()
@@ -58,6 +54,15 @@ export const messageFields = <T extends string>(type: T) => ({
     .optional()
     .transform((v) => v ?? nowTs())
     .meta({ description: 'Unix epoch timestamp (seconds, float); filled when omitted' }),
+};
+
+/**
+ * Fields every A2E message carries. Missing `id` and `ts` are filled on parse,
+ * so a client may omit them; `version` defaults to "1.0".
+ */
+export const messageFields = <T extends string>(type: T) => ({
+  type: z.literal(type).default(type as never).meta({ description: 'Message type identifier', example: type }),
+  ...commonFields,
 });
 
 /**

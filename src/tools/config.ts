@@ -6,12 +6,12 @@ import { ShellConfig } from './shell/config.js';
 
 /** The `tools` config section: one sub-section per native tool group. */
 export const ToolsConfig = z.strictObject({
-  fs: FsConfig.default(() => FsConfig.parse({})),
+  fs: FsConfig.prefault({}),
 
-  shell: ShellConfig.default(() => ShellConfig.parse({})),
+  shell: ShellConfig.prefault({}),
 
-  http: HttpConfig.default(() => HttpConfig.parse({})),
+  http: HttpConfig.prefault({}),
 
-  eval: EvalConfig.default(() => EvalConfig.parse({})),
+  eval: EvalConfig.prefault({}),
 });
 export type ToolsConfig = z.output<typeof ToolsConfig>;

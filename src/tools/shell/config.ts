@@ -43,6 +43,6 @@ export const ShellConfig = z.strictObject({
   tmp_mb: z.int().positive().default(64),
   /** "bwrap": every command in a bubblewrap sandbox. "none": unconfined (explicit opt-out; not for untrusted callers). */
   sandbox: z.enum(['bwrap', 'none']).default('bwrap'),
-  limits: ShellLimits.default(() => ShellLimits.parse({})),
+  limits: ShellLimits.prefault({}),
 });
 export type ShellConfig = z.output<typeof ShellConfig>;
