@@ -247,7 +247,7 @@ export class RedisSessions implements SharedSessionStore {
       if (status !== 0 && sessionId) {
         session = sessions.get(sessionId);
         if (!session) {
-          session = toSession(sessionId, values[at] as string, values[at + 1] as string, values[at + 2] as string, values[at + 3] as string, now);
+          session = toSession(sessionId, values[at] as string | null, values[at + 1] as string | null, values[at + 2] as string | null, values[at + 3] as string, now);
           sessions.set(sessionId, session);
           at += 4;
         }
@@ -294,10 +294,10 @@ const OWN_DEADLINE = { timeout: 0 };
 
 const noop = (): void => {};
 
-function toSession(id: string, agent: string, principal: string, capabilities: string, created: string, now: number): Session {
+function toSession(id: string, agent: string | null, principal: string | null, capabilities: string | null, created: string, now: number): Session {
   return {
     id,
-    agentId: agent,
+    agentId: agent ?? '',
     principal: principal ? principal : null,
     capabilities: new Set(capabilities ? capabilities.split(' ') : []),
     createdAt: Number(created),
