@@ -3,7 +3,7 @@
  * tools do, with no checks at all, answering the same tool/call/resp JSON:
  *   POST /read  {arguments: {path}} → readFile(root/path, 'utf8')
  *   POST /list  {arguments: {path}} → readdir(root/path, {withFileTypes: true})
- *   POST /list-sizes {arguments: {path}} → the same, and lstat of each file for its size (list_dir's work)
+ *   POST /list-sizes {arguments: {path}} → the same, and lstat of each file for its size (list_dir's with sizes: true)
  *   POST /fetch {arguments: {url}}  → undici.request(url), body as text
  * BENCH_WORKSPACE is the root the paths are taken from.
  */
@@ -26,7 +26,7 @@ app.post('/list', async (c) => {
   const startedAt = performance.now();
   const req = await c.req.json();
   const dirents = await readdir(join(root, req.arguments.path), { withFileTypes: true });
-  const entries = dirents.map((d) => ({ name: d.name, type: d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other' }));
+  const entries = dirents.map((d) => ({ path: `${req.arguments.path}/${d.name}`, type: d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other' }));
   return c.json(toolResponse(req, 'list_dir', { path: req.arguments.path, entries }, startedAt));
 });
 app.post('/list-sizes', async (c) => {
@@ -36,7 +36,7 @@ app.post('/list-sizes', async (c) => {
   const dirents = await readdir(dir, { withFileTypes: true });
   const entries = await Promise.all(
     dirents.map(async (d) => ({
-      name: d.name,
+      path: `${req.arguments.path}/${d.name}`,
       type: d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other',
       size: d.isFile() ? (await lstat(join(dir, d.name))).size : null,
     })),

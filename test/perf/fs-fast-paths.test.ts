@@ -95,7 +95,7 @@ describe('read_file', () => {
 });
 
 describe('list_dir', () => {
-  it('a flat listing gives every file its size, in name order', async () => {
+  it('a flat listing with sizes gives every file its size, in name order', async () => {
     await mkdir(join(root, 'many'));
     const sizes = new Map<string, number>();
     for (let i = 0; i < 300; i++) {
@@ -105,7 +105,7 @@ describe('list_dir', () => {
     }
     await mkdir(join(root, 'many', 'sub'));
     await symlink('e001.txt', join(root, 'many', 'zz-link'));
-    const r = await call('list_dir', { path: 'many' });
+    const r = await call('list_dir', { path: 'many', sizes: true });
     expect(r.error).toBeNull();
     const entries = r.data.entries as { path: string; type: string; size: number | null }[];
     expect(entries).toHaveLength(302);
@@ -115,7 +115,7 @@ describe('list_dir', () => {
       else expect(e.size).toBeNull();
     }
     expect(entries.find((e) => e.path === 'many/zz-link')?.type).toBe('symlink');
-    const limited = await call('list_dir', { path: 'many', limit: 5 });
+    const limited = await call('list_dir', { path: 'many', limit: 5, sizes: true });
     expect(limited.data.entries.map((e: { size: number }) => e.size)).toEqual([0, 1, 2, 3, 4]);
     expect(limited.data.truncated).toBe(true);
   });

@@ -71,7 +71,7 @@ describe.each([
   };
 
   it('lists every entry of a large directory with its type and size, as lstat says, in name order', async () => {
-    const r = await list({ path: 'big', limit: 10_000 });
+    const r = await list({ path: 'big', limit: 10_000, sizes: true });
     expect(r.error).toBeNull();
     const names = readdirSync(join(root, 'big')).sort();
     expect(r.data.entries.map((e) => e.path)).toEqual(names.map((n) => `big/${n}`));
@@ -88,6 +88,9 @@ describe.each([
     }
     expect(byName.get('big/pipe')).toEqual({ path: 'big/pipe', type: 'other', size: null });
     expect(JSON.stringify(r)).not.toContain('4321');
+    // Without sizes: the same entries, types and order, and no size at all.
+    const plain = await list({ path: 'big', limit: 10_000 });
+    expect(plain.data.entries).toEqual(r.data.entries.map(({ path, type }) => ({ path, type })));
     if (separation && isRoot) {
       const workers = fsWorkers();
       expect(workers).toHaveLength(1);
@@ -98,7 +101,7 @@ describe.each([
   });
 
   it('a recursive listing enters real subdirectories only, never a symlinked one (inside or out)', async () => {
-    const r = await list({ path: 'big', recursive: true, limit: 10_000 });
+    const r = await list({ path: 'big', recursive: true, limit: 10_000, sizes: true });
     expect(r.error).toBeNull();
     const paths = r.data.entries.map((e) => e.path);
     expect(paths).toContain('big/sub/inner.txt');
@@ -109,17 +112,37 @@ describe.each([
   });
 
   it('limit cuts the listing and says so; concurrent listings each get their own directory', async () => {
-    const limited = await list({ path: 'big', limit: 3 });
+    const limited = await list({ path: 'big', limit: 3, sizes: true });
     expect(limited.data.entries).toEqual([
       { path: 'big/f00000', type: 'file', size: 0 },
       { path: 'big/f00001', type: 'file', size: 1 },
       { path: 'big/f00002', type: 'file', size: 2 },
     ]);
     expect(limited.data.truncated).toBe(true);
-    const [a, b, c] = await Promise.all([list({ path: 'big', limit: 10_000 }), list({ path: 'big/sub' }), list({ path: '.' })]);
+    const [a, b, c] = await Promise.all([list({ path: 'big', limit: 10_000 }), list({ path: 'big/sub', sizes: true }), list({ path: '.' })]);
     expect(a.data.entries).toHaveLength(FILES + 7);
     expect(b.data.entries).toEqual([{ path: 'big/sub/inner.txt', type: 'file', size: 5 }]);
-    expect(c.data.entries).toEqual([{ path: 'big', type: 'dir', size: null }]);
+    expect(c.data.entries).toEqual([{ path: 'big', type: 'dir' }]);
+  });
+
+  it('a call stopped at its timeout stops its work where it runs (the worker is told through ctx.onStop)', async () => {
+    writeFileSync(join(root, 'redos.txt'), `${'a'.repeat(64)}!\n`);
+    if (separation && isRoot) chownSync(join(root, 'redos.txt'), NOBODY, NOBODY);
+    // Where the file tools run: the worker process (its threads; started by a first call), or this process (the gateway).
+    await list({ path: 'big/sub' });
+    const [worker] = separation && isRoot ? fsWorkers() : [];
+    if (separation && isRoot) expect(worker).toBeDefined();
+    const threads = () => readdirSync(`/proc/${worker ?? 'self'}/task`).length;
+    const baseline = threads();
+    const r = await postJson(`${gw.url}/tool/call`, callBody('grep', { pattern: '(a+)+$', path: 'redos.txt' }, { timeout: 2 }));
+    expect(r.json.data.success).toBe(false);
+    expect(r.json.data.error).toContain('timed out after 2 s');
+    // The regex thread that was backtracking is gone, not left spinning.
+    for (const until = performance.now() + 10_000; threads() > baseline && performance.now() < until; ) await new Promise((res) => setTimeout(res, 20));
+    expect(threads()).toBeLessThanOrEqual(baseline);
+    if (worker !== undefined) expect(fsWorkers()).toEqual([worker]);
+    // And the next call is answered at once.
+    expect((await list({ path: 'big/sub' })).data.entries).toEqual([{ path: 'big/sub/inner.txt', type: 'file' }]);
   });
 });
 

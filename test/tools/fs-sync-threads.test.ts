@@ -121,12 +121,15 @@ describe('read_file and list_dir answer the same either way', () => {
     expect(openOnBig()).toBe(0);
   });
 
-  it('list_dir of a symlinked directory (the long way) equals the direct listing (the fast path), sizes included', async () => {
-    const direct = await listDirTool(ws, { path: 'a' }, signal);
-    const viaLink = await listDirTool(ws, { path: 'link-dir' }, signal);
+  it('list_dir of a symlinked directory (the long way) equals the direct listing (the fast path), with and without sizes', async () => {
+    const direct = await listDirTool(ws, { path: 'a', sizes: true }, signal);
+    const viaLink = await listDirTool(ws, { path: 'link-dir', sizes: true }, signal);
     expect(viaLink.data).toEqual(direct.data);
     expect(direct.data).toEqual({ path: 'a', entries: [{ path: 'a/b', type: 'dir', size: null }], truncated: false });
-    const top = await listDirTool(ws, { path: '.', limit: 3 }, signal);
+    const plainDirect = await listDirTool(ws, { path: 'a' }, signal);
+    expect(plainDirect.data).toEqual({ path: 'a', entries: [{ path: 'a/b', type: 'dir' }], truncated: false });
+    expect((await listDirTool(ws, { path: 'link-dir' }, signal)).data).toEqual(plainDirect.data);
+    const top = await listDirTool(ws, { path: '.', limit: 3, sizes: true }, signal);
     expect(top.data).toEqual({
       path: '.',
       entries: [

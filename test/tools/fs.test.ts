@@ -193,16 +193,29 @@ describe('list_dir / glob / grep', () => {
     await writeFile(join(root, 'tree/src/image.bin'), Buffer.from([0, 1, 2, 84, 79, 68, 79]));
   });
 
-  it('list_dir lists one level, or recursively, with types and sizes', async () => {
+  it('list_dir lists one level, or recursively, with types, and sizes when asked', async () => {
     const r = await ok('list_dir', { path: 'tree/src' });
     expect(r.data.entries).toEqual([
+      { path: 'tree/src/.hidden.ts', type: 'file' },
+      { path: 'tree/src/deep', type: 'dir' },
+      { path: 'tree/src/image.bin', type: 'file' },
+      { path: 'tree/src/main.ts', type: 'file' },
+    ]);
+    const sized = await ok('list_dir', { path: 'tree/src', sizes: true });
+    expect(sized.data.entries).toEqual([
       { path: 'tree/src/.hidden.ts', type: 'file', size: 12 },
       { path: 'tree/src/deep', type: 'dir', size: null },
       { path: 'tree/src/image.bin', type: 'file', size: 7 },
       { path: 'tree/src/main.ts', type: 'file', size: 27 },
     ]);
     const rec = await ok('list_dir', { path: 'tree/src', recursive: true });
-    expect(rec.data.entries.map((e: any) => e.path)).toContain('tree/src/deep/util.ts');
+    expect(rec.data.entries).toContainEqual({ path: 'tree/src/deep/util.ts', type: 'file' });
+    const recSized = await ok('list_dir', { path: 'tree/src', recursive: true, sizes: true });
+    expect(recSized.data.entries).toContainEqual({ path: 'tree/src/deep/util.ts', type: 'file', size: 11 });
+    expect(recSized.data.entries).toContainEqual({ path: 'tree/src/deep', type: 'dir', size: null });
+    const wrong = await postJson(`${gw.url}/tool/call`, callBody('list_dir', { path: 'tree/src', sizes: 'yes' }));
+    expect(wrong.status).toBe(422);
+    expect(wrong.json.message).toContain('sizes');
     expect(await fails('list_dir', { path: 'tree/src/main.ts' })).toBe('tree/src/main.ts is not a directory');
   });
 
@@ -362,7 +375,7 @@ describe('escapes that must fail', () => {
     const gl = await ok('glob', { pattern: '**/secret.txt' });
     expect(gl.data.matches).toEqual([]);
     const l = await ok('list_dir', { path: '.', recursive: true, limit: 10000 });
-    expect(l.data.entries.find((e: any) => e.path === 'link-to-outside-dir')).toEqual({ path: 'link-to-outside-dir', type: 'symlink', size: null });
+    expect(l.data.entries.find((e: any) => e.path === 'link-to-outside-dir')).toEqual({ path: 'link-to-outside-dir', type: 'symlink' });
     expect(l.data.entries.some((e: any) => e.path.startsWith('link-to-outside-dir/'))).toBe(false);
   });
 

@@ -86,6 +86,11 @@ export const LIST_DIR: ToolDefinitionInput = {
   input_parameters: [
     path('Directory path, relative to the workspace root ("." for the root)'),
     { name: 'recursive', type: 'boolean', description: 'Also list subdirectories, depth first (default false)' },
+    {
+      name: 'sizes',
+      type: 'boolean',
+      description: "Also give each file's size in bytes (default false: it costs one more system call per file, several times the listing itself)",
+    },
     limit('entries', 1000, 10000),
   ],
   output_parameters: [
@@ -93,7 +98,8 @@ export const LIST_DIR: ToolDefinitionInput = {
     {
       name: 'entries',
       type: 'array',
-      description: 'Entries: {path (relative to the workspace), type ("file", "dir", "symlink", "other"), size (bytes, files only, else null)}',
+      description:
+        'Entries: {path (relative to the workspace), type ("file", "dir", "symlink", "other")}, and with sizes: true also size (bytes for a file, else null)',
     },
     truncatedOut('entries beyond the limit'),
   ],

@@ -21,7 +21,7 @@ export function runFsTool(ws: Workspace, quota: WorkspaceQuota, limits: FsLimits
     case 'edit_file':
       return editFileTool(ws, args as unknown as EditArgs, { maxRead: limits.max_read_bytes, maxWrite: limits.max_write_bytes }, quota);
     case 'list_dir':
-      return listDirTool(ws, args as { path: string; recursive?: boolean; limit?: number }, stoppedOf(ctx));
+      return listDirTool(ws, args as { path: string; recursive?: boolean; sizes?: boolean; limit?: number }, stoppedOf(ctx));
     case 'glob':
       return globTool(ws, args as { pattern: string; path?: string; limit?: number }, ctx);
     case 'grep':

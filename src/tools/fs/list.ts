@@ -27,26 +27,29 @@ const joinShown = (base: string, rel: string) => (base === '.' ? rel : `${base}/
 
 export async function listDirTool(
   ws: Workspace,
-  args: { path: string; recursive?: boolean; limit?: number },
+  args: { path: string; recursive?: boolean; sizes?: boolean; limit?: number },
   signal: Stopped,
 ): Promise<ToolOutput> {
   const limit = clampLimit(args.limit, DEFAULT_LIMIT, MAX_LIMIT);
+  // Sizes only when asked: an lstat per file costs several times the listing (getdents gives names and types).
+  const sizes = args.sizes === true;
   if (!args.recursive) {
     // One directory: opened and read in one trip to a helper thread when its path has no symlink on it.
-    const direct = await ws.listDirect(args.path, true);
+    const direct = await ws.listDirect(args.path, sizes);
     if (direct) return oneDirectory(direct.shown, direct.listing, limit);
   }
   const dir = await directory(ws, args.path);
   const entries: Entry[] = [];
   let truncated = false;
-  // Each directory's entries come with their files' sizes, read in one trip per directory (dir-reader.ts).
+  // With sizes, each directory's entries come with their files' sizes, read in one trip per directory (dir-reader.ts).
   try {
-    for await (const e of walk(dir.dir, { recursive: args.recursive ?? false, signal, sizes: true })) {
+    for await (const e of walk(dir.dir, { recursive: args.recursive ?? false, signal, sizes })) {
       if (entries.length >= limit) {
         truncated = true;
         break;
       }
-      entries.push({ path: joinShown(dir.shown, e.rel), type: e.type, size: e.type === 'file' ? e.size : null });
+      const path = joinShown(dir.shown, e.rel);
+      entries.push(sizes ? { path, type: e.type, size: e.type === 'file' ? e.size : null } : { path, type: e.type });
     }
   } finally {
     await dir.dir.close();
@@ -54,21 +57,25 @@ export async function listDirTool(
   return new ToolOutput({ data: { path: dir.shown, entries, truncated }, truncated });
 }
 
+/** One entry of list_dir's answer: `size` only when sizes were asked for. */
 interface Entry {
   path: string;
   type: EntryType;
-  size: number | null;
+  size?: number | null;
 }
 
-/** list_dir's answer for one directory's listing (with sizes). */
+/** list_dir's answer for one directory's listing (with sizes when the listing has them). */
 function oneDirectory(shown: string, { names, types, sizes }: RawListing, limit: number): ToolOutput {
   const n = Math.min(names.length, limit);
   const entries = new Array<Entry>(n);
   const prefix = shown === '.' ? '' : `${shown}/`;
   for (let i = 0; i < n; i++) {
     const type = ENTRY_TYPES[types[i]!]!;
-    const size = type === 'file' && sizes && sizes[i]! >= 0 ? sizes[i]! : null;
-    entries[i] = { path: prefix + names[i]!, type, size };
+    if (sizes === null) {
+      entries[i] = { path: prefix + names[i]!, type };
+      continue;
+    }
+    entries[i] = { path: prefix + names[i]!, type, size: type === 'file' && sizes[i]! >= 0 ? sizes[i]! : null };
   }
   const truncated = names.length > limit;
   return new ToolOutput({ data: { path: shown, entries, truncated }, truncated });

@@ -96,7 +96,8 @@ function list({ fd, names, dirFlags, sizes }) {
         // unreadable: no size, as for a removed entry
       }
     }
-    return [{ names: out, types, sizes: size }, size ? [types.buffer, size.buffer] : [types.buffer]];
+    // The names as one string (a name never holds a NUL): one string to copy across, not one per entry.
+    return [{ names: out.join('\\0'), count: n, types, sizes: size }, size ? [types.buffer, size.buffer] : [types.buffer]];
   } finally {
     for (const d of opened) closeSync(d);
   }
@@ -258,9 +259,15 @@ function ask<T>(message: Record<string, unknown>): Promise<T> {
  * open or readdir.
  */
 export async function listDirectory(fd: number, names: readonly string[], dirFlags: number, sizes: boolean): Promise<RawListing> {
-  const a = await ask<RawListing | { kind: 'error'; code: string }>({ op: 'list', fd, names, dirFlags, sizes });
+  const a = await ask<{ names: string; count: number; types: Uint8Array; sizes: Float64Array | null } | { kind: 'error'; code: string }>({
+    op: 'list',
+    fd,
+    names,
+    dirFlags,
+    sizes,
+  });
   if ('kind' in a) throw Object.assign(new Error(`reading a directory failed (${a.code})`), { code: a.code });
-  return a;
+  return { names: a.count === 0 ? [] : a.names.split('\0'), types: a.types, sizes: a.sizes };
 }
 
 /**

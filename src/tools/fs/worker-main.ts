@@ -35,7 +35,7 @@ import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-p
 let ws: Workspace;
 let limits: FsLimits;
 let quotaLimit: number | null = null;
-const running = new Map<number, AbortController>();
+const running = new Map<number, CallStop>();
 
 const send = (m: FromWorker) => process.send?.(m);
 
@@ -51,15 +51,37 @@ function failureOf(err: unknown): Answer {
   return { kind: 'failure', message: (err as Error)?.message ?? String(err) };
 }
 
+/**
+ * One call's stop state. Its AbortController is made only when the tool reads `signal` (most quick calls never
+ * do, see stoppedOf): a controller per call was a large part of a small read's cost here too.
+ */
+class CallStop {
+  private controller: AbortController | undefined;
+  stopped = false;
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.stopped) this.controller.abort(new Error('canceled'));
+    return this.controller.signal;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.controller?.abort(new Error('canceled'));
+  }
+}
+
 async function call(m: Extract<ToWorker, { type: 'call' }>): Promise<void> {
-  const controller = new AbortController();
-  running.set(m.id, controller);
+  const stop = new CallStop();
+  running.set(m.id, stop);
   const quota = new WorkspaceQuota(ws, quotaLimit);
   quota.seed(m.used);
   const ctx: FsContext = {
-    signal: controller.signal,
+    get signal() {
+      return stop.signal;
+    },
     emit: (kind: string, data: unknown) => {
-      if (m.streaming && !controller.signal.aborted) send({ type: 'event', id: m.id, kind, data });
+      if (m.streaming && !stop.stopped) send({ type: 'event', id: m.id, kind, data });
     },
   };
   let answer: Answer;
@@ -90,7 +112,7 @@ process.on('message', (m: ToWorker) => {
       void call(m);
       break;
     case 'cancel':
-      running.get(m.id)?.abort(new Error('canceled'));
+      running.get(m.id)?.stop();
       break;
   }
 });

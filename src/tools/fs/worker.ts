@@ -7,7 +7,7 @@
  * down to it. The child is started on first use and again after it dies.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { ToolError, ToolOutput, type Logger } from '../../engine/index.js';
+import { ToolError, ToolOutput, type Logger, type ToolContext } from '../../engine/index.js';
 import { distFile } from '../../package-root.js';
 import type { FsContext, FsLimits } from './dispatch.js';
 import type { Owner, Workspace } from './workspace.js';
@@ -37,15 +37,21 @@ export class FsWorker {
   ) {}
 
   /** Run one file tool call in the worker; `used` is the workspace usage for the quota (null: no quota). */
-  async run(name: string, args: Record<string, unknown>, ctx: FsContext & { streaming: boolean }, used: number | null): Promise<{ result: unknown; used: number | null }> {
+  async run(
+    name: string,
+    args: Record<string, unknown>,
+    ctx: FsContext & Pick<ToolContext, 'onStop' | 'streaming'>,
+    used: number | null,
+  ): Promise<{ result: unknown; used: number | null }> {
     await (this.ready ??= this.spawn());
     const child = this.child;
     if (!child?.connected) throw new ToolError('the file tools worker stopped unexpectedly; try the call again');
     const id = this.nextId++;
-    const onAbort = () => {
+    // onStop, not ctx.signal: reading the signal makes the call's AbortController (and aborts it when the call
+    // settles), a large part of a quick call's cost; a stopped call is told to the worker either way.
+    const stopListening = ctx.onStop(() => {
       if (child.connected) child.send({ type: 'cancel', id } satisfies ToWorker);
-    };
-    ctx.signal.addEventListener('abort', onAbort, { once: true });
+    });
     try {
       const done = await new Promise<{ answer: Answer; used: number | null }>((resolve, reject) => {
         this.pending.set(id, { ctx, resolve: resolve as (v: unknown) => void, reject });
@@ -53,7 +59,7 @@ export class FsWorker {
       });
       return { result: fromAnswer(done.answer), used: done.used };
     } finally {
-      ctx.signal.removeEventListener('abort', onAbort);
+      stopListening();
     }
   }
 
