@@ -127,6 +127,9 @@ function lineBatcher(writeLines: (lines: string) => void): { write(line: string)
 function plainLineWriter(logger: pino.Logger, destination: { write(line: string): unknown }): PlainLineWriter {
   let lastMs = 0;
   let lastTime = '';
+  // A few messages make up nearly every plain line ("call succeeded", "request finished"): the last one's JSON is kept.
+  let lastMsg = '';
+  let lastMsgJson = '""';
   return (level, bindings, fields, msg) => {
     if (!logger.isLevelEnabled(level)) return;
     const now = Date.now();
@@ -134,8 +137,13 @@ function plainLineWriter(logger: pino.Logger, destination: { write(line: string)
       lastMs = now;
       lastTime = new Date(now).toISOString();
     }
+    if (msg !== lastMsg) {
+      lastMsg = msg;
+      lastMsgJson = JSON.stringify(msg);
+    }
+    const bindingsText = typeof bindings === 'string' ? bindings : members(bindings);
     const fieldsText = typeof fields === 'string' ? fields : members(fields);
-    destination.write(`{"level":${LEVEL_NUMBERS[level]},"time":"${lastTime}"${members(bindings)}${fieldsText},"msg":${JSON.stringify(msg)}}\n`);
+    destination.write(`{"level":${LEVEL_NUMBERS[level]},"time":"${lastTime}"${bindingsText}${fieldsText},"msg":${lastMsgJson}}\n`);
   };
 }
 

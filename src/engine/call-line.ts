@@ -8,6 +8,7 @@
  */
 import type { Call } from './call.js';
 import { plainLine, plainLineText } from './child-logger.js';
+import { member } from './line-members.js';
 
 /** What a door's access line adds to the call's line when the two are one. */
 export interface AccessFields {
@@ -30,13 +31,14 @@ export function writeCallLine(call: Call, access?: AccessFields): void {
   // The fields as JSON members, built by hand: the gateway's own logger takes them as text (no fields object,
   // no generic serialisation of it).
   // Numbers (whole ms, a status), the call's own id (hex and dashes) and the stop reason (a word) need no escaping.
+  // The tool's name and kind were written once, when it was registered.
   const text =
-    `${member('tool', r.tool_name)}${member('kind', call.tool.definition.kind)}${member('outcome', outcome)}` +
+    `${call.tool.lineMembers}${r.success ? ',"outcome":"success"' : member('outcome', outcome)}` +
     `${stopped_by === undefined ? '' : `,"stopped_by":"${stopped_by}"`},"duration_ms":${r.duration_ms},"call_id":"${call.id}"` +
     member('req_id', call.request.id) +
     (access === undefined
       ? ''
-      : `${member('method', access.method)}${member('path', access.path)},"status":${access.status}` +
+      : `${requestMembers(access.method, access.path)},"status":${access.status}` +
         `,"request_duration_ms":${access.request_duration_ms}${access.aborted ? ',"aborted":true' : ''}`);
   if (plainLineText(call.logger, 'info', text, msg)) return;
   // A logger that takes fields only as an object (one without the gateway's plain-line writer, or a call's logger
@@ -44,8 +46,16 @@ export function writeCallLine(call: Call, access?: AccessFields): void {
   plainLine(call.logger, 'info', JSON.parse(`{${text.slice(1)}}`) as Record<string, unknown>, msg);
 }
 
-/** `,"key":value` as JSON.stringify writes a member of an object ('' for a value it leaves out, like undefined). */
-function member(key: string, value: unknown): string {
-  const json = JSON.stringify(value) as string | undefined;
-  return json === undefined ? '' : `,"${key}":${json}`;
+let lastMethod = '';
+let lastPath = '';
+let lastRequestMembers = '';
+
+/** `,"method":…,"path":…`; requests nearly always repeat the last one's, whose text is kept. */
+function requestMembers(method: string, path: string): string {
+  if (method !== lastMethod || path !== lastPath) {
+    lastMethod = method;
+    lastPath = path;
+    lastRequestMembers = `${member('method', method)}${member('path', path)}`;
+  }
+  return lastRequestMembers;
 }

@@ -15,7 +15,12 @@ type Args = [object, string?] | [string];
  * secret (ids, names, numbers, outcomes).
  */
 export const PLAIN_LINE = Symbol.for('a2e-gateway.plainLine');
-export type PlainLineWriter = (level: Level, bindings: Record<string, unknown>, fields: Record<string, unknown> | MembersText, msg: string) => void;
+export type PlainLineWriter = (
+  level: Level,
+  bindings: Record<string, unknown> | MembersText,
+  fields: Record<string, unknown> | MembersText,
+  msg: string,
+) => void;
 
 /**
  * Fields already written as JSON members: `,"key":value,…` (or '' for none), exactly as JSON.stringify
@@ -55,9 +60,14 @@ export function plainLineText(logger: Logger, level: Level, fields: MembersText,
 export class LazyChildLogger implements Logger {
   private real: Logger | undefined;
 
+  /**
+   * `bindingsText`: the bindings as JSON members text, when the caller has it for free (a request id it
+   * checked needs no escaping); plain lines then use it as it is.
+   */
   constructor(
     private readonly parent: Logger,
     private readonly bindings: Record<string, unknown>,
+    private readonly bindingsText?: MembersText,
   ) {}
 
   private write(level: Level, args: Args): void {
@@ -72,7 +82,7 @@ export class LazyChildLogger implements Logger {
    */
   line(level: Level, fields: Record<string, unknown>, msg: string): void {
     const plain = this.real === undefined ? (this.parent as { [PLAIN_LINE]?: PlainLineWriter })[PLAIN_LINE] : undefined;
-    if (plain !== undefined) plain(level, this.bindings, fields, msg);
+    if (plain !== undefined) plain(level, this.bindingsText ?? this.bindings, fields, msg);
     else this.write(level, [fields, msg]);
   }
 
@@ -80,7 +90,7 @@ export class LazyChildLogger implements Logger {
   lineText(level: Level, fields: MembersText, msg: string): boolean {
     const plain = this.real === undefined ? (this.parent as { [PLAIN_LINE]?: PlainLineWriter })[PLAIN_LINE] : undefined;
     if (plain === undefined) return false;
-    plain(level, this.bindings, fields, msg);
+    plain(level, this.bindingsText ?? this.bindings, fields, msg);
     return true;
   }
 

@@ -5,6 +5,7 @@
 import { ToolDefinition } from '../protocol/index.js';
 import { compileArguments, type ArgumentValidator } from './arguments.js';
 import { compileJsonSchema } from './json-schema.js';
+import { toolLineMembers } from './line-members.js';
 import type { Logger, ToolPlugin } from './plugin.js';
 import { ToolSearchIndex, fuseRankings } from './search.js';
 import { similarNames } from './similar.js';
@@ -13,6 +14,8 @@ export interface RegisteredTool {
   readonly definition: ToolDefinition;
   readonly plugin: ToolPlugin;
   readonly validate: ArgumentValidator;
+  /** `,"tool":…,"kind":…`: the tool's part of each of its calls' outcome lines, as JSON members (call-line.ts). */
+  readonly lineMembers: string;
 }
 
 /** A tool left out because an earlier plugin already offers its name. */
@@ -96,7 +99,12 @@ export class ToolRegistry {
     try {
       const { input_schema: schema, input_parameters: params } = parsed.data;
       // A tool's own JSON Schema, when it has one, is the complete rule; input_parameters only approximates it.
-      return { definition: parsed.data, plugin, validate: schema ? compileJsonSchema(schema) : compileArguments(params) };
+      return {
+        definition: parsed.data,
+        plugin,
+        validate: schema ? compileJsonSchema(schema) : compileArguments(params),
+        lineMembers: toolLineMembers(parsed.data),
+      };
     } catch (err) {
       throw new Error(`${label}, tool "${parsed.data.name}": ${(err as Error).message}`, { cause: err });
     }

@@ -52,7 +52,8 @@ export interface RequestContextOptions {
 export function requestContext({ logger, streamOpened, check }: RequestContextOptions): MiddlewareHandler {
   return async (c, next) => {
     const requestId = pickRequestId(requestHeader(c, REQUEST_ID_HEADER_NAME));
-    const log = new LazyChildLogger(logger, { request_id: requestId });
+    // The id is a UUID or matched VALID_REQUEST_ID: its JSON is itself in quotes.
+    const log = new LazyChildLogger(logger, { request_id: requestId }, `,"request_id":"${requestId}"`);
     c.set('requestId', requestId);
     c.set('logger', log);
     if (streamOpened) c.set('streamOpened', streamOpened);
