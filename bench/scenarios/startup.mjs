@@ -66,6 +66,16 @@ export async function startup({ quick, log }) {
       { text: '`serve` to the listening line ≤ 300 ms (default config)', value: fmt.ms(serveMs), met: serveMs <= 300 },
       { text: '`a2e-gateway list` against a running gateway ≤ 200 ms', value: fmt.ms(listMs), met: listMs <= 200 },
     ],
+    notes: [
+      'Where `serve`\'s time goes before its listening line (`node --cpu-prof --cpu-prof-interval 50` of `serve`, issue 15, ' +
+        'measured on 1 Dec 2026 on a machine where `node -e 0` took 134 ms and bare Hono 253 ms): Node\'s own start-up; compiling ' +
+        'the bundle\'s ~700 KB of minified JavaScript (~80 ms: Node 20 has no compile cache for ES modules, ' +
+        '`module.enableCompileCache` is Node 22); Node\'s bundled undici (~45 ms), loaded when @hono/node-server reads the global ' +
+        '`Request` at import, which bare Hono pays too; the modules\' top-level code (~100 ms, most of it zod: the first schemas ' +
+        'built pay for compiling zod\'s own code, so building the rest lazily saves little while the config is parsed with zod ' +
+        'before listening); then the config, the plugins (the workspace, the sandbox check\'s spawn) and the app (~60 ms). ' +
+        'The gap to bare Hono is mostly code size and zod, not any one step.',
+    ],
     commands: [
       `LOG_LEVEL=info ${shownCommand('server', serveArgs)} 2> serve.log`,
       shownCommand('server', ['bench/servers/hono.mjs']),

@@ -136,6 +136,17 @@ export async function tools({ quick, log }) {
         `eval_js: ${evalRuns} calls of \`1+1\` one after another, vs the same QuickJS build evaluating it in one worker thread.`,
       columns: ['Path', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
       rows,
+      notes: [
+        'Where list_dir\'s time goes (issue 15; CPU time of the processes per call, and `node --cpu-prof`, 1 Dec 2026): the ' +
+          'listing is made off the event loop in one trip to a helper thread (open the directory with O_DIRECTORY|O_NOFOLLOW ' +
+          'from the workspace root\'s descriptor, readdir through /proc/self/fd), never by path as the bare route does. On this ' +
+          'machine a MessagePort round trip to that thread costs ~80 µs of CPU (a threadpool round trip ~50 µs), a readdir of ' +
+          '100 entries ~70 µs, and the answer\'s JSON ~33 µs, on the one CPU every server thread is pinned to. ' +
+          `${process.getuid?.() === 0 ? 'This run was as root: ' : 'Run as root, '}the file tools also run in the privilege-separated worker process (the workspace owner's uid): its JSON ` +
+          'message and answer cost ~40 % more per call again (measured: gateway ~330 µs + worker ~300 µs per listing, vs ~530 µs ' +
+          'in the gateway alone and ~340 µs for the bare route). Sizes are opt-in since this issue: with them, an lstat per file ' +
+          'through the directory\'s descriptor, several times the listing itself.',
+      ],
       targets: [
         ...ops.map((op) =>
           op.target === null
