@@ -24,6 +24,7 @@
  * keeps the process alive only while it has work.
  */
 import { Worker } from 'node:worker_threads';
+import { handOut } from './hand-out.js';
 
 /** What a directory entry is (symlinks are reported, never followed). */
 export type EntryType = 'file' | 'dir' | 'symlink' | 'other';
@@ -181,7 +182,8 @@ function start(): Thread {
     if (!p) return;
     pending.delete(a.id);
     if (pending.size === 0) worker.unref();
-    answered(p, a);
+    // A few answers per event-loop turn (hand-out.ts), so a health check is not kept behind a convoy of them.
+    handOut(() => p.resolve(a));
   });
   const self: Thread = { worker, pending, progress: 0 };
   const gone = (why: string) => {
@@ -197,35 +199,6 @@ function start(): Thread {
   worker.unref();
   threads.push(self);
   return self;
-}
-
-/**
- * Answers are handed to their callers at most SLICE per event-loop turn. A thread answers whatever queued
- * up while the event loop was busy, and the event loop takes all its messages in one go: each answer
- * resumes a call (its response is built and written right then), so a convoy of them would be one long
- * task, and a request that just arrived (a health check) would wait behind all of it. Between slices the
- * event loop polls for I/O.
- */
-const SLICE = 8;
-const answers: { p: Pending; a: unknown }[] = [];
-let handed = 0;
-
-function answered(p: Pending, a: unknown): void {
-  if (answers.push({ p, a }) === 1) setImmediate(handOut);
-}
-
-function handOut(): void {
-  const end = Math.min(answers.length, handed + SLICE);
-  while (handed < end) {
-    const { p, a } = answers[handed++]!;
-    p.resolve(a);
-  }
-  if (handed < answers.length) {
-    setImmediate(handOut);
-    return;
-  }
-  answers.length = 0;
-  handed = 0;
 }
 
 /** The first thread that is idle or making progress, else a new one while there are fewer than MAX_THREADS, else the least busy. */

@@ -11,6 +11,7 @@ import { ToolError, ToolOutput, type Logger, type ToolContext } from '../../engi
 import { distFile } from '../../package-root.js';
 import type { FsContext, FsLimits } from './dispatch.js';
 import type { Owner, Workspace } from './workspace.js';
+import { handOut } from './hand-out.js';
 import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
 
 /** The worker, built to its own file in dist/ (`npm test` builds it before the tests run the sources). */
@@ -87,7 +88,8 @@ export class FsWorker {
           p.ctx.emit(m.kind as never, m.data as never);
         } else {
           this.pending.delete(m.id);
-          p.resolve(m);
+          // One read of the IPC channel can hold many answers: a few are resumed per event-loop turn (hand-out.ts).
+          handOut(() => p.resolve(m));
         }
       });
       child.on('exit', (code, signal) => {
