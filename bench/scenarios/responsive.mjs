@@ -15,6 +15,8 @@ const percentile = (values, p) => {
   return v.length ? v[Math.min(v.length - 1, Math.floor((p / 100) * v.length))] : NaN;
 };
 
+const share = (x) => `${(x * 100).toFixed(0)} %`;
+
 export async function responsive({ quick, log }) {
   const rounds = quick ? 1 : 5;
   const seconds = quick ? 2 : 8;
@@ -57,7 +59,9 @@ export async function responsive({ quick, log }) {
       `${connections} \`read_file\` calls of a 12-byte file kept in flight (autocannon, ${connections} connections, ${seconds} s) on the gateway ` +
       `in its default configuration (info logs to a file), while a probe in another process GETs \`/healthz\` one request at a time ` +
       `(5 ms apart). Event-loop delay read inside the gateway with \`perf_hooks.monitorEventLoopDelay\` (1 ms resolution) over the ` +
-      `same time. ${rounds} rounds; figures are medians over rounds of each round's percentile.`,
+      `same time, and how long its thread ran and waited for the CPU (Linux schedstat): with every server process and thread on ` +
+      `one CPU, the file tools' helper threads (and, for a root gateway, the privilege-separated worker process and its thread) ` +
+      `take turns on it with the event loop. ${rounds} rounds; figures are medians over rounds of each round's percentile.`,
     columns: ['Measure', 'value (median over rounds)'],
     rows: [
       ['read_file calls/s under load', fmt.int(median(loads.map((l) => l.rps)))],
@@ -65,6 +69,14 @@ export async function responsive({ quick, log }) {
       ['`GET /healthz` p50 / p99', `${fmt.ms(median(probes.map((ms) => percentile(ms, 50))))} / ${fmt.ms(healthP99)}`],
       ['probe requests per round', fmt.int(median(probes.map((ms) => ms.length)))],
       ['event-loop delay p50 / p99 / max', `${fmt.ms(median(delays.map((d) => d.p50)))} / ${fmt.ms(median(delays.map((d) => d.p99)))} / ${fmt.ms(median(delays.map((d) => d.max)))}`],
+      ...(delays.every((d) => d.waitShare !== undefined)
+        ? [
+            [
+              "the event loop's thread: on the CPU / ready but waiting for it (share of the time)",
+              `${share(median(delays.map((d) => d.runShare)))} / ${share(median(delays.map((d) => d.waitShare)))}`,
+            ],
+          ]
+        : []),
     ],
     targets: [
       { text: '`GET /healthz` p99 ≤ 20 ms with 200 read_file calls in flight', value: fmt.ms(healthP99), met: healthP99 <= 20 },

@@ -3,6 +3,7 @@
  * with, the "listening" line the harness waits for, and the IPC memory probe.
  */
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /** A tool/call/resp for an echo call, shaped exactly like the gateway's. */
@@ -57,20 +58,41 @@ export function progressEvent(reqId, seq) {
  * `{cmd: 'mem', gc: true}` → process.memoryUsage() (after a full GC when asked and exposed);
  * `{cmd: 'eld', action: 'start' | 'stop'}` → event-loop delay percentiles in between.
  */
+/** The event loop's thread's time on the CPU and waiting for it (ns, Linux schedstat), or {} where there is none. */
+function mainThreadSched() {
+  try {
+    const [runNs, waitNs] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').trim().split(' ').map(Number);
+    return { runNs, waitNs };
+  } catch {
+    return {};
+  }
+}
+
 export function ready(url) {
   process.stdout.write(`listening on ${url}\n`);
   let delay;
+  let sched;
   process.on('message', (msg) => {
     // Event-loop delay: `{cmd: 'eld', action: 'start'}`, then `'stop'` answers its percentiles (ms).
     if (msg?.cmd === 'eld') {
       if (msg.action === 'start') {
         delay = monitorEventLoopDelay({ resolution: 1 });
         delay.enable();
+        sched = { at: performance.now(), ...mainThreadSched() };
         process.send({ id: msg.id });
       } else {
         delay.disable();
         const ms = (ns) => ns / 1e6;
-        process.send({ id: msg.id, p50: ms(delay.percentile(50)), p99: ms(delay.percentile(99)), max: ms(delay.max) });
+        const now = mainThreadSched();
+        const elapsed = performance.now() - sched.at;
+        process.send({
+          id: msg.id,
+          p50: ms(delay.percentile(50)),
+          p99: ms(delay.percentile(99)),
+          max: ms(delay.max),
+          // Shares of the window the event loop's thread ran, and was ready to run but waited for the CPU.
+          ...(now && sched.runNs !== undefined && { runShare: ms(now.runNs - sched.runNs) / elapsed, waitShare: ms(now.waitNs - sched.waitNs) / elapsed }),
+        });
       }
     }
     if (msg?.cmd === 'mem') {
