@@ -146,6 +146,13 @@ export async function tools({ quick, log }) {
           'message and answer cost ~40 % more per call again (measured: gateway ~330 µs + worker ~300 µs per listing, vs ~530 µs ' +
           'in the gateway alone and ~340 µs for the bare route). Sizes are opt-in since this issue: with them, an lstat per file ' +
           'through the directory\'s descriptor, several times the listing itself.',
+        '',
+        'Where eval_js\'s time goes (issue 15, measured on 1 Dec 2026 on the server\'s CPU): every evaluation gets a fresh ' +
+          'WebAssembly instance of the compiled QuickJS module (its own 16 MiB memory, QuickJS started in it), so nothing one ' +
+          'evaluation leaves behind is seen by the next; making one took ~13 ms of CPU here, against ~0.6 ms for a new runtime, ' +
+          'context and evaluation in an instance already made, which is what the raw row does. The gateway makes the next ' +
+          'instance after each evaluation, in the parked worker, so a call rarely waits for it; one after another, calls/s is ' +
+          'bounded by that preparation on the one CPU.',
       ],
       targets: [
         ...ops.map((op) =>
