@@ -12,7 +12,9 @@ const spec = JSON.parse(process.argv[2]);
 const agent = new http.Agent({ keepAlive: true, maxSockets: spec.concurrency });
 const streamAgent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 
-function startCall() {
+const stats = { opened: 0, completed: 0, errors: 0, events: 0, heartbeats: 0, minHeartbeats: Infinity, firstError: null, postRetries: 0 };
+
+function startCall(tries = 3) {
   const body = JSON.stringify({ type: 'tool/call/req', tool_name: 'hold', arguments: { ms: spec.holdMs }, timeout: 600 });
   return new Promise((resolve, reject) => {
     const req = http.request(`${spec.url}/tool/calls`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
@@ -21,12 +23,19 @@ function startCall() {
       res.on('data', (d) => (text += d));
       res.on('end', () => (res.statusCode === 202 ? resolve(JSON.parse(text)) : reject(new Error(`POST /tool/calls: ${res.statusCode} ${text}`))));
     });
-    req.on('error', reject);
+    req.on('error', (err) => {
+      // A kept-alive connection the server closed as idle just as this request went out on it (the keep-alive race
+      // Node's docs describe for req.reusedSocket): nothing reached the server, so send it again on a fresh one. Counted.
+      if (req.reusedSocket && err.code === 'ECONNRESET' && tries > 1) {
+        stats.postRetries++;
+        startCall(tries - 1).then(resolve, reject);
+        return;
+      }
+      reject(err);
+    });
     req.end(body);
   });
 }
-
-const stats = { opened: 0, completed: 0, errors: 0, events: 0, heartbeats: 0, minHeartbeats: Infinity, firstError: null };
 
 /** Open one events stream; resolves `opened` when the stream's first bytes arrive, `done` when it ends. */
 function openStream(eventsUrl) {

@@ -44,6 +44,7 @@ export async function streams({ quick, log }) {
       columns: ['Measure', 'Value'],
       rows: [
         ['Streams opened / completed with their final response', `${fmt.int(res.opened)} / ${fmt.int(res.completed)}`],
+        ['POSTs sent again: their kept-alive connection was closed as idle as they went out (the client-side keep-alive race)', fmt.int(res.postRetries ?? 0)],
         ['Dropped or failed streams', `${fmt.int(dropped)}${res.firstError ? ` (first: ${res.firstError})` : ''}`],
         ['Time to open every stream', fmt.ms(res.openSeconds * 1000)],
         ['Heartbeats received per stream (fewest)', String(res.minHeartbeats ?? '—')],
