@@ -69,6 +69,14 @@ export async function defaultConfig({ quick, log }) {
           'the file (`writeString`/`writeSync`, ~3 %), the access line\'s closure and level checks (~1 %). Now the two are one line ' +
           '(engine/call-line.ts): one serialisation, one string, about a third fewer bytes to write, no separate call-line level check; ' +
           'the remaining cost of logging is that one line and its share of one synchronous write per event-loop turn.',
+        '',
+        'Where the rest of the gap goes (2 Dec 2026: the server process\'s CPU time per call, user + system from /proc, over 6 s of this ' +
+          'load, 6 alternating runs of each, medians): gateway at info ~84 µs, the same gateway with logging off ~75 µs, bare Hono ' +
+          '~65 µs (run to run ±20 %). So logging is ~9 µs a call and the gateway\'s own call path (the request check, the `Call` ' +
+          'lifecycle and its ids, metrics, the response\'s JSON) ~10 µs; most of each call is what both servers share, Node\'s HTTP ' +
+          'parsing and the socket writes. That shared part is what moves from day to day on this VM: the same call path measured 0.84× ' +
+          'in the full run of 1 Dec, when this VM ran bare Hono at 8,246 req/s, and 0.70–0.72× in two runs of 2 Dec, when it ran it ' +
+          'at ~18,500: the faster the shared part, the more the gateway\'s own ~19 µs weighs in the ratio.',
       ],
       commands: [
         `BENCH_LOG_LEVEL=info ${shownCommand('server', ['bench/servers/gateway.mjs'])} 2> gateway.log`,
