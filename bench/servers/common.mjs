@@ -53,11 +53,6 @@ export function progressEvent(reqId, seq) {
   };
 }
 
-/**
- * Announce readiness on stdout and answer the harness's IPC probes:
- * `{cmd: 'mem', gc: true}` → process.memoryUsage() (after a full GC when asked and exposed);
- * `{cmd: 'eld', action: 'start' | 'stop'}` → event-loop delay percentiles in between.
- */
 /** The event loop's thread's time on the CPU and waiting for it (ns, Linux schedstat), or {} where there is none. */
 function mainThreadSched() {
   try {
@@ -68,6 +63,11 @@ function mainThreadSched() {
   }
 }
 
+/**
+ * Announce readiness on stdout and answer the harness's IPC probes:
+ * `{cmd: 'mem', gc: true}` → process.memoryUsage() (after a full GC when asked and exposed);
+ * `{cmd: 'eld', action: 'start' | 'stop'}` → event-loop delay percentiles in between.
+ */
 export function ready(url) {
   process.stdout.write(`listening on ${url}\n`);
   let delay;
@@ -91,7 +91,7 @@ export function ready(url) {
           p99: ms(delay.percentile(99)),
           max: ms(delay.max),
           // Shares of the window the event loop's thread ran, and was ready to run but waited for the CPU.
-          ...(now && sched.runNs !== undefined && { runShare: ms(now.runNs - sched.runNs) / elapsed, waitShare: ms(now.waitNs - sched.waitNs) / elapsed }),
+          ...(now.runNs !== undefined && sched.runNs !== undefined && { runShare: ms(now.runNs - sched.runNs) / elapsed, waitShare: ms(now.waitNs - sched.waitNs) / elapsed }),
         });
       }
     }
