@@ -15,7 +15,8 @@
  * location from /proc/self/fd) for the caller to check (workspace.ts).
  *
  * One thread per process (the gateway, or the privilege-separated worker,
- * where it runs with that process's unprivileged identity) takes the work:
+ * where it runs with that process's unprivileged identity, when that worker
+ * does not make the calls itself: answerOnThisThread) takes the work:
  * requests queued on one thread are answered back to back with no wake-up in
  * between, which costs less than spreading them. A second thread takes the
  * work while the first has made no progress for STALL_MS (a call waiting on a
@@ -23,6 +24,7 @@
  * other behind it. Started at first use and again after one dies; a thread
  * keeps the process alive only while it has work.
  */
+import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { handOut } from './hand-out.js';
 
@@ -54,9 +56,9 @@ export interface OpenedFile {
 /** Why nothing was read: the errno code of a failed call, or what the path named instead of a regular file. */
 export type NotOpened = { kind: 'error'; code: string } | { kind: 'dir' } | { kind: 'other' };
 
-// Plain JavaScript, evaluated in the thread (so it runs the same from src/ under the tests and from dist/).
-const THREAD_SOURCE = `
-const { parentPort } = require('node:worker_threads');
+// Plain JavaScript, evaluated in the thread (so it runs the same from src/ under the tests and from dist/), or
+// on this thread (answerOnThisThread). answer(m) makes one request's system calls: [answer, transfer list].
+const OPS_SOURCE = `
 const { closeSync, constants, fstatSync, lstatSync, openSync, readdirSync, readlinkSync, readSync } = require('node:fs');
 const { S_IFMT, S_IFREG, S_IFDIR } = constants;
 const byName = (a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0);
@@ -136,15 +138,20 @@ function read({ fd, names, dirFlags, flags, position, max, slack, keepOpen }) {
   }
 }
 
-parentPort.on('message', (m) => {
-  let answer;
+function answer(m) {
   try {
-    answer = m.op === 'list' ? list(m) : read(m);
+    return m.op === 'list' ? list(m) : read(m);
   } catch (err) {
-    answer = [{ kind: 'error', code: (err && err.code) || 'EIO' }];
+    return [{ kind: 'error', code: (err && err.code) || 'EIO' }];
   }
-  answer[0].id = m.id;
-  parentPort.postMessage(answer[0], answer[1]);
+}
+`;
+
+const THREAD_SOURCE = `${OPS_SOURCE}
+require('node:worker_threads').parentPort.on('message', (m) => {
+  const a = answer(m);
+  a[0].id = m.id;
+  require('node:worker_threads').parentPort.postMessage(a[0], a[1]);
 });
 `;
 
@@ -211,7 +218,41 @@ function pick(): Thread {
   return best;
 }
 
+/**
+ * Longer than STALL_MS: a request answered here is timed by the clock, which also counts the time this process
+ * waited for a CPU it shares with the gateway under load; no local directory listing or bounded read takes this long.
+ */
+const HERE_STALL_MS = 100;
+
+/** Set by answerOnThisThread: the requests are answered right here until one is slow. */
+let here: { answer: (m: Record<string, unknown>) => [unknown]; stallMs: number } | null = null;
+
+/**
+ * From now on, make the system calls right on the calling thread, with no helper thread: for a process whose
+ * event loop does nothing but these calls (the privilege-separated worker, worker-main.ts; never the gateway's
+ * own event loop), where the trip to a helper thread — two messages and two wake-ups on a busy CPU — cost more
+ * than the calls themselves (measured: about 40 % of that process's CPU per small read_file). A request that
+ * takes longer than `stallMs` shows a slow disk or network file system: from then on the requests go to helper
+ * threads again, so one slow call holds the others back once, not every time.
+ */
+export function answerOnThisThread(stallMs = HERE_STALL_MS): void {
+  const answer = new Function('require', `${OPS_SOURCE}\nreturn answer;`)(createRequire(import.meta.url)) as (m: Record<string, unknown>) => [unknown];
+  here = { answer, stallMs };
+}
+
+/** Whether requests are answered on this thread (answerOnThisThread, and none was slow yet); for tests and diagnostics. */
+export const answersOnThisThread = (): boolean => here !== null;
+
+/** How many helper threads this process has started and still runs; for tests and diagnostics. */
+export const helperThreads = (): number => threads.length;
+
 function ask<T>(message: Record<string, unknown>): Promise<T> {
+  if (here) {
+    const started = performance.now();
+    const [a] = here.answer(message);
+    if (performance.now() - started > here.stallMs) here = null;
+    return Promise.resolve(a as T);
+  }
   const thread = pick();
   const { worker, pending } = thread;
   const id = nextId++;

@@ -9,6 +9,7 @@ import { ToolError, ToolOutput } from '../../engine/index.js';
 import { runFsTool, type FsContext, type FsLimits } from './dispatch.js';
 import { WorkspaceQuota } from './quota.js';
 import { Workspace } from './workspace.js';
+import { answerOnThisThread } from './sync-threads.js';
 import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
 
 // Drop to the workspace owner before anything else runs: every module this process needs is loaded (static
@@ -31,6 +32,10 @@ import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-p
     process.exit(2);
   }
 }
+
+// This process's event loop serves nothing but file tool calls: it makes their system calls itself, without the
+// helper thread the gateway's event loop needs (sync-threads.ts), until one of them shows a slow file system.
+answerOnThisThread();
 
 let ws: Workspace;
 let limits: FsLimits;

@@ -1,0 +1,60 @@
+/**
+ * The file tools' system calls made on the calling thread (sync-threads.ts,
+ * answerOnThisThread), as the privilege-separated worker makes them: the same
+ * answers as through a helper thread, no helper thread started, and after a
+ * request slower than the stall limit (a slow file system) the requests go
+ * to helper threads again. Its own file: the mode is per process (module).
+ */
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listDirTool } from '../../src/tools/fs/list.js';
+import { readFileTool } from '../../src/tools/fs/read.js';
+import { answerOnThisThread, answersOnThisThread, helperThreads } from '../../src/tools/fs/sync-threads.js';
+import { Workspace } from '../../src/tools/fs/workspace.js';
+
+let tmp: string;
+let ws: Workspace;
+const signal = new AbortController().signal;
+
+beforeAll(async () => {
+  tmp = mkdtempSync(join(tmpdir(), 'a2e-fs-sync-here-'));
+  mkdirSync(join(tmp, 'ws', 'dir'), { recursive: true });
+  writeFileSync(join(tmp, 'ws', 'small.txt'), 'hello world\n');
+  for (let i = 0; i < 30; i++) writeFileSync(join(tmp, 'ws', 'dir', `f${i}.txt`), 'x'.repeat(i));
+  ws = new Workspace(join(tmp, 'ws'));
+  await ws.init();
+});
+afterAll(async () => {
+  await ws?.close();
+  rmSync(tmp, { recursive: true, force: true });
+});
+
+const calls = async () => ({
+  read: (await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal)).data,
+  list: (await listDirTool(ws, { path: 'dir', sizes: true }, signal)).data,
+  missing: await readFileTool(ws, { path: 'dir/nope.txt' }, 1 << 20, signal).catch((err: Error) => err.message),
+});
+
+describe('answerOnThisThread', () => {
+  it('answers read_file and list_dir on this thread, as a helper thread does, without starting one', async () => {
+    answerOnThisThread();
+    expect(answersOnThisThread()).toBe(true);
+    const here = await calls();
+    expect(helperThreads()).toBe(0);
+    expect(answersOnThisThread()).toBe(true);
+    expect(here.read).toMatchObject({ content: 'hello world\n' });
+    expect((here.list as { entries: unknown[] }).entries).toHaveLength(30);
+    expect((here.list as { entries: { path: string; size: number }[] }).entries.find((e) => e.path === 'dir/f7.txt')?.size).toBe(7);
+    expect(here.missing).toMatch(/not found|no such|does not exist/i);
+
+    // The same calls through a helper thread give the same answers (a request slower than 0 ms sends them there).
+    answerOnThisThread(0);
+    await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal);
+    expect(answersOnThisThread()).toBe(false);
+    const threaded = await calls();
+    expect(helperThreads()).toBeGreaterThan(0);
+    expect(threaded).toEqual(here);
+  });
+});
