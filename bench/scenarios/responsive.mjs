@@ -60,7 +60,7 @@ export async function responsive({ quick, log }) {
       `in its default configuration (info logs to a file), while a probe in another process GETs \`/healthz\` one request at a time ` +
       `(5 ms apart). Event-loop delay read inside the gateway with \`perf_hooks.monitorEventLoopDelay\` (1 ms resolution) over the ` +
       `same time, and how long its thread ran and waited for the CPU (Linux schedstat): with every server process and thread on ` +
-      `one CPU, the file tools' helper threads (and, for a root gateway, the privilege-separated worker process and its thread) ` +
+      `one CPU, the file tools' helper threads (or, for a root gateway, the privilege-separated worker process, which makes the calls itself) ` +
       `take turns on it with the event loop. ${rounds} rounds; figures are medians over rounds of each round's percentile.`,
     columns: ['Measure', 'value (median over rounds)'],
     rows: [

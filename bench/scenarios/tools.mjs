@@ -144,8 +144,12 @@ export async function tools({ quick, log }) {
           '100 entries ~70 µs, and the answer\'s JSON ~33 µs, on the one CPU every server thread is pinned to. ' +
           `${process.getuid?.() === 0 ? 'This run was as root: ' : 'Run as root, '}the file tools also run in the privilege-separated worker process (the workspace owner's uid): its JSON ` +
           'message and answer cost ~40 % more per call again (measured: gateway ~330 µs + worker ~300 µs per listing, vs ~530 µs ' +
-          'in the gateway alone and ~340 µs for the bare route). Sizes are opt-in since this issue: with them, an lstat per file ' +
-          'through the directory\'s descriptor, several times the listing itself.',
+          'in the gateway alone and ~340 µs for the bare route). Since 2 Dec 2026 that worker, whose event loop serves nothing ' +
+          'else, makes the system calls on its own thread instead of a helper thread\'s (sync-threads.ts `answerOnThisThread`): ' +
+          'its CPU per listing went from 340-400 µs to 270-280 µs and per small read_file from 205-230 µs to 125-130 µs (that ' +
+          'day bare Hono\'s listing route took ~385 µs a call; the IPC message each way and the answer\'s JSON are what is left). ' +
+          'Sizes are opt-in since this issue: with them, an lstat per file through the directory\'s descriptor, several times the ' +
+          'listing itself.',
         '',
         'Where eval_js\'s time goes (issue 15, measured on 1 Dec 2026 on the server\'s CPU): every evaluation gets a fresh ' +
           'WebAssembly instance of the compiled QuickJS module (its own 16 MiB memory, QuickJS started in it), so nothing one ' +
