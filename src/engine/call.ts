@@ -20,6 +20,7 @@ import type { Deadlines } from './deadlines.js';
 import { ToolError } from './errors.js';
 import { isToolEvent, reportBadEvent } from './event-check.js';
 import { safeErrorMessage, truncateValue } from './output.js';
+import { JsonText, parseOnRead } from './json-text.js';
 import { ToolOutput, type Logger, type ToolContext } from './plugin.js';
 import type { RegisteredTool } from './registry.js';
 import type { Caller } from './policy.js';
@@ -78,6 +79,8 @@ export class Call {
   jsonAnswer = false;
   /** The JSON text of the settled result's data, while kept for responseJson (null: not kept). */
   private dataJson: string | null = null;
+  /** The result's data came as JSON text (JsonText): reading it parses it, so responseJson does not look. */
+  private dataIsText = false;
 
   constructor(
     request: ToolCallRequest,
@@ -191,7 +194,7 @@ export class Call {
     this.dataJson = null;
     const d = r.data;
     const text =
-      dataJson === null || hasOwnToJson(d.data) || d.events.length !== 0
+      dataJson === null || (!this.dataIsText && hasOwnToJson(d.data)) || d.events.length !== 0
         ? undefined
         : responseText(r, d, dataJson);
     return text ?? JSON.stringify(r);
@@ -350,7 +353,22 @@ export class Call {
     this.deadlines.remove(this, this.deadlineSlot);
     let data: unknown = partial.data ?? null;
     let truncated = partial.truncated ?? false;
-    if (data !== null) {
+    // Data given as JSON text that fits the cap: answered as it is, parsed only if something reads it.
+    let text: string | null = null;
+    if (data instanceof JsonText) {
+      const bytes = Buffer.byteLength(data.json);
+      if (bytes <= this.limits.maxOutputBytes) {
+        text = data.json;
+        this.outputBytes = bytes;
+        if (this.jsonAnswer) this.dataJson = text;
+        data = null;
+      } else {
+        data = JSON.parse(data.json);
+      }
+    }
+    if (text !== null) {
+      this.dataIsText = true;
+    } else if (data !== null) {
       const cut = truncateValue(data, this.limits.maxOutputBytes);
       data = cut.value;
       truncated ||= cut.truncated;
@@ -371,6 +389,7 @@ export class Call {
       duration_ms: Math.round(performance.now() - this.startedAt),
       events: [],
     };
+    if (text !== null) parseOnRead(result, 'data', text);
     this._state = state;
     // A finished call's events leave the running total, it keeps only what a finished call may, its watchers finish.
     this.events?.settle();

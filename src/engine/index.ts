@@ -7,6 +7,7 @@ export * from './admission.js';
 export * from './arguments.js';
 export * from './registry.js';
 export * from './call.js';
+export { JsonText } from './json-text.js';
 export { writeCallLine, type AccessFields } from './call-line.js';
 export { CallEvents, Watcher, type EventBatch, type EventLimits } from './call-events.js';
 export * from './call-store.js';

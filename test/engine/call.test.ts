@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS, Engine, ToolError, ToolOutput, ToolRegistry, type AuditRecord, type EngineLimits, type Logger, type ToolContext } from '../../src/index.js';
 import type { Call } from '../../src/engine/call.js';
+import { JsonText } from '../../src/engine/json-text.js';
 import { ToolCallRequest, type ToolEvent } from '../../src/protocol/index.js';
 import { crashTool, deferred, definePlugin, echoTool, failTool } from '../helpers/plugins.js';
 
@@ -339,6 +340,8 @@ describe('the response as JSON text (a JSON answer)', () => {
     ['too large (cut to the cap)', () => ({ text: 'x'.repeat(5000), more: ['y'.repeat(3000)] })],
     ['ToolOutput', () => new ToolOutput({ data: { out: 'ok' }, summary: 'done "ok"', exitCode: 0, truncated: true })],
     ['ToolOutput, odd summary', () => new ToolOutput({ data: 1, summary: { not: 'a string' }, exitCode: Number.NaN })],
+    ['ToolOutput of JSON text (JsonText)', () => new ToolOutput({ data: new JsonText(JSON.stringify({ entries: [{ path: 'a "b" é', type: 'file' }] })), summary: 's' })],
+    ['JSON text over the cap (parsed, then cut)', () => new ToolOutput({ data: new JsonText(JSON.stringify({ text: 'x'.repeat(5000), n: 1 })) })],
     ['ToolError', () => { throw new ToolError('it "failed"\n', { data: { partial: [1] }, exitCode: 2 }); }],
     ['other error', () => { throw new Error('boom'); }],
   ];
@@ -360,6 +363,34 @@ describe('the response as JSON text (a JSON answer)', () => {
       expect(call.responseJson()).toBe(JSON.stringify(call.response));
     });
   }
+
+  it('data given as JSON text is answered as that text, and parsed only when read, to the same value', async () => {
+    const value = { path: 'dir', entries: [{ path: 'dir/a "quoted" name', type: 'file' }, { path: 'dir/é', type: 'dir' }], truncated: false };
+    const json = JSON.stringify(value);
+    const parsed: string[] = [];
+    const realParse = JSON.parse;
+    const plugin = definePlugin('json-text', [[{ name: 'out', description: 'Returns JSON text' }, async () => new ToolOutput({ data: new JsonText(json) })]]);
+    const engine = new Engine({ registry: new ToolRegistry([plugin], quiet), logger: quiet, limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 1000, maxBufferedEvents: 100_000 } });
+    engine.registry.rebuild();
+    const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS, { jsonAnswer: true });
+    await call.result;
+    JSON.parse = ((text: string, ...rest: []) => (parsed.push(text), realParse(text, ...rest))) as typeof JSON.parse;
+    try {
+      const text = call.responseJson()!;
+      expect(text).toContain(`"data":${json},`);
+      expect(parsed).toEqual([]); // answered without parsing it
+      expect(call.response!.data.data).toEqual(value);
+      expect(parsed).toEqual([json]);
+      expect(call.response!.data.data).toBe(call.response!.data.data); // parsed once
+      expect(parsed).toHaveLength(1);
+      expect(realParse(text)).toEqual(realParse(JSON.stringify(call.response)));
+    } finally {
+      JSON.parse = realParse;
+    }
+    expect(Object.keys(call.response!.data)).toEqual(['success', 'tool_name', 'data', 'summary', 'truncated', 'exit_code', 'error', 'error_code', 'duration_ms', 'events']);
+    call.response!.data.data = 'replaced';
+    expect(call.response!.data.data).toBe('replaced');
+  });
 
   it('a call stopped before its tool answers (timeout, cancel) answers the same text', async () => {
     const { engine, remote } = setup();

@@ -10,6 +10,7 @@ import { runFsTool, type FsContext, type FsLimits } from './dispatch.js';
 import { WorkspaceQuota } from './quota.js';
 import { Workspace } from './workspace.js';
 import { answerOnThisThread } from './sync-threads.js';
+import { batchedSender, eachMessage, type Batch } from './ipc-batch.js';
 import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
 
 // Drop to the workspace owner before anything else runs: every module this process needs is loaded (static
@@ -42,11 +43,13 @@ let limits: FsLimits;
 let quotaLimit: number | null = null;
 const running = new Map<number, CallStop>();
 
-const send = (m: FromWorker) => process.send?.(m);
+// A turn's answers and events go to the gateway as one message (ipc-batch.ts).
+const send = batchedSender<FromWorker>((m) => process.send?.(m));
 
 function answerOf(value: unknown): Answer {
   if (value instanceof ToolOutput) {
-    return { kind: 'output', data: value.data, summary: value.summary, exitCode: value.exitCode, truncated: value.truncated };
+    const json = JSON.stringify(value.data) ?? 'null';
+    return { kind: 'output', json, summary: value.summary, exitCode: value.exitCode, truncated: value.truncated };
   }
   return { kind: 'value', value };
 }
@@ -99,7 +102,9 @@ async function call(m: Extract<ToWorker, { type: 'call' }>): Promise<void> {
   send({ type: 'done', id: m.id, answer, used: quota.known });
 }
 
-process.on('message', (m: ToWorker) => {
+process.on('message', (m: ToWorker | Batch<ToWorker>) => eachMessage(m, handle));
+
+function handle(m: ToWorker): void {
   switch (m.type) {
     case 'init':
       ws = new Workspace(m.root);
@@ -120,6 +125,6 @@ process.on('message', (m: ToWorker) => {
       running.get(m.id)?.stop();
       break;
   }
-});
+}
 // The gateway went away: so does the worker.
 process.on('disconnect', () => process.exit(0));

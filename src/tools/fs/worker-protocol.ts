@@ -9,9 +9,12 @@ export type ToWorker =
   | { type: 'call'; id: number; name: string; args: Record<string, unknown>; used: number | null; streaming: boolean }
   | { type: 'cancel'; id: number };
 
-/** A tool's answer: a ToolOutput's fields, a plain value, a ToolError's fields, or an unexpected failure. */
+/**
+ * A tool's answer: a ToolOutput's fields (its data as JSON text, which the gateway answers with as it is:
+ * engine/json-text.ts), a plain value, a ToolError's fields, or an unexpected failure.
+ */
 export type Answer =
-  | { kind: 'output'; data: unknown; summary: unknown; exitCode: number | null; truncated: boolean }
+  | { kind: 'output'; json: string; summary: unknown; exitCode: number | null; truncated: boolean }
   | { kind: 'value'; value: unknown }
   | { kind: 'tool_error'; message: string; data: unknown; exitCode: number | null; truncated: boolean }
   | { kind: 'failure'; message: string };

@@ -7,11 +7,12 @@
  * down to it. The child is started on first use and again after it dies.
  */
 import { fork, type ChildProcess } from 'node:child_process';
-import { ToolError, ToolOutput, type Logger, type ToolContext } from '../../engine/index.js';
+import { JsonText, ToolError, ToolOutput, type Logger, type ToolContext } from '../../engine/index.js';
 import { distFile } from '../../package-root.js';
 import type { FsContext, FsLimits } from './dispatch.js';
 import type { Owner, Workspace } from './workspace.js';
 import { handOut } from './hand-out.js';
+import { batchedSender, eachMessage, type Batch } from './ipc-batch.js';
 import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
 
 /** The worker, built to its own file in dist/ (`npm test` builds it before the tests run the sources). */
@@ -25,6 +26,8 @@ interface Pending {
 
 export class FsWorker {
   private child: ChildProcess | null = null;
+  /** Sends to the running child, a turn's messages at a time (ipc-batch.ts). */
+  private post: (m: ToWorker) => void = () => {};
   private ready: Promise<void> | null = null;
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
@@ -45,18 +48,16 @@ export class FsWorker {
     used: number | null,
   ): Promise<{ result: unknown; used: number | null }> {
     await (this.ready ??= this.spawn());
-    const child = this.child;
-    if (!child?.connected) throw new ToolError('the file tools worker stopped unexpectedly; try the call again');
+    if (!this.child?.connected) throw new ToolError('the file tools worker stopped unexpectedly; try the call again');
+    const post = this.post;
     const id = this.nextId++;
     // onStop, not ctx.signal: reading the signal makes the call's AbortController (and aborts it when the call
     // settles), a large part of a quick call's cost; a stopped call is told to the worker either way.
-    const stopListening = ctx.onStop(() => {
-      if (child.connected) child.send({ type: 'cancel', id } satisfies ToWorker);
-    });
+    const stopListening = ctx.onStop(() => post({ type: 'cancel', id }));
     try {
       const done = await new Promise<{ answer: Answer; used: number | null }>((resolve, reject) => {
         this.pending.set(id, { ctx, resolve: resolve as (v: unknown) => void, reject });
-        child.send({ type: 'call', id, name, args, used, streaming: ctx.streaming } satisfies ToWorker);
+        post({ type: 'call', id, name, args, used, streaming: ctx.streaming });
       });
       return { result: fromAnswer(done.answer), used: done.used };
     } finally {
@@ -79,8 +80,12 @@ export class FsWorker {
       stdio: stdio as ('ignore' | 'inherit' | 'ipc' | number)[],
     });
     this.child = child;
+    this.post = batchedSender<ToWorker>((m) => {
+      // Gone since: its exit rejects what is pending.
+      if (child.connected) child.send(m);
+    });
     return new Promise<void>((resolve, reject) => {
-      child.on('message', (m: FromWorker) => {
+      const onMessage = (m: FromWorker) => {
         if (m.type === 'ready') return resolve();
         const p = this.pending.get(m.id);
         if (!p) return;
@@ -91,7 +96,8 @@ export class FsWorker {
           // One read of the IPC channel can hold many answers: a few are resumed per event-loop turn (hand-out.ts).
           handOut(() => p.resolve(m));
         }
-      });
+      };
+      child.on('message', (m: FromWorker | Batch<FromWorker>) => eachMessage(m, onMessage));
       child.on('exit', (code, signal) => {
         if (this.child === child) {
           this.child = null;
@@ -111,7 +117,7 @@ export class FsWorker {
         }
         reject(this.cannotStart());
       });
-      child.send({ type: 'init', root: this.ws.root, realRoot: this.ws.real, limits: this.limits, quotaLimit: this.quotaLimit } satisfies ToWorker);
+      this.post({ type: 'init', root: this.ws.root, realRoot: this.ws.real, limits: this.limits, quotaLimit: this.quotaLimit });
     });
   }
 
@@ -139,7 +145,7 @@ export class FsWorker {
 function fromAnswer(a: Answer): unknown {
   switch (a.kind) {
     case 'output':
-      return new ToolOutput(a);
+      return new ToolOutput({ data: new JsonText(a.json), summary: a.summary, exitCode: a.exitCode, truncated: a.truncated });
     case 'value':
       return a.value;
     case 'tool_error':
