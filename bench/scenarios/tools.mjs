@@ -146,8 +146,12 @@ export async function tools({ quick, log }) {
           'message and answer cost ~40 % more per call again (measured: gateway ~330 µs + worker ~300 µs per listing, vs ~530 µs ' +
           'in the gateway alone and ~340 µs for the bare route). Since 2 Dec 2026 that worker, whose event loop serves nothing ' +
           'else, makes the system calls on its own thread instead of a helper thread\'s (sync-threads.ts `answerOnThisThread`): ' +
-          'its CPU per listing went from 340-400 µs to 270-280 µs and per small read_file from 205-230 µs to 125-130 µs (that ' +
-          'day bare Hono\'s listing route took ~385 µs a call; the IPC message each way and the answer\'s JSON are what is left). ' +
+          'its CPU per listing went from 340-400 µs to 270-280 µs and per small read_file from 205-230 µs to 125-130 µs. What a ' +
+          'turn sends each way now goes as one IPC message (fs/ipc-batch.ts: a burst of calls wakes the other process once), and ' +
+          'the worker\'s answer arrives as the JSON text of its data, which the gateway answers with as it is (engine/json-text.ts, ' +
+          'parsed only if something reads it): per listing, gateway 345-390 → 275-290 µs and worker ~250 µs; per small read_file ' +
+          'gateway 225-235 → 170-200 µs and worker ~80 µs, against 310-340 µs and 280-330 µs for the bare routes that hour. What ' +
+          'is left for a listing is the second process: its readdir through /proc/self/fd, the JSON of 100 entries and the IPC. ' +
           'Sizes are opt-in since this issue: with them, an lstat per file through the directory\'s descriptor, several times the ' +
           'listing itself.',
         '',
