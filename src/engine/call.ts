@@ -360,14 +360,12 @@ export class Call {
       if (bytes <= this.limits.maxOutputBytes) {
         text = data.json;
         this.outputBytes = bytes;
-        if (this.jsonAnswer) this.dataJson = text;
-        data = null;
-      } else {
-        data = JSON.parse(data.json);
+        this.dataIsText = true;
       }
+      data = text === null ? JSON.parse(data.json) : null;
     }
     if (text !== null) {
-      this.dataIsText = true;
+      if (this.jsonAnswer) this.dataJson = text;
     } else if (data !== null) {
       const cut = truncateValue(data, this.limits.maxOutputBytes);
       data = cut.value;
