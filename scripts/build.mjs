@@ -8,10 +8,11 @@
  * Usage: node scripts/build.mjs   (npm run build)
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, rmSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
+import { parseAst } from 'rolldown/parseAst';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const DIST = join(ROOT, 'dist');
@@ -23,9 +24,15 @@ const DIST = join(ROOT, 'dist');
  */
 const ENTRIES = [
   'cli', // the a2e-gateway command (package.json "bin")
-  'tools/eval/worker', // eval_js's worker thread (new Worker, src/tools/eval/plugin.ts)
   'tools/fs/worker-main', // the privilege-separated file tools' child process (fork, src/tools/fs/worker.ts)
 ];
+
+/**
+ * eval_js's worker thread (new Worker, src/tools/eval/plugin.ts), built on its own as an ES module
+ * (dist/tools/eval/worker.mjs): QuickJS's CommonJS build does not keep to the WebAssembly memory it is given, which is
+ * what bounds an evaluation's memory; its ES-module build does. It shares no code with the rest (its protocol is types).
+ */
+const ESM_WORKER = 'tools/eval/worker';
 
 /**
  * Entries that are libraries: the package's exports, and internals the bench and a test drive by path
@@ -104,6 +111,48 @@ const zodEnglishOnly = {
   load: (id) => (/[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/.test(id) ? `export { default as en } from './en.js';` : null),
 };
 
+/**
+ * pkce-challenge (the MCP SDK's) falls back to `import("node:crypto")` where there is no global crypto (Node < 19, so
+ * never here): as a require, so that no import() is left in code the compile cache runs.
+ */
+const PKCE_IMPORT = 'import("node:crypto").then(m => m.webcrypto)';
+const pkceWithoutImport = {
+  name: 'a2e-pkce-without-import',
+  transform(code, id) {
+    if (!/[\\/]node_modules[\\/]pkce-challenge[\\/]/.test(id) || !code.includes('import(')) return null;
+    if (!code.includes(PKCE_IMPORT)) throw new Error(`${id}: its import("node:crypto") is not where the build expects it; update pkceWithoutImport`);
+    return { code: code.replace(PKCE_IMPORT, 'Promise.resolve(require("node:crypto").webcrypto)'), map: null };
+  },
+};
+
+/**
+ * Fails the build if a dynamic import() is left in a built file other than chunks/native-import.js: code the
+ * compile cache gives back cannot run one (src/compile-cache.ts), and it would fail only on a warm start.
+ */
+function checkDynamicImports(dir) {
+  const found = [];
+  const visit = (node, file) => {
+    if (!node || typeof node !== 'object') return;
+    if (node.type === 'ImportExpression') found.push(file);
+    for (const value of Object.values(node)) {
+      if (Array.isArray(value)) for (const v of value) visit(v, file);
+      else if (value && typeof value === 'object' && typeof value.type === 'string') visit(value, file);
+    }
+  };
+  const walk = (d) => {
+    for (const name of readdirSync(d)) {
+      const path = join(d, name);
+      if (statSync(path).isDirectory()) {
+        if (path !== join(DIST, 'ui')) walk(path);
+      } else if (name.endsWith('.js') && path !== join(DIST, 'chunks', 'native-import.js')) {
+        visit(parseAst(readFileSync(path, 'utf8'), { sourceType: 'script' }), relative(DIST, path));
+      }
+    }
+  };
+  walk(dir);
+  if (found.length) throw new Error(`import() left in ${[...new Set(found)].join(', ')}: load packages with src/load-package.ts, import plugins with src/native-import.ts`);
+}
+
 const isExternal = (id) => EXTERNAL.some((e) => (typeof e === 'string' ? id === e || id.startsWith(`${e}/`) : e.test(id)));
 
 function run(command, args) {
@@ -128,11 +177,7 @@ async function bundle() {
     if (err.code !== 'ENOENT') throw err;
   }
   await build({
-    input: {
-      ...Object.fromEntries(ENTRIES.map((e) => [e, join(ROOT, 'src', `${e}.ts`)])),
-      ...Object.fromEntries(LIBRARY_ENTRIES.map((e) => [e, `${FACADE}${e}`])),
-    },
-    plugins: [facades, zodEnglishOnly],
+    input: { [ESM_WORKER]: join(ROOT, 'src', `${ESM_WORKER}.ts`) },
     platform: 'node',
     tsconfig: join(ROOT, 'tsconfig.build.json'),
     external: isExternal,
@@ -141,6 +186,32 @@ async function bundle() {
     output: {
       dir: DIST,
       format: 'esm',
+      charset: 'ascii',
+      sourcemap: true,
+      sourcemapExcludeSources: true,
+      entryFileNames: '[name].mjs',
+      minify: process.env.A2E_BUILD_MINIFY !== '0',
+    },
+  });
+  await build({
+    input: {
+      ...Object.fromEntries(ENTRIES.map((e) => [e, join(ROOT, 'src', `${e}.ts`)])),
+      ...Object.fromEntries(LIBRARY_ENTRIES.map((e) => [e, `${FACADE}${e}`])),
+    },
+    plugins: [facades, zodEnglishOnly, pkceWithoutImport],
+    platform: 'node',
+    tsconfig: join(ROOT, 'tsconfig.build.json'),
+    external: isExternal,
+    transform: { target: 'node20' },
+    logLevel: 'warn',
+    output: {
+      dir: DIST,
+      // CommonJS (dist/package.json says so): Node 20 can cache the compiled code of a script (vm.Script's
+      // cachedData, src/compile-cache.ts) but not of an ES module, and compiling is much of start-up.
+      format: 'cjs',
+      // The one import() the gateway keeps (src/native-import.ts) in a chunk of its own, which the compile cache
+      // leaves to Node's loader; checkDynamicImports() fails the build if another import() is left anywhere.
+      codeSplitting: { groups: [{ name: 'native-import', test: /[\\/]src[\\/]native-import\.ts$/ }] },
       // ASCII-only files: Node decodes them on its fast path and V8 keeps them as one-byte strings (the sources'
       // "—" and "…" would make every chunk holding one a two-byte string, slower to decode and to scan).
       charset: 'ascii',
@@ -159,4 +230,7 @@ const started = performance.now();
 // Declarations only: the JavaScript is rolldown's. tsc also type-checks the sources.
 run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', 'tsconfig.build.json']);
 await bundle();
+checkDynamicImports(DIST);
+// The bundle is CommonJS in a "type": "module" package: this file tells Node so for everything under dist/.
+writeFileSync(join(DIST, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
 console.log(`dist/: bundled in ${((performance.now() - started) / 1000).toFixed(1)} s`);

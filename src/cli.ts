@@ -8,7 +8,10 @@
  * Each command loads only what it needs: the client commands (list, call)
  * never load the server, and serve loads it when it runs (dynamic imports).
  */
+import { dirname } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { UsageError } from './cli/usage.js';
+import { useCompileCache } from './compile-cache.js';
 import { similarNames } from './engine/similar.js';
 import { VERSION } from './version.js';
 
@@ -75,7 +78,14 @@ async function main(argv: string[]): Promise<void> {
   }
 }
 
-main(process.argv.slice(2)).catch((err: unknown) => {
+// Every command's code after this line (its dynamic imports) is compiled with what the last run cached.
+const compileCache = useCompileCache(dirname(fileURLToPath(import.meta.url)));
+
+main(process.argv.slice(2)).then(() => {
+  // serve returns once the gateway listens, every other command as it ends: either way what it compiled is
+  // what the next start needs (written only when there was no usable cache: after a build or a Node upgrade).
+  compileCache.save();
+}, (err: unknown) => {
   // ConfigError by name: its module belongs to the server side, which a client command never loads.
   const usage = err instanceof UsageError || (err as Error).name === 'ConfigError';
   process.stderr.write(`a2e-gateway: ${(err as Error).message}\n`);

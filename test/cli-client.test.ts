@@ -253,8 +253,8 @@ describe('a2e-gateway call', () => {
 describe('the client commands load only the client', () => {
   const RECORD_IMPORTS = fileURLToPath(new URL('./fixtures/record-imports.mjs', import.meta.url));
   const NO_GLOBAL_FETCH = fileURLToPath(new URL('./fixtures/no-global-fetch.mjs', import.meta.url));
-  /** The CLI's own modules a client command may load: the command line, the client and its output. */
-  const CLIENT_MODULE = /\/src\/(cli\.ts|cli\/(client|usage|live|http-fetch|json-request)\.ts|client\/[\w-]+\.ts|engine\/similar\.ts|version\.ts|package-root\.ts)$/;
+  /** The CLI's own modules a client command may load: the command line (and its compile cache), the client and its output. */
+  const CLIENT_MODULE = /\/src\/(cli\.ts|cli\/(client|usage|live|http-fetch|json-request)\.ts|client\/[\w-]+\.ts|engine\/similar\.ts|version\.ts|package-root\.ts|compile-cache\.ts)$/;
   const CLIENT_PACKAGES = ['openapi-fetch', 'eventsource-parser'];
   const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 

@@ -94,9 +94,12 @@ describe('a plugin project outside the repo', () => {
     const pkg = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8'));
     expect(pkg.scarfSettings).toEqual({ enabled: false }); // read by @scarf/scarf (swagger-ui-dist's dependency) down the chain
     for (const file of ['dist/cli.js', 'dist/index.js', 'dist/plugin.js', 'dist/plugin.d.ts']) expect(existsSync(join(installed, file)), file).toBe(true);
-    // The plugin entry has no dependency at run time: it loads with nothing but itself.
+    // The plugin entry has no dependency at run time: it loads with nothing but itself, imported (dist/ is CommonJS:
+    // an ES module sees its exports by name, and the whole as the default) or required.
     const entry = await execa('node', ['--input-type=module', '-e', "import('a2e-gateway/plugin').then((m) => console.log(Object.keys(m).sort().join()))"], { cwd: project });
-    expect(entry.stdout).toBe('ToolError,ToolOutput');
+    expect(entry.stdout).toBe('ToolError,ToolOutput,default');
+    const required = await execa('node', ['-e', "console.log(Object.keys(require('a2e-gateway/plugin')).sort().join())"], { cwd: project });
+    expect(required.stdout).toBe('ToolError,ToolOutput');
   });
 
   it('compiles a typed TypeScript plugin with tsc, and a type error is caught', async () => {

@@ -3,7 +3,9 @@
  * every peer, JSON GETs for cards, JSON-RPC POSTs and SSE streams.
  */
 import { createParser } from 'eventsource-parser';
+import type * as Undici from 'undici';
 import type { Dispatcher } from 'undici';
+import { loadPackage } from '../load-package.js';
 import { serverAttributes, startClientSpan, tracingOn, type ActiveSpan } from '../observability/tracing.js';
 
 /** A failure to talk to a peer (network, HTTP status, body that is not JSON). */
@@ -28,8 +30,8 @@ const DRAIN_MAX_BYTES = 64 * 1024;
 const DRAIN_MS = 2000;
 
 /** undici (over a hundred modules), loaded by the first request to a peer rather than at start-up. */
-let undici: Promise<typeof import('undici')> | undefined;
-const loadUndici = () => (undici ??= import('undici'));
+let undici: Promise<typeof Undici> | undefined;
+const loadUndici = () => (undici ??= loadPackage<typeof Undici>('undici'));
 
 export class PeerHttp {
   /** Given, or this instance's own pool, made with the first request. */

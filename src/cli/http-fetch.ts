@@ -22,7 +22,7 @@ export async function cliFetch(input: string | URL | Request, init?: RequestInit
   if (body) headers['content-length'] = String(body.length);
   const url = new URL(req.url);
   // node:https (and tls) only for an https gateway: loading them costs a plain-http command more than its request.
-  const send = url.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
+  const send = url.protocol === 'https:' ? process.getBuiltinModule('node:https').request : httpRequest;
 
   return new Promise<Response>((resolve, reject) => {
     const onAbort = () => {

@@ -19,7 +19,7 @@ export interface JsonAnswer {
 export async function postJson(baseUrl: string, path: string, body: unknown, headers: Record<string, string>): Promise<JsonAnswer> {
   const url = new URL(`${baseUrl.replace(/\/+$/, '')}${path}`);
   // node:https (and tls) only for an https gateway: loading them costs a plain-http command more than its request.
-  const send = url.protocol === 'https:' ? (await import('node:https')).request : httpRequest;
+  const send = url.protocol === 'https:' ? process.getBuiltinModule('node:https').request : httpRequest;
   const payload = Buffer.from(JSON.stringify(body));
   return new Promise<JsonAnswer>((resolve, reject) => {
     const outgoing = send(

@@ -7,7 +7,9 @@
  * from that scrape on. Each gateway has its own registry, so several gateways
  * in one process (tests, embedding) never clash.
  */
+import type * as PromClient from 'prom-client';
 import type { Registry } from 'prom-client';
+import { loadPackage } from '../load-package.js';
 import { LabeledCounter, LabeledHistogram, type CounterSample, type HistogramSample } from './labeled-metrics.js';
 import type { AuditRecord, AuditSink } from '../engine/index.js';
 
@@ -49,7 +51,7 @@ export class GatewayMetrics {
 
   /** The prom-client registry with every metric, loading prom-client the first time. */
   private loadRegistry(): Promise<Registry> {
-    this.registry ??= import('prom-client').then(({ collectDefaultMetrics, Gauge, Registry }) => {
+    this.registry ??= loadPackage<typeof PromClient>('prom-client').then(({ collectDefaultMetrics, Gauge, Registry }) => {
       const registry = new Registry();
       const registers = [registry];
       registry.registerMetric(this.calls as never);

@@ -8,6 +8,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { ConfigError } from '../config/config-error.js';
 import type { Logger, ToolPlugin } from '../engine/index.js';
+import { nativeImport } from '../native-import.js';
 import { isPath, type PluginEntry } from './config.js';
 
 import type { PluginFactory } from './factory.js';
@@ -24,7 +25,7 @@ export async function loadConfiguredPlugins(entries: readonly PluginEntry[], log
     const label = `plugins[${i}] (module ${JSON.stringify(entry.module)})`;
     let mod: Record<string, unknown>;
     try {
-      mod = (await import(isPath(entry.module) ? pathToFileURL(resolve(entry.module)).href : entry.module)) as Record<string, unknown>;
+      mod = await nativeImport(isPath(entry.module) ? pathToFileURL(resolve(entry.module)).href : entry.module);
     } catch (err) {
       throw new ConfigError(`${label} failed to load: ${whyNotLoaded(entry.module, err as Error & { code?: string })}`);
     }

@@ -8,6 +8,7 @@
 import type * as Jose from 'jose';
 import type { JWTPayload } from 'jose';
 import type { Logger } from '../engine/index.js';
+import { loadPackage } from '../load-package.js';
 import type { Principal } from './principal.js';
 import type { JwtConfig, JwtRuleConfig } from './jwt-config.js';
 
@@ -15,7 +16,7 @@ type KeySet = ReturnType<typeof Jose.createRemoteJWKSet>;
 
 let jose: Promise<typeof Jose> | undefined;
 /** jose (some 180 modules) is loaded when the first JWT is checked, not at every gateway's start-up. */
-const loadJose = () => (jose ??= import('jose'));
+const loadJose = () => (jose ??= loadPackage<typeof Jose>('jose'));
 
 /** Three base64url segments (the last empty for an unsigned token): what a compact JWS looks like. */
 const JWT_SHAPE = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;

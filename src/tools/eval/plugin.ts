@@ -45,7 +45,7 @@ const CALL_DEADLINE_SLACK_MS = 250;
 const TERMINATE_GRACE_MS = 1000;
 
 /** The worker, built to its own file in dist/ (`npm test` builds it before the tests run the sources). */
-const workerUrl = (): URL => pathToFileURL(distFile('tools/eval/worker.js'));
+const workerUrl = (): URL => pathToFileURL(distFile('tools/eval/worker.mjs'));
 
 export function evalPlugin(config: EvalConfig, _native: NativeContext): ToolPlugin {
   return new EvalPlugin(config);
