@@ -69,9 +69,10 @@ function requireFor(module: Module): NodeJS.Require {
  * Compiles the CommonJS files under `dir` through the cache in `dir/.compile-cache` from now on.
  *
  * @example
- * const cache = useCompileCache(dirname(fileURLToPath(import.meta.url)));
- * await import('./cli/serve.js'); // compiled with the code cached by the last run, if it fits
- * setTimeout(() => cache.save(), 1000).unref(); // after start-up: keep what this run compiled
+ * const cache = useCompileCache(dirname(fileURLToPath(import.meta.url))); // dist/, where this file was built to
+ * const { serve } = await import('./cli/serve.js'); // a require in the bundle: compiled with the cached code, if it fits
+ * await serve(argv, process.env); // listening
+ * cache.save(); // keep what start-up compiled, if there was no usable cache
  */
 export function useCompileCache(dir: string): CompileCache {
   if (process.env.NODE_DISABLE_COMPILE_CACHE || process.sourceMapsEnabled) return OFF;
@@ -109,8 +110,13 @@ export function useCompileCache(dir: string): CompileCache {
         const existing = readdirSync(cacheDir).filter((name) => name.endsWith(SUFFIX));
         for (const { script, file } of pending) {
           const temporary = `${file}.${process.pid}.tmp`;
-          writeFileSync(temporary, script.createCachedData());
-          renameSync(temporary, file);
+          try {
+            writeFileSync(temporary, script.createCachedData());
+            renameSync(temporary, file);
+          } catch (err) {
+            rmSync(temporary, { force: true }); // a disk that filled up mid-write leaves nothing behind
+            throw err;
+          }
           // The same file's code from before a rebuild: its source is gone.
           const name = basename(file);
           for (const old of existing) if (old !== name && cachedFile(old) === cachedFile(name)) rmSync(join(cacheDir, old), { force: true });
