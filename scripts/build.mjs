@@ -127,7 +127,8 @@ const pkceWithoutImport = {
 
 /**
  * Fails the build if a dynamic import() is left in a built file other than chunks/native-import.js: code the
- * compile cache gives back cannot run one (src/compile-cache.ts), and it would fail only on a warm start.
+ * compile cache gives back cannot run one (src/compile-cache.ts), so the cache compiles every file without an import
+ * callback, and a stray import() would fail at run time, in whatever path reaches it first.
  */
 function checkDynamicImports(dir) {
   const found = [];
