@@ -1,9 +1,9 @@
 /**
- * What a process loaded, module by module, from what the import recorders (test/fixtures/record-imports.mjs,
- * test/fixtures/module-log/) saw it load file by file. dist/ is a bundle: one file (a chunk) holds many of the
- * gateway's modules and of the packages it bundles. Each chunk is replaced by the modules its source map says
- * it was built from (src/server.ts, node_modules/zod/…), as absolute paths; every other file (a package left
- * external, loaded from node_modules) is kept as it was recorded.
+ * What a process loaded, module by module, from what the import recorder (test/fixtures/record-imports.mjs) saw
+ * it load file by file. dist/ is a bundle: one file (a chunk) holds many of the gateway's modules and of the
+ * packages it bundles. Each chunk is replaced by the modules its source map says it was built from (src/server.ts,
+ * node_modules/zod/…), as absolute paths; every other file (a package left external, loaded from node_modules) is
+ * kept as it was recorded.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
