@@ -177,51 +177,40 @@ async function bundle() {
   } catch (err) {
     if (err.code !== 'ENOENT') throw err;
   }
+  /** What both builds share: Node 20, the externals, and the output's encoding, maps and minification. */
+  const common = { platform: 'node', tsconfig: join(ROOT, 'tsconfig.build.json'), external: isExternal, transform: { target: 'node20' }, logLevel: 'warn' };
+  const commonOutput = {
+    dir: DIST,
+    // ASCII-only files: Node decodes them on its fast path and V8 keeps them as one-byte strings (the sources'
+    // "—" and "…" would make every chunk holding one a two-byte string, slower to decode and to scan).
+    charset: 'ascii',
+    sourcemap: true,
+    // The maps point at src/ (as tsc's did) without a copy of every source, bundled packages' included.
+    sourcemapExcludeSources: true,
+    minify: process.env.A2E_BUILD_MINIFY !== '0',
+  };
   await build({
+    ...common,
     input: { [ESM_WORKER]: join(ROOT, 'src', `${ESM_WORKER}.ts`) },
-    platform: 'node',
-    tsconfig: join(ROOT, 'tsconfig.build.json'),
-    external: isExternal,
-    transform: { target: 'node20' },
-    logLevel: 'warn',
-    output: {
-      dir: DIST,
-      format: 'esm',
-      charset: 'ascii',
-      sourcemap: true,
-      sourcemapExcludeSources: true,
-      entryFileNames: '[name].mjs',
-      minify: process.env.A2E_BUILD_MINIFY !== '0',
-    },
+    output: { ...commonOutput, format: 'esm', entryFileNames: '[name].mjs' },
   });
   await build({
+    ...common,
     input: {
       ...Object.fromEntries(ENTRIES.map((e) => [e, join(ROOT, 'src', `${e}.ts`)])),
       ...Object.fromEntries(LIBRARY_ENTRIES.map((e) => [e, `${FACADE}${e}`])),
     },
     plugins: [facades, zodEnglishOnly, pkceWithoutImport],
-    platform: 'node',
-    tsconfig: join(ROOT, 'tsconfig.build.json'),
-    external: isExternal,
-    transform: { target: 'node20' },
-    logLevel: 'warn',
     output: {
-      dir: DIST,
+      ...commonOutput,
       // CommonJS (dist/package.json says so): Node 20 can cache the compiled code of a script (vm.Script's
       // cachedData, src/compile-cache.ts) but not of an ES module, and compiling is much of start-up.
       format: 'cjs',
       // The one import() the gateway keeps (src/native-import.ts) in a chunk of its own, which the compile cache
       // leaves to Node's loader; checkDynamicImports() fails the build if another import() is left anywhere.
       codeSplitting: { groups: [{ name: 'native-import', test: /[\\/]src[\\/]native-import\.ts$/ }] },
-      // ASCII-only files: Node decodes them on its fast path and V8 keeps them as one-byte strings (the sources'
-      // "—" and "…" would make every chunk holding one a two-byte string, slower to decode and to scan).
-      charset: 'ascii',
-      sourcemap: true,
-      // The maps point at src/ (as tsc's did) without a copy of every source, bundled packages' included.
-      sourcemapExcludeSources: true,
       entryFileNames: '[name].js',
       chunkFileNames: chunkFileName,
-      minify: process.env.A2E_BUILD_MINIFY !== '0',
       strictExecutionOrder: process.env.A2E_BUILD_STRICT === '1',
     },
   });

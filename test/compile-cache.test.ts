@@ -79,7 +79,11 @@ async function checkGateway(url: string): Promise<void> {
 /** The cache's files: name → the file's inode and modification time (a rewrite changes them). */
 async function cacheFiles(): Promise<Map<string, string>> {
   const names = (await readdir(cacheDir)).filter((n) => n.endsWith('.bin'));
-  return new Map(await Promise.all(names.map(async (n) => [n, `${(await stat(join(cacheDir, n))).ino}:${(await stat(join(cacheDir, n))).mtimeMs}`] as const)));
+  const stamp = async (n: string) => {
+    const s = await stat(join(cacheDir, n));
+    return `${s.ino}:${s.mtimeMs}`;
+  };
+  return new Map(await Promise.all(names.map(async (n) => [n, await stamp(n)] as const)));
 }
 
 describe('the compile cache', () => {
