@@ -109,16 +109,22 @@ class ShellPlugin implements ToolPlugin {
     } finally {
       await cwdDir.close();
     }
+    const check = () =>
+      probeSandbox({
+        workspace: this.hostWorkspace,
+        network: this.config.network,
+        mounts: this.config.mounts,
+        limits: this.config.limits,
+        tmpMb: this.config.tmp_mb,
+      });
+    // With enabled: auto the check starts once the start-up in progress has run to its end (the CLI's: to the listening
+    // line): spawning bwrap forks this process, a synchronous cost (~20-30 ms on a slow VM) start-up need not wait for.
     const probe =
       unusable !== null
         ? Promise.resolve(unusable)
-        : probeSandbox({
-            workspace: this.hostWorkspace,
-            network: this.config.network,
-            mounts: this.config.mounts,
-            limits: this.config.limits,
-            tmpMb: this.config.tmp_mb,
-          });
+        : this.config.enabled === 'auto'
+          ? new Promise<void>((resolve) => setImmediate(resolve)).then(check)
+          : check();
     if (this.config.enabled !== 'auto') {
       // enabled: true: a sandbox that cannot be made is a start-up error, so the check runs before listening.
       const missing = await probe;
