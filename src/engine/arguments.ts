@@ -63,12 +63,14 @@ export function compileArguments(params: readonly ToolParameter[], options: { fa
     if (names.has(p.name)) throw new Error(`input parameter "${p.name}" is declared twice`);
     names.add(p.name);
   }
-  const schema = objectSchema(params);
+  // The zod schema is built the first time the hand-written check cannot decide (a mistake, a null to drop): most
+  // tools' arguments never need it, and building every tool's at registration was a measurable part of start-up.
+  let schema: z.ZodType | undefined;
   const fast = options.fastPath === false ? undefined : fastValidator(params);
   return (args) => {
     // The schema would return a copy; the arguments are already the request's own copy (made by its parse).
     if (fast?.(args)) return { ok: true, value: args };
-    const r = schema.safeParse(args, { reportInput: true });
+    const r = (schema ??= objectSchema(params)).safeParse(args, { reportInput: true });
     if (r.success) return { ok: true, value: r.data as Record<string, unknown> };
     return { ok: false, problems: toProblems(r.error.issues, 'arguments') };
   };
