@@ -44,7 +44,7 @@ const { createLogger } = await import(${JSON.stringify(dist('logger.js'))});
 const { LazyChildLogger } = await import(${JSON.stringify(dist('engine/index.js'))});
 process.stderr;
 const flags = parseInt(/flags:\\s+(\\d+)/.exec(readFileSync('/proc/self/fdinfo/2', 'utf8'))[1], 8);
-if ((flags & 0o4000) === 0) { console.log('stderr is blocking'); process.exit(3); }
+if ((flags & 0o4000) === 0) { process.stderr.write('stderr is a blocking pipe here: this test needs it non-blocking'); process.exit(3); }
 const root = createLogger('info');
 const pad = 'é✓'.repeat(200);
 for (let turn = 0, seq = 0; turn < ${BIG_TURNS}; turn++) {
