@@ -1,6 +1,7 @@
 /**
- * A result's data handed to the engine as JSON text, made by `JSON.stringify` in another of the gateway's own
- * processes (the file tools worker, which sends its answers as JSON anyway). The engine answers a JSON door
+ * A result's data handed to the engine as JSON text: made by `JSON.stringify` in another of the gateway's own
+ * processes (the file tools worker, which sends its answers as JSON anyway), or written directly by a native
+ * tool whose answer is cheaper to write as text (list_dir: tools/fs/listing-json.ts). The engine answers a JSON door
  * with the text as it is and parses it only when something reads the value (`ToolResult.data`), so data that
  * crossed a process boundary is not parsed and serialised again on its way out. Not for plugins: the text is
  * trusted to be JSON.

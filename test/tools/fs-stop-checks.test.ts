@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataOf } from '../helpers/tool-data.js';
 import { ToolError, type ToolOutput } from '../../src/engine/index.js';
 import { runFsTool, type FsContext } from '../../src/tools/fs/dispatch.js';
 import { WorkspaceQuota } from '../../src/tools/fs/quota.js';
@@ -71,7 +72,7 @@ describe('file tools: stop checks', () => {
     expect(read.reads).toBe(0);
     const list = context();
     const listed = await run(ws, quota, LIMITS, 'list_dir', { path: 'tree' }, list);
-    expect((listed.data as { entries: unknown[] }).entries).toHaveLength(101);
+    expect((dataOf(listed) as { entries: unknown[] }).entries).toHaveLength(101);
     expect(list.reads).toBe(0);
   });
 
@@ -102,6 +103,6 @@ describe('file tools: stop checks', () => {
     expect(stopped.reads).toBeGreaterThan(0);
     const running = context();
     const out = await run(ws, quota, LIMITS, 'list_dir', { path: 'tree', recursive: true }, running);
-    expect((out.data as { entries: { path: string }[] }).entries.map((e) => e.path)).toContain('tree/a/b/deep.txt');
+    expect((dataOf(out) as { entries: { path: string }[] }).entries.map((e) => e.path)).toContain('tree/a/b/deep.txt');
   });
 });

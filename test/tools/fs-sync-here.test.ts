@@ -9,6 +9,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataOf } from '../helpers/tool-data.js';
 import { listDirTool } from '../../src/tools/fs/list.js';
 import { readFileTool } from '../../src/tools/fs/read.js';
 import { answerOnThisThread, answersOnThisThread, helperThreads } from '../../src/tools/fs/sync-threads.js';
@@ -33,7 +34,7 @@ afterAll(async () => {
 
 const calls = async () => ({
   read: (await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal)).data,
-  list: (await listDirTool(ws, { path: 'dir', sizes: true }, signal)).data,
+  list: dataOf(await listDirTool(ws, { path: 'dir', sizes: true }, signal)),
   missing: await readFileTool(ws, { path: 'dir/nope.txt' }, 1 << 20, signal).catch((err: Error) => err.message),
 });
 

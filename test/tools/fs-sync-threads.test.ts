@@ -13,6 +13,7 @@ import { closeSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, s
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataOf } from '../helpers/tool-data.js';
 import { listDirTool } from '../../src/tools/fs/list.js';
 import { readFileTool } from '../../src/tools/fs/read.js';
 import { Workspace } from '../../src/tools/fs/workspace.js';
@@ -91,7 +92,7 @@ describe('read_file and list_dir answer the same either way', () => {
   it('read_file through a symlink (the long way) equals the direct read (the fast path)', async () => {
     const direct = await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal);
     const viaLink = await readFileTool(ws, { path: 'link.txt' }, 1 << 20, signal);
-    expect(viaLink.data).toEqual(direct.data);
+    expect(dataOf(viaLink)).toEqual(dataOf(direct));
     const bytesDirect = await readFileTool(ws, { path: 'small.txt', encoding: 'base64', offset: 2, limit: 5 }, 1 << 20, signal);
     const bytesLink = await readFileTool(ws, { path: 'link.txt', encoding: 'base64', offset: 2, limit: 5 }, 1 << 20, signal);
     expect(bytesLink.data).toEqual(bytesDirect.data);
@@ -124,13 +125,13 @@ describe('read_file and list_dir answer the same either way', () => {
   it('list_dir of a symlinked directory (the long way) equals the direct listing (the fast path), with and without sizes', async () => {
     const direct = await listDirTool(ws, { path: 'a', sizes: true }, signal);
     const viaLink = await listDirTool(ws, { path: 'link-dir', sizes: true }, signal);
-    expect(viaLink.data).toEqual(direct.data);
-    expect(direct.data).toEqual({ path: 'a', entries: [{ path: 'a/b', type: 'dir', size: null }], truncated: false });
+    expect(dataOf(viaLink)).toEqual(dataOf(direct));
+    expect(dataOf(direct)).toEqual({ path: 'a', entries: [{ path: 'a/b', type: 'dir', size: null }], truncated: false });
     const plainDirect = await listDirTool(ws, { path: 'a' }, signal);
-    expect(plainDirect.data).toEqual({ path: 'a', entries: [{ path: 'a/b', type: 'dir' }], truncated: false });
-    expect((await listDirTool(ws, { path: 'link-dir' }, signal)).data).toEqual(plainDirect.data);
+    expect(dataOf(plainDirect)).toEqual({ path: 'a', entries: [{ path: 'a/b', type: 'dir' }], truncated: false });
+    expect(dataOf(await listDirTool(ws, { path: 'link-dir' }, signal))).toEqual(dataOf(plainDirect));
     const top = await listDirTool(ws, { path: '.', limit: 3, sizes: true }, signal);
-    expect(top.data).toEqual({
+    expect(dataOf(top)).toEqual({
       path: '.',
       entries: [
         { path: 'a', type: 'dir', size: null },

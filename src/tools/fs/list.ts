@@ -3,7 +3,8 @@ import type { Dir } from './dir.js';
 import picomatch from 'picomatch';
 import { ToolError, ToolOutput } from '../../engine/index.js';
 import type { FsContext, Stopped } from './context.js';
-import { ENTRY_TYPES, type RawListing } from './sync-threads.js';
+import { listingJson } from './listing-json.js';
+import type { RawListing } from './sync-threads.js';
 import { walk, type EntryType } from './walk.js';
 import type { Workspace } from './workspace.js';
 
@@ -64,21 +65,10 @@ interface Entry {
   size?: number | null;
 }
 
-/** list_dir's answer for one directory's listing (with sizes when the listing has them). */
-function oneDirectory(shown: string, { names, types, sizes }: RawListing, limit: number): ToolOutput {
-  const n = Math.min(names.length, limit);
-  const entries = new Array<Entry>(n);
-  const prefix = shown === '.' ? '' : `${shown}/`;
-  for (let i = 0; i < n; i++) {
-    const type = ENTRY_TYPES[types[i]!]!;
-    if (sizes === null) {
-      entries[i] = { path: prefix + names[i]!, type };
-      continue;
-    }
-    entries[i] = { path: prefix + names[i]!, type, size: type === 'file' && sizes[i]! >= 0 ? sizes[i]! : null };
-  }
-  const truncated = names.length > limit;
-  return new ToolOutput({ data: { path: shown, entries, truncated }, truncated });
+/** list_dir's answer for one directory's listing (with sizes when the listing has them), its data as JSON text. */
+function oneDirectory(shown: string, listing: RawListing, limit: number): ToolOutput {
+  const { text, truncated } = listingJson(shown, listing, limit);
+  return new ToolOutput({ data: text, truncated });
 }
 
 /** A catch handler turning "does not exist" / "not a directory" into `value`; other errors (escapes) pass. */

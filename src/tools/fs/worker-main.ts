@@ -5,7 +5,7 @@
  * with the same code as the gateway (dispatch.ts), so a race that somehow won
  * would find only what that user — the one commands run as — can reach anyway.
  */
-import { ToolError, ToolOutput } from '../../engine/index.js';
+import { JsonText, ToolError, ToolOutput } from '../../engine/index.js';
 import { runFsTool, type FsContext, type FsLimits } from './dispatch.js';
 import { WorkspaceQuota } from './quota.js';
 import { Workspace } from './workspace.js';
@@ -48,7 +48,8 @@ const send = batchedSender<FromWorker>((m) => process.send?.(m));
 
 function answerOf(value: unknown): Answer {
   if (value instanceof ToolOutput) {
-    const json = JSON.stringify(value.data) ?? 'null';
+    // list_dir's answer is JSON text already (listing-json.ts).
+    const json = value.data instanceof JsonText ? value.data.json : (JSON.stringify(value.data) ?? 'null');
     return { kind: 'output', json, summary: value.summary, exitCode: value.exitCode, truncated: value.truncated };
   }
   return { kind: 'value', value };
