@@ -10,8 +10,10 @@ import { runFsTool, type FsContext, type FsLimits } from './dispatch.js';
 import { WorkspaceQuota } from './quota.js';
 import { Workspace } from './workspace.js';
 import { answerOnThisThread } from './sync-threads.js';
+import { Socket } from 'node:net';
 import { batchedSender, eachMessage, type Batch } from './ipc-batch.js';
-import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
+import { frameOf } from './answer-stream.js';
+import { ANSWER_FD, ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
 
 // Drop to the workspace owner before anything else runs: every module this process needs is loaded (static
 // imports only), so from here on it can reach only what that user can. Groups first, uid last (after it, no
@@ -43,8 +45,17 @@ let limits: FsLimits;
 let quotaLimit: number | null = null;
 const running = new Map<number, CallStop>();
 
-// A turn's answers and events go to the gateway as one message (ipc-batch.ts).
-const send = batchedSender<FromWorker>((m) => process.send?.(m));
+// Answers and events go to the gateway framed on their own pipe (answer-stream.ts), a turn's in one write
+// (ipc-batch.ts). The pipe fails only when the gateway is gone: so is the worker then.
+const answers = new Socket({ fd: ANSWER_FD, readable: false, writable: true });
+answers.on('error', () => process.exit(0));
+const send = batchedSender<FromWorker>((m) => {
+  let frames = '';
+  eachMessage(m, (one) => {
+    frames += frameOf(one);
+  });
+  answers.write(frames);
+});
 
 function answerOf(value: unknown): Answer {
   if (value instanceof ToolOutput) {

@@ -1,8 +1,14 @@
-/** Messages between the gateway and the privilege-separated file tools worker (worker.ts, worker-main.ts). */
+/**
+ * Messages between the gateway and the privilege-separated file tools worker (worker.ts, worker-main.ts):
+ * ToWorker on the IPC channel, FromWorker on a pipe of their own (answer-stream.ts).
+ */
 import type { FsLimits } from './dispatch.js';
 
 /** The descriptor number the worker finds the workspace root at (stdio slot 4 of the fork). */
 export const ROOT_FD = 4;
+
+/** The descriptor the worker writes its messages to, framed (answer-stream.ts): stdio slot 5 of the fork, a pipe. */
+export const ANSWER_FD = 5;
 
 export type ToWorker =
   | { type: 'init'; root: string; realRoot: string; limits: FsLimits; quotaLimit: number | null }

@@ -7,13 +7,15 @@
  * down to it. The child is started on first use and again after it dies.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { JsonText, ToolError, ToolOutput, type Logger, type ToolContext } from '../../engine/index.js';
 import { distFile } from '../../package-root.js';
 import type { FsContext, FsLimits } from './dispatch.js';
 import type { Owner, Workspace } from './workspace.js';
 import { handOut } from './hand-out.js';
-import { batchedSender, eachMessage, type Batch } from './ipc-batch.js';
-import { ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
+import { batchedSender } from './ipc-batch.js';
+import { FrameReader } from './answer-stream.js';
+import { ANSWER_FD, ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
 
 /** The worker, built to its own file in dist/ (`npm test` builds it before the tests run the sources). */
 const workerPath = (): string => distFile('tools/fs/worker-main.js');
@@ -66,16 +68,18 @@ export class FsWorker {
   }
 
   private spawn(): Promise<void> {
-    // stdin, stdout ignored; stderr shared (start-up failures); the IPC channel; the workspace root's descriptor.
+    // stdin, stdout ignored; stderr shared (start-up failures); the IPC channel (calls to the worker); the
+    // workspace root's descriptor; the pipe its answers and events come back on (answer-stream.ts).
     const stdio: (string | number)[] = ['ignore', 'ignore', 'inherit', 'ipc'];
     stdio[ROOT_FD] = this.ws.dir.fd;
+    stdio[ANSWER_FD] = 'pipe';
     // Forked as root and dropping to the owner itself once its code is loaded (worker-main.ts), so the
     // gateway's installation need not be readable by that user (a clone in a 0700 directory works).
     const child = fork(workerPath(), [String(this.owner.uid), String(this.owner.gid)], {
       execArgv: [],
       env: { NODE_ENV: process.env.NODE_ENV ?? 'production' },
-      // JSON: every message is JSON-shaped (tool arguments from a request, answers that become a response),
-      // and it costs the gateway about a third less per call than the structured-clone serializer.
+      // JSON: every call is JSON-shaped (tool arguments from a request), and it costs the gateway about a third
+      // less per call than the structured-clone serializer.
       serialization: 'json',
       stdio: stdio as ('ignore' | 'inherit' | 'ipc' | number)[],
     });
@@ -93,11 +97,24 @@ export class FsWorker {
           p.ctx.emit(m.kind as never, m.data as never);
         } else {
           this.pending.delete(m.id);
-          // One read of the IPC channel can hold many answers: a few are resumed per event-loop turn (hand-out.ts).
+          // One read of the answer pipe can hold many answers: a few are resumed per event-loop turn (hand-out.ts).
           handOut(() => p.resolve(m));
         }
       };
-      child.on('message', (m: FromWorker | Batch<FromWorker>) => eachMessage(m, onMessage));
+      const frames = new FrameReader(onMessage);
+      const answers = (child.stdio as unknown as Readable[])[ANSWER_FD]!;
+      answers.on('data', (chunk: Buffer) => {
+        try {
+          frames.push(chunk);
+        } catch (err) {
+          // Not what the worker writes: it is not to be trusted any more (its exit fails what is pending).
+          this.logger.error({ err }, 'file tools worker sent a malformed answer; stopping it');
+          answers.destroy();
+          child.kill('SIGKILL');
+        }
+      });
+      // Closed when the worker exits (which fails what is pending): nothing to add.
+      answers.on('error', () => {});
       child.on('exit', (code, signal) => {
         if (this.child === child) {
           this.child = null;
