@@ -3,7 +3,8 @@
  * answerOnThisThread), as the privilege-separated worker makes them: the same
  * answers as through a helper thread, no helper thread started, and after a
  * request slower than the stall limit (a slow file system) the requests go
- * to helper threads again. Its own file: the mode is per process (module).
+ * to helper threads for a while, then are answered here again. Its own file:
+ * the mode is per process (module).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,11 +52,27 @@ describe('answerOnThisThread', () => {
     expect(here.missing).toMatch(/not found|no such|does not exist/i);
 
     // The same calls through a helper thread give the same answers (a request slower than 0 ms sends them there).
-    answerOnThisThread(0);
+    answerOnThisThread(0, 60_000);
     await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal);
     expect(answersOnThisThread()).toBe(false);
     const threaded = await calls();
     expect(helperThreads()).toBeGreaterThan(0);
     expect(threaded).toEqual(here);
+  });
+
+  it('after a slow request, answers on helper threads for a while, then on this thread again', async () => {
+    answerOnThisThread(0, 30);
+    expect(answersOnThisThread()).toBe(true);
+    await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal);
+    // Slower than 0 ms: the next requests go to a helper thread...
+    expect(answersOnThisThread()).toBe(false);
+    expect((await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal)).data).toMatchObject({ content: 'hello world\n' });
+    expect(helperThreads()).toBeGreaterThan(0);
+    // ...until the 30 ms are over: then the next one is answered here again (and, slow again, sends them away again).
+    const offSince = performance.now();
+    while (performance.now() - offSince < 40) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(answersOnThisThread()).toBe(true);
+    expect(dataOf(await listDirTool(ws, { path: 'dir' }, signal))).toMatchObject({ path: 'dir', truncated: false });
+    expect(answersOnThisThread()).toBe(false);
   });
 });

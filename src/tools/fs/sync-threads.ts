@@ -74,7 +74,7 @@ function openDirs(fd, names, dirFlags, opened) {
   return dir;
 }
 
-function list({ fd, names, dirFlags, sizes }) {
+function list({ fd, names, dirFlags, sizes, inline }) {
   const opened = [];
   try {
     const dir = fdPath(openDirs(fd, names, dirFlags, opened));
@@ -99,8 +99,8 @@ function list({ fd, names, dirFlags, sizes }) {
         // unreadable: no size, as for a removed entry
       }
     }
-    // The names as one string (a name never holds a NUL): one string to copy across, not one per entry.
-    return [{ names: out.join('\\0'), count: n, types, sizes: size }, size ? [types.buffer, size.buffer] : [types.buffer]];
+    // To another thread, the names as one string (a name never holds a NUL): one string to copy, not one per entry.
+    return [{ names: inline ? out : out.join('\\0'), count: n, types, sizes: size }, size ? [types.buffer, size.buffer] : [types.buffer]];
   } finally {
     for (const d of opened) closeSync(d);
   }
@@ -224,33 +224,52 @@ function pick(): Thread {
  */
 const HERE_STALL_MS = 100;
 
-/** Set by answerOnThisThread: the requests are answered right here until one is slow. */
-let here: { answer: (m: Record<string, unknown>) => [unknown]; stallMs: number } | null = null;
+/** After a slow request, the requests go to helper threads for this long, doubled after each slow one up to HERE_OFF_MAX_MS. */
+const HERE_OFF_MS = 1000;
+const HERE_OFF_MAX_MS = 60_000;
+
+/** Set by answerOnThisThread: the requests are answered right here, except for a while after a slow one (`offUntil`). */
+let here: {
+  answer: (m: Record<string, unknown>) => [unknown];
+  stallMs: number;
+  /** performance.now() before which the requests go to helper threads (0: none was slow). */
+  offUntil: number;
+  /** How long the next slow request sends them there. */
+  offMs: number;
+} | null = null;
 
 /**
  * From now on, make the system calls right on the calling thread, with no helper thread: for a process whose
  * event loop does nothing but these calls (the privilege-separated worker, worker-main.ts; never the gateway's
  * own event loop), where the trip to a helper thread — two messages and two wake-ups on a busy CPU — cost more
  * than the calls themselves (measured: about 40 % of that process's CPU per small read_file). A request that
- * takes longer than `stallMs` shows a slow disk or network file system: from then on the requests go to helper
- * threads again, so one slow call holds the others back once, not every time.
+ * takes longer than `stallMs` shows a slow disk or network file system, or a CPU this process waited long for:
+ * the requests then go to helper threads for `offMs` (one second by default, twice as long after each slow one
+ * up to a minute), so a slow file system holds the others back once in a while, not every time, and a single
+ * stall does not cost the fast path for good.
  */
-export function answerOnThisThread(stallMs = HERE_STALL_MS): void {
+export function answerOnThisThread(stallMs = HERE_STALL_MS, offMs = HERE_OFF_MS): void {
   const answer = new Function('require', `${OPS_SOURCE}\nreturn answer;`)(createRequire(import.meta.url)) as (m: Record<string, unknown>) => [unknown];
-  here = { answer, stallMs };
+  here = { answer, stallMs, offUntil: 0, offMs };
 }
 
-/** Whether requests are answered on this thread (answerOnThisThread, and none was slow yet); for tests and diagnostics. */
-export const answersOnThisThread = (): boolean => here !== null;
+/** Whether requests are answered on this thread now (answerOnThisThread, and not just after a slow one); for tests and diagnostics. */
+export const answersOnThisThread = (): boolean => here !== null && (here.offUntil === 0 || performance.now() >= here.offUntil);
 
 /** How many helper threads this process has started and still runs; for tests and diagnostics. */
 export const helperThreads = (): number => threads.length;
 
 function ask<T>(message: Record<string, unknown>): Promise<T> {
-  if (here) {
+  if (here && (here.offUntil === 0 || performance.now() >= here.offUntil)) {
+    // Answered on this thread: nothing to copy across, so a listing's names stay an array (see list()).
+    message.inline = true;
     const started = performance.now();
     const [a] = here.answer(message);
-    if (performance.now() - started > here.stallMs) here = null;
+    const now = performance.now();
+    if (now - started > here.stallMs) {
+      here.offUntil = now + here.offMs;
+      here.offMs = Math.min(here.offMs * 2, HERE_OFF_MAX_MS);
+    }
     return Promise.resolve(a as T);
   }
   const thread = pick();
@@ -273,7 +292,7 @@ function ask<T>(message: Record<string, unknown>): Promise<T> {
  * open or readdir.
  */
 export async function listDirectory(fd: number, names: readonly string[], dirFlags: number, sizes: boolean): Promise<RawListing> {
-  const a = await ask<{ names: string; count: number; types: Uint8Array; sizes: Float64Array | null } | { kind: 'error'; code: string }>({
+  const a = await ask<{ names: string | string[]; count: number; types: Uint8Array; sizes: Float64Array | null } | { kind: 'error'; code: string }>({
     op: 'list',
     fd,
     names,
@@ -281,7 +300,8 @@ export async function listDirectory(fd: number, names: readonly string[], dirFla
     sizes,
   });
   if ('kind' in a) throw Object.assign(new Error(`reading a directory failed (${a.code})`), { code: a.code });
-  return { names: a.count === 0 ? [] : a.names.split('\0'), types: a.types, sizes: a.sizes };
+  const listed = typeof a.names !== 'string' ? a.names : a.count === 0 ? [] : a.names.split('\0');
+  return { names: listed, types: a.types, sizes: a.sizes };
 }
 
 /**
