@@ -296,9 +296,27 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
         expect(x.response.data).toMatchObject({ success: true, data: { label } });
         expect(x.late()).toEqual([]);
       }
-      // They really ran at the same time: their frames are interleaved on the stream.
-      const order = client.received.filter((m) => m.type === 'tool/event').map((m) => m.req_id);
-      expect(order.indexOf('cc-beta')).toBeLessThan(order.lastIndexOf('cc-alpha'));
+      // They really run at the same time, proven with gates, not timing: each emits its first event, then waits
+      // for its gate; both first events arrive while neither call can have finished.
+      const calls = ['cc-a', 'cc-b'].map((key) =>
+        client.request({ type: 'tool/call/req', id: key, tool_name: 'gated', arguments: { key, steps: 2 }, streaming: true }),
+      );
+      for (const key of ['cc-a', 'cc-b']) await client.waitFor((m) => m.req_id === key && m.type === 'tool/event' && m.seq === 0);
+      expect(client.received.some((m) => m.type === 'tool/call/resp' && (m.req_id === 'cc-a' || m.req_id === 'cc-b'))).toBe(false);
+      // Released in the other order: cc-b finishes first although cc-a started first.
+      gated.open('cc-b', 0);
+      gated.open('cc-b', 1);
+      const gb = await calls[1]!;
+      expect(gb.response.data).toMatchObject({ success: true, data: { key: 'cc-b', steps: 2 } });
+      expect(client.received.some((m) => m.type === 'tool/call/resp' && m.req_id === 'cc-a')).toBe(false);
+      gated.open('cc-a', 0);
+      gated.open('cc-a', 1);
+      const ga = await calls[0]!;
+      for (const x of [ga, gb]) {
+        expect(seqs(x.events)).toEqual([0, 1]);
+        expect(x.late()).toEqual([]);
+      }
+      expect(ga.response.data).toMatchObject({ success: true, data: { key: 'cc-a', steps: 2 } });
     });
 
     it('a stream that reconnects mid-call (no Last-Event-ID, as the reference client): nothing lost, nothing twice', async () => {
