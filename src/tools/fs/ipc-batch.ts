@@ -2,10 +2,11 @@
  * Messages between the gateway and the file tools worker sent together, once
  * per event-loop turn.
  *
- * Each `send` is a write to the IPC pipe, and each write wakes the other
- * process: under load, on a CPU the two share, a wake-up per call and per
- * answer was a large part of a small file call's cost. What one turn sends
- * goes as one message (a batch when there is more than one), in order.
+ * Each `send` is a write to the pipe between them (the IPC channel for calls,
+ * the answer pipe for what comes back: answer-stream.ts), and each write
+ * wakes the other process: under load, on a CPU the two share, a wake-up per
+ * call and per answer was a large part of a small file call's cost. What one
+ * turn sends goes as one write (a batch when there is more than one), in order.
  */
 
 /** Several messages sent as one, in the order they were given. */

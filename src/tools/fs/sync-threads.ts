@@ -260,7 +260,7 @@ export const answersOnThisThread = (): boolean => here !== null && (here.offUnti
 export const helperThreads = (): number => threads.length;
 
 function ask<T>(message: Record<string, unknown>): Promise<T> {
-  if (here && (here.offUntil === 0 || performance.now() >= here.offUntil)) {
+  if (here && answersOnThisThread()) {
     // Answered on this thread: nothing to copy across, so a listing's names stay an array (see list()).
     message.inline = true;
     const started = performance.now();
