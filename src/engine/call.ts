@@ -77,8 +77,8 @@ export class Call {
    * measure it against the output cap, is kept for it (set by the engine from StartOptions.jsonAnswer).
    */
   jsonAnswer = false;
-  /** The JSON text of the settled result's data, while kept for responseJson (null: not kept). */
-  private dataJson: string | null = null;
+  /** The JSON text (or its UTF-8 bytes) of the settled result's data, while kept for responseJson (null: not kept). */
+  private dataJson: string | Uint8Array | null = null;
   /** The result's data came as JSON text (JsonText): reading it parses it, so responseJson does not look. */
   private dataIsText = false;
 
@@ -183,21 +183,28 @@ export class Call {
   }
 
   /**
-   * The final response as JSON text, once settled: exactly `JSON.stringify(call.response)`, built around the
-   * JSON of the result's data that measuring it against the output cap made (a result is not serialised
-   * twice). For a door answering with that text (StartOptions.jsonAnswer); it is built once.
+   * The final response as JSON, once settled, followed by `after` (a door's newline): exactly
+   * `JSON.stringify(call.response) + after`, built around the JSON of the result's data that measuring it
+   * against the output cap made (a result is not serialised twice). Text, or its UTF-8 bytes when the data came
+   * as bytes (JsonText), which then go to the socket without being decoded. For a door answering with it
+   * (StartOptions.jsonAnswer); it is built once.
+   *
+   * @example
+   * const body = call.responseJson('\n')!; // string | Uint8Array, either a response body as it is
    */
-  responseJson(): string | undefined {
+  responseJson(after = ''): string | Uint8Array<ArrayBuffer> | undefined {
     const r = this._response;
     if (!r) return undefined;
     const dataJson = this.dataJson;
     this.dataJson = null;
     const d = r.data;
-    const text =
+    const around =
       dataJson === null || (!this.dataIsText && hasOwnToJson(d.data)) || d.events.length !== 0
         ? undefined
-        : responseText(r, d, dataJson);
-    return text ?? JSON.stringify(r);
+        : responseAround(r, d);
+    if (around === undefined) return JSON.stringify(r) + after;
+    const [head, tail] = around;
+    return typeof dataJson === 'string' ? head + dataJson + tail + after : utf8Between(head, dataJson!, tail + after);
   }
 
   /** The events still kept, oldest first (seq `firstSeq` onwards): what a door reports of a running call. */
@@ -353,19 +360,19 @@ export class Call {
     this.deadlines.remove(this, this.deadlineSlot);
     let data: unknown = partial.data ?? null;
     let truncated = partial.truncated ?? false;
-    // Data given as JSON text that fits the cap: answered as it is, parsed only if something reads it.
-    let text: string | null = null;
+    // Data given as JSON text that fits the cap: answered as it is (text or bytes), parsed only if something reads it.
+    let text: JsonText | null = null;
     if (data instanceof JsonText) {
-      const bytes = Buffer.byteLength(data.json);
+      const bytes = data.byteLength;
       if (bytes <= this.limits.maxOutputBytes) {
-        text = data.json;
+        text = data;
         this.outputBytes = bytes;
         this.dataIsText = true;
       }
       data = text === null ? JSON.parse(data.json) : null;
     }
     if (text !== null) {
-      if (this.jsonAnswer) this.dataJson = text;
+      if (this.jsonAnswer) this.dataJson = text.utf8 ?? text.json;
     } else if (data !== null) {
       const cut = truncateValue(data, this.limits.maxOutputBytes);
       data = cut.value;
@@ -460,10 +467,11 @@ class CallContext implements ToolContext {
 function noop(): void {}
 
 /**
- * The JSON of a response whose result data is already serialised (`dataJson`), member for member what
- * JSON.stringify writes for it; undefined (use JSON.stringify) when a field is not a plain scalar.
+ * The JSON of a response around its result's data (already serialised): the text before it and after it,
+ * member for member what JSON.stringify writes for the response; undefined (use JSON.stringify) when a field
+ * is not a plain scalar.
  */
-function responseText(r: ToolCallResponse, d: ToolResult, dataJson: string): string | undefined {
+function responseAround(r: ToolCallResponse, d: ToolResult): [head: string, tail: string] | undefined {
   // Only the members written below: a response or result carrying another one is left to JSON.stringify.
   if (memberCount(r) !== RESPONSE_MEMBERS || memberCount(d) !== RESULT_MEMBERS) return undefined;
   const success = scalarJson(d.success);
@@ -479,12 +487,22 @@ function responseText(r: ToolCallResponse, d: ToolResult, dataJson: string): str
   ) {
     return undefined;
   }
-  return (
+  return [
     `{"type":${JSON.stringify(r.type)},"id":${JSON.stringify(r.id)},"version":${JSON.stringify(r.version)},"ts":${JSON.stringify(r.ts)},` +
-    `"req_id":${JSON.stringify(r.req_id)},"data":{"success":${success},"tool_name":${JSON.stringify(d.tool_name)},"data":${dataJson},` +
-    `"summary":${summary},"truncated":${truncated},"exit_code":${exitCode},"error":${error},"error_code":${errorCode},` +
-    `"duration_ms":${durationMs},"events":[]},"created_at":${JSON.stringify(r.created_at)}}`
-  );
+      `"req_id":${JSON.stringify(r.req_id)},"data":{"success":${success},"tool_name":${JSON.stringify(d.tool_name)},"data":`,
+    `,"summary":${summary},"truncated":${truncated},"exit_code":${exitCode},"error":${error},"error_code":${errorCode},` +
+      `"duration_ms":${durationMs},"events":[]},"created_at":${JSON.stringify(r.created_at)}}`,
+  ];
+}
+
+/** `head`, `bytes` and `tail` as one UTF-8 buffer: one allocation, the bytes copied as they are. */
+function utf8Between(head: string, bytes: Uint8Array, tail: string): Uint8Array<ArrayBuffer> {
+  const headBytes = Buffer.byteLength(head);
+  const out = Buffer.allocUnsafe(headBytes + bytes.byteLength + Buffer.byteLength(tail));
+  out.write(head, 0);
+  out.set(bytes, headBytes);
+  out.write(tail, headBytes + bytes.byteLength);
+  return out;
 }
 
 const RESPONSE_MEMBERS = 7; // type, id, version, ts, req_id, data, created_at

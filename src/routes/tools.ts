@@ -13,7 +13,7 @@ import { onClientGone } from './http/disconnect.js';
 import { streamCall } from './http/call-stream.js';
 import type { HttpLimits } from './http/limits.js';
 import { accessLineOf, requestLogger } from './http/request.js';
-import { sendJson, sendJsonText, jsonResponse } from './http/respond.js';
+import { sendJson, sendJsonBody, jsonResponse } from './http/respond.js';
 import { callRoute, listRoute } from './openapi/tools.js';
 import { requestHeader } from './http/node.js';
 
@@ -67,7 +67,7 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
     const stop = onClientGone(c, () => call.stop('disconnect'));
     await call.result;
     stop();
-    return req.streaming ? sendJson(c, call.responseWithEvents()) : sendJsonText(c, call.responseJson()!);
+    return req.streaming ? sendJson(c, call.responseWithEvents()) : sendJsonBody(c, call.responseJson('\n')!);
   });
 }
 

@@ -342,6 +342,8 @@ describe('the response as JSON text (a JSON answer)', () => {
     ['ToolOutput, odd summary', () => new ToolOutput({ data: 1, summary: { not: 'a string' }, exitCode: Number.NaN })],
     ['ToolOutput of JSON text (JsonText)', () => new ToolOutput({ data: new JsonText(JSON.stringify({ entries: [{ path: 'a "b" é', type: 'file' }] })), summary: 's' })],
     ['JSON text over the cap (parsed, then cut)', () => new ToolOutput({ data: new JsonText(JSON.stringify({ text: 'x'.repeat(5000), n: 1 })) })],
+    ['ToolOutput of JSON text as UTF-8 bytes', () => new ToolOutput({ data: new JsonText(Buffer.from(JSON.stringify({ entries: [{ path: 'a "b" é ✓', type: 'file' }] }))), summary: 'é' })],
+    ['JSON bytes over the cap (parsed, then cut)', () => new ToolOutput({ data: new JsonText(Buffer.from(JSON.stringify({ text: 'é'.repeat(3000), n: 1 }))) })],
     ['ToolError', () => { throw new ToolError('it "failed"\n', { data: { partial: [1] }, exitCode: 2 }); }],
     ['other error', () => { throw new Error('boom'); }],
   ];
@@ -358,25 +360,31 @@ describe('the response as JSON text (a JSON answer)', () => {
       const req = ToolCallRequest.parse({ id: 'req "1" ✓', tool_name: 'out', arguments: {} });
       const call = engine.start(req, ANONYMOUS, { jsonAnswer: true });
       await call.result;
-      expect(call.responseJson()).toBe(JSON.stringify(call.response));
+      expect(textOf(call.responseJson('\n'))).toBe(`${JSON.stringify(call.response)}\n`);
       // Built once: a second read is the same text (from the response itself).
       expect(call.responseJson()).toBe(JSON.stringify(call.response));
     });
   }
 
-  it('data given as JSON text is answered as that text, and parsed only when read, to the same value', async () => {
-    const value = { path: 'dir', entries: [{ path: 'dir/a "quoted" name', type: 'file' }, { path: 'dir/é', type: 'dir' }], truncated: false };
+  it.each([
+    ['text', (json: string) => json],
+    ['UTF-8 bytes', (json: string) => Buffer.from(json)],
+  ])('data given as JSON %s is answered as it is, and parsed only when read, to the same value', async (form, given) => {
+    const value = { path: 'dir', entries: [{ path: 'dir/a "quoted" name', type: 'file' }, { path: 'dir/é ✓', type: 'dir' }], truncated: false };
     const json = JSON.stringify(value);
     const parsed: string[] = [];
     const realParse = JSON.parse;
-    const plugin = definePlugin('json-text', [[{ name: 'out', description: 'Returns JSON text' }, async () => new ToolOutput({ data: new JsonText(json) })]]);
+    const plugin = definePlugin('json-text', [[{ name: 'out', description: 'Returns JSON text' }, async () => new ToolOutput({ data: new JsonText(given(json)) })]]);
     const engine = new Engine({ registry: new ToolRegistry([plugin], quiet), logger: quiet, limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 1000, maxBufferedEvents: 100_000 } });
     engine.registry.rebuild();
     const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS, { jsonAnswer: true });
     await call.result;
     JSON.parse = ((text: string, ...rest: []) => (parsed.push(text), realParse(text, ...rest))) as typeof JSON.parse;
     try {
-      const text = call.responseJson()!;
+      const answer = call.responseJson()!;
+      // Bytes in, bytes out: the door sends them without the text ever being decoded.
+      expect(typeof answer === 'string').toBe(form === 'text');
+      const text = textOf(answer);
       expect(text).toContain(`"data":${json},`);
       expect(parsed).toEqual([]); // answered without parsing it
       expect(call.response!.data.data).toEqual(value);
@@ -399,6 +407,12 @@ describe('the response as JSON text (a JSON answer)', () => {
     call.stop('cancel');
     await call.result;
     expect(call.responseJson()).toBe(JSON.stringify(call.response));
-    expect(JSON.parse(call.responseJson()!).data.error).toMatch(/was canceled/);
+    expect(JSON.parse(textOf(call.responseJson()))).toMatchObject({ data: { error: expect.stringMatching(/was canceled/) } });
   });
 });
+
+/** responseJson()'s answer as text: it is a string, or UTF-8 bytes. */
+function textOf(answer: string | Uint8Array | undefined): string {
+  if (answer === undefined) throw new Error('the call has not settled');
+  return typeof answer === 'string' ? answer : Buffer.from(answer).toString('utf8');
+}

@@ -1,7 +1,7 @@
 /**
  * The file tools worker's framed answers (tools/fs/answer-stream.ts): every message arrives whole and in order
- * however the pipe cuts its bytes, an output answer's JSON text arrives as it was sent, and anything that is not
- * a frame is refused.
+ * however the pipe cuts its bytes, an output answer's JSON text arrives as it was sent (its UTF-8 bytes, which the
+ * gateway answers with as they are), and anything that is not a frame is refused.
  */
 import { describe, expect, it } from 'vitest';
 import { FrameReader, frameOf } from '../../src/tools/fs/answer-stream.js';
@@ -25,8 +25,12 @@ const messages: FromWorker[] = [
   { type: 'done', id: 4, used: null, answer: { kind: 'output', json: '""', summary: undefined, exitCode: 0, truncated: false } },
 ];
 
-/** What JSON carries of a message (an undefined member is left out either way). */
-const asJson = (m: unknown) => JSON.parse(JSON.stringify(m)) as unknown;
+/** An output answer's JSON text: the reader hands it on as UTF-8 bytes. */
+const textOf = (json: string | Uint8Array) => (typeof json === 'string' ? json : Buffer.from(json).toString('utf8'));
+
+/** What JSON carries of a message (an undefined member is left out either way), its JSON text as text. */
+const asJson = (m: FromWorker) =>
+  JSON.parse(JSON.stringify(m.type === 'done' && m.answer.kind === 'output' ? { ...m, answer: { ...m.answer, json: textOf(m.answer.json) } } : m)) as unknown;
 
 function readAll(chunks: Buffer[]): FromWorker[] {
   const got: FromWorker[] = [];
@@ -62,10 +66,17 @@ describe('file tools worker answers, framed', () => {
     expect(readAll(chunks).map(asJson)).toEqual(messages.map(asJson));
   });
 
-  it('keeps the JSON text exactly as sent', () => {
-    const got = readAll([bytes]);
+  it('keeps the JSON text exactly as sent, as its UTF-8 bytes, in a copy of its own', () => {
+    const chunk = Buffer.from(bytes);
+    const got = readAll([chunk]);
     const done = got[2] as Extract<FromWorker, { type: 'done' }>;
-    expect(done.answer).toMatchObject({ kind: 'output', json: listing });
+    expect(done.answer.kind).toBe('output');
+    const json = (done.answer as { json: string | Uint8Array }).json;
+    expect(json).toBeInstanceOf(Uint8Array);
+    expect(Buffer.from(json as Uint8Array).equals(Buffer.from(listing))).toBe(true);
+    // Not a view of the read it came in (a kept answer would hold that whole read).
+    chunk.fill(0);
+    expect(textOf(json)).toBe(listing);
   });
 
   it('writes JSON text holding a newline (pretty-printed) again on one line, with the same value', () => {
@@ -74,7 +85,7 @@ describe('file tools worker answers, framed', () => {
     const frame = frameOf(m);
     expect(frame.split('\n')).toHaveLength(3);
     const [got] = readAll([Buffer.from(frame)]);
-    const json = (got as { answer: { json: string } }).answer.json;
+    const json = textOf((got as { answer: { json: string | Uint8Array } }).answer.json);
     expect(json).not.toContain('\n');
     expect(JSON.parse(json)).toEqual({ a: [1, 2], b: 'x\ny' });
   });

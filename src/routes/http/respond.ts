@@ -24,16 +24,26 @@ export function sendJson(c: Context, value: unknown, status: ContentfulStatusCod
 
 /** sendJson of a value already serialized: `json` is its JSON text (the newline is added here). */
 export function sendJsonText(c: Context, json: string, status: ContentfulStatusCode = 200): Response {
+  return sendJsonBody(c, `${json}\n`, status);
+}
+
+/**
+ * A JSON answer whose body is ready: its text, or its UTF-8 bytes, ending with the newline.
+ *
+ * @example
+ * return sendJsonBody(c, call.responseJson('\n')!);
+ */
+export function sendJsonBody(c: Context, body: string | Uint8Array<ArrayBuffer>, status: ContentfulStatusCode = 200): Response {
   const requestId = c.get('requestId');
   if (!nodeResponse(c) || requestId === undefined || c.get('preparedHeaders')) {
-    return c.body(`${json}\n`, status, { 'Content-Type': 'application/json' });
+    return c.body(body, status, { 'Content-Type': 'application/json' });
   }
   // With the request id already: the request context adds it to other answers through their (web) Headers.
   c.set('requestIdSent', true);
   // `Response` is @hono/node-server's while it serves (it replaces the global): this one it writes with
-  // writeHead(status, record) and end(text), its cheapest path. (Writing to the ServerResponse here and
+  // writeHead(status, record) and end(body), its cheapest path. (Writing to the ServerResponse here and
   // returning RESPONSE_ALREADY_SENT made it read that marker's web Headers on every request.)
-  return new Response(`${json}\n`, {
+  return new Response(body, {
     status,
     headers: { 'Content-Type': 'application/json', [REQUEST_ID_HEADER]: requestId },
   });

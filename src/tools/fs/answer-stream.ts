@@ -31,7 +31,8 @@ const hasText = (m: FromWorker): m is WithText => m.type === 'done' && m.answer.
  */
 export function frameOf(m: FromWorker): string {
   if (!hasText(m)) return `${JSON.stringify(m)}\n`;
-  const { json, ...rest } = m.answer;
+  const { json: given, ...rest } = m.answer;
+  const json = typeof given === 'string' ? given : Buffer.from(given).toString('utf8');
   const text = json.includes('\n') ? JSON.stringify(JSON.parse(json)) : json;
   return `${JSON.stringify({ type: m.type, id: m.id, used: m.used, answer: rest })}\n${text}\n`;
 }
@@ -70,7 +71,7 @@ export class FrameReader {
     }
     let start = 0;
     for (; nl >= 0; nl = buf.indexOf(NEWLINE, start)) {
-      this.line(buf.toString('utf8', start, nl));
+      this.line(buf, start, nl);
       start = nl + 1;
     }
     if (start < buf.length) {
@@ -79,14 +80,17 @@ export class FrameReader {
     }
   }
 
-  private line(line: string): void {
+  /** The line `buf[start, end)`. */
+  private line(buf: Buffer, start: number, end: number): void {
     const header = this.header;
     if (header) {
       this.header = null;
-      header.answer.json = line;
+      // The JSON text as bytes, to go out as they are (engine/json-text.ts); copied, so that what is kept of the
+      // answer (a call resource's result) holds its own bytes, not the whole read it came in.
+      header.answer.json = Buffer.from(buf.subarray(start, end));
       return this.handle(header);
     }
-    const m = JSON.parse(line) as FromWorker;
+    const m = JSON.parse(buf.toString('utf8', start, end)) as FromWorker;
     if (hasText(m)) this.header = m;
     else this.handle(m);
   }

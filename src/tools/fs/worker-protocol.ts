@@ -17,10 +17,11 @@ export type ToWorker =
 
 /**
  * A tool's answer: a ToolOutput's fields (its data as JSON text, which the gateway answers with as it is:
- * engine/json-text.ts), a plain value, a ToolError's fields, or an unexpected failure.
+ * engine/json-text.ts), a plain value, a ToolError's fields, or an unexpected failure. The JSON text is a
+ * string where the worker writes it and its UTF-8 bytes where the gateway reads it (answer-stream.ts).
  */
 export type Answer =
-  | { kind: 'output'; json: string; summary: unknown; exitCode: number | null; truncated: boolean }
+  | { kind: 'output'; json: string | Uint8Array; summary: unknown; exitCode: number | null; truncated: boolean }
   | { kind: 'value'; value: unknown }
   | { kind: 'tool_error'; message: string; data: unknown; exitCode: number | null; truncated: boolean }
   | { kind: 'failure'; message: string };
