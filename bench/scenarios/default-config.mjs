@@ -77,6 +77,13 @@ export async function defaultConfig({ quick, log }) {
           'parsing and the socket writes. That shared part is what moves from day to day on this VM: the same call path measured 0.84× ' +
           'in the full run of 1 Dec, when this VM ran bare Hono at 8,246 req/s, and 0.70–0.72× in two runs of 2 Dec, when it ran it ' +
           'at ~18,500: the faster the shared part, the more the gateway\'s own ~19 µs weighs in the ratio.',
+        '',
+        'On 4 Dec 2026 this VM was faster again (bare Hono ~46,000 req/s in the same layout): CPU per call, 5 alternating 5-s runs, ' +
+          'medians: gateway at info ~30 µs, logging off ~28 µs, bare Hono ~21 µs, so ~0.70× at info. Logging is ~2.3 µs of that, ' +
+          'the gateway\'s own path ~7 µs; by `node --cpu-prof` the socket write (writev) is ~24 % of the gateway\'s samples and ~30 % ' +
+          'of bare Hono\'s, and the gateway\'s own part is spread over ~20 functions of 0.2-0.7 µs each (the body\'s strict decode ' +
+          'and check, the response text, three ids, the deadline set, metrics, the call line and its write): no single cost left ' +
+          'to remove without removing what it does.',
       ],
       commands: [
         `BENCH_LOG_LEVEL=info ${shownCommand('server', ['bench/servers/gateway.mjs'])} 2> gateway.log`,
