@@ -29,11 +29,11 @@ const messages: FromWorker[] = [
 const textOf = (json: string | Uint8Array) => (typeof json === 'string' ? json : Buffer.from(json).toString('utf8'));
 
 /** What JSON carries of a message (an undefined member is left out either way), its JSON text as text. */
-const asJson = (m: FromWorker) =>
+const asJson = (m: FromWorker | FromWorker<Uint8Array>) =>
   JSON.parse(JSON.stringify(m.type === 'done' && m.answer.kind === 'output' ? { ...m, answer: { ...m.answer, json: textOf(m.answer.json) } } : m)) as unknown;
 
-function readAll(chunks: Buffer[]): FromWorker[] {
-  const got: FromWorker[] = [];
+function readAll(chunks: Buffer[]): FromWorker<Uint8Array>[] {
+  const got: FromWorker<Uint8Array>[] = [];
   const reader = new FrameReader((m) => got.push(m));
   for (const c of chunks) reader.push(c);
   return got;
@@ -69,7 +69,7 @@ describe('file tools worker answers, framed', () => {
   it('keeps the JSON text exactly as sent, as its UTF-8 bytes, in a copy of its own', () => {
     const chunk = Buffer.from(bytes);
     const got = readAll([chunk]);
-    const done = got[2] as Extract<FromWorker, { type: 'done' }>;
+    const done = got[2] as Extract<FromWorker<Uint8Array>, { type: 'done' }>;
     expect(done.answer.kind).toBe('output');
     const json = (done.answer as { json: string | Uint8Array }).json;
     expect(json).toBeInstanceOf(Uint8Array);
@@ -91,7 +91,7 @@ describe('file tools worker answers, framed', () => {
   });
 
   it('holds a message back until its last line arrives', () => {
-    const got: FromWorker[] = [];
+    const got: FromWorker<Uint8Array>[] = [];
     const reader = new FrameReader((m) => got.push(m));
     const frame = Buffer.from(frameOf(messages[2]!));
     const headerEnd = frame.indexOf(0x0a) + 1;

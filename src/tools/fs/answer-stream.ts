@@ -19,8 +19,11 @@ import type { Answer, FromWorker } from './worker-protocol.js';
 const NEWLINE = 0x0a;
 
 /** A done message with an output answer: its JSON text goes on the line after the header. */
-type WithText = Extract<FromWorker, { type: 'done' }> & { answer: Extract<Answer, { kind: 'output' }> };
-const hasText = (m: FromWorker): m is WithText => m.type === 'done' && m.answer.kind === 'output';
+type WithText<Json extends string | Uint8Array> = Extract<FromWorker<Json>, { type: 'done' }> & {
+  answer: Extract<Answer<Json>, { kind: 'output' }>;
+};
+const hasText = <Json extends string | Uint8Array>(m: FromWorker<Json>): m is WithText<Json> =>
+  m.type === 'done' && m.answer.kind === 'output';
 
 /**
  * The frame of one message: its header line, and for an output answer the line of its JSON text.
@@ -31,14 +34,14 @@ const hasText = (m: FromWorker): m is WithText => m.type === 'done' && m.answer.
  */
 export function frameOf(m: FromWorker): string {
   if (!hasText(m)) return `${JSON.stringify(m)}\n`;
-  const { json: given, ...rest } = m.answer;
-  const json = typeof given === 'string' ? given : Buffer.from(given).toString('utf8');
+  const { json, ...rest } = m.answer;
   const text = json.includes('\n') ? JSON.stringify(JSON.parse(json)) : json;
   return `${JSON.stringify({ type: m.type, id: m.id, used: m.used, answer: rest })}\n${text}\n`;
 }
 
 /**
- * Reads frames from the chunks of the worker's pipe, in order, handing each message on whole.
+ * Reads frames from the chunks of the worker's pipe, in order, handing each message on whole, an output
+ * answer's JSON text as its UTF-8 bytes.
  *
  * @example
  * const reader = new FrameReader((m) => onMessage(m));
@@ -49,9 +52,9 @@ export class FrameReader {
   private parts: Buffer[] = [];
   private partsBytes = 0;
   /** A header whose JSON text line has not arrived yet. */
-  private header: WithText | null = null;
+  private header: WithText<Uint8Array> | null = null;
 
-  constructor(private readonly handle: (m: FromWorker) => void) {}
+  constructor(private readonly handle: (m: FromWorker<Uint8Array>) => void) {}
 
   /** Take the next chunk of the pipe. Throws on a line that is not the JSON it should be (the worker misbehaved). */
   push(chunk: Buffer): void {
@@ -90,7 +93,8 @@ export class FrameReader {
       header.answer.json = Buffer.from(buf.subarray(start, end));
       return this.handle(header);
     }
-    const m = JSON.parse(buf.toString('utf8', start, end)) as FromWorker;
+    // An output answer's header: its json member is the next line.
+    const m = JSON.parse(buf.toString('utf8', start, end)) as FromWorker<Uint8Array>;
     if (hasText(m)) this.header = m;
     else this.handle(m);
   }

@@ -18,15 +18,17 @@ export type ToWorker =
 /**
  * A tool's answer: a ToolOutput's fields (its data as JSON text, which the gateway answers with as it is:
  * engine/json-text.ts), a plain value, a ToolError's fields, or an unexpected failure. The JSON text is a
- * string where the worker writes it and its UTF-8 bytes where the gateway reads it (answer-stream.ts).
+ * string where the worker writes it (`Answer`) and its UTF-8 bytes where the gateway reads it
+ * (`Answer<Uint8Array>`, answer-stream.ts).
  */
-export type Answer =
-  | { kind: 'output'; json: string | Uint8Array; summary: unknown; exitCode: number | null; truncated: boolean }
+export type Answer<Json extends string | Uint8Array = string> =
+  | { kind: 'output'; json: Json; summary: unknown; exitCode: number | null; truncated: boolean }
   | { kind: 'value'; value: unknown }
   | { kind: 'tool_error'; message: string; data: unknown; exitCode: number | null; truncated: boolean }
   | { kind: 'failure'; message: string };
 
-export type FromWorker =
+/** What the worker sends (its JSON text a string there); `FromWorker<Uint8Array>` as the gateway reads it. */
+export type FromWorker<Json extends string | Uint8Array = string> =
   | { type: 'ready' }
   | { type: 'event'; id: number; kind: string; data: unknown }
-  | { type: 'done'; id: number; answer: Answer; used: number | null };
+  | { type: 'done'; id: number; answer: Answer<Json>; used: number | null };

@@ -57,7 +57,7 @@ export class FsWorker {
     // settles), a large part of a quick call's cost; a stopped call is told to the worker either way.
     const stopListening = ctx.onStop(() => post({ type: 'cancel', id }));
     try {
-      const done = await new Promise<{ answer: Answer; used: number | null }>((resolve, reject) => {
+      const done = await new Promise<{ answer: Answer<Uint8Array>; used: number | null }>((resolve, reject) => {
         this.pending.set(id, { ctx, resolve: resolve as (v: unknown) => void, reject });
         post({ type: 'call', id, name, args, used, streaming: ctx.streaming });
       });
@@ -89,7 +89,7 @@ export class FsWorker {
       if (child.connected) child.send(m);
     });
     return new Promise<void>((resolve, reject) => {
-      const onMessage = (m: FromWorker) => {
+      const onMessage = (m: FromWorker<Uint8Array>) => {
         if (m.type === 'ready') return resolve();
         const p = this.pending.get(m.id);
         if (!p) return;
@@ -159,7 +159,7 @@ export class FsWorker {
   }
 }
 
-function fromAnswer(a: Answer): unknown {
+function fromAnswer(a: Answer<Uint8Array>): unknown {
   switch (a.kind) {
     case 'output':
       return new ToolOutput({ data: new JsonText(a.json), summary: a.summary, exitCode: a.exitCode, truncated: a.truncated });
