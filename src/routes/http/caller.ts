@@ -63,6 +63,7 @@ function refusedCall(c: Context, req: ToolCallRequest, inputBytes: number, engin
 /**
  * Start `req` for the request's caller: at once, or after the shared
  * admission (store.kind redis) when the call needs one (see admitCaller).
+ * `options` must be this call's own object: the admission's outcome is set on it.
  */
 export function startCall(
   c: Context,
@@ -73,5 +74,8 @@ export function startCall(
 ): Call | Promise<Call> {
   const who = lookUpCaller(c, req, inputBytes, deps.engine, deps.admit);
   if (!(who instanceof Promise)) return deps.engine.start(req, who, options);
-  return who.then(({ caller, admitted }) => deps.engine.start(req, caller, { ...options, admitted }));
+  return who.then(({ caller, admitted }) => {
+    options.admitted = admitted;
+    return deps.engine.start(req, caller, options);
+  });
 }

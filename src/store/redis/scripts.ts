@@ -75,7 +75,8 @@ return 1
  * another in the order given, each by the same rules as if it ran alone; with the running-call slots
  * given back since the last script, removed first (so a call started right after another ended finds
  * its slot free). Within the script the session hashes, token buckets and running-call counts it has
- * read are kept in Lua and written back as they change (buckets once, at the end): Redis runs the
+ * read are kept in Lua and written back as they change (buckets, and the expiry of running-call sets a
+ * call was added to, once, at the end): Redis runs the
  * script atomically, so nothing else sees or changes them in between.
  *
  * A session's idle timer and last-use scores are refreshed at most once a second (a tenth of the TTL
@@ -108,7 +109,7 @@ for _ = 1, tonumber(ARGV[5]) do
   end
 end
 local refresh = math.min(1000, ttl / 10)
-local sessions, answered, buckets, running = {}, {}, {}, {}
+local sessions, answered, buckets, running, grown = {}, {}, {}, {}, {}
 local out = {now}
 local n = #ARGV
 while i <= n do
@@ -161,8 +162,8 @@ while i <= n do
     if count >= maxp then status = 3
     else
       redis.call('ZADD', key, now + lease, member)
-      redis.call('PEXPIRE', key, lease)
       count = count + 1
+      grown[key] = true
     end
     running[sid] = count
   end
@@ -176,6 +177,7 @@ while i <= n do
     out[#out + 1] = h[5]
   end
 end
+for key in pairs(grown) do redis.call('PEXPIRE', key, lease) end
 for principal, b in pairs(buckets) do
   local key = prefix .. 'rate:' .. principal
   redis.call('HSET', key, 'tk', tostring(b.tokens), 'at', b.at)

@@ -40,7 +40,14 @@ export interface RedisSessionOptions {
   leaseS: number;
 }
 
-/** One admission (or session lookup) waiting for the next ADMIT_CALLS. */
+/** What a call's admission resolves with (see SharedSessionStore.admitCall). */
+type Outcome = { session: Session | undefined; admitted: Admitted } | undefined;
+
+/**
+ * One admission (`check`: admitCall) or session lookup (get) waiting for the next ADMIT_CALLS; settled
+ * straight from the reply with what its caller wants (an Outcome, or the Session), so a call waiting for
+ * Redis holds one promise, not a chain of them.
+ */
 interface Pending {
   /** For the error when Redis cannot answer ("admitting the call"). */
   readonly what: string;
@@ -51,18 +58,8 @@ interface Pending {
   readonly maxParallel: number;
   /** The running call's lease member ("" = no slot to take). */
   readonly member: string;
-  readonly resolve: (verdict: Verdict) => void;
+  readonly resolve: (value: Outcome | Session | undefined) => void;
   readonly reject: (err: unknown) => void;
-}
-
-/** What ADMIT_CALLS answered for one admission. */
-interface Verdict {
-  /** 0 unknown session, 1 admitted, 2 over the rate limit, 3 session at max_parallel. */
-  status: number;
-  /** With a session and a status other than 0. */
-  session: Session | undefined;
-  /** Status 2: seconds until a unit is available. */
-  waitS: number;
 }
 
 export class RedisSessions implements SharedSessionStore {
@@ -122,9 +119,8 @@ export class RedisSessions implements SharedSessionStore {
     });
   }
 
-  async get(id: string): Promise<Session | undefined> {
-    const verdict = await this.admit('looking up the session', null, id, false, 0, 0, '');
-    return verdict.status === 0 ? undefined : verdict.session;
+  get(id: string): Promise<Session | undefined> {
+    return this.admit<Session | undefined>('looking up the session', null, id, false, 0, 0, '');
   }
 
   close(id: string): Promise<void> {
@@ -159,25 +155,15 @@ export class RedisSessions implements SharedSessionStore {
     return sessionId !== '' || (principal !== null && this.options.ratePerS > 0);
   }
 
-  async admitCall(principal: string | null, sessionId: string): Promise<{ session: Session | undefined; admitted: Admitted } | undefined> {
+  admitCall(principal: string | null, sessionId: string): Promise<Outcome> {
     const rate = principal !== null ? this.options.ratePerS : 0;
     const maxParallel = sessionId ? this.options.maxParallel : 0;
     const member = maxParallel > 0 ? `${this.instance}:${(this.seq = (this.seq + 1) % Number.MAX_SAFE_INTEGER)}` : '';
-    const { status, session, waitS } = await this.admit('admitting the call', principal, sessionId, true, rate, maxParallel, member);
-    switch (status) {
-      case 0:
-        return undefined;
-      case 2:
-        return { session, admitted: { refused: rateLimited(principal!, waitS) } };
-      case 3:
-        return { session, admitted: { refused: sessionFull(maxParallel) } };
-      default:
-        return { session, admitted: { release: member ? this.lease(sessionId, member) : noop } };
-    }
+    return this.admit<Outcome>('admitting the call', principal, sessionId, true, rate, maxParallel, member);
   }
 
-  /** Queue one admission for the ADMIT_CALLS sent at the end of this turn of the event loop. */
-  private admit(
+  /** Queue one admission or lookup for the ADMIT_CALLS sent at the end of this turn of the event loop. */
+  private admit<T extends Outcome | Session | undefined>(
     what: string,
     principal: string | null,
     sessionId: string,
@@ -185,11 +171,26 @@ export class RedisSessions implements SharedSessionStore {
     rate: number,
     maxParallel: number,
     member: string,
-  ): Promise<Verdict> {
-    return new Promise<Verdict>((resolve, reject) => {
-      this.pending.push({ what, sessionId, principal: principal ?? '', check, rate, maxParallel, member, resolve, reject });
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ what, sessionId, principal: principal ?? '', check, rate, maxParallel, member, resolve: resolve as Pending['resolve'], reject });
       this.scheduleFlush();
     });
+  }
+
+  /** What `p` resolves with, from its verdict: the outcome of an admission, the session of a lookup. */
+  private settle(p: Pending, status: number, session: Session | undefined, waitS: number): Outcome | Session | undefined {
+    if (!p.check) return status === 0 ? undefined : session;
+    switch (status) {
+      case 0:
+        return undefined;
+      case 2:
+        return { session, admitted: { refused: rateLimited(p.principal, waitS) } };
+      case 3:
+        return { session, admitted: { refused: sessionFull(p.maxParallel) } };
+      default:
+        return { session, admitted: { release: p.member ? this.lease(p.sessionId, p.member) : noop } };
+    }
   }
 
   private scheduleFlush(): void {
@@ -220,40 +221,17 @@ export class RedisSessions implements SharedSessionStore {
     for (const p of pending) args.push(p.sessionId, p.principal, p.check ? '1' : '0', String(p.rate), String(p.maxParallel), p.member);
     const reply = ADMIT_CALLS.eval<(number | string)[]>(this.redis.client, args, OWN_DEADLINE);
     this.deadline.watch(reply).then(
-      (values) => {
-        const verdicts = this.verdicts(pending, values);
-        for (let i = 0; i < pending.length; i++) pending[i]!.resolve(verdicts[i]!);
-      },
+      (values) => readVerdicts(pending, values, (p, status, session, waitS) => p.resolve(this.settle(p, status, session, waitS))),
       (err: unknown) => {
         for (const p of pending) p.reject(storeUnavailable(p.what, err));
         // Timed out here, the script may still run once Redis answers: the slots it took are given back then.
         reply.then((late) => {
-          const verdicts = this.verdicts(pending, late);
-          for (let i = 0; i < pending.length; i++) if (verdicts[i]!.status === 1 && pending[i]!.member) this.giveBack(pending[i]!.sessionId, [pending[i]!.member]);
+          readVerdicts(pending, late, (p, status) => {
+            if (status === 1 && p.member) this.giveBack(p.sessionId, [p.member]);
+          });
         }, noop);
       },
     );
-  }
-
-  /** ADMIT_CALLS's answer, one verdict per admission (see the script for its layout). */
-  private verdicts(pending: Pending[], values: (number | string)[]): Verdict[] {
-    const now = values[0] as number;
-    const sessions = new Map<string, Session>();
-    let at = 1;
-    return pending.map(({ sessionId }) => {
-      const status = values[at++] as number;
-      const waitS = status === 2 ? Number(values[at++]) : 0;
-      let session: Session | undefined;
-      if (status !== 0 && sessionId) {
-        session = sessions.get(sessionId);
-        if (!session) {
-          session = toSession(sessionId, values[at] as string | null, values[at + 1] as string | null, values[at + 2] as string | null, values[at + 3] as string, now);
-          sessions.set(sessionId, session);
-          at += 4;
-        }
-      }
-      return { status, session, waitS };
-    });
   }
 
   /** Track a running call's slot until the returned function gives it back (once). */
@@ -293,6 +271,34 @@ const CLOSE_BATCH = 500;
 const OWN_DEADLINE = { timeout: 0 };
 
 const noop = (): void => {};
+
+/**
+ * Walk ADMIT_CALLS's answer (see the script for its layout): `each` gets every admission with its status,
+ * session (when the status is not 0 and it has one) and, for status 2, the wait in seconds.
+ */
+function readVerdicts(
+  pending: Pending[],
+  values: (number | string)[],
+  each: (p: Pending, status: number, session: Session | undefined, waitS: number) => void,
+): void {
+  const now = values[0] as number;
+  let sessions: Map<string, Session> | undefined;
+  let at = 1;
+  for (const p of pending) {
+    const status = values[at++] as number;
+    const waitS = status === 2 ? Number(values[at++]) : 0;
+    let session: Session | undefined;
+    if (status !== 0 && p.sessionId) {
+      session = sessions?.get(p.sessionId);
+      if (!session) {
+        session = toSession(p.sessionId, values[at] as string | null, values[at + 1] as string | null, values[at + 2] as string | null, values[at + 3] as string, now);
+        (sessions ??= new Map()).set(p.sessionId, session);
+        at += 4;
+      }
+    }
+    each(p, status, session, waitS);
+  }
+}
 
 function toSession(id: string, agent: string | null, principal: string | null, capabilities: string | null, created: string, now: number): Session {
   return {
