@@ -2,10 +2,11 @@
  * Handshake sessions and admission limits shared through Redis (store.kind
  * redis), between two real gateway processes on one real redis-server: a
  * session opened on A serves calls on B, its max_parallel counts calls on
- * both, a token's rate limit holds across both, a session closed on A is
- * gone on B, and a killed instance's running calls stop counting once their
- * lease lapses.
+ * both (in a running-call set that expires with their lease), a token's rate
+ * limit holds across both, a session closed on A is gone on B, and a killed
+ * instance's running calls stop counting once their lease lapses.
  */
+import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from './security/helpers.js';
 import { postJson, callBody } from './helpers/server.js';
@@ -19,6 +20,7 @@ const BURST = 20;
 let cluster: Cluster;
 let a: Instance;
 let b: Instance;
+let redis: ReturnType<typeof createClient>;
 beforeAll(async () => {
   cluster = await startCluster({
     count: 2,
@@ -32,8 +34,13 @@ beforeAll(async () => {
     ].join('\n'),
   });
   [a, b] = cluster.instances as [Instance, Instance];
+  redis = createClient({ url: cluster.redis.url });
+  await redis.connect();
 }, 120_000);
-afterAll(async () => cluster?.dispose());
+afterAll(async () => {
+  await redis?.close();
+  await cluster?.dispose();
+});
 
 async function handshake(on: Instance, who: keyof typeof TOKENS): Promise<string> {
   const r = await postJson(`${on.url}/handshake`, { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] }, bearer(who));
@@ -79,6 +86,13 @@ describe('handshake sessions across instances', () => {
       expect(third.json.message).toMatch(/already runs 2 calls \(its max_parallel\)/);
       expect(third.headers.get('retry-after')).toBe('1');
     }
+    // The running-call set holds both slots and expires with their lease (calls.owner_lease_s 1), so the
+    // set of a session whose instances all died does not outlive its calls.
+    const running = `rs-test:session-calls:${session}`;
+    expect(await redis.zCard(running)).toBe(2);
+    const ttl = await redis.pTTL(running);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(1000);
     expect((await cancel(b, onB)).status).toBe(200);
     // The slot is given back when the call settles (a moment after the cancel).
     await expect.poll(async () => (await whoami(a, 'alice', session)).status, { timeout: 10_000, interval: 100 }).toBe(200);
