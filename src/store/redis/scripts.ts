@@ -75,9 +75,9 @@ return 1
  * another in the order given, each by the same rules as if it ran alone; with the running-call slots
  * given back since the last script, removed first (so a call started right after another ended finds
  * its slot free). Within the script the session hashes, token buckets and running-call counts it has
- * read are kept in Lua and written back as they change (buckets, and the expiry of running-call sets a
- * call was added to, once, at the end): Redis runs the
- * script atomically, so nothing else sees or changes them in between.
+ * read are kept in Lua and written back as they change (the buckets, and the expiry of each running-call
+ * set a call joined, once, at the end): Redis runs the script atomically, so nothing else sees or changes
+ * them in between.
  *
  * A session's idle timer and last-use scores are refreshed at most once a second (a tenth of the TTL
  * when that is shorter): a busy session costs Redis three commands less per call, and expires at most
