@@ -15,6 +15,18 @@ function packageVersion(name) {
   }
 }
 
+/** wrk's version line ("wrk debian/4.1.0-3+b2 [epoll] …"), shortened to "wrk 4.1.0-3+b2". */
+function wrkVersion() {
+  try {
+    execFileSync('wrk', ['-v'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  } catch (err) {
+    // wrk -v prints its version and exits 1.
+    const m = /^wrk (?:debian\/)?(\S+)/.exec(`${err.stdout ?? ''}`);
+    if (m) return `wrk ${m[1]}`;
+  }
+  return 'wrk not installed';
+}
+
 function git(args) {
   try {
     return execFileSync('git', args, { cwd: ROOT, encoding: 'utf8' }).trim();
@@ -35,6 +47,7 @@ export async function machineInfo() {
     os: `${platform()} ${release()}`,
     node: process.version,
     gateway: `${own.name} ${own.version} (commit ${git(['rev-parse', '--short', 'HEAD'])}${git(['status', '--porcelain']) ? ', with uncommitted changes' : ''})`,
+    wrk: wrkVersion(),
     packages: Object.fromEntries(PACKAGES.map((p) => [p, packageVersion(p)])),
   };
 }

@@ -3,14 +3,16 @@
  * cluster, both workers accepting on one port, store.kind redis as more than
  * one worker needs) against `serve` as one process with the same config, on
  * this machine with the load generator on it too. POST /tool/call to `echo`
- * (no session: no Redis traffic), autocannon with 50 connections, rounds
- * interleaved. With two CPUs and autocannon on the same machine, what two
- * workers can add is bounded by what autocannon leaves: every run records the
- * CPU time of the gateway processes and of autocannon itself, so the report
- * can say where the CPUs went.
+ * (no session: no Redis traffic), 50 connections, rounds interleaved. With
+ * two CPUs and the load generator on the same machine, what two workers can
+ * add is bounded by what the load generator leaves, so the target is measured
+ * with wrk (C, about half autocannon's CPU per request) and the autocannon
+ * rows of the other scenarios are kept beside it. Every run records the CPU
+ * time of the gateway processes and of the load generator itself, so the
+ * report can say where the CPUs went.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -21,21 +23,26 @@ import { startRedis } from './store.mjs';
 
 const CLI = join(ROOT, 'dist/cli.js');
 const PLUGIN = join(ROOT, 'bench/servers/echo-plugin.mjs');
-const LOAD = 'bench/load/autocannon.mjs';
+const AUTOCANNON = 'bench/load/autocannon.mjs';
+const WRK_SCRIPT = 'bench/load/wrk-post.lua';
 const BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
 /** Both CPUs (the scheduler places the processes), or the pinned layout of the other scenarios. */
 const BOTH = pinning.enabled ? `0-${pinning.cpus - 1}` : null;
 
 const TARGETS = [
-  { key: 'one', label: 'one process (gateway and autocannon on any CPU)', workers: 1, server: BOTH, load: BOTH },
-  { key: 'two', label: '`--workers 2` (workers and autocannon on any CPU)', workers: 2, server: BOTH, load: BOTH },
-  { key: 'onePinned', label: 'one process on CPU 0, autocannon on CPU 1 (the other scenarios’ layout)', workers: 1, server: pinning.server, load: pinning.load },
+  { key: 'one', label: 'one process, wrk (gateway and wrk on any CPU)', gateway: 'one', workers: 1, server: BOTH, load: BOTH, generator: 'wrk' },
+  { key: 'two', label: '`--workers 2`, wrk (workers and wrk on any CPU)', gateway: 'two', workers: 2, server: BOTH, load: BOTH, generator: 'wrk' },
+  { key: 'oneAc', label: 'one process, autocannon (gateway and autocannon on any CPU)', gateway: 'one', load: BOTH, generator: 'autocannon' },
+  { key: 'twoAc', label: '`--workers 2`, autocannon (workers and autocannon on any CPU)', gateway: 'two', load: BOTH, generator: 'autocannon' },
+  { key: 'onePinned', label: 'one process on CPU 0, autocannon on CPU 1 (the other scenarios’ layout)', gateway: 'onePinned', workers: 1, server: pinning.server, load: pinning.load, generator: 'autocannon' },
 ];
+/** The gateways the targets load: the first target naming each says how it runs. */
+const GATEWAYS = TARGETS.filter((t) => t.workers);
 
 const children = new Set();
-const argv = (cpus, nodeArgs) => (cpus !== null && pinning.enabled ? ['taskset', ['-c', cpus, 'node', ...nodeArgs]] : ['node', nodeArgs]);
-const shown = (cpus, nodeArgs) => {
-  const [cmd, args] = argv(cpus, nodeArgs);
+const argv = (cpus, nodeArgs, bin = 'node') => (cpus !== null && pinning.enabled ? ['taskset', ['-c', cpus, bin, ...nodeArgs]] : [bin, nodeArgs]);
+const shown = (cpus, nodeArgs, bin) => {
+  const [cmd, args] = argv(cpus, nodeArgs, bin);
   return [cmd, ...args].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a}'`)).join(' ');
 };
 
@@ -91,19 +98,24 @@ function startGateway(configPath, workers, cpus) {
   });
 }
 
-/** One autocannon run on `cpus`; its JSON line (rps, latencies, its own CPU seconds). */
-function load(cpus, spec) {
-  const [cmd, args] = argv(cpus, [LOAD, JSON.stringify(spec)]);
-  const child = spawn(cmd, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+const WRK = ['/usr/bin/wrk', '/usr/local/bin/wrk'].find((p) => existsSync(p));
+const wrkArgs = (url, { connections, duration }) => ['-t1', `-c${connections}`, `-d${duration}s`, '-s', WRK_SCRIPT, url];
+
+/** One load run on `cpus` (autocannon or wrk); its JSON line (rps, latencies in ms, its own CPU seconds). */
+function load(cpus, generator, spec) {
+  const [cmd, args] = generator === 'wrk' ? argv(cpus, wrkArgs(spec.url, spec), WRK) : argv(cpus, [AUTOCANNON, JSON.stringify(spec)]);
+  const env = generator === 'wrk' ? { ...process.env, BENCH_BODY: spec.body } : process.env;
+  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let out = '';
   let err = '';
   child.stdout.on('data', (d) => (out += d));
   child.stderr.on('data', (d) => (err = (err + d).slice(-2000)));
   return new Promise((resolve, reject) => {
+    child.once('error', reject);
     child.once('exit', (code) => {
       children.delete(child);
-      if (code !== 0) return reject(new Error(`${LOAD} exited with ${code}: ${err}`));
+      if (code !== 0) return reject(new Error(`${generator} exited with ${code}: ${err}`));
       resolve(JSON.parse(out.trim().split('\n').pop()));
     });
   });
@@ -137,6 +149,7 @@ export async function workers({ quick, log }) {
   const rounds = quick ? 2 : 7;
   const duration = quick ? 2 : 5;
   const connections = 50;
+  if (!WRK) throw new Error('wrk is not installed; install the Debian package "wrk" (listed in .ci/apt-packages)');
   const redis = await startRedis();
   const dir = await mkdtemp(join(tmpdir(), 'a2e-bench-workers-'));
   const configPath = join(dir, 'gateway.yaml');
@@ -151,34 +164,41 @@ export async function workers({ quick, log }) {
   const gateways = {};
   const answering = {};
   try {
-    for (const t of TARGETS) {
+    for (const t of GATEWAYS) {
       gateways[t.key] = await startGateway(configPath, t.workers, t.server);
       answering[t.key] = await checkWorkers(gateways[t.key].url, t.workers);
-      await load(t.load, { url: `${gateways[t.key].url}/tool/call`, body: BODY, connections, duration: quick ? 1 : 3 });
     }
+    for (const t of TARGETS) await load(t.load, t.generator, { url: `${gateways[t.gateway].url}/tool/call`, body: BODY, connections, duration: quick ? 1 : 3 });
     const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
     for (let r = 0; r < rounds; r++) {
       for (const t of TARGETS) {
-        const g = gateways[t.key];
+        const g = gateways[t.gateway];
         const before = g.cpu();
-        const res = await load(t.load, { url: `${g.url}/tool/call`, body: BODY, connections, duration });
+        const res = await load(t.load, t.generator, { url: `${g.url}/tool/call`, body: BODY, connections, duration });
         if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
         res.gatewayCpuS = g.cpu() - before;
         results[t.key].push(res);
         log(
           `  workers round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s; CPU s per s: gateway ${(res.gatewayCpuS / res.seconds).toFixed(2)}, ` +
-            `autocannon ${(res.cpuS / res.seconds).toFixed(2)}`,
+            `${t.generator} ${(res.cpuS / res.seconds).toFixed(2)}`,
         );
       }
     }
     const rps = (k) => results[k].map((x) => x.rps);
     const perCpu = (k) => results[k].map((x) => x.requests / x.gatewayCpuS);
     const share = (k, f) => median(results[k].map((x) => f(x) / x.seconds));
+    /** The one-process row a row compares with: the same load generator, on any CPU. */
+    const base = (t) => (t.generator === 'wrk' ? 'one' : 'oneAc');
     const ratio = pairedRatio(rps('two'), rps('one'));
+    const ratioAc = pairedRatio(rps('twoAc'), rps('oneAc'));
     const efficiency = pairedRatio(perCpu('two'), perCpu('one'));
-    const loadShare = share('two', (x) => x.cpuS);
-    const gatewayShare = share('two', (x) => x.gatewayCpuS);
-    const oneShare = share('one', (x) => x.gatewayCpuS);
+    const efficiencyAc = pairedRatio(perCpu('twoAc'), perCpu('oneAc'));
+    const cpus = (two, one, generator) =>
+      `with ${generator}, two workers used ${share(two, (x) => x.gatewayCpuS).toFixed(2)} CPU and ${generator} ${share(two, (x) => x.cpuS).toFixed(2)}; ` +
+      `one process used ${share(one, (x) => x.gatewayCpuS).toFixed(2)} (${generator} ${share(one, (x) => x.cpuS).toFixed(2)}), so ` +
+      `${(share(two, (x) => x.gatewayCpuS) / share(one, (x) => x.gatewayCpuS)).toFixed(2)} × ${pairedRatio(perCpu(two), perCpu(one)).toFixed(2)}`;
+    const wrkCommand = (cpus) => `BENCH_BODY='<echo>' ${shown(cpus, wrkArgs('<server>/tool/call', { connections, duration }), 'wrk')}`;
+    const acCommand = (cpus) => shown(cpus, [AUTOCANNON, JSON.stringify({ url: '<server>/tool/call', body: '<echo>', connections, duration })]);
     return {
       id: 16,
       title: 'Several workers',
@@ -186,12 +206,15 @@ export async function workers({ quick, log }) {
         `POST /tool/call to \`echo\` (no session, so no Redis traffic) with ${connections} connections, ${duration} s per run, ${rounds} ` +
         'interleaved rounds after a warm-up run each. The real CLI, `a2e-gateway serve --config gateway.yaml` with `store.kind: redis` ' +
         '(a local redis-server, persistence off) and the echo tool as a plugin module, with `--workers 2` or as one process; before ' +
-        `measuring, fresh connections checked that every worker answers (pids ${answering.two?.join(', ')}). Pinning: the first two ` +
-        'rows leave every process (gateway, workers, autocannon, redis-server) to the scheduler on both CPUs, so the load generator ' +
-        'competes with the workers as it would on any one machine; the third row is the one-process layout of the other scenarios ' +
-        '(gateway on CPU 0, autocannon on CPU 1), for reference. CPU columns: CPU seconds used per second of the run by the gateway ' +
-        '(primary and workers, from /proc) and by autocannon (its own process.cpuUsage).',
-      columns: ['Gateway', 'req/s (median)', 'p50 (median)', 'p99 (median)', 'CPU/s gateway', 'CPU/s autocannon', 'req per gateway CPU-s', '× one process'],
+        `measuring, fresh connections checked that every worker answers (pids ${answering.two?.join(', ')}). Here the load generator ` +
+        'shares the two CPUs with the workers, so what it spends on each request is taken from them: the target is measured with ' +
+        'wrk (C, one thread), which spends about half of what autocannon (JavaScript, the generator of every other scenario) ' +
+        'spends a request; the autocannon rows are kept beside it. Pinning: the first four rows leave every process (gateway, ' +
+        'workers, load generator, redis-server) to the scheduler on both CPUs, as on any one machine; the last row is the ' +
+        'one-process layout of the other scenarios (gateway on CPU 0, autocannon on CPU 1), for reference. CPU columns: CPU seconds ' +
+        'used per second of the run by the gateway (primary and workers, from /proc) and by the load generator (its own, from ' +
+        '/proc for wrk, process.cpuUsage for autocannon).',
+      columns: ['Gateway, load generator', 'req/s (median)', 'p50 (median)', 'p99 (median)', 'CPU/s gateway', 'CPU/s load generator', 'req per gateway CPU-s', '× one process'],
       rows: TARGETS.map((t) => [
         t.label,
         fmt.int(median(rps(t.key))),
@@ -200,26 +223,31 @@ export async function workers({ quick, log }) {
         share(t.key, (x) => x.gatewayCpuS).toFixed(2),
         share(t.key, (x) => x.cpuS).toFixed(2),
         fmt.int(median(perCpu(t.key))),
-        t.key === 'one' ? '1.00×' : fmt.ratio(pairedRatio(rps(t.key), rps('one'))),
+        t.key === base(t) ? '1.00×' : fmt.ratio(pairedRatio(rps(t.key), rps(base(t)))),
       ]),
       targets: [
-        { text: '`--workers 2` vs one process on this 2-CPU machine, load generator on it too, ≥ 1.5×', value: fmt.ratio(ratio), met: ratio >= 1.5 },
-        { text: 'requests per gateway CPU-second, 2 workers vs one process (what a second CPU free of the load generator would add)', value: fmt.ratio(efficiency), met: null },
+        { text: '`--workers 2` vs one process on this 2-CPU machine, load generator (wrk) on it too, ≥ 1.5×', value: fmt.ratio(ratio), met: ratio >= 1.5 },
+        { text: 'the same with autocannon as the load generator (reported)', value: fmt.ratio(ratioAc), met: null },
+        {
+          text: 'requests per gateway CPU-second, 2 workers vs one process, wrk / autocannon (what a second CPU free of the load generator would add)',
+          value: `${fmt.ratio(efficiency)} / ${fmt.ratio(efficiencyAc)}`,
+          met: null,
+        },
       ],
       notes: [
-        `Where the two CPUs went (medians): with two workers the gateway processes used ${gatewayShare.toFixed(2)} CPU and autocannon ` +
-          `${loadShare.toFixed(2)} CPU; one process used ${oneShare.toFixed(2)} CPU (autocannon ${share('one', (x) => x.cpuS).toFixed(2)}). ` +
-          `The throughput ratio is about (CPU the workers got ÷ CPU one process got) × (requests per gateway CPU-second, two ÷ one) = ` +
-          `${(gatewayShare / oneShare).toFixed(2)} × ${efficiency.toFixed(2)}: two workers can only use what the load generator leaves ` +
-          'of the two CPUs, and autocannon needs more CPU the more requests it makes.',
+        'Where the two CPUs went (medians; the throughput ratio is about the CPU the workers got ÷ the CPU one process got, × ' +
+          `requests per gateway CPU-second, two ÷ one): ${cpus('two', 'one', 'wrk')}; ${cpus('twoAc', 'oneAc', 'autocannon')}. ` +
+          'Two workers can only use what the load generator leaves of the two CPUs, and a generator needs more CPU the more ' +
+          'requests it makes.',
       ],
       commands: [
-        'redis-server --port <port> --save \'\' --appendonly no',
+        "redis-server --port <port> --save '' --appendonly no",
         shown(BOTH, ['dist/cli.js', 'serve', '--config', 'gateway.yaml', '--workers', '2']),
         shown(BOTH, ['dist/cli.js', 'serve', '--config', 'gateway.yaml', '--workers', '1']),
-        shown(BOTH, [LOAD, JSON.stringify({ url: '<server>/tool/call', body: '<echo>', connections, duration })]),
+        wrkCommand(BOTH),
+        acCommand(BOTH),
         shown(pinning.server, ['dist/cli.js', 'serve', '--config', 'gateway.yaml', '--workers', '1']),
-        shown(pinning.load, [LOAD, JSON.stringify({ url: '<server>/tool/call', body: '<echo>', connections, duration })]),
+        acCommand(pinning.load),
       ],
       raw: { ...results, answering },
     };
