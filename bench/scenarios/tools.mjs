@@ -167,6 +167,14 @@ export async function tools({ quick, log }) {
           'What the gateway still spends most on under this load is garbage collection (~a quarter of its CPU by `--cpu-prof`): the ' +
           '50 calls in flight wait on the worker, so their young objects (heap snapshots under load: ~10 KB a call, five suspended ' +
           'async functions, seven promises and ~20 closures each) are alive at each scavenge and copied. ' +
+          'On the evening of 4 Dec 2026 this VM ran on a slower host (bare Hono\'s echo ~20,000 req/s in scenario 1, ~46,000 ' +
+          'that morning) and list_dir measured 0.57-0.58× in two runs of this scenario: by process CPU time over 5-s loads, ' +
+          'gateway 98-140 µs + worker 98-115 µs per listing against 123-141 µs for the bare route. The wake-ups were shared ' +
+          '(counted: ~7 calls per write to the worker, ~16 answers per write back); by `--cpu-prof` of the worker, its readdir ' +
+          'through the descriptor is ~36 % of its CPU, then the listing\'s JSON and its GC. (In the gateway\'s profile the IPC ' +
+          'write, `writeUtf8String` under `child.send`, shows ~6 %: the profiler samples wall time, and the worker woken by that ' +
+          'write runs on the same CPU while the gateway is still in it.) On this host the second process\'s ~100 µs per listing ' +
+          'is the gap: the gateway\'s own part alone is about the bare route\'s whole request. ' +
           'Sizes are opt-in since this issue: with them, an lstat per file through the directory\'s descriptor, several times the ' +
           'listing itself.',
         '',
