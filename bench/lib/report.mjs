@@ -42,7 +42,7 @@ export function renderReport({ machine, quick, pinning, seconds, command, result
       ? `- CPU pinning with \`taskset\`: every server on CPU ${pinning.server}, every load generator / client on CPU ${pinning.load}.`
       : `- No CPU pinning (${pinning.cpus < 2 ? 'fewer than two CPUs' : '`taskset` not found'}): servers and load share the CPUs.`,
     '- Everything on 127.0.0.1. Load comes from separate processes (autocannon 9 for HTTP, an eventsource-parser client for SSE; ' +
-      `scenario 16 also ${machine.wrk === 'wrk not installed' ? 'wrk, not installed here' : `${machine.wrk} from Debian`}: see there).`,
+      `scenario 16 also ${machine.wrk ?? 'wrk, not installed here'}: see there).`,
     '- The gateway is the real one built from this repo (`dist/`, via `npm run build`), with the bench tools registered as a plugin ' +
       'through the public plugin API (`bench/servers/gateway.mjs`).',
     '',

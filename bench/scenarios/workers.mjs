@@ -12,11 +12,12 @@
  * report can say where the CPUs went.
  */
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { wrkVersion } from '../lib/machine.mjs';
 import { pinning, ROOT } from '../lib/proc.mjs';
 import { fmt, median, pairedRatio } from '../lib/stats.mjs';
 import { startRedis } from './store.mjs';
@@ -98,12 +99,11 @@ function startGateway(configPath, workers, cpus) {
   });
 }
 
-const WRK = ['/usr/bin/wrk', '/usr/local/bin/wrk'].find((p) => existsSync(p));
 const wrkArgs = (url, { connections, duration }) => ['-t1', `-c${connections}`, `-d${duration}s`, '-s', WRK_SCRIPT, url];
 
 /** One load run on `cpus` (autocannon or wrk); its JSON line (rps, latencies in ms, its own CPU seconds). */
 function load(cpus, generator, spec) {
-  const [cmd, args] = generator === 'wrk' ? argv(cpus, wrkArgs(spec.url, spec), WRK) : argv(cpus, [AUTOCANNON, JSON.stringify(spec)]);
+  const [cmd, args] = generator === 'wrk' ? argv(cpus, wrkArgs(spec.url, spec), 'wrk') : argv(cpus, [AUTOCANNON, JSON.stringify(spec)]);
   const env = generator === 'wrk' ? { ...process.env, BENCH_BODY: spec.body } : process.env;
   const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
@@ -149,7 +149,7 @@ export async function workers({ quick, log }) {
   const rounds = quick ? 2 : 7;
   const duration = quick ? 2 : 5;
   const connections = 50;
-  if (!WRK) throw new Error('wrk is not installed; install the Debian package "wrk" (listed in .ci/apt-packages)');
+  if (!wrkVersion()) throw new Error('wrk is not installed; install the Debian package "wrk" (listed in .ci/apt-packages)');
   const redis = await startRedis();
   const dir = await mkdtemp(join(tmpdir(), 'a2e-bench-workers-'));
   const configPath = join(dir, 'gateway.yaml');
