@@ -189,14 +189,22 @@ export async function workers({ quick, log }) {
     const share = (k, f) => median(results[k].map((x) => f(x) / x.seconds));
     /** The one-process row a row compares with: the same load generator, on any CPU. */
     const base = (t) => (t.generator === 'wrk' ? 'one' : 'oneAc');
-    const ratio = pairedRatio(rps('two'), rps('one'));
-    const ratioAc = pairedRatio(rps('twoAc'), rps('oneAc'));
-    const efficiency = pairedRatio(perCpu('two'), perCpu('one'));
-    const efficiencyAc = pairedRatio(perCpu('twoAc'), perCpu('oneAc'));
-    const cpus = (two, one, generator) =>
-      `with ${generator}, two workers used ${share(two, (x) => x.gatewayCpuS).toFixed(2)} CPU and ${generator} ${share(two, (x) => x.cpuS).toFixed(2)}; ` +
-      `one process used ${share(one, (x) => x.gatewayCpuS).toFixed(2)} (${generator} ${share(one, (x) => x.cpuS).toFixed(2)}), so ` +
-      `${(share(two, (x) => x.gatewayCpuS) / share(one, (x) => x.gatewayCpuS)).toFixed(2)} × ${pairedRatio(perCpu(two), perCpu(one)).toFixed(2)}`;
+    /** Row `k` against row `b` of the same run: req/s, and requests per gateway CPU-second. */
+    const speedup = (k, b) => pairedRatio(rps(k), rps(b));
+    const efficiencyOf = (k, b) => pairedRatio(perCpu(k), perCpu(b));
+    const ratio = speedup('two', 'one');
+    const ratioAc = speedup('twoAc', 'oneAc');
+    const efficiency = efficiencyOf('two', 'one');
+    const efficiencyAc = efficiencyOf('twoAc', 'oneAc');
+    const cpus = (two, one, generator) => {
+      const [twoCpu, oneCpu] = [share(two, (x) => x.gatewayCpuS), share(one, (x) => x.gatewayCpuS)];
+      // The efficiency as its target row shows it (fmt.ratio truncates), without the × sign.
+      return (
+        `with ${generator}, two workers used ${twoCpu.toFixed(2)} CPU and ${generator} ${share(two, (x) => x.cpuS).toFixed(2)}; ` +
+        `one process used ${oneCpu.toFixed(2)} (${generator} ${share(one, (x) => x.cpuS).toFixed(2)}), so ` +
+        `${(twoCpu / oneCpu).toFixed(2)} × ${fmt.ratio(efficiencyOf(two, one)).slice(0, -1)}`
+      );
+    };
     const wrkCommand = (cpus) => `BENCH_BODY='<echo>' ${shown(cpus, wrkArgs('<server>/tool/call', { connections, duration }), 'wrk')}`;
     const acCommand = (cpus) => shown(cpus, [AUTOCANNON, JSON.stringify({ url: '<server>/tool/call', body: '<echo>', connections, duration })]);
     return {
@@ -223,7 +231,7 @@ export async function workers({ quick, log }) {
         share(t.key, (x) => x.gatewayCpuS).toFixed(2),
         share(t.key, (x) => x.cpuS).toFixed(2),
         fmt.int(median(perCpu(t.key))),
-        t.key === base(t) ? '1.00×' : fmt.ratio(pairedRatio(rps(t.key), rps(base(t)))),
+        t.key === base(t) ? '1.00×' : fmt.ratio(speedup(t.key, base(t))),
       ]),
       targets: [
         { text: '`--workers 2` vs one process on this 2-CPU machine, load generator (wrk) on it too, ≥ 1.5×', value: fmt.ratio(ratio), met: ratio >= 1.5 },
