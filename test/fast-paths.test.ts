@@ -6,7 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { compileArguments } from '../src/engine/arguments.js';
-import { Deadlines } from '../src/engine/deadlines.js';
+import { Deadlines, type Deadline } from '../src/engine/deadlines.js';
+import { EntryList } from '../src/engine/entry-list.js';
 import { LabeledCounter, LabeledHistogram } from '../src/observability/labeled-metrics.js';
 import { ToolCallRequest, fastToolCallRequest, messageParser, parserFor, type ToolParameter } from '../src/protocol/index.js';
 import { definePlugin } from './helpers/plugins.js';
@@ -165,12 +166,50 @@ describe('grouped call deadlines', () => {
     });
     const started = performance.now();
     deadlines.add('early', 20);
-    const slot = deadlines.add('removed', 20);
-    deadlines.remove('removed', slot);
+    const removed = deadlines.add('removed', 20);
+    deadlines.remove(removed);
+    deadlines.remove(removed); // twice is a no-op
     deadlines.add('last', 60);
     await allDone;
     expect(performance.now() - started).toBeGreaterThanOrEqual(60 - 1);
     expect(expired).toEqual(['early', 'last']);
+  });
+});
+
+describe('entry lists (running calls, deadline slots)', () => {
+  it('keeps values oldest first, removes each once, and only from its own list', () => {
+    const list = new EntryList<string>();
+    const other = new EntryList<string>();
+    const a = list.add('a');
+    const b = list.add('b');
+    const c = list.add('c');
+    const d = list.add('d');
+    expect([...list]).toEqual(['a', 'b', 'c', 'd']);
+    expect(other.remove(b)).toBe(false);
+    expect(list.remove(b)).toBe(true);
+    expect(list.remove(b)).toBe(false);
+    expect(list.remove(d)).toBe(true); // the last
+    expect(list.remove(a)).toBe(true); // the first
+    expect([...list]).toEqual(['c']);
+    expect(list.size).toBe(1);
+    expect(list.shift()).toBe('c');
+    expect(list.remove(c)).toBe(false);
+    expect(list.shift()).toBeUndefined();
+    expect(list.size).toBe(0);
+    list.add('e');
+    expect([...list]).toEqual(['e']);
+  });
+
+  it('goes on past a value removed while it is being visited', () => {
+    const list = new EntryList<number>();
+    const entries = [1, 2, 3, 4].map((n) => list.add(n));
+    const seen: number[] = [];
+    for (const n of list) {
+      seen.push(n);
+      list.remove(entries[n - 1]!);
+    }
+    expect(seen).toEqual([1, 2, 3, 4]);
+    expect(list.size).toBe(0);
   });
 });
 
@@ -205,14 +244,28 @@ describe('grouped call deadlines, under churn', () => {
     const deadlines = new Deadlines<number>((n) => expired.add(n));
     const kept: number[] = [];
     for (let n = 0; n < 2000; n++) {
-      const slot = deadlines.add(n, 5 + (n % 40));
+      const deadline = deadlines.add(n, 5 + (n % 40));
       if (n % 3 === 0) kept.push(n);
-      else deadlines.remove(n, slot);
+      else deadlines.remove(deadline);
     }
     // A zero timeout still expires (its slot lies ahead of the ticker).
     deadlines.add(-1, 0);
     await expect.poll(() => expired.size, { timeout: 5000 }).toBe(kept.length + 1);
     expect([...expired].sort((a, b) => a - b)).toEqual([-1, ...kept]);
+    await expect.poll(() => (deadlines as unknown as { ticker?: unknown }).ticker, { timeout: 5000 }).toBeUndefined();
+  });
+
+  it('lets an item remove its own deadline while it expires (a call settling as it times out)', async () => {
+    const expired: string[] = [];
+    const own = new Map<string, Deadline<string>>();
+    const deadlines = new Deadlines<string>((item) => {
+      deadlines.remove(own.get(item)!); // what Call.settle does when stop('timeout') settles it
+      expired.push(item);
+    });
+    for (const item of ['a', 'b', 'c']) own.set(item, deadlines.add(item, 5));
+    await expect.poll(() => expired.length, { timeout: 5000 }).toBe(3);
+    expect(expired).toEqual(['a', 'b', 'c']);
+    expect((deadlines as unknown as { waiting: number }).waiting).toBe(0);
     await expect.poll(() => (deadlines as unknown as { ticker?: unknown }).ticker, { timeout: 5000 }).toBeUndefined();
   });
 });

@@ -12,6 +12,7 @@ import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
 import { ByteBudget } from './byte-budget.js';
 import { Call, type CallLimits } from './call.js';
 import { Deadlines } from './deadlines.js';
+import { EntryList, type Entry } from './entry-list.js';
 import { GatewayError } from './errors.js';
 import { levelEnabled } from './child-logger.js';
 import { writeCallLine } from './call-line.js';
@@ -88,7 +89,8 @@ export class Engine {
   private readonly audit: AuditSink;
   private readonly admission: Admission;
   private readonly tracer: CallTracer | undefined;
-  private readonly inflight = new Set<Call>();
+  /** Running calls, oldest first. */
+  private readonly inflight = new EntryList<Call>();
   private readonly deadlines = new Deadlines<Call>((call) => call.stop('timeout'));
   /** Event bytes of running calls; shared by all of them. */
   private readonly eventBudget: ByteBudget;
@@ -194,10 +196,10 @@ export class Engine {
         caller,
         this.callLimits(Math.min(req.timeout, this.limits.maxTimeoutS) * 1000),
         options.logger ?? this.logger,
-        (c) => this.settled(c, release),
+        (c) => this.settled(c, release, running),
         this.deadlines,
       );
-      this.inflight.add(call);
+      const running = this.inflight.add(call);
       call.inputBytes = options.inputBytes ?? 0;
       if (options.lineMerged) call.lineMerged = true;
       if (options.jsonAnswer) call.jsonAnswer = true;
@@ -273,8 +275,8 @@ export class Engine {
     return t !== undefined && this.policy(caller, t.definition).allow;
   }
 
-  private settled(call: Call, release: (() => void) | undefined): void {
-    this.inflight.delete(call);
+  private settled(call: Call, release: (() => void) | undefined, running: Entry<Call>): void {
+    this.inflight.remove(running);
     release?.();
     if (this.activity.active) this.activity.finished(call);
     // The door answering the call may write its line instead, merged with its access line (call-line.ts).
@@ -342,7 +344,7 @@ export class Engine {
 
   /** The calls running now. */
   runningCalls(): Iterable<Call> {
-    return this.inflight.values();
+    return this.inflight;
   }
 
   /** Calls currently running. */

@@ -8,6 +8,7 @@ export * from './arguments.js';
 export * from './registry.js';
 export * from './call.js';
 export { JsonText } from './json-text.js';
+export { EntryList, type Entry } from './entry-list.js';
 export { writeCallLine, type AccessFields } from './call-line.js';
 export { CallEvents, Watcher, type EventBatch, type EventLimits } from './call-events.js';
 export * from './call-store.js';

@@ -1,10 +1,18 @@
 import type { Socket } from 'node:net';
 import type { Context } from 'hono';
+import type { ServerResponse } from 'node:http';
+import { EntryList } from '../../engine/index.js';
 import { nodeResponse } from './node.js';
 
-/** Per-connection set of "the client went away" callbacks of its requests still being answered. */
+/** A request still being answered on a connection, and what to run if its client goes away. */
+interface Waiting {
+  res: ServerResponse;
+  fn: () => void;
+}
+
+/** Per-connection list of its requests still being answered (an EntryList: no Set hashing per request). */
 const GONE = Symbol('a2e.clientGone');
-type TrackedSocket = Socket & { [GONE]?: Set<() => void> };
+type TrackedSocket = Socket & { [GONE]?: EntryList<Waiting> };
 
 /**
  * Run `fn` if the client goes away before the response is sent. Returns a
@@ -19,17 +27,13 @@ export function onClientGone(c: Context, fn: () => void): () => void {
   if (res && socket) {
     let waiting = socket[GONE];
     if (!waiting) {
-      const set = (waiting = socket[GONE] = new Set());
+      const list = (waiting = socket[GONE] = new EntryList());
       socket.once('close', () => {
-        for (const gone of set) gone();
-        set.clear();
+        for (let w = list.shift(); w !== undefined; w = list.shift()) if (!w.res.writableFinished) w.fn();
       });
     }
-    const entry = () => {
-      if (!res.writableFinished) fn();
-    };
-    waiting.add(entry);
-    return () => waiting.delete(entry);
+    const entry = waiting.add({ res, fn });
+    return () => void waiting.remove(entry);
   }
   if (res) {
     // No socket (already detached): the response's own close event.
