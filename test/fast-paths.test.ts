@@ -211,6 +211,18 @@ describe('entry lists (running calls, deadline slots)', () => {
     expect(seen).toEqual([1, 2, 3, 4]);
     expect(list.size).toBe(0);
   });
+
+  it('goes on past the next value removed while the current one is being visited', () => {
+    const list = new EntryList<number>();
+    const entries = [1, 2, 3, 4].map((n) => list.add(n));
+    const seen: number[] = [];
+    for (const n of list) {
+      seen.push(n);
+      if (n === 1) list.remove(entries[1]!); // 2, not yet visited
+    }
+    expect(seen).toEqual([1, 3, 4]);
+    expect([...list]).toEqual([1, 3, 4]);
+  });
 });
 
 describe('per-call metrics', () => {

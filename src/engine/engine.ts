@@ -196,6 +196,7 @@ export class Engine {
         caller,
         this.callLimits(Math.min(req.timeout, this.limits.maxTimeoutS) * 1000),
         options.logger ?? this.logger,
+        // `running` is set just below: a call settles at the earliest in begin(), after it is listed.
         (c) => this.settled(c, release, running),
         this.deadlines,
       );

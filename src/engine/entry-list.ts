@@ -59,12 +59,15 @@ export class EntryList<T> implements Iterable<T> {
     return first.value;
   }
 
-  /** Oldest first. Removing the current value while iterating is safe. */
+  /**
+   * Oldest first. Removing the value just visited, or the one after it, while iterating is safe; removing
+   * both ends the walk there (take a copy, `[...list]`, to change the list freely while going through it).
+   */
   *[Symbol.iterator](): Iterator<T> {
-    for (let e = this.head; e !== undefined; ) {
+    for (let e = this.head; e !== undefined && e.list === this; ) {
       const next = e.next;
       yield e.value;
-      e = next;
+      e = e.list === this ? e.next : next;
     }
   }
 }

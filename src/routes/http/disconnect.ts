@@ -1,6 +1,6 @@
+import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context } from 'hono';
-import type { ServerResponse } from 'node:http';
 import { EntryList } from '../../engine/index.js';
 import { nodeResponse } from './node.js';
 
