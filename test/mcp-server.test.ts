@@ -262,6 +262,17 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(await post(8, 'fail', { message: 'no "luck"' })).toBe(
       reply(8, { content: [{ type: 'text', text: 'no "luck"' }], isError: true, structuredContent: { partial: true } }),
     );
+    // Native file tools hand the engine their data as JSON text (from the file tools' worker, or written directly
+    // as list_dir does): the reply is written from that text, and must be the bytes the parsed objects would give.
+    for (const [id, name, args] of [
+      [9, 'read_file', { path: 'hello.txt' }],
+      [10, 'list_dir', { path: '.' }],
+    ] as const) {
+      const text = await post(id, name, args);
+      const structured = CallToolResultSchema.parse(JSONRPCResultResponseSchema.parse(JSON.parse(text)).result).structuredContent!;
+      expect(JSON.stringify(structured)).toContain('hello.txt');
+      expect(text).toBe(reply(id, { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured }));
+    }
   });
 
   it('pings', async () => {

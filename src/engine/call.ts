@@ -207,6 +207,22 @@ export class Call {
     return typeof dataJson === 'string' ? head + dataJson + tail + after : utf8Between(head, dataJson!, tail + after);
   }
 
+  /**
+   * The JSON text of the settled result's data, once (then undefined): the text measuring it against the output
+   * cap made, or the text a native tool gave (JsonText, decoded from its bytes), for a door that writes the data into
+   * an answer of its own shape (the MCP door's reply) instead of serialising the data again. Kept only for a call
+   * started with StartOptions.jsonAnswer; undefined when not kept, already taken, or taken by responseJson.
+   *
+   * @example
+   * const json = call.takeDataJson() ?? JSON.stringify(call.response!.data.data);
+   */
+  takeDataJson(): string | undefined {
+    const dataJson = this.dataJson;
+    if (dataJson === null || this._response === undefined) return undefined;
+    this.dataJson = null;
+    return typeof dataJson === 'string' ? dataJson : Buffer.from(dataJson.buffer, dataJson.byteOffset, dataJson.byteLength).toString('utf8');
+  }
+
   /** The events still kept, oldest first (seq `firstSeq` onwards): what a door reports of a running call. */
   get keptEvents(): readonly ToolEvent[] {
     return this.events?.kept ?? NO_EVENTS;
