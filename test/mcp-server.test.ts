@@ -13,7 +13,7 @@ import { CallToolResultSchema, JSONRPCResultResponseSchema, McpError, ProgressNo
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../src/index.js';
 import { gatedPlugin, type GateControl } from './helpers/gated.js';
-import { rpcResult, startStub } from './helpers/a2a-stub.js';
+import { rpcResult, startStub, waitFor } from './helpers/a2a-stub.js';
 import { scrape, sample } from './helpers/metrics.js';
 import { definePlugin, echoTool, failTool } from './helpers/plugins.js';
 import { startGateway, type TestGateway } from './helpers/server.js';
@@ -209,6 +209,35 @@ describe('MCP door (/mcp) with the SDK client', () => {
     controller.abort('user pressed stop');
     expect(await gated.aborted('c1')).toMatch(/tool "gated" was canceled/);
     expect(await running).toBeInstanceOf(Error);
+  });
+
+  it('a cancel reaches only the call with that very id from the same session: not "5" for 5, not another session\'s', async () => {
+    const post = (body: object, session: string) =>
+      fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': session },
+        body: JSON.stringify({ jsonrpc: '2.0', ...body }),
+      });
+    const cancel = async (requestId: string | number, session: string) =>
+      expect((await post({ method: 'notifications/cancelled', params: { requestId, reason: 'test' } }, session)).status).toBe(202);
+    const answer = post({ id: 5, method: 'tools/call', params: { name: 'gated', arguments: { key: 'scoped', steps: 1 } } }, 'session-a');
+    await waitFor('the call to start', () => gated.emittedAt('scoped').length > 0);
+    let abortedBy: string | undefined;
+    void gated.aborted('scoped').then((reason) => (abortedBy = reason));
+    await cancel('5', 'session-a'); // the string "5" is another JSON-RPC id than the number 5
+    await cancel(5, 'session-b');
+    await cancel(5, '');
+    gated.open('scoped', 0);
+    const res = await answer;
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: 5, result: { structuredContent: { key: 'scoped', steps: 1 } } });
+    expect(abortedBy ?? '').not.toMatch(/cancel/); // (its signal fires "call finished" once it has settled)
+    // The same id from the same session does cancel it.
+    const again = post({ id: 5, method: 'tools/call', params: { name: 'gated', arguments: { key: 'scoped-2', steps: 1 } } }, 'session-a');
+    await waitFor('the second call to start', () => gated.emittedAt('scoped-2').length > 0);
+    await cancel(5, 'session-a');
+    expect(await gated.aborted('scoped-2')).toMatch(/canceled/);
+    await again.then((r) => r.body?.cancel()).catch(() => undefined);
   });
 
   it('answers JSON to a client that accepts only JSON, SSE when a progressToken asks for it', async () => {

@@ -75,8 +75,11 @@ const isRequestId = (v: unknown): v is RequestId => typeof v === 'string' || Num
 export class McpDoor {
   private readonly engine: Engine;
   private readonly options: McpDoorOptions;
-  /** Calls in flight by scope + request id, for notifications/cancelled. */
-  private readonly inflight = new Map<string, Call>();
+  /**
+   * Calls in flight, for notifications/cancelled: by who may cancel them (the session scope and the principal),
+   * then by JSON-RPC id (a Map tells 1 from "1", as JSON-RPC does).
+   */
+  private readonly inflight = new Map<string, Map<RequestId, Call>>();
 
   constructor(options: McpDoorOptions) {
     this.engine = options.engine;
@@ -192,17 +195,21 @@ export class McpDoor {
     };
     // jsonAnswer: the data's JSON made to measure it (or a native tool's JSON text) is kept for callReplyText.
     const call = this.engine.start(req, ex.caller, { inputBytes: ex.inputBytes, logger: ex.logger, door: 'mcp', admitted: ex.admitted, jsonAnswer: true });
-    const key = inflightKey(ex.scope, ex.caller, id);
-    this.inflight.set(key, call);
+    const owner = ownerKey(ex.scope, ex.caller);
+    let calls = this.inflight.get(owner);
+    if (calls === undefined) this.inflight.set(owner, (calls = new Map()));
+    calls.set(id, call);
     void call.result.then(() => {
-      if (this.inflight.get(key) === call) this.inflight.delete(key);
+      if (calls.get(id) !== call) return;
+      calls.delete(id);
+      if (calls.size === 0 && this.inflight.get(owner) === calls) this.inflight.delete(owner);
     });
     return { kind: 'call', id, call, progressToken };
   }
 
   private notification(method: string, params: unknown, ex: McpExchange): void {
     if (method !== 'notifications/cancelled' || !isObject(params) || !isRequestId(params.requestId)) return;
-    const call = this.inflight.get(inflightKey(ex.scope, ex.caller, params.requestId));
+    const call = this.inflight.get(ownerKey(ex.scope, ex.caller))?.get(params.requestId);
     if (!call) return; // already finished, or never ours: the spec says to ignore it
     ex.logger.info({ call_id: call.id, tool: call.tool.definition.name }, 'MCP client cancelled the call');
     call.stop('cancel');
@@ -248,7 +255,8 @@ const LIST_ALL: ToolListRequest = {
   include_deferred: false,
 };
 
-const inflightKey = (scope: string, caller: Caller, id: RequestId) => `${scope}\u0000${caller.principal ?? ''}\u0000${typeof id}\u0000${id}`;
+/** Who may cancel a call: its session scope and principal (no string built for the common sessionless, tokenless case). */
+const ownerKey = (scope: string, caller: Caller) => (scope === '' && caller.principal === null ? '' : `${scope}\u0000${caller.principal ?? ''}`);
 
 const reply = (message: JSONRPCMessage): McpOutcome => ({ kind: 'reply', message });
 
