@@ -137,46 +137,27 @@ export async function tools({ quick, log }) {
       columns: ['Path', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
       rows,
       notes: [
-        'Where list_dir\'s time goes (issue 15; CPU time of the processes per call, and `node --cpu-prof`, 1 Dec 2026): the ' +
-          'listing is made off the event loop in one trip to a helper thread (open the directory with O_DIRECTORY|O_NOFOLLOW ' +
-          'from the workspace root\'s descriptor, readdir through /proc/self/fd), never by path as the bare route does. On this ' +
-          'machine a MessagePort round trip to that thread costs ~80 µs of CPU (a threadpool round trip ~50 µs), a readdir of ' +
-          '100 entries ~70 µs, and the answer\'s JSON ~33 µs, on the one CPU every server thread is pinned to. ' +
-          `${process.getuid?.() === 0 ? 'This run was as root: ' : 'Run as root, '}the file tools also run in the privilege-separated worker process (the workspace owner's uid): its JSON ` +
-          'message and answer cost ~40 % more per call again (measured: gateway ~330 µs + worker ~300 µs per listing, vs ~530 µs ' +
-          'in the gateway alone and ~340 µs for the bare route). Since 2 Dec 2026 that worker, whose event loop serves nothing ' +
-          'else, makes the system calls on its own thread instead of a helper thread\'s (sync-threads.ts `answerOnThisThread`): ' +
-          'its CPU per listing went from 340-400 µs to 270-280 µs and per small read_file from 205-230 µs to 125-130 µs. What a ' +
-          'turn sends each way now goes as one IPC message (fs/ipc-batch.ts: a burst of calls wakes the other process once), and ' +
-          'the worker\'s answer arrives as the JSON text of its data, which the gateway answers with as it is (engine/json-text.ts, ' +
-          'parsed only if something reads it): per listing, gateway 345-390 → 275-290 µs and worker ~250 µs; per small read_file ' +
-          'gateway 225-235 → 170-200 µs and worker ~80 µs, against 310-340 µs and 280-330 µs for the bare routes that hour. What ' +
-          'is left for a listing is the second process: its readdir through /proc/self/fd, the JSON of 100 entries and the IPC. ' +
-          'Since 3 Dec 2026 the listing\'s JSON is written as text from the names (fs/listing-json.ts), and the worker\'s answers ' +
-          'come back framed on a pipe of their own, the JSON text as its own line (fs/answer-stream.ts), not escaped into an IPC ' +
-          'message and unescaped again (~25 µs per listing): measured by process CPU time over 4-s loads that day, gateway ' +
-          '105-125 µs + worker 120-130 µs per listing against 180-200 µs for the bare route (0.75-0.8× by CPU), of which the ' +
-          'readdir itself is ~58 µs by path and ~67 µs through the directory\'s descriptor (open with O_NOFOLLOW, readdir of ' +
-          '/proc/self/fd/<fd>, close). The gateway\'s own part is now below the bare route\'s HTTP and JSON work; the rest is ' +
-          'the second process (its wake-ups, its share of the one CPU), the price of the privilege separation, kept as strong. ' +
-          'Since 4 Dec 2026 the answer\'s JSON text stays UTF-8 bytes from the worker\'s pipe to the socket (engine/json-text.ts; ' +
-          'before, the gateway decoded the line, built the response as a string and had it flattened twice, by the Content-Length ' +
-          'count and by Node joining it to the headers: a third of what the gateway allocated per listing, by a sampling heap ' +
-          'profile): scavenges per listing fell by a third (trace-gc, same load). Measured that day by process CPU time over 5-s ' +
-          'loads: gateway 60-75 µs + worker 77-88 µs per listing, against 101-108 µs for the bare route (readdir on the threadpool). ' +
-          'What the gateway still spends most on under this load is garbage collection (~a quarter of its CPU by `--cpu-prof`): the ' +
-          '50 calls in flight wait on the worker, so their young objects (heap snapshots under load: ~10 KB a call, five suspended ' +
-          'async functions, seven promises and ~20 closures each) are alive at each scavenge and copied. ' +
-          'On the evening of 4 Dec 2026 this VM ran on a slower host (bare Hono\'s echo ~20,000 req/s in scenario 1, ~46,000 ' +
-          'that morning) and list_dir measured 0.57-0.58× in two runs of this scenario: by process CPU time over 5-s loads, ' +
-          'gateway 98-140 µs + worker 98-115 µs per listing against 123-141 µs for the bare route. The wake-ups were shared ' +
-          '(counted: ~7 calls per write to the worker, ~16 answers per write back); by `--cpu-prof` of the worker, its readdir ' +
-          'through the descriptor is ~36 % of its CPU, then the listing\'s JSON and its GC. (In the gateway\'s profile the IPC ' +
-          'write, `writeUtf8String` under `child.send`, shows ~6 %: the profiler samples wall time, and the worker woken by that ' +
-          'write runs on the same CPU while the gateway is still in it.) On this host the second process\'s ~100 µs per listing ' +
-          'is the gap: the gateway\'s own part alone is about the bare route\'s whole request. ' +
-          'Sizes are opt-in since this issue: with them, an lstat per file through the directory\'s descriptor, several times the ' +
-          'listing itself.',
+        'Where list_dir\'s time goes (issue 15): the listing is made off the event loop, never by path as the bare route does: ' +
+          'the directory is opened with O_DIRECTORY|O_NOFOLLOW from the workspace root\'s descriptor and read through ' +
+          '/proc/self/fd, its JSON written as text from the names (fs/listing-json.ts). ' +
+          `${process.getuid?.() === 0 ? 'This run was as root: ' : 'Run as root, '}the file tools run in the privilege-separated worker process (the workspace owner\'s uid), ` +
+          'which makes the system calls on its own thread; what a turn sends each way goes as one message (fs/ipc-batch.ts), ' +
+          'the answers come back framed on a pipe of their own (fs/answer-stream.ts), and their JSON text stays UTF-8 bytes from ' +
+          'that pipe to the socket (engine/json-text.ts). ' +
+          'On 7 Dec 2026 the garbage collector was found to be most of the gateway\'s gap (`--trace-gc-nvp`, 4-s loads): ~75 % of ' +
+          'what survived a scavenge was promoted (~1.2 MB a scavenge, a full collection every 1-2 s, 6-9 ms scavenges), ' +
+          'against nothing for bare Hono and for an echo tool that waits 2 ms before it answers. Three things kept every finished call alive ' +
+          'past the young generation: the waiting calls kept in a `Map` by id (V8 copies a long-lived Map\'s table into the old ' +
+          'generation, and each table it leaves behind still holds its values until a full collection: engine/id-table.ts), ' +
+          'the array of answers waiting to be handed out, which under steady load only grew (fs/hand-out.ts), and a getter ' +
+          'made per call (a new hidden class per object, made in the old generation: json-text.ts parseOnRead, fs/context.ts, ' +
+          'the worker\'s call context). Without them, 4 s of this load promoted 0.8 MB instead of 23 MB (the worker: 0.007 ' +
+          'instead of 12 MB), with no full collection; by process CPU time per listing (6 interleaved 4-s rounds), gateway ' +
+          '85 µs + worker 98 µs against 112 + 106 µs before, and the bare route 127 µs: 0.71× against 0.61×. What is left is ' +
+          'the second process, the price of the privilege separation, kept as strong: its readdir through the descriptor ' +
+          '(~46 µs for 100 entries in a tight loop, of which libuv sorts and copies each name, then the tool sorts them by ' +
+          'JavaScript\'s order), the listing\'s JSON, and the wake-ups of two processes sharing one CPU. ' +
+          'Sizes are opt-in: with them, an lstat per file through the directory\'s descriptor, several times the listing itself.',
         '',
         'Where eval_js\'s time goes (issue 15, measured on 1 Dec 2026 on the server\'s CPU): every evaluation gets a fresh ' +
           'WebAssembly instance of the compiled QuickJS module (its own 16 MiB memory, QuickJS started in it), so nothing one ' +

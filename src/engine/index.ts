@@ -9,6 +9,7 @@ export * from './registry.js';
 export * from './call.js';
 export { JsonText } from './json-text.js';
 export { EntryList, type Entry } from './entry-list.js';
+export { IdTable } from './id-table.js';
 export { writeCallLine, type AccessFields } from './call-line.js';
 export { CallEvents, Watcher, type EventBatch, type EventLimits } from './call-events.js';
 export * from './call-store.js';

@@ -16,11 +16,20 @@ export interface Stopped {
  * finish before any check, so they never make one (nor have it aborted when the call settles).
  */
 export function stoppedOf(ctx: Pick<FsContext, 'signal'>): Stopped {
-  return {
-    get aborted() {
-      return ctx.signal.aborted;
-    },
-  };
+  return new StoppedOf(ctx);
+}
+
+/**
+ * A class, not an object literal with a getter: V8 gives every such literal a hidden class of its own (its
+ * getter is a new function each time), made in the old generation, which kept each call's objects alive
+ * past the young generation until a full collection.
+ */
+class StoppedOf implements Stopped {
+  constructor(private readonly ctx: Pick<FsContext, 'signal'>) {}
+
+  get aborted(): boolean {
+    return this.ctx.signal.aborted;
+  }
 }
 
 /** The limits of tools.fs a file tool call needs. */

@@ -8,26 +8,36 @@
  * convoy of them would be one long task, and a request that just arrived (a
  * health check) would wait behind all of it. Handed out at most SLICE per
  * turn, the event loop polls for I/O between slices.
+ *
+ * The queue is a linked list (EntryList), not an array: under steady load it
+ * seldom runs empty, so an array only grew, and the copies its growth left
+ * behind in the old generation still held the answers' callbacks, keeping
+ * every call they resume alive past the young generation (see IdTable for the
+ * same effect with a Map).
  */
+import { EntryList } from '../../engine/index.js';
 
 /** Answers resumed per event-loop turn. */
 const SLICE = 8;
 
-const queue: (() => void)[] = [];
-let handed = 0;
+const queue = new EntryList<() => void>();
+let scheduled = false;
 
 /** Run `resume` in this turn's slice of answers, or a later turn's when this one is full. */
 export function handOut(resume: () => void): void {
-  if (queue.push(resume) === 1) setImmediate(handSlice);
+  queue.add(resume);
+  if (!scheduled) {
+    scheduled = true;
+    setImmediate(handSlice);
+  }
 }
 
 function handSlice(): void {
-  const end = Math.min(queue.length, handed + SLICE);
-  while (handed < end) queue[handed++]!();
-  if (handed < queue.length) {
+  scheduled = false;
+  // Only what was queued before this slice: an answer handed out while it runs waits for a later turn.
+  for (let n = Math.min(SLICE, queue.size); n > 0; n--) queue.shift()!();
+  if (queue.size > 0 && !scheduled) {
+    scheduled = true;
     setImmediate(handSlice);
-    return;
   }
-  queue.length = 0;
-  handed = 0;
 }

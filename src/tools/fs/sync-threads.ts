@@ -26,6 +26,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
+import { IdTable } from '../../engine/index.js';
 import { handOut } from './hand-out.js';
 
 /** What a directory entry is (symlinks are reported, never followed). */
@@ -162,7 +163,8 @@ interface Pending {
 
 interface Thread {
   worker: Worker;
-  pending: Map<number, Pending>;
+  /** Requests waiting for their answer, by id (an IdTable: see there for why not a Map). */
+  pending: IdTable<Pending>;
   /** When it last answered, or was given work while idle (performance.now()). */
   progress: number;
 }
@@ -171,10 +173,9 @@ const MAX_THREADS = 2;
 /** A thread with work that has not answered for this long is taken as stuck on a slow call. */
 const STALL_MS = 20;
 const threads: Thread[] = [];
-let nextId = 1;
 
 function start(): Thread {
-  const pending = new Map<number, Pending>();
+  const pending = new IdTable<Pending>();
   const worker = new Worker(THREAD_SOURCE, {
     eval: true,
     resourceLimits: { maxOldGenerationSizeMb: 64, maxYoungGenerationSizeMb: 8 },
@@ -185,9 +186,8 @@ function start(): Thread {
   });
   worker.on('message', (a: { id: number }) => {
     self.progress = performance.now();
-    const p = pending.get(a.id);
+    const p = pending.take(a.id);
     if (!p) return;
-    pending.delete(a.id);
     if (pending.size === 0) worker.unref();
     // A few answers per event-loop turn (hand-out.ts), so a health check is not kept behind a convoy of them.
     handOut(() => p.resolve(a));
@@ -197,8 +197,7 @@ function start(): Thread {
     const i = threads.indexOf(self);
     if (i >= 0) threads.splice(i, 1);
     const err = Object.assign(new Error(`the file system helper thread ${why}`), { code: 'EIO' });
-    for (const p of pending.values()) p.reject(err);
-    pending.clear();
+    for (const p of pending.takeAll()) p.reject(err);
   };
   worker.on('error', (err) => gone(`failed: ${err.message}`));
   worker.on('exit', () => gone('stopped'));
@@ -274,13 +273,12 @@ function ask<T>(message: Record<string, unknown>): Promise<T> {
   }
   const thread = pick();
   const { worker, pending } = thread;
-  const id = nextId++;
   return new Promise<T>((resolve, reject) => {
     if (pending.size === 0) {
       worker.ref();
       thread.progress = performance.now();
     }
-    pending.set(id, { resolve: resolve as (a: unknown) => void, reject });
+    const id = pending.add({ resolve: resolve as (a: unknown) => void, reject });
     worker.postMessage({ ...message, id });
   });
 }

@@ -5,7 +5,7 @@
  * with the same code as the gateway (dispatch.ts), so a race that somehow won
  * would find only what that user — the one commands run as — can reach anyway.
  */
-import { JsonText, ToolError, ToolOutput } from '../../engine/index.js';
+import { IdTable, JsonText, ToolError, ToolOutput } from '../../engine/index.js';
 import { runFsTool, type FsContext, type FsLimits } from './dispatch.js';
 import { WorkspaceQuota } from './quota.js';
 import { Workspace } from './workspace.js';
@@ -43,7 +43,8 @@ answerOnThisThread();
 let ws: Workspace;
 let limits: FsLimits;
 let quotaLimit: number | null = null;
-const running = new Map<number, CallStop>();
+/** The calls running here, under the ids the gateway gave them (an IdTable: see there for why not a Map). */
+const running = new IdTable<RunningCall>();
 
 // Answers and events go to the gateway framed on their own pipe (answer-stream.ts), a turn's in one write
 // (ipc-batch.ts). The pipe fails only when the gateway is gone: so is the worker then.
@@ -72,17 +73,28 @@ function failureOf(err: unknown): Answer {
 }
 
 /**
- * One call's stop state. Its AbortController is made only when the tool reads `signal` (most quick calls never
- * do, see stoppedOf): a controller per call was a large part of a small read's cost here too.
+ * One call running here: what its tool gets (FsContext) and its stop state. Its AbortController is made only
+ * when the tool reads `signal` (most quick calls never do, see stoppedOf): a controller per call was a large
+ * part of a small read's cost here too. A class, not an object literal with a getter: V8 gives each such
+ * literal a hidden class of its own, which kept every call's objects alive past the young generation.
  */
-class CallStop {
+class RunningCall implements FsContext {
   private controller: AbortController | undefined;
   stopped = false;
+
+  constructor(
+    private readonly id: number,
+    private readonly streaming: boolean,
+  ) {}
 
   get signal(): AbortSignal {
     this.controller ??= new AbortController();
     if (this.stopped) this.controller.abort(new Error('canceled'));
     return this.controller.signal;
+  }
+
+  emit(kind: string, data: unknown): void {
+    if (this.streaming && !this.stopped) send({ type: 'event', id: this.id, kind, data });
   }
 
   stop(): void {
@@ -92,25 +104,17 @@ class CallStop {
 }
 
 async function call(m: Extract<ToWorker, { type: 'call' }>): Promise<void> {
-  const stop = new CallStop();
-  running.set(m.id, stop);
+  const ctx = new RunningCall(m.id, m.streaming);
+  running.set(m.id, ctx);
   const quota = new WorkspaceQuota(ws, quotaLimit);
   quota.seed(m.used);
-  const ctx: FsContext = {
-    get signal() {
-      return stop.signal;
-    },
-    emit: (kind: string, data: unknown) => {
-      if (m.streaming && !stop.stopped) send({ type: 'event', id: m.id, kind, data });
-    },
-  };
   let answer: Answer;
   try {
     answer = answerOf(await runFsTool(ws, quota, limits, m.name, m.args, ctx));
   } catch (err) {
     answer = failureOf(err);
   }
-  running.delete(m.id);
+  running.take(m.id);
   send({ type: 'done', id: m.id, answer, used: quota.known });
 }
 

@@ -8,7 +8,7 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { JsonText, ToolError, ToolOutput, type Logger, type ToolContext } from '../../engine/index.js';
+import { IdTable, JsonText, ToolError, ToolOutput, type Logger, type ToolContext } from '../../engine/index.js';
 import { distFile } from '../../package-root.js';
 import type { FsContext, FsLimits } from './dispatch.js';
 import type { Owner, Workspace } from './workspace.js';
@@ -31,8 +31,8 @@ export class FsWorker {
   /** Sends to the running child, a turn's messages at a time (ipc-batch.ts). */
   private post: (m: ToWorker) => void = () => {};
   private ready: Promise<void> | null = null;
-  private readonly pending = new Map<number, Pending>();
-  private nextId = 1;
+  /** Calls waiting for their answer, by the id the worker answers with (an IdTable: see there for why not a Map). */
+  private readonly pending = new IdTable<Pending>();
 
   constructor(
     private readonly ws: Workspace,
@@ -52,15 +52,16 @@ export class FsWorker {
     await (this.ready ??= this.spawn());
     if (!this.child?.connected) throw new ToolError('the file tools worker stopped unexpectedly; try the call again');
     const post = this.post;
-    const id = this.nextId++;
+    let id = -1;
+    const answered = new Promise<{ answer: Answer<Uint8Array>; used: number | null }>((resolve, reject) => {
+      id = this.pending.add({ ctx, resolve: resolve as (v: unknown) => void, reject });
+    });
     // onStop, not ctx.signal: reading the signal makes the call's AbortController (and aborts it when the call
     // settles), a large part of a quick call's cost; a stopped call is told to the worker either way.
     const stopListening = ctx.onStop(() => post({ type: 'cancel', id }));
+    post({ type: 'call', id, name, args, used, streaming: ctx.streaming });
     try {
-      const done = await new Promise<{ answer: Answer<Uint8Array>; used: number | null }>((resolve, reject) => {
-        this.pending.set(id, { ctx, resolve: resolve as (v: unknown) => void, reject });
-        post({ type: 'call', id, name, args, used, streaming: ctx.streaming });
-      });
+      const done = await answered;
       return { result: fromAnswer(done.answer), used: done.used };
     } finally {
       stopListening();
@@ -91,12 +92,11 @@ export class FsWorker {
     return new Promise<void>((resolve, reject) => {
       const onMessage = (m: FromWorker<Uint8Array>) => {
         if (m.type === 'ready') return resolve();
-        const p = this.pending.get(m.id);
-        if (!p) return;
         if (m.type === 'event') {
-          p.ctx.emit(m.kind as never, m.data as never);
+          this.pending.get(m.id)?.ctx.emit(m.kind as never, m.data as never);
         } else {
-          this.pending.delete(m.id);
+          const p = this.pending.take(m.id);
+          if (!p) return;
           // One read of the answer pipe can hold many answers: a few are resumed per event-loop turn (hand-out.ts).
           handOut(() => p.resolve(m));
         }
@@ -121,8 +121,7 @@ export class FsWorker {
           this.ready = null;
         }
         const err = new ToolError('the file tools worker stopped unexpectedly; try the call again');
-        for (const p of this.pending.values()) p.reject(err);
-        this.pending.clear();
+        for (const p of this.pending.takeAll()) p.reject(err);
         if (code !== 0) this.logger.warn({ code, signal }, 'file tools worker exited');
         reject(this.cannotStart());
       });
