@@ -152,8 +152,8 @@ export async function tools({ quick, log }) {
           'the array of answers waiting to be handed out, which under steady load only grew (fs/hand-out.ts), and a getter ' +
           'made per call (a new hidden class per object, made in the old generation: json-text.ts parseOnRead, fs/context.ts, ' +
           'the worker\'s call context). Without them, 4 s of this load promoted 0.8 MB instead of 23 MB (the worker: 0.007 ' +
-          'instead of 12 MB), with no full collection; by process CPU time per listing (6 interleaved 4-s rounds), gateway ' +
-          '85 µs + worker 98 µs against 112 + 106 µs before, and the bare route 127 µs: 0.71× against 0.61×. What is left is ' +
+          'instead of 12 MB), with no full collection; by process CPU time per listing (6 interleaved 4-s rounds, medians), ' +
+          'gateway and worker 184 µs against 223 µs before and 129 µs for the bare route: 0.705× against 0.606×. What is left is ' +
           'the second process, the price of the privilege separation, kept as strong: its readdir through the descriptor ' +
           '(~46 µs for 100 entries in a tight loop, of which libuv sorts and copies each name, then the tool sorts them by ' +
           'JavaScript\'s order), the listing\'s JSON, and the wake-ups of two processes sharing one CPU. ' +
