@@ -43,10 +43,11 @@ const running = new Set();
 /**
  * Start a server process (`node [flags] script`) on the server CPU and wait
  * for its `listening on URL` line. Returns its URL, pid, a memory probe and stop().
+ * `onStdoutLine` sees each line the server prints after that one (e.g. V8's `--trace-gc-nvp`).
  */
 export function startServer(
   nodeArgs,
-  { env = {}, readyPattern = /listening on (http:\/\/\S+)/, ipc = true, timeoutMs = 30_000, stderrFile } = {},
+  { env = {}, readyPattern = /listening on (http:\/\/\S+)/, ipc = true, timeoutMs = 30_000, stderrFile, onStdoutLine } = {},
 ) {
   const [cmd, args] = command(pinning.server, nodeArgs);
   // `stderrFile`: the server's stderr (its log) goes to that file, as an operator would redirect it.
@@ -79,6 +80,14 @@ export function startServer(
       child.removeAllListeners('exit');
       child.once('exit', () => running.delete(child));
       child.stdout.removeAllListeners('data');
+      if (onStdoutLine) {
+        let rest = out.slice(m.index + m[0].length);
+        child.stdout.on('data', (d) => {
+          const lines = (rest + d).split('\n');
+          rest = lines.pop();
+          for (const line of lines) onStdoutLine(line);
+        });
+      }
       child.stdout.resume();
       resolve(serverHandle(child, m[1], performance.now() - startedAt));
     });

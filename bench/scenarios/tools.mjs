@@ -66,10 +66,8 @@ export async function tools({ quick, log }) {
   try {
     servers.target = await startServer(['bench/servers/http-target.mjs']);
     const targetHost = new URL(servers.target.url).host;
-    servers.gateway = await startServer(['bench/servers/gateway.mjs'], {
-      env: { BENCH_LOG_LEVEL: 'info', BENCH_WORKSPACE: workspace, BENCH_HTTP_ALLOW: targetHost },
-      stderrFile: join(dir, 'gateway.log'),
-    });
+    const gatewayEnv = { BENCH_LOG_LEVEL: 'info', BENCH_WORKSPACE: workspace, BENCH_HTTP_ALLOW: targetHost };
+    servers.gateway = await startServer(['bench/servers/gateway.mjs'], { env: gatewayEnv, stderrFile: join(dir, 'gateway.log') });
     servers.hono = await startServer(['bench/servers/hono-tools.mjs'], { env: { BENCH_WORKSPACE: workspace } });
     const ops = operations(servers.target.url);
     const specs = {};
@@ -108,6 +106,13 @@ export async function tools({ quick, log }) {
     const viaGateway = (await runLoad('bench/load/calls.mjs', evalSpec)).ms;
     const direct = await runLoad('bench/load/quickjs-direct.mjs', { code: '1+1', runs: evalRuns }, { cpu: 'server' });
     const perSecond = (ms) => 1000 / (ms.reduce((a, b) => a + b, 0) / ms.length);
+    // What the garbage collector does under the list_dir load, in a gateway and a bare route of their own.
+    await servers.gateway.stop();
+    await servers.hono.stop();
+    const gc = {
+      gateway: await gcUnderLoad(['bench/servers/gateway.mjs'], { env: gatewayEnv, stderrFile: join(dir, 'gateway-gc.log') }, (url) => ({ ...specs.list.gateway, url: `${url}/tool/call` }), quick),
+      hono: await gcUnderLoad(['bench/servers/hono-tools.mjs'], { env: { BENCH_WORKSPACE: workspace } }, (url) => ({ ...specs.list.hono, url: `${url}/list` }), quick),
+    };
 
     const rps = (key, side) => results[key][side].map((x) => x.rps);
     const ratios = Object.fromEntries(ops.map((op) => [op.key, pairedRatio(rps(op.key, 'gateway'), rps(op.key, 'hono'))]));
@@ -140,7 +145,7 @@ export async function tools({ quick, log }) {
         'Where list_dir\'s time goes (issue 15): the listing is made off the event loop, never by path as the bare route does: ' +
           'the directory is opened with O_DIRECTORY|O_NOFOLLOW from the workspace root\'s descriptor and read through ' +
           '/proc/self/fd, its JSON written as text from the names (fs/listing-json.ts). ' +
-          `${process.getuid?.() === 0 ? 'This run was as root: ' : 'Run as root, '}the file tools run in the privilege-separated worker process (the workspace owner\'s uid), ` +
+          `${process.getuid?.() === 0 ? 'This run was as root: ' : 'Run as root, '}the file tools run in the privilege-separated worker process (the workspace owner's uid), ` +
           'which makes the system calls on its own thread; what a turn sends each way goes as one message (fs/ipc-batch.ts), ' +
           'the answers come back framed on a pipe of their own (fs/answer-stream.ts), and their JSON text stays UTF-8 bytes from ' +
           'that pipe to the socket (engine/json-text.ts). ' +
@@ -177,6 +182,11 @@ export async function tools({ quick, log }) {
           value: `${fmt.int(perSecond(viaGateway))}/s, p50 ${fmt.ms(median(viaGateway))} vs ${fmt.int(perSecond(direct.ms))}/s, p50 ${fmt.ms(median(direct.ms))} (evaluation alone ${fmt.ms(median(direct.inWorker))})`,
           met: null,
         },
+        {
+          text: '`list_dir` load: bytes promoted to the old generation per call, full collections, young-generation pauses (V8 `--trace-gc-nvp`), gateway vs bare Hono (reported)',
+          value: `gateway ${gcCell(gc.gateway)}; bare Hono ${gcCell(gc.hono)}`,
+          met: null,
+        },
       ],
       commands: [
         shownCommand('server', ['bench/servers/http-target.mjs']),
@@ -185,11 +195,51 @@ export async function tools({ quick, log }) {
         shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<call>', connections, duration })]),
         shownCommand('load', ['bench/load/calls.mjs', JSON.stringify({ ...evalSpec, url: '<gateway>' })]),
         shownCommand('server', ['bench/load/quickjs-direct.mjs', JSON.stringify({ code: '1+1', runs: evalRuns })]),
+        `BENCH_LOG_LEVEL=info BENCH_WORKSPACE=<tmp dir> ${shownCommand('server', ['--trace-gc-nvp', 'bench/servers/gateway.mjs'])} 2> gateway.log`,
+        `BENCH_WORKSPACE=<tmp dir> ${shownCommand('server', ['--trace-gc-nvp', 'bench/servers/hono-tools.mjs'])}`,
       ],
-      raw: { results, eval: { viaGateway, direct } },
+      raw: { results, eval: { viaGateway, direct }, gc },
     };
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * What V8's garbage collector does in a server process (started with `--trace-gc-nvp`, one line per collection)
+ * while one load runs against it, after a warm-up: bytes promoted to the old generation by the scavenges, full
+ * collections (mark-compact), and the scavenges' pauses; per call of the load (`spec(url)`: the load against the
+ * server at `url`). The server is stopped after.
+ */
+async function gcUnderLoad(nodeArgs, options, spec, quick) {
+  const seen = { promoted: 0, full: 0, scavengeMs: 0, scavenges: 0 };
+  let counting = false;
+  const field = (line, name) => Number(new RegExp(`(?:^|\\s)${name}=([\\d.]+)`).exec(line)?.[1] ?? 0);
+  const server = await startServer(['--trace-gc-nvp', ...nodeArgs], {
+    ...options,
+    onStdoutLine: (line) => {
+      if (!counting) return;
+      if (/\sgc=s\s/.test(line)) {
+        seen.scavenges++;
+        seen.promoted += field(line, 'promoted');
+        seen.scavengeMs += field(line, 'pause');
+      } else if (/\sgc=mc\s/.test(line)) seen.full++;
+    },
+  });
+  try {
+    await runLoad('bench/load/autocannon.mjs', { ...spec(server.url), duration: 1 });
+    counting = true;
+    const res = await runLoad('bench/load/autocannon.mjs', { ...spec(server.url), duration: quick ? 1 : 5 });
+    counting = false;
+    return { ...seen, calls: res.requests };
+  } finally {
+    await server.stop();
+  }
+}
+
+/** A gcUnderLoad result as a cell: promoted bytes per call, full collections, scavenge pause per 1,000 calls. */
+function gcCell(g) {
+  const perCall = g.calls > 0 ? g.promoted / g.calls : 0;
+  return `${fmt.int(perCall)} B/call promoted, ${g.full} full collections, ${(g.calls > 0 ? (g.scavengeMs / g.calls) * 1000 : 0).toFixed(1)} ms of scavenges per 1,000 calls (${fmt.int(g.calls)} calls)`;
 }
