@@ -9,11 +9,12 @@
  * health check) would wait behind all of it. Handed out at most SLICE per
  * turn, the event loop polls for I/O between slices.
  *
- * The queue is a linked list (EntryList), not an array: under steady load it
- * seldom runs empty, so an array only grew, and the copies its growth left
- * behind in the old generation still held the answers' callbacks, keeping
- * every call they resume alive past the young generation (see IdTable for the
- * same effect with a Map).
+ * The queue is a linked list (EntryList), not an array cleared when it runs
+ * empty: under steady load it seldom does, and until then the array kept every
+ * callback it had already handed out, and with it every call those resumed,
+ * alive past the young generation (measured with the worker's Map already
+ * fixed: 38 MB promoted in 4 s of read_file load with the array, 0.7 MB
+ * without it; see IdTable for the same effect with a Map).
  */
 import { EntryList } from '../../engine/index.js';
 
