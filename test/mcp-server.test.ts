@@ -160,17 +160,37 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(r.structuredContent).toEqual({ partial: true });
   });
 
-  it('an unknown tool or invalid arguments are protocol errors with the gateway\'s messages', async () => {
+  it('an unknown tool is a protocol error; invalid arguments are a tool execution error under 2025-11-25 (SEP-1303)', async () => {
     const unknown = await client.callTool({ name: 'ecko', arguments: {} }).catch((e: unknown) => e);
     expect(unknown).toBeInstanceOf(McpError);
     expect((unknown as McpError).code).toBe(-32602);
     expect((unknown as McpError).message).toMatch(/no tool named "ecko"/);
     expect((unknown as McpError).data).toMatchObject({ error_code: 'unknown_tool' });
 
-    const invalid = await client.callTool({ name: 'shaped', arguments: { mode: 'warp', target: { port: 1 } } }).catch((e: unknown) => e);
-    expect((invalid as McpError).code).toBe(-32602);
-    expect((invalid as McpError).message).toMatch(/invalid arguments for tool "shaped":.*mode/);
-    expect((invalid as McpError).data).toMatchObject({ error_code: 'invalid_arguments' });
+    // The SDK client negotiates 2025-11-25 and sends it as MCP-Protocol-Version: the model reads what to correct.
+    const invalid = await client.callTool({ name: 'shaped', arguments: { mode: 'warp', target: { port: 1 } } });
+    expect(invalid.isError).toBe(true);
+    expect((invalid.content as { text: string }[])[0]!.text).toMatch(/invalid arguments for tool "shaped":.*mode/);
+  });
+
+  it('invalid arguments stay a -32602 protocol error for versions before 2025-11-25 (and without the header)', async () => {
+    const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'shaped', arguments: { mode: 'warp' } } };
+    for (const version of ['2025-06-18', '2025-03-26', undefined]) {
+      const res = await fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(version ? { 'mcp-protocol-version': version } : {}) },
+        body: JSON.stringify(call),
+      });
+      const body = (await res.json()) as { error?: { code: number; message: string; data: unknown }; result?: unknown };
+      expect(body.result, version).toBeUndefined();
+      expect(body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/invalid arguments for tool "shaped":.*mode/), data: { error_code: 'invalid_arguments' } });
+    }
+    const latest = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify(call),
+    });
+    expect(await latest.json()).toMatchObject({ id: 7, result: { isError: true, content: [{ type: 'text', text: expect.stringMatching(/invalid arguments for tool "shaped"/) }] } });
   });
 
   it('sends progress notifications while the tool runs, then the result', async () => {

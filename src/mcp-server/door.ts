@@ -53,6 +53,11 @@ export interface McpExchange {
   inputBytes: number;
   /** A tools/call's shared admission (store.kind redis), decided before handle(); see Admission.adopt. */
   admitted?: Admitted;
+  /**
+   * The protocol version in use: the MCP-Protocol-Version header over HTTP, what initialize agreed on stdio.
+   * Absent: 2025-03-26, as the spec says a server must assume when the header is missing.
+   */
+  protocolVersion?: string;
 }
 
 /** What to answer. */
@@ -131,6 +136,10 @@ export class McpDoor {
       }
     } catch (err) {
       if (err instanceof McpParamsError) return reply(errorMessage(id, JSONRPC_INVALID_PARAMS, err.message));
+      if (err instanceof GatewayError && err.code === 'invalid_arguments' && inputErrorsAreToolErrors(ex.protocolVersion)) {
+        // SEP-1303: the model reads a tool execution error and can correct its arguments; a protocol error it never sees.
+        return reply(result(id, { content: [{ type: 'text', text: err.message }], isError: true } satisfies CallToolResult));
+      }
       if (err instanceof GatewayError) return reply(gatewayErrorMessage(id, err));
       ex.logger.error({ err, method }, 'MCP request failed');
       return reply(errorMessage(id, JSONRPC_INTERNAL_ERROR, 'internal error in the gateway; it was logged. Retry, or report it if it persists'));
@@ -242,6 +251,11 @@ export class McpDoor {
 }
 
 class McpParamsError extends Error {}
+
+/** Since 2025-11-25 (SEP-1303) arguments that fail the tool's schema are a tool execution error, before it -32602. */
+export function inputErrorsAreToolErrors(protocolVersion: string | undefined): boolean {
+  return (protocolVersion ?? '2025-03-26') >= '2025-11-25';
+}
 
 const LIST_ALL: ToolListRequest = {
   type: 'tool/list/req',

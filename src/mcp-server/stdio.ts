@@ -22,6 +22,8 @@ export async function serveMcpStdio({ door, input, output, logger, caller }: Mcp
   const send = (message: unknown) => output.write(`${JSON.stringify(message)}\n`);
   const pending = new Set<Promise<void>>();
   const lines = createInterface({ input, crlfDelay: Infinity });
+  // What initialize agreed on: one client per stdio connection, so it holds for every later message.
+  let protocolVersion: string | undefined;
   for await (const line of lines) {
     if (!line.trim()) continue;
     let message: unknown;
@@ -31,8 +33,11 @@ export async function serveMcpStdio({ door, input, output, logger, caller }: Mcp
       send(errorMessage(null, JSONRPC_PARSE_ERROR, `the line is not valid JSON: ${(err as Error).message}`));
       continue;
     }
-    const outcome = door.handle(message, { caller, logger, scope: 'stdio', inputBytes: Buffer.byteLength(line) });
-    if (outcome.kind === 'reply') send(outcome.message);
+    const outcome = door.handle(message, { caller, logger, scope: 'stdio', inputBytes: Buffer.byteLength(line), protocolVersion });
+    if (outcome.kind === 'reply') {
+      if (outcome.initialized) protocolVersion = (outcome.message as unknown as { result: { protocolVersion: string } }).result.protocolVersion;
+      send(outcome.message);
+    }
     else if (outcome.kind === 'call') {
       const { call, id, progressToken } = outcome;
       const done = (async () => {

@@ -10,7 +10,6 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
-  LoggingMessageNotificationSchema,
   McpError,
   ToolListChangedNotificationSchema,
   type CallToolResult,
@@ -52,6 +51,9 @@ export class McpServerConnection {
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly running = new Set<ToolContext>();
+  /** Progress handlers of the calls in flight, by the progress token each call sent. */
+  private readonly progress = new Map<string, (p: { progress: number; total?: number; message?: string }) => void>();
+  private progressSeq = 0;
   /** The sandbox of a stdio server that runs in one (made once, its workspace removed at stop). */
   private sandbox: SandboxedCommand | undefined;
   /** Whether this stdio server runs in the sandbox (decided at its first start). */
@@ -98,14 +100,9 @@ export class McpServerConnection {
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       void this.loadTools(client).catch((err: unknown) => this.logger.warn({ error: (err as Error).message }, 'tool list refresh failed'));
     });
-    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
-      const { level, data } = n.params;
-      const message = typeof data === 'string' ? data : JSON.stringify(data);
-      // MCP log messages name no request: every call running on this server hears them.
-      for (const ctx of this.running) ctx.emit('log', { level, message });
-    });
     try {
       await client.connect(transport, { timeout: this.settings.connect_timeout_ms });
+      this.hearCallNotifications(transport);
       this.serverName = client.getServerVersion()?.name ?? null;
       await this.loadTools(client);
       if (this.client !== client) return;
@@ -117,6 +114,32 @@ export class McpServerConnection {
       if (this.client !== client || this.stopping) return;
       this.fail(client, describeStartError(err, this.settings.connect_timeout_ms));
     }
+  }
+
+  /**
+   * A call's progress and log notifications are handled as they arrive, in order with its response. The SDK
+   * client hands notifications to their handlers a microtask later but settles a response at once, so a
+   * server's last notification before its answer (progress 100 of 100, "done") reached the call after it had
+   * ended, and was lost. So they are taken off the transport here, before the SDK sees them.
+   */
+  private hearCallNotifications(transport: Transport): void {
+    const sdk = transport.onmessage;
+    transport.onmessage = (message, extra) => {
+      const method = (message as { method?: unknown }).method;
+      const params = (message as { params?: Record<string, unknown> }).params;
+      if (method === 'notifications/progress' && params) {
+        this.progress.get(params.progressToken as string)?.(params as { progress: number; total?: number; message?: string });
+        return;
+      }
+      if (method === 'notifications/message' && params) {
+        const { level, data } = params;
+        const text = typeof data === 'string' ? data : JSON.stringify(data);
+        // MCP log messages name no request: every call running on this server hears them.
+        for (const ctx of this.running) ctx.emit('log', { level: String(level), message: text });
+        return;
+      }
+      sdk?.(message, extra);
+    };
   }
 
   private async makeTransport(): Promise<Transport> {
@@ -230,15 +253,13 @@ export class McpServerConnection {
     if (ctx.signal.aborted) forward();
     this.running.add(ctx);
     let result: CallToolResult;
-    const invoke = () =>
-      client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
-        signal: inFlight.signal,
-        timeout,
-        onprogress: ({ progress, total, message }) => {
-          const pct = total ? Math.max(0, Math.min(100, Math.round((progress / total) * 100))) : 0;
-          ctx.emit('progress', { pct, message: message ?? `${progress}${total ? ` of ${total}` : ''}`, progress, ...(total === undefined ? {} : { total }) });
-        },
-      });
+    // Our own progress token (see hearCallNotifications), not the SDK's onprogress.
+    const progressToken = `a2e-${++this.progressSeq}`;
+    this.progress.set(progressToken, ({ progress, total, message }) => {
+      const pct = total ? Math.max(0, Math.min(100, Math.round((progress / total) * 100))) : 0;
+      ctx.emit('progress', { pct, message: message ?? `${progress}${total ? ` of ${total}` : ''}`, progress, ...(total === undefined ? {} : { total }) });
+    });
+    const invoke = () => client.callTool({ name: tool.remoteName, arguments: args, _meta: { progressToken } }, undefined, { signal: inFlight.signal, timeout });
     // Over HTTP the call's SSE answer is read only as fast as the caller takes its events (see http-fetch.ts). Over
     // stdio it cannot be: one pipe carries every call's messages, and holding it for one slow reader would hold all.
     const paced = ctx.streaming && this.transportKind === 'http' ? () => eventPacing.run(() => ctx.eventsTaken(), invoke) : invoke;
@@ -254,6 +275,7 @@ export class McpServerConnection {
       ctx.signal.removeEventListener('abort', forward);
       span?.end();
       this.running.delete(ctx);
+      this.progress.delete(progressToken);
     }
     const content = result.content ?? [];
     const text = content

@@ -105,6 +105,7 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
         requestId: c.get('requestId'),
         inputBytes: bytes.byteLength,
         admitted,
+        protocolVersion: version,
       });
       if (outcome.kind !== 'call' && admitted && 'release' in admitted) admitted.release(); // refused before it started
     } catch (err) {

@@ -1,0 +1,69 @@
+/**
+ * An MCP server's tools re-served at /mcp as the server gave them: the conformance fixtures
+ * (test/fixtures/conformance-server.mjs) behind a real gateway, driven with raw JSON-RPC over HTTP.
+ */
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from './helpers/server.js';
+import { waitFor } from './helpers/a2a-stub.js';
+
+const FIXTURE = fileURLToPath(new URL('./fixtures/conformance-server.mjs', import.meta.url));
+
+/** The JSON-RPC messages of one /mcp answer, SSE or JSON. */
+async function rpc(url: string, body: unknown): Promise<any[]> {
+  const res = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  if (!(res.headers.get('content-type') ?? '').includes('text/event-stream')) return [JSON.parse(text)];
+  return [...text.matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!));
+}
+
+describe('MCP-sourced tools re-served at /mcp', () => {
+  let gw: TestGateway;
+
+  beforeAll(async () => {
+    gw = await startGateway({
+      config: { mcp: { servers: { test: { command: process.execPath, args: [FIXTURE, 'test'], sandbox: false } } } },
+    });
+    await waitFor('the fixture server', () => gw.gateway.registry.all().some((t) => t.definition.name === 'test_tool_with_progress'), 20_000);
+  }, 30_000);
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it("a call's last progress notification, sent just before its answer, is not lost (5 calls in a row)", async () => {
+    for (let i = 0; i < 5; i++) {
+      const messages = await rpc(gw.url, {
+        jsonrpc: '2.0',
+        id: i,
+        method: 'tools/call',
+        params: { name: 'test_tool_with_progress', arguments: {}, _meta: { progressToken: `p${i}` } },
+      });
+      const progress = messages.filter((m) => m.method === 'notifications/progress').map((m) => m.params.progress);
+      expect(progress, `call ${i}`).toEqual([0, 50, 100]);
+      expect(messages.at(-1)).toMatchObject({ id: i, result: { content: [{ type: 'text', text: 'Progress test completed' }] } });
+    }
+  });
+
+  it("a tool's log messages reach the caller, the last one too", async () => {
+    const messages = await rpc(gw.url, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'test_tool_with_logging', arguments: {}, _meta: { progressToken: 'logs' } },
+    });
+    const logs = messages.filter((m) => m.method === 'notifications/message').map((m) => m.params.data);
+    expect(logs).toEqual(['Tool execution started', 'Tool processing data', 'Tool execution completed']);
+  });
+
+  it('typed content (image, audio, resource) and isError come back as the server sent them', async () => {
+    const [mixed] = await rpc(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'test_multiple_content_types', arguments: {} } });
+    expect(mixed.result.content.map((c: { type: string }) => c.type)).toEqual(['text', 'image', 'resource']);
+    expect(mixed.result.content[2].resource).toEqual({ uri: 'test://mixed-content-resource', mimeType: 'application/json', text: '{"test":"data","value":123}' });
+    const [failed] = await rpc(gw.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'test_error_handling', arguments: {} } });
+    expect(failed.result).toMatchObject({ isError: true, content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }] });
+  });
+});
