@@ -59,6 +59,27 @@ describe('MCP-sourced tools re-served at /mcp', () => {
     expect(logs).toEqual(['Tool execution started', 'Tool processing data', 'Tool execution completed']);
   });
 
+  it('without a progressToken, log messages still reach a client that accepts SSE; a call that logs nothing is answered with JSON', async () => {
+    const call = (id: number, name: string) =>
+      fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } }),
+      });
+    const logged = await call(4, 'test_tool_with_logging');
+    expect(logged.headers.get('content-type')).toMatch(/text\/event-stream/);
+    const messages = [...(await logged.text()).matchAll(/^data: (.*)$/gm)].map((m) => JSON.parse(m[1]!));
+    expect(messages.filter((m) => m.method === 'notifications/message').map((m) => m.params.data)).toEqual([
+      'Tool execution started',
+      'Tool processing data',
+      'Tool execution completed',
+    ]);
+    expect(messages.at(-1)).toMatchObject({ id: 4, result: { content: [{ type: 'text', text: 'Logging test completed' }] } });
+    const plain = await call(5, 'test_simple_text');
+    expect(plain.headers.get('content-type')).toMatch(/application\/json/);
+    expect(await plain.json()).toMatchObject({ id: 5, result: { content: [{ type: 'text', text: 'This is a simple text response for testing.' }] } });
+  });
+
   it('typed content (image, audio, resource) and isError come back as the server sent them', async () => {
     const [mixed] = await rpc(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'test_multiple_content_types', arguments: {} } });
     expect(mixed.result.content.map((c: { type: string }) => c.type)).toEqual(['text', 'image', 'resource']);

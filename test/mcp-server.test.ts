@@ -289,6 +289,29 @@ describe('MCP door (/mcp) with the SDK client', () => {
     await get.text();
   });
 
+  it('answers a client that accepts only text/event-stream with an SSE stream, for every request', async () => {
+    const post = (body: object) =>
+      fetch(`${gw.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' }, body: JSON.stringify(body) });
+    const init = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } };
+    for (const [id, method, params] of [[1, 'initialize', init], [2, 'tools/list', {}], [3, 'ping', {}], [4, 'tools/call', { name: 'echo', arguments: { text: 'hi' } }]] as const) {
+      const res = await post({ jsonrpc: '2.0', id, method, params });
+      expect(res.status, method).toBe(200);
+      expect(res.headers.get('content-type'), method).toMatch(/^text\/event-stream/);
+      const data = /^data: (.*)$/m.exec(await res.text());
+      expect(JSON.parse(data![1]!), method).toMatchObject({ jsonrpc: '2.0', id, result: expect.any(Object) });
+      if (method === 'initialize') expect(res.headers.get('mcp-session-id')).toBeTruthy();
+    }
+  });
+
+  it('every method but POST answers 405 with Allow: POST, which is all /mcp serves', async () => {
+    for (const method of ['GET', 'HEAD', 'DELETE', 'PUT', 'PATCH', 'OPTIONS']) {
+      const res = await fetch(`${gw.url}/mcp`, { method });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.get('allow'), method).toBe('POST');
+      await res.arrayBuffer();
+    }
+  });
+
   it('writes a tools/call answer as the exact JSON of its reply, whichever way it is built', async () => {
     // The common answer (an object from a gateway tool) is written from one stringify of the data; the rest
     // (bare values, failures) from the reply's objects. Both must be the same bytes the objects would give.

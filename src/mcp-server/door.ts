@@ -54,6 +54,11 @@ export interface McpExchange {
   /** A tools/call's shared admission (store.kind redis), decided before handle(); see Admission.adopt. */
   admitted?: Admitted;
   /**
+   * The transport can send a call's log messages without a progressToken (stdio; HTTP when the client accepts an
+   * SSE answer): the call keeps its events then, as it does for a progressToken.
+   */
+  hearsLogs?: boolean;
+  /**
    * The protocol version in use: the MCP-Protocol-Version header over HTTP, what initialize agreed on stdio.
    * Absent: 2025-03-26, as the spec says a server must assume when the header is missing.
    */
@@ -199,7 +204,7 @@ export class McpDoor {
       arguments: args,
       correlation_id: correlationId,
       // Events are kept only when someone will hear them.
-      streaming: progressToken !== undefined,
+      streaming: progressToken !== undefined || ex.hearsLogs === true,
       timeout: this.options.callTimeoutS,
     };
     // jsonAnswer: the data's JSON made to measure it (or a native tool's JSON text) is kept for callReplyText.
@@ -327,17 +332,21 @@ export function callToolResult(r: ToolResult, mcpSourced = false): CallToolResul
   return out;
 }
 
-/** Sends a call's events as MCP notifications; `progress` must increase with every notification. */
+/**
+ * Sends a call's events as MCP notifications: log messages always, progress when the request had a progressToken;
+ * `progress` must increase with every notification.
+ */
 export class ProgressNotifier {
   private last = -1;
 
-  constructor(private readonly token: ProgressToken) {}
+  constructor(private readonly token: ProgressToken | undefined) {}
 
   /** The notification for one event, or undefined when it has none. */
   notification(ev: ToolEvent): JSONRPCMessage | undefined {
     switch (ev.kind) {
       case 'progress':
       case 'status': {
+        if (this.token === undefined) return undefined;
         const pct = ev.kind === 'progress' ? ev.data.pct : -1;
         this.last = pct > this.last ? pct : this.last + 0.001;
         return {

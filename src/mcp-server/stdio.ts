@@ -33,7 +33,7 @@ export async function serveMcpStdio({ door, input, output, logger, caller }: Mcp
       send(errorMessage(null, JSONRPC_PARSE_ERROR, `the line is not valid JSON: ${(err as Error).message}`));
       continue;
     }
-    const outcome = door.handle(message, { caller, logger, scope: 'stdio', inputBytes: Buffer.byteLength(line), protocolVersion });
+    const outcome = door.handle(message, { caller, logger, scope: 'stdio', inputBytes: Buffer.byteLength(line), protocolVersion, hearsLogs: true });
     if (outcome.kind === 'reply') {
       if (outcome.initialized) protocolVersion = (outcome.message as unknown as { result: { protocolVersion: string } }).result.protocolVersion;
       send(outcome.message);
@@ -41,13 +41,11 @@ export async function serveMcpStdio({ door, input, output, logger, caller }: Mcp
     else if (outcome.kind === 'call') {
       const { call, id, progressToken } = outcome;
       const done = (async () => {
-        if (progressToken !== undefined) {
-          const notifier = new ProgressNotifier(progressToken);
-          for await (const batch of call.watch()) {
-            for (const ev of batch.events) {
-              const note = notifier.notification(ev);
-              if (note) send(note);
-            }
+        const notifier = new ProgressNotifier(progressToken);
+        for await (const batch of call.watch()) {
+          for (const ev of batch.events) {
+            const note = notifier.notification(ev);
+            if (note) send(note);
           }
         }
         await call.result;

@@ -5,18 +5,21 @@
  *   notification / client response → 202, no body
  *   request                          → JSON, or for a tools/call with a progressToken
  *                                      (and a client that accepts SSE) an SSE stream of
- *                                      notifications/progress + message, then the response
+ *                                      notifications/progress + message, then the response;
+ *                                      without one, a stream as soon as the tool sends a log
+ *                                      message (a call that sends none is answered with JSON)
  *
  * Auth, Host and Origin checks are the guard's, as for every route. An
  * `Mcp-Session-Id` is issued at initialize only as a namespace for request
  * ids (cancellation); any value works on any instance, none is required.
- * GET (server-initiated stream) and DELETE (session end) answer 405, which
- * the MCP spec allows and clients handle.
+ * Every other method (GET: server-initiated stream, DELETE: session end) answers
+ * 405 with `Allow: POST`, which the MCP spec allows and clients handle. A client
+ * that accepts only text/event-stream gets every answer as an SSE stream.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Admitted, Call, Logger } from '../engine/index.js';
+import type { Admitted, Call, EventBatch, Logger } from '../engine/index.js';
 import {
   JSONRPC_INVALID_REQUEST,
   JSONRPC_PARSE_ERROR,
@@ -106,6 +109,7 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
         inputBytes: bytes.byteLength,
         admitted,
         protocolVersion: version,
+        hearsLogs: acceptsSse,
       });
       if (outcome.kind !== 'call' && admitted && 'release' in admitted) admitted.release(); // refused before it started
     } catch (err) {
@@ -119,27 +123,41 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
         return c.body(null, 202);
       case 'reply':
         if (outcome.initialized && !session) c.header('Mcp-Session-Id', newId());
+        if (isInvalidRequest(outcome.message)) return sendJson(c, outcome.message, 400);
+        // A client that accepts only SSE gets its answer as a stream of one event.
+        if (!acceptsJson) return c.body(sseFrame('message', JSON.stringify(outcome.message)), 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
         if (outcome.initialized) return c.json(outcome.message);
-        return sendJson(c, outcome.message, isInvalidRequest(outcome.message) ? 400 : 200);
+        return sendJson(c, outcome.message, 200);
       case 'call': {
         const { call, id, progressToken } = outcome;
-        if (acceptsSse && (progressToken !== undefined || !acceptsJson)) {
+        const notifier = new ProgressNotifier(progressToken);
+        const watcher = acceptsSse ? call.watch() : undefined;
+        // Asked for progress (or SSE only): a stream from the start. Otherwise JSON, unless the tool sends a
+        // notification (a log message) before it ends: the answer becomes a stream then, with it first.
+        let frames = '';
+        if (watcher && acceptsJson && progressToken === undefined) {
+          const stop = onClientGone(c, () => call.stop('disconnect'));
+          while (!frames) {
+            const batch = await watcher.next();
+            if (!batch) break; // settled without a notification
+            frames = framesOf(batch, notifier);
+          }
+          stop();
+        }
+        if (watcher && (frames || progressToken !== undefined || !acceptsJson)) {
           return streamSse(c, { heartbeatS }, async (sink) => {
             sink.onDisconnect(() => call.stop('disconnect'));
-            const notifier = progressToken === undefined ? undefined : new ProgressNotifier(progressToken);
-            for await (const batch of call.watch()) {
-              let frames = '';
-              for (const ev of batch.events) {
-                const note = notifier?.notification(ev);
-                if (note) frames += sseFrame('message', JSON.stringify(note));
-              }
-              if (frames && !sink.write(frames)) await sink.drain();
+            if (frames && !sink.write(frames)) await sink.drain();
+            for await (const batch of watcher) {
+              const more = framesOf(batch, notifier);
+              if (more && !sink.write(more)) await sink.drain();
               if (sink.closed) return;
             }
             // A cancelled request gets no response (the client has given up on it).
             if (call.stoppedBy !== 'cancel') sink.write(sseFrame('message', door.callReplyText(id, call)));
           });
         }
+        watcher?.close();
         await settled(c, call);
         return sendJsonText(c, door.callReplyText(id, call));
       }
@@ -150,8 +168,19 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
     jsonRpcError(c, 405, `${c.req.method} ${MCP_PATH} is not supported: this MCP server is stateless and has no server-initiated stream; use POST`, {
       Allow: 'POST',
     });
-  app.get(MCP_PATH, notAllowed);
-  app.delete(MCP_PATH, notAllowed);
+  // Every other method (GET, DELETE, HEAD, PUT, OPTIONS, …), after POST: one catch-all, so the app's generic 405
+  // (which lists the methods a path has routes for) is never reached with GET and DELETE listed as allowed.
+  app.all(MCP_PATH, notAllowed);
+}
+
+/** The SSE frames of a batch's notifications ('' when it has none). */
+function framesOf(batch: EventBatch, notifier: ProgressNotifier): string {
+  let frames = '';
+  for (const ev of batch.events) {
+    const note = notifier.notification(ev);
+    if (note) frames += sseFrame('message', JSON.stringify(note));
+  }
+  return frames;
 }
 
 /** Wait for the call, stopping it if the client goes away first (its answer would have nowhere to go). */
