@@ -26,9 +26,17 @@ describe('MCP-sourced tools re-served at /mcp', () => {
 
   beforeAll(async () => {
     gw = await startGateway({
-      config: { mcp: { servers: { test: { command: process.execPath, args: [FIXTURE, 'test'], sandbox: false } } } },
+      config: {
+        mcp: {
+          servers: {
+            test: { command: process.execPath, args: [FIXTURE, 'test'], sandbox: false },
+            json: { command: process.execPath, args: [FIXTURE, 'json'], sandbox: false },
+          },
+        },
+      },
     });
-    await waitFor('the fixture server', () => gw.gateway.registry.all().some((t) => t.definition.name === 'test_tool_with_progress'), 20_000);
+    const names = () => gw.gateway.registry.all().map((t) => t.definition.name);
+    await waitFor('the fixture servers', () => names().includes('test_tool_with_progress') && names().includes('json_schema_2020_12_tool'), 20_000);
   }, 30_000);
   afterAll(async () => {
     await gw?.close();
@@ -78,6 +86,43 @@ describe('MCP-sourced tools re-served at /mcp', () => {
     const plain = await call(5, 'test_simple_text');
     expect(plain.headers.get('content-type')).toMatch(/application\/json/);
     expect(await plain.json()).toMatchObject({ id: 5, result: { content: [{ type: 'text', text: 'This is a simple text response for testing.' }] } });
+  });
+
+  it("re-serves the server's title, annotations, outputSchema, icons and _meta exactly, and structuredContent", async () => {
+    // What the server itself lists, straight from it (the SDK's McpServer adds the JSON Schema details).
+    const { Client } = await import('@modelcontextprotocol/sdk/client/index.js');
+    const { StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js');
+    const direct = new Client({ name: 't', version: '1' });
+    await direct.connect(new StdioClientTransport({ command: process.execPath, args: [FIXTURE, 'test'] }));
+    const upstream = (await direct.listTools()).tools.find((t) => t.name === 'described')!;
+    await direct.close();
+    expect(upstream.outputSchema).toBeDefined();
+    // `execution` (task support) is not re-served: the gateway runs no MCP tasks, whatever the server does.
+    const { execution: _tasks, ...described } = upstream;
+
+    const [listed] = await rpc(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const tool = listed.result.tools.find((t: { name: string }) => t.name === 'test_described');
+    expect(tool).toEqual({ ...described, name: 'test_described' });
+    expect(tool.annotations).toEqual({ title: 'Described (annotation)', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(tool._meta).toEqual({ 'example.com/origin': 'fixture' });
+
+    // A tool with icons and a JSON Schema 2020-12 inputSchema: the whole tool as the server listed it.
+    expect(listed.result.tools.find((t: { name: string }) => t.name === 'json_schema_2020_12_tool')).toEqual({
+      name: 'json_schema_2020_12_tool',
+      description: 'Tool with JSON Schema 2020-12 features',
+      inputSchema: {
+        $schema: 'https://json-schema.org/draft/2020-12/schema',
+        type: 'object',
+        $defs: { address: { type: 'object', properties: { street: { type: 'string' }, city: { type: 'string' } } } },
+        properties: { name: { type: 'string' }, address: { $ref: '#/$defs/address' } },
+        additionalProperties: false,
+      },
+      icons: [{ src: 'https://example.com/schema.png', mimeType: 'image/png', sizes: ['48x48'] }],
+      annotations: { readOnlyHint: true, openWorldHint: false },
+    });
+
+    const [called] = await rpc(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'test_described', arguments: {} } });
+    expect(called.result).toEqual({ content: [{ type: 'text', text: '{"answer":42}' }], structuredContent: { answer: 42 } });
   });
 
   it('typed content (image, audio, resource) and isError come back as the server sent them', async () => {

@@ -130,6 +130,11 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(tools.get('many_0').annotations).toEqual({ readOnlyHint: true });
     expect(tools.get('read_file').inputSchema.required).toEqual(['path']);
     expect(tools.get('read_file').title).toBe('Read file');
+    // Native tools state every hint, truthfully (a missing destructiveHint reads as "may destroy").
+    expect(tools.get('read_file').annotations).toEqual({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
+    expect(tools.get('list_dir').annotations).toEqual({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
+    expect(tools.get('write_file').annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+    expect(tools.get('edit_file').annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
   });
 
   it('refuses a cursor it did not make, saying what to send', async () => {

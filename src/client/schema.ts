@@ -498,6 +498,10 @@ export interface components {
             input_schema?: {
                 [key: string]: unknown;
             };
+            /** @description Extension: how the tool is described to MCP clients beyond its input schema (title, annotations, outputSchema, icons, _meta): a tool of an MCP server keeps the server's own, re-served as is at /mcp; a native tool states its annotations */
+            mcp?: {
+                [key: string]: unknown;
+            };
         };
         /** @description One input or output parameter of a tool */
         ToolParameter: {

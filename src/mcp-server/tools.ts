@@ -1,7 +1,10 @@
 /**
  * A gateway tool as an MCP `Tool` for `tools/list`: `inputSchema` built from
  * `input_parameters` (or the original JSON Schema of a tool that came from an
- * MCP server), annotations from `idempotent` and the tags, a title from the name.
+ * MCP server), annotations from the definition's `mcp` (native tools state
+ * theirs) or else from `idempotent` and the tags, a title from the name. A tool
+ * of an MCP server goes out with the server's own title, annotations,
+ * outputSchema, icons and _meta.
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolDefinition, ToolParameter } from '../protocol/index.js';
@@ -56,15 +59,21 @@ const converted = new WeakMap<ToolDefinition, Tool>();
 export function mcpTool(definition: ToolDefinition): Tool {
   let tool = converted.get(definition);
   if (tool) return tool;
-  const title = (definition as { title?: unknown }).title;
-  tool = {
-    name: definition.name,
-    title: typeof title === 'string' && title ? title : titleOf(definition.name),
-    description: definition.description,
-    inputSchema: inputSchemaOf(definition),
-    annotations: annotationsOf(definition),
-    _meta: { 'a2e/kind': definition.kind, 'a2e/tags': definition.tags, 'a2e/toolkit': definition.toolkit },
-  };
+  const own = definition.mcp as Partial<Tool> | undefined;
+  if (definition.kind === 'mcp' && own) {
+    // A tool of an MCP server: its title, annotations, outputSchema, icons and _meta exactly as the server gave them.
+    tool = { name: definition.name, description: definition.description, inputSchema: inputSchemaOf(definition), ...own };
+  } else {
+    tool = {
+      name: definition.name,
+      title: typeof own?.title === 'string' && own.title ? own.title : titleOf(definition.name),
+      description: definition.description,
+      inputSchema: inputSchemaOf(definition),
+      annotations: own?.annotations ?? annotationsOf(definition),
+      ...(own?.outputSchema ? { outputSchema: own.outputSchema } : {}),
+      _meta: { 'a2e/kind': definition.kind, 'a2e/tags': definition.tags, 'a2e/toolkit': definition.toolkit },
+    };
+  }
   converted.set(definition, tool);
   return tool;
 }

@@ -223,6 +223,7 @@ export class McpServerConnection {
         description: tool.description || title || `Tool "${tool.name}" of the MCP server "${this.id}"`,
         input_parameters: parametersFromSchema(schema),
         input_schema: schema,
+        ...(described(tool) ? { mcp: described(tool) } : {}),
         streaming: true,
         idempotent: hints.idempotentHint === true,
         tags: [...tags],
@@ -345,6 +346,13 @@ export class McpServerConnection {
     await client?.close().catch(() => undefined);
     this.sandbox?.cleanup();
   }
+}
+
+/** What the server said of a tool beyond its name, description and input schema, as it said it (re-served at /mcp). */
+function described(tool: Tool): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const key of ['title', 'annotations', 'outputSchema', 'icons', '_meta'] as const) if (tool[key] !== undefined) out[key] = tool[key];
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 function describeStartError(err: unknown, timeoutMs: number): string {

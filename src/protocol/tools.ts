@@ -65,6 +65,15 @@ export const ToolDefinition = z
           "Extension: the tool's own JSON Schema of its arguments, when it has one (tools of MCP servers). Arguments are " +
           'validated against it (defaults filled in); input_parameters is its approximation',
       }),
+    mcp: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({
+        description:
+          'Extension: how the tool is described to MCP clients beyond its input schema (title, annotations, outputSchema, ' +
+          "icons, _meta): a tool of an MCP server keeps the server's own, re-served as is at /mcp; a native tool states " +
+          'its annotations',
+      }),
   })
   .meta({ id: 'ToolDefinition', description: 'A tool manifest' });
 export type ToolDefinition = z.output<typeof ToolDefinition>;

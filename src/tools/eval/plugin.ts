@@ -19,6 +19,8 @@ import type { EvalFailure, EvalJob, EvalSetup, WorkerMessage } from './protocol.
 
 const EVAL_JS: ToolDefinitionInput = {
   name: 'eval_js',
+  // Runs in QuickJS with no file, network or process access: it changes nothing outside the call.
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
   description:
     'Evaluate JavaScript (ES2023, QuickJS) in an isolated WebAssembly sandbox and return the JSON value of the last ' +
     'expression. No I/O, network, timers, modules or host objects; console.log lines stream as log events and are ' +

@@ -3,6 +3,9 @@ import type { ToolDefinitionInput } from '../../protocol/index.js';
 
 const TAGS = ['files', 'filesystem', 'workspace'];
 
+// What MCP clients are told (tools/list annotations): the readers change nothing; the writers add or change files
+// of the workspace and never delete one (destructive: false), and a second identical call is not a no-op.
+
 const path = (description: string, required = true) => ({ name: 'path', type: 'string' as const, description, required });
 const limit = (what: string, dflt: number, max: number) => ({
   name: 'limit',
@@ -13,6 +16,7 @@ const truncatedOut = (what: string) => ({ name: 'truncated', type: 'boolean' as 
 
 export const READ_FILE: ToolDefinitionInput = {
   name: 'read_file',
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
   description:
     'Read a file of the workspace: as UTF-8 text by lines (refused if the file is not valid UTF-8), or as raw bytes in base64. Reads at most tools.fs.max_read_bytes per call; continue with next_offset.',
   input_parameters: [
@@ -39,6 +43,7 @@ export const READ_FILE: ToolDefinitionInput = {
 
 export const WRITE_FILE: ToolDefinitionInput = {
   name: 'write_file',
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
   description:
     'Write a whole file in the workspace atomically (a temp file renamed into place: readers never see half a file). Creates or replaces it.',
   input_parameters: [
@@ -61,6 +66,7 @@ export const WRITE_FILE: ToolDefinitionInput = {
 
 export const EDIT_FILE: ToolDefinitionInput = {
   name: 'edit_file',
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false } },
   description:
     'Replace an exact piece of text in a UTF-8 file of the workspace. old_string must occur exactly once unless replace_all is true; the file is rewritten atomically.',
   input_parameters: [
@@ -82,6 +88,7 @@ export const EDIT_FILE: ToolDefinitionInput = {
 
 export const LIST_DIR: ToolDefinitionInput = {
   name: 'list_dir',
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
   description: 'List a directory of the workspace, optionally recursively. Symlinks are listed, not followed.',
   input_parameters: [
     path('Directory path, relative to the workspace root ("." for the root)'),
@@ -111,6 +118,7 @@ export const LIST_DIR: ToolDefinitionInput = {
 
 export const GLOB: ToolDefinitionInput = {
   name: 'glob',
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
   description:
     'Find files of the workspace whose path matches a glob pattern ("**/*.ts", "src/*.{js,json}"). Dotfiles match only when the pattern names them. Emits status events while scanning.',
   input_parameters: [
@@ -131,6 +139,7 @@ export const GLOB: ToolDefinitionInput = {
 
 export const GREP: ToolDefinitionInput = {
   name: 'grep',
+  mcp: { annotations: { readOnlyHint: true, idempotentHint: true, openWorldHint: false } },
   description:
     'Search the text files below a path for a regular expression (JavaScript syntax), line by line. Binary files and files over tools.fs.max_read_bytes are skipped. Emits status events while searching.',
   input_parameters: [

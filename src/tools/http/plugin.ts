@@ -11,6 +11,8 @@ export const METHODS = ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTION
 
 export const HTTP_REQUEST: ToolDefinitionInput = {
   name: 'http_request',
+  // Any method to any allowed host: it may change things out there.
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } },
   description:
     'Make an HTTP or HTTPS request and return the status, headers and body. Redirects are followed (each hop checked). Loopback, private, link-local and other non-public addresses are refused unless allowed in tools.http. Emits progress events (bytes received) on large responses.',
   input_parameters: [

@@ -28,6 +28,8 @@ const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const RUN_COMMAND: ToolDefinitionInput = {
   name: 'run_command',
+  // Any allowed command: it may delete files or reach the network.
+  mcp: { annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true } },
   description:
     'Run a program in a sandbox with the workspace as its working directory. No shell is involved unless you run one ' +
     '(["bash", "-c", "ls | wc -l"]). Only the workspace is writable; there is no network unless the gateway allows it. ' +
