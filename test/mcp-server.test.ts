@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, JSONRPCResultResponseSchema, McpError, ProgressNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpDoor } from '../src/mcp-server/door.js';
+import { serveMcpStdio } from '../src/mcp-server/stdio.js';
 import type { AuditRecord } from '../src/index.js';
 import { gatedPlugin, type GateControl } from './helpers/gated.js';
 import { rpcResult, startStub, waitFor } from './helpers/a2a-stub.js';
@@ -306,6 +309,74 @@ describe('MCP door (/mcp) with the SDK client', () => {
       expect(JSON.parse(data![1]!), method).toMatchObject({ jsonrpc: '2.0', id, result: expect.any(Object) });
       if (method === 'initialize') expect(res.headers.get('mcp-session-id')).toBeTruthy();
     }
+  });
+
+  it('takes JSON-RPC batches under 2025-03-26 (each message as if alone, capped in number) and refuses them from 2025-06-18', async () => {
+    const post = (body: unknown, version?: string) =>
+      fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(version ? { 'MCP-Protocol-Version': version } : {}) },
+        body: JSON.stringify(body),
+      });
+    const batch = [
+      { jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'echo', arguments: { text: 'one' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 2, method: 'ping' },
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'shaped', arguments: { mode: 'warp' } } },
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'ecko', arguments: {} } },
+      [{ jsonrpc: '2.0', id: 5, method: 'ping' }],
+    ];
+    for (const version of ['2025-03-26', undefined]) {
+      const res = await post(batch, version);
+      expect(res.status).toBe(200);
+      const replies = (await res.json()) as any[];
+      expect(replies.map((r) => r.id)).toEqual(['a', 2, 3, 4, null]);
+      expect(replies[0].result.structuredContent).toMatchObject({ text: 'one' });
+      expect(replies[1]).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
+      expect(replies[2].error).toMatchObject({ code: -32602, data: { error_code: 'invalid_arguments' } }); // 2025-03-26 keeps -32602
+      expect(replies[3].error).toMatchObject({ code: -32602, data: { error_code: 'unknown_tool' } });
+      expect(replies[4].error).toMatchObject({ code: -32600, message: expect.stringMatching(/may not contain a batch/) });
+    }
+    const notes = await post([{ jsonrpc: '2.0', method: 'notifications/initialized' }], '2025-03-26');
+    expect(notes.status).toBe(202);
+    const tooMany = await post(Array.from({ length: 51 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })), '2025-03-26');
+    expect(tooMany.status).toBe(400);
+    expect(await tooMany.json()).toMatchObject({ error: { code: -32600, message: expect.stringMatching(/batch of 51 messages; at most 50/) } });
+    const empty = await post([], '2025-03-26');
+    expect(empty.status).toBe(400);
+    await empty.arrayBuffer();
+    for (const version of ['2025-06-18', '2025-11-25']) {
+      const refused = await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }], version);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: { code: -32600, message: expect.stringMatching(new RegExp(`not supported under MCP ${version}`)) } });
+    }
+  });
+
+  it('over stdio: batches after an initialize that agreed on 2025-03-26, not after 2025-11-25 (where invalid arguments are tool errors)', async () => {
+    const session = async (version: string, lines: unknown[]) => {
+      const input = new PassThrough();
+      const output = new PassThrough();
+      let out = '';
+      output.on('data', (c: Buffer) => (out += c));
+      const door = new McpDoor({ engine: gw.gateway.engine, version: 't', pageSize: 10, callTimeoutS: 10 });
+      const served = serveMcpStdio({ door, input, output, logger: gw.gateway.logger, caller: { sessionId: '', principal: null } });
+      const init = { protocolVersion: version, capabilities: {}, clientInfo: { name: 't', version: '1' } };
+      input.end([{ jsonrpc: '2.0', id: 0, method: 'initialize', params: init }, ...lines].map((l) => JSON.stringify(l)).join('\n') + '\n');
+      await served;
+      return out.trim().split('\n').map((l) => JSON.parse(l));
+    };
+    const batch = [
+      { jsonrpc: '2.0', id: 1, method: 'ping' },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'echo', arguments: { text: 'two' } } },
+    ];
+    const old = await session('2025-03-26', [batch]);
+    expect(old[0].result.protocolVersion).toBe('2025-03-26');
+    expect(old[1].map((r: { id: number }) => r.id)).toEqual([1, 2]);
+    expect(old[1][1].result.structuredContent).toMatchObject({ text: 'two' });
+    const invalid = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'shaped', arguments: { mode: 'warp' } } };
+    const latest = await session('2025-11-25', [batch, invalid]);
+    expect(latest[1].error).toMatchObject({ code: -32600, message: expect.stringMatching(/not supported under MCP 2025-11-25/) });
+    expect(latest[2]).toMatchObject({ id: 3, result: { isError: true } });
   });
 
   it('every method but POST answers 405 with Allow: POST, which is all /mcp serves', async () => {

@@ -20,7 +20,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError, type Admitted, type Call, type Caller, type Engine, type Logger } from '../engine/index.js';
 import { PROTOCOL_VERSION, newId, nowTs, type ToolCallRequest, type ToolEvent, type ToolListRequest, type ToolResult } from '../protocol/index.js';
-import { LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, checkInitialize, cursorOf } from './protocol.js';
+import { LATEST_PROTOCOL_VERSION, MAX_BATCH_MESSAGES, SUPPORTED_PROTOCOL_VERSIONS, batchesAllowed, checkInitialize, cursorOf } from './protocol.js';
 import { mcpTool } from './tools.js';
 
 export const JSONRPC_PARSE_ERROR = -32700;
@@ -99,7 +99,16 @@ export class McpDoor {
   /** Handle one parsed JSON-RPC message. Never throws: every failure is a JSON-RPC error. */
   handle(message: unknown, ex: McpExchange): McpOutcome {
     if (Array.isArray(message)) {
-      return reply(errorMessage(null, JSONRPC_INVALID_REQUEST, 'JSON-RPC batches are not supported (MCP 2025-06-18 removed them); send one message per request'));
+      // The transport takes a batch apart (batchOf) when the version allows one; here it is one too many.
+      return reply(
+        errorMessage(
+          null,
+          JSONRPC_INVALID_REQUEST,
+          batchesAllowed(ex.protocolVersion)
+            ? 'a JSON-RPC batch may not contain a batch; send its messages in the outer one'
+            : `JSON-RPC batches are not supported under MCP ${ex.protocolVersion} (2025-06-18 removed them); send one message per request`,
+        ),
+      );
     }
     if (!isObject(message) || message.jsonrpc !== '2.0') {
       return reply(errorMessage(null, JSONRPC_INVALID_REQUEST, 'not a JSON-RPC 2.0 message: send an object with "jsonrpc": "2.0"'));
@@ -256,6 +265,19 @@ export class McpDoor {
 }
 
 class McpParamsError extends Error {}
+
+/**
+ * The messages of a JSON-RPC batch the door will take one by one, or the error to answer instead; undefined when
+ * `message` is no batch, or one the version does not allow (handle() refuses it then).
+ */
+export function batchOf(message: unknown, protocolVersion: string | undefined): { messages: unknown[] } | { refused: JSONRPCMessage } | undefined {
+  if (!Array.isArray(message) || !batchesAllowed(protocolVersion)) return undefined;
+  if (message.length === 0) return { refused: errorMessage(null, JSONRPC_INVALID_REQUEST, 'an empty JSON-RPC batch: send at least one message') };
+  if (message.length > MAX_BATCH_MESSAGES) {
+    return { refused: errorMessage(null, JSONRPC_INVALID_REQUEST, `a JSON-RPC batch of ${message.length} messages; at most ${MAX_BATCH_MESSAGES}: split it`) };
+  }
+  return { messages: message };
+}
 
 /** Since 2025-11-25 (SEP-1303) arguments that fail the tool's schema are a tool execution error, before it -32602. */
 export function inputErrorsAreToolErrors(protocolVersion: string | undefined): boolean {

@@ -10,6 +10,14 @@
 export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
 export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0]!;
 
+/** Messages one JSON-RPC batch may hold (each still a request of its own: the body limit covers the whole batch). */
+export const MAX_BATCH_MESSAGES = 50;
+
+/** JSON-RPC batches: required by 2025-03-26 (the version assumed when none is named), removed in 2025-06-18. */
+export function batchesAllowed(protocolVersion: string | undefined): boolean {
+  return (protocolVersion ?? '2025-03-26') <= '2025-03-26';
+}
+
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** What is wrong with `initialize` params, or undefined; the protocol version the client asked for. */

@@ -6,7 +6,7 @@
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Caller, Logger } from '../engine/index.js';
-import { JSONRPC_PARSE_ERROR, ProgressNotifier, errorMessage, type McpDoor } from './door.js';
+import { JSONRPC_PARSE_ERROR, ProgressNotifier, batchOf, errorMessage, type McpDoor } from './door.js';
 
 export interface McpStdioOptions {
   door: McpDoor;
@@ -31,6 +31,29 @@ export async function serveMcpStdio({ door, input, output, logger, caller }: Mcp
       message = JSON.parse(line);
     } catch (err) {
       send(errorMessage(null, JSONRPC_PARSE_ERROR, `the line is not valid JSON: ${(err as Error).message}`));
+      continue;
+    }
+    const batch = batchOf(message, protocolVersion);
+    if (batch) {
+      if ('refused' in batch) send(batch.refused);
+      else {
+        // 2025-03-26: every message handled as if it came alone, then one array of the responses.
+        const done = (async () => {
+          const answers = await Promise.all(
+            batch.messages.map(async (m) => {
+              const outcome = door.handle(m, { caller, logger, scope: 'stdio', inputBytes: Buffer.byteLength(JSON.stringify(m) ?? ''), protocolVersion });
+              if (outcome.kind === 'reply') return outcome.message;
+              if (outcome.kind === 'accepted') return undefined;
+              await outcome.call.result;
+              return outcome.call.stoppedBy === 'cancel' ? undefined : door.callReply(outcome.id, outcome.call);
+            }),
+          );
+          const replies = answers.filter((a) => a !== undefined);
+          if (replies.length > 0) send(replies);
+        })();
+        pending.add(done);
+        void done.finally(() => pending.delete(done));
+      }
       continue;
     }
     const outcome = door.handle(message, { caller, logger, scope: 'stdio', inputBytes: Buffer.byteLength(line), protocolVersion, hearsLogs: true });

@@ -25,8 +25,10 @@ import {
   JSONRPC_PARSE_ERROR,
   ProgressNotifier,
   errorMessage,
+  batchOf,
   gatewayErrorMessage,
   type McpDoor,
+  type McpExchange,
   type McpOutcome,
 } from '../mcp-server/door.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp-server/protocol.js';
@@ -96,6 +98,14 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
     const principal = c.get('principal')?.name ?? null;
     const session = requestHeader(c, SESSION_HEADER) ?? '';
     const logger = requestLogger(c, deps.logger);
+    const batch = batchOf(message, version);
+    if (batch) {
+      if ('refused' in batch) return sendJson(c, batch.refused, 400);
+      const replies = await answerBatch(c, deps, batch.messages, { caller: { sessionId: '', principal }, logger, scope: session, inputBytes: 0, protocolVersion: version });
+      if (replies.length === 0) return c.body(null, 202);
+      if (!acceptsJson) return c.body(sseFrame('message', JSON.stringify(replies)), 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      return sendJson(c, replies, 200);
+    }
     // With a shared store (store.kind redis) a token's tools/call takes its rate limit there first, in one round trip.
     const admitting = deps.admit && isToolsCall(message) ? deps.admit(principal) : undefined;
     const admitted = admitting && (await admitting.catch((err: unknown) => ({ refused: asGatewayError(err) })));
@@ -171,6 +181,28 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
   // Every other method (GET, DELETE, HEAD, PUT, OPTIONS, …), after POST: one catch-all, so the app's generic 405
   // (which lists the methods a path has routes for) is never reached with GET and DELETE listed as allowed.
   app.all(MCP_PATH, notAllowed);
+}
+
+/**
+ * The answers to a JSON-RPC batch (2025-03-26): each message handled as if it came alone, with the same limits
+ * and admission, concurrently; the answer is the array of responses once every call in it has ended (its calls'
+ * notifications are not sent: a client that wants progress sends the call on its own).
+ */
+async function answerBatch(c: Context, deps: McpRouteDeps, messages: unknown[], ex: McpExchange): Promise<JSONRPCMessage[]> {
+  const answers = await Promise.all(
+    messages.map(async (message): Promise<JSONRPCMessage | undefined> => {
+      const admitting = deps.admit && isToolsCall(message) ? deps.admit(ex.caller.principal) : undefined;
+      const admitted = admitting && (await admitting.catch((err: unknown) => ({ refused: asGatewayError(err) })));
+      const outcome = deps.door.handle(message, { ...ex, admitted, inputBytes: Buffer.byteLength(JSON.stringify(message) ?? '') });
+      if (outcome.kind !== 'call' && admitted && 'release' in admitted) admitted.release();
+      if (outcome.kind === 'accepted') return undefined;
+      if (outcome.kind === 'reply') return outcome.message;
+      await settled(c, outcome.call);
+      // A cancelled request gets no response (the client has given up on it).
+      return outcome.call.stoppedBy === 'cancel' ? undefined : deps.door.callReply(outcome.id, outcome.call);
+    }),
+  );
+  return answers.filter((a): a is JSONRPCMessage => a !== undefined);
 }
 
 /** The SSE frames of a batch's notifications ('' when it has none). */
