@@ -13,6 +13,7 @@ export { IdTable } from './id-table.js';
 export { writeCallLine, type AccessFields } from './call-line.js';
 export { CallEvents, Watcher, type EventBatch, type EventLimits } from './call-events.js';
 export * from './call-store.js';
+export { isCallId } from './call-id.js';
 export * from './byte-budget.js';
 export * from './engine.js';
 export { ToolSearchIndex, tokenize } from './search.js';

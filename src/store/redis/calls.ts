@@ -23,7 +23,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { PROTOCOL_VERSION, newId, nowTs, type ToolCallResponse } from '../../protocol/index.js';
-import type { Call, CallStore, CallView, Logger, MemoryCallStore, Watcher } from '../../engine/index.js';
+import { isCallId, type Call, type CallStore, type CallView, type Logger, type MemoryCallStore, type Watcher } from '../../engine/index.js';
 import { storeUnavailable, type RedisConnection } from './connection.js';
 import { APPEND, FAIL_LAPSED, LAPSED, REGISTER, RENEW } from './call-scripts.js';
 import { RemoteCall, type RemoteCallHost } from './remote-call.js';
@@ -130,9 +130,9 @@ export class RedisCallStore implements CallStore {
     return this.local.get(id);
   }
 
-  /** This instance's call (the in-memory fast path), else the shared copy. */
+  /** This instance's call (the in-memory fast path), else the shared copy. No key is built from an id of another shape. */
   find(id: string): CallView | undefined | Promise<CallView | undefined> {
-    return this.local.get(id) ?? this.findRemote(id);
+    return this.local.get(id) ?? (isCallId(id) ? this.findRemote(id) : undefined);
   }
 
   list(): Iterable<Call> {
