@@ -55,7 +55,7 @@ describe('${NAME} where the schema wants a number or a boolean', () => {
   it.each([
     ['MY_PORT=eighty', 'server:\n  port: ${MY_PORT}\n', { MY_PORT: 'eighty' }, 'server.port: expected number, got string (the value "eighty" comes from environment variable MY_PORT)'],
     ['MY_PORT=80.5', 'server:\n  port: ${MY_PORT}\n', { MY_PORT: '80.5' }, 'server.port: expected integer, got number (the value 80.5 comes from environment variable MY_PORT)'],
-    ['BEHIND_PROXY=yes', 'server:\n  trust_proxy: ${BEHIND_PROXY}\n', { BEHIND_PROXY: 'yes' }, 'server.trust_proxy: expected boolean, got string (the value "yes" comes from environment variable BEHIND_PROXY)'],
+    ['BEHIND_PROXY=yes', 'server:\n  trust_proxy: ${BEHIND_PROXY}\n', { BEHIND_PROXY: 'yes' }, 'server.trust_proxy: must be true | false | a number | a list, got string (the value "yes" comes from environment variable BEHIND_PROXY)'],
   ])('%s: exit 2 naming the key and the variable', async (_name, text, env, message) => {
     const r = await serve(await configFile('env-bad.yaml', text), env);
     expect(r.exitCode).toBe(2);

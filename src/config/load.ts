@@ -67,7 +67,7 @@ function unionAlternatives(issue: z.core.$ZodIssueInvalidUnion): string | undefi
     const only = branch[0]!;
     if (only.code === 'invalid_value') words.push(...only.values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))));
     else if (only.code === 'invalid_type' && only.expected === 'boolean') types.push('true', 'false');
-    else if (only.code === 'invalid_type') types.push(`a ${only.expected}`);
+    else if (only.code === 'invalid_type') types.push(only.expected === 'array' ? 'a list' : `a ${only.expected}`);
     else return undefined;
   }
   const names = [...words, ...types];

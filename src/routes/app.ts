@@ -21,6 +21,7 @@ import { requestContext, requestLogger } from './http/request.js';
 import { registerA2AServerRoutes } from './a2a-server.js';
 import type { A2AServerConfig } from '../a2a-server/index.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import { proxyTrust, type TrustProxySetting } from './http/proxy-trust.js';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http/limits.js';
 import type { McpDoor } from '../mcp-server/door.js';
 import { registerMcpRoute } from './mcp.js';
@@ -48,8 +49,8 @@ export interface AppOptions {
   store?: () => StoreHealth;
   /** `server.base_path` ("" or e.g. "/a2e"): every route is served under it. */
   basePath?: string;
-  /** `server.trust_proxy`: build returned URLs from X-Forwarded-Proto / X-Forwarded-Host. */
-  trustProxy?: boolean;
+  /** `server.trust_proxy`: the proxies trusted for X-Forwarded-For (client address) and X-Forwarded-Proto / -Host (returned URLs). */
+  trustProxy?: TrustProxySetting;
   /** The A2A agents' health, for GET /agents. */
   agents?: () => AgentStatus[];
   /** What plugins still check after start, for GET /readyz. */
@@ -79,6 +80,7 @@ export interface AppSecurity extends GuardOptions {
 
 export function createApp(options: AppOptions): OpenAPIHono {
   const basePath = options.basePath ?? '';
+  const proxies = proxyTrust(options.trustProxy);
   // Routes are declared without the base path (so is the OpenAPI document); Hono serves them under it.
   const app = basePath ? new OpenAPIHono().basePath(basePath) : new OpenAPIHono();
   const { logger, metrics } = options;
@@ -155,7 +157,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     sessions,
     authenticate: security?.authenticate,
     limits,
-    trustProxy: options.trustProxy,
+    proxies,
   });
 
   const accessKey = options.calls.store.accessKey?.bind(options.calls.store);
@@ -167,7 +169,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     limits,
     retryMs: options.calls.retryMs,
     retainS: options.calls.retainS,
-    urls: { basePath, trustProxy: options.trustProxy ?? false },
+    urls: { basePath, proxies },
     admit,
     access: callAccess,
   });
@@ -175,7 +177,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     engine: options.engine,
     store: options.calls.store,
     access: callAccess,
-    urls: { basePath, trustProxy: options.trustProxy ?? false },
+    urls: { basePath, proxies },
     limits,
     retryMs: options.calls.retryMs,
   });
@@ -210,7 +212,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
       version: options.version,
       limits,
       retainS: options.calls.retainS,
-      urls: { basePath, trustProxy: options.trustProxy ?? false },
+      urls: { basePath, proxies },
       caller: sessions.shared && !options.caller ? sharedCaller : caller,
       admit: sessions.shared && ((principal, sessionId) => admitShared(rules, principal, sessionId)),
       bearer: security?.authenticate !== undefined,

@@ -5,7 +5,7 @@ import { ErrorMessage, HandshakeRequest, HandshakeResponse } from '../protocol/i
 import type { Authenticate } from '../security/auth.js';
 import { readJson } from './http/body.js';
 import type { HttpLimits } from './http/limits.js';
-import { clientAddress } from './http/client-address.js';
+import type { ProxyTrust } from './http/proxy-trust.js';
 import { jsonResponse } from './http/respond.js';
 
 export const handshakeRoute = createRoute({
@@ -64,8 +64,8 @@ export interface HandshakeDeps {
   authenticate?: Authenticate;
   /** Body size and JSON nesting (the rest is for streams). */
   limits: HttpLimits;
-  /** `server.trust_proxy`: anonymous sessions count against the address the proxy appended to X-Forwarded-For. */
-  trustProxy?: boolean;
+  /** `server.trust_proxy`: anonymous sessions count against the address the trusted proxy saw. */
+  proxies: ProxyTrust;
 }
 
 export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): void {
@@ -86,7 +86,7 @@ export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): v
     }
     // Each token's sessions (each client address's, without auth) count against its own quota (sessions.max_per_principal).
     const name = principal?.name ?? null;
-    const owner = quotaKey(name, name === null ? clientAddress(c, deps.trustProxy ?? false) : undefined);
+    const owner = quotaKey(name, name === null ? deps.proxies.clientAddress(c) : undefined);
     const opened = deps.sessions.open(req, name, owner);
     return jsonResponse(c, opened instanceof Promise ? await opened : opened);
   });
