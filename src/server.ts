@@ -10,7 +10,6 @@ import {
   combineAudit,
   MemoryCallStore,
   ToolRegistry,
-  type CallStore,
   type AuditSink,
   type EngineSettings,
   type Logger,
@@ -20,7 +19,7 @@ import {
 import { createLogger } from './logger.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { checkPolicyRules } from './config/policy-check.js';
-import { createApp } from './routes/index.js';
+import { createApp, type AppOptions } from './routes/index.js';
 import { buildSecurity, type Security } from './security/index.js';
 import { mountA2eTransport } from './routes/a2e-transport.js';
 import type { HttpLimits } from './routes/http/limits.js';
@@ -294,9 +293,14 @@ function countAgentStates(agents: readonly AgentStatus[]): Record<string, number
 }
 
 /** Where call resources are kept, from the `calls:` section. */
-function callResources(config: GatewayConfig, stores?: Stores): { store: CallStore; retryMs: number; retainS: number } {
-  const { retain_s, max_retained, retry_ms } = config.calls;
-  const local = new MemoryCallStore({ retainMs: retain_s * 1000, maxRetained: max_retained, maxRetainedBytes: config.limits.retained_calls_bytes });
+function callResources(config: GatewayConfig, stores?: Stores): AppOptions['calls'] {
+  const { retain_s, max_retained, max_retained_per_principal, retry_ms } = config.calls;
+  const local = new MemoryCallStore({
+    retainMs: retain_s * 1000,
+    maxRetained: max_retained,
+    maxRetainedPerPrincipal: max_retained_per_principal,
+    maxRetainedBytes: config.limits.retained_calls_bytes,
+  });
   const store = stores ? stores.callStore(local, config.calls) : local;
-  return { store, retryMs: retry_ms, retainS: retain_s };
+  return { store, retryMs: retry_ms, retainS: retain_s, maxRetained: max_retained, maxRetainedPerPrincipal: max_retained_per_principal };
 }

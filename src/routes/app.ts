@@ -44,7 +44,14 @@ export interface AppOptions {
   version: string;
   caller?: (c: Context, sessionId: string) => Caller;
   /** Call resources (POST /tool/calls): where they are kept, the EventSource `retry:` hint, retention for messages. */
-  calls: { store: CallStore; retryMs: number; retainS: number };
+  calls: {
+    store: CallStore;
+    retryMs: number;
+    retainS: number;
+    /** `calls.max_retained` and `calls.max_retained_per_principal`, for the 404 of a call that was dropped. */
+    maxRetained?: number;
+    maxRetainedPerPrincipal?: number;
+  };
   /** The shared store's state, for GET /healthz (default: memory, always ok). */
   store?: () => StoreHealth;
   /** `server.base_path` ("" or e.g. "/a2e"): every route is served under it. */
@@ -169,6 +176,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
     limits,
     retryMs: options.calls.retryMs,
     retainS: options.calls.retainS,
+    maxRetained: options.calls.maxRetained,
+    maxRetainedPerPrincipal: options.calls.maxRetainedPerPrincipal,
     urls: { basePath, proxies },
     admit,
     access: callAccess,

@@ -56,6 +56,9 @@ export interface CallRoutesDeps {
   retryMs: number;
   /** How long finished calls are kept (for error messages), seconds. */
   retainS: number;
+  /** `calls.max_retained` (of all tokens) and `calls.max_retained_per_principal` (of one), for error messages. */
+  maxRetained?: number;
+  maxRetainedPerPrincipal?: number;
   urls: PublicUrlOptions;
   /** Who is calling, from the request and the session_id it sent. */
   /** The caller of a call, admitted by the shared store when it needs one (store.kind redis). */
@@ -73,12 +76,22 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
     const query = new URLSearchParams(access.eventsQuery(call)).toString();
     return `${resultUrl(c, call)}/events${query ? `?${query}` : ''}`;
   };
+  // Why a finished call may be gone: its age, its token's share, or the backstop of all tokens together.
+  const dropped = [
+    `${deps.retainS} s after it finished (calls.retain_s)`,
+    ...(deps.maxRetainedPerPrincipal === undefined
+      ? []
+      : [`as the oldest of its token's finished calls beyond calls.max_retained_per_principal (${deps.maxRetainedPerPrincipal})`]),
+    ...(deps.maxRetained === undefined
+      ? []
+      : [`or as the oldest of all when all tokens together held more than calls.max_retained (${deps.maxRetained}) or limits.retained_calls_bytes`]),
+  ].join(', ');
   // A malformed id is echoed only in part (it is the caller's text, of any length).
   const notFound = (id: string) =>
     new GatewayError(
       'not_found',
-      `no call "${id.slice(0, 100)}": it was never started here, or it finished more than ${deps.retainS} s ago (calls.retain_s) ` +
-        'and was dropped. Start calls with POST /tool/calls and use the call_id it returns',
+      `no call "${id.slice(0, 100)}": it was never started here, or it finished and was dropped: ${dropped}. ` +
+        'Start calls with POST /tool/calls and use the call_id it returns; read a result within calls.retain_s of its end',
       { detail: { call_id: id.slice(0, 100) } },
     );
   /** The call with the id a request names; a malformed id never reaches the store (it is answered like an unknown one). */

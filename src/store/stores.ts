@@ -65,7 +65,15 @@ export async function openStores(config: StoreConfig, logger: Logger): Promise<S
   }
   let calls: RedisCallStore | undefined;
   const callStore = (local: MemoryCallStore, c: CallsConfig) => {
-    calls = new RedisCallStore({ redis, local, logger, retainS: c.retain_s, maxEvents: c.max_events, leaseS: c.owner_lease_s });
+    calls = new RedisCallStore({
+      redis,
+      local,
+      logger,
+      retainS: c.retain_s,
+      maxEvents: c.max_events,
+      leaseS: c.owner_lease_s,
+      shares: { maxRetained: c.max_retained, maxRetainedPerPrincipal: c.max_retained_per_principal },
+    });
     calls.start();
     return calls;
   };

@@ -27,6 +27,7 @@ import { isCallId, type Call, type CallStore, type CallView, type Logger, type M
 import { storeUnavailable, type RedisConnection } from './connection.js';
 import { APPEND, FAIL_LAPSED, LAPSED, REGISTER, RENEW } from './call-scripts.js';
 import { RemoteCall, type RemoteCallHost } from './remote-call.js';
+import { retainRun, type CallRetentionShares } from './call-retention.js';
 import { StreamReader } from './stream-reader.js';
 
 export interface RedisCallStoreOptions {
@@ -40,6 +41,8 @@ export interface RedisCallStoreOptions {
   maxEvents: number;
   /** calls.owner_lease_s */
   leaseS: number;
+  /** calls.max_retained and calls.max_retained_per_principal: how many finished calls Redis keeps (call-retention.ts). */
+  shares: Omit<CallRetentionShares, 'retainS'>;
 }
 
 /** Lapsed leases failed per sweep (the next sweep takes the rest). */
@@ -192,9 +195,19 @@ export class RedisCallStore implements CallStore {
           return;
         }
       }
+      await this.retain(call.id, call.principal);
     } finally {
       watcher.close();
     }
+  }
+
+  /** Hold the finished calls in Redis to their principal's share and the backstop of all (call-retention.ts). */
+  private async retain(id: string, principal: string | null): Promise<void> {
+    if (this.closed) return;
+    const run = retainRun((...parts) => this.redis.key(...parts), { retainS: this.options.retainS, ...this.options.shares }, id, principal);
+    await run.script.run(this.redis.client, run.keys, run.args).catch((err: unknown) =>
+      this.logger.warn({ call_id: id, error: (err as Error)?.message }, 'dropping the oldest finished calls in Redis failed; they expire after calls.retain_s'),
+    );
   }
 
   /** One APPEND, retried with backoff while Redis is unreachable (the call goes on meanwhile). False when the call is no longer ours to write. */
@@ -225,10 +238,13 @@ export class RedisCallStore implements CallStore {
       const c = this.redis.client;
       const lapsed = (await LAPSED.run(c, [this.leasesKey()], [SWEEP_BATCH])) as string[];
       for (const id of lapsed) {
-        const [req, tool, created] = await c.hmGet(this.hashKey(id), ['req', 'tool', 'created']);
+        const [req, tool, created, principal] = await c.hmGet(this.hashKey(id), ['req', 'tool', 'created', 'principal']);
         const response = lostResponse(req ?? '', tool ?? '', Number(created ?? 0), this.options.leaseS);
         const failed = await FAIL_LAPSED.run(c, [this.hashKey(id), this.streamKey(id), this.leasesKey()], [id, JSON.stringify(response), Math.ceil(this.options.retainS)]);
-        if (failed === 1) this.logger.warn({ call_id: id, tool_name: tool }, 'call failed: the instance running it was lost (its lease lapsed)');
+        if (failed === 1) {
+          this.logger.warn({ call_id: id, tool_name: tool }, 'call failed: the instance running it was lost (its lease lapsed)');
+          await this.retain(id, principal ?? null);
+        }
       }
     } catch (err) {
       this.logger.warn({ error: (err as Error)?.message }, 'sweeping lapsed call leases failed');
