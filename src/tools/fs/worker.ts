@@ -94,6 +94,9 @@ export class FsWorker {
         if (m.type === 'ready') return resolve();
         if (m.type === 'event') {
           this.pending.get(m.id)?.ctx.emit(m.kind as never, m.data as never);
+        } else if (m.type === 'pace') {
+          // The worker's walk waits until the call's readers have caught up (a call gone meanwhile was canceled).
+          void this.pending.get(m.id)?.ctx.eventsTaken().then(() => this.post({ type: 'paced', id: m.id }));
         } else {
           const p = this.pending.take(m.id);
           if (!p) return;
