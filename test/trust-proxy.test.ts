@@ -81,7 +81,11 @@ describe('server.trust_proxy: true behind the documented nginx block', () => {
   beforeAll(async () => {
     gw = await startGateway({
       plugins: [definePlugin('t', [echoTool])],
-      config: { server: { base_path: '/a2e', trust_proxy: true }, sessions: { max_sessions: 20, max_per_principal: 3 } },
+      config: {
+        server: { base_path: '/a2e', trust_proxy: true },
+        sessions: { max_sessions: 20, max_per_principal: 3 },
+        transport: { max_sessions: 10, max_sessions_per_address: 2 },
+      },
     });
     const [block] = await gatewayBlocks();
     nginx = await startNginx({ server: block!.text.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${gw.port}/`) });
@@ -104,6 +108,17 @@ describe('server.trust_proxy: true behind the documented nginx block', () => {
     const other = await handshake(base, '127.0.0.3');
     expect(other.status, JSON.stringify(other.json)).toBe(200);
     expect(await alive(base, other.json.session_id)).toBe(true);
+  });
+
+  it('A2E transport sessions: 30 opened with spoofed X-Forwarded-For count against the spoofer\'s address; another caller still opens one', async () => {
+    const open = (from: string, headers: Record<string, string> = {}) => post(`${nginx.url}/a2e/a2e/v1/session`, {}, from, headers);
+    const spoofed: Answer[] = [];
+    for (let i = 0; i < 30; i++) spoofed.push(await open('127.0.0.2', { 'x-forwarded-for': `10.1.0.${i}` }));
+    // max_sessions_per_address: each one beyond 2 closed the spoofer's own oldest; the gateway's 10 never filled.
+    expect(spoofed.map((r) => r.status)).toEqual(Array(30).fill(200));
+    const other = await open('127.0.0.3');
+    expect(other.status, JSON.stringify(other.json)).toBe(200);
+    expect(other.json.session_id).toEqual(expect.any(String));
   });
 
   it('two callers on different addresses keep separate quotas through nginx', async () => {
