@@ -231,6 +231,28 @@ describe('console', { timeout: 120_000 }, () => {
     await context.close();
   });
 
+  it('says which tools this host cannot offer, and why (run_command without a sandbox, say)', async () => {
+    // A real plugin that cannot offer its tool here, as the shell plugin does when no sandbox can be made.
+    const hostBound = {
+      name: 'host-bound',
+      listTools: () => [],
+      executeTool: () => null,
+      unavailableTools: () => [
+        { tool: { name: 'render_video', description: 'Render a video on the GPU', input_parameters: [] }, reason: 'this host has no GPU; run the gateway on one that has' },
+      ],
+    };
+    const g = await startGateway({ plugins: [stepper.plugin, hostBound] });
+    try {
+      const { context, page, errors } = await openConsole(`${g.url}/ui`);
+      await expect.poll(() => page.textContent('#health')).toContain('render_video is unavailable: this host has no GPU; run the gateway on one that has');
+      expect(await page.textContent('#health')).toMatch(/^3 tools registered/);
+      expect(errors).toEqual([]);
+      await context.close();
+    } finally {
+      await g.close();
+    }
+  });
+
   it("generates the form from nested and enum parameters, and shows the gateway's 422 problems under the fields", async () => {
     const { context, page, errors } = await openConsole(`${gw.url}/ui`);
     await page.click('.tool-item[data-tool="deploy"]');

@@ -189,7 +189,12 @@ export function createApp(options: AppOptions): OpenAPIHono {
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
   registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []), admin });
   registerReloadRoute(app, { reload: options.reload, admin });
-  registerReadyRoute(app, { agents: options.agents ?? (() => []), loading: options.loading, stopping: () => options.engine.stopping });
+  registerReadyRoute(app, {
+    agents: options.agents ?? (() => []),
+    loading: options.loading,
+    unavailable: () => options.engine.registry.allUnavailable(),
+    stopping: () => options.engine.stopping,
+  });
   registerRootRoute(app, { basePath, version: options.version });
   if (options.mcp) {
     registerMcpRoute(app, {
