@@ -397,6 +397,23 @@ describe('console', { timeout: 120_000 }, () => {
     await runner.context.close();
   });
 
+  it('live activity: every column starts at the same place in every row, whatever the row holds', async () => {
+    const { context, page } = await openConsole(`${gw.url}/ui#activity`);
+    await page.waitForFunction(() => document.querySelector('.live')?.textContent === '● Live');
+    // Rows that differ in each cell: a short and a long tool name, completed and refused (with an error code).
+    await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }));
+    await postJson(`${gw.url}/tool/call`, callBody('stepper', { steps: 1 }));
+    await postJson(`${gw.url}/tool/call`, callBody('echo', {}));
+    await page.waitForFunction(() => document.querySelectorAll('.activity li[data-call-id]').length >= 3);
+    const lefts = await page.$$eval('.activity li[data-call-id]', (rows) =>
+      rows.map((row) => [...row.children].map((cell) => Math.round(cell.getBoundingClientRect().left))),
+    );
+    for (let column = 0; column < lefts[0]!.length; column++) {
+      expect(new Set(lefts.map((row) => row[column])), `column ${column}: ${JSON.stringify(lefts)}`).toHaveProperty('size', 1);
+    }
+    await context.close();
+  });
+
   it('a reload during a call resumes its events without duplicates', async () => {
     const { context, page, errors } = await openConsole(`${gw.url}/ui`);
     await page.waitForSelector('.tool-item');

@@ -195,7 +195,13 @@ export function createApp(options: AppOptions): OpenAPIHono {
     unavailable: () => options.engine.registry.allUnavailable(),
     stopping: () => options.engine.stopping,
   });
-  registerRootRoute(app, { basePath, version: options.version });
+  registerRootRoute(app, {
+    basePath,
+    version: options.version,
+    ui: options.ui?.enabled !== false,
+    mcp: options.mcp !== undefined,
+    a2a: options.a2aServer?.enabled === true,
+  });
   if (options.mcp) {
     registerMcpRoute(app, {
       door: options.mcp,
