@@ -10,6 +10,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createServer } from 'node:net';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli } from './helpers/cli.js';
@@ -151,5 +152,37 @@ describe("the README's commands, run as written", () => {
   it('MCP out: POST /mcp calls a gateway tool', async () => {
     const answer = JSON.parse(await run(block(README, 'readme-mcp-out')));
     expect(answer).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { path: '.' } } });
+  });
+
+  it('A2A: the example agent\'s skill is a gateway tool', async () => {
+    // The README's start block as written, the agent on a free port instead of 9000 and the gateway started here
+    // (the block's last line is `npm start` in the foreground, which is what startCli runs).
+    const port = await new Promise<number>((resolve) => {
+      const probe = createServer().listen(0, '127.0.0.1', () => {
+        const { port: p } = probe.address() as { port: number };
+        probe.close(() => resolve(p));
+      });
+    });
+    const [agentLine, configLine, startLine] = block(README, 'readme-a2a-start').trim().split('\n').map((l) => l.replace(/\s+#.*$/, '').replaceAll('9000', String(port)));
+    expect(startLine).toBe('npm start -- --config a2a-gateway.yaml');
+    const agent = execa('sh', ['-c', `exec ${agentLine!.replace(/ &$/, '')}`], { cwd: ROOT, reject: false });
+    await execa('sh', ['-ec', configLine!], { cwd: dir });
+    const a2a = await startCli(['--config', 'a2a-gateway.yaml', '--port', '0'], {}, { cwd: dir });
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!((await (await fetch(`${a2a.url}/agents`)).json()) as { agents: Array<{ state: string }> }).agents.every((x) => x.state === 'ok')) {
+        if (Date.now() > deadline) throw new Error('the example agent did not load');
+        await new Promise((r) => setTimeout(r, 200));
+      }
+      const script = block(README, 'readme-a2a-calls').replaceAll('http://127.0.0.1:8080', a2a.url);
+      const r = await execa('sh', ['-ec', script], { cwd: dir });
+      const [agents, call] = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      expect(agents.agents[0]).toMatchObject({ name: 'shouter', state: 'ok', tools: ['shouter_shout'] });
+      expect(call.data).toMatchObject({ success: true, tool_name: 'shouter_shout', data: { output: 'SHIP THE RELEASE', state: 'completed' } });
+    } finally {
+      a2a.proc.kill('SIGTERM');
+      agent.kill('SIGTERM');
+      await Promise.all([a2a.proc, agent]);
+    }
   });
 });
