@@ -115,3 +115,17 @@ describe('auth tokens', () => {
     expect(r.stderr).toBe('a2e-gateway: auth.tokens "alice": environment variable A2E_TEST_MISSING_TOKEN is not set or empty; set it to the token');
   });
 });
+
+describe('an unknown key gets "did you mean", as CLI options do', () => {
+  it('a key in the wrong section names where it belongs; a typo names the key of that section', async () => {
+    const misplaced = await serve(await configFile('misplaced.yaml', `port: 9000\n${QUIET_TOOLS}`));
+    expect(misplaced.exitCode).toBe(2);
+    expect(misplaced.stderr).toContain('(top level): unknown key "port"; did you mean server.port? (move it there)');
+    const typo = await serve(await configFile('typo.yaml', `server:\n  prot: 9000\n${QUIET_TOOLS}`));
+    expect(typo.stderr).toContain('server: unknown key "prot"; did you mean "port"?');
+    const nested = await serve(await configFile('nested.yaml', `mcp:\n  servers:\n    a: {command: x, netwrok: true}\n${QUIET_TOOLS}`));
+    expect(nested.stderr).toContain('mcp.servers.a: unknown key "netwrok"; did you mean "network"?');
+    const nothing = await serve(await configFile('nothing.yaml', `zzzqqq: 1\n${QUIET_TOOLS}`));
+    expect(nothing.stderr).toContain('(top level): unknown key "zzzqqq"; remove it');
+  });
+});

@@ -107,3 +107,31 @@ describe('a sandboxed MCP server the sandbox user cannot reach', () => {
     expect(Number(jailed.data.text)).toBeLessThan(100);
   }, 60_000);
 });
+
+describe('a sandboxed MCP server started with npx, without network: true', () => {
+  it('times out at start, and the error says why (no network for the download npx makes) and what to do', async () => {
+    const gateway = await startGateway({
+      config: {
+        mcp: {
+          servers: { everything: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything', 'stdio'], sandbox: true } },
+          start_wait_ms: 30_000,
+          connect_timeout_ms: 5000,
+          restart_min_ms: 60_000,
+        },
+      },
+    });
+    try {
+      const s = await waitFor('the start to fail', async () => {
+        const x = ((await (await fetch(`${gateway.url}/mcp-servers`)).json()).servers as any[])[0];
+        return x.state === 'failed' ? x : undefined;
+      }, 30_000);
+      expect(s.sandboxed).toBe(true);
+      expect(s.last_error).toContain(
+        '; its command is npx, which downloads the package first, and the sandbox has no network: set mcp.servers.everything.network: true, ' +
+          'or install the package (npm install) and give the path of its bin as command',
+      );
+    } finally {
+      await gateway.close();
+    }
+  }, 60_000);
+});

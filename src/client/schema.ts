@@ -1311,6 +1311,14 @@ export interface components {
         Readiness: {
             /** @enum {string} */
             status: "ready";
+            /** @description Ready, but without these tools on this host (e.g. run_command without a sandbox), and why; absent when none */
+            unavailable_tools?: components["schemas"]["UnavailableToolStatus"][];
+        };
+        UnavailableToolStatus: {
+            /** @description The tool, e.g. run_command */
+            name: string;
+            /** @description Why this host cannot offer it, and what would fix it */
+            reason: string;
         };
         /** @description One MCP JSON-RPC 2.0 message (batches are not accepted) */
         JsonRpcMessage: {
@@ -1352,6 +1360,8 @@ export interface components {
             running_calls: number;
             uptime_s: number;
             store: components["schemas"]["StoreStatus"];
+            /** @description Tools the gateway would offer but cannot on this host (e.g. run_command without a sandbox), and why; absent when none */
+            unavailable_tools?: components["schemas"]["UnavailableToolStatus"][];
         };
         StoreStatus: {
             /**

@@ -264,6 +264,13 @@ export class Engine {
 
   /** The refusal of a tool that does not exist for `caller`; suggestions name only tools it may call. */
   private unknownTool(name: string, caller: Caller): GatewayError {
+    // A tool its plugin cannot offer on this host: say why, to a caller the policy would let call it.
+    const unavailable = this.registry.unavailable(name);
+    if (unavailable && this.policy(caller, unavailable.definition).allow) {
+      return new GatewayError('unknown_tool', `no tool named "${name}" here: ${unavailable.reason}`, {
+        detail: { tool_name: name, unavailable: unavailable.reason },
+      });
+    }
     const similar = this.registry.similarNames(name).filter((n) => this.allowed(caller, n));
     const hint = similar.length
       ? ` Did you mean ${similar.map((n) => `"${n}"`).join(' or ')}?`

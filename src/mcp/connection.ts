@@ -5,6 +5,7 @@
  * is started again with backoff; one that never comes up is retried the same
  * way and never holds up the gateway or other servers.
  */
+import { basename } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -24,6 +25,7 @@ import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
 import { eventPacing, mcpFetch } from './http-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
+import { StderrTail } from './stderr-tail.js';
 import { ProcessTransport } from './stdio.js';
 import { serverAttributes, startClientSpan, tracedFetchOf, tracingOn } from '../observability/tracing.js';
 
@@ -58,6 +60,8 @@ export class McpServerConnection {
   sandboxed = false;
   /** Rejected calls' names that were skipped: invalid schema or not in the allow list. */
   skipped: { tool: string; reason: string }[] = [];
+  /** What a stdio server last wrote to stderr during this start, for the error when it does not come up. */
+  private readonly stderrTail: StderrTail;
 
   constructor(
     readonly id: string,
@@ -68,6 +72,7 @@ export class McpServerConnection {
     private readonly toolsChanged: () => void,
   ) {
     this.state = config.enabled ? 'starting' : 'disabled';
+    this.stderrTail = new StderrTail(Object.values(config.env));
   }
 
   get transportKind(): 'stdio' | 'http' {
@@ -82,6 +87,7 @@ export class McpServerConnection {
   async start(): Promise<void> {
     if (!this.config.enabled || this.stopping) return;
     this.lastStarted = Date.now();
+    this.stderrTail.clear();
     const client = new Client({ name: 'a2e-gateway', version: '1' }, { capabilities: {} });
     let transport: Transport;
     try {
@@ -115,7 +121,7 @@ export class McpServerConnection {
       this.logger.info({ tools: this.tools.map((t) => t.name), pid: this.pid }, `MCP server "${this.id}" offers ${this.tools.length} tool(s)`);
     } catch (err) {
       if (this.client !== client || this.stopping) return;
-      this.fail(client, describeStartError(err, this.settings.connect_timeout_ms));
+      this.fail(client, this.withStderr(describeStartError(err, this.settings.connect_timeout_ms)));
     }
   }
 
@@ -125,7 +131,10 @@ export class McpServerConnection {
       // With tracing on, each POST carries the active span's traceparent (the MCP call's client span).
       return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: tracingOn ? tracedFetchOf(mcpFetch) : mcpFetch });
     }
-    const onStderr = (line: string) => this.logger.info({ stderr: line }, `MCP server "${this.id}" stderr`);
+    const onStderr = (line: string) => {
+      this.stderrTail.push(line);
+      this.logger.info({ stderr: line }, `MCP server "${this.id}" stderr`);
+    };
     if (c.sandbox !== false) {
       if (!this.sandbox) {
         const unavailable = await sandboxAvailable();
@@ -295,7 +304,20 @@ export class McpServerConnection {
   private closed(client: Client): void {
     if (this.client !== client || this.stopping) return;
     const status = this.transport instanceof ProcessTransport ? this.transport.exitStatus : undefined;
-    this.fail(client, this.transportKind === 'stdio' ? `the server process exited${status ? ` (${status})` : ''}` : 'the connection closed');
+    this.fail(client, this.transportKind === 'stdio' ? this.withStderr(`the server process exited${status ? ` (${status})` : ''}`) : 'the connection closed');
+  }
+
+  /**
+   * `message` with what the server last wrote to stderr and, for npx in a sandbox without network (which waits on a
+   * download that cannot happen), how to fix that: what a newcomer needs when a server does not come up.
+   */
+  private withStderr(message: string): string {
+    const npx = this.sandboxed && !this.config.network && basename(this.config.command ?? '') === 'npx';
+    const hint = npx
+      ? `; its command is npx, which downloads the package first, and the sandbox has no network: set mcp.servers.${this.id}.network: true, ` +
+        'or install the package (npm install) and give the path of its bin as command'
+      : '';
+    return message + hint + this.stderrTail.describe();
   }
 
   private fail(client: Client, message: string): void {

@@ -200,8 +200,19 @@ export function createApp(options: AppOptions): OpenAPIHono {
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
   registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []), admin });
   registerReloadRoute(app, { reload: options.reload, admin });
-  registerReadyRoute(app, { agents: options.agents ?? (() => []), loading: options.loading, stopping: () => options.engine.stopping });
-  registerRootRoute(app, { basePath, version: options.version });
+  registerReadyRoute(app, {
+    agents: options.agents ?? (() => []),
+    loading: options.loading,
+    unavailable: () => options.engine.registry.allUnavailable(),
+    stopping: () => options.engine.stopping,
+  });
+  registerRootRoute(app, {
+    basePath,
+    version: options.version,
+    ui: options.ui?.enabled !== false,
+    mcp: options.mcp !== undefined,
+    a2a: options.a2aServer?.enabled === true,
+  });
   if (options.mcp) {
     registerMcpRoute(app, {
       door: options.mcp,

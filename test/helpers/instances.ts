@@ -50,7 +50,7 @@ export interface ClusterOptions {
   /** Extra environment for every instance (LOG_LEVEL defaults to silent). */
   env?: Record<string, string>;
   /**
-   * The `store:` section to use as written (e.g. the README's), instead of the generated one; its
+   * The `store:` section to use as written (e.g. docs/scale-out-guide.md's), instead of the generated one; its
    * `${REDIS_URL…}` is set to this cluster's Redis through the environment.
    */
   storeSection?: string;
