@@ -1275,7 +1275,7 @@ export interface components {
             /** @description The command (stdio) or the URL (http, without credentials) */
             target: string;
             /**
-             * @description ready: tools can be called; starting: the first start is running; restarting: it went away and is started again (its tools stay listed, calls fail until it is back); failed: it never came up (retried with backoff); see last_error
+             * @description ready: tools can be called; starting: the first start is running; restarting: it went away (a process exited, an HTTP server's connection or session was lost) and is started again (its tools stay listed, calls fail until it is back); failed: it never came up (retried with backoff); see last_error
              * @enum {string}
              */
             state: "disabled" | "starting" | "ready" | "restarting" | "failed" | "stopped";

@@ -4,9 +4,17 @@
  * exits or the connection drops, calls in flight fail saying so and the server
  * is started again with backoff; one that never comes up is retried the same
  * way and never holds up the gateway or other servers.
+ *
+ * Over HTTP the session is the server's: one that restarted no longer knows
+ * it and answers 404 (the spec's "initialize again"; some answer 400 naming
+ * the session). The connection then initializes again at once, and a call
+ * refused that way (it never ran) is sent once more on the new session. A
+ * request that cannot reach the server, or an event stream that breaks, is a
+ * lost connection: calls in flight fail at once, and it is reconnected with
+ * backoff (see http-fetch.ts).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   ErrorCode,
@@ -22,7 +30,7 @@ import { sanitize } from '../a2a/tools.js';
 import { HINT_TAGS } from '../mcp-server/tools.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
-import { eventPacing, mcpFetch } from './http-fetch.js';
+import { eventPacing, mcpFetchFor } from './http-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
 import { ProcessTransport } from './stdio.js';
 import { serverAttributes, startClientSpan, tracedFetchOf, tracingOn } from '../observability/tracing.js';
@@ -52,6 +60,8 @@ export class McpServerConnection {
   private timer: NodeJS.Timeout | undefined;
   private stopping = false;
   private readonly running = new Set<ToolContext>();
+  /** Calls waiting for the server to be back after it lost their session: told on each start's outcome. */
+  private readonly startWaiters = new Set<() => void>();
   /** The sandbox of a stdio server that runs in one (made once, its workspace removed at stop). */
   private sandbox: SandboxedCommand | undefined;
   /** Whether this stdio server runs in the sandbox (decided at its first start). */
@@ -85,7 +95,7 @@ export class McpServerConnection {
     const client = new Client({ name: 'a2e-gateway', version: '1' }, { capabilities: {} });
     let transport: Transport;
     try {
-      transport = await this.makeTransport();
+      transport = await this.makeTransport(client);
     } catch (err) {
       this.client = client;
       this.fail(client, (err as Error).message);
@@ -93,7 +103,12 @@ export class McpServerConnection {
     }
     this.client = client;
     this.transport = transport;
-    client.onerror = (err) => this.logger.warn({ error: err.message }, `MCP server "${this.id}": ${err.message}`);
+    client.onerror = (err) => {
+      // A request refused for the session: the server restarted. Acted on after the request's own rejection has
+      // reached its caller (a call sends itself again; closing the client first would fail it as a lost connection).
+      if (isSessionGone(err)) setImmediate(() => this.sessionGone(client, err));
+      else this.logger.warn({ error: err.message }, `MCP server "${this.id}": ${err.message}`);
+    };
     client.onclose = () => this.closed(client);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       void this.loadTools(client).catch((err: unknown) => this.logger.warn({ error: (err as Error).message }, 'tool list refresh failed'));
@@ -113,17 +128,19 @@ export class McpServerConnection {
       this.lastError = null;
       this.failures = 0;
       this.logger.info({ tools: this.tools.map((t) => t.name), pid: this.pid }, `MCP server "${this.id}" offers ${this.tools.length} tool(s)`);
+      this.startEnded();
     } catch (err) {
       if (this.client !== client || this.stopping) return;
       this.fail(client, describeStartError(err, this.settings.connect_timeout_ms));
     }
   }
 
-  private async makeTransport(): Promise<Transport> {
+  private async makeTransport(client: Client): Promise<Transport> {
     const c = this.config;
     if (c.url !== undefined) {
+      const fetch = mcpFetchFor((reason) => this.connectionLost(client, reason));
       // With tracing on, each POST carries the active span's traceparent (the MCP call's client span).
-      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: tracingOn ? tracedFetchOf(mcpFetch) : mcpFetch });
+      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: tracingOn ? tracedFetchOf(fetch) : fetch });
     }
     const onStderr = (line: string) => this.logger.info({ stderr: line }, `MCP server "${this.id}" stderr`);
     if (c.sandbox !== false) {
@@ -230,7 +247,7 @@ export class McpServerConnection {
     if (ctx.signal.aborted) forward();
     this.running.add(ctx);
     let result: CallToolResult;
-    const invoke = () =>
+    const invoke = (client: Client) =>
       client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
         signal: inFlight.signal,
         timeout,
@@ -241,15 +258,24 @@ export class McpServerConnection {
       });
     // Over HTTP the call's SSE answer is read only as fast as the caller takes its events (see http-fetch.ts). Over
     // stdio it cannot be: one pipe carries every call's messages, and holding it for one slow reader would hold all.
-    const paced = ctx.streaming && this.transportKind === 'http' ? () => eventPacing.run(() => ctx.eventsTaken(), invoke) : invoke;
+    const paced = ctx.streaming && this.transportKind === 'http' ? (c: Client) => eventPacing.run(() => ctx.eventsTaken(), () => invoke(c)) : invoke;
+    // Refused because the server lost the session: it never ran, so it is sent again once the server is initialized again.
+    const send = async () => {
+      try {
+        return await paced(client);
+      } catch (err) {
+        if (ctx.signal.aborted || !this.sessionGone(client, err)) throw err;
+        return paced(await this.restarted(client, ctx));
+      }
+    };
     const span = tracingOn ? this.callSpan(tool) : undefined;
     try {
-      result = (await (span ? span.run(paced) : paced())) as CallToolResult;
+      result = (await (span ? span.run(send) : send())) as CallToolResult;
       if (result.isError) span?.fail({ name: 'tool_error' });
     } catch (err) {
       span?.fail(err);
       if (ctx.signal.aborted) throw ctx.signal.reason;
-      throw this.callError(err, timeout);
+      throw err instanceof ToolError ? err : this.callError(err, timeout);
     } finally {
       ctx.signal.removeEventListener('abort', forward);
       span?.end();
@@ -278,6 +304,10 @@ export class McpServerConnection {
   }
 
   private callError(err: unknown, timeoutMs: number): ToolError {
+    if (this.transportKind === 'http' && (isConnectionClosed(err) || this.state !== 'ready')) {
+      // The connection was lost under the call (lastError says how); it may or may not have run.
+      return new ToolError(`MCP server "${this.id}" was lost while the call ran (${this.lastError ?? 'the connection closed'}); it is being reconnected, retry the call`);
+    }
     if (err instanceof McpError) {
       if (err.code === ErrorCode.ConnectionClosed) {
         const status = this.transport instanceof ProcessTransport ? this.transport.exitStatus : undefined;
@@ -291,6 +321,52 @@ export class McpServerConnection {
     return new ToolError(`MCP server "${this.id}" failed the call: ${(err as Error).message}`);
   }
 
+  /**
+   * Whether `err` says the server no longer knows our session (404, or a 400 that names the session). If so,
+   * and `client` is still the connection in use, it is replaced at once: the spec's answer is to initialize again.
+   */
+  private sessionGone(client: Client, err: unknown): boolean {
+    if (!isSessionGone(err)) return false;
+    if (this.client === client && !this.stopping) this.fail(client, `the server no longer knew the session (HTTP ${err.code}); initializing again`, 0);
+    return true;
+  }
+
+  /** The server could not be reached or its event stream broke: fail what waits on it, reconnect with backoff. */
+  private connectionLost(client: Client, reason: string): void {
+    if (this.client !== client || this.stopping) return;
+    this.fail(client, `the connection was lost: ${reason}`);
+  }
+
+  /** The connection that replaced `old` once it is ready; a ToolError when the next start fails or the call's time runs out. */
+  private async restarted(old: Client, ctx: ToolContext): Promise<Client> {
+    const until = Math.min(ctx.deadline, Date.now() + this.settings.connect_timeout_ms);
+    for (let waited = false; ; waited = true) {
+      if (this.client !== undefined && this.client !== old && this.state === 'ready') return this.client;
+      if (ctx.signal.aborted) throw ctx.signal.reason;
+      if (waited || Date.now() >= until) {
+        throw new ToolError(`MCP server "${this.id}" lost the call's session and is not back yet (${this.lastError ?? 'still starting'}); retry the call shortly`);
+      }
+      // Woken by the next start's outcome (ready or failed), the call's end, or the time limit.
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, until - Date.now());
+        ctx.signal.addEventListener('abort', done, { once: true });
+        this.startWaiters.add(done);
+        const waiters = this.startWaiters;
+        function done() {
+          clearTimeout(timer);
+          ctx.signal.removeEventListener('abort', done);
+          waiters.delete(done);
+          resolve();
+        }
+      });
+    }
+  }
+
+  /** A start succeeded or failed: wake the calls waiting for it. */
+  private startEnded(): void {
+    for (const wake of this.startWaiters) wake();
+  }
+
   /** The connection closed: unexpected unless we are stopping or replaced it. */
   private closed(client: Client): void {
     if (this.client !== client || this.stopping) return;
@@ -298,12 +374,15 @@ export class McpServerConnection {
     this.fail(client, this.transportKind === 'stdio' ? `the server process exited${status ? ` (${status})` : ''}` : 'the connection closed');
   }
 
-  private fail(client: Client, message: string): void {
+  /** `client` failed: close it, report why, start again after `delay` ms (by default the backoff's next). */
+  private fail(client: Client, message: string, delay = Math.min(this.settings.restart_max_ms, this.settings.restart_min_ms * 2 ** this.failures)): void {
+    const wasReady = this.client === client && this.state === 'ready';
     this.client = undefined;
     this.state = this.tools.length > 0 ? 'restarting' : 'failed';
     this.lastError = message;
     void client.close().catch(() => undefined);
-    const delay = Math.min(this.settings.restart_max_ms, this.settings.restart_min_ms * 2 ** this.failures);
+    // A failed start ends the wait of calls that hoped for it; losing a ready connection starts that wait.
+    if (!wasReady) this.startEnded();
     this.failures++;
     this.logger.warn({ error: message, retry_in_ms: delay }, `MCP server "${this.id}": ${message}; starting it again in ${delay} ms`);
     clearTimeout(this.timer);
@@ -324,6 +403,12 @@ export class McpServerConnection {
     this.sandbox?.cleanup();
   }
 }
+
+/** The server refused a request for its session: 404 (the spec), or a 400 that names the session (some servers). */
+const isSessionGone = (err: unknown): err is StreamableHTTPError =>
+  err instanceof StreamableHTTPError && (err.code === 404 || (err.code === 400 && /session/i.test(err.message)));
+
+const isConnectionClosed = (err: unknown) => err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
 
 function describeStartError(err: unknown, timeoutMs: number): string {
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
