@@ -32,6 +32,7 @@ import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
 import { eventPacing, mcpFetchFor } from './http-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
+import { ScratchQuota, emptyScratch } from './scratch.js';
 import { ProcessTransport } from './stdio.js';
 import { serverAttributes, startClientSpan, tracedFetchOf, tracingOn } from '../observability/tracing.js';
 
@@ -43,6 +44,10 @@ export interface McpTool {
   readonly remoteName: string;
   readonly definition: ToolDefinitionInput;
 }
+
+/** How often a sandboxed server's scratch folder is measured against its quota, ms; and this long after calls. */
+const SCRATCH_CHECK_MS = 10_000;
+const SCRATCH_AFTER_CALL_MS = 1000;
 
 /** Environment every stdio server gets (the gateway's own environment is not passed on). */
 const BASE_ENV_KEYS = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'USER', 'LOGNAME'];
@@ -66,6 +71,14 @@ export class McpServerConnection {
   private sandbox: SandboxedCommand | undefined;
   /** Whether this stdio server runs in the sandbox (decided at its first start). */
   sandboxed = false;
+  /** The sandbox's scratch folder against its quota, measured after calls and every SCRATCH_CHECK_MS. */
+  private scratch: ScratchQuota | undefined;
+  private scratchTimer: NodeJS.Timeout | undefined;
+  private scratchSoon: NodeJS.Timeout | undefined;
+  /** The scratch folder went over its quota: emptied once the server has stopped, before it starts again. */
+  private scratchFull = false;
+  /** The last client's close (its process stopping), awaited before its scratch folder is emptied. */
+  private closing: Promise<void> = Promise.resolve();
   /** Rejected calls' names that were skipped: invalid schema or not in the allow list. */
   skipped: { tool: string; reason: string }[] = [];
 
@@ -76,6 +89,8 @@ export class McpServerConnection {
     /** Bound to `mcp_server: id` (its lines name the server without repeating it). */
     private readonly logger: Logger,
     private readonly toolsChanged: () => void,
+    /** Quota of the scratch folder of a sandboxed server, bytes; null for none. */
+    private readonly scratchBytes: number | null = null,
   ) {
     this.state = config.enabled ? 'starting' : 'disabled';
   }
@@ -91,6 +106,12 @@ export class McpServerConnection {
   /** Connect; resolves when the first attempt has succeeded or failed (a failure schedules the next). */
   async start(): Promise<void> {
     if (!this.config.enabled || this.stopping) return;
+    if (this.scratchFull && this.sandbox) {
+      await this.closing;
+      if (this.stopping) return;
+      emptyScratch(this.sandbox.workspace);
+      this.scratchFull = false;
+    }
     this.lastStarted = Date.now();
     const client = new Client({ name: 'a2e-gateway', version: '1' }, { capabilities: {} });
     let transport: Transport;
@@ -145,13 +166,16 @@ export class McpServerConnection {
     const onStderr = (line: string) => this.logger.info({ stderr: line }, `MCP server "${this.id}" stderr`);
     if (c.sandbox !== false) {
       if (!this.sandbox) {
-        const unavailable = await sandboxAvailable();
+        const unavailable = await sandboxAvailable((names) =>
+          this.logger.info({ removed: names }, `removed ${names.length} scratch folder(s) that gateways no longer running left behind`),
+        );
         if (unavailable && c.sandbox === true) throw new Error(`sandbox: true, but ${unavailable}`);
         if (unavailable) {
           this.logger.warn({ reason: unavailable }, `MCP server "${this.id}" runs unconfined: ${unavailable} (set sandbox: false to silence this)`);
         } else {
-          this.sandbox = sandboxedCommand(this.id, c, { PATH: process.env.PATH ?? '' });
+          this.sandbox = sandboxedCommand(this.id, c, { PATH: process.env.PATH ?? '' }, this.scratchBytes);
           this.sandboxed = true;
+          if (this.scratchBytes !== null) this.watchScratch(new ScratchQuota(this.sandbox.workspace, this.scratchBytes));
           this.logger.info({ mounts: this.sandbox.mounts, network: c.network }, `MCP server "${this.id}" runs in the sandbox`);
         }
       }
@@ -280,6 +304,8 @@ export class McpServerConnection {
       ctx.signal.removeEventListener('abort', forward);
       span?.end();
       this.running.delete(ctx);
+      // The call may have written there: measured within a second (one walk for a burst of calls).
+      if (this.scratch) this.scratchSoon ??= setTimeout(() => ((this.scratchSoon = undefined), this.checkScratch()), SCRATCH_AFTER_CALL_MS);
     }
     const content = result.content ?? [];
     const text = content
@@ -367,6 +393,29 @@ export class McpServerConnection {
     for (const wake of this.startWaiters) wake();
   }
 
+  private watchScratch(scratch: ScratchQuota): void {
+    this.scratch = scratch;
+    this.scratchTimer = setInterval(() => this.checkScratch(), SCRATCH_CHECK_MS);
+    this.scratchTimer.unref();
+  }
+
+  /** Measure the scratch folder; over its quota, stop the server to empty it and start it again. */
+  private checkScratch(): void {
+    void this.scratch!.over().then(
+      (used) => {
+        const client = this.client;
+        if (used === null || !client || this.stopping) return;
+        this.scratchFull = true;
+        this.fail(
+          client,
+          `its scratch folder (/workspace in its sandbox) held ${used} bytes, over its quota of ${this.scratch!.limit} bytes ` +
+            '(tools.fs.max_workspace_bytes); the server was stopped and is started again with the folder emptied',
+        );
+      },
+      (err: unknown) => this.logger.warn({ error: (err as Error).message }, `MCP server "${this.id}": its scratch folder could not be measured`),
+    );
+  }
+
   /** The connection closed: unexpected unless we are stopping or replaced it. */
   private closed(client: Client): void {
     if (this.client !== client || this.stopping) return;
@@ -380,7 +429,7 @@ export class McpServerConnection {
     this.client = undefined;
     this.state = this.tools.length > 0 ? 'restarting' : 'failed';
     this.lastError = message;
-    void client.close().catch(() => undefined);
+    this.closing = client.close().catch(() => undefined);
     // A failed start ends the wait of calls that hoped for it; losing a ready connection starts that wait.
     if (!wasReady) this.startEnded();
     this.failures++;
@@ -396,10 +445,14 @@ export class McpServerConnection {
   async stop(): Promise<void> {
     this.stopping = true;
     clearTimeout(this.timer);
+    clearInterval(this.scratchTimer);
+    clearTimeout(this.scratchSoon);
     const client = this.client;
     this.client = undefined;
     if (this.state !== 'disabled') this.state = 'stopped';
     await client?.close().catch(() => undefined);
+    await this.closing;
+    await this.scratch?.close();
     this.sandbox?.cleanup();
   }
 }
