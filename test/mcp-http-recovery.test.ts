@@ -132,5 +132,11 @@ describe('an MCP server over HTTP that restarts', () => {
     expect(await (await fetch(`${base}/stats`)).json()).toEqual({ initialized: 2, calls: 2 });
     const status = await statusOf(gw.url, 's');
     expect(status).toMatchObject({ state: 'ready', last_error: null, restarts: 1 });
+
+    // Many calls at once when the session is forgotten: each is refused with a 404 and sent again, none fails.
+    await fetch(`${base}/forget`, { method: 'POST' });
+    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => call(gw!.url, 's_echo', { text: `burst ${i}` })));
+    expect(burst.filter((r) => !r.success).map((r) => r.error)).toEqual([]);
+    expect(burst.map((r) => r.data.text)).toEqual(Array.from({ length: 20 }, (_, i) => `burst ${i}`));
   }, 60_000);
 });

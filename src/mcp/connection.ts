@@ -67,6 +67,12 @@ export class McpServerConnection {
   private readonly running = new Set<ToolContext>();
   /** Calls waiting for the server to be back after it lost their session: told on each start's outcome. */
   private readonly startWaiters = new Set<() => void>();
+  /** A new session is being initialized because the server lost ours: calls wait for it instead of failing. */
+  private reinitializing = false;
+  /** Requests in flight per connection: one replaced for a lost session is closed once they are answered. */
+  private readonly inFlight = new WeakMap<Client, number>();
+  /** Connections replaced for a lost session, closed when their last request is answered. */
+  private readonly retired = new WeakSet<Client>();
   /** The sandbox of a stdio server that runs in one (made once, its workspace removed at stop). */
   private sandbox: SandboxedCommand | undefined;
   /** Whether this stdio server runs in the sandbox (decided at its first start). */
@@ -252,7 +258,9 @@ export class McpServerConnection {
 
   /** Call one tool of this server. */
   async call(tool: McpTool, args: Record<string, unknown>, ctx: ToolContext): Promise<{ text: string; content: CallToolResult['content']; structuredContent?: unknown }> {
-    const client = this.client;
+    let client = this.client;
+    // The server lost our session a moment ago and a new one is being initialized: wait for it.
+    if ((!client || this.state !== 'ready') && this.reinitializing) client = await this.restarted(undefined, ctx);
     if (!client || this.state !== 'ready') {
       throw new ToolError(
         `MCP server "${this.id}" is ${this.state}${this.lastError ? ` (${this.lastError})` : ''}; ${this.state === 'disabled' ? 'enable it in mcp.servers' : 'retry shortly'}`,
@@ -271,24 +279,23 @@ export class McpServerConnection {
     if (ctx.signal.aborted) forward();
     this.running.add(ctx);
     let result: CallToolResult;
-    const invoke = (client: Client) =>
-      client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
+    const invoke = (client: Client) => this.counted(client, () => client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
         signal: inFlight.signal,
         timeout,
         onprogress: ({ progress, total, message }) => {
           const pct = total ? Math.max(0, Math.min(100, Math.round((progress / total) * 100))) : 0;
           ctx.emit('progress', { pct, message: message ?? `${progress}${total ? ` of ${total}` : ''}`, progress, ...(total === undefined ? {} : { total }) });
         },
-      });
+      }));
     // Over HTTP the call's SSE answer is read only as fast as the caller takes its events (see http-fetch.ts). Over
     // stdio it cannot be: one pipe carries every call's messages, and holding it for one slow reader would hold all.
     const paced = ctx.streaming && this.transportKind === 'http' ? (c: Client) => eventPacing.run(() => ctx.eventsTaken(), () => invoke(c)) : invoke;
     // Refused because the server lost the session: it never ran, so it is sent again once the server is initialized again.
     const send = async () => {
       try {
-        return await paced(client);
+        return await paced(client!);
       } catch (err) {
-        if (ctx.signal.aborted || !this.sessionGone(client, err)) throw err;
+        if (ctx.signal.aborted || !this.sessionGone(client!, err)) throw err;
         return paced(await this.restarted(client, ctx));
       }
     };
@@ -330,7 +337,7 @@ export class McpServerConnection {
   }
 
   private callError(err: unknown, timeoutMs: number): ToolError {
-    if (this.transportKind === 'http' && (isConnectionClosed(err) || this.state !== 'ready')) {
+    if (this.transportKind === 'http' && (isConnectionClosed(err) || (!(err instanceof McpError) && this.state !== 'ready'))) {
       // The connection was lost under the call (lastError says how); it may or may not have run.
       return new ToolError(`MCP server "${this.id}" was lost while the call ran (${this.lastError ?? 'the connection closed'}); it is being reconnected, retry the call`);
     }
@@ -353,18 +360,36 @@ export class McpServerConnection {
    */
   private sessionGone(client: Client, err: unknown): boolean {
     if (!isSessionGone(err)) return false;
-    if (this.client === client && !this.stopping) this.fail(client, `the server no longer knew the session (HTTP ${err.code}); initializing again`, 0);
+    if (this.client === client && !this.stopping) {
+      // Its other requests are answered 404 too and sent again on the new session: close it once they are.
+      this.retired.add(client);
+      this.reinitializing = true;
+      this.fail(client, `the server no longer knew the session (HTTP ${err.code}); initializing again`, 0);
+    }
     return true;
   }
 
   /** The server could not be reached or its event stream broke: fail what waits on it, reconnect with backoff. */
   private connectionLost(client: Client, reason: string): void {
+    if (this.retired.has(client)) void client.close().catch(() => undefined); // its streams broke: nothing more will come
     if (this.client !== client || this.stopping) return;
     this.fail(client, `the connection was lost: ${reason}`);
   }
 
+  /** Run one request on `client`, counted; a retired client is closed after its last one. */
+  private async counted<T>(client: Client, request: () => Promise<T>): Promise<T> {
+    this.inFlight.set(client, (this.inFlight.get(client) ?? 0) + 1);
+    try {
+      return await request();
+    } finally {
+      const left = this.inFlight.get(client)! - 1;
+      this.inFlight.set(client, left);
+      if (left === 0 && this.retired.has(client)) void client.close().catch(() => undefined);
+    }
+  }
+
   /** The connection that replaced `old` once it is ready; a ToolError when the next start fails or the call's time runs out. */
-  private async restarted(old: Client, ctx: ToolContext): Promise<Client> {
+  private async restarted(old: Client | undefined, ctx: ToolContext): Promise<Client> {
     const until = Math.min(ctx.deadline, Date.now() + this.settings.connect_timeout_ms);
     for (let waited = false; ; waited = true) {
       if (this.client !== undefined && this.client !== old && this.state === 'ready') return this.client;
@@ -390,6 +415,7 @@ export class McpServerConnection {
 
   /** A start succeeded or failed: wake the calls waiting for it. */
   private startEnded(): void {
+    this.reinitializing = false;
     for (const wake of this.startWaiters) wake();
   }
 
@@ -429,7 +455,8 @@ export class McpServerConnection {
     this.client = undefined;
     this.state = this.tools.length > 0 ? 'restarting' : 'failed';
     this.lastError = message;
-    this.closing = client.close().catch(() => undefined);
+    // A connection retired for a lost session is closed once its requests are answered (see counted).
+    if (!this.retired.has(client) || (this.inFlight.get(client) ?? 0) === 0) this.closing = client.close().catch(() => undefined);
     // A failed start ends the wait of calls that hoped for it; losing a ready connection starts that wait.
     if (!wasReady) this.startEnded();
     this.failures++;
