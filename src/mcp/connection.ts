@@ -279,14 +279,17 @@ export class McpServerConnection {
     if (ctx.signal.aborted) forward();
     this.running.add(ctx);
     let result: CallToolResult;
-    const invoke = (client: Client) => this.counted(client, () => client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
+    const request = (client: Client) =>
+      client.callTool({ name: tool.remoteName, arguments: args }, undefined, {
         signal: inFlight.signal,
         timeout,
         onprogress: ({ progress, total, message }) => {
           const pct = total ? Math.max(0, Math.min(100, Math.round((progress / total) * 100))) : 0;
           ctx.emit('progress', { pct, message: message ?? `${progress}${total ? ` of ${total}` : ''}`, progress, ...(total === undefined ? {} : { total }) });
         },
-      }));
+      });
+    // Over HTTP each request is counted on its connection (one replaced for a lost session waits for them).
+    const invoke = this.transportKind === 'http' ? (client: Client) => this.counted(client, () => request(client)) : request;
     // Over HTTP the call's SSE answer is read only as fast as the caller takes its events (see http-fetch.ts). Over
     // stdio it cannot be: one pipe carries every call's messages, and holding it for one slow reader would hold all.
     const paced = ctx.streaming && this.transportKind === 'http' ? (c: Client) => eventPacing.run(() => ctx.eventsTaken(), () => invoke(c)) : invoke;
@@ -349,9 +352,9 @@ export class McpServerConnection {
       if (err.code === ErrorCode.RequestTimeout) {
         return new ToolError(`MCP server "${this.id}" did not answer within ${timeoutMs} ms (mcp.servers.${this.id}.timeout_ms or the call's timeout); the call was cancelled`);
       }
-      return new ToolError(`MCP server "${this.id}" refused the call: ${err.message}`);
+      return new ToolError(`MCP server "${this.id}" refused the call: ${capped(err.message)}`);
     }
-    return new ToolError(`MCP server "${this.id}" failed the call: ${(err as Error).message}`);
+    return new ToolError(`MCP server "${this.id}" failed the call: ${capped((err as Error).message)}`);
   }
 
   /**
@@ -483,6 +486,9 @@ export class McpServerConnection {
     this.sandbox?.cleanup();
   }
 }
+
+/** A message from the server (an HTTP error's body is in it) as much as an error should say. */
+const capped = (message: string) => (message.length > 1000 ? `${message.slice(0, 1000)}…` : message);
 
 /** The server refused a request for its session: 404 (the spec), or a 400 that names the session (some servers). */
 const isSessionGone = (err: unknown): err is StreamableHTTPError =>
