@@ -64,7 +64,7 @@ async function send(url: string | URL, init: RequestInit = {}, onLost?: Connecti
       dispatcher: pool,
     });
   } catch (err) {
-    if (onLost && !init.signal?.aborted) onLost(`the server could not be reached: ${networkReason(err)}`);
+    if (onLost && !init.signal?.aborted && !slowOnly(err)) onLost(`the server could not be reached: ${networkReason(err)}`);
     throw err;
   }
   const out = new Headers();
@@ -88,10 +88,19 @@ async function* watched(body: AsyncIterable<Buffer>, signal: AbortSignal | null 
   try {
     yield* body;
   } catch (err) {
-    if (!signal?.aborted) onLost(`its event stream broke: ${networkReason(err)}`);
+    if (!signal?.aborted && !slowOnly(err)) onLost(`its event stream broke: ${networkReason(err)}`);
     throw err;
   }
 }
+
+/**
+ * undici's own timeouts: a stream that was quiet for long (an idle GET stream, which the SDK opens again; a call
+ * whose server says nothing for minutes) is not a lost connection, and must not fail the server's other calls.
+ */
+const slowOnly = (err: unknown) => {
+  const code = (err as { code?: unknown }).code;
+  return code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT';
+};
 
 /** A network error's code (ECONNREFUSED, UND_ERR_SOCKET, …) or message, without addresses. */
 function networkReason(err: unknown): string {
