@@ -124,12 +124,12 @@ describe('an MCP server over HTTP that restarts', () => {
     const base = `http://127.0.0.1:${port}`;
     gw = await startGateway({ config: { mcp: { servers: { s: { url: `${base}/mcp` } }, ...RECOVERY } } });
     expect(await call(gw.url, 's_echo', { text: 'first' })).toMatchObject({ success: true, data: { text: 'first' } });
-    expect(await (await fetch(`${base}/stats`)).json()).toEqual({ initialized: 1, calls: 1 });
+    expect(await (await fetch(`${base}/stats`)).json()).toMatchObject({ initialized: 1, calls: 1 });
 
     await fetch(`${base}/forget`, { method: 'POST' });
     // The 404 (-32001 Session not found) means: initialize again. The call was refused, not run, so it is sent again.
     expect(await call(gw.url, 's_echo', { text: 'second' })).toMatchObject({ success: true, data: { text: 'second' } });
-    expect(await (await fetch(`${base}/stats`)).json()).toEqual({ initialized: 2, calls: 2 });
+    expect(await (await fetch(`${base}/stats`)).json()).toMatchObject({ initialized: 2, calls: 2 });
     const status = await statusOf(gw.url, 's');
     expect(status).toMatchObject({ state: 'ready', last_error: null, restarts: 1 });
 
@@ -138,5 +138,17 @@ describe('an MCP server over HTTP that restarts', () => {
     const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => call(gw!.url, 's_echo', { text: `burst ${i}` })));
     expect(burst.filter((r) => !r.success).map((r) => r.error)).toEqual([]);
     expect(burst.map((r) => r.data.text)).toEqual(Array.from({ length: 20 }, (_, i) => `burst ${i}`));
-  }, 60_000);
+
+    // A call the server was running when it dropped the session never gets its answer: it fails soon after the
+    // next request learns the session is gone, not at the end of its 60 s.
+    const hanging = call(gw.url, 's_hang', {}, { timeout: 60 });
+    await waitFor('the hang call running', async () => (await (await fetch(`${base}/stats`)).json()).hanging === 1, 10_000, 50);
+    await fetch(`${base}/forget`, { method: 'POST' });
+    const forgotAt = Date.now();
+    expect(await call(gw.url, 's_echo', { text: 'after hang' })).toMatchObject({ success: true });
+    const lost = await hanging;
+    expect(Date.now() - forgotAt).toBeLessThan(15_000);
+    expect(lost).toMatchObject({ success: false, error_code: 'tool_error' });
+    expect(lost.error).toBe('MCP server "s" was lost while the call ran (the server no longer knew the session (HTTP 404), and it never answered the call); retry the call');
+  }, 90_000);
 });

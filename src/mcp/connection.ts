@@ -49,6 +49,9 @@ export interface McpTool {
 const SCRATCH_CHECK_MS = 10_000;
 const SCRATCH_AFTER_CALL_MS = 1000;
 
+/** How long a connection replaced for a lost session waits for its requests' own refusals before it is closed, ms. */
+const RETIRE_GRACE_MS = 3000;
+
 /** Environment every stdio server gets (the gateway's own environment is not passed on). */
 const BASE_ENV_KEYS = ['PATH', 'HOME', 'LANG', 'LC_ALL', 'TZ', 'TMPDIR', 'USER', 'LOGNAME'];
 
@@ -71,8 +74,8 @@ export class McpServerConnection {
   private reinitializing = false;
   /** Requests in flight per connection: one replaced for a lost session is closed once they are answered. */
   private readonly inFlight = new WeakMap<Client, number>();
-  /** Connections replaced for a lost session, closed when their last request is answered. */
-  private readonly retired = new WeakSet<Client>();
+  /** Connections replaced for a lost session (and why), closed when their last request is answered. */
+  private readonly retired = new WeakMap<Client, string>();
   /** The sandbox of a stdio server that runs in one (made once, its workspace removed at stop). */
   private sandbox: SandboxedCommand | undefined;
   /** Whether this stdio server runs in the sandbox (decided at its first start). */
@@ -294,12 +297,14 @@ export class McpServerConnection {
     // stdio it cannot be: one pipe carries every call's messages, and holding it for one slow reader would hold all.
     const paced = ctx.streaming && this.transportKind === 'http' ? (c: Client) => eventPacing.run(() => ctx.eventsTaken(), () => invoke(c)) : invoke;
     // Refused because the server lost the session: it never ran, so it is sent again once the server is initialized again.
+    let used = client;
     const send = async () => {
       try {
-        return await paced(client!);
+        return await paced(used);
       } catch (err) {
-        if (ctx.signal.aborted || !this.sessionGone(client!, err)) throw err;
-        return paced(await this.restarted(client, ctx));
+        if (ctx.signal.aborted || !this.sessionGone(used, err)) throw err;
+        used = await this.restarted(used, ctx);
+        return paced(used);
       }
     };
     const span = tracingOn ? this.callSpan(tool) : undefined;
@@ -309,7 +314,7 @@ export class McpServerConnection {
     } catch (err) {
       span?.fail(err);
       if (ctx.signal.aborted) throw ctx.signal.reason;
-      throw err instanceof ToolError ? err : this.callError(err, timeout);
+      throw err instanceof ToolError ? err : this.callError(err, timeout, used);
     } finally {
       ctx.signal.removeEventListener('abort', forward);
       span?.end();
@@ -339,7 +344,12 @@ export class McpServerConnection {
     });
   }
 
-  private callError(err: unknown, timeoutMs: number): ToolError {
+  private callError(err: unknown, timeoutMs: number, client: Client): ToolError {
+    const retired = this.retired.get(client);
+    if (retired !== undefined && isConnectionClosed(err)) {
+      // The server was running it in the session it lost: its answer will never come.
+      return new ToolError(`MCP server "${this.id}" was lost while the call ran (${retired}, and it never answered the call); retry the call`);
+    }
     if (this.transportKind === 'http' && (isConnectionClosed(err) || (!(err instanceof McpError) && this.state !== 'ready'))) {
       // The connection was lost under the call (lastError says how); it may or may not have run.
       return new ToolError(`MCP server "${this.id}" was lost while the call ran (${this.lastError ?? 'the connection closed'}); it is being reconnected, retry the call`);
@@ -364,10 +374,13 @@ export class McpServerConnection {
   private sessionGone(client: Client, err: unknown): boolean {
     if (!isSessionGone(err)) return false;
     if (this.client === client && !this.stopping) {
-      // Its other requests are answered 404 too and sent again on the new session: close it once they are.
-      this.retired.add(client);
+      // Its other requests are answered 404 too and sent again on the new session: close it once they are. One
+      // not refused by then is one the server was running in the lost session: its answer will never come.
+      const why = `the server no longer knew the session (HTTP ${err.code})`;
+      this.retired.set(client, why);
+      setTimeout(() => void client.close().catch(() => undefined), RETIRE_GRACE_MS).unref();
       this.reinitializing = true;
-      this.fail(client, `the server no longer knew the session (HTTP ${err.code}); initializing again`, 0);
+      this.fail(client, `${why}; initializing again`, 0);
     }
     return true;
   }
