@@ -2,7 +2,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { GatewayError, quotaKey, type SessionManager } from '../engine/index.js';
 import { ErrorMessage, HandshakeRequest, HandshakeResponse } from '../protocol/index.js';
-import type { Authenticate } from '../security/auth.js';
+import { refusal, type Authenticate } from '../security/auth.js';
 import { readJson } from './http/body.js';
 import type { HttpLimits } from './http/limits.js';
 import { clientAddress } from './http/client-address.js';
@@ -77,7 +77,7 @@ export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): v
       principal = await deps.authenticate(req.auth_token);
       if (!principal) {
         const reason = req.auth_token
-          ? 'the token is not valid; check auth_token or Authorization: Bearer <token>'
+          ? refusal(deps.authenticate, req.auth_token, 'the token is not valid; check auth_token or Authorization: Bearer <token>')
           : 'this gateway requires a token; send Authorization: Bearer <token> or auth_token';
         // Over REST a refusal is an error message like on every other route; the A2E transport answers
         // a handshake/resp with ok: false instead (SessionManager.refuse).

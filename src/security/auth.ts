@@ -16,7 +16,16 @@ export type { Principal } from './principal.js';
  * A static token is answered at once; an identity-provider token (JWT) is
  * verified asynchronously, so only that path pays for a promise.
  */
-export type Authenticate = (token: string | null | undefined) => Principal | null | Promise<Principal | null>;
+export type Authenticate = ((token: string | null | undefined) => Principal | null | Promise<Principal | null>) & {
+  /** What the holder of a refused token may be told about it (e.g. a JWT without exp), or undefined. */
+  explain?: (token: string) => string | undefined;
+};
+
+/** `fallback` for a refused `token`, with what is wrong with it when the authenticator can tell the holder. */
+export function refusal(authenticate: Authenticate | undefined, token: string | null | undefined, fallback: string): string {
+  const why = token ? authenticate?.explain?.(token) : undefined;
+  return why ? `${fallback.split(';')[0]}: ${why}` : fallback;
+}
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
@@ -42,7 +51,7 @@ export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jw
     digest: digestOf(t, env),
     principal: Object.freeze({ name: t.name, allow: t.allow, deny: t.deny }) as Principal,
   }));
-  return (token) => {
+  const authenticate: Authenticate = (token) => {
     if (!token) return null;
     const digest = sha256(token);
     let found: Principal | null = null;
@@ -50,6 +59,8 @@ export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jw
     if (found || !jwt || !looksLikeJwt(token)) return found;
     return jwt.verify(token);
   };
+  if (jwt) authenticate.explain = (token) => (looksLikeJwt(token) ? jwt.explain(token) : undefined);
+  return authenticate;
 }
 
 /** The token of an `Authorization: Bearer …` header, or null. */

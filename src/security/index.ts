@@ -13,7 +13,7 @@ import { createJwtVerifier, type JwtVerifier } from './jwt.js';
 import type { Stores } from '../store/index.js';
 import type { RedisSessionOptions } from '../store/redis/index.js';
 
-export { createAuthenticator, bearerToken, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
+export { createAuthenticator, bearerToken, refusal, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
 export { admitCaller, admitShared, findCaller, resolveCaller, type AccessRules, type AdmittedCaller } from './access.js';
 export { buildPolicy } from './policy.js';
 export { compileRules } from './rules.js';
@@ -127,7 +127,8 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
     : undefined;
   return {
     // The same functions for the gateway's life; they follow the rules of the latest reload.
-    authenticate: rules.authenticate && ((token) => rules.authenticate!(token)),
+    authenticate:
+      rules.authenticate && Object.assign((token: string | null | undefined) => rules.authenticate!(token), { explain: (token: string) => rules.authenticate?.explain?.(token) }),
     sessions,
     sessionsRequired: config.sessions.required ?? config.auth !== undefined,
     policy: (caller, tool) => rules.policy(caller, tool),
