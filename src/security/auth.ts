@@ -29,8 +29,12 @@ export function refusal(authenticate: Authenticate | undefined, token: string | 
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
+/** The credential id of static token `name` whose secret has SHA-256 `digest` (Principal.credential). */
+export const staticCredential = (name: string, digest: Buffer): string =>
+  `t.${createHash('sha256').update(name).update('\u0000').update(digest).digest('hex').slice(0, 32)}`;
+
 /** The digest a token's config stands for; throws naming the token when its variable is unset. */
-function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
+export function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
   if (t.token_sha256) return Buffer.from(t.token_sha256, 'hex');
   const value = env[t.token_env!];
   if (!value) {
@@ -47,10 +51,10 @@ function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
 export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv): (token: string | null | undefined) => Principal | null;
 export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jwt?: JwtVerifier): Authenticate;
 export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jwt?: JwtVerifier): Authenticate {
-  const entries = auth.tokens.map((t) => ({
-    digest: digestOf(t, env),
-    principal: Object.freeze({ name: t.name, allow: t.allow, deny: t.deny }) as Principal,
-  }));
+  const entries = auth.tokens.map((t) => {
+    const digest = digestOf(t, env);
+    return { digest, principal: Object.freeze({ name: t.name, credential: staticCredential(t.name, digest), allow: t.allow, deny: t.deny }) as Principal };
+  });
   const authenticate: Authenticate = (token) => {
     if (!token) return null;
     const digest = sha256(token);

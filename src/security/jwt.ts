@@ -5,6 +5,7 @@
  * with allow/deny rules, the same shape a static token has. A refusal is
  * logged with its reason at warn; the caller only learns "not valid".
  */
+import { createHash } from 'node:crypto';
 import type * as Jose from 'jose';
 import type { JWTPayload } from 'jose';
 import type { Logger } from '../engine/index.js';
@@ -52,6 +53,11 @@ async function fetchSameOrigin(url: string, origin: string): Promise<Response> {
     at = next.href;
   }
 }
+
+const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex');
+
+/** The prefix of the credential ids of one issuer's tokens (Principal.credential): `j.<digest of the issuer>.` */
+export const jwtCredentialPrefix = (issuer: string): string => `j.${digest(issuer).slice(0, 16)}.`;
 
 /** Does a claim match a `when` value: equal, an array containing it, or a space-separated list (scope) containing it. */
 function claimMatches(claim: unknown, expected: string | number | boolean): boolean {
@@ -146,6 +152,7 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
     return set;
   };
 
+  const credentialPrefix = jwtCredentialPrefix(config.issuer);
   const seen = new Map<string, { allow: readonly string[] | undefined; deny: readonly string[] }>();
   const refuse = (reason: string): null => {
     logger.warn({ reason }, `JWT refused: ${reason}`);
@@ -179,7 +186,7 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
       seen.delete(name);
       seen.set(name, rules);
       if (seen.size > MAX_REMEMBERED_PRINCIPALS) seen.delete(seen.keys().next().value!);
-      return { name, allow: rules.allow, deny: rules.deny };
+      return { name, credential: credentialPrefix + digest(String(payload.sub ?? ''), name).slice(0, 32), allow: rules.allow, deny: rules.deny };
     },
     explain(token) {
       if (config.require_exp && unverifiedClaims(token)?.exp === undefined) {
