@@ -7,6 +7,9 @@
  * (POST /admin/reload) of a config whose token secrets change. The same with
  * store.kind redis: test/redis-credential-rotation.test.ts.
  */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createGateway, createLogger, defineConfig, type Gateway, type GatewayConfigInput } from '../../src/index.js';
 import { A2eTestClient } from '../helpers/a2e-client.js';
@@ -168,5 +171,37 @@ describe('a reload that rotates or removes a token', () => {
     const c = await post(`${url}/tool/calls`, callBody('echo', { text: 'still' }), as(OLD));
     expect((await activity.next())?.json).toMatchObject({ call_id: c.json.call_id });
     activity.abort();
+  });
+});
+
+describe('a reload that changes the identity provider (auth.jwt)', () => {
+  it("ends the streams and sessions of the old issuer's subjects; a reload that keeps it keeps them", async () => {
+    const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
+    const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' };
+    const keys: Server = createServer((_req, res) => res.end(JSON.stringify({ keys: [jwk] })));
+    await new Promise<void>((resolve) => keys.listen(0, '127.0.0.1', resolve));
+    const keysUrl = `http://127.0.0.1:${(keys.address() as AddressInfo).port}/keys`;
+    try {
+      let issuer = 'https://idp-one.example.com';
+      const env: NodeJS.ProcessEnv = { OPS };
+      const { url } = await start(
+        () => ({ auth: { tokens: [{ name: 'ops', token_env: 'OPS', admin: true }], jwt: { issuer, audience: 'gw', jwks_url: keysUrl } }, sessions: { required: false } }),
+        env,
+      );
+      const token = await new SignJWT({ sub: 'carol' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience('gw').setExpirationTime('5m').sign(privateKey);
+      const hs = await post(`${url}/handshake`, { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] }, as(token));
+      expect(hs.json.ok).toBe(true);
+      const activity = await openSse(`${url}/admin/events`, { headers: as(token) });
+      expect((await activity.next())?.event).toBe('snapshot');
+
+      expect((await reload(url)).sessions_ended).toBe(0);
+      issuer = 'https://idp-two.example.com';
+      expect((await reload(url)).sessions_ended).toBe(2);
+      expect((await ended(activity, 'the activity stream')).at(-1)?.data).toMatch(REVOKED);
+      expect((await post(`${url}/tool/list`, { session_id: hs.json.session_id }, as(token))).status).toBe(401);
+    } finally {
+      keys.closeAllConnections();
+      await new Promise((resolve) => keys.close(resolve));
+    }
   });
 });
