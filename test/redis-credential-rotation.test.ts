@@ -4,7 +4,8 @@
  * transport sessions end in Redis, so on every instance; each instance's
  * reload ends the streams it holds with a last frame saying why; the old
  * call resource's access token stops working and the name's new holder does
- * not own it. The memory-store case: test/security/credential-rotation.test.ts.
+ * not own it; a session the new credential opened between the instances'
+ * reloads survives the second. The memory-store case: test/security/credential-rotation.test.ts.
  */
 import { writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -70,9 +71,13 @@ describe('a token rotated by a reload, with store.kind redis', () => {
     // The transport session is closed in Redis: B ends the stream it holds.
     await transport.streamEnded();
     expect((await postJson(`${b.url}/tool/call`, callBody('whoami', {}, { session_id: session }), as(OLD))).status).toBe(401);
+    // Between the two reloads the name's new holder opens a session on A: B's reload must not end it.
+    const fresh = await postJson(`${a.url}/handshake`, { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] }, as(NEW));
+    expect(fresh.json.ok).toBe(true);
 
-    // B's reload ends the two streams it holds, each with a last frame saying why.
+    // B's reload ends the two streams it holds, each with a last frame saying why, and nothing of the new credential.
     expect((await reload(b)).sessions_ended).toBe(2);
+    expect((await postJson(`${b.url}/tool/call`, callBody('whoami', {}, { session_id: fresh.json.session_id }), as(NEW))).status).toBe(200);
     for (const s of [events, activity]) {
       const last = (await s.rest()).at(-1);
       expect(last?.data).toMatch(REVOKED);

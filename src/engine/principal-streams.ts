@@ -10,6 +10,8 @@ import { EntryList, type Entry } from './entry-list.js';
 interface OpenStream {
   /** The principal (token name) that opened it; null without auth. */
   readonly principal: string | null;
+  /** The credential it was opened with (Principal.credential); undefined without auth. */
+  readonly credential: string | undefined;
   /** End it with a last frame saying `reason`. */
   readonly end: (reason: string) => void;
 }
@@ -22,16 +24,16 @@ export class PrincipalStreams {
     return this.open.size;
   }
 
-  /** Count `end` as a stream of `principal`; call the returned function once the stream has ended. */
-  add(principal: string | null, end: (reason: string) => void): () => void {
-    const entry: Entry<OpenStream> = this.open.add({ principal, end });
+  /** Count `end` as a stream of `principal`'s `credential`; call the returned function once the stream has ended. */
+  add(principal: string | null, credential: string | undefined, end: (reason: string) => void): () => void {
+    const entry: Entry<OpenStream> = this.open.add({ principal, credential, end });
     return () => void this.open.remove(entry);
   }
 
   /** End every stream whose principal `revoked` picks, saying `reason`; returns how many ended. */
-  endWhere(revoked: (principal: string | null) => boolean, reason: string): number {
+  endWhere(revoked: (principal: string | null, credential: string | undefined) => boolean, reason: string): number {
     const ending: OpenStream[] = [];
-    for (const s of this.open) if (revoked(s.principal)) ending.push(s);
+    for (const s of this.open) if (revoked(s.principal, s.credential)) ending.push(s);
     for (const s of ending) s.end(reason);
     return ending.length;
   }

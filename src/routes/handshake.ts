@@ -87,7 +87,7 @@ export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): v
     // Each token's sessions (each client address's, without auth) count against its own quota (sessions.max_per_principal).
     const name = principal?.name ?? null;
     const owner = quotaKey(name, name === null ? clientAddress(c, deps.trustProxy ?? false) : undefined);
-    const opened = deps.sessions.open(req, name, owner);
+    const opened = deps.sessions.open(req, name, owner, principal?.credential);
     return jsonResponse(c, opened instanceof Promise ? await opened : opened);
   });
 }

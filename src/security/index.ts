@@ -47,8 +47,11 @@ export interface Security {
  */
 export interface ReloadedSecurity {
   sessionsEnded: number | Promise<number>;
-  /** Whose credential the reload removed or changed, for the other doors to end what it opened (the A2E transport's sessions). */
-  revoked: (principal: string | null) => boolean;
+  /**
+   * Whether what `principal` opened with `credential` (undefined: not known, judged by the name) lost its credential
+   * in the reload, for the other doors to end what it opened (the A2E transport's sessions).
+   */
+  revoked: (principal: string | null, credential?: string) => boolean;
 }
 
 /** The parts of security a reload replaces: built from one config, swapped in together. */
@@ -56,6 +59,8 @@ interface Rules {
   auth: GatewayConfig['auth'];
   /** The credential id of each static token, by name. */
   tokens: ReadonlyMap<string, string>;
+  /** The same ids, as a set. */
+  credentials: ReadonlySet<string>;
   jwt: JwtVerifier | undefined;
   authenticate: Authenticate | undefined;
   policy: Policy;
@@ -69,9 +74,11 @@ function buildRules(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logge
     JSON.stringify(previous.auth?.jwt) === JSON.stringify(config.auth?.jwt) &&
     JSON.stringify(previous.auth?.tokens.map((t) => t.name)) === JSON.stringify(config.auth?.tokens.map((t) => t.name));
   const jwt = sameJwt ? previous.jwt : config.auth?.jwt && createJwtVerifier(config.auth.jwt, logger, staticNames);
+  const tokens = new Map(config.auth?.tokens.map((t) => [t.name, staticCredential(t.name, digestOf(t, env))]));
   return {
     auth: config.auth,
-    tokens: new Map(config.auth?.tokens.map((t) => [t.name, staticCredential(t.name, digestOf(t, env))])),
+    tokens,
+    credentials: new Set(tokens.values()),
     jwt,
     authenticate: config.auth ? createAuthenticator(config.auth, env, jwt) : undefined,
     policy: buildPolicy(config.policy, config.auth, jwt ? (name) => jwt.rulesFor(name) : undefined),
@@ -129,6 +136,16 @@ function stillValid(principal: string | null, before: Rules, after: Rules): bool
 const REVOKED =
   'the token this stream was opened with was removed or changed by a configuration reload, so the stream ended; reconnect with a currently valid token';
 
+/**
+ * Is `credential` (Principal.credential) one `rules` accept? A static token's while a token has that name and secret;
+ * an identity provider's while tokens of that issuer, named by the same claim, are accepted.
+ */
+function liveUnder(rules: Rules, credential: string): boolean {
+  if (credential.startsWith('t.')) return rules.credentials.has(credential);
+  const jwt = rules.auth?.jwt;
+  return jwt !== undefined && rules.jwt !== undefined && credential.startsWith(jwtCredentialPrefix(jwt));
+}
+
 /** `stores`: with store.kind redis, sessions and the shared admission limits live in Redis. */
 export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger, stores?: Stores): Security {
   let rules = buildRules(config, env, logger);
@@ -154,10 +171,7 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
       rules.authenticate && Object.assign((token: string | null | undefined) => rules.authenticate!(token), { explain: (token: string) => rules.authenticate?.explain?.(token) }),
     sessions,
     streams,
-    credentialLive: (credential) =>
-      credential.startsWith('t.')
-        ? [...rules.tokens.values()].includes(credential)
-        : rules.auth?.jwt !== undefined && credential.startsWith(jwtCredentialPrefix(rules.auth.jwt.issuer)),
+    credentialLive: (credential) => liveUnder(rules, credential),
     sessionsRequired: config.sessions.required ?? config.auth !== undefined,
     policy: (caller, tool) => rules.policy(caller, tool),
     admission,
@@ -170,9 +184,12 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
         rules = nextRules;
         admitted = nextAdmission;
         admission.update(nextAdmission.options);
-        const revoked = (principal: string | null) => !stillValid(principal, before, nextRules);
+        // Judged by the credential where it is known, so a reload on another instance later does not end the sessions
+        // the name's new credential opened meanwhile; by the name where it is not (the A2E transport's sessions).
+        const revoked = (principal: string | null, credential?: string) =>
+          credential !== undefined ? !liveUnder(nextRules, credential) : !stillValid(principal, before, nextRules);
         const streamsEnded = streams.endWhere(revoked, REVOKED);
-        if (!shared) return { sessionsEnded: sessions.closeWhere((s) => revoked(s.principal)) + streamsEnded, revoked };
+        if (!shared) return { sessionsEnded: sessions.closeWhere((s) => revoked(s.principal, s.credential)) + streamsEnded, revoked };
         shared.update(sharedSessionOptions(next));
         const ended = shared.closeWhere(revoked);
         return {

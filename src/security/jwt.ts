@@ -56,8 +56,11 @@ async function fetchSameOrigin(url: string, origin: string): Promise<Response> {
 
 const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex');
 
-/** The prefix of the credential ids of one issuer's tokens (Principal.credential): `j.<digest of the issuer>.` */
-export const jwtCredentialPrefix = (issuer: string): string => `j.${digest(issuer).slice(0, 16)}.`;
+/**
+ * The prefix of the credential ids of one issuer's tokens, named by one claim (Principal.credential):
+ * `j.<digest of the issuer and name claim>.`
+ */
+export const jwtCredentialPrefix = (config: Pick<JwtConfig, 'issuer' | 'name_claim'>): string => `j.${digest(config.issuer, config.name_claim).slice(0, 16)}.`;
 
 /** Does a claim match a `when` value: equal, an array containing it, or a space-separated list (scope) containing it. */
 function claimMatches(claim: unknown, expected: string | number | boolean): boolean {
@@ -152,7 +155,7 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
     return set;
   };
 
-  const credentialPrefix = jwtCredentialPrefix(config.issuer);
+  const credentialPrefix = jwtCredentialPrefix(config);
   const seen = new Map<string, { allow: readonly string[] | undefined; deny: readonly string[] }>();
   const refuse = (reason: string): null => {
     logger.warn({ reason }, `JWT refused: ${reason}`);

@@ -44,7 +44,7 @@ export function streamCall(c: Context, call: CallView, options: CallStreamOption
   };
   // The stream belongs to the call's owner, whoever reads it (a bearer token, or the call's access_token).
   const onRevoked = (reason: string) => sseFrame('tool/error', JSON.stringify(errorMessage(new GatewayError('unauthorized', reason), call.requestId, TOOLS_CAPABILITY)));
-  return streamSse(c, { heartbeatS: options.heartbeatS, preamble, stallS: limits.stallS, onCut, principal: call.principal, onRevoked }, async (sink) => {
+  return streamSse(c, { heartbeatS: options.heartbeatS, preamble, stallS: limits.stallS, onCut, owner: { principal: call.principal, credential: call.credential }, onRevoked }, async (sink) => {
     sink.onDisconnect(() => {
       if (options.stopOnDisconnect) void call.stop('disconnect');
       watcher.close();

@@ -50,7 +50,7 @@ export interface SseOptions {
   /** Called when the stream is cut for stalling; returns its last frame, saying why and what to do. */
   onCut?: (stallS: number) => string;
   /** Whose credential the stream belongs to, when not the request's bearer token's (a call's events read with its access_token). */
-  principal?: string | null;
+  owner?: { principal: string | null; credential: string | undefined };
   /** The last frame of a stream whose credential a reload revoked (default: an `error` event, code unauthorized). */
   onRevoked?: (reason: string) => string;
 }
@@ -67,8 +67,9 @@ type Finish = (frame: string) => void;
 function register(c: Context, options: SseOptions, finish: Finish): () => void {
   const streams = c.get('principalStreams');
   if (!streams) return noop;
-  const principal = options.principal !== undefined ? options.principal : (c.get('principal')?.name ?? null);
-  return streams.add(principal, (reason) => finish(options.onRevoked?.(reason) ?? revokedFrame(reason)));
+  const bearer = c.get('principal');
+  const { principal, credential } = options.owner ?? { principal: bearer?.name ?? null, credential: bearer?.credential };
+  return streams.add(principal, credential, (reason) => finish(options.onRevoked?.(reason) ?? revokedFrame(reason)));
 }
 
 /** Start an SSE response and hand the sink to `run`. */
