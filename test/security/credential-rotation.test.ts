@@ -175,7 +175,7 @@ describe('a reload that rotates or removes a token', () => {
 });
 
 describe('a reload that changes the identity provider (auth.jwt)', () => {
-  it("ends the streams and sessions of the old issuer's subjects; a reload that keeps it keeps them", async () => {
+  it("ends the streams and sessions of the old issuer's subjects when the issuer or name_claim changes; a reload that keeps them keeps them", async () => {
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
     const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256' };
     const keys: Server = createServer((_req, res) => res.end(JSON.stringify({ keys: [jwk] })));
@@ -183,22 +183,41 @@ describe('a reload that changes the identity provider (auth.jwt)', () => {
     const keysUrl = `http://127.0.0.1:${(keys.address() as AddressInfo).port}/keys`;
     try {
       let issuer = 'https://idp-one.example.com';
+      let nameClaim = 'sub';
       const env: NodeJS.ProcessEnv = { OPS };
       const { url } = await start(
-        () => ({ auth: { tokens: [{ name: 'ops', token_env: 'OPS', admin: true }], jwt: { issuer, audience: 'gw', jwks_url: keysUrl } }, sessions: { required: false } }),
+        () => ({
+          auth: { tokens: [{ name: 'ops', token_env: 'OPS', admin: true }], jwt: { issuer, audience: 'gw', jwks_url: keysUrl, name_claim: nameClaim } },
+          sessions: { required: false },
+        }),
         env,
       );
-      const token = await new SignJWT({ sub: 'carol' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuer(issuer).setAudience('gw').setExpirationTime('5m').sign(privateKey);
-      const hs = await post(`${url}/handshake`, { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] }, as(token));
-      expect(hs.json.ok).toBe(true);
-      const activity = await openSse(`${url}/admin/events`, { headers: as(token) });
-      expect((await activity.next())?.event).toBe('snapshot');
+      const openWith = async () => {
+        const token = await new SignJWT({ sub: 'carol', email: 'carol@example.com' })
+          .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+          .setIssuer(issuer)
+          .setAudience('gw')
+          .setExpirationTime('5m')
+          .sign(privateKey);
+        const hs = await post(`${url}/handshake`, { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] }, as(token));
+        expect(hs.json.ok).toBe(true);
+        const activity = await openSse(`${url}/admin/events`, { headers: as(token) });
+        expect((await activity.next())?.event).toBe('snapshot');
+        return { token, session: hs.json.session_id as string, activity };
+      };
 
+      let carol = await openWith();
       expect((await reload(url)).sessions_ended).toBe(0);
+      // Another claim names the principals: the same token would now be someone else.
+      nameClaim = 'email';
+      expect((await reload(url)).sessions_ended).toBe(2);
+      expect((await ended(carol.activity, 'the activity stream')).at(-1)?.data).toMatch(REVOKED);
+
+      carol = await openWith();
       issuer = 'https://idp-two.example.com';
       expect((await reload(url)).sessions_ended).toBe(2);
-      expect((await ended(activity, 'the activity stream')).at(-1)?.data).toMatch(REVOKED);
-      expect((await post(`${url}/tool/list`, { session_id: hs.json.session_id }, as(token))).status).toBe(401);
+      expect((await ended(carol.activity, 'the activity stream')).at(-1)?.data).toMatch(REVOKED);
+      expect((await post(`${url}/tool/list`, { session_id: carol.session }, as(carol.token))).status).toBe(401);
     } finally {
       keys.closeAllConnections();
       await new Promise((resolve) => keys.close(resolve));
