@@ -186,8 +186,11 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
         admission.update(nextAdmission.options);
         // Judged by the credential where it is known, so a reload on another instance later does not end the sessions
         // the name's new credential opened meanwhile; by the name where it is not (the A2E transport's sessions).
+        // A JWT subject whose name a static token now has is refused from now on (createJwtVerifier), so it ends too.
         const revoked = (principal: string | null, credential?: string) =>
-          credential !== undefined ? !liveUnder(nextRules, credential) : !stillValid(principal, before, nextRules);
+          credential !== undefined
+            ? !liveUnder(nextRules, credential) || (credential.startsWith('j.') && principal !== null && nextRules.tokens.has(principal))
+            : !stillValid(principal, before, nextRules);
         const streamsEnded = streams.endWhere(revoked, REVOKED);
         if (!shared) return { sessionsEnded: sessions.closeWhere((s) => revoked(s.principal, s.credential)) + streamsEnded, revoked };
         shared.update(sharedSessionOptions(next));

@@ -184,10 +184,13 @@ describe('a reload that changes the identity provider (auth.jwt)', () => {
     try {
       let issuer = 'https://idp-one.example.com';
       let nameClaim = 'sub';
-      const env: NodeJS.ProcessEnv = { OPS };
+      let staticCarol = false;
+      const env: NodeJS.ProcessEnv = { OPS, CAROL: 'static-carol-token-0123456789abcdef' };
       const { url } = await start(
         () => ({
-          auth: { tokens: [{ name: 'ops', token_env: 'OPS', admin: true }], jwt: { issuer, audience: 'gw', jwks_url: keysUrl, name_claim: nameClaim } },
+          auth: {
+            tokens: [{ name: 'ops', token_env: 'OPS', admin: true }, ...(staticCarol ? [{ name: 'carol', token_env: 'CAROL' }] : [])],
+            jwt: { issuer, audience: 'gw', jwks_url: keysUrl, name_claim: nameClaim } },
           sessions: { required: false },
         }),
         env,
@@ -218,6 +221,14 @@ describe('a reload that changes the identity provider (auth.jwt)', () => {
       expect((await reload(url)).sessions_ended).toBe(2);
       expect((await ended(carol.activity, 'the activity stream')).at(-1)?.data).toMatch(REVOKED);
       expect((await post(`${url}/tool/list`, { session_id: carol.session }, as(carol.token))).status).toBe(401);
+
+      // A static token takes the subject's name: its identity-provider tokens are refused from now on, so what they opened ends.
+      nameClaim = 'sub';
+      expect((await reload(url)).sessions_ended).toBe(0);
+      carol = await openWith();
+      staticCarol = true;
+      expect((await reload(url)).sessions_ended).toBe(2);
+      expect((await ended(carol.activity, 'the activity stream')).at(-1)?.data).toMatch(REVOKED);
     } finally {
       keys.closeAllConnections();
       await new Promise((resolve) => keys.close(resolve));
