@@ -20,7 +20,7 @@ import { createLogger } from './logger.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { checkPolicyRules } from './config/policy-check.js';
 import { createApp, type AppOptions } from './routes/index.js';
-import { buildSecurity, type Security } from './security/index.js';
+import { buildSecurity, type ReloadedSecurity, type Security } from './security/index.js';
 import { mountA2eTransport } from './routes/a2e-transport.js';
 import type { HttpLimits } from './routes/http/limits.js';
 import { bearerTokenAuth } from './transport/a2e-http/auth.js';
@@ -174,6 +174,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       sessionsRequired: security.sessionsRequired,
       // No door authenticates on its own terms: with auth, the A2E transport's routes want the bearer token too.
       admins,
+      streams: security.streams,
+      credentialLive: (credential) => security.credentialLive(credential),
     },
   });
   metrics.reportAgentStates(() => countAgentStates(plugins.a2a?.status() ?? []));
@@ -212,7 +214,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     prepare: async (next) => {
       if (engine.stopping) throw new Error('the gateway is shutting down; there is nothing to reload');
       const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged });
-      let commitSecurity: () => { sessionsEnded: number | Promise<number> };
+      let commitSecurity: () => ReloadedSecurity;
       try {
         checkPolicyRules(next, [...nextPlugins.registry.all(), ...nextPlugins.registry.pending()], logger);
         commitSecurity = security.prepareReload(next, env);
@@ -226,7 +228,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         // A check that ended between prepare and now (the shell sandbox) reported to a set not yet in force.
         if (nextPlugins.all.some((p) => p.pendingTools)) rebuildTools();
         engine.reconfigure({ registry: nextPlugins.registry, limits: engineLimits(next) });
-        const { sessionsEnded } = commitSecurity();
+        const reloaded = commitSecurity();
+        // The A2E transport's sessions of a revoked credential end too (their streams already got a last frame).
+        const transportEnded = Promise.resolve(transport?.endWhere(reloaded.revoked) ?? 0).catch((err: unknown) => {
+          logger.error({ error: (err as Error).message }, 'config reload: the A2E transport sessions of removed tokens could not be closed; they expire after transport.session_idle_s');
+          return 0;
+        });
+        const sessionsEnded = Promise.all([reloaded.sessionsEnded, transportEnded]).then(([a, b]) => a + b);
         admins.clear();
         for (const name of adminNames(next)) admins.add(name);
         // LOG_LEVEL, when set, pins the level; loggers made from now on (requests, calls, new plugins) follow it.

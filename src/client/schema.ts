@@ -1309,7 +1309,7 @@ export interface components {
             changed: string[];
             /** @description Config keys that changed but need a restart; the running value is kept */
             restart_needed: string[];
-            /** @description Sessions ended because their token was removed */
+            /** @description Sessions and streams ended because the credential that opened them was removed or changed (a rotated token) */
             sessions_ended: number;
         };
         Readiness: {

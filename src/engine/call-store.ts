@@ -34,6 +34,8 @@ export interface CallView {
   readonly response: ToolCallResponse | undefined;
   /** Name of the bearer token that started it (null without auth). */
   readonly principal: string | null;
+  /** The credential that started it (Principal.credential), when known: only it owns the call. */
+  readonly credential?: string;
   /** Follow the events after `afterSeq` (-1 = from the start); the view's state, count and response follow what it reads. */
   watch(afterSeq?: number): CallWatch;
   /** Stop the call (wherever it runs); resolves once the stop has been passed on (remote views: once settled, or after a bound). */

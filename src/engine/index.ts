@@ -19,6 +19,7 @@ export * from './engine.js';
 export { ToolSearchIndex, tokenize } from './search.js';
 export { editDistance, similarNames } from './similar.js';
 export * from './sessions.js';
+export { PrincipalStreams } from './principal-streams.js';
 export * from './child-logger.js';
 export { compileJsonSchema } from './json-schema.js';
 export * from './activity.js';

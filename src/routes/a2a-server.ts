@@ -88,10 +88,13 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
       const found = a2aCaller(c, deps, bytes.byteLength);
       const caller = found instanceof Promise ? await found : found;
       const owner = caller.principal;
+      // Tasks are bound to the credential that started them, not just its name (a token rotated under the name is another).
+      const credential = c.get('principal')?.credential;
+      if (credential !== undefined) caller.credential = credential;
       const outcome = await handler.handle(req, {
         dialect: /^\s*1\./.test(requestHeader(c, 'a2a-version') ?? '') ? '1.0' : '0.3',
         caller,
-        owns: (call: Call) => !deps.bearer || call.caller.principal === owner,
+        owns: (call: Call) => !deps.bearer || (call.caller.principal === owner && call.caller.credential === caller.credential),
         inputBytes: bytes.byteLength,
         logger,
         onClientGone: (fn) => onClientGone(c, fn),

@@ -127,7 +127,8 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
       deps.logger.warn({ stall_s: stall }, 'A2E transport stream cut: the client took no data (limits.stream_stall_s)');
       return transportCutFrame(stall);
     };
-    return streamSse(c, { heartbeatS, stallS, onCut }, (sink) => {
+    const onRevoked = (reason: string) => sseFrame(undefined, JSON.stringify(errorMessage(new GatewayError('unauthorized', reason))));
+    return streamSse(c, { heartbeatS, stallS, onCut, onRevoked }, (sink) => {
       return new Promise<void>((resolve) => {
         const frames: FrameSink = {
           write: (text) => sink.write(text),

@@ -1,7 +1,7 @@
 /** Assembles the HTTP app: routes, error mapping, the OpenAPI document. */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { GatewayError, SessionManager, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { GatewayError, SessionManager, type CallStore, type Caller, type Engine, type Logger, type PrincipalStreams } from '../engine/index.js';
 import { admitCaller, admitShared, findCaller, resolveCaller } from '../security/access.js';
 import { signedCallAccess } from './http/call-access.js';
 import { registerCallRoutes } from './calls.js';
@@ -83,6 +83,10 @@ export interface AppSecurity extends GuardOptions {
   sessionsRequired: boolean;
   /** Names of the tokens with `admin: true` (may read /metrics and /agents when auth is on). */
   admins?: ReadonlySet<string>;
+  /** The streams open here by principal; a reload that revokes a credential ends those opened with it. */
+  streams?: PrincipalStreams;
+  /** Is this credential still configured (per-call access tokens of a revoked one stop working)? */
+  credentialLive?: (credential: string) => boolean;
 }
 
 export function createApp(options: AppOptions): OpenAPIHono {
@@ -108,6 +112,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     requestContext({
       logger,
       streamOpened: metrics && (() => metrics.streamOpened()),
+      principalStreams: security?.streams,
       check: security
         ? guardCheck({
             ...security,
@@ -128,12 +133,20 @@ export function createApp(options: AppOptions): OpenAPIHono {
   const caller =
     options.caller ??
     (security
-      ? (c: Context, sessionId: string) => resolveCaller(security, c.get('principal')?.name ?? null, sessionId)
+      ? (c: Context, sessionId: string) => withCredential(c, resolveCaller(security, c.get('principal')?.name ?? null, sessionId))
       : (_c: Context, sessionId: string) => resolveCaller({ sessions, sessionsRequired: false }, null, sessionId));
   // With sessions in a shared store (store.kind redis), finding a session, and admitting a call, may take a round trip.
   const rules = security ?? { sessions, sessionsRequired: false };
-  const sharedCaller = (c: Context, sessionId: string) => findCaller(rules, c.get('principal')?.name ?? null, sessionId);
-  const admit = options.caller ?? ((c: Context, sessionId: string) => admitCaller(rules, c.get('principal')?.name ?? null, sessionId));
+  const sharedCaller = (c: Context, sessionId: string) => {
+    const found = findCaller(rules, c.get('principal')?.name ?? null, sessionId);
+    return found instanceof Promise ? found.then((caller) => withCredential(c, caller)) : withCredential(c, found);
+  };
+  const admit =
+    options.caller ??
+    ((c: Context, sessionId: string) => {
+      const admitted = admitCaller(rules, c.get('principal')?.name ?? null, sessionId);
+      return admitted instanceof Promise ? admitted.then((a) => (withCredential(c, a.caller), a)) : withCredential(c, admitted);
+    });
 
   app.notFound((c) => {
     const routes = app.routes.filter((r) => r.method !== 'ALL' && routePattern(r.path).test(c.req.path));
@@ -168,7 +181,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   });
 
   const accessKey = options.calls.store.accessKey?.bind(options.calls.store);
-  const callAccess = security?.authenticate ? signedCallAccess(accessKey) : undefined;
+  const callAccess = security?.authenticate ? signedCallAccess(accessKey, security.credentialLive) : undefined;
   registerCallRoutes(app, {
     engine: options.engine,
     store: options.calls.store,
@@ -259,4 +272,11 @@ function routePattern(path: string): RegExp {
     .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/');
   return new RegExp(`^${source}$`);
+}
+
+/** Bind a REST caller to the credential the request authenticated with: the calls it starts belong to that credential. */
+function withCredential(c: Context, caller: Caller): Caller {
+  const credential = c.get('principal')?.credential;
+  if (credential !== undefined) caller.credential = credential;
+  return caller;
 }

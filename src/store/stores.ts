@@ -32,8 +32,11 @@ export interface Stores {
 export interface SharedSessions extends SharedSessionStore {
   /** The reloaded limits (`limits.rate_per_s`, `limits.rate_burst`), in force from the next call on. */
   update(options: RedisSessionOptions): void;
-  /** Close the sessions whose principal `ended` picks (their token was removed) on every instance; resolves with how many. */
-  closeWhere(ended: (principal: string | null) => boolean): Promise<number>;
+  /**
+   * Close the sessions `ended` picks, given the principal and the credential each was opened with (when known; a
+   * reload removed or changed it), on every instance; resolves with how many.
+   */
+  closeWhere(ended: (principal: string | null, credential: string | undefined) => boolean): Promise<number>;
 }
 
 const MEMORY_HEALTH: StoreHealth = Object.freeze({ kind: 'memory', ok: true });

@@ -108,6 +108,7 @@ export class RedisCallStore implements CallStore {
     const watcher = call.watch(-1);
     const fields: string[] = ['owner', this.instance, 'req', call.requestId, 'tool', call.toolName, 'created', String(call.createdAt), 'state', 'running', 'events', '0'];
     if (call.principal !== null) fields.push('principal', call.principal);
+    if (call.credential !== undefined) fields.push('credential', call.credential);
     const registered = this.redis.run('starting a call resource', async (c) => {
       await Promise.all([REGISTER.run(c, [this.hashKey(call.id), this.leasesKey()], [call.id, this.leaseMs, ...fields]), this.key ?? this.loadKey()]);
     });

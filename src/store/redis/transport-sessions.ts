@@ -418,6 +418,17 @@ export class RedisA2eTransport implements A2eTransport {
     this.deps.sessions.sweep();
   }
 
+  /** Close the sessions of credentials a reload revoked, wherever they are served (closeSession tells every instance). */
+  async endWhere(revoked: (principal: string | null) => boolean): Promise<number> {
+    const ids = await this.redis.run('listing the A2E transport sessions', (c) => c.zRange(this.allKey, 0, -1));
+    const owners = ids.length
+      ? await this.redis.run('reading the A2E transport sessions', (c) => Promise.all(ids.map((id) => c.sendCommand<string | null>(['HGET', this.hashKey(id), 'p']))))
+      : [];
+    const ending = ids.filter((_, i) => owners[i] !== null && revoked(owners[i] ? owners[i].slice(1) : null));
+    await Promise.all(ending.map((id) => this.closeSession(id, 'disconnect')));
+    return ending.length;
+  }
+
   /**
    * Gateway shutdown. Sessions live on (other instances serve them): the
    * answers of calls stopped here are flushed to Redis, and the streams held
