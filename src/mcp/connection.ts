@@ -22,9 +22,10 @@ import { sanitize } from '../a2a/tools.js';
 import { HINT_TAGS } from '../mcp-server/tools.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
-import { eventPacing, mcpFetch } from './http-fetch.js';
+import { eventPacing, mcpFetchFor } from './http-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
 import { ProcessTransport } from './stdio.js';
+import { MESSAGE_TOO_LARGE } from './oversized-message.js';
 import { serverAttributes, startClientSpan, tracedFetchOf, tracingOn } from '../observability/tracing.js';
 
 export type McpServerState = 'disabled' | 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
@@ -123,8 +124,10 @@ export class McpServerConnection {
     const c = this.config;
     if (c.url !== undefined) {
       // With tracing on, each POST carries the active span's traceparent (the MCP call's client span).
-      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: tracingOn ? tracedFetchOf(mcpFetch) : mcpFetch });
+      const fetch = mcpFetchFor({ maxBytes: this.settings.max_message_bytes, serverId: this.id });
+      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: tracingOn ? tracedFetchOf(fetch) : fetch });
     }
+    const limits = { maxMessageBytes: this.settings.max_message_bytes, serverId: this.id };
     const onStderr = (line: string) => this.logger.info({ stderr: line }, `MCP server "${this.id}" stderr`);
     if (c.sandbox !== false) {
       if (!this.sandbox) {
@@ -140,13 +143,13 @@ export class McpServerConnection {
       }
       if (this.sandbox) {
         // bwrap gets an empty environment; the server's own is set inside the sandbox.
-        return new ProcessTransport({ file: this.sandbox.file, args: this.sandbox.args, env: {}, diesWithParent: true, onStderr });
+        return new ProcessTransport({ file: this.sandbox.file, args: this.sandbox.args, env: {}, diesWithParent: true, onStderr, ...limits });
       }
     }
     const env: Record<string, string> = {};
     for (const k of BASE_ENV_KEYS) if (process.env[k] !== undefined) env[k] = process.env[k]!;
     Object.assign(env, c.env);
-    return new ProcessTransport({ file: c.command!, args: c.args, env, cwd: c.cwd, onStderr });
+    return new ProcessTransport({ file: c.command!, args: c.args, env, cwd: c.cwd, onStderr, ...limits });
   }
 
   /** Re-read the tool list now (`refresh_s`); a server that is not ready re-reads it when it is back. */
@@ -286,6 +289,8 @@ export class McpServerConnection {
       if (err.code === ErrorCode.RequestTimeout) {
         return new ToolError(`MCP server "${this.id}" did not answer within ${timeoutMs} ms (mcp.servers.${this.id}.timeout_ms or the call's timeout); the call was cancelled`);
       }
+      // An answer over mcp.max_message_bytes: its error (oversized-message.ts) says all.
+      if (err.code === MESSAGE_TOO_LARGE) return new ToolError(err.message.replace(/^MCP error -?\d+: /, ''));
       return new ToolError(`MCP server "${this.id}" refused the call: ${err.message}`);
     }
     return new ToolError(`MCP server "${this.id}" failed the call: ${(err as Error).message}`);

@@ -12,10 +12,13 @@
  * call's readers have caught up with its events). While they are behind, the
  * body is not read, so the server's writes wait on TCP instead of its progress
  * notifications being dropped.
+ *
+ * Every answer is bounded by `mcp.max_message_bytes` (bounded-answer.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Agent, request, type Dispatcher } from 'undici';
+import { boundedJson, boundedSse, type AnswerLimit } from './bounded-answer.js';
 
 /** The running call's `eventsTaken`, for the requests it sends (set by the connection for streaming calls). */
 export const eventPacing = new AsyncLocalStorage<() => Promise<void>>();
@@ -32,7 +35,8 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 let pool: Agent | undefined;
 
-export const mcpFetch: FetchLike = async (url, init = {}) => {
+/** The fetch of one server's transport, its answers bounded by `limit`. */
+export const mcpFetchFor = (limit: AnswerLimit): FetchLike => async (url, init = {}) => {
   // One pool for every MCP server over HTTP; idle connections do not keep the process alive.
   pool ??= new Agent();
   const headers: Record<string, string> = {};
@@ -54,7 +58,9 @@ export const mcpFetch: FetchLike = async (url, init = {}) => {
     return new Response(null, { status: res.statusCode, headers: out });
   }
   const taken = eventPacing.getStore();
-  const body = taken && String(res.headers['content-type'] ?? '').includes('text/event-stream') ? paced(res.body, taken) : res.body;
+  const sse = String(res.headers['content-type'] ?? '').includes('text/event-stream');
+  const bounded = sse ? boundedSse(res.body, limit, init.body) : boundedJson(res.body, limit, init.body);
+  const body = taken && sse ? paced(bounded, taken) : bounded;
   return new Response(body as unknown as ReadableStream, { status: res.statusCode, headers: out });
 };
 
