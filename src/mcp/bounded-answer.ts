@@ -11,6 +11,7 @@
  * and reconnects.
  */
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { SseEventBounds } from '../engine/sse-event-bounds.js';
 import { tooLargeAnswer } from './oversized-message.js';
 
 export interface AnswerLimit {
@@ -20,9 +21,6 @@ export interface AnswerLimit {
 }
 
 type Body = AsyncIterable<Buffer> & { destroy(): unknown };
-
-const LF = 0x0a;
-const CR = 0x0d;
 
 /** A JSON answer, whole, or the error in its place. */
 export async function* boundedJson(body: Body, limit: AnswerLimit, requestBody: unknown): AsyncGenerator<Buffer> {
@@ -74,44 +72,4 @@ function idOf(requestBody: unknown, limit: AnswerLimit): RequestId {
   }
   if (typeof id === 'string' || typeof id === 'number') return id;
   throw new Error(`MCP server "${limit.serverId}" sent a message over mcp.max_message_bytes (${limit.maxBytes}) on a stream that answers no call; the stream was closed`);
-}
-
-/**
- * Where SSE events end (a blank line: LF, CR or CRLF line ends, as the SSE spec allows) and how long each
- * is, across chunks.
- */
-class SseEventBounds {
-  /** Bytes of the event being read, so far. */
-  current = 0;
-  /** No byte of the current line yet. */
-  private lineEmpty = true;
-  private afterCr = false;
-
-  /** The offset just past the last event end in `chunk` (0: none ends in it), and the longest event that ended in it. */
-  scan(chunk: Buffer): { end: number; largest: number } {
-    let end = 0;
-    let largest = 0;
-    let current = this.current;
-    for (let i = 0; i < chunk.length; i++) {
-      const b = chunk[i];
-      if (b === LF && this.afterCr) {
-        this.afterCr = false;
-        if (end === i) end = i + 1; // the LF of a CRLF that ended an event goes with it
-        else current++;
-        continue;
-      }
-      current++;
-      this.afterCr = b === CR;
-      if (b === LF || b === CR) {
-        if (this.lineEmpty) {
-          end = i + 1;
-          if (current > largest) largest = current;
-          current = 0;
-        }
-        this.lineEmpty = true;
-      } else this.lineEmpty = false;
-    }
-    this.current = current;
-    return { end, largest };
-  }
 }
