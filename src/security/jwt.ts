@@ -9,6 +9,7 @@ import type * as Jose from 'jose';
 import type { JWTPayload } from 'jose';
 import type { Logger } from '../engine/index.js';
 import { loadPackage } from '../load-package.js';
+import { boundedFetch, MAX_IDP_DOCUMENT_BYTES } from './bounded-fetch.js';
 import type { Principal } from './principal.js';
 import type { JwtConfig, JwtRuleConfig } from './jwt-config.js';
 
@@ -25,6 +26,8 @@ export const looksLikeJwt = (token: string): boolean => JWT_SHAPE.test(token);
 /** Wait this long before trying a failed discovery again, so bad tokens cannot make us hammer the IdP. */
 const DISCOVERY_RETRY_MS = 10_000;
 const FETCH_TIMEOUT_MS = 5_000;
+/** Discovery and key-set fetches read at most this much (bounded-fetch.ts). */
+const idpFetch = boundedFetch(MAX_IDP_DOCUMENT_BYTES);
 
 /** Does a claim match a `when` value: equal, an array containing it, or a space-separated list (scope) containing it. */
 function claimMatches(claim: unknown, expected: string | number | boolean): boolean {
@@ -55,17 +58,20 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
   let keySet: KeySet | undefined;
   let discovering: Promise<KeySet> | undefined;
   let discoveryFailedAt = -Infinity;
-  const keySetFor = async (url: string) =>
-    (await loadJose()).createRemoteJWKSet(new URL(url), {
+  const keySetFor = async (url: string) => {
+    const { createRemoteJWKSet, customFetch } = await loadJose();
+    return createRemoteJWKSet(new URL(url), {
       cooldownDuration: config.jwks_cooldown_s * 1000,
       cacheMaxAge: config.jwks_cache_s * 1000,
       timeoutDuration: FETCH_TIMEOUT_MS,
+      [customFetch]: idpFetch,
     });
+  };
   let fixedKeySet: Promise<KeySet> | undefined;
 
   const discover = async (): Promise<KeySet> => {
     const url = `${config.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
-    const res = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
+    const res = await idpFetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
     if (!res.ok) throw new Error(`discovery ${url} answered HTTP ${res.status}`);
     const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
     if (doc.issuer !== config.issuer) throw new Error(`discovery ${url} names issuer ${JSON.stringify(doc.issuer)}, not the configured auth.jwt.issuer`);
