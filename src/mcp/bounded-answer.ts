@@ -35,7 +35,8 @@ export async function* boundedJson(body: Body, limit: AnswerLimit, requestBody: 
     }
     chunks.push(chunk);
   }
-  yield Buffer.concat(chunks, bytes);
+  // As they came: the SDK joins them once (joining here too would copy the answer twice).
+  yield* chunks;
 }
 
 /** An SSE answer, whole events at a time, or, once one is too large, the error in its place. */
@@ -52,14 +53,14 @@ export async function* boundedSse(body: Body, limit: AnswerLimit, requestBody: u
       return;
     }
     if (end > 0) {
-      // The events that are complete go on; what follows the last of them is held.
+      // The events that are complete go on (as they came: the SDK's parser joins them); what follows is held.
       held.push(chunk.subarray(0, end));
-      yield held.length === 1 ? held[0]! : Buffer.concat(held);
+      yield* held;
       held = [];
     }
     if (end < chunk.length) held.push(end > 0 ? chunk.subarray(end) : chunk);
   }
-  if (held.length > 0) yield Buffer.concat(held);
+  yield* held;
 }
 
 /** The request's JSON-RPC id; a request without one (nothing waits for its answer) makes the answer an error. */

@@ -59,7 +59,9 @@ export const mcpFetchFor = (limit: AnswerLimit): FetchLike => async (url, init =
   }
   const taken = eventPacing.getStore();
   const sse = String(res.headers['content-type'] ?? '').includes('text/event-stream');
-  const bounded = sse ? boundedSse(res.body, limit, init.body) : boundedJson(res.body, limit, init.body);
+  // A JSON answer whose length is known and within the limit needs no counting (undici reads no more than it says).
+  const length = Number(res.headers['content-length'] ?? NaN);
+  const bounded = sse ? boundedSse(res.body, limit, init.body) : length <= limit.maxBytes ? res.body : boundedJson(res.body, limit, init.body);
   const body = taken && sse ? paced(bounded, taken) : bounded;
   return new Response(body as unknown as ReadableStream, { status: res.statusCode, headers: out });
 };

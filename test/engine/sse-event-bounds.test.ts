@@ -40,3 +40,40 @@ describe('SseEventBounds', () => {
     expect(r.open).toBe(1006);
   });
 });
+
+describe('SseEventBounds, LF-only streams (the fast path) against a reference', () => {
+  /** Event ends and sizes of the whole text at once, the SSE way: an event ends at an empty line. */
+  function reference(text: string) {
+    const ends: number[] = [];
+    let largest = 0;
+    let start = 0;
+    let lineStart = 0;
+    for (let i = 0; i < text.length; i++) {
+      if (text[i] !== '\n') continue;
+      if (i === lineStart) {
+        ends.push(i + 1);
+        largest = Math.max(largest, i + 1 - start);
+        start = i + 1;
+      }
+      lineStart = i + 1;
+    }
+    return { ends, largest, open: text.length - start };
+  }
+
+  it('finds the same ends and sizes however the text is cut', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let round = 0; round < 300; round++) {
+      let text = '';
+      const length = 1 + Math.floor(random() * 200);
+      for (let i = 0; i < length; i++) text += random() < 0.25 ? '\n' : 'a';
+      const cuts = [...new Set(Array.from({ length: Math.floor(random() * 6) }, () => Math.floor(random() * text.length)))].sort((a, b) => a - b).filter((c) => c > 0);
+      const got = scan(text, cuts);
+      const want = reference(text);
+      // scan() reports only the last end of each chunk.
+      expect(want.ends).toEqual(expect.arrayContaining(got.ends));
+      if (want.ends.length) expect(got.ends.at(-1)).toBe(want.ends.at(-1));
+      expect({ largest: got.largest, open: got.open }).toEqual({ largest: want.largest, open: want.open });
+    }
+  });
+});
