@@ -10,6 +10,7 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from './helpers/a2a-stub.js';
 import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-big-message-server.mjs', import.meta.url));
@@ -53,6 +54,21 @@ describe('an MCP server over stdio sending messages over mcp.max_message_bytes',
     const r = await call(gw.url, 'big_noisy', { bytes: 11 * MiB });
     expect(r.data).toMatchObject({ success: true, data: { text: 'after the noise' } });
     expect((await serverOf(gw.url, 'big')).restarts).toBe(0);
+  }, 60_000);
+
+  it('a server writing one line without end is stopped past 16 times the limit and started again; the next call works', async () => {
+    const before = await serverOf(gw.url, 'big');
+    const r = await call(gw.url, 'big_endless', {});
+    expect(r.data).toMatchObject({ success: false, error_code: 'tool_error' });
+    expect(r.data.error).toBe(
+      `MCP server "big" went away while the call ran (stopped by the gateway: it wrote more than ${16 * 10 * MiB} bytes without ending the line); it is being restarted, retry the call`,
+    );
+    const after = await waitFor('the server to be ready again', async () => {
+      const s = await serverOf(gw.url, 'big');
+      return s.state === 'ready' && s.restarts === before.restarts + 1 ? s : undefined;
+    }, 30_000);
+    expect(after.pid).not.toBe(before.pid);
+    expect((await call(gw.url, 'big_small', {})).data).toMatchObject({ success: true, data: { text: 'small' } });
   }, 60_000);
 });
 

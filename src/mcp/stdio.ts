@@ -6,7 +6,9 @@
  * stdout carries only JSON-RPC: a line that is not is reported and skipped.
  * A line over `maxMessageBytes` is not kept (engine/capped-lines.ts): a
  * response fails its own call (oversized-message.ts), anything else is
- * reported and skipped; reading resyncs at the next newline.
+ * reported and skipped; reading resyncs at the next newline. A line that
+ * goes on past UNENDING_LINE times the limit never resyncs in practice (a
+ * server writing without end): the process is stopped, and so restarted.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -17,6 +19,8 @@ import { CappedLines } from '../engine/capped-lines.js';
 import { JsonRpcIdScan, tooLargeAnswer } from './oversized-message.js';
 
 const SETPRIV = '/usr/bin/setpriv';
+/** A line this many times over mcp.max_message_bytes is taken for one that never ends. */
+const UNENDING_LINE = 16;
 
 export interface StdioServerSpec {
   /** Program and arguments. */
@@ -41,8 +45,9 @@ export class ProcessTransport implements Transport {
   private child: ChildProcess | undefined;
   private readonly lines: CappedLines;
   private exited: Promise<void> | undefined;
-  /** Exit code or signal, once the process is gone. */
+  /** Exit code or signal, once the process is gone (or why the gateway stopped it). */
   exitStatus: string | undefined;
+  private stoppedBecause: string | undefined;
 
   constructor(private readonly spec: StdioServerSpec) {
     this.lines = this.readLines(spec.maxMessageBytes);
@@ -60,7 +65,7 @@ export class ProcessTransport implements Transport {
     this.child = child;
     this.exited = new Promise((resolve) =>
       child.once('close', (code, signal) => {
-        this.exitStatus = signal ? `killed by ${signal}` : `exit code ${code}`;
+        this.exitStatus = this.stoppedBecause ?? (signal ? `killed by ${signal}` : `exit code ${code}`);
         this.child = undefined;
         resolve();
         this.onclose?.();
@@ -98,8 +103,17 @@ export class ProcessTransport implements Transport {
       this.onerror?.(new Error(`the server wrote a message of ${bytes ?? `more than ${maxBytes}`} bytes, over mcp.max_message_bytes (${maxBytes}); it was dropped and its call failed`));
       this.onmessage?.(tooLargeAnswer(id, bytes, maxBytes, this.spec.serverId));
     };
+    /** Bytes of the oversized line so far. */
+    let skipped = 0;
     const look = (bytes: Buffer) => {
-      if (answered) return;
+      skipped += bytes.length;
+      if (skipped > UNENDING_LINE * maxBytes && !this.stoppedBecause) {
+        const why = `it wrote more than ${UNENDING_LINE * maxBytes} bytes without ending the line`;
+        this.stoppedBecause = `stopped by the gateway: ${why}`;
+        this.onerror?.(new Error(`the server ${why}; stopping it (it is started again)`));
+        this.kill();
+      }
+      if (answered || this.stoppedBecause) return;
       scan!.feed(bytes);
       if (scan!.settled && scan!.responseId !== undefined) answer(scan!.responseId, undefined);
     };
@@ -118,6 +132,7 @@ export class ProcessTransport implements Transport {
       overflow: (head) => {
         scan = new JsonRpcIdScan();
         answered = false;
+        skipped = 0;
         look(head);
       },
       overflowPart: look,
