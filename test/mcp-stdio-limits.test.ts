@@ -67,7 +67,7 @@ describe('a2e-gateway mcp-stdio reading a line over server.body_limit_bytes', ()
       id: null,
       error: {
         code: -32700,
-        message: `the line is longer than ${LIMIT} bytes (server.body_limit_bytes); it was skipped up to its newline: send smaller messages or raise the limit`,
+        message: `the line is longer than ${LIMIT} bytes (server.body_limit_bytes); it is skipped up to its newline: send smaller messages or raise the limit`,
       },
     });
     // The rest of the line, its newline, and the next request on the same stream.
@@ -81,11 +81,11 @@ describe('a2e-gateway mcp-stdio reading a line over server.body_limit_bytes', ()
     expect(child.exitCode).toBeNull();
   }, 60_000);
 
-  it('a line under the limit is read as before; one nesting deeper than limits.max_json_depth is refused', async () => {
+  it('a line under the limit is read as before; one nesting deeper than limits.max_json_depth is refused as POST /mcp refuses it (-32600)', async () => {
     send({ jsonrpc: '2.0', id: 'fits', method: 'tools/list', params: { pad: 'y'.repeat(LIMIT - 200) } });
     expect((await answer((m) => m.id === 'fits')).result.tools).toBeInstanceOf(Array);
     child.stdin.write(`${'['.repeat(100)}${']'.repeat(100)}\n`);
-    const deep = await answer((m) => m.error?.code === -32700 && /deeper than 64 levels/.test(m.error.message));
+    const deep = await answer((m) => m.error?.code === -32600 && /deeper than 64 levels/.test(m.error.message));
     expect(deep.error.message).toBe('the message nests arrays/objects deeper than 64 levels (limits.max_json_depth); flatten the data');
   }, 60_000);
 });

@@ -10,7 +10,7 @@ import type { Readable, Writable } from 'node:stream';
 import { CappedLines } from '../engine/capped-lines.js';
 import type { Caller, Logger } from '../engine/index.js';
 import { nestsDeeperThan } from '../engine/message-reader.js';
-import { JSONRPC_PARSE_ERROR, ProgressNotifier, errorMessage, type McpDoor } from './door.js';
+import { JSONRPC_INVALID_REQUEST, JSONRPC_PARSE_ERROR, ProgressNotifier, errorMessage, type McpDoor } from './door.js';
 
 export interface McpStdioOptions {
   door: McpDoor;
@@ -33,7 +33,8 @@ export async function serveMcpStdio({ door, input, output, logger, caller, maxLi
     const line = bytes.toString('utf8');
     if (!line.trim()) continue;
     if (nestsDeeperThan(bytes, maxJsonDepth)) {
-      send(errorMessage(null, JSONRPC_PARSE_ERROR, `the message nests arrays/objects deeper than ${maxJsonDepth} levels (limits.max_json_depth); flatten the data`));
+      // As POST /mcp answers it.
+      send(errorMessage(null, JSONRPC_INVALID_REQUEST, `the message nests arrays/objects deeper than ${maxJsonDepth} levels (limits.max_json_depth); flatten the data`));
       continue;
     }
     let message: unknown;
@@ -78,7 +79,7 @@ async function* linesOf(input: Readable, maxBytes: number, send: (message: unkno
         errorMessage(
           null,
           JSONRPC_PARSE_ERROR,
-          `the line is longer than ${maxBytes} bytes (server.body_limit_bytes); it was skipped up to its newline: send smaller messages or raise the limit`,
+          `the line is longer than ${maxBytes} bytes (server.body_limit_bytes); it is skipped up to its newline: send smaller messages or raise the limit`,
         ),
       ),
   });

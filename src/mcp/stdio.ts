@@ -119,7 +119,7 @@ export class ProcessTransport implements Transport {
     };
     return new CappedLines(maxBytes, {
       line: (bytes) => {
-        if (bytes.length === 0 || (bytes.length === 1 && bytes[0] === 0x0d)) return;
+        if (bytes.length === 0) return; // a blank line (its \r is gone already)
         let message: JSONRPCMessage;
         try {
           message = deserializeMessage(bytes.toString('utf8'));
