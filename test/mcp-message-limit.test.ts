@@ -7,6 +7,8 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -116,5 +118,58 @@ describe('an MCP server over Streamable HTTP sending messages over mcp.max_messa
     const r = await call(gw.url, 'sse_noisy', { bytes: 3 * MiB });
     expect(r.data).toMatchObject({ success: false, error: expect.stringMatching(tooLarge) });
     expect((await call(gw.url, 'sse_noisy', { bytes: 1000 })).data).toMatchObject({ success: true, data: { text: 'after the noise' } });
+  }, 60_000);
+});
+
+/**
+ * A hand-written Streamable HTTP server answering JSON in chunks (no content-length, so its size is known only
+ * by counting): initialize, tools/list, and tools/call of "big" with `bytes` characters.
+ */
+async function startChunkedServer(): Promise<{ url: string; close(): Promise<void> }> {
+  const server = createServer(async (req, res) => {
+    // No stream of server messages (GET) and no sessions (DELETE): 405, as the spec has it.
+    if (req.method !== 'POST') return void res.writeHead(405).end();
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const msg = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    if (msg.id === undefined) return void res.writeHead(202).end();
+    const result =
+      msg.method === 'initialize'
+        ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'chunked', version: '1' } }
+        : msg.method === 'tools/list'
+          ? { tools: [{ name: 'big', inputSchema: { type: 'object', properties: { bytes: { type: 'integer' } } } }] }
+          : { content: [{ type: 'text', text: 'x'.repeat(msg.params.arguments.bytes) }] };
+    const text = JSON.stringify({ jsonrpc: '2.0', id: msg.id, result });
+    res.writeHead(200, { 'content-type': 'application/json' });
+    for (let at = 0; at < text.length; at += 64 * 1024) res.write(text.slice(at, at + 64 * 1024));
+    res.end();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/mcp`,
+    close: () => new Promise((resolve) => (server.closeAllConnections(), server.close(() => resolve()))),
+  };
+}
+
+describe('an MCP server answering JSON without content-length over mcp.max_message_bytes', () => {
+  let gw: TestGateway;
+  let chunked: { url: string; close(): Promise<void> };
+
+  beforeAll(async () => {
+    chunked = await startChunkedServer();
+    gw = await startGateway({ config: { mcp: { servers: { chunked: { url: chunked.url } }, max_message_bytes: MiB, start_wait_ms: 30_000 } } });
+  }, 60_000);
+  afterAll(async () => {
+    await gw?.close();
+    await chunked?.close();
+  });
+
+  it('counts the answer as it arrives: over the limit fails the call, saying so; under it passes whole', async () => {
+    const r = await call(gw.url, 'chunked_big', { bytes: 3 * MiB });
+    expect(r.data).toMatchObject({ success: false, error_code: 'tool_error' });
+    expect(r.data.error).toMatch(/^MCP server "chunked" answered with a message of more than 1048576 bytes, over mcp\.max_message_bytes \(1048576\)/);
+    const fits = await call(gw.url, 'chunked_big', { bytes: MiB - 4096 });
+    expect(fits.data.success).toBe(true);
+    expect(fits.data.data.text).toHaveLength(MiB - 4096);
   }, 60_000);
 });
