@@ -68,5 +68,10 @@ export const McpConfig = z.strictObject({
   restart_min_ms: z.int().positive().default(500),
   /** Longest restart backoff, ms. */
   restart_max_ms: z.int().positive().default(30_000),
+  /**
+   * Largest message read from an MCP server, bytes (a stdio line, an SSE event, a JSON answer), counted before it
+   * is buffered. A larger answer fails its own call, saying so; anything else over it is skipped.
+   */
+  max_message_bytes: z.int().min(1024).default(10 * 1024 * 1024),
 });
 export type McpConfig = z.output<typeof McpConfig>;

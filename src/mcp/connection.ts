@@ -36,6 +36,7 @@ import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './san
 import { ScratchQuota, emptyScratch } from './scratch.js';
 import { StderrTail } from './stderr-tail.js';
 import { ProcessTransport } from './stdio.js';
+import { MESSAGE_TOO_LARGE } from './oversized-message.js';
 import { serverAttributes, startClientSpan, tracedFetchOf, tracingOn } from '../observability/tracing.js';
 
 export type McpServerState = 'disabled' | 'starting' | 'ready' | 'restarting' | 'failed' | 'stopped';
@@ -174,10 +175,11 @@ export class McpServerConnection {
   private async makeTransport(client: Client): Promise<Transport> {
     const c = this.config;
     if (c.url !== undefined) {
-      const fetch = mcpFetchFor((reason) => this.connectionLost(client, reason));
+      const fetch = mcpFetchFor({ maxBytes: this.settings.max_message_bytes, serverId: this.id }, (reason) => this.connectionLost(client, reason));
       // With tracing on, each POST carries the active span's traceparent (the MCP call's client span).
       return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: tracingOn ? tracedFetchOf(fetch) : fetch });
     }
+    const limits = { maxMessageBytes: this.settings.max_message_bytes, serverId: this.id };
     const onStderr = (line: string) => {
       this.stderrTail.push(line);
       this.logger.info({ stderr: line }, `MCP server "${this.id}" stderr`);
@@ -199,13 +201,13 @@ export class McpServerConnection {
       }
       if (this.sandbox) {
         // bwrap gets an empty environment; the server's own is set inside the sandbox.
-        return new ProcessTransport({ file: this.sandbox.file, args: this.sandbox.args, env: {}, diesWithParent: true, onStderr });
+        return new ProcessTransport({ file: this.sandbox.file, args: this.sandbox.args, env: {}, diesWithParent: true, onStderr, ...limits });
       }
     }
     const env: Record<string, string> = {};
     for (const k of BASE_ENV_KEYS) if (process.env[k] !== undefined) env[k] = process.env[k]!;
     Object.assign(env, c.env);
-    return new ProcessTransport({ file: c.command!, args: c.args, env, cwd: c.cwd, onStderr });
+    return new ProcessTransport({ file: c.command!, args: c.args, env, cwd: c.cwd, onStderr, ...limits });
   }
 
   /** Re-read the tool list now (`refresh_s`); a server that is not ready re-reads it when it is back. */
@@ -371,6 +373,8 @@ export class McpServerConnection {
       if (err.code === ErrorCode.RequestTimeout) {
         return new ToolError(`MCP server "${this.id}" did not answer within ${timeoutMs} ms (mcp.servers.${this.id}.timeout_ms or the call's timeout); the call was cancelled`);
       }
+      // An answer over mcp.max_message_bytes: its error (oversized-message.ts) says all.
+      if (err.code === MESSAGE_TOO_LARGE) return new ToolError(err.message.replace(/^MCP error -?\d+: /, ''));
       return new ToolError(`MCP server "${this.id}" refused the call: ${capped(err.message)}`);
     }
     return new ToolError(`MCP server "${this.id}" failed the call: ${capped((err as Error).message)}`);

@@ -13,15 +13,18 @@
  * body is not read, so the server's writes wait on TCP instead of its progress
  * notifications being dropped.
  *
- * Connection loss: `mcpFetchFor(onLost)` tells its server's connection when a
- * request cannot reach the server or an event stream (a call's answer, the
- * server's GET stream) breaks before its end, so the calls waiting on that
+ * Connection loss: `mcpFetchFor(limit, onLost)` tells its server's connection
+ * when a request cannot reach the server or an event stream (a call's answer,
+ * the server's GET stream) breaks before its end, so the calls waiting on that
  * server fail at once and it is reconnected, instead of each waiting for its
  * timeout. An abort of our own (the connection closing) is not a loss.
+ *
+ * Every answer is bounded by `mcp.max_message_bytes` (bounded-answer.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Agent, request, type Dispatcher } from 'undici';
+import { boundedJson, boundedSse, type AnswerLimit } from './bounded-answer.js';
 
 /** The running call's `eventsTaken`, for the requests it sends (set by the connection for streaming calls). */
 export const eventPacing = new AsyncLocalStorage<() => Promise<void>>();
@@ -41,15 +44,13 @@ let pool: Agent | undefined;
 /** Told why the server could not be reached, or why its event stream broke. */
 export type ConnectionLost = (reason: string) => void;
 
-export const mcpFetch: FetchLike = (url, init) => send(url, init);
-
-/** mcpFetch, reporting a lost connection to `onLost`. */
+/** The fetch of one server's transport: its answers bounded by `limit`, a lost connection reported to `onLost`. */
 export const mcpFetchFor =
-  (onLost: ConnectionLost): FetchLike =>
+  (limit: AnswerLimit, onLost: ConnectionLost): FetchLike =>
   (url, init) =>
-    send(url, init, onLost);
+    send(url, init, limit, onLost);
 
-async function send(url: string | URL, init: RequestInit = {}, onLost?: ConnectionLost): Promise<Response> {
+async function send(url: string | URL, init: RequestInit = {}, limit: AnswerLimit, onLost: ConnectionLost): Promise<Response> {
   // One pool for every MCP server over HTTP; idle connections do not keep the process alive.
   pool ??= new Agent();
   const headers: Record<string, string> = {};
@@ -64,7 +65,7 @@ async function send(url: string | URL, init: RequestInit = {}, onLost?: Connecti
       dispatcher: pool,
     });
   } catch (err) {
-    if (onLost && !init.signal?.aborted && !slowOnly(err)) onLost(`the server could not be reached: ${networkReason(err)}`);
+    if (!init.signal?.aborted && !slowOnly(err)) onLost(`the server could not be reached: ${networkReason(err)}`);
     throw err;
   }
   const out = new Headers();
@@ -78,8 +79,11 @@ async function send(url: string | URL, init: RequestInit = {}, onLost?: Connecti
   }
   const sse = String(res.headers['content-type'] ?? '').includes('text/event-stream');
   const taken = eventPacing.getStore();
-  let body: AsyncIterable<Buffer> = taken && sse ? paced(res.body, taken) : res.body;
-  if (onLost && sse) body = watched(body, init.signal, onLost);
+  // A JSON answer whose length is known and within the limit needs no counting (undici reads no more than it says).
+  const length = Number(res.headers['content-length'] ?? NaN);
+  const bounded = sse ? boundedSse(res.body, limit, init.body) : length <= limit.maxBytes ? res.body : boundedJson(res.body, limit, init.body);
+  let body: AsyncIterable<Buffer> = taken && sse ? paced(bounded, taken) : bounded;
+  if (sse) body = watched(body, init.signal, onLost);
   return new Response(body as unknown as ReadableStream, { status: res.statusCode, headers: out });
 }
 

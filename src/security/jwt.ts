@@ -10,6 +10,7 @@ import type * as Jose from 'jose';
 import type { JWTPayload } from 'jose';
 import type { Logger } from '../engine/index.js';
 import { loadPackage } from '../load-package.js';
+import { boundedFetch, MAX_IDP_DOCUMENT_BYTES } from './bounded-fetch.js';
 import type { Principal } from './principal.js';
 import type { JwtConfig, JwtRuleConfig } from './jwt-config.js';
 
@@ -26,6 +27,9 @@ export const looksLikeJwt = (token: string): boolean => JWT_SHAPE.test(token);
 /** Wait this long before trying a failed discovery again, so bad tokens cannot make us hammer the IdP. */
 const DISCOVERY_RETRY_MS = 10_000;
 const FETCH_TIMEOUT_MS = 5_000;
+/** Discovery and key-set fetches read at most this much (bounded-fetch.ts). */
+const idpFetch = boundedFetch(MAX_IDP_DOCUMENT_BYTES);
+
 /** Redirects followed to the discovery document, each within the issuer's origin. */
 const MAX_REDIRECTS = 3;
 
@@ -43,7 +47,7 @@ function unverifiedClaims(token: string): Record<string, unknown> | undefined {
 async function fetchSameOrigin(url: string, origin: string): Promise<Response> {
   let at = url;
   for (let hop = 0; ; hop++) {
-    const res = await fetch(at, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
+    const res = await idpFetch(at, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
     const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
     if (location === null) return res;
     await res.body?.cancel();
@@ -93,12 +97,15 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
   let keySet: KeySet | undefined;
   let discovering: Promise<KeySet> | undefined;
   let discoveryFailedAt = -Infinity;
-  const keySetFor = async (url: string) =>
-    (await loadJose()).createRemoteJWKSet(new URL(url), {
+  const keySetFor = async (url: string) => {
+    const { createRemoteJWKSet, customFetch } = await loadJose();
+    return createRemoteJWKSet(new URL(url), {
       cooldownDuration: config.jwks_cooldown_s * 1000,
       cacheMaxAge: config.jwks_cache_s * 1000,
       timeoutDuration: FETCH_TIMEOUT_MS,
+      [customFetch]: idpFetch,
     });
+  };
   let fixedKeySet: Promise<KeySet> | undefined;
 
   const discover = async (): Promise<KeySet> => {

@@ -104,7 +104,7 @@ export class FsWorker {
           handOut(() => p.resolve(m));
         }
       };
-      const frames = new FrameReader(onMessage);
+      const frames = new FrameReader(onMessage, answerLineLimit(this.limits));
       const answers = (child.stdio as unknown as Readable[])[ANSWER_FD]!;
       answers.on('data', (chunk: Buffer) => {
         try {
@@ -160,6 +160,13 @@ export class FsWorker {
     await exited;
   }
 }
+
+/**
+ * Longest answer line taken from the worker: far above what an answer within the file tools' own limits takes
+ * (read_file at most max_read_bytes, JSON-escaped; listings and matches at most 10,000 entries, match lines cut
+ * at 400 characters), so only a worker gone wrong meets it, and the gateway's memory stays bounded when one does.
+ */
+const answerLineLimit = (limits: FsLimits) => 64 * 1024 * 1024 + 8 * limits.max_read_bytes;
 
 function fromAnswer(a: Answer<Uint8Array>): unknown {
   switch (a.kind) {
