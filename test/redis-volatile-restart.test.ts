@@ -57,6 +57,11 @@ it('a call resource running while Redis is SIGKILLed and restarted empty complet
   };
   const firstWatch = follow();
   await expect.poll(() => seen.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(5);
+  // And a call that finished before: A keeps it in memory (calls.max_retained), so it comes back too.
+  const finished = await postJson(`${a.url}/tool/calls`, callBody('whoami', {}), auth);
+  expect(finished.status).toBe(202);
+  const finishedOnB = onB(finished.json.result_url as string);
+  await expect.poll(async () => (await (await fetch(finishedOnB, { headers: auth })).json()).state, { timeout: 10_000 }).toBe('completed');
 
   await cluster.redis.kill();
   await sleep(300);
@@ -83,6 +88,10 @@ it('a call resource running while Redis is SIGKILLed and restarted empty complet
   }
   expect(final?.data).toMatchObject({ success: true, data: { pid: a.pid, ticks: count } });
   expect(seen).toEqual(Array.from({ length: count }, (_, i) => i));
+
+  const retained = await fetch(finishedOnB, { headers: auth });
+  expect(retained.status).toBe(200);
+  expect(await retained.json()).toMatchObject({ state: 'completed', result: { data: { success: true, data: { pid: a.pid } } } });
 
   for (const url of [result_url, onB(result_url)]) {
     const r = await fetch(url, { headers: auth });
@@ -134,9 +143,15 @@ it('an A2E transport session with a call running while Redis is SIGKILLed and re
   const frameIds = client.frameIds.map(Number);
   expect(frameIds.every((n, i) => i === 0 || n > frameIds[i - 1]!)).toBe(true);
 
-  // The session goes on from any instance.
+  // The session goes on from any instance. Its handshake session was lost with Redis: a call says so; a new handshake, and it works.
   client.sendTo = `${b.url}/a2e/v1`;
   expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
+  const refused = await client.request({ type: 'tool/call/req', tool_name: 'whoami', arguments: {} });
+  expect(refused.response).toMatchObject({ type: 'error', code: 'unauthorized' });
+  expect(refused.response.message).toBe('the handshake of this session expired (or the shared store lost it); send handshake/req again');
+  expect((await client.request({ type: 'handshake/req', agent_id: 'volatile', agent_caps: ['tools'], auth_token: '' })).response).toMatchObject({ ok: true });
+  const who = await client.request({ type: 'tool/call/req', tool_name: 'whoami', arguments: {} });
+  expect(who.response.data).toMatchObject({ success: true, data: { pid: b.pid } });
   await client.dropStream();
 }, 90_000);
 
