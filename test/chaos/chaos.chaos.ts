@@ -19,18 +19,13 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { renderReport, verdict, type RunInfo, type VariantResult } from './report.js';
 import { runVariant } from './scenario.js';
+import { INSTANCES, KILL_EVERY_S, LEASE_S, LONG_SECONDS, VARIANTS as ALL_VARIANTS } from './settings.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const SECONDS = Number(process.env.CHAOS_SECONDS ?? 120);
-const LONG = SECONDS >= 120;
+const SECONDS = Number(process.env.CHAOS_SECONDS ?? LONG_SECONDS);
+const LONG = SECONDS >= LONG_SECONDS;
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
-const VARIANTS = [
-  { name: 'volatile', persist: false },
-  { name: 'appendonly', persist: true },
-].filter((v) => !process.env.CHAOS_VARIANTS || process.env.CHAOS_VARIANTS.split(',').includes(v.name));
-const INSTANCES = 3;
-const LEASE_S = 5;
-const KILL_EVERY_S = 6;
+const VARIANTS = ALL_VARIANTS.filter((v) => !process.env.CHAOS_VARIANTS || process.env.CHAOS_VARIANTS.split(',').includes(v.name));
 if (!(SECONDS >= 10)) throw new Error(`CHAOS_SECONDS must be a number of seconds ≥ 10 (got "${process.env.CHAOS_SECONDS}")`);
 if (VARIANTS.length === 0) throw new Error(`CHAOS_VARIANTS names no variant (got "${process.env.CHAOS_VARIANTS}"): use volatile, appendonly or both`);
 
