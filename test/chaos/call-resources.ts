@@ -9,7 +9,7 @@
 import { a2eError, httpError, noAnswer, toolFailure, type Classified } from './client-errors.js';
 import { SeqCheck } from './ledger.js';
 import { openEvents } from './sse-reader.js';
-import { gapOf, isTick, ticker, type Traffic } from './traffic.js';
+import { gapOf, isTick, pidOf, ticker, type Traffic } from './traffic.js';
 
 const TICKS = 30;
 const EVERY_MS = 60;
@@ -61,6 +61,7 @@ async function follow(t: Traffic, id: string, startedAt: number): Promise<void> 
   let cutDone = false;
   let deadline = Date.now() + t.answerWithinMs;
   let last = 'nothing after the 202';
+  let owner: number | undefined;
   const final = (resp: any, frameId: string | undefined): void => {
     if (frameId !== undefined) check.end(Number(frameId)); // the response's id is the call's event count
     if (resp?.data?.success === true) {
@@ -68,7 +69,7 @@ async function follow(t: Traffic, id: string, startedAt: number): Promise<void> 
       if (resp.data.data?.ticks === TICKS) ledger.outcome('resource', 'ok');
       else failed(t, { kind: 'wrong result', text: JSON.stringify(resp.data.data).slice(0, 240), acceptable: false });
     } else {
-      failed(t, toolFailure(resp?.data ?? {}, ledger.killedSince(startedAt)));
+      failed(t, toolFailure(resp?.data ?? {}, ledger.instanceDied(owner, startedAt)));
     }
   };
   for (;;) {
@@ -127,6 +128,7 @@ async function follow(t: Traffic, id: string, startedAt: number): Promise<void> 
         const gap = gapOf(msg);
         if (gap) check.announce(gap.from, gap.to);
         else check.add(msg.seq, isTick(msg));
+        owner = pidOf(msg) ?? owner;
         if (!cutDone && check.lastSeq >= cutAt) {
           // Cut on purpose: the next connection goes to another instance (round-robin).
           cutDone = true;

@@ -41,14 +41,14 @@ export function a2eError(message: { code?: unknown; message?: unknown; retryable
 }
 
 /**
- * A final tool response with `success: false`. `instanceDied`: whether any instance was killed while the call
- * ran; when none was, "the instance running it was lost" is not what happened, and is not acceptable.
+ * A final tool response with `success: false`. `instanceDied`: whether the instance running the call was killed
+ * (Ledger.instanceDied); when it was not, "the instance running it was lost" is not what happened, and is not acceptable.
  */
 export function toolFailure(data: { error?: unknown; error_code?: unknown }, instanceDied: boolean): Classified {
   const text = typeof data.error === 'string' ? data.error : '(no error text)';
   const instanceLost = data.error_code === 'tool_error' && /instance running .* was lost/.test(text);
   const storeDown = data.error_code === 'unavailable';
-  if (instanceLost && !instanceDied) return { kind: 'tool tool_error (instance lost, but none died during the call)', text, acceptable: false };
+  if (instanceLost && !instanceDied) return { kind: 'tool tool_error (instance lost, but it was not killed)', text, acceptable: false };
   return { kind: `tool ${String(data.error_code)}${instanceLost ? ' (instance lost)' : ''}`, text, acceptable: instanceLost || storeDown };
 }
 

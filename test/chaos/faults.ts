@@ -32,7 +32,7 @@ export interface FaultLog {
   timeline: string[];
 }
 
-export async function runFaults(stage: Stage, plan: FaultPlan, onKill: (at: number) => void): Promise<FaultLog> {
+export async function runFaults(stage: Stage, plan: FaultPlan, onKill: (at: number, pid: number) => void): Promise<FaultLog> {
   const redis = stage.cluster.redis;
   const log: FaultLog = { kills: 0, restartMs: [], redisRestarts: 0, timeline: [] };
   const at = () => `+${((Date.now() - plan.t0) / 1000).toFixed(1)} s`;
@@ -57,7 +57,7 @@ export async function runFaults(stage: Stage, plan: FaultPlan, onKill: (at: numb
     const i = Math.floor(plan.random() * stage.slots.length);
     const pid = stage.slots[i]!.pid;
     await stage.kill(i);
-    onKill(Date.now());
+    onKill(Date.now(), pid);
     log.kills++;
     log.timeline.push(`${at()} SIGKILL instance ${i} (pid ${pid})`);
     await sleep(plan.instanceDownMs);

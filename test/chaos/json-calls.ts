@@ -43,7 +43,7 @@ async function worker(t: Traffic): Promise<void> {
     if (resp?.type === 'tool/call/resp' && resp.data?.success === true && resp.data.data?.ticks === TICKS) {
       t.ledger.outcome('json', 'ok');
     } else if (resp?.type === 'tool/call/resp' && resp.data?.success === false) {
-      const e = toolFailure(resp.data, t.ledger.killedSince(startedAt));
+      const e = toolFailure(resp.data, t.ledger.instanceDied(undefined, startedAt));
       t.ledger.error('json', e.kind, e.text, e.acceptable);
       t.ledger.outcome('json', 'failed');
     } else {

@@ -58,12 +58,16 @@ export class Ledger {
   /** Transport sessions lost (their session answered 404) and reopened. */
   sessionsLost = 0;
   sessionsOpened = 0;
-  /** When instances were SIGKILLed (Date.now()), so a claim that a call's instance was lost can be checked. */
+  /** When instances were SIGKILLed (Date.now()) and their pids, so a claim that a call's instance was lost can be checked. */
   readonly killedAt: number[] = [];
+  readonly killedPids = new Set<number>();
 
-  /** Whether any instance was killed since `t`: if none was, no call started at `t` can have lost its instance. */
-  killedSince(t: number): boolean {
-    return this.killedAt.some((k) => k >= t);
+  /**
+   * Whether the instance running a call can have been lost: its pid (from the call's events) was killed, or,
+   * when no event named it, any instance was killed since the call started.
+   */
+  instanceDied(owner: number | undefined, startedAt: number): boolean {
+    return owner !== undefined ? this.killedPids.has(owner) : this.killedAt.some((k) => k >= startedAt);
   }
 
   started(door: Door): void {

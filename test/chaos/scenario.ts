@@ -52,7 +52,10 @@ export async function runVariant(o: VariantOptions): Promise<VariantResult> {
           instanceDownMs: 1_000,
           random,
         },
-        (at) => ledger.killedAt.push(at),
+        (at, pid) => {
+          ledger.killedAt.push(at);
+          ledger.killedPids.add(pid);
+        },
       );
     } catch (err) {
       faultError = err;

@@ -15,8 +15,16 @@ export interface Traffic {
   random: () => number;
 }
 
-/** The tool every door runs: `ticker` emits `count` events ("tick N" at seq N), one every `every_ms`, so kills land mid-call. */
-export const ticker = (count: number, everyMs: number) => ({ tool_name: 'ticker', arguments: { count, every_ms: everyMs } });
+/**
+ * The tool every door runs: `ticker` emits `count` events ("tick N" at seq N, with the pid of the instance
+ * running it), one every `every_ms`, so kills land mid-call.
+ */
+export const ticker = (count: number, everyMs: number) => ({ tool_name: 'ticker', arguments: { count, every_ms: everyMs, pid_in_events: true } });
+
+/** The pid of the instance that ran a ticker event, if it says. */
+export function pidOf(ev: { data?: { pid?: unknown } }): number | undefined {
+  return typeof ev.data?.pid === 'number' ? ev.data.pid : undefined;
+}
 
 /** Whether a `tool/event` is the ticker's own event for its seq (the gap notice is a `status` event). */
 export function isTick(ev: { kind?: string; seq?: number; data?: { message?: unknown } }): boolean {

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { a2eError, httpError, noAnswer, toolFailure, type Classified } from './client-errors.js';
 import { SeqCheck } from './ledger.js';
 import { openEvents } from './sse-reader.js';
-import { gapOf, isTick, ticker, type Traffic } from './traffic.js';
+import { gapOf, isTick, pidOf, ticker, type Traffic } from './traffic.js';
 
 const TICKS = 12;
 const EVERY_MS = 60;
@@ -21,6 +21,8 @@ const CALLS_PER_SESSION = 2;
 
 interface Pending {
   startedAt: number;
+  /** The pid of the instance running it, from its events. */
+  owner?: number;
   events: SeqCheck;
   deadline: number;
   /** Set when POST /send got no clear acceptance (e.g. nginx's 502): the call may never have started. */
@@ -239,13 +241,14 @@ class Session {
       const gap = gapOf(m);
       if (gap) p.events.announce(gap.from, gap.to);
       else p.events.add(m.seq, isTick(m));
+      p.owner = pidOf(m) ?? p.owner;
     } else if (m.type === 'tool/call/resp') {
       if (m.data?.success === true) {
         p.events.end(TICKS);
         if (m.data.data?.ticks === TICKS) p.done('ok');
         else p.done('failed', { kind: 'wrong result', text: JSON.stringify(m.data.data).slice(0, 240), acceptable: false });
       } else {
-        p.done('failed', toolFailure(m.data ?? {}, this.t.ledger.killedSince(p.startedAt)));
+        p.done('failed', toolFailure(m.data ?? {}, this.t.ledger.instanceDied(p.owner, p.startedAt)));
       }
     } else if (m.type === 'error') {
       p.done('failed', a2eError(m));
