@@ -105,7 +105,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const telemetry = await startTelemetry(config.telemetry, options.env ?? process.env, VERSION, logger);
   // Read on scrape only, after `engine` exists.
   const metrics = new GatewayMetrics({ inFlight: (): number => engine.running });
-  const stores = await openStores(config.store, logger);
+  const stores = await openStores(config.store, logger, { leaseS: config.calls.owner_lease_s });
   // The plugins and tool registry in force; a reload replaces them.
   let plugins: PluginSet;
   const rebuildTools = () => {

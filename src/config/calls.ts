@@ -13,8 +13,10 @@ export const CallsConfig = z.strictObject({
   /** Reconnect delay hinted to EventSource clients (the SSE `retry:` field), milliseconds. */
   retry_ms: z.int().min(0).default(2000),
   /**
-   * With `store.kind: redis`: how long the instance running a call holds its lease (renewed well before it lapses).
-   * When a lease lapses because its instance died, any instance fails the call. Seconds.
+   * With `store.kind: redis`: how long the instance running a call holds its lease (renewed well before it lapses):
+   * call resources and calls sent over the A2E transport alike. When a lease lapses because its instance died, any
+   * instance fails the call, and its watchers get a final answer saying so. After Redis lost its data, a reader on
+   * another instance waits this long for the call's instance to re-create it before answering 404. Seconds.
    */
   owner_lease_s: z.number().positive().default(10),
 });

@@ -6,7 +6,11 @@
  *       c created ms, h handshook, hs handshake id, st state, v version,
  *       k calls running), its outbox bookkeeping (n next frame id, w last
  *       frame written to a stream, f first frame kept, by bytes kept, wb bytes
- *       of written frames kept) and s, the nonce of the stream holding it.
+ *       of written frames kept), s, the nonce of the stream holding it, and
+ *       one field per call running for it that holds a lease (leases.ts),
+ *       named by the lease member "a2e:<session id>:<call id>": what the
+ *       answer of a lost call needs (JSON: r request id, t tool, c created s),
+ *       or "x" once another instance answered it so.
  *   <prefix>transport:o:<id>  stream: the outbox. Frame N is entry 1-N with
  *       field d (the message JSON), or e (the end marker of a closed session).
  * and two indexes: <prefix>transport:all (zset: id → when it expires) and
@@ -15,6 +19,7 @@
  * handshake_timeout_s), renewed on use and by the instance holding its
  * stream; the outbox a minute longer; a closed session a minute.
  */
+import { TAKE_LAPSED } from './leases.js';
 import { Script } from './scripts.js';
 
 /** Bytes a frame counts for besides its JSON (the SSE "id:" and "data:" lines). */
@@ -22,6 +27,11 @@ export const FRAME_OVERHEAD = 16;
 
 /** How long a closed session's records stay, so its stream can read up to the end marker, ms. */
 export const CLOSED_KEEP_MS = 60_000;
+
+/** `now`: Redis's clock in ms. */
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
 
 const CLOSE_FN = `
 local function close(h, o, all, ownerPrefix, sid, keep)
@@ -109,13 +119,21 @@ return f
 `);
 
 /**
- * KEYS: hash, outbox. ARGV: field count, then field/value pairs, then the
- * frames' JSON. → {frames not yet written, bytes kept, version}, or {-1}
- * when the session is gone or closed (the frames are dropped).
+ * KEYS: hash, outbox, leases. ARGV: field count, then field/value pairs, then
+ * per frame: the lease member it ends ("" none: the frame is no call's final
+ * answer) and its JSON. A call's answer ends its lease; it is dropped when
+ * another instance answered the call already (its lease had lapsed).
+ * → {frames not yet written, bytes kept, version}, or {-1} when the session
+ * is gone or closed (the frames are dropped).
  */
 export const PUSH = new Script(`
 local st = redis.call('HGET', KEYS[1], 'st')
-if (not st) or st == 'closed' then return {-1} end
+if (not st) or st == 'closed' then
+  for i = 2 + tonumber(ARGV[1]), #ARGV, 2 do
+    if ARGV[i] ~= '' then redis.call('ZREM', KEYS[3], ARGV[i]) end
+  end
+  return {-1}
+end
 local nf = tonumber(ARGV[1])
 if nf > 0 then
   local set = {}
@@ -125,10 +143,18 @@ if nf > 0 then
 end
 local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
 local by = tonumber(redis.call('HGET', KEYS[1], 'by'))
-for i = 2 + nf, #ARGV do
-  redis.call('XADD', KEYS[2], '1-' .. n, 'd', ARGV[i])
-  n = n + 1
-  by = by + #ARGV[i] + ${FRAME_OVERHEAD}
+for i = 2 + nf, #ARGV, 2 do
+  local member, keep = ARGV[i], true
+  if member ~= '' then
+    redis.call('ZREM', KEYS[3], member)
+    keep = redis.call('HGET', KEYS[1], member) ~= 'x'
+    redis.call('HDEL', KEYS[1], member)
+  end
+  if keep then
+    redis.call('XADD', KEYS[2], '1-' .. n, 'd', ARGV[i + 1])
+    n = n + 1
+    by = by + #ARGV[i + 1] + ${FRAME_OVERHEAD}
+  end
 end
 redis.call('HSET', KEYS[1], 'n', n, 'by', by)
 redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]) + ${CLOSED_KEEP_MS})
@@ -217,5 +243,41 @@ return close(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ${CLOSED_KEEP_MS})
 /** Calls running on the session changed by ARGV[1]. KEYS: hash. */
 export const CALLS = new Script(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if tonumber(ARGV[1]) < 0 and tonumber(redis.call('HGET', KEYS[1], 'k') or '0') <= 0 then return 0 end
 return redis.call('HINCRBY', KEYS[1], 'k', ARGV[1])
+`);
+
+/**
+ * A call started for the session (count "1": it counts as running) or its lease was found missing ("0"): its
+ * lease and what its lost answer needs. KEYS: hash, leases. ARGV: member, answer JSON, lease ms, count.
+ * → 1 leased; 0 another instance answered it already (lapsed lease); -1 the session is gone or closed.
+ */
+export const LEASE_CALL = new Script(`${NOW}
+local st = redis.call('HGET', KEYS[1], 'st')
+if (not st) or st == 'closed' then return -1 end
+local f = redis.call('HGET', KEYS[1], ARGV[1])
+if f == 'x' then return 0 end
+if ARGV[4] == '1' and not f then redis.call('HINCRBY', KEYS[1], 'k', 1) end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+return 1
+`);
+
+/**
+ * A call whose instance was lost (its lease lapsed): its final answer goes into the session's outbox, once.
+ * KEYS: leases, hash, outbox. ARGV: member, the answer's JSON. → 1 answered now.
+ */
+export const ANSWER_LOST = new Script(`${TAKE_LAPSED}
+if not lapsed(KEYS[1], ARGV[1]) then return 0 end
+local st = redis.call('HGET', KEYS[2], 'st')
+if (not st) or st == 'closed' then return 0 end
+local f = redis.call('HGET', KEYS[2], ARGV[1])
+if (not f) or f == 'x' then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], 'x')
+if tonumber(redis.call('HGET', KEYS[2], 'k') or '0') > 0 then redis.call('HINCRBY', KEYS[2], 'k', -1) end
+local n = tonumber(redis.call('HGET', KEYS[2], 'n'))
+redis.call('XADD', KEYS[3], '1-' .. n, 'd', ARGV[2])
+redis.call('HSET', KEYS[2], 'n', n + 1, 'by', tonumber(redis.call('HGET', KEYS[2], 'by')) + #ARGV[2] + ${FRAME_OVERHEAD})
+redis.call('PEXPIRE', KEYS[3], redis.call('PTTL', KEYS[2]) + ${CLOSED_KEEP_MS})
+return 1
 `);

@@ -7,7 +7,9 @@
  * whose stream's instance is lost reconnects to any other with Last-Event-ID
  * and gets every frame after it once, in order. Closing a session anywhere
  * is seen everywhere (the end marker ends its stream; a message on the
- * control channel stops its calls on every instance).
+ * control channel stops its calls on every instance). A call holds a lease
+ * (leases.ts) until its answer is in the outbox: when the instance running it
+ * dies, another writes a failed answer for it there, once.
  * Keys and scripts: transport-scripts.ts.
  */
 import { randomBytes } from 'node:crypto';
@@ -30,8 +32,10 @@ import {
   type SessionState,
 } from '../../transport/a2e-http/index.js';
 import type { RedisClient, RedisConnection } from './connection.js';
+import type { DataLoss } from './data-loss.js';
+import { lostResponse, type Leases } from './leases.js';
 import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
-import { ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, PUSH, USE, WRITTEN } from './transport-scripts.js';
+import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, LEASE_CALL, PUSH, USE, WRITTEN } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
@@ -82,6 +86,15 @@ interface Holder {
 
 type ControlMessage = { t: 'attach'; sid: string; nonce: string } | { t: 'close'; sid: string; reason: StopReason };
 
+/** What the transport shares with the other Redis stores. */
+export interface SharedStoreParts {
+  leases: Leases;
+  dataLoss: DataLoss;
+}
+
+/** Prefix of the lease members of the transport's calls: "a2e:<session id>:<call id>". */
+const LEASE_PREFIX = 'a2e:';
+
 export class RedisA2eTransport implements A2eTransport {
   /** Sessions this instance is handling messages or running calls of. */
   private readonly handles = new Map<string, RedisSessionHandle>();
@@ -97,10 +110,14 @@ export class RedisA2eTransport implements A2eTransport {
   private control: RedisClient | undefined;
   private closed = false;
   private readonly logger: Logger;
+  private readonly leases: Leases;
+  /** Calls running here that hold a lease, by lease member. */
+  private readonly leased = new Map<string, { handle: RedisSessionHandle; call: Call }>();
 
   constructor(
     private readonly redis: RedisConnection,
     private readonly options: A2eHttpTransportOptions,
+    shared: SharedStoreParts,
   ) {
     const { config } = options;
     this.logger = options.logger;
@@ -119,6 +136,8 @@ export class RedisA2eTransport implements A2eTransport {
       this.logger,
     );
     this.channel = redis.key('transport', 'control');
+    this.leases = shared.leases;
+    this.leases.register({ prefix: LEASE_PREFIX, lapsed: (m) => this.answerLost(m), missing: (m) => this.leaseMissing(m) });
     void this.listen();
     // Renews held sessions' life well within session_idle_s, and notices sessions closed or expired elsewhere.
     this.sweeper = setInterval(() => void this.sweep(), Math.min(this.idleMs / 3, this.handshakeMs / 2, 10_000));
@@ -441,21 +460,84 @@ export class RedisA2eTransport implements A2eTransport {
     if (control) await this.redis.release(control);
   }
 
-  /** For handles: the script runs. */
+  /** For handles: the script runs. `frames`: per frame, the lease member its answer ends ("" none) and its JSON. */
   pushFrames(sid: string, fields: string[], frames: string[]): Promise<[number, number, number?]> {
     return this.redis.run('queueing an A2E transport answer', (c) =>
-      PUSH.run<[number, number, number?]>(c, [this.hashKey(sid), this.outboxKey(sid)], [fields.length, ...fields, ...frames]),
+      PUSH.run<[number, number, number?]>(c, [this.hashKey(sid), this.outboxKey(sid), this.leases.key], [fields.length, ...fields, ...frames]),
     );
+  }
+
+  /** The lease member of a call of a session. */
+  leaseOf(sid: string, call: Call): string {
+    return `${LEASE_PREFIX}${sid}:${call.id}`;
+  }
+
+  /** A call started here for a session: it counts as running there, and holds a lease until its answer is written. */
+  callStarted(h: RedisSessionHandle, call: Call): void {
+    const member = this.leaseOf(h.id, call);
+    this.leased.set(member, { handle: h, call });
+    this.leaseCall(member, call, true).then(
+      (outcome) => {
+        if (outcome === 1 && this.leased.has(member)) this.leases.hold(member);
+      },
+      (err: unknown) =>
+        // Redis down: the call runs without a lease (if this instance dies too, nobody answers it); its answer is still written.
+        this.logger.warn({ err: String((err as Error)?.message ?? err), call_id: call.id }, 'A2E transport call could not take its lease in Redis'),
+    );
+  }
+
+  /** The call ended here (its answer is queued, or it could not be forwarded): its lease ends with the flush that carries its answer. */
+  callEnded(h: RedisSessionHandle, call: Call): void {
+    const member = this.leaseOf(h.id, call);
+    this.leased.delete(member);
+    CALLS.run(this.redis.client, [this.hashKey(h.id)], [-1]).catch(() => undefined);
+    // Not carried by any answer (its forwarding failed): let the lease lapse, so its watchers hear of it.
+    void h.outbox.settled().then(() => {
+      if (!h.outbox.carries(member)) this.leases.release(member);
+    });
+  }
+
+  /** The answer that ends `member`'s lease was written (or dropped with its session). */
+  leaseEnded(member: string): void {
+    this.leases.release(member);
+  }
+
+  private leaseCall(member: string, call: Call, counts: boolean): Promise<number> {
+    const sid = member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
+    const info = JSON.stringify({ r: call.requestId, t: call.toolName, c: call.createdAt });
+    return LEASE_CALL.run<number>(this.redis.client, [this.hashKey(sid), this.leases.key], [member, info, this.leases.ms, counts ? 1 : 0]).then(Number);
+  }
+
+  /** LeaseKind: a call running here has no lease in Redis: put it back, or stop the call when another instance answered it. */
+  private async leaseMissing(member: string): Promise<void> {
+    const entry = this.leased.get(member);
+    if (!entry) return this.leases.release(member);
+    const outcome = await this.leaseCall(member, entry.call, false);
+    if (outcome === 0) {
+      this.logger.warn({ call_id: entry.call.id }, 'A2E transport call was answered by another instance while its lease had lapsed (Redis unreachable for longer than calls.owner_lease_s); stopping it here');
+      this.leases.release(member);
+      entry.call.stop('cancel');
+    }
+  }
+
+  /** LeaseKind: the instance running a transport call was lost: its session's watchers get a failed answer, once. */
+  private async answerLost(member: string): Promise<void> {
+    const sid = member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
+    const c = this.redis.client;
+    const info = (await c.sendCommand(['HGET', this.hashKey(sid), member])) as string | null;
+    let frame = '';
+    if (info && info !== 'x') {
+      const { r, t, c: created } = JSON.parse(info) as { r: string; t: string; c: number };
+      frame = JSON.stringify(lostResponse(r, t, created, this.leases.leaseS));
+    }
+    const answered = await ANSWER_LOST.run<number>(c, [this.leases.key, this.hashKey(sid), this.outboxKey(sid)], [member, frame]);
+    if (Number(answered) === 1) this.logger.warn({ lease: member }, 'A2E transport call failed: the instance running it was lost (its lease lapsed)');
   }
 
   async outboxState(sid: string): Promise<{ pending: number; bytes: number } | undefined> {
     const r = (await this.redis.client.sendCommand(['HMGET', this.hashKey(sid), 'n', 'w', 'by'])) as (string | null)[];
     if (r[0] === null) return undefined;
     return { pending: Number(r[0]) - 1 - Number(r[1]), bytes: Number(r[2]) };
-  }
-
-  callsChanged(sid: string, delta: number): void {
-    CALLS.run(this.redis.client, [this.hashKey(sid)], [delta]).catch(() => undefined);
   }
 
   /** How long a handle keeps retrying answers while Redis is down, ms. */
@@ -499,7 +581,10 @@ class RedisSessionHandle implements DispatchSession {
     this.state = rec.state;
     this.version = rec.version;
     this.saved = this.fields().join('\n');
-    this.calls = new CountedCalls((delta) => transport.callsChanged(id, delta));
+    this.calls = new CountedCalls(
+      (call) => transport.callStarted(this, call),
+      (call) => transport.callEnded(this, call),
+    );
     this.outbox = new RedisOutbox(this, transport);
   }
 
@@ -544,20 +629,23 @@ class RedisSessionHandle implements DispatchSession {
   }
 }
 
-/** Counts the calls running on a session into its record (quota eviction spares sessions with calls). */
+/** Tells the store of the calls running on a session (their count spares it quota eviction; each holds a lease). */
 class CountedCalls extends Map<Call, Promise<void>> {
-  constructor(private readonly changed: (delta: number) => void) {
+  constructor(
+    private readonly started: (call: Call) => void,
+    private readonly ended: (call: Call) => void,
+  ) {
     super();
   }
   override set(call: Call, forwarding: Promise<void>): this {
     const added = !this.has(call);
     super.set(call, forwarding);
-    if (added) this.changed(1);
+    if (added) this.started(call);
     return this;
   }
   override delete(call: Call): boolean {
     const removed = super.delete(call);
-    if (removed) this.changed(-1);
+    if (removed) this.ended(call);
     return removed;
   }
 }
@@ -568,7 +656,10 @@ class CountedCalls extends Map<Call, Promise<void>> {
  * and retried (for session_idle_s), so no answer is dropped by a blip.
  */
 class RedisOutbox {
+  /** Per frame: the lease member its answer ends ("" none), then its JSON. */
   private queue: string[] = [];
+  /** Lease members whose answers are queued or on their way. */
+  private readonly answers = new Set<string>();
   private queuedBytes = 0;
   private flushing: Promise<void> | undefined;
   /** As Redis last said: frames not yet written to a stream, and bytes kept. */
@@ -582,7 +673,12 @@ class RedisOutbox {
   ) {}
 
   get size(): number {
-    return this.pending + this.queue.length;
+    return this.pending + (this.queue.length >> 1);
+  }
+
+  /** An answer ending `member`'s lease is queued or on its way. */
+  carries(member: string): boolean {
+    return this.answers.has(member);
   }
 
   get full(): boolean {
@@ -601,9 +697,32 @@ class RedisOutbox {
   }
 
   push(...json: string[]): void {
-    for (const j of json) this.queuedBytes += Buffer.byteLength(j) + FRAME_OVERHEAD;
-    this.queue.push(...json);
+    for (const j of json) {
+      this.queuedBytes += Buffer.byteLength(j) + FRAME_OVERHEAD;
+      this.queue.push('', j);
+    }
     this.flushing ??= this.flush();
+  }
+
+  /** A call's final answer: written together with the end of its lease (dropped if another instance answered it already). */
+  answer(call: Call, json: string): void {
+    const member = this.transport.leaseOf(this.session.id, call);
+    this.answers.add(member);
+    this.queuedBytes += Buffer.byteLength(json) + FRAME_OVERHEAD;
+    this.queue.push(member, json);
+    this.flushing ??= this.flush();
+  }
+
+  /** The frames were written (or dropped): the leases their answers end are over. */
+  private done(frames: string[]): void {
+    for (let i = 0; i < frames.length; i += 2) {
+      this.queuedBytes -= Buffer.byteLength(frames[i + 1]!) + FRAME_OVERHEAD;
+      const member = frames[i]!;
+      if (member) {
+        this.answers.delete(member);
+        this.transport.leaseEnded(member);
+      }
+    }
   }
 
   settled(): Promise<void> {
@@ -619,7 +738,7 @@ class RedisOutbox {
       try {
         const [pending, bytes, version] = await this.transport.pushFrames(this.session.id, fields, frames);
         failingSince = undefined;
-        for (const j of frames) this.queuedBytes -= Buffer.byteLength(j) + FRAME_OVERHEAD;
+        this.done(frames);
         if (pending >= 0) {
           this.pending = pending;
           this.bytes = bytes;
@@ -628,7 +747,8 @@ class RedisOutbox {
       } catch (err) {
         failingSince ??= Date.now();
         if (Date.now() - failingSince > this.transport.retryForMs) {
-          this.transport.log.error({ err, dropped: frames.length + this.queue.length }, 'A2E transport answers could not be stored in Redis; dropped them');
+          this.transport.log.error({ err, dropped: (frames.length + this.queue.length) >> 1 }, 'A2E transport answers could not be stored in Redis; dropped them');
+          this.done([...frames, ...this.queue]);
           this.queue = [];
           this.queuedBytes = 0;
           break;

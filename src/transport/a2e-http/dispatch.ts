@@ -242,7 +242,7 @@ async function forward(session: TransportSession, call: Call, room: number): Pro
   }
   const response = await call.result;
   await roomIn(session, Infinity);
-  session.outbox.push(JSON.stringify(response));
+  session.outbox.answer(call, JSON.stringify(response));
 }
 
 /** Wait while the outbox holds `frames` frames or its byte budget, unless the session is closing (then nothing waits). */
