@@ -64,7 +64,7 @@ describe(`chaos run, ${SECONDS} s per variant (seed ${SEED})`, () => {
   }
 });
 
-const DOORS = (l: VariantResult['ledger']) => Object.fromEntries(Object.entries(l.doors).map(([k, t]) => [k, t.lostNotes.slice(0, 3)]));
+const DOORS = (l: VariantResult['ledger']) => Object.fromEntries(Object.entries(l.doors).map(([k, t]) => [k, t.lostNotes.slice(0, 3).map((n) => n.note)]));
 
 function commit(): string {
   try {

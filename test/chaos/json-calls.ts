@@ -31,7 +31,7 @@ async function worker(t: Traffic): Promise<void> {
       body = await res.text();
     } catch (err) {
       if ((err as Error).name === 'TimeoutError') {
-        t.ledger.outcome('json', 'lost', `POST /tool/call: no answer within ${t.answerWithinMs} ms`);
+        t.ledger.outcome('json', 'lost', { id: '(POST /tool/call)', note: `no answer within ${t.answerWithinMs} ms` });
       } else {
         const e = noAnswer(err);
         t.ledger.error('json', e.kind, e.text, e.acceptable);

@@ -25,8 +25,8 @@ export interface DoorTally {
   ok: number;
   failed: number;
   lost: number;
-  /** Lost calls: what the client knew of each (id, last thing seen), for the report. */
-  lostNotes: string[];
+  /** Lost calls: their id and what the client knew of each (last thing seen), for the report. */
+  lostNotes: { id: string; note: string }[];
 }
 
 export interface StreamTally {
@@ -74,10 +74,11 @@ export class Ledger {
     this.doors[door].started++;
   }
 
-  outcome(door: Door, outcome: Outcome, note?: string): void {
+  /** The outcome of a call; a lost one says which (`id`) and what the client knew. */
+  outcome(door: Door, outcome: Outcome, lost?: { id: string; note: string }): void {
     const t = this.doors[door];
     t[outcome]++;
-    if (outcome === 'lost' && note && t.lostNotes.length < NOTE_LIMIT) t.lostNotes.push(note);
+    if (outcome === 'lost' && lost && t.lostNotes.length < NOTE_LIMIT) t.lostNotes.push(lost);
   }
 
   error(door: Door, kind: string, text: string, acceptable: boolean): void {

@@ -11,6 +11,8 @@ export interface VariantResult {
   faults: FaultLog;
   /** Warnings and errors the gateway instances logged: message → count. */
   gatewayLog: Map<string, number>;
+  /** The same lines as logged (JSON), to find what the gateway said about a lost call. */
+  gatewayLines: string[];
 }
 
 export interface RunInfo {
@@ -91,7 +93,13 @@ function variant(r: VariantResult): string[] {
   const notes = [...l.events.notes, ...l.frames.notes];
   if (notes.length) out.push('', 'Event and frame faults (first of each):', '', ...notes.map((n) => `- ${n}`));
   const lostNotes = DOORS.flatMap(([door]) => l.doors[door].lostNotes);
-  if (lostNotes.length) out.push('', 'Lost calls (what the client knew):', '', ...lostNotes.map((n) => `- ${n}`));
+  if (lostNotes.length) {
+    out.push('', 'Lost calls (what the client knew; what the gateways logged about each):', '');
+    for (const { id, note } of lostNotes) {
+      const said = r.gatewayLines.filter((line) => line.includes(id)).map((line) => (JSON.parse(line) as { msg?: string }).msg);
+      out.push(`- ${note}${said.length ? `. Gateways: ${said.map((m) => `"${m}"`).join('; ')}` : '. Gateways logged nothing about it'}`);
+    }
+  }
   out.push('', 'Errors clients saw (grouped; first text of each):', '');
   const groups = new Map<string, { n: number; text: string; acceptable: boolean }>();
   for (const e of l.errors) {

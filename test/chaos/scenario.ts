@@ -68,12 +68,14 @@ export async function runVariant(o: VariantOptions): Promise<VariantResult> {
   } finally {
     await stage.dispose();
   }
-  return { name: o.name, persistence: o.persist ? '`appendonly yes`' : 'no persistence', seconds: o.seconds, ledger, faults: faults!, gatewayLog: await gatewayLog(stage.all) };
+  const log = await gatewayLog(stage.all);
+  return { name: o.name, persistence: o.persist ? '`appendonly yes`' : 'no persistence', seconds: o.seconds, ledger, faults: faults!, gatewayLog: log.counts, gatewayLines: log.lines };
 }
 
-/** Warnings and errors in the instances' JSON log lines (stderr), by message. */
-async function gatewayLog(instances: { proc: PromiseLike<{ stderr?: unknown }> }[]): Promise<Map<string, number>> {
+/** Warnings and errors in the instances' JSON log lines (stderr): counted by message, and the lines themselves. */
+async function gatewayLog(instances: { proc: PromiseLike<{ stderr?: unknown }> }[]): Promise<{ counts: Map<string, number>; lines: string[] }> {
   const counts = new Map<string, number>();
+  const lines: string[] = [];
   for (const instance of instances) {
     const { stderr } = await instance.proc;
     for (const line of String(stderr ?? '').split('\n')) {
@@ -87,8 +89,9 @@ async function gatewayLog(instances: { proc: PromiseLike<{ stderr?: unknown }> }
       if ((entry?.level ?? 0) >= 40) {
         const msg = entry?.msg ?? '(no msg)';
         counts.set(msg, (counts.get(msg) ?? 0) + 1);
+        lines.push(line);
       }
     }
   }
-  return counts;
+  return { counts, lines };
 }

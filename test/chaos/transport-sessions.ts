@@ -135,7 +135,7 @@ class Session {
         if (!this.pending.delete(id)) return;
         this.answered.add(id);
         if (error) ledger.error('transport', error.kind, error.text, error.acceptable);
-        ledger.outcome('transport', outcome, note);
+        ledger.outcome('transport', outcome, note === undefined ? undefined : { id, note });
         settle();
       },
     };
