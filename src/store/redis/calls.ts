@@ -239,7 +239,8 @@ export class RedisCallStore implements CallStore, LeaseKind {
   private async restore(call: Call): Promise<number> {
     for (let failures = 0; ; failures++) {
       const count = call.eventCount;
-      const settled = call.settled;
+      // A call whose export is still writing goes back as running: the export writes its last events and its end.
+      const settled = call.settled && !this.owned.has(call.id);
       const kept = call.keptEvents;
       const first = Math.max(0, kept.length - this.options.maxEvents);
       const fields = this.fields(call);

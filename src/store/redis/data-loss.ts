@@ -24,6 +24,8 @@ export class DataLoss {
   private lostAt: number | undefined;
   private epoch: string | undefined;
   private readonly listeners: (() => void)[] = [];
+  /** The check under way since the connection came back. */
+  private checking: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -33,8 +35,13 @@ export class DataLoss {
   /** Check now (when connected) and each time the connection comes back. */
   start(): void {
     const client = this.redis.client;
-    client.on('ready', () => void this.check());
-    if (client.isReady) void this.check();
+    client.on('ready', () => void (this.checking = this.check()));
+    if (client.isReady) this.checking = this.check();
+  }
+
+  /** Resolves once the check since the connection last came back is done (so `recent` answers for it). */
+  settled(): Promise<void> {
+    return this.checking;
   }
 
   /** Run `listener` each time a loss is found. */

@@ -123,8 +123,8 @@ return f
  * per frame: the lease member it ends ("" none: the frame is no call's final
  * answer) and its JSON. A call's answer ends its lease; it is dropped when
  * another instance answered the call already (its lease had lapsed).
- * → {frames not yet written, bytes kept, version}, or {-1} when the session
- * is gone or closed (the frames are dropped).
+ * → {frames not yet written, bytes kept, version, last frame id}, or {-1}
+ * when the session is gone or closed (the frames are dropped).
  */
 export const PUSH = new Script(`
 local st = redis.call('HGET', KEYS[1], 'st')
@@ -158,7 +158,7 @@ for i = 2 + nf, #ARGV, 2 do
 end
 redis.call('HSET', KEYS[1], 'n', n, 'by', by)
 redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]) + ${CLOSED_KEEP_MS})
-return {n - 1 - tonumber(redis.call('HGET', KEYS[1], 'w')), by, tonumber(redis.call('HGET', KEYS[1], 'v'))}
+return {n - 1 - tonumber(redis.call('HGET', KEYS[1], 'w')), by, tonumber(redis.call('HGET', KEYS[1], 'v')), n - 1}
 `);
 
 const ENTRY_BYTES_FN = `
@@ -280,4 +280,46 @@ redis.call('XADD', KEYS[3], '1-' .. n, 'd', ARGV[2])
 redis.call('HSET', KEYS[2], 'n', n + 1, 'by', tonumber(redis.call('HGET', KEYS[2], 'by')) + #ARGV[2] + ${FRAME_OVERHEAD})
 redis.call('PEXPIRE', KEYS[3], redis.call('PTTL', KEYS[2]) + ${CLOSED_KEEP_MS})
 return 1
+`);
+
+/**
+ * Put back a session Redis lost (restarted without persistence), as an instance that serves it knows it: its
+ * binding and handshake, frame ids going on after the last one this instance wrote or pushed (never reused, so
+ * a client's Last-Event-ID stays valid), the stream this instance holds, the calls running here (count and
+ * leases). The instance that re-creates it adds `notice` as its first frame (answers queued in Redis were lost
+ * with it); another one only raises the frame ids to its floor and adds what it holds.
+ * KEYS: hash, outbox, all, owner zset, leases. ARGV: now, idle ms, p, b, q, a, c, h, hs, st, first frame id,
+ * nonce of the stream held here (""), notice JSON, lease ms, then per call: member, answer JSON.
+ * → 1 re-created, 0 it was there.
+ */
+export const RESTORE_SESSION = new Script(`
+local now, idle, floor = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[11])
+local created = 0
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[2])
+  redis.call('HSET', KEYS[1], 'p', ARGV[3], 'b', ARGV[4], 'q', ARGV[5], 'a', ARGV[6], 'c', ARGV[7], 'h', ARGV[8], 'hs', ARGV[9],
+    'st', ARGV[10], 'v', 0, 'k', 0, 'n', floor + 1, 'w', floor - 1, 'f', floor, 'by', #ARGV[13] + ${FRAME_OVERHEAD}, 'wb', 0, 's', '')
+  redis.call('XADD', KEYS[2], '1-' .. floor, 'd', ARGV[13])
+  local sid = string.sub(KEYS[1], #KEYS[1] - 31)
+  redis.call('ZADD', KEYS[3], now + idle, sid)
+  redis.call('ZADD', KEYS[4], now, sid)
+  redis.call('PEXPIRE', KEYS[4], idle)
+  created = 1
+elseif tonumber(redis.call('HGET', KEYS[1], 'n')) < floor then
+  redis.call('HSET', KEYS[1], 'n', floor)
+end
+if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 's') == '' then redis.call('HSET', KEYS[1], 's', ARGV[12]) end
+local t = redis.call('TIME')
+local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 15, #ARGV, 2 do
+  local f = redis.call('HGET', KEYS[1], ARGV[i])
+  if f ~= 'x' then
+    if not f then redis.call('HINCRBY', KEYS[1], 'k', 1) end
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    redis.call('ZADD', KEYS[5], ms + tonumber(ARGV[14]), ARGV[i])
+  end
+end
+redis.call('PEXPIRE', KEYS[1], idle)
+redis.call('PEXPIRE', KEYS[2], idle + ${CLOSED_KEEP_MS})
+return created
 `);

@@ -13,7 +13,7 @@
  * Keys and scripts: transport-scripts.ts.
  */
 import { randomBytes } from 'node:crypto';
-import type { Call, Logger, StopReason } from '../../engine/index.js';
+import { GatewayError, errorMessage, type Call, type Logger, type StopReason } from '../../engine/index.js';
 import {
   DEFAULT_MEMORY,
   Inbox,
@@ -35,7 +35,7 @@ import type { RedisClient, RedisConnection } from './connection.js';
 import type { DataLoss } from './data-loss.js';
 import { lostResponse, type Leases } from './leases.js';
 import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
-import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, LEASE_CALL, PUSH, USE, WRITTEN } from './transport-scripts.js';
+import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, LEASE_CALL, PUSH, RESTORE_SESSION, USE, WRITTEN } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
@@ -82,6 +82,11 @@ interface Holder {
   ended: boolean;
   /** WRITTEN updates, in order. */
   writes: Promise<unknown>;
+  /** What this instance knows of the session, to put it back if Redis loses it. */
+  binding: SessionBinding;
+  handshakeId: string;
+  /** Id of the last frame written to the stream (or seen by the client before it attached). */
+  last: number;
 }
 
 type ControlMessage = { t: 'attach'; sid: string; nonce: string } | { t: 'close'; sid: string; reason: StopReason };
@@ -94,6 +99,8 @@ export interface SharedStoreParts {
 
 /** Prefix of the lease members of the transport's calls: "a2e:<session id>:<call id>". */
 const LEASE_PREFIX = 'a2e:';
+/** How often a request that finds its session missing after Redis lost its data looks again, ms. */
+const RESTORE_POLL_MS = 100;
 
 export class RedisA2eTransport implements A2eTransport {
   /** Sessions this instance is handling messages or running calls of. */
@@ -111,6 +118,7 @@ export class RedisA2eTransport implements A2eTransport {
   private closed = false;
   private readonly logger: Logger;
   private readonly leases: Leases;
+  private readonly dataLoss: DataLoss;
   /** Calls running here that hold a lease, by lease member. */
   private readonly leased = new Map<string, { handle: RedisSessionHandle; call: Call }>();
 
@@ -137,6 +145,8 @@ export class RedisA2eTransport implements A2eTransport {
     );
     this.channel = redis.key('transport', 'control');
     this.leases = shared.leases;
+    this.dataLoss = shared.dataLoss;
+    this.dataLoss.onLost(() => void this.restoreAll());
     this.leases.register({ prefix: LEASE_PREFIX, lapsed: (m) => this.answerLost(m), missing: (m) => this.leaseMissing(m) });
     void this.listen();
     // Renews held sessions' life well within session_idle_s, and notices sessions closed or expired elsewhere.
@@ -200,10 +210,19 @@ export class RedisA2eTransport implements A2eTransport {
     if (!id) throw new TransportRefusal('missing_session', 'missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id');
     const unknown = () => new TransportRefusal('unknown_session', 'unknown or expired session; POST /session to open a new one');
     if (!SESSION_ID.test(id)) throw unknown();
-    const now = Date.now();
-    const flat = await this.redis.run('finding the A2E transport session', (c) =>
-      USE.run<string[] | null>(c, [this.hashKey(id), this.outboxKey(id), this.allKey], [now, this.idleMs, this.handshakeMs, touch ? 1 : 0, this.ownerPrefix, id]),
-    );
+    let now = Date.now();
+    let flat: string[] | null;
+    for (;;) {
+      flat = await this.redis.run('finding the A2E transport session', (c) =>
+        USE.run<string[] | null>(c, [this.hashKey(id), this.outboxKey(id), this.allKey], [now, this.idleMs, this.handshakeMs, touch ? 1 : 0, this.ownerPrefix, id]),
+      );
+      // Redis lost its data a moment ago: the instances serving the session are putting it back.
+      if (!flat) await this.dataLoss.settled();
+      const until = flat ? undefined : this.dataLoss.waitUntil(this.leases.ms);
+      if (until === undefined || this.closed) break;
+      await new Promise((r) => setTimeout(r, Math.min(RESTORE_POLL_MS, Math.max(1, until - Date.now()))));
+      now = Date.now();
+    }
     if (!flat) throw unknown();
     const rec = parseRecord(flat);
     if (rec.state === 'closing' || rec.state === 'closed') throw unknown();
@@ -252,11 +271,21 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   async attach(id: string | undefined, sink: FrameSink, lastEventId?: string, by: string | null = null): Promise<void> {
-    await this.use(id, by, false);
+    const { rec, binding } = await this.use(id, by, false);
     const sid = id!;
     const previous = this.held.get(sid);
     if (previous) this.endHolder(previous);
-    const holder: Holder = { sid, nonce: randomBytes(8).toString('hex'), sink, reading: undefined, ended: false, writes: Promise.resolve() };
+    const holder: Holder = {
+      sid,
+      nonce: randomBytes(8).toString('hex'),
+      sink,
+      reading: undefined,
+      ended: false,
+      writes: Promise.resolve(),
+      binding,
+      handshakeId: rec.handshakeId,
+      last: -1,
+    };
     this.held.set(sid, holder);
     sink.onDisconnect(() => this.detach(holder));
     const last = /^\d+$/.test(lastEventId ?? '') ? lastEventId! : '';
@@ -267,6 +296,7 @@ export class RedisA2eTransport implements A2eTransport {
       this.endHolder(holder);
       return;
     }
+    holder.last = seen;
     this.publish({ t: 'attach', sid, nonce: holder.nonce });
     holder.reading = this.reader.subscribe(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, { deliver: (entries) => this.deliver(holder, entries) });
   }
@@ -291,6 +321,7 @@ export class RedisA2eTransport implements A2eTransport {
     let ok = true;
     if (text) {
       ok = holder.sink.write(text);
+      holder.last = last;
       this.written(holder, last, bytes);
     }
     if (end) {
@@ -416,7 +447,8 @@ export class RedisA2eTransport implements A2eTransport {
           this.ownerPrefix,
           holder.sid,
         ]).catch(() => undefined);
-        if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
+        if (flat === null && this.dataLoss.recent(this.restoreWindowMs)) await this.restore(holder.sid).catch(() => undefined);
+        else if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
       }),
       ...[...this.handles.values()].map(async (h) => {
         if (h.calls.size === 0 && h.inbox.size === 0 && !h.outbox.busy) {
@@ -426,7 +458,9 @@ export class RedisA2eTransport implements A2eTransport {
         const flat = await USE.run<string[] | null>(client, [this.hashKey(h.id), this.outboxKey(h.id), this.allKey], [now, this.idleMs, this.handshakeMs, 0, this.ownerPrefix, h.id]).catch(
           () => undefined,
         );
-        if (flat === null || (flat && parseRecord(flat).state === 'closed')) {
+        if (flat === null && this.dataLoss.recent(this.restoreWindowMs)) {
+          await this.restore(h.id).catch(() => undefined);
+        } else if (flat === null || (flat && parseRecord(flat).state === 'closed')) {
           this.handles.delete(h.id);
           void h.stop('disconnect');
         } else if (flat && h.handshakeId && parseRecord(flat).holder) {
@@ -461,10 +495,83 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   /** For handles: the script runs. `frames`: per frame, the lease member its answer ends ("" none) and its JSON. */
-  pushFrames(sid: string, fields: string[], frames: string[]): Promise<[number, number, number?]> {
+  pushFrames(sid: string, fields: string[], frames: string[]): Promise<[number, number, number?, number?]> {
     return this.redis.run('queueing an A2E transport answer', (c) =>
-      PUSH.run<[number, number, number?]>(c, [this.hashKey(sid), this.outboxKey(sid), this.leases.key], [fields.length, ...fields, ...frames]),
+      PUSH.run<[number, number, number?, number?]>(c, [this.hashKey(sid), this.outboxKey(sid), this.leases.key], [fields.length, ...fields, ...frames]),
     );
+  }
+
+  /** How long after Redis lost its data a session found missing is put back rather than taken for expired, ms. */
+  private get restoreWindowMs(): number {
+    return this.leases.ms + 10_000;
+  }
+
+  /** After Redis lost its data: put back every session this instance serves (streams held, calls running, answers queued). */
+  private async restoreAll(): Promise<void> {
+    const sids = new Set([...this.held.keys(), ...this.handles.keys()]);
+    for (const sid of sids) {
+      if (this.closed) return;
+      await this.restore(sid).catch((err: unknown) =>
+        this.logger.warn({ err: String((err as Error)?.message ?? err) }, 'putting back an A2E transport session Redis lost failed; retried at the next sweep'),
+      );
+    }
+  }
+
+  /** Put back one session Redis lost, as this instance knows it (RESTORE_SESSION); a notice frame tells its client what may be lost. */
+  private async restore(sid: string): Promise<void> {
+    const holder = this.held.get(sid);
+    const h = this.handles.get(sid);
+    const binding = h?.binding ?? holder?.binding;
+    if (!binding) return;
+    const handshakeId = h?.handshakeId ?? holder?.handshakeId ?? '';
+    const state = h && h.state !== 'open' ? 'draining' : 'open';
+    const floor = Math.max(holder?.last ?? -1, h?.outbox.lastPushed ?? -1) + 1;
+    const calls: string[] = [];
+    for (const [member, entry] of this.leased) {
+      if (entry.handle.id === sid) calls.push(member, JSON.stringify({ r: entry.call.requestId, t: entry.call.toolName, c: entry.call.createdAt }));
+    }
+    const notice = JSON.stringify(
+      errorMessage(
+        new GatewayError(
+          'unavailable',
+          `the shared store (Redis) lost its data (restarted without persistence), and this session was put back by a gateway instance serving it; ` +
+            `answers waiting in Redis for this stream at that moment (after frame ${floor - 1}), if there were any, were lost with it: ` +
+            'calls still running answer as usual; send again a request that gets no answer',
+          { retryable: true, detail: { store: 'redis', lost_after_frame: floor - 1 } },
+        ),
+      ),
+    );
+    const created = await RESTORE_SESSION.run<number>(
+      this.redis.client,
+      [this.hashKey(sid), this.outboxKey(sid), this.allKey, this.ownerPrefix + binding.quotaKey, this.leases.key],
+      [
+        Date.now(),
+        this.idleMs,
+        binding.principal === null ? '' : `=${binding.principal}`,
+        binding.boundBy ?? '',
+        binding.quotaKey,
+        binding.address,
+        binding.createdAt,
+        binding.handshook ? 1 : 0,
+        handshakeId,
+        state,
+        floor,
+        holder && !holder.ended ? holder.nonce : '',
+        notice,
+        this.leases.ms,
+        ...calls,
+      ],
+    );
+    if (Number(created) === 1) this.logger.warn({ session_ref: binding.ref }, 'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)');
+    for (let i = 0; i < calls.length; i += 2) this.leases.hold(calls[i]!);
+  }
+
+  /** PUSH found the session gone: true when Redis lost it and it was put back (push again), false when it was closed or expired. */
+  async sessionLost(sid: string): Promise<boolean> {
+    await this.dataLoss.settled();
+    if (!this.dataLoss.recent(this.restoreWindowMs)) return false;
+    await this.restore(sid);
+    return true;
   }
 
   /** The lease member of a call of a session. */
@@ -664,6 +771,8 @@ class RedisOutbox {
   private flushing: Promise<void> | undefined;
   /** As Redis last said: frames not yet written to a stream, and bytes kept. */
   private pending = 0;
+  /** Id of the last frame this instance pushed (-1 none): where frame ids go on if Redis loses the session. */
+  lastPushed = -1;
   bytes = 0;
   readonly taken = { wait: () => this.waitForRoom() };
 
@@ -731,15 +840,24 @@ class RedisOutbox {
 
   private async flush(): Promise<void> {
     let failingSince: number | undefined;
+    let restored = false;
     while (this.queue.length) {
       const frames = this.queue;
       this.queue = [];
       const fields = this.session.changedFields();
       try {
-        const [pending, bytes, version] = await this.transport.pushFrames(this.session.id, fields, frames);
+        const [pending, bytes, version, last] = await this.transport.pushFrames(this.session.id, fields, frames);
         failingSince = undefined;
+        if (pending < 0 && !restored && (await this.transport.sessionLost(this.session.id))) {
+          restored = true; // once until a push succeeds: a session closed meanwhile stays closed
+          this.queue = [...frames, ...this.queue];
+          if (fields.length) this.session.forgetSaved();
+          continue;
+        }
         this.done(frames);
         if (pending >= 0) {
+          restored = false;
+          if (last !== undefined) this.lastPushed = Math.max(this.lastPushed, last);
           this.pending = pending;
           this.bytes = bytes;
           if (version !== undefined) this.session.version = version;

@@ -152,7 +152,7 @@ function gate(deps: DispatchDeps, session: TransportSession, claimed: string, hs
       throw new GatewayError(
         'unauthorized',
         session.handshakeId
-          ? 'the handshake of this session expired; send handshake/req again'
+          ? 'the handshake of this session expired (or the shared store lost it); send handshake/req again'
           : deps.authRequired && !tokenOpened
             ? 'this gateway requires a handshake first; send handshake/req with your auth_token and agent_caps ["tools"]'
             : 'this gateway requires a handshake first (sessions.required); send handshake/req with agent_caps ["tools"]',
