@@ -60,7 +60,7 @@ async function follow(t: Traffic, id: string, startedAt: number): Promise<void> 
   const cutAt = Math.floor(t.random() * (TICKS - 2)) + 1;
   let cutDone = false;
   let deadline = Date.now() + t.answerWithinMs;
-  let last = 'nothing after the 202';
+  let last = `nothing after the 202 (${t.at(startedAt)})`;
   let owner: number | undefined;
   const final = (resp: any, frameId: string | undefined): void => {
     if (frameId !== undefined) check.end(Number(frameId)); // the response's id is the call's event count
@@ -118,7 +118,7 @@ async function follow(t: Traffic, id: string, startedAt: number): Promise<void> 
         break;
       }
       if (frame === 'end') {
-        last = `stream cut after event ${check.lastSeq}`;
+        last = `stream cut after event ${check.lastSeq} at ${t.at(Date.now())}`;
         await new Promise((r) => setTimeout(r, 100));
         break;
       }

@@ -37,6 +37,7 @@ export async function runVariant(o: VariantOptions): Promise<VariantResult> {
       // The owner's lease lapses, a sweep (every half lease, on an instance whose Redis link has been up a whole lease) fails its calls.
       answerWithinMs: o.leaseS * 4_000 + 10_000,
       random: seeded(o.seed + 1),
+      at: (ms) => `+${((ms - t0) / 1000).toFixed(1)} s`,
     };
     const load = Promise.allSettled([jsonCalls(traffic, 2), callResources(traffic, 2), transportSessions(traffic, 2)]);
     let faultError: unknown;

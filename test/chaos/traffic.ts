@@ -13,6 +13,8 @@ export interface Traffic {
    */
   answerWithinMs: number;
   random: () => number;
+  /** A time as the faults' timeline writes it: "+12.3 s" after the run started. */
+  at(ms: number): string;
 }
 
 /**

@@ -49,10 +49,14 @@ async function callLoop(t: Traffic, session: Session): Promise<void> {
 
 class Session {
   readonly pending = new Map<string, Pending>();
+  /** Answers awaited by request() (the handshake), by req id. */
+  private readonly replies = new Map<string, (m: any) => void>();
   /** req ids already answered: a frame for one of them is a duplicate. */
   private readonly answered = new Set<string>();
   private readonly frames: SeqCheck;
   private lastEventId: string | undefined;
+  /** Error frames for no request of ours (e.g. "Redis lost its data, … send again a request that gets no answer"), with when they came. */
+  private readonly notices: string[] = [];
   private readonly stop = new AbortController();
   private reading: Promise<void>;
   lost = false;
@@ -108,8 +112,6 @@ class Session {
     return answer;
   }
 
-  private readonly replies = new Map<string, (m: any) => void>();
-
   private async send(message: Record<string, unknown>): Promise<{ status: number; body: string }> {
     const res = await fetch(`${this.base}/send`, {
       method: 'POST',
@@ -150,12 +152,24 @@ class Session {
       const e = httpError(sent.status, sent.body);
       if (sent.status === 404) this.markLost(e);
       else if (sent.status === 502 || sent.status === 504) pending.sendFailed = e; // it may still have started: wait for an answer
-      else pending.done('failed', e);
+      else {
+        pending.done('failed', e);
+        // Refused (e.g. 503 while Redis is down): give it a moment rather than spinning on refusals.
+        await new Promise((r) => setTimeout(r, 250));
+      }
     }
     while (this.pending.has(id)) {
       if (Date.now() >= pending.deadline) {
         if (pending.sendFailed) pending.done('failed', pending.sendFailed);
-        else pending.done('lost', undefined, `transport call ${id} on session ${this.id}: no tool/call/resp within ${this.t.answerWithinMs} ms of its last frame; ${pending.events.lastSeq + 1} events read`);
+        else {
+          pending.done(
+            'lost',
+            undefined,
+            `transport call ${id} on session ${this.id}, sent at ${this.t.at(pending.startedAt)} (POST /send answered ${sent?.status}): ` +
+              `no tool/call/resp within ${this.t.answerWithinMs} ms of its last frame (${this.t.at(pending.deadline - this.t.answerWithinMs)}); ${pending.events.lastSeq + 1} events read` +
+              (this.notices.length ? `; the session's notices: ${this.notices.join(', ')}` : ''),
+          );
+        }
         break;
       }
       await Promise.race([settled, new Promise((r) => setTimeout(r, 250))]);
@@ -229,6 +243,13 @@ class Session {
     const reply = this.replies.get(reqId);
     if (reply) return reply(m);
     const p = this.pending.get(reqId);
+    if (!p && m.type === 'error' && !this.answered.has(reqId)) {
+      // A notice to the session as a whole: an error the client saw, kept to say what a lost call had been told.
+      const e = a2eError(m);
+      this.t.ledger.error('transport', `session notice ${e.kind}`, e.text, e.acceptable);
+      this.notices.push(`${this.t.at(Date.now())} ${String(m.code)}`);
+      return;
+    }
     if (!p) {
       if (this.answered.has(reqId)) {
         this.t.ledger.events.duplicated++;
