@@ -67,3 +67,18 @@ it('a transport call that finishes normally gets its own answer only (no lost-in
   expect(who.late()).toEqual([]);
   await client.dropStream();
 });
+
+it('POST /send answers 202 once the call holds its lease: the instance killed right after the 202, the call is still answered', async () => {
+  const client = await A2eTestClient.open(at(1));
+  client.sendTo = at(2);
+  expect((await client.openStream()).status).toBe(200);
+  await client.request({ type: 'handshake/req', agent_id: 'lost-owner', agent_caps: ['tools'], auth_token: '' });
+  const id = 'killed-right-after-202';
+  const answer = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 30_000, 'the answer');
+  expect((await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 60_000 } })).status).toBe(202);
+  await cluster.instances[2]!.kill();
+  const r = await answer;
+  expect(r.data).toMatchObject({ success: false, error_code: 'tool_error', tool_name: 'hold' });
+  expect(r.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
+  await client.dropStream();
+}, 60_000);

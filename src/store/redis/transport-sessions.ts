@@ -87,6 +87,8 @@ interface Holder {
   handshakeId: string;
   /** Id of the last frame written to the stream (or seen by the client before it attached). */
   last: number;
+  /** Message ids of the frames written last: an answer pushed again after Redis lost it with its reply is not written twice. */
+  recent: RecentIds;
 }
 
 type ControlMessage = { t: 'attach'; sid: string; nonce: string } | { t: 'close'; sid: string; reason: StopReason };
@@ -99,6 +101,8 @@ export interface SharedStoreParts {
 
 /** Prefix of the lease members of the transport's calls: "a2e:<session id>:<call id>". */
 const LEASE_PREFIX = 'a2e:';
+/** At most how long POST /send waits for the call a message starts to hold its lease, ms. */
+const ACCEPT_WAIT_MS = 1000;
 /** How often a request that finds its session missing after Redis lost its data looks again, ms. */
 const RESTORE_POLL_MS = 100;
 
@@ -254,7 +258,12 @@ export class RedisA2eTransport implements A2eTransport {
     if (h.outbox.full) {
       throw new TransportRefusal('queue_full', `${h.outbox.bytes} bytes of answers are waiting for GET /stream (limits.outbox_session_bytes); read the stream, then send again`);
     }
-    h.inbox.enqueue(() => dispatch(this.deps, h, body));
+    // POST /send answers once a call the message starts holds its lease (bounded): from then on, if this instance
+    // dies, another one answers the call; before, the client still has the request to send again.
+    const handled = new Promise<void>((resolve) => h.inbox.enqueue(() => dispatch(this.deps, h, body).finally(resolve)));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([handled.then(() => h.leasing), new Promise((r) => (timer = setTimeout(r, ACCEPT_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   /** This instance's handle of a session, brought up to date with `rec` unless it has changes of its own on the way. */
@@ -285,6 +294,7 @@ export class RedisA2eTransport implements A2eTransport {
       binding,
       handshakeId: rec.handshakeId,
       last: -1,
+      recent: new RecentIds(),
     };
     this.held.set(sid, holder);
     sink.onDisconnect(() => this.detach(holder));
@@ -315,12 +325,13 @@ export class RedisA2eTransport implements A2eTransport {
       }
       const data = fields[1]!;
       last = Number(id.slice(2));
-      text += `id: ${last}\ndata: ${data}\n\n`;
       bytes += Buffer.byteLength(data) + FRAME_OVERHEAD;
+      if (holder.recent.seen(data)) continue;
+      text += `id: ${last}\ndata: ${data}\n\n`;
     }
     let ok = true;
-    if (text) {
-      ok = holder.sink.write(text);
+    if (text) ok = holder.sink.write(text);
+    if (last >= 0) {
       holder.last = last;
       this.written(holder, last, bytes);
     }
@@ -583,7 +594,7 @@ export class RedisA2eTransport implements A2eTransport {
   callStarted(h: RedisSessionHandle, call: Call): void {
     const member = this.leaseOf(h.id, call);
     this.leased.set(member, { handle: h, call });
-    this.leaseCall(member, call, true).then(
+    h.leasing = this.leaseCall(member, call, true).then(
       (outcome) => {
         if (outcome === 1 && this.leased.has(member)) this.leases.hold(member);
       },
@@ -674,6 +685,8 @@ class RedisSessionHandle implements DispatchSession {
   readonly calls: Map<Call, Promise<void>>;
   readonly outbox: RedisOutbox;
   readonly inbox = new Inbox();
+  /** The lease of the call started last, on its way to Redis. */
+  leasing: Promise<unknown> | undefined;
   /** The fields as Redis has them (what is written when they change). */
   private saved: string;
 
@@ -885,5 +898,36 @@ class RedisOutbox {
     if (this.busy) return this.settled();
     const state = await this.transport.outboxState(this.session.id).catch(() => undefined);
     if (state) this.known(state.pending, state.bytes);
+  }
+}
+
+/**
+ * The message ids of the last frames a stream wrote. A frame is pushed again when its push's reply was lost
+ * (Redis restarting under it): after a restart without persistence it gets a new frame id, and only its
+ * message id (every A2E message has a unique one, first after its type) shows it was written already.
+ */
+class RecentIds {
+  private static readonly SIZE = 256;
+  private readonly ring: string[] = [];
+  private readonly set = new Set<string>();
+  private at = 0;
+
+  /** True when `frame`'s message id was written already; else remember it. */
+  seen(frame: string): boolean {
+    // {"type":"…","id":"…", as every message is written; anything else is not deduplicated.
+    if (!frame.startsWith('{"type":"')) return false;
+    const typeEnd = frame.indexOf('"', 9);
+    if (!frame.startsWith(',"id":"', typeEnd + 1)) return false;
+    const start = typeEnd + 8;
+    const id = frame.slice(start, frame.indexOf('"', start));
+    if (this.set.has(id)) return true;
+    if (this.ring.length < RecentIds.SIZE) this.ring.push(id);
+    else {
+      this.set.delete(this.ring[this.at]!);
+      this.ring[this.at] = id;
+      this.at = (this.at + 1) % RecentIds.SIZE;
+    }
+    this.set.add(id);
+    return false;
   }
 }
