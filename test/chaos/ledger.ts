@@ -85,8 +85,11 @@ export class Ledger {
     this.errors.push({ door, kind, text: trim(text), acceptable });
   }
 
+  /** When the run started (Date.now()): notes say when on the faults' timeline. */
+  t0 = Date.now();
+
   note(tally: StreamTally, text: string): void {
-    if (tally.notes.length < NOTE_LIMIT) tally.notes.push(text);
+    if (tally.notes.length < NOTE_LIMIT) tally.notes.push(`+${((Date.now() - this.t0) / 1000).toFixed(1)} s ${text}`);
   }
 
   get unacceptableErrors(): SeenError[] {

@@ -30,6 +30,7 @@ export async function runVariant(o: VariantOptions): Promise<VariantResult> {
   try {
     const random = seeded(o.seed);
     const t0 = Date.now();
+    ledger.t0 = t0;
     const traffic: Traffic = {
       url: stage.url,
       ledger,

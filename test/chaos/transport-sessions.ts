@@ -44,7 +44,14 @@ async function sessionLoop(t: Traffic): Promise<void> {
 }
 
 async function callLoop(t: Traffic, session: Session): Promise<void> {
-  while (Date.now() < t.untilMs && !session.lost) await session.call();
+  while (Date.now() < t.untilMs && !session.lost) {
+    // Told the handshake is gone ("send handshake/req again"): do as told before the next call.
+    if (session.needsHandshake && !(await session.handshake())) {
+      await new Promise((r) => setTimeout(r, 250));
+      continue;
+    }
+    await session.call();
+  }
 }
 
 class Session {
@@ -60,6 +67,9 @@ class Session {
   private readonly stop = new AbortController();
   private reading: Promise<void>;
   lost = false;
+  /** A call was refused as `unauthorized`: the session's handshake is gone. */
+  needsHandshake = false;
+  private handshaking: Promise<boolean> | undefined;
 
   private constructor(
     private readonly t: Traffic,
@@ -90,10 +100,26 @@ class Session {
     if (res.status !== 200) return fail(httpError(res.status, body));
     const session = new Session(t, JSON.parse(body).session_id as string);
     t.ledger.sessionsOpened++;
-    const hs = await session.request({ type: 'handshake/req', agent_id: 'chaos', agent_caps: ['tools'], auth_token: '' });
-    if (hs?.type === 'handshake/resp' && hs.ok === true) return session;
+    if (await session.handshake()) return session;
     await session.close();
-    return fail(hs?.type === 'error' ? a2eError(hs) : { kind: 'handshake', text: JSON.stringify(hs ?? 'no answer').slice(0, 240), acceptable: false });
+    await new Promise((r) => setTimeout(r, 250));
+    return undefined;
+  }
+
+  /** Send handshake/req and wait for its answer (one at a time); a failure is an error the client saw. */
+  handshake(): Promise<boolean> {
+    this.handshaking ??= (async () => {
+      const hs = await this.request({ type: 'handshake/req', agent_id: 'chaos', agent_caps: ['tools'], auth_token: '' });
+      this.handshaking = undefined;
+      if (hs?.type === 'handshake/resp' && hs.ok === true) {
+        this.needsHandshake = false;
+        return true;
+      }
+      const e = hs?.type === 'error' ? a2eError(hs) : { kind: 'handshake', text: JSON.stringify(hs ?? 'no answer').slice(0, 240), acceptable: false };
+      this.t.ledger.error('transport', e.kind, e.text, e.acceptable);
+      return false;
+    })();
+    return this.handshaking;
   }
 
   /** A message that is not a call (the handshake): its first answer, or undefined. */
@@ -272,6 +298,7 @@ class Session {
         p.done('failed', toolFailure(m.data ?? {}, this.t.ledger.instanceDied(p.owner, p.startedAt)));
       }
     } else if (m.type === 'error') {
+      if (m.code === 'unauthorized') this.needsHandshake = true;
       p.done('failed', a2eError(m));
     }
   }
