@@ -2,12 +2,14 @@
  * A2E transport sessions in a chaos run, the way the reference SDK's client
  * uses them, through nginx: `POST /a2e/v1/session`, `GET /stream` (reopened
  * with Last-Event-ID whenever it is cut, and on purpose every few dozen
- * frames, so it resumes on whichever instance nginx picks), a handshake, then `tool/call/req` messages on `POST /send`,
- * two at a time. Every frame id of a session is checked (0, 1, 2, … each
- * once), every call's events too, and each call ends ok, failed visibly, or
- * lost (no answer on the stream within `answerWithinMs` of its last frame).
- * A session the gateway no longer knows (404) is replaced by a new one; the
- * calls that were waiting on it count as failed, the 404 as the error they saw.
+ * frames, so it resumes on whichever instance nginx picks), a handshake,
+ * then `tool/call/req` messages on `POST /send`, two at a time. Every frame
+ * id of a session is checked (0, 1, 2, … each once), every call's events
+ * too, and each call ends ok, failed visibly, or lost (no answer on the
+ * stream within `answerWithinMs` of its last frame). A session the gateway
+ * no longer knows (404) is replaced by a new one; the calls that were
+ * waiting on it count as failed, the 404 as the error they saw. Told its
+ * handshake is gone, the client handshakes again before its next call.
  */
 import { randomUUID } from 'node:crypto';
 import { a2eError, httpError, noAnswer, toolFailure, type Classified } from './client-errors.js';
