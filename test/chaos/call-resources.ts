@@ -74,7 +74,7 @@ async function follow(t: Traffic, id: string, startedAt: number): Promise<void> 
   };
   for (;;) {
     if (Date.now() >= deadline) {
-      ledger.outcome('resource', 'lost', { id, note: `call ${id}: no final response within ${t.answerWithinMs} ms of the last sign of life (${last}); ${check.lastSeq + 1} events read` });
+      ledger.outcome('resource', 'lost', { id, note: `call ${id}: no final response within ${t.answerWithinMs} ms of the last sign of life (${last}); ${check.lastSeq + 1} events read; ${ledger.ownerNote(owner)}` });
       return;
     }
     const headers: Record<string, string> = check.lastSeq >= 0 ? { 'Last-Event-ID': String(check.lastSeq) } : {};
@@ -104,7 +104,7 @@ async function follow(t: Traffic, id: string, startedAt: number): Promise<void> 
       ledger.error('resource', e.kind, e.text, e.acceptable);
       last = `${e.kind}: ${e.text}`;
       if (opened.status === 404) {
-        ledger.outcome('resource', 'lost', { id, note: `call ${id}: ${last}; ${check.lastSeq + 1} events read` });
+        ledger.outcome('resource', 'lost', { id, note: `call ${id}: ${last}; ${check.lastSeq + 1} events read; ${ledger.ownerNote(owner)}` });
         return;
       }
       await new Promise((r) => setTimeout(r, 250));

@@ -60,7 +60,8 @@ export class Ledger {
   sessionsOpened = 0;
   /** When instances were SIGKILLed (Date.now()) and their pids, so a claim that a call's instance was lost can be checked. */
   readonly killedAt: number[] = [];
-  readonly killedPids = new Set<number>();
+  /** pid → when it was killed. */
+  readonly killedPids = new Map<number, number>();
 
   /**
    * Whether the instance running a call can have been lost: its pid (from the call's events) was killed, or,
@@ -68,6 +69,13 @@ export class Ledger {
    */
   instanceDied(owner: number | undefined, startedAt: number): boolean {
     return owner !== undefined ? this.killedPids.has(owner) : this.killedAt.some((k) => k >= startedAt);
+  }
+
+  /** For a lost call's note: which instance ran it, and whether and when it was killed. */
+  ownerNote(owner: number | undefined): string {
+    if (owner === undefined) return 'no event named the instance running it';
+    const at = this.killedPids.get(owner);
+    return at === undefined ? `it ran on pid ${owner}, never killed` : `it ran on pid ${owner}, SIGKILLed at +${((at - this.t0) / 1000).toFixed(1)} s`;
   }
 
   started(door: Door): void {

@@ -56,7 +56,7 @@ export async function runVariant(o: VariantOptions): Promise<VariantResult> {
         },
         (at, pid) => {
           ledger.killedAt.push(at);
-          ledger.killedPids.add(pid);
+          ledger.killedPids.set(pid, at);
         },
       );
     } catch (err) {

@@ -194,7 +194,8 @@ class Session {
             'lost',
             undefined,
             `transport call ${id} on session ${this.id}, sent at ${this.t.at(pending.startedAt)} (POST /send answered ${sent?.status}): ` +
-              `no tool/call/resp within ${this.t.answerWithinMs} ms of its last frame (${this.t.at(pending.deadline - this.t.answerWithinMs)}); ${pending.events.lastSeq + 1} events read` +
+              `no tool/call/resp within ${this.t.answerWithinMs} ms of its last frame (${this.t.at(pending.deadline - this.t.answerWithinMs)}); ${pending.events.lastSeq + 1} events read; ` +
+              ledger.ownerNote(pending.owner) +
               (this.notices.length ? `; the session's notices: ${this.notices.join(', ')}` : ''),
           );
         }
