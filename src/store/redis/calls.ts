@@ -166,6 +166,7 @@ export class RedisCallStore implements CallStore, LeaseKind {
     for (;;) {
       const [fields] = await this.redis.run('reading a call resource', async (c) => Promise.all([c.hGetAll(this.hashKey(id)), this.key ?? this.loadKey()]));
       if (fields && fields.req) return new RemoteCall(this.host, id, fields as Record<string, string>);
+      await this.options.dataLoss.settled(); // the connection just came back: first learn whether Redis lost its data
       const until = this.options.dataLoss.waitUntil(this.leases.ms);
       if (until === undefined || this.closed) return undefined;
       await sleep(Math.min(RESTORE_POLL_MS, Math.max(1, until - Date.now())));

@@ -6,7 +6,8 @@
  *       c created ms, h handshook, hs handshake id, st state, v version,
  *       k calls running), its outbox bookkeeping (n next frame id, w last
  *       frame written to a stream, f first frame kept, by bytes kept, wb bytes
- *       of written frames kept), s, the nonce of the stream holding it, and
+ *       of written frames kept), pb:<instance> the last batch of frames each
+ *       instance pushed into it, s, the nonce of the stream holding it, and
  *       one field per call running for it that holds a lease (leases.ts),
  *       named by the lease member "a2e:<session id>:<call id>": what the
  *       answer of a lost call needs (JSON: r request id, t tool, c created s),
@@ -119,31 +120,40 @@ return f
 `);
 
 /**
- * KEYS: hash, outbox, leases. ARGV: field count, then field/value pairs, then
- * per frame: the lease member it ends ("" none: the frame is no call's final
- * answer) and its JSON. A call's answer ends its lease; it is dropped when
- * another instance answered the call already (its lease had lapsed).
+ * KEYS: hash, outbox, leases. ARGV: the pusher's field ("pb:<instance>") and
+ * the batch's number (growing per instance; a batch already written, whose
+ * reply was lost, is not written again), field count, then field/value pairs,
+ * then per frame: the lease member it ends ("" none: the frame is no call's
+ * final answer) and its JSON. A call's answer ends its lease; it is dropped
+ * when another instance answered the call already (its lease had lapsed).
  * → {frames not yet written, bytes kept, version, last frame id}, or {-1}
  * when the session is gone or closed (the frames are dropped).
  */
 export const PUSH = new Script(`
 local st = redis.call('HGET', KEYS[1], 'st')
 if (not st) or st == 'closed' then
-  for i = 2 + tonumber(ARGV[1]), #ARGV, 2 do
+  for i = 4 + tonumber(ARGV[3]), #ARGV, 2 do
     if ARGV[i] ~= '' then redis.call('ZREM', KEYS[3], ARGV[i]) end
   end
   return {-1}
 end
-local nf = tonumber(ARGV[1])
+local function state(n, by)
+  return {n - 1 - tonumber(redis.call('HGET', KEYS[1], 'w')), by, tonumber(redis.call('HGET', KEYS[1], 'v')), n - 1}
+end
+if tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1') >= tonumber(ARGV[2]) then
+  return state(tonumber(redis.call('HGET', KEYS[1], 'n')), tonumber(redis.call('HGET', KEYS[1], 'by')))
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local nf = tonumber(ARGV[3])
 if nf > 0 then
   local set = {}
-  for i = 2, 1 + nf do set[#set + 1] = ARGV[i] end
+  for i = 4, 3 + nf do set[#set + 1] = ARGV[i] end
   redis.call('HSET', KEYS[1], unpack(set))
   redis.call('HINCRBY', KEYS[1], 'v', 1)
 end
 local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
 local by = tonumber(redis.call('HGET', KEYS[1], 'by'))
-for i = 2 + nf, #ARGV, 2 do
+for i = 4 + nf, #ARGV, 2 do
   local member, keep = ARGV[i], true
   if member ~= '' then
     redis.call('ZREM', KEYS[3], member)
@@ -158,7 +168,7 @@ for i = 2 + nf, #ARGV, 2 do
 end
 redis.call('HSET', KEYS[1], 'n', n, 'by', by)
 redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]) + ${CLOSED_KEEP_MS})
-return {n - 1 - tonumber(redis.call('HGET', KEYS[1], 'w')), by, tonumber(redis.call('HGET', KEYS[1], 'v')), n - 1}
+return state(n, by)
 `);
 
 const ENTRY_BYTES_FN = `
@@ -287,7 +297,8 @@ return 1
  * binding and handshake, frame ids going on after the last one this instance wrote or pushed (never reused, so
  * a client's Last-Event-ID stays valid), the stream this instance holds, the calls running here (count and
  * leases). The instance that re-creates it adds `notice` as its first frame (answers queued in Redis were lost
- * with it); another one only raises the frame ids to its floor and adds what it holds.
+ * with it); another one raises the frame ids to its floor, fills in a binding or handshake left empty, and adds
+ * what it holds.
  * KEYS: hash, outbox, all, owner zset, leases. ARGV: now, idle ms, p, b, q, a, c, h, hs, st, first frame id,
  * nonce of the stream held here (""), notice JSON, lease ms, then per call: member, answer JSON.
  * → 1 re-created, 0 it was there.
@@ -305,8 +316,12 @@ if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('ZADD', KEYS[4], now, sid)
   redis.call('PEXPIRE', KEYS[4], idle)
   created = 1
-elseif tonumber(redis.call('HGET', KEYS[1], 'n')) < floor then
-  redis.call('HSET', KEYS[1], 'n', floor)
+else
+  if tonumber(redis.call('HGET', KEYS[1], 'n')) < floor then redis.call('HSET', KEYS[1], 'n', floor) end
+  -- What another instance put back may be older than what this one knows: a binding and a handshake only get set.
+  if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'p') == '' then redis.call('HSET', KEYS[1], 'p', ARGV[3], 'b', ARGV[4]) end
+  if ARGV[8] == '1' then redis.call('HSET', KEYS[1], 'h', '1') end
+  if ARGV[9] ~= '' and redis.call('HGET', KEYS[1], 'hs') == '' then redis.call('HSET', KEYS[1], 'hs', ARGV[9]) end
 end
 if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 's') == '' then redis.call('HSET', KEYS[1], 's', ARGV[12]) end
 local t = redis.call('TIME')

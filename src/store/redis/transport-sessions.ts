@@ -123,6 +123,9 @@ export class RedisA2eTransport implements A2eTransport {
   private readonly logger: Logger;
   private readonly leases: Leases;
   private readonly dataLoss: DataLoss;
+  /** The field of a session's record that holds the last batch this instance pushed into it, and the batches' counter. */
+  private readonly pusher = `pb:${randomBytes(8).toString('hex')}`;
+  private batches = 0;
   /** Calls running here that hold a lease, by lease member. */
   private readonly leased = new Map<string, { handle: RedisSessionHandle; call: Call }>();
 
@@ -460,6 +463,12 @@ export class RedisA2eTransport implements A2eTransport {
         ]).catch(() => undefined);
         if (flat === null && this.dataLoss.recent(this.restoreWindowMs)) await this.restore(holder.sid).catch(() => undefined);
         else if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
+        else if (flat) {
+          // Kept up to date, in case this instance has to put the session back.
+          const rec = parseRecord(flat);
+          holder.binding = SessionBinding.restore(holder.sid, rec);
+          holder.handshakeId = rec.handshakeId;
+        }
       }),
       ...[...this.handles.values()].map(async (h) => {
         if (h.calls.size === 0 && h.inbox.size === 0 && !h.outbox.busy) {
@@ -506,10 +515,15 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   /** For handles: the script runs. `frames`: per frame, the lease member its answer ends ("" none) and its JSON. */
-  pushFrames(sid: string, fields: string[], frames: string[]): Promise<[number, number, number?, number?]> {
+  pushFrames(sid: string, fields: string[], frames: string[], batch: number): Promise<[number, number, number?, number?]> {
     return this.redis.run('queueing an A2E transport answer', (c) =>
-      PUSH.run<[number, number, number?, number?]>(c, [this.hashKey(sid), this.outboxKey(sid), this.leases.key], [fields.length, ...fields, ...frames]),
+      PUSH.run<[number, number, number?, number?]>(c, [this.hashKey(sid), this.outboxKey(sid), this.leases.key], [this.pusher, batch, fields.length, ...fields, ...frames]),
     );
+  }
+
+  /** The number of the next batch of frames this instance pushes (into any session). */
+  nextBatch(): number {
+    return this.batches++;
   }
 
   /** How long after Redis lost its data a session found missing is put back rather than taken for expired, ms. */
@@ -533,7 +547,7 @@ export class RedisA2eTransport implements A2eTransport {
     const holder = this.held.get(sid);
     const h = this.handles.get(sid);
     const binding = h?.binding ?? holder?.binding;
-    if (!binding) return;
+    if (!binding || ((h?.state === 'closing' || h?.state === 'closed') && !holder)) return; // closed here: nothing to put back
     const handshakeId = h?.handshakeId ?? holder?.handshakeId ?? '';
     const state = h && h.state !== 'open' ? 'draining' : 'open';
     const floor = Math.max(holder?.last ?? -1, h?.outbox.lastPushed ?? -1) + 1;
@@ -852,41 +866,43 @@ class RedisOutbox {
   }
 
   private async flush(): Promise<void> {
-    let failingSince: number | undefined;
     let restored = false;
     while (this.queue.length) {
       const frames = this.queue;
       this.queue = [];
       const fields = this.session.changedFields();
-      try {
-        const [pending, bytes, version, last] = await this.transport.pushFrames(this.session.id, fields, frames);
-        failingSince = undefined;
-        if (pending < 0 && !restored && (await this.transport.sessionLost(this.session.id))) {
-          restored = true; // once until a push succeeds: a session closed meanwhile stays closed
-          this.queue = [...frames, ...this.queue];
-          if (fields.length) this.session.forgetSaved();
-          continue;
-        }
-        this.done(frames);
-        if (pending >= 0) {
-          restored = false;
-          if (last !== undefined) this.lastPushed = Math.max(this.lastPushed, last);
-          this.pending = pending;
-          this.bytes = bytes;
-          if (version !== undefined) this.session.version = version;
-        }
-      } catch (err) {
-        failingSince ??= Date.now();
-        if (Date.now() - failingSince > this.transport.retryForMs) {
-          this.transport.log.error({ err, dropped: (frames.length + this.queue.length) >> 1 }, 'A2E transport answers could not be stored in Redis; dropped them');
-          this.done([...frames, ...this.queue]);
-          this.queue = [];
-          this.queuedBytes = 0;
+      // One number per batch, sent again with it on a retry: a batch Redis wrote before its reply was lost is not written twice.
+      const batch = this.transport.nextBatch();
+      let failingSince: number | undefined;
+      for (;;) {
+        try {
+          const [pending, bytes, version, last] = await this.transport.pushFrames(this.session.id, fields, frames, batch);
+          if (pending < 0 && !restored && (await this.transport.sessionLost(this.session.id))) {
+            restored = true; // once until a push succeeds: a session closed meanwhile stays closed
+            continue;
+          }
+          this.done(frames);
+          if (pending >= 0) {
+            restored = false;
+            if (last !== undefined) this.lastPushed = Math.max(this.lastPushed, last);
+            this.pending = pending;
+            this.bytes = bytes;
+            if (version !== undefined) this.session.version = version;
+          }
           break;
+        } catch (err) {
+          failingSince ??= Date.now();
+          if (Date.now() - failingSince > this.transport.retryForMs) {
+            this.transport.log.error({ err, dropped: (frames.length + this.queue.length) >> 1 }, 'A2E transport answers could not be stored in Redis; dropped them');
+            this.done([...frames, ...this.queue]);
+            if (fields.length) this.session.forgetSaved();
+            this.queue = [];
+            this.queuedBytes = 0;
+            this.flushing = undefined;
+            return;
+          }
+          await new Promise((r) => setTimeout(r, 250));
         }
-        this.queue = [...frames, ...this.queue];
-        if (fields.length) this.session.forgetSaved();
-        await new Promise((r) => setTimeout(r, 250));
       }
     }
     this.flushing = undefined;
