@@ -40,7 +40,7 @@ it('a batch pushed again with its number (its reply was lost) is written once; t
   expect(await redis.xLen(OUTBOX)).toBe(2);
   expect(again[3]).toBe(1); // the last frame id, as written the first time
   await push(1, '', '{"type":"pong","id":"3"}');
-  expect((await redis.xRange(OUTBOX, '-', '+')).map((e) => e.id)).toEqual(['1-0', '1-1', '1-2']);
+  expect(((await redis.xRange(OUTBOX, '-', '+')) ?? []).map((e) => e.id)).toEqual(['1-0', '1-1', '1-2']);
 });
 
 it('a call answered by another instance after its lease lapsed: the lost answer is written once, the owner\'s late answer is dropped', async () => {
@@ -53,7 +53,7 @@ it('a call answered by another instance after its lease lapsed: the lost answer 
   // A lease re-taken for it (its owner, back, found it missing) is refused: the call was answered.
   expect(await LEASE_CALL.run(redis as never, [HASH, LEASES], [member, '{"r":"req-1","t":"hold","c":1}', 1000, 0])).toBe(0);
   await push(0, member, '{"type":"tool/call/resp","id":"late"}');
-  const frames = (await redis.xRange(OUTBOX, '-', '+')).map((e) => e.message.d);
+  const frames = ((await redis.xRange(OUTBOX, '-', '+')) ?? []).map((e) => e?.message?.d);
   expect(frames).toEqual(['{"type":"tool/call/resp","id":"lost"}']);
   expect(await redis.zScore(LEASES, member)).toBeNull();
 });
@@ -81,6 +81,6 @@ it('a session put back by two instances ends with the binding and handshake the 
     expect(results).toEqual([1, 0]);
     expect(await redis.hmGet(HASH, ['h', 'hs', 'p'])).toEqual(['1', 'hs-1', '=alice']);
     expect(Number(await redis.hGet(HASH, 'n'))).toBeGreaterThanOrEqual(12);
-    expect((await redis.xRange(OUTBOX, '-', '+')).map((e) => e.message.d)).toEqual(['{"type":"error","id":"notice"}']);
+    expect(((await redis.xRange(OUTBOX, '-', '+')) ?? []).map((e) => e?.message?.d)).toEqual(['{"type":"error","id":"notice"}']);
   }
 });
