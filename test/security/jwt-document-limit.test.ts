@@ -35,7 +35,8 @@ describe('identity-provider documents larger than 1 MiB', () => {
   const sent = { bytes: 0 };
   let endlessDiscovery: SecureGateway;
   let bigKeys: SecureGateway;
-  let token = '';
+  /** A token for each issuer: one naming another issuer is refused before anything is fetched. */
+  const tokens: Record<string, string> = {};
 
   beforeAll(async () => {
     const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
@@ -54,13 +55,15 @@ describe('identity-provider documents larger than 1 MiB', () => {
     const gateway = (path: string) =>
       startSecureGateway({ config: { auth: { jwt: { issuer: `${issuer}/${path}`, audience: 'a2e', jwks_cooldown_s: 0 } }, sessions: { required: false } } });
     [endlessDiscovery, bigKeys] = await Promise.all([gateway('endless'), gateway('big')]);
-    token = await new SignJWT({ sub: 'alice' })
-      .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-      .setIssuer(`${issuer}/big`)
-      .setAudience('a2e')
-      .setIssuedAt()
-      .setExpirationTime('5m')
-      .sign(privateKey);
+    for (const path of ['endless', 'big']) {
+      tokens[path] = await new SignJWT({ sub: 'alice' })
+        .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+        .setIssuer(`${issuer}/${path}`)
+        .setAudience('a2e')
+        .setIssuedAt()
+        .setExpirationTime('5m')
+        .sign(privateKey);
+    }
   }, 60_000);
   afterAll(async () => {
     await Promise.all([endlessDiscovery?.close(), bigKeys?.close()]);
@@ -71,7 +74,7 @@ describe('identity-provider documents larger than 1 MiB', () => {
   const refusal = (gw: SecureGateway) => gw.log.records.find((r) => r.msg.startsWith('JWT refused'))?.msg;
 
   it('an endless discovery document is cut off after 1 MiB: the token is refused saying why, the gateway goes on', async () => {
-    const r = await post(`${endlessDiscovery.url}/tool/call`, callBody('echo', { text: 'hi' }), { Authorization: `Bearer ${token}` });
+    const r = await post(`${endlessDiscovery.url}/tool/call`, callBody('echo', { text: 'hi' }), { Authorization: `Bearer ${tokens.endless}` });
     expect(r.status).toBe(401);
     expect(refusal(endlessDiscovery)).toBe(
       `JWT refused: could not check the token: ${issuer}/endless/.well-known/openid-configuration answered with more than ${MiB} bytes, more than a discovery document or key set has; check the identity provider's URL`,
@@ -82,7 +85,7 @@ describe('identity-provider documents larger than 1 MiB', () => {
   }, 60_000);
 
   it('a key set over 1 MiB is not read: the token it would check is refused saying why', async () => {
-    const r = await post(`${bigKeys.url}/tool/call`, callBody('echo', { text: 'hi' }), { Authorization: `Bearer ${token}` });
+    const r = await post(`${bigKeys.url}/tool/call`, callBody('echo', { text: 'hi' }), { Authorization: `Bearer ${tokens.big}` });
     expect(r.status).toBe(401);
     expect(refusal(bigKeys)).toBe(
       `JWT refused: could not check the token: ${issuer}/big/keys answered with more than ${MiB} bytes, more than a discovery document or key set has; check the identity provider's URL`,
