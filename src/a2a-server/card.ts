@@ -32,7 +32,8 @@ export function agentCard({ config, version, endpoint, tools, bearer }: CardOpti
       { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
     ],
-    capabilities: { streaming: true, pushNotifications: false },
+    // extendedAgentCard: GetExtendedAgentCard answers the card of the caller's token (its skills).
+    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: true },
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
     skills: tools.map(skillOf),
@@ -40,6 +41,7 @@ export function agentCard({ config, version, endpoint, tools, bearer }: CardOpti
     protocolVersion: '0.3.0',
     url: endpoint,
     preferredTransport: 'JSONRPC',
+    supportsAuthenticatedExtendedCard: true,
   };
   if (bearer) {
     card.securitySchemes = {

@@ -2,8 +2,8 @@
  * Which tool an A2A message asks for, and with which arguments. Never a
  * guess: the skill is named by `metadata.skillId` (what A2A clients,
  * this gateway's own included, send) or by a data part
- * `{"tool_name", "arguments"}`; otherwise the message is refused with the
- * list of skills.
+ * `{"tool_name", "arguments"}`; else `a2a_server.default_skill` when the
+ * operator set one; otherwise the message is refused with the list of skills.
  *
  * Arguments: a data part's object; or, for a tool with exactly one required
  * string parameter, the message's text (so a gateway's A2A-backed tool,
@@ -38,12 +38,14 @@ const listed = (skills: readonly string[]) =>
  * Read the message of SendMessage/SendStreamingMessage params.
  * `tool(name)` is the definition of a tool the caller may call (undefined
  * otherwise: the engine then refuses it with its own error); `skills()` the
- * names the caller may call, for error messages.
+ * names the caller may call, for error messages; `defaultSkill` the skill of
+ * a message that names none (a2a_server.default_skill).
  */
 export function readToolRequest(
   params: Json,
   tool: (name: string) => ToolDefinition | undefined,
   skills: () => string[],
+  defaultSkill?: string,
 ): ToolRequest {
   const message = params.message;
   if (!isObject(message) || !Array.isArray(message.parts)) {
@@ -57,12 +59,12 @@ export function readToolRequest(
   const messageId = typeof message.messageId === 'string' ? message.messageId : '';
   const contextId = typeof message.contextId === 'string' ? message.contextId : '';
 
-  const toolName = skillId ?? (call?.tool_name as string | undefined);
+  const toolName = skillId ?? (call?.tool_name as string | undefined) ?? defaultSkill;
   if (!toolName) {
     throw new RpcError(
       RPC.INVALID_PARAMS,
       `the message does not say which skill to run: set message.metadata.skillId to one of ${listed(skills())}, ` +
-        'or send a data part {"tool_name": "<skill>", "arguments": {…}}',
+        'or send a data part {"tool_name": "<skill>", "arguments": {…}} (the operator may also set a2a_server.default_skill)',
       { skills: skills() },
     );
   }

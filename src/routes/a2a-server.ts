@@ -52,6 +52,7 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
     logger: deps.logger,
     callTimeoutS: config.call_timeout_s,
     retainS: deps.retainS,
+    defaultSkill: config.default_skill,
   });
   const principalOf = (c: Context) => c.get('principal')?.name ?? null;
 
@@ -96,6 +97,7 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
         logger,
         onClientGone: (fn) => onClientGone(c, fn),
         admit: deps.admit && (() => deps.admit!(caller.principal, caller.sessionId)),
+        card: (tools) => agentCard({ config, version: deps.version, endpoint: publicUrl(c, deps.urls, config.path), tools, bearer: deps.bearer }),
       });
       if ('result' in outcome) return sendJson(c, rpcResult(req.id, outcome.result));
       return streamRpc(c, req.id, outcome.stream, deps.limits.heartbeatS, logger);
