@@ -211,7 +211,7 @@ describe('a message naming a task (message.taskId)', () => {
 });
 
 describe('GetExtendedAgentCard', () => {
-  it("is advertised on the card and answers the caller's own card (the skills of its token), in both dialects", async () => {
+  it("with auth: is advertised on the card and answers the caller's own card (the skills of its token), in both dialects", async () => {
     const card = await (await fetch(`${gw.url}/.well-known/agent-card.json`)).json();
     expect(card.capabilities.extendedAgentCard).toBe(true);
     expect(card.supportsAuthenticatedExtendedCard).toBe(true);
@@ -223,6 +223,17 @@ describe('GetExtendedAgentCard', () => {
     const bob = await rpc('agent/getAuthenticatedExtendedCard', {}, { as: 'bob', dialect: '0.3' });
     expect(bob.result.skills.map((s: any) => s.id)).toEqual(['echo']);
     expect(bob.result).toMatchObject({ name: card.name, url: `${gw.url}/a2a`, protocolVersion: '0.3.0' });
+  });
+
+  it('without auth: not advertised (the public card lists every skill) and answered with -32007', async () => {
+    const card = await (await fetch(`${open.url}/.well-known/agent-card.json`)).json();
+    expect(card.capabilities).not.toHaveProperty('extendedAgentCard');
+    expect(card).not.toHaveProperty('supportsAuthenticatedExtendedCard');
+    expect(card.skills.map((s: any) => s.id)).toContain('echo');
+    for (const [method, dialect] of [['GetExtendedAgentCard', '1.0'], ['agent/getAuthenticatedExtendedCard', '0.3']] as const) {
+      const res = await rpc(method, {}, { url: open.url, dialect });
+      expect(res.error, method).toMatchObject({ code: -32007, message: expect.stringMatching(/no extended card: without auth .* already lists every skill/) });
+    }
   });
 });
 

@@ -32,8 +32,7 @@ export function agentCard({ config, version, endpoint, tools, bearer }: CardOpti
       { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
       { url: endpoint, protocolBinding: 'JSONRPC', protocolVersion: '0.3' },
     ],
-    // extendedAgentCard: GetExtendedAgentCard answers the card of the caller's token (its skills).
-    capabilities: { streaming: true, pushNotifications: false, extendedAgentCard: true },
+    capabilities: { streaming: true, pushNotifications: false },
     defaultInputModes: MODES,
     defaultOutputModes: MODES,
     skills: tools.map(skillOf),
@@ -41,7 +40,6 @@ export function agentCard({ config, version, endpoint, tools, bearer }: CardOpti
     protocolVersion: '0.3.0',
     url: endpoint,
     preferredTransport: 'JSONRPC',
-    supportsAuthenticatedExtendedCard: true,
   };
   if (bearer) {
     card.securitySchemes = {
@@ -53,6 +51,9 @@ export function agentCard({ config, version, endpoint, tools, bearer }: CardOpti
     };
     card.securityRequirements = [{ schemes: { bearer: { list: [] } } }];
     card.security = [{ bearer: [] }];
+    // GetExtendedAgentCard: the card of the caller's token, with its skills (the public one lists none).
+    (card.capabilities as Record<string, unknown>).extendedAgentCard = true;
+    card.supportsAuthenticatedExtendedCard = true;
   }
   return card;
 }

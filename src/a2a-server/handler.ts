@@ -51,8 +51,8 @@ export interface RpcContext {
   onClientGone(fn: () => void): () => void;
   /** A call's shared admission (store.kind redis), taken before it starts; undefined when it needs none. */
   admit?(): Promise<Admitted> | undefined;
-  /** The agent card this caller reads (its skills), for GetExtendedAgentCard. */
-  card(skills: ToolDefinition[]): Record<string, unknown>;
+  /** The agent card this caller reads (its skills), for GetExtendedAgentCard; unset when auth is off (the public card lists every skill). */
+  card?(skills: ToolDefinition[]): Record<string, unknown>;
 }
 
 /** Results of one stream, followed live; `close()` stops following (the task runs on). */
@@ -115,6 +115,12 @@ export class A2AHandler {
         return { result: listTasks(own, query, WIRES[ctx.dialect]) };
       }
       case 'card':
+        if (!ctx.card) {
+          throw new RpcError(
+            RPC.EXTENDED_CARD_NOT_CONFIGURED,
+            `${req.method}: this agent has no extended card: without auth (bearer tokens) every caller is the same, and the public card (/.well-known/agent-card.json) already lists every skill`,
+          );
+        }
         return { result: ctx.card(this.skills(ctx.caller)) };
       case 'push':
         throw new RpcError(

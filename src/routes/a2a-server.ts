@@ -97,7 +97,7 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
         logger,
         onClientGone: (fn) => onClientGone(c, fn),
         admit: deps.admit && (() => deps.admit!(caller.principal, caller.sessionId)),
-        card: (tools) => agentCard({ config, version: deps.version, endpoint: publicUrl(c, deps.urls, config.path), tools, bearer: deps.bearer }),
+        card: deps.bearer ? (tools) => agentCard({ config, version: deps.version, endpoint: publicUrl(c, deps.urls, config.path), tools, bearer: true }) : undefined,
       });
       if ('result' in outcome) return sendJson(c, rpcResult(req.id, outcome.result));
       return streamRpc(c, req.id, outcome.stream, deps.limits.heartbeatS, logger);
