@@ -296,3 +296,22 @@ describe('a2a_server.default_skill', () => {
     expect(unset.error).toMatchObject({ code: -32602, message: expect.stringMatching(/does not say which skill to run.*a2a_server\.default_skill/) });
   });
 });
+
+describe('a message missing what every A2A message must have', () => {
+  it('is invalid params (-32602) saying what is missing, and starts no task', async () => {
+    const before = (await rpc('ListTasks', {}, { url: open.url })).result.totalSize;
+    const cases: [Record<string, unknown>, '1.0' | '0.3', RegExp][] = [
+      [{ messageId: 'e1', role: 'ROLE_USER', parts: [] }, '1.0', /non-empty "parts" array/],
+      [{ role: 'ROLE_USER', parts: [{ text: 'x' }] }, '1.0', /must have a "messageId"/],
+      [{ messageId: 'e2', parts: [{ text: 'x' }] }, '1.0', /must have a "role": "ROLE_USER"/],
+      [{ messageId: 'e3', role: 'ROLE_USER', parts: [{ type: 'unsupported_type' }] }, '1.0', /parts\[0\] must hold one of "text", "data"/],
+      [{ kind: 'message', messageId: 'e4', role: 'user', parts: [{ type: 'unsupported_type', text: 'x' }] }, '0.3', /parts\[0\] must have "kind": "text", "file" or "data"/],
+      [{ kind: 'message', messageId: 'e5', parts: [{ kind: 'text', text: 'x' }] }, '0.3', /must have a "role": "user"/],
+    ];
+    for (const [message, dialect, why] of cases) {
+      const res = await rpc(dialect === '1.0' ? 'SendMessage' : 'message/send', { message }, { url: open.url, dialect });
+      expect(res.error, JSON.stringify(message)).toMatchObject({ code: -32602, message: expect.stringMatching(why) });
+    }
+    expect((await rpc('ListTasks', {}, { url: open.url })).result.totalSize).toBe(before);
+  });
+});

@@ -19,7 +19,7 @@ import { asGatewayError, type Admitted, type Call, type CallStore, type Caller, 
 import { PROTOCOL_VERSION, newId, nowTs, type ToolCallRequest, type ToolDefinition, type ToolEvent } from '../protocol/index.js';
 import { RPC, RpcError, asRpcError, type RpcRequest } from './jsonrpc.js';
 import { listTasks, readListQuery } from './list.js';
-import { readToolRequest } from './message.js';
+import { checkMessage, readToolRequest } from './message.js';
 import { chunkArtifact, eventText, resultArtifact, snapshot, taskState } from './tasks.js';
 import { WIRES, type Wire } from './wire.js';
 
@@ -162,6 +162,7 @@ export class A2AHandler {
     const { engine } = this.deps;
     let wanted: ReturnType<typeof readToolRequest>;
     try {
+      checkMessage(params.message, ctx.dialect);
       this.refuseFollowUp(params, ctx);
       wanted = readToolRequest(
         params,

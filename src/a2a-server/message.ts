@@ -9,7 +9,7 @@
  * string parameter, the message's text (so a gateway's A2A-backed tool,
  * which sends its `task` as text, reaches another gateway's tools).
  */
-import { partsText } from '../a2a/dialect.js';
+import { partsText, type DialectName } from '../a2a/dialect.js';
 import type { ToolDefinition } from '../protocol/index.js';
 import { RPC, RpcError } from './jsonrpc.js';
 
@@ -29,6 +29,38 @@ export interface ToolRequest {
 function dataOf(part: unknown): unknown {
   if (!isObject(part) || part.data === undefined) return undefined;
   return part.kind === undefined || part.kind === 'data' ? part.data : undefined;
+}
+
+const ROLES = new Set(['ROLE_USER', 'ROLE_AGENT', 'user', 'agent']);
+/** What a part carries, by dialect: 0.3 tags it with `kind`; 1.0 holds one member per content. */
+const KINDS_03 = new Set(['text', 'file', 'data']);
+const CONTENT_10 = ['text', 'data', 'file', 'raw', 'url'];
+
+/**
+ * Check the fields every A2A message must have (messageId, role, at least one
+ * part, each part of a kind the dialect knows), before anything is started:
+ * a message missing one is invalid params (-32602), not a task that fails.
+ */
+export function checkMessage(message: unknown, dialect: DialectName): void {
+  const bad = (what: string) => new RpcError(RPC.INVALID_PARAMS, `params.message ${what}`);
+  if (!isObject(message)) throw bad('must be an A2A message: {messageId, role, parts}');
+  if (!Array.isArray(message.parts) || message.parts.length === 0) throw bad('must have a non-empty "parts" array');
+  if (typeof message.messageId !== 'string' || !message.messageId) throw bad('must have a "messageId" (a non-empty string the client chooses)');
+  if (typeof message.role !== 'string' || !ROLES.has(message.role)) {
+    throw bad(`must have a "role": ${dialect === '1.0' ? '"ROLE_USER"' : '"user"'}`);
+  }
+  message.parts.forEach((part, i) => {
+    const known =
+      isObject(part) &&
+      (dialect === '0.3' ? typeof part.kind === 'string' && KINDS_03.has(part.kind) : CONTENT_10.some((k) => part[k] !== undefined));
+    if (!known) {
+      throw bad(
+        dialect === '0.3'
+          ? `parts[${i}] must have "kind": "text", "file" or "data"`
+          : `parts[${i}] must hold one of ${CONTENT_10.map((k) => `"${k}"`).join(', ')}`,
+      );
+    }
+  });
 }
 
 const listed = (skills: readonly string[]) =>
