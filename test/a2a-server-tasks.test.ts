@@ -315,3 +315,25 @@ describe('a message missing what every A2A message must have', () => {
     expect((await rpc('ListTasks', {}, { url: open.url })).result.totalSize).toBe(before);
   });
 });
+
+describe('errors for a client that reads an event stream', () => {
+  it('a request accepting only text/event-stream gets its JSON-RPC error as one SSE event; other requests get JSON', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 'sub-1', method: 'SubscribeToTask', params: { id: 'no-such-task' } });
+    const stream = await openSse(`${gw.url}/a2a`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream', Authorization: `Bearer ${TOKENS.alice}`, ...V1 },
+      body,
+    });
+    expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const events = (await stream.rest()).map((e) => e.json);
+    expect(events).toEqual([{ jsonrpc: '2.0', id: 'sub-1', error: { code: -32001, message: expect.stringMatching(/no task "no-such-task"/), data: { id: 'no-such-task' } } }]);
+
+    const json = await fetch(`${gw.url}/a2a`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', Authorization: `Bearer ${TOKENS.alice}`, ...V1 },
+      body,
+    });
+    expect(json.headers.get('content-type')).toMatch(/^application\/json/);
+    expect((await json.json()).error.code).toBe(-32001);
+  });
+});

@@ -104,6 +104,13 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
     } catch (err) {
       const e = asRpcError(err);
       if (e.code === RPC.INTERNAL_ERROR && !(err instanceof GatewayError)) logger.error({ err, path: c.req.path }, 'A2A request failed');
+      // A client that accepts only an event stream (a streaming method's) reads its error from one.
+      if (acceptsOnlySse(requestHeader(c, 'accept'))) {
+        return streamSse(c, { heartbeatS: deps.limits.heartbeatS }, (sink) => {
+          sink.write(sseFrame(undefined, JSON.stringify(rpcError(id, e))));
+          return Promise.resolve();
+        });
+      }
       return sendJson(c, rpcError(id, e));
     }
   });
@@ -137,6 +144,9 @@ function a2aCaller(c: Context, deps: A2AServerRouteDeps, inputBytes = 0): Caller
     return refused(err);
   }
 }
+
+const acceptsOnlySse = (accept: string | undefined) =>
+  accept !== undefined && accept.includes('text/event-stream') && !/application\/json|\*\/\*/.test(accept);
 
 function parseBody(bytes: Uint8Array, maxDepth: number): unknown {
   if (bytes.byteLength === 0) throw new RpcError(RPC.INVALID_REQUEST, 'request body is empty; send a JSON-RPC 2.0 request (Content-Type: application/json)');
