@@ -180,7 +180,7 @@ describe('a message naming a task (message.taskId)', () => {
   it('an unknown task is not found (-32001) and starts nothing', async () => {
     const before = await count();
     const res = await followUp('no-such-task');
-    expect(res.error).toMatchObject({ code: -32001, message: expect.stringMatching(/no task "no-such-task"/) });
+    expect(res.error).toMatchObject({ code: -32001, message: expect.stringMatching(/task "no-such-task" not found: it was never started here/) });
     expect(await count()).toBe(before);
   });
 
@@ -326,7 +326,7 @@ describe('errors for a client that reads an event stream', () => {
     });
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
     const events = (await stream.rest()).map((e) => e.json);
-    expect(events).toEqual([{ jsonrpc: '2.0', id: 'sub-1', error: { code: -32001, message: expect.stringMatching(/no task "no-such-task"/), data: { id: 'no-such-task' } } }]);
+    expect(events).toEqual([{ jsonrpc: '2.0', id: 'sub-1', error: { code: -32001, message: expect.stringMatching(/task "no-such-task" not found: it was never started here/), data: { id: 'no-such-task' } } }]);
 
     const json = await fetch(`${gw.url}/a2a`, {
       method: 'POST',

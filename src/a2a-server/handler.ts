@@ -244,7 +244,7 @@ export class A2AHandler {
     if (!call || !ctx.owns(call)) {
       throw new RpcError(
         RPC.TASK_NOT_FOUND,
-        `no task "${id.slice(0, 100)}": it was never started here, or it finished more than ${this.deps.retainS} s ago (calls.retain_s) and was dropped`,
+        `task "${id.slice(0, 100)}" not found: it was never started here, or it finished more than ${this.deps.retainS} s ago (calls.retain_s) and was dropped`,
         { id },
       );
     }
