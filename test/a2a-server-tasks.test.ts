@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatedPlugin, type GateControl } from './helpers/gated.js';
-import { openSse, postJson, startGateway, type TestGateway } from './helpers/server.js';
+import { callBody, openSse, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 const TOKENS = { alice: 'alice-secret', bob: 'bob-secret' };
@@ -23,6 +23,7 @@ beforeAll(async () => {
   gated = gatedPlugin();
   gw = await startGateway({
     config: {
+      sessions: { required: false }, // so a test can call a tool through POST /tool/call too
       auth: {
         tokens: [
           { name: 'alice', token_sha256: sha256(TOKENS.alice) },
@@ -82,6 +83,9 @@ describe('ListTasks', () => {
     const a1 = await echo('alice', 'one', ctx);
     const a2 = await echo('alice', 'two', ctx);
     const b1 = await echo('bob', 'bobs', ctx);
+    // A call resource of POST /tool/calls is no A2A task, even with the same correlation id and token.
+    const rest = await postJson(`${gw.url}/tool/calls`, callBody('echo', { text: 'rest' }, { correlation_id: ctx }), { Authorization: `Bearer ${TOKENS.alice}` });
+    expect(rest.json.call_id, JSON.stringify(rest.json)).toEqual(expect.any(String));
 
     const alice = await rpc('ListTasks', { contextId: ctx }, { as: 'alice' });
     expect(alice.result).toMatchObject({ totalSize: 2, pageSize: 2, nextPageToken: '' });
@@ -273,6 +277,9 @@ describe('SubscribeToTask and GetTask', () => {
     gated.open(key, 0);
     await finished(task.id);
     const got = await rpc('GetTask', { id: task.id }, { as: 'alice' });
+    // The status time is when the task finished, not when it is read.
+    await new Promise((r) => setTimeout(r, 20));
+    expect((await rpc('GetTask', { id: task.id }, { as: 'alice' })).result.status.timestamp).toBe(got.result.status.timestamp);
     expect(got.result.history).toEqual([
       { messageId: `m-${key}`, role: 'ROLE_USER', parts: [{ data: { key, steps: 1 }, mediaType: 'application/json' }], taskId: task.id, contextId: 'ctx-history', metadata: { skillId: 'gated' } },
     ]);
