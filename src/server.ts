@@ -107,9 +107,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const stores = await openStores(config.store, logger);
   // The plugins and tool registry in force; a reload replaces them.
   let plugins: PluginSet;
+  // Set once the engine exists (no plugin reports a change before: `plugins` is unset until then).
+  let toolsRebuilt = () => {};
   const rebuildTools = () => {
     try {
       plugins.registry.rebuild();
+      toolsRebuilt();
     } catch (err) {
       logger.error({ err }, 'tool list update rejected; keeping the previous tools');
     }
@@ -131,6 +134,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     tracer: telemetry && callTracer,
     limits: { ...engineLimits(config), eventsTotalBytes: config.limits.events_total_bytes },
   });
+  toolsRebuilt = () => engine.toolsRebuilt();
   // Mutated in place by a reload: the admin check holds this very set.
   const admins = new Set(adminNames(config));
   const mcpServe = config.mcp.serve;

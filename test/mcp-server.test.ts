@@ -264,9 +264,14 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(await garbage.json()).toMatchObject({ id: null, error: { code: -32700 } });
     const unknownMethod = await post({ jsonrpc: '2.0', id: 9, method: 'resources/list' }, 'application/json');
     expect(await unknownMethod.json()).toMatchObject({ id: 9, error: { code: -32601 } });
-    const get = await fetch(`${gw.url}/mcp`, { headers: { Accept: 'text/event-stream' } });
-    expect(get.status).toBe(405);
-    await get.text();
+    // GET is the notification stream (test/mcp-list-changed.test.ts): it needs Accept: text/event-stream.
+    const get = await fetch(`${gw.url}/mcp`, { headers: { Accept: 'application/json' } });
+    expect(get.status).toBe(406);
+    expect(await get.json()).toMatchObject({ error: { code: -32600, message: expect.stringMatching(/Accept: text\/event-stream/) } });
+    const del = await fetch(`${gw.url}/mcp`, { method: 'DELETE' });
+    expect(del.status).toBe(405);
+    expect(del.headers.get('allow')).toBe('GET, POST');
+    await del.text();
   });
 
   it('writes a tools/call answer as the exact JSON of its reply, whichever way it is built', async () => {

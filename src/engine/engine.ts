@@ -19,6 +19,7 @@ import { writeCallLine } from './call-line.js';
 import type { Logger } from './plugin.js';
 import { allowAll, type Caller, type Policy } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
+import { ToolListWatch } from './tool-list-watch.js';
 import type { CallTracer } from './tracing.js';
 
 /** The end of an unknown_tool message without suggestions (a door with its own way to list tools swaps it). */
@@ -82,6 +83,8 @@ export interface EngineSettings {
 export class Engine {
   /** Call lifecycle events for live watchers (GET /admin/events); idle unless watched. */
   readonly activity = new ActivityFeed();
+  /** Told when the listed tools change (the MCP doors' list_changed); see `toolsRebuilt`. */
+  readonly toolList = new ToolListWatch(() => this.tools.all());
   private tools: ToolRegistry;
   private readonly logger: Logger;
   private limits: EngineLimits;
@@ -139,6 +142,12 @@ export class Engine {
     this.tools = settings.registry;
     this.limits = { ...settings.limits, eventsTotalBytes: this.limits.eventsTotalBytes };
     this.lastCallLimits = undefined;
+    this.toolList.changed(true);
+  }
+
+  /** The registry re-read its plugins' tools (one changed its list): watchers hear of it if the list differs. */
+  toolsRebuilt(): void {
+    this.toolList.changed();
   }
 
   /** Bytes of events held by running calls now (for metrics and tests). */

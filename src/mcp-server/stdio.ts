@@ -21,6 +21,8 @@ export interface McpStdioOptions {
 export async function serveMcpStdio({ door, input, output, logger, caller }: McpStdioOptions): Promise<void> {
   const send = (message: unknown) => output.write(`${JSON.stringify(message)}\n`);
   const pending = new Set<Promise<void>>();
+  // Told once the client has initialized (nothing but the answer may come before): the tools it listed changed.
+  let stopWatching: (() => void) | undefined;
   const lines = createInterface({ input, crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.trim()) continue;
@@ -32,7 +34,10 @@ export async function serveMcpStdio({ door, input, output, logger, caller }: Mcp
       continue;
     }
     const outcome = door.handle(message, { caller, logger, scope: 'stdio', inputBytes: Buffer.byteLength(line) });
-    if (outcome.kind === 'reply') send(outcome.message);
+    if (outcome.kind === 'reply') {
+      send(outcome.message);
+      if (outcome.initialized) stopWatching ??= door.onToolListChanged(send);
+    }
     else if (outcome.kind === 'call') {
       const { call, id, progressToken } = outcome;
       const done = (async () => {
@@ -53,5 +58,6 @@ export async function serveMcpStdio({ door, input, output, logger, caller }: Mcp
       void done.finally(() => pending.delete(done));
     }
   }
+  stopWatching?.();
   await Promise.all(pending);
 }

@@ -12,6 +12,12 @@
  * call's readers have caught up with its events). While they are behind, the
  * body is not read, so the server's writes wait on TCP instead of its progress
  * notifications being dropped.
+ *
+ * Connection loss: `mcpFetchFor(onLost)` tells its server's connection when a
+ * request cannot reach the server or an event stream (a call's answer, the
+ * server's GET stream) breaks before its end, so the calls waiting on that
+ * server fail at once and it is reconnected, instead of each waiting for its
+ * timeout. An abort of our own (the connection closing) is not a loss.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
@@ -32,18 +38,35 @@ const NULL_BODY = new Set([101, 103, 204, 205, 304]);
 
 let pool: Agent | undefined;
 
-export const mcpFetch: FetchLike = async (url, init = {}) => {
+/** Told why the server could not be reached, or why its event stream broke. */
+export type ConnectionLost = (reason: string) => void;
+
+export const mcpFetch: FetchLike = (url, init) => send(url, init);
+
+/** mcpFetch, reporting a lost connection to `onLost`. */
+export const mcpFetchFor =
+  (onLost: ConnectionLost): FetchLike =>
+  (url, init) =>
+    send(url, init, onLost);
+
+async function send(url: string | URL, init: RequestInit = {}, onLost?: ConnectionLost): Promise<Response> {
   // One pool for every MCP server over HTTP; idle connections do not keep the process alive.
   pool ??= new Agent();
   const headers: Record<string, string> = {};
   new Headers(init.headers).forEach((value, key) => (headers[key] = value));
-  const res = await request(url, {
-    method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
-    headers,
-    body: init.body as string | undefined,
-    signal: init.signal ?? undefined,
-    dispatcher: pool,
-  });
+  let res: Dispatcher.ResponseData;
+  try {
+    res = await request(url, {
+      method: (init.method ?? 'GET') as Dispatcher.HttpMethod,
+      headers,
+      body: init.body as string | undefined,
+      signal: init.signal ?? undefined,
+      dispatcher: pool,
+    });
+  } catch (err) {
+    if (onLost && !init.signal?.aborted && !slowOnly(err)) onLost(`the server could not be reached: ${networkReason(err)}`);
+    throw err;
+  }
   const out = new Headers();
   for (const [key, value] of Object.entries(res.headers)) {
     if (Array.isArray(value)) for (const v of value) out.append(key, v);
@@ -53,10 +76,38 @@ export const mcpFetch: FetchLike = async (url, init = {}) => {
     res.body.resume();
     return new Response(null, { status: res.statusCode, headers: out });
   }
+  const sse = String(res.headers['content-type'] ?? '').includes('text/event-stream');
   const taken = eventPacing.getStore();
-  const body = taken && String(res.headers['content-type'] ?? '').includes('text/event-stream') ? paced(res.body, taken) : res.body;
+  let body: AsyncIterable<Buffer> = taken && sse ? paced(res.body, taken) : res.body;
+  if (onLost && sse) body = watched(body, init.signal, onLost);
   return new Response(body as unknown as ReadableStream, { status: res.statusCode, headers: out });
+}
+
+/** An event stream that reports its breaking (not its end, nor our own abort) to `onLost`. */
+async function* watched(body: AsyncIterable<Buffer>, signal: AbortSignal | null | undefined, onLost: ConnectionLost): AsyncGenerator<Buffer> {
+  try {
+    yield* body;
+  } catch (err) {
+    if (!signal?.aborted && !slowOnly(err)) onLost(`its event stream broke: ${networkReason(err)}`);
+    throw err;
+  }
+}
+
+/**
+ * undici's own timeouts: a stream that was quiet for long (an idle GET stream, which the SDK opens again; a call
+ * whose server says nothing for minutes) is not a lost connection, and must not fail the server's other calls.
+ */
+const slowOnly = (err: unknown) => {
+  const code = (err as { code?: unknown }).code;
+  return code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT';
 };
+
+/** A network error's code (ECONNREFUSED, UND_ERR_SOCKET, …) or message, without addresses. */
+function networkReason(err: unknown): string {
+  const e = err as { code?: unknown; cause?: { code?: unknown } };
+  const code = typeof e.code === 'string' ? e.code : typeof e.cause?.code === 'string' ? e.cause.code : undefined;
+  return code ?? 'the connection failed';
+}
 
 /** The body in slices, each passed on once the call's readers have caught up. */
 async function* paced(body: AsyncIterable<Buffer>, taken: () => Promise<void>): AsyncGenerator<Buffer> {

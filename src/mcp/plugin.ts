@@ -35,6 +35,8 @@ export class McpPlugin implements ToolPlugin {
   constructor(
     private readonly settings: McpConfig,
     logger: Logger,
+    /** Quota of a sandboxed server's scratch folder, bytes (tools.fs.max_workspace_bytes); null for none. */
+    private readonly scratchBytes: number | null = null,
   ) {
     this.logger = logger;
   }
@@ -50,7 +52,8 @@ export class McpPlugin implements ToolPlugin {
     if (configured.length === 0) return;
     const { McpServerConnection } = await import('./connection.js');
     this.servers = configured.map(
-      ([id, cfg]) => new McpServerConnection(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers)),
+      ([id, cfg]) =>
+        new McpServerConnection(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers), this.scratchBytes),
     );
     const enabled = this.servers.filter((s) => s.config.enabled);
     if (enabled.length === 0) return;

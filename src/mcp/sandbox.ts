@@ -2,25 +2,16 @@
  * Running a stdio MCP server in the bubblewrap sandbox of `run_command`
  * (built from tools/shell/sandbox.ts): its own user, PID, IPC and (unless
  * `network: true`) network namespaces, a read-only system, a private /tmp,
- * a private writable workspace, and read-only mounts of what it needs — its
+ * a private writable workspace (its scratch folder, see scratch.ts), and read-only mounts of what it needs — its
  * install directory (found from the command and its path arguments) and the
  * configured `mounts`.
  */
-import { chownSync, existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
-import { sanitize } from '../a2a/tools.js';
 import type { ShellLimits } from '../tools/shell/config.js';
-import {
-  SANDBOX_GID,
-  SANDBOX_PATH,
-  SANDBOX_UID,
-  SANDBOX_WORKSPACE,
-  probeSandbox,
-  sandboxCommand,
-  unsearchableBySandboxUser,
-} from '../tools/shell/sandbox.js';
+import { SANDBOX_PATH, SANDBOX_UID, SANDBOX_WORKSPACE, probeSandbox, sandboxCommand, unsearchableBySandboxUser } from '../tools/shell/sandbox.js';
 import type { McpServerConfig } from './config.js';
+import { makeScratch, removeStaleScratch } from './scratch.js';
 
 /** Limits for a long-lived server: like run_command's, but no CPU-time cap (a server runs for days). */
 const LIMITS: ShellLimits = { processes: 256, memory_mb: 4096, file_size_mb: 1024, cpu_s: 10 * 365 * 86_400, open_files: 1024 };
@@ -32,10 +23,15 @@ const SYSTEM_PREFIXES = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/etc/'
 
 let probe: Promise<string | null> | undefined;
 
-/** Whether a sandbox can be made here: null when it can, else why not (probed once per process). */
-export function sandboxAvailable(): Promise<string | null> {
+/**
+ * Whether a sandbox can be made here: null when it can, else why not (probed once per process). First, the
+ * scratch folders gateways that were killed left behind are removed (`removed` is told their names).
+ */
+export function sandboxAvailable(removed: (names: string[]) => void = () => {}): Promise<string | null> {
   probe ??= (async () => {
-    const workspace = makeWorkspace('probe');
+    const stale = removeStaleScratch();
+    if (stale.length > 0) removed(stale);
+    const workspace = makeScratch('probe');
     try {
       return await probeSandbox({ workspace, network: false, mounts: [], limits: LIMITS, tmpMb: TMP_MB });
     } finally {
@@ -50,6 +46,8 @@ export interface SandboxedCommand {
   args: string[];
   /** Read-only mounts the server gets, for GET /mcp-servers and the log. */
   mounts: string[];
+  /** Host path of the server's private workspace (its scratch folder). */
+  workspace: string;
   /** Remove the server's private workspace. */
   cleanup(): void;
 }
@@ -62,8 +60,11 @@ interface Mount {
   configured?: string;
 }
 
-/** The command line that runs the server `id` in a sandbox. Throws when its command cannot be found or reached. */
-export function sandboxedCommand(id: string, config: McpServerConfig, env: Record<string, string>): SandboxedCommand {
+/**
+ * The command line that runs the server `id` in a sandbox. Throws when its command cannot be found or reached.
+ * `scratchBytes`: the scratch folder's quota (null: none); no file in it may grow past it.
+ */
+export function sandboxedCommand(id: string, config: McpServerConfig, env: Record<string, string>, scratchBytes: number | null): SandboxedCommand {
   const command = findCommand(config.command!, config.cwd, env.PATH ?? process.env.PATH ?? '');
   const fromConfig = (p: string) => (isAbsolute(p) ? p : config.cwd && isAbsolute(config.cwd) ? resolve(config.cwd, p) : undefined);
   const wanted: Mount[] = config.mounts.map((m, i) => ({ path: m, from: `mounts[${i}]`, configured: fromConfig(m) }));
@@ -88,18 +89,18 @@ export function sandboxedCommand(id: string, config: McpServerConfig, env: Recor
   const mounts = wanted.filter((m, i) => !isSystemPath(`${m.path}/`) && wanted.findIndex((o) => o.path === m.path) === i);
   if (process.getuid?.() === 0) for (const m of mounts) checkReachable(id, m);
   const list = mounts.map((m) => m.path);
-  const workspace = makeWorkspace(id);
+  const workspace = makeScratch(id);
   const { file, args } = sandboxCommand({
     workspace,
     cwd: config.cwd ? resolve(config.cwd) : SANDBOX_WORKSPACE,
     env: { PATH: path, HOME: SANDBOX_WORKSPACE, LANG: 'C.UTF-8', TMPDIR: '/tmp', ...config.env },
     network: config.network,
     mounts: list,
-    limits: LIMITS,
+    limits: { ...LIMITS, fsize_bytes: Math.min(LIMITS.file_size_mb * 1024 * 1024, scratchBytes ?? Infinity) },
     tmpMb: TMP_MB,
     argv: [command, ...config.args],
   });
-  return { file, args, mounts: list, cleanup: () => rmSync(workspace, { recursive: true, force: true }) };
+  return { file, args, mounts: list, workspace, cleanup: () => rmSync(workspace, { recursive: true, force: true }) };
 }
 
 /**
@@ -117,13 +118,6 @@ function checkReachable(id: string, mount: Mount): void {
       `(${named ? `chmod o+x "${blocked}"` : 'chmod o+x on each directory above it'}), or install the server where other users can read it ` +
       `(and list that in mcp.servers.${id}.mounts if it is not found from the command), or set mcp.servers.${id}.sandbox: false to run it unconfined`,
   );
-}
-
-function makeWorkspace(id: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `a2e-mcp-${sanitize(id)}-`));
-  // The sandbox runs as an unprivileged uid when the gateway is root: let it use its workspace.
-  if (process.getuid?.() === 0) chownSync(dir, SANDBOX_UID, SANDBOX_GID);
-  return dir;
 }
 
 const isSystemPath = (p: string) => SYSTEM_PREFIXES.some((s) => p.startsWith(s));

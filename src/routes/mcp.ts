@@ -7,11 +7,13 @@
  *                                      (and a client that accepts SSE) an SSE stream of
  *                                      notifications/progress + message, then the response
  *
+ * GET /mcp is the server-initiated stream: it carries
+ * notifications/tools/list_changed when the tools change (on this instance).
+ *
  * Auth, Host and Origin checks are the guard's, as for every route. An
  * `Mcp-Session-Id` is issued at initialize only as a namespace for request
  * ids (cancellation); any value works on any instance, none is required.
- * GET (server-initiated stream) and DELETE (session end) answer 405, which
- * the MCP spec allows and clients handle.
+ * DELETE (session end) answers 405, which the MCP spec allows and clients handle.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
@@ -36,7 +38,7 @@ import { requestHeader } from './http/node.js';
 import { requestLogger } from './http/request.js';
 import { sendJson, sendJsonText } from './http/respond.js';
 import { sseFrame, streamSse } from './http/sse.js';
-import { mcpRoute } from './openapi/mcp.js';
+import { mcpRoute, mcpStreamRoute } from './openapi/mcp.js';
 
 export const MCP_PATH = mcpRoute.path;
 const SESSION_HEADER = 'mcp-session-id';
@@ -57,6 +59,7 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
   const { door } = deps;
   const { bodyLimitBytes, maxJsonDepth: maxDepth, heartbeatS } = deps.limits;
   app.openAPIRegistry.registerPath(mcpRoute);
+  app.openAPIRegistry.registerPath(mcpStreamRoute);
 
   app.post(MCP_PATH, async (c) => {
     const accept = requestHeader(c, 'accept') ?? '*/*';
@@ -145,12 +148,22 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
     }
   });
 
-  const notAllowed = (c: Context) =>
-    jsonRpcError(c, 405, `${c.req.method} ${MCP_PATH} is not supported: this MCP server is stateless and has no server-initiated stream; use POST`, {
-      Allow: 'POST',
+  // The server-initiated stream: notifications/tools/list_changed, until the client goes.
+  app.get(MCP_PATH, (c) => {
+    if (!(requestHeader(c, 'accept') ?? '').includes('text/event-stream')) {
+      return jsonRpcError(c, 406, `GET ${MCP_PATH} is the notification stream: send Accept: text/event-stream (requests go in POST ${MCP_PATH})`);
+    }
+    return streamSse(c, { heartbeatS }, (sink) => {
+      let gone!: () => void;
+      const done = new Promise<void>((resolve) => (gone = resolve));
+      const stop = door.onToolListChanged((message) => sink.write(sseFrame('message', JSON.stringify(message))));
+      sink.onDisconnect(gone);
+      return done.finally(stop);
     });
-  app.get(MCP_PATH, notAllowed);
-  app.delete(MCP_PATH, notAllowed);
+  });
+  app.delete(MCP_PATH, (c) =>
+    jsonRpcError(c, 405, `DELETE ${MCP_PATH} is not supported: this MCP server is stateless and keeps no session to end`, { Allow: 'GET, POST' }),
+  );
 }
 
 /** Wait for the call, stopping it if the client goes away first (its answer would have nowhere to go). */
