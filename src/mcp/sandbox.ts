@@ -62,6 +62,8 @@ interface Mount {
   /** The absolute path the config itself gives (directories above it may be named in errors); absent when derived. */
   configured?: string;
   rw?: boolean;
+  /** The fix besides chmod, when it is not to install the server elsewhere. */
+  elsewhere?: string;
 }
 
 /** The host directory a sandboxed server `id` keeps its data in: `data_dir`, else `<state_dir>/mcp/<id>`. */
@@ -112,7 +114,8 @@ export function sandboxedCommand(
   const dataDir = makeDataDir(id, config, stateDir);
   if (process.getuid?.() === 0) {
     const used = wanted.filter((m, i) => (ro.includes(m.path) || rw.includes(m.path)) && wanted.findIndex((o) => o.path === m.path) === i);
-    for (const m of [...used, { path: dataDir, from: 'its data directory', configured: dataDir }]) checkReachable(id, m);
+    const elsewhere = `set ${config.data_dir !== undefined ? `mcp.servers.${id}.data_dir` : 'server.state_dir'} to a directory other users can enter`;
+    for (const m of [...used, { path: dataDir, from: 'its data directory', configured: dataDir, elsewhere }]) checkReachable(id, m);
     for (const m of wanted) if (m.rw) checkWritable(id, m);
   }
   const { file, args } = sandboxCommand({
@@ -159,8 +162,10 @@ function checkReachable(id: string, mount: Mount): void {
   const where = named ? `"${blocked}" is not searchable by others` : 'a directory above its install directory is not searchable by others';
   throw new Error(
     `the sandbox user (uid ${SANDBOX_UID}) cannot reach ${mount.from}: ${where}. Make the path traversable ` +
-      `(${named ? `chmod o+x "${blocked}"` : 'chmod o+x on each directory above it'}), or install the server where other users can read it ` +
-      `(and list that in mcp.servers.${id}.mounts if it is not found from the command), or set mcp.servers.${id}.sandbox: false to run it unconfined`,
+      `(${named ? `chmod o+x "${blocked}"` : 'chmod o+x on each directory above it'}), or ` +
+      (mount.elsewhere ??
+        `install the server where other users can read it (and list that in mcp.servers.${id}.mounts if it is not found from the command)`) +
+      `, or set mcp.servers.${id}.sandbox: false to run it unconfined`,
   );
 }
 
