@@ -55,13 +55,18 @@ describe('a sandboxed MCP server’s data directory', () => {
     stateDir = mkdtempSync(join(tmpdir(), 'a2e-state-'));
     chmodSync(stateDir, 0o755); // a root gateway's sandbox user must reach the data directory in it
     dataDir = join(stateDir, 'mcp', 'fill');
+    writeFileSync(join(stateDir, 'a-file'), '');
     gw = await startGateway({
       logger: log.logger,
       config: {
         server: { state_dir: stateDir },
         tools: { fs: { enabled: false, max_workspace_bytes: QUOTA } },
         mcp: {
-          servers: { fill: { command: process.execPath, args: [FIXTURE, 'normal'], tools: ['scratch'], sandbox: true } },
+          servers: {
+            fill: { command: process.execPath, args: [FIXTURE, 'normal'], tools: ['scratch'], sandbox: true },
+            // A data directory that cannot be made (below a file).
+            nodir: { command: process.execPath, args: [FIXTURE, 'normal'], tools: ['pid'], sandbox: true, data_dir: join(stateDir, 'a-file', 'data') },
+          },
           start_wait_ms: 60_000,
           connect_timeout_ms: 30_000,
           restart_min_ms: 100,
@@ -85,6 +90,13 @@ describe('a sandboxed MCP server’s data directory', () => {
     expect(existsSync(liveDir)).toBe(true);
     expect(folders()).toEqual([]); // the probe's is gone; the server's data directory is under server.state_dir
     expect(statSync(dataDir).isDirectory()).toBe(true);
+  });
+
+  it('a data directory that cannot be made fails its server, saying which key to change', async () => {
+    const s = await statusOf(gw.url, 'nodir');
+    expect(s.state).toBe('failed');
+    expect(s.last_error).toBe('its data directory could not be made (ENOTDIR); set mcp.servers.nodir.data_dir to a directory the gateway may create and write');
+    expect((await statusOf(gw.url, 'fill')).state).toBe('ready'); // the others are not held up
   });
 
   it('no file grows past the quota', async () => {
