@@ -4,7 +4,8 @@
  * operator who ran `npm install @modelcontextprotocol/server-…` there has it), under the default sandbox, and its
  * tools are called through POST /tool/call, writes included. server-memory's graph lands in its data directory and
  * survives a restart; server-filesystem writes in its data directory and in a host directory mounted `rw: true`, and
- * a read-only mount refuses its writes. The `PATH` form (`npm install -g`) runs too.
+ * a read-only mount refuses its writes. The `PATH` form (`npm install -g`) runs too, and so does the memory
+ * recipe unconfined with the host path the docs say to give instead of /workspace.
  */
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -86,6 +87,16 @@ describe("docs/mcp.md's reference server recipes, as written", () => {
     });
     expect(found.success).toBe(true);
     expect(text(found)).toContain('wrote the first program'); // the graph the test above kept
+  }, 120_000);
+
+  it('memory, unconfined: the host path the docs say to give instead of /workspace', async () => {
+    const file = join(dir, 'unconfined/memory.jsonl');
+    expect(DOC).toMatch(/is given a host path instead, in a directory that exists \(the server does not make it\), e\.g\.\s+`MEMORY_FILE_PATH: \/var\/lib\/a2e-gateway\/memory\.jsonl`/);
+    mkdirSync(join(dir, 'unconfined'));
+    const config = recipe('memory').replace('/workspace/memory.jsonl', file).replace('env:', 'sandbox: false\n      env:');
+    const made = await withGateway(config, (call) => call('memory_create_entities', { entities: [{ name: 'Bo', entityType: 'cat', observations: ['naps'] }] }));
+    expect(made.success, JSON.stringify(made)).toBe(true);
+    expect(readFileSync(file, 'utf8')).toContain('"name":"Bo"');
   }, 120_000);
 
   it('filesystem: writes and reads in its own data directory', async () => {
