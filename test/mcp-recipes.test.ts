@@ -79,6 +79,15 @@ describe("docs/mcp.md's reference server recipes, as written", () => {
     expect(text(graph)).toContain('wrote the first program');
   }, 180_000);
 
+  it('memory without MEMORY_FILE_PATH: every write fails with EROFS (beside its package, mounted read-only), as the docs say', async () => {
+    expect(DOC).toContain('which the\nsandbox mounts read-only (every write would fail with `EROFS`)');
+    const config = recipe('memory').replace(/\n\s*env: .*\n/, '\n');
+    expect(config).not.toContain('MEMORY_FILE_PATH');
+    const made = await withGateway(config, (call) => call('memory_create_entities', { entities: [{ name: 'Cy', entityType: 'x', observations: [] }] }));
+    expect(made.success).toBe(false);
+    expect(made.error).toMatch(/EROFS/);
+  }, 120_000);
+
   it('memory, installed globally: the same recipe with the program found on PATH', async () => {
     const config = recipe('memory').replace('node_modules/.bin/mcp-server-memory', 'mcp-server-memory');
     expect(config).toContain('command: mcp-server-memory');
