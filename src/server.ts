@@ -80,7 +80,7 @@ export interface Gateway {
 
 /** Plugins the config asks for: native tool groups first (they win name clashes), then A2A agents, then MCP servers. */
 export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugin[] {
-  return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger), new McpPlugin(config.mcp, logger)];
+  return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger), new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir)];
 }
 
 /**

@@ -5,7 +5,7 @@
  * as `npm start` would, from a directory with the checkout's node_modules, so its MCP example finds the server).
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -107,6 +107,8 @@ describe("the README's commands, run as written", () => {
   beforeAll(async () => {
     // The checkout as a newcomer has it: node_modules in the directory the gateway starts in.
     dir = await mkdtemp(join(tmpdir(), 'a2e-readme-'));
+    // Traversable like a checkout a root gateway can run its sandboxed MCP servers from (their data directories are in ./state).
+    await chmod(dir, 0o755);
     await symlink(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
     await writeFile(join(dir, 'mcp.yaml'), block(README, 'readme-mcp-config'));
     gateway = await startCli(['--config', 'mcp.yaml', '--port', '0'], {}, { cwd: dir });

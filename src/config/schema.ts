@@ -50,6 +50,11 @@ export const ServerConfig = z.strictObject({
    * follow X-Forwarded-Proto / X-Forwarded-Host. With a list, a request whose peer is not listed is taken as is.
    */
   trust_proxy: TrustProxy.default(false),
+  /**
+   * Directory where the gateway keeps what must outlive a restart: each sandboxed MCP server's data directory
+   * (`mcp/<id>`, see mcp.servers.<id>.data_dir). Relative to the directory the gateway starts in; created when needed.
+   */
+  state_dir: z.string().min(1).default('./state'),
   /** Gateway processes to run on this machine (Node's cluster), or "auto" = one per CPU; more than 1 needs `store.kind: redis`. */
   workers: Workers.default(1),
   ...serverSecurityFields,

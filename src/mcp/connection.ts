@@ -33,7 +33,7 @@ import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
 import { eventPacing, mcpFetchFor } from './http-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
-import { ScratchQuota, emptyScratch } from './scratch.js';
+import { ScratchQuota } from './scratch.js';
 import { StderrTail } from './stderr-tail.js';
 import { ProcessTransport } from './stdio.js';
 import { MESSAGE_TOO_LARGE } from './oversized-message.js';
@@ -48,7 +48,7 @@ export interface McpTool {
   readonly definition: ToolDefinitionInput;
 }
 
-/** How often a sandboxed server's scratch folder is measured against its quota, ms; and this long after calls. */
+/** How often a sandboxed server's data directory is measured against its quota, ms; and this long after calls. */
 const SCRATCH_CHECK_MS = 10_000;
 const SCRATCH_AFTER_CALL_MS = 1000;
 
@@ -79,17 +79,15 @@ export class McpServerConnection {
   private readonly inFlight = new WeakMap<Client, number>();
   /** Connections replaced for a lost session (and why), closed when their last request is answered. */
   private readonly retired = new WeakMap<Client, string>();
-  /** The sandbox of a stdio server that runs in one (made once, its workspace removed at stop). */
+  /** The sandbox of a stdio server that runs in one (made once; its data directory stays). */
   private sandbox: SandboxedCommand | undefined;
   /** Whether this stdio server runs in the sandbox (decided at its first start). */
   sandboxed = false;
-  /** The sandbox's scratch folder against its quota, measured after calls and every SCRATCH_CHECK_MS. */
+  /** The sandbox's data directory against its quota, measured after calls, every SCRATCH_CHECK_MS and before each start. */
   private scratch: ScratchQuota | undefined;
   private scratchTimer: NodeJS.Timeout | undefined;
   private scratchSoon: NodeJS.Timeout | undefined;
-  /** The scratch folder went over its quota: emptied once the server has stopped, before it starts again. */
-  private scratchFull = false;
-  /** The last client's close (its process stopping), awaited before its scratch folder is emptied. */
+  /** The last client's close (its process stopping), awaited at stop. */
   private closing: Promise<void> = Promise.resolve();
   /** Rejected calls' names that were skipped: invalid schema or not in the allow list. */
   skipped: { tool: string; reason: string }[] = [];
@@ -103,8 +101,10 @@ export class McpServerConnection {
     /** Bound to `mcp_server: id` (its lines name the server without repeating it). */
     private readonly logger: Logger,
     private readonly toolsChanged: () => void,
-    /** Quota of the scratch folder of a sandboxed server, bytes; null for none. */
+    /** Quota of the data directory of a sandboxed server, bytes; null for none. */
     private readonly scratchBytes: number | null = null,
+    /** server.state_dir: a sandboxed server's data directory is `mcp/<id>` in it unless `data_dir` is set. */
+    private readonly stateDir = './state',
   ) {
     this.state = config.enabled ? 'starting' : 'disabled';
     this.stderrTail = new StderrTail(Object.values(config.env));
@@ -121,12 +121,6 @@ export class McpServerConnection {
   /** Connect; resolves when the first attempt has succeeded or failed (a failure schedules the next). */
   async start(): Promise<void> {
     if (!this.config.enabled || this.stopping) return;
-    if (this.scratchFull && this.sandbox) {
-      await this.closing;
-      if (this.stopping) return;
-      emptyScratch(this.sandbox.workspace);
-      this.scratchFull = false;
-    }
     this.lastStarted = Date.now();
     this.stderrTail.clear();
     const client = new Client({ name: 'a2e-gateway', version: '1' }, { capabilities: {} });
@@ -193,13 +187,17 @@ export class McpServerConnection {
         if (unavailable) {
           this.logger.warn({ reason: unavailable }, `MCP server "${this.id}" runs unconfined: ${unavailable} (set sandbox: false to silence this)`);
         } else {
-          this.sandbox = sandboxedCommand(this.id, c, { PATH: process.env.PATH ?? '' }, this.scratchBytes);
+          this.sandbox = sandboxedCommand(this.id, c, { PATH: process.env.PATH ?? '' }, this.scratchBytes, this.stateDir);
           this.sandboxed = true;
-          if (this.scratchBytes !== null) this.watchScratch(new ScratchQuota(this.sandbox.workspace, this.scratchBytes));
-          this.logger.info({ mounts: this.sandbox.mounts, network: c.network }, `MCP server "${this.id}" runs in the sandbox`);
+          if (this.scratchBytes !== null) this.watchScratch(new ScratchQuota(this.sandbox.dataDir, this.scratchBytes));
+          const { mounts, rwMounts, dataDir } = this.sandbox;
+          this.logger.info({ mounts, rw_mounts: rwMounts, data_dir: dataDir, network: c.network }, `MCP server "${this.id}" runs in the sandbox`);
         }
       }
       if (this.sandbox) {
+        // A data directory over its quota is not written more: the server waits (retried with backoff) until it is not.
+        const used = this.scratch && (await this.scratch.over());
+        if (used) throw new Error(this.overQuota(used, 'the server is not started until it holds less'));
         // bwrap gets an empty environment; the server's own is set inside the sandbox.
         return new ProcessTransport({ file: this.sandbox.file, args: this.sandbox.args, env: {}, diesWithParent: true, onStderr, ...limits });
       }
@@ -454,20 +452,25 @@ export class McpServerConnection {
     this.scratchTimer.unref();
   }
 
-  /** Measure the scratch folder; over its quota, stop the server to empty it and start it again. */
+  /**
+   * Measure the data directory; over its quota, stop the server. Nothing in it is removed (it is the server's
+   * persistent data): the server starts again once it holds less.
+   */
   private checkScratch(): void {
     void this.scratch!.over().then(
       (used) => {
         const client = this.client;
         if (used === null || !client || this.stopping) return;
-        this.scratchFull = true;
-        this.fail(
-          client,
-          `its scratch folder (/workspace in its sandbox) held ${used} bytes, over its quota of ${this.scratch!.limit} bytes ` +
-            '(tools.fs.max_workspace_bytes); the server was stopped and is started again with the folder emptied',
-        );
+        this.fail(client, this.overQuota(used, 'the server was stopped and starts again once it holds less'));
       },
-      (err: unknown) => this.logger.warn({ error: (err as Error).message }, `MCP server "${this.id}": its scratch folder could not be measured`),
+      (err: unknown) => this.logger.warn({ error: (err as Error).message }, `MCP server "${this.id}": its data directory could not be measured`),
+    );
+  }
+
+  private overQuota(used: number, outcome: string): string {
+    return (
+      `its data directory (/workspace in its sandbox, mcp.servers.${this.id}.data_dir) holds ${used} bytes, over its quota of ` +
+      `${this.scratch!.limit} bytes (tools.fs.max_workspace_bytes); ${outcome}: remove files from it or raise the quota`
     );
   }
 
@@ -522,7 +525,6 @@ export class McpServerConnection {
     await client?.close().catch(() => undefined);
     await this.closing;
     await this.scratch?.close();
-    this.sandbox?.cleanup();
   }
 }
 

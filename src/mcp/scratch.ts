@@ -1,18 +1,20 @@
 /**
- * The writable scratch folder of a sandboxed stdio MCP server (its
- * /workspace): a host directory `<tmpdir>/a2e-mcp-pid<gateway pid>-<id>-XXXXXX`.
+ * The quota of a sandboxed stdio MCP server's data directory (its
+ * /workspace, see sandbox.ts), and the temporary folder the sandbox probe
+ * runs in: `<tmpdir>/a2e-mcp-pid<gateway pid>-<id>-XXXXXX`.
  *
- * Its quota is the workspace's (tools.fs.max_workspace_bytes), counted the
+ * The quota is the workspace's (tools.fs.max_workspace_bytes), counted the
  * same way (WorkspaceQuota: `du`-like, by a descriptor walk that follows no
  * link). A long-lived server cannot be stopped at each write, so: no file may
- * grow past the quota (RLIMIT_FSIZE, see sandbox.ts), and the folder is
- * measured a second after calls and every 10 s; one found over it is emptied
- * and its server started again (connection.ts).
+ * grow past the quota (RLIMIT_FSIZE, see sandbox.ts), and the directory is
+ * measured a second after calls, every 10 s and before each start; a server
+ * whose directory is over it is stopped, and not started again until it is
+ * under (connection.ts). Nothing in it is removed: it is the server's data.
  *
- * A gateway that is killed removes nothing: a folder is named after the
- * gateway that made it, and one whose gateway no longer runs is removed when
- * the next sandboxed server starts. A live gateway's folders (another one on
- * the same machine) are never touched.
+ * A gateway that is killed removes nothing: a temporary folder is named after
+ * the gateway that made it (older gateways made one per server), and one whose
+ * gateway no longer runs is removed when the next sandboxed server starts. A
+ * live gateway's folders (another one on the same machine) are never touched.
  */
 import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -24,7 +26,7 @@ import { SANDBOX_GID, SANDBOX_UID } from '../tools/shell/sandbox.js';
 
 const OWNED = /^a2e-mcp-pid(\d+)-/;
 
-/** A new scratch folder for the server `id`, owned by this gateway (by the sandbox user when the gateway is root). */
+/** A new temporary folder for `id`, owned by this gateway (by the sandbox user when the gateway is root). */
 export function makeScratch(id: string): string {
   const dir = mkdtempSync(join(tmpdir(), `a2e-mcp-pid${process.pid}-${sanitize(id)}-`));
   if (process.getuid?.() === 0) chownSync(dir, SANDBOX_UID, SANDBOX_GID);
@@ -63,12 +65,7 @@ function running(pid: number): boolean {
   }
 }
 
-/** Empty a scratch folder, keeping the folder itself (its server is stopped). */
-export function emptyScratch(dir: string): void {
-  for (const name of readdirSync(dir)) rmSync(join(dir, name), { recursive: true, force: true });
-}
-
-/** Measures one scratch folder against its quota. */
+/** Measures one data directory against its quota. */
 export class ScratchQuota {
   private readonly ws: Workspace;
   private readonly quota: WorkspaceQuota;
@@ -83,7 +80,7 @@ export class ScratchQuota {
     this.quota = new WorkspaceQuota(this.ws, limit);
   }
 
-  /** The bytes the folder holds when they are over the quota, else null (one walk at a time: callers during one share it). */
+  /** The bytes the directory holds when they are over the quota, else null (one walk at a time: callers during one share it). */
   over(): Promise<number | null> {
     if (this.measuring) return this.measuring;
     this.measuring = (async () => {
