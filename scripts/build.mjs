@@ -8,7 +8,7 @@
  * Usage: node scripts/build.mjs   (npm run build)
  */
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
@@ -223,4 +223,7 @@ await bundle();
 checkDynamicImports(DIST);
 // The bundle is CommonJS in a "type": "module" package: this file tells Node so for everything under dist/.
 writeFileSync(join(DIST, 'package.json'), `${JSON.stringify({ type: 'commonjs' }, null, 2)}\n`);
+// package.json's "bin": rolldown writes files 0644, and `npx a2e-gateway`, the docs' desktop MCP client snippet and
+// examples/ run dist/cli.js itself, so every rebuild must leave it executable (its shebang is src/cli.ts's first line).
+chmodSync(join(DIST, 'cli.js'), 0o755);
 console.log(`dist/: bundled in ${((performance.now() - started) / 1000).toFixed(1)} s`);

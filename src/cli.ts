@@ -45,6 +45,8 @@ async function main(argv: string[]): Promise<void> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'serve':
+      // The process is `node`: named after the command, `pidof a2e-gateway` finds it (docs/reload.md's kill -HUP).
+      process.title = 'a2e-gateway';
       return (await import('./cli/serve.js')).serve(rest, process.env);
     case 'openapi':
       return (await import('./cli/serve.js')).openapi(rest);

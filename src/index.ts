@@ -37,6 +37,7 @@ export {
   type PluginHost,
   type ToolContext,
   type ToolPlugin,
+  type UnavailableTool,
 } from './engine/index.js';
 export type { PluginFactory, PluginFactoryContext } from './operator-plugins/factory.js';
 

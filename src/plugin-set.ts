@@ -26,8 +26,8 @@ interface Groups {
 const SECTIONS: Record<Exclude<keyof Groups, 'extra'>, (c: GatewayConfig) => unknown> = {
   native: (c) => c.tools,
   a2a: (c) => [c.agents, c.a2a],
-  // mcp.serve is the gateway's own MCP door, not the servers'.
-  mcp: (c) => ({ ...c.mcp, serve: undefined }),
+  // mcp.serve is the gateway's own MCP door, not the servers'; the workspace quota and the state directory are their data directories'.
+  mcp: (c) => ({ ...c.mcp, serve: undefined, scratch: c.tools.fs.max_workspace_bytes, state_dir: c.server.state_dir }),
   configured: (c) => c.plugins,
 };
 
@@ -71,7 +71,7 @@ export class PluginSet {
       const groups: Groups = {
         native: await build('native', () => nativePlugins(config.tools, logger)),
         a2a: await build('a2a', () => [a2aPlugin(config.agents, config.a2a, logger)]),
-        mcp: await build('mcp', () => [new McpPlugin(config.mcp, logger)]),
+        mcp: await build('mcp', () => [new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir)]),
         configured: await build('configured', () => loadConfiguredPlugins(config.plugins, logger)),
         extra: previous?.groups.extra ?? [...(options.extra ?? [])],
       };

@@ -6,7 +6,7 @@
  */
 export { ToolError } from './engine/errors.js';
 export { ToolOutput } from './engine/plugin.js';
-export type { Logger, LogFn, PluginHost, ToolContext, ToolPlugin } from './engine/plugin.js';
+export type { Logger, LogFn, PluginHost, ToolContext, ToolPlugin, UnavailableTool } from './engine/plugin.js';
 export type { PluginFactory, PluginFactoryContext } from './operator-plugins/factory.js';
 export type {
   ToolDefinition,

@@ -10,7 +10,6 @@ import {
   combineAudit,
   MemoryCallStore,
   ToolRegistry,
-  type CallStore,
   type AuditSink,
   type EngineSettings,
   type Logger,
@@ -20,8 +19,8 @@ import {
 import { createLogger } from './logger.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { checkPolicyRules } from './config/policy-check.js';
-import { createApp } from './routes/index.js';
-import { buildSecurity, type Security } from './security/index.js';
+import { createApp, type AppOptions } from './routes/index.js';
+import { buildSecurity, type ReloadedSecurity, type Security } from './security/index.js';
 import { mountA2eTransport } from './routes/a2e-transport.js';
 import type { HttpLimits } from './routes/http/limits.js';
 import { bearerTokenAuth } from './transport/a2e-http/auth.js';
@@ -81,7 +80,7 @@ export interface Gateway {
 
 /** Plugins the config asks for: native tool groups first (they win name clashes), then A2A agents, then MCP servers. */
 export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugin[] {
-  return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger), new McpPlugin(config.mcp, logger)];
+  return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger), new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir)];
 }
 
 /**
@@ -105,12 +104,15 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   const telemetry = await startTelemetry(config.telemetry, options.env ?? process.env, VERSION, logger);
   // Read on scrape only, after `engine` exists.
   const metrics = new GatewayMetrics({ inFlight: (): number => engine.running });
-  const stores = await openStores(config.store, logger);
+  const stores = await openStores(config.store, logger, { leaseS: config.calls.owner_lease_s });
   // The plugins and tool registry in force; a reload replaces them.
   let plugins: PluginSet;
+  // Set once the engine exists (no plugin reports a change before: `plugins` is unset until then).
+  let toolsRebuilt = () => {};
   const rebuildTools = () => {
     try {
       plugins.registry.rebuild();
+      toolsRebuilt();
     } catch (err) {
       logger.error({ err }, 'tool list update rejected; keeping the previous tools');
     }
@@ -132,6 +134,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     tracer: telemetry && callTracer,
     limits: { ...engineLimits(config), eventsTotalBytes: config.limits.events_total_bytes },
   });
+  toolsRebuilt = () => engine.toolsRebuilt();
   // Mutated in place by a reload: the admin check holds this very set.
   const admins = new Set(adminNames(config));
   const mcpServe = config.mcp.serve;
@@ -171,6 +174,8 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       sessionsRequired: security.sessionsRequired,
       // No door authenticates on its own terms: with auth, the A2E transport's routes want the bearer token too.
       admins,
+      streams: security.streams,
+      credentialLive: (credential) => security.credentialLive(credential),
     },
   });
   metrics.reportAgentStates(() => countAgentStates(plugins.a2a?.status() ?? []));
@@ -209,7 +214,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     prepare: async (next) => {
       if (engine.stopping) throw new Error('the gateway is shutting down; there is nothing to reload');
       const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged });
-      let commitSecurity: () => { sessionsEnded: number | Promise<number> };
+      let commitSecurity: () => ReloadedSecurity;
       try {
         checkPolicyRules(next, [...nextPlugins.registry.all(), ...nextPlugins.registry.pending()], logger);
         commitSecurity = security.prepareReload(next, env);
@@ -223,7 +228,13 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         // A check that ended between prepare and now (the shell sandbox) reported to a set not yet in force.
         if (nextPlugins.all.some((p) => p.pendingTools)) rebuildTools();
         engine.reconfigure({ registry: nextPlugins.registry, limits: engineLimits(next) });
-        const { sessionsEnded } = commitSecurity();
+        const reloaded = commitSecurity();
+        // The A2E transport's sessions of a revoked credential end too (their streams already got a last frame).
+        const transportEnded = Promise.resolve(transport?.endWhere(reloaded.revoked) ?? 0).catch((err: unknown) => {
+          logger.error({ error: (err as Error).message }, 'config reload: the A2E transport sessions of removed tokens could not be closed; they expire after transport.session_idle_s');
+          return 0;
+        });
+        const sessionsEnded = Promise.all([reloaded.sessionsEnded, transportEnded]).then(([a, b]) => a + b);
         admins.clear();
         for (const name of adminNames(next)) admins.add(name);
         // LOG_LEVEL, when set, pins the level; loggers made from now on (requests, calls, new plugins) follow it.
@@ -294,9 +305,14 @@ function countAgentStates(agents: readonly AgentStatus[]): Record<string, number
 }
 
 /** Where call resources are kept, from the `calls:` section. */
-function callResources(config: GatewayConfig, stores?: Stores): { store: CallStore; retryMs: number; retainS: number } {
-  const { retain_s, max_retained, retry_ms } = config.calls;
-  const local = new MemoryCallStore({ retainMs: retain_s * 1000, maxRetained: max_retained, maxRetainedBytes: config.limits.retained_calls_bytes });
+function callResources(config: GatewayConfig, stores?: Stores): AppOptions['calls'] {
+  const { retain_s, max_retained, max_retained_per_principal, retry_ms } = config.calls;
+  const local = new MemoryCallStore({
+    retainMs: retain_s * 1000,
+    maxRetained: max_retained,
+    maxRetainedPerPrincipal: max_retained_per_principal,
+    maxRetainedBytes: config.limits.retained_calls_bytes,
+  });
   const store = stores ? stores.callStore(local, config.calls) : local;
-  return { store, retryMs: retry_ms, retainS: retain_s };
+  return { store, retryMs: retry_ms, retainS: retain_s, maxRetained: max_retained, maxRetainedPerPrincipal: max_retained_per_principal };
 }

@@ -359,6 +359,6 @@ describe('server.base_path and server.trust_proxy', () => {
     expect(() => defineConfig({ server: { base_path: '/a 2e' } })).toThrow(/server\.base_path/);
     expect(defineConfig({ server: { base_path: '/' } }).server.base_path).toBe('');
     expect(defineConfig({}).server).toMatchObject({ base_path: '', trust_proxy: false });
-    expect(defineConfig({}).calls).toMatchObject({ retain_s: 300, max_retained: 1000, retry_ms: 2000 });
+    expect(defineConfig({}).calls).toMatchObject({ retain_s: 300, max_retained: 10_000, max_retained_per_principal: 1000, retry_ms: 2000 });
   });
 });

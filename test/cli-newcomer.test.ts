@@ -57,6 +57,13 @@ describe('options', () => {
   });
 });
 
+describe('the serve process', () => {
+  it("is named a2e-gateway, so docs/reload.md's `kill -HUP \"$(pidof a2e-gateway)\"` finds it", async () => {
+    const r = await execa('pidof', ['a2e-gateway'], { reject: false });
+    expect(r.stdout.split(' ')).toContain(String(gateway.proc.pid));
+  });
+});
+
 describe('call', () => {
   const url = () => ['--url', gateway.url];
   const failing = ['--args-json', JSON.stringify({ argv: ['sh', '-c', 'echo built 3 of 4; echo step 4 failed: no disk >&2; exit 3'] })];

@@ -55,8 +55,11 @@ describe('a2e-gateway serve', () => {
 
 describe('bad configuration exits non-zero with a message naming the key and the file', () => {
   const cases: [string, string, RegExp][] = [
-    ['unknown-key.yaml', 'server:\n  prot: 8080\n', /unknown-key\.yaml: server: unknown key "prot"; remove it/],
-    ['unknown-section.yaml', 'servers: {}\n', /unknown-section\.yaml: \(top level\): unknown key "servers"; remove it/],
+    ['unknown-key.yaml', 'server:\n  prot: 8080\n', /unknown-key\.yaml: server: unknown key "prot"; did you mean "port"\?$/],
+    ['unknown-section.yaml', 'servers: {}\n', /unknown-section\.yaml: \(top level\): unknown key "servers"; did you mean "server" or mcp\.servers\?$/],
+    ['no-such-key.yaml', 'zzzqqq: {}\n', /no-such-key\.yaml: \(top level\): unknown key "zzzqqq"; remove it$/],
+    // JSON is parsed as JSON: YAML would accept the trailing comma (and read the file as something else).
+    ['trailing-comma.json', '{"server": {"port": 0},}', /trailing-comma\.json is not valid JSON: .*position 23/],
     ['wrong-type.yaml', 'server:\n  port: "eighty"\n', /wrong-type\.yaml: server\.port: expected number, got string/],
     ['wrong-type.json', '{"server": {"max_timeout_s": -5}}', /wrong-type\.json: server\.max_timeout_s: /],
     ['not-yaml.yaml', 'server: [unclosed\n', /not-yaml\.yaml is not valid YAML or JSON/],

@@ -55,7 +55,7 @@ describe('${NAME} where the schema wants a number or a boolean', () => {
   it.each([
     ['MY_PORT=eighty', 'server:\n  port: ${MY_PORT}\n', { MY_PORT: 'eighty' }, 'server.port: expected number, got string (the value "eighty" comes from environment variable MY_PORT)'],
     ['MY_PORT=80.5', 'server:\n  port: ${MY_PORT}\n', { MY_PORT: '80.5' }, 'server.port: expected integer, got number (the value 80.5 comes from environment variable MY_PORT)'],
-    ['BEHIND_PROXY=yes', 'server:\n  trust_proxy: ${BEHIND_PROXY}\n', { BEHIND_PROXY: 'yes' }, 'server.trust_proxy: expected boolean, got string (the value "yes" comes from environment variable BEHIND_PROXY)'],
+    ['BEHIND_PROXY=yes', 'server:\n  trust_proxy: ${BEHIND_PROXY}\n', { BEHIND_PROXY: 'yes' }, 'server.trust_proxy: must be true | false | a number | a list, got string (the value "yes" comes from environment variable BEHIND_PROXY)'],
   ])('%s: exit 2 naming the key and the variable', async (_name, text, env, message) => {
     const r = await serve(await configFile('env-bad.yaml', text), env);
     expect(r.exitCode).toBe(2);
@@ -113,5 +113,19 @@ describe('auth tokens', () => {
     const r = await serve(await configFile('token-env.yaml', `auth:\n  tokens:\n    - name: alice\n      token_env: A2E_TEST_MISSING_TOKEN\n${QUIET_TOOLS}`));
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toBe('a2e-gateway: auth.tokens "alice": environment variable A2E_TEST_MISSING_TOKEN is not set or empty; set it to the token');
+  });
+});
+
+describe('an unknown key gets "did you mean", as CLI options do', () => {
+  it('a key in the wrong section names where it belongs; a typo names the key of that section', async () => {
+    const misplaced = await serve(await configFile('misplaced.yaml', `port: 9000\n${QUIET_TOOLS}`));
+    expect(misplaced.exitCode).toBe(2);
+    expect(misplaced.stderr).toContain('(top level): unknown key "port"; did you mean server.port? (move it there)');
+    const typo = await serve(await configFile('typo.yaml', `server:\n  prot: 9000\n${QUIET_TOOLS}`));
+    expect(typo.stderr).toContain('server: unknown key "prot"; did you mean "port"?');
+    const nested = await serve(await configFile('nested.yaml', `mcp:\n  servers:\n    a: {command: x, netwrok: true}\n${QUIET_TOOLS}`));
+    expect(nested.stderr).toContain('mcp.servers.a: unknown key "netwrok"; did you mean "network"?');
+    const nothing = await serve(await configFile('nothing.yaml', `zzzqqq: 1\n${QUIET_TOOLS}`));
+    expect(nothing.stderr).toContain('(top level): unknown key "zzzqqq"; remove it');
   });
 });

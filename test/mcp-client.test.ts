@@ -244,6 +244,54 @@ describe('an MCP server that never answers initialize', () => {
   });
 });
 
+describe('an MCP server that does not come up says why', () => {
+  it("its stderr's last lines are in the error and GET /mcp-servers (its env values masked)", async () => {
+    const gw = await startGateway({
+      config: {
+        mcp: {
+          servers: { weather: { command: node, args: [FIXTURE, 'complains'], env: { API_KEY: 'k-123456' }, sandbox: false } },
+          start_wait_ms: 10_000,
+          connect_timeout_ms: 3000,
+          restart_min_ms: 60_000,
+        },
+      },
+    });
+    try {
+      const s = await waitFor('the start to fail', async () => {
+        const x = (await servers(gw.url))[0];
+        return x.state === 'failed' ? x : undefined;
+      });
+      expect(s.last_error).toBe(
+        'the server did not answer initialize/tools/list within 3000 ms (mcp.connect_timeout_ms); its stderr ended with: ' +
+          '"starting the weather server | error: the forecast service refused key ***; waiting for a config reload"',
+      );
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('a server that exits at start: its stderr is in the error', async () => {
+    const gw = await startGateway({
+      config: {
+        mcp: {
+          servers: { broken: { command: node, args: ['-e', 'console.error("Error: Cannot find module \'left-pad\'"); process.exit(3)'], sandbox: false } },
+          start_wait_ms: 10_000,
+          restart_min_ms: 60_000,
+        },
+      },
+    });
+    try {
+      const s = await waitFor('the start to fail', async () => {
+        const x = (await servers(gw.url))[0];
+        return x.state === 'failed' ? x : undefined;
+      });
+      expect(s.last_error).toMatch(/its stderr ended with: "Error: Cannot find module 'left-pad'"$/);
+    } finally {
+      await gw.close();
+    }
+  });
+});
+
 describe('an MCP server over Streamable HTTP (server-everything)', () => {
   it('lists, calls and streams progress like over stdio', async () => {
     const probe = createServer().listen(0, '127.0.0.1');

@@ -31,7 +31,8 @@ describe('a2e-gateway mcp-stdio', () => {
       config,
       `tools:\n  fs: { root: ${JSON.stringify(dir)} }\n  shell: { enabled: false }\n  http: { enabled: false }\n  eval: { enabled: false }\npolicy:\n  deny: [write_file]\n`,
     );
-    const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp-stdio', '--config', config], stderr: 'pipe', env: { LOG_LEVEL: 'info', PATH: process.env.PATH ?? '' } });
+    // As docs/mcp.md's desktop-client snippet launches it: the bin by its own path (the build keeps it executable).
+    const transport = new StdioClientTransport({ command: CLI, args: ['mcp-stdio', '--config', config], stderr: 'pipe', env: { LOG_LEVEL: 'info', PATH: process.env.PATH ?? '' } });
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     client = new Client({ name: 'desktop', version: '1.0.0' });
     client.onerror = (err) => errors.push(err);

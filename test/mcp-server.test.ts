@@ -292,9 +292,14 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(await garbage.json()).toMatchObject({ id: null, error: { code: -32700 } });
     const unknownMethod = await post({ jsonrpc: '2.0', id: 9, method: 'resources/list' }, 'application/json');
     expect(await unknownMethod.json()).toMatchObject({ id: 9, error: { code: -32601 } });
-    const get = await fetch(`${gw.url}/mcp`, { headers: { Accept: 'text/event-stream' } });
-    expect(get.status).toBe(405);
-    await get.text();
+    // GET is the notification stream (test/mcp-list-changed.test.ts): it needs Accept: text/event-stream.
+    const get = await fetch(`${gw.url}/mcp`, { headers: { Accept: 'application/json' } });
+    expect(get.status).toBe(406);
+    expect(await get.json()).toMatchObject({ error: { code: -32600, message: expect.stringMatching(/Accept: text\/event-stream/) } });
+    const del = await fetch(`${gw.url}/mcp`, { method: 'DELETE' });
+    expect(del.status).toBe(405);
+    expect(del.headers.get('allow')).toBe('GET, POST');
+    await del.text();
   });
 
   it('answers a client that accepts only text/event-stream with an SSE stream, for every request', async () => {
@@ -359,7 +364,7 @@ describe('MCP door (/mcp) with the SDK client', () => {
       let out = '';
       output.on('data', (c: Buffer) => (out += c));
       const door = new McpDoor({ engine: gw.gateway.engine, version: 't', pageSize: 10, callTimeoutS: 10 });
-      const served = serveMcpStdio({ door, input, output, logger: gw.gateway.logger, caller: { sessionId: '', principal: null } });
+      const served = serveMcpStdio({ door, input, output, logger: gw.gateway.logger, caller: { sessionId: '', principal: null }, maxLineBytes: 1 << 20, maxJsonDepth: 64 });
       const init = { protocolVersion: version, capabilities: {}, clientInfo: { name: 't', version: '1' } };
       input.end([{ jsonrpc: '2.0', id: 0, method: 'initialize', params: init }, ...lines].map((l) => JSON.stringify(l)).join('\n') + '\n');
       await served;
@@ -379,11 +384,11 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(latest[2]).toMatchObject({ id: 3, result: { isError: true } });
   });
 
-  it('every method but POST answers 405 with Allow: POST, which is all /mcp serves', async () => {
-    for (const method of ['GET', 'HEAD', 'DELETE', 'PUT', 'PATCH', 'OPTIONS']) {
+  it('every method but POST and GET answers 405 with Allow: GET, POST, which is all /mcp serves', async () => {
+    for (const method of ['DELETE', 'PUT', 'PATCH', 'OPTIONS']) {
       const res = await fetch(`${gw.url}/mcp`, { method });
       expect(res.status, method).toBe(405);
-      expect(res.headers.get('allow'), method).toBe('POST');
+      expect(res.headers.get('allow'), method).toBe('GET, POST');
       await res.arrayBuffer();
     }
   });

@@ -1,6 +1,6 @@
 /**
- * The README's nginx recipe as a deployer runs it: `a2e-gateway serve` with the
- * README's companion config, behind nginx with the README's location block,
+ * The nginx recipe of docs/reverse-proxy.md as a deployer runs it: `a2e-gateway serve` with the
+ * its companion config, behind nginx with its location block,
  * reached under a real (non-loopback) host name — not only 127.0.0.1.
  */
 import { request } from 'node:http';
@@ -20,7 +20,7 @@ let nginx: Nginx;
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'a2e-nginx-host-'));
   const config = await readmeGatewayConfig();
-  // The README's config names the public host; the test must really depend on it.
+  // The documented config names the public host; the test must really depend on it.
   expect(parseYaml(config)).toMatchObject({ server: { allowed_hosts: [PUBLIC_HOST] } });
   await writeFile(join(dir, 'gateway.yaml'), config);
   gateway = await startCli(['--config', 'gateway.yaml', '--port', '0'], {}, { cwd: dir });

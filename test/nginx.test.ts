@@ -1,5 +1,5 @@
 /**
- * End to end through a real nginx, configured with the README's `location`
+ * End to end through a real nginx, configured with the docs/reverse-proxy.md's `location`
  * block (nginx's default proxy_buffering on): events arrive while the tool
  * runs, a cut stream resumes with Last-Event-ID, heartbeats outlast
  * proxy_read_timeout, and the URLs the gateway returns are the proxy's.
@@ -45,7 +45,7 @@ async function startGated(steps: number, base = `${nginx.url}/a2e`) {
 
 const state = async (url: string) => ((await (await fetch(url)).json()) as { state: string; events: number });
 
-describe('through nginx (README location block, default proxy_buffering)', () => {
+describe('through nginx (docs/reverse-proxy.md location block, default proxy_buffering)', () => {
   it('returns URLs of the proxy (X-Forwarded-Proto/-Host, base path)', async () => {
     const c = await startGated(1);
     expect(c.result_url).toBe(`${nginx.url}/a2e/tool/calls/${c.call_id}`);

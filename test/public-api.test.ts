@@ -63,7 +63,7 @@ describe('public API', () => {
 
   it('keeps a2e-gateway/plugin to the plugin contract', () => {
     expect([...names['a2e-gateway/plugin']!].sort()).toEqual(
-      ['Logger', 'LogFn', 'PluginFactory', 'PluginFactoryContext', 'PluginHost', 'ToolContext', 'ToolDefinition', 'ToolDefinitionInput', 'ToolError', 'ToolEventDataMap', 'ToolEventKind', 'ToolOutput', 'ToolParameter', 'ToolPlugin'].sort(),
+      ['Logger', 'LogFn', 'PluginFactory', 'PluginFactoryContext', 'PluginHost', 'ToolContext', 'ToolDefinition', 'ToolDefinitionInput', 'ToolError', 'ToolEventDataMap', 'ToolEventKind', 'ToolOutput', 'ToolParameter', 'ToolPlugin', 'UnavailableTool'].sort(),
     );
   });
 

@@ -39,8 +39,18 @@ describe('GET /', () => {
   it('answers a JSON client with where to go', async () => {
     const r = await fetch(`${gw.url}/`);
     expect(r.status).toBe(200);
-    expect(await r.json()).toMatchObject({ name: 'a2e-gateway', docs: '/docs', openapi: '/openapi.json', tools: 'POST /tool/list' });
-    expect(await (await fetch(`${proxied.url}`)).json()).toMatchObject({ docs: '/a2e/docs', call: 'POST /a2e/tool/call' });
+    expect(await r.json()).toMatchObject({ name: 'a2e-gateway', console: '/ui', docs: '/docs', openapi: '/openapi.json', tools: 'POST /tool/list', mcp: 'POST /mcp' });
+    expect(await (await fetch(`${proxied.url}`)).json()).toMatchObject({ console: '/a2e/ui', docs: '/a2e/docs', call: 'POST /a2e/tool/call', mcp: 'POST /a2e/mcp' });
+    // A door that is off is not in the index; the A2A agent card is, when that door is on.
+    const other = await startGateway({ plugins, config: { ui: { enabled: false }, mcp: { serve: { enabled: false } }, a2a_server: { enabled: true } } });
+    try {
+      const index = (await (await fetch(`${other.url}/`)).json()) as Record<string, string>;
+      expect(index).not.toHaveProperty('console');
+      expect(index).not.toHaveProperty('mcp');
+      expect(index.a2a_agent_card).toBe('/.well-known/agent-card.json');
+    } finally {
+      await other.close();
+    }
   });
 
   it('every JSON answer ends with a newline: list, call (the hot path), call resources, errors, health, readiness', async () => {

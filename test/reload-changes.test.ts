@@ -35,6 +35,13 @@ describe('configChanges', () => {
     expect(on.effective.auth).toBeUndefined();
   });
 
+  it('the retention of finished calls and server.trust_proxy need a restart', () => {
+    const next = defineConfig({ calls: { max_retained: 5, max_retained_per_principal: 2 }, server: { trust_proxy: ['10.0.0.0/8'] } });
+    const changes = configChanges(defineConfig({}), next);
+    expect(changes.applied).toEqual([]);
+    expect(changes.restartNeeded.sort()).toEqual(['calls.max_retained', 'calls.max_retained_per_principal', 'server.trust_proxy']);
+  });
+
   it('mcp.serve needs a restart while mcp.servers is live', () => {
     const changes = configChanges(defineConfig({}), defineConfig({ mcp: { serve: { enabled: false }, start_wait_ms: 10 } }));
     expect(changes.applied).toEqual(['mcp.start_wait_ms']);

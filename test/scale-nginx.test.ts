@@ -1,6 +1,6 @@
 /**
  * Two gateway processes sharing one real Redis behind a real nginx, with the
- * README's `upstream` block (round-robin, no stickiness) and its store config:
+ * docs/scale-out-guide.md's `upstream` block (round-robin, no stickiness) and its store config:
  * a session opened through nginx works on whichever instance takes each call,
  * a call resource's events are followed, cut and resumed across instances
  * with every event exactly once, and a cancel reaches the instance running it.
@@ -13,12 +13,12 @@ import { openSse, postJson } from './helpers/server.js';
 let cluster: Cluster;
 let nginx: Nginx;
 
-/** The README's upstream block and location, pointed at this test's instances. */
+/** The documented upstream block and location, pointed at this test's instances. */
 async function readmeUpstream(ports: number[]): Promise<{ http: string; server: string }> {
   const block = await readmeBlock('scale-upstream', 'nginx');
   const upstream = /upstream a2e_gateways \{[\s\S]*?\n\}/.exec(block)?.[0];
   const location = / {4}location \/ \{[\s\S]*?\n {4}\}/.exec(block)?.[0];
-  if (!upstream || !location) throw new Error('the README scale-upstream block lost its upstream or its location /');
+  if (!upstream || !location) throw new Error('the documented scale-upstream block lost its upstream or its location /');
   const servers = upstream.match(/^\s*server 127\.0\.0\.1:\d+;$/gm) ?? [];
   expect(servers.length).toBe(2);
   let i = 0;
@@ -28,7 +28,7 @@ async function readmeUpstream(ports: number[]): Promise<{ http: string; server: 
 
 beforeAll(async () => {
   const store = await readmeBlock('scale-config', 'yaml');
-  // The README's store section as written, with its ${REDIS_URL} pointed at the test's Redis.
+  // The documented store section as written, with its ${REDIS_URL} pointed at the test's Redis.
   cluster = await startCluster({ count: 2, config: `sessions:\n  required: false\n`, storeSection: store, env: {} });
   const ports = cluster.instances.map((g) => Number(new URL(g.url).port));
   const { http, server } = await readmeUpstream(ports);

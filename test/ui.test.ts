@@ -231,6 +231,28 @@ describe('console', { timeout: 120_000 }, () => {
     await context.close();
   });
 
+  it('says which tools this host cannot offer, and why (run_command without a sandbox, say)', async () => {
+    // A real plugin that cannot offer its tool here, as the shell plugin does when no sandbox can be made.
+    const hostBound = {
+      name: 'host-bound',
+      listTools: () => [],
+      executeTool: () => null,
+      unavailableTools: () => [
+        { tool: { name: 'render_video', description: 'Render a video on the GPU', input_parameters: [] }, reason: 'this host has no GPU; run the gateway on one that has' },
+      ],
+    };
+    const g = await startGateway({ plugins: [stepper.plugin, hostBound] });
+    try {
+      const { context, page, errors } = await openConsole(`${g.url}/ui`);
+      await expect.poll(() => page.textContent('#health')).toContain('render_video is unavailable: this host has no GPU; run the gateway on one that has');
+      expect(await page.textContent('#health')).toMatch(/^3 tools registered/);
+      expect(errors).toEqual([]);
+      await context.close();
+    } finally {
+      await g.close();
+    }
+  });
+
   it("generates the form from nested and enum parameters, and shows the gateway's 422 problems under the fields", async () => {
     const { context, page, errors } = await openConsole(`${gw.url}/ui`);
     await page.click('.tool-item[data-tool="deploy"]');
@@ -373,6 +395,23 @@ describe('console', { timeout: 120_000 }, () => {
     expect(watcher.outside).toEqual([]);
     await watcher.context.close();
     await runner.context.close();
+  });
+
+  it('live activity: every column starts at the same place in every row, whatever the row holds', async () => {
+    const { context, page } = await openConsole(`${gw.url}/ui#activity`);
+    await page.waitForFunction(() => document.querySelector('.live')?.textContent === '● Live');
+    // Rows that differ in each cell: a short and a long tool name, completed and refused (with an error code).
+    await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }));
+    await postJson(`${gw.url}/tool/call`, callBody('stepper', { steps: 1 }));
+    await postJson(`${gw.url}/tool/call`, callBody('echo', {}));
+    await page.waitForFunction(() => document.querySelectorAll('.activity li[data-call-id]').length >= 3);
+    const lefts = await page.$$eval('.activity li[data-call-id]', (rows) =>
+      rows.map((row) => [...row.children].map((cell) => Math.round(cell.getBoundingClientRect().left))),
+    );
+    for (let column = 0; column < lefts[0]!.length; column++) {
+      expect(new Set(lefts.map((row) => row[column])), `column ${column}: ${JSON.stringify(lefts)}`).toHaveProperty('size', 1);
+    }
+    await context.close();
   });
 
   it('a reload during a call resumes its events without duplicates', async () => {

@@ -51,6 +51,9 @@ export function agentCard({ config, version, endpoint, tools, bearer }: CardOpti
     };
     card.securityRequirements = [{ schemes: { bearer: { list: [] } } }];
     card.security = [{ bearer: [] }];
+    // GetExtendedAgentCard: the card of the caller's token, with its skills (the public one lists none).
+    (card.capabilities as Record<string, unknown>).extendedAgentCard = true;
+    card.supportsAuthenticatedExtendedCard = true;
   }
   return card;
 }

@@ -15,5 +15,11 @@ export const A2AServerConfig = z.strictObject({
     .default('/a2a'),
   /** Timeout of a call started through A2A, seconds (capped by server.max_timeout_s); a task may set `metadata.timeout`. */
   call_timeout_s: z.int().positive().default(300),
+  /**
+   * The skill (a tool's name) a message runs when it names none (no `metadata.skillId`, no data part with
+   * `tool_name`), with the message's text or data part as its arguments. Unset: such a message is refused with
+   * the list of skills. Lets generic A2A clients (and the A2A TCK) talk to the gateway as to one agent.
+   */
+  default_skill: z.string().min(1).optional(),
 });
 export type A2AServerConfig = z.output<typeof A2AServerConfig>;

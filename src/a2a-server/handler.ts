@@ -9,12 +9,17 @@
  *   GetTask / tasks/get                         the task now
  *   CancelTask / tasks/cancel                   stop it
  *   SubscribeToTask / tasks/resubscribe         the task now, then its updates
+ *   ListTasks / tasks/list                      the caller's tasks, filtered, a page at a time
+ *   GetExtendedAgentCard /
+ *     agent/getAuthenticatedExtendedCard        the card with the caller's skills
+ *   the push notification config methods        -32003: push notifications are not offered
  */
 import { DIALECTS, otherDialect, type DialectName } from '../a2a/dialect.js';
 import { asGatewayError, type Admitted, type Call, type CallStore, type Caller, type Engine, type Logger, type Watcher } from '../engine/index.js';
 import { PROTOCOL_VERSION, newId, nowTs, type ToolCallRequest, type ToolDefinition, type ToolEvent } from '../protocol/index.js';
 import { RPC, RpcError, asRpcError, type RpcRequest } from './jsonrpc.js';
-import { readToolRequest } from './message.js';
+import { listTasks, readListQuery } from './list.js';
+import { checkMessage, readToolRequest } from './message.js';
 import { chunkArtifact, eventText, resultArtifact, snapshot, taskState } from './tasks.js';
 import { WIRES, type Wire } from './wire.js';
 
@@ -29,6 +34,8 @@ export interface A2AHandlerDeps {
   callTimeoutS: number;
   /** How long finished calls are kept (calls.retain_s), for error messages. */
   retainS: number;
+  /** The skill of a message that names none (a2a_server.default_skill). */
+  defaultSkill?: string;
 }
 
 /** What the web adapter knows about the request. */
@@ -44,6 +51,8 @@ export interface RpcContext {
   onClientGone(fn: () => void): () => void;
   /** A call's shared admission (store.kind redis), taken before it starts; undefined when it needs none. */
   admit?(): Promise<Admitted> | undefined;
+  /** The agent card this caller reads (its skills), for GetExtendedAgentCard; unset when auth is off (the public card lists every skill). */
+  card?(skills: ToolDefinition[]): Record<string, unknown>;
 }
 
 /** Results of one stream, followed live; `close()` stops following (the task runs on). */
@@ -54,8 +63,32 @@ export interface RpcStream {
 
 export type RpcOutcome = { result: unknown } | { stream: RpcStream };
 
-type Method = 'send' | 'stream' | 'get' | 'cancel' | 'subscribe';
-const METHODS: Method[] = ['send', 'stream', 'get', 'cancel', 'subscribe'];
+type ClientMethod = 'send' | 'stream' | 'get' | 'cancel' | 'subscribe';
+type Method = ClientMethod | 'list' | 'card' | 'push';
+/** Methods named in the A2A client's dialect table (src/a2a/dialect.ts). */
+const CLIENT_METHODS: ClientMethod[] = ['send', 'stream', 'get', 'cancel', 'subscribe'];
+/** Methods only this server answers, per dialect. */
+const SERVER_METHODS: Record<DialectName, Record<string, Method>> = {
+  '1.0': {
+    ListTasks: 'list',
+    GetExtendedAgentCard: 'card',
+    CreateTaskPushNotificationConfig: 'push',
+    GetTaskPushNotificationConfig: 'push',
+    ListTaskPushNotificationConfigs: 'push',
+    DeleteTaskPushNotificationConfig: 'push',
+  },
+  '0.3': {
+    'tasks/list': 'list',
+    'agent/getAuthenticatedExtendedCard': 'card',
+    'tasks/pushNotificationConfig/set': 'push',
+    'tasks/pushNotificationConfig/get': 'push',
+    'tasks/pushNotificationConfig/list': 'push',
+    'tasks/pushNotificationConfig/delete': 'push',
+  },
+};
+const methodNames = (dialect: DialectName): string[] => [...CLIENT_METHODS.map((m) => DIALECTS[dialect][m]), ...Object.keys(SERVER_METHODS[dialect])];
+const methodOf = (dialect: DialectName, name: string): Method | undefined =>
+  CLIENT_METHODS.find((m) => DIALECTS[dialect][m] === name) ?? (Object.hasOwn(SERVER_METHODS[dialect], name) ? SERVER_METHODS[dialect][name] : undefined);
 
 export class A2AHandler {
   constructor(private readonly deps: A2AHandlerDeps) {}
@@ -71,23 +104,37 @@ export class A2AHandler {
       case 'stream':
         return { stream: this.follow(this.start(req.params, ctx, true, admitted), WIRES[ctx.dialect], -1, true) };
       case 'get':
-        return { result: WIRES[ctx.dialect].task(snapshot(WIRES[ctx.dialect], this.find(req.params, ctx))) };
+        return { result: this.get(req.params, ctx) };
       case 'cancel':
         return { result: this.cancel(req.params, ctx) };
-      case 'subscribe': {
-        const call = this.find(req.params, ctx);
-        return { stream: this.follow(call, WIRES[ctx.dialect], call.eventCount - 1, false) };
+      case 'subscribe':
+        return { stream: this.subscribe(req.params, ctx) };
+      case 'list': {
+        const query = readListQuery(req.params);
+        const own = [...this.deps.store.list()].filter((call) => call.caller.door === 'a2a' && ctx.owns(call));
+        return { result: listTasks(own, query, WIRES[ctx.dialect]) };
       }
+      case 'card':
+        if (!ctx.card) {
+          throw new RpcError(
+            RPC.EXTENDED_CARD_NOT_CONFIGURED,
+            `${req.method}: this agent has no extended card: without auth (bearer tokens) every caller is the same, and the public card (/.well-known/agent-card.json) already lists every skill`,
+          );
+        }
+        return { result: ctx.card(this.skills(ctx.caller)) };
+      case 'push':
+        throw new RpcError(
+          RPC.PUSH_NOTIFICATION_NOT_SUPPORTED,
+          `${req.method}: this agent does not send push notifications (its card says capabilities.pushNotifications: false); follow a task with ${DIALECTS[ctx.dialect].subscribe} or ${DIALECTS[ctx.dialect].get}`,
+        );
     }
   }
 
   private method(name: string, dialect: DialectName): Method {
-    const d = DIALECTS[dialect];
-    const found = METHODS.find((m) => d[m] === name);
+    const found = methodOf(dialect, name);
     if (found) return found;
-    const other = DIALECTS[otherDialect(dialect)];
-    const names = METHODS.map((m) => d[m]).join(', ');
-    const hint = METHODS.some((m) => other[m] === name)
+    const names = methodNames(dialect).join(', ');
+    const hint = methodOf(otherDialect(dialect), name)
       ? dialect === '1.0'
         ? ` "${name}" is the A2A 0.3 name; with A2A-Version: 1.0 the methods are ${names}`
         : ` "${name}" is an A2A 1.0 method: send the header A2A-Version: 1.0 (without it this endpoint speaks A2A 0.3: ${names})`
@@ -115,10 +162,13 @@ export class A2AHandler {
     const { engine } = this.deps;
     let wanted: ReturnType<typeof readToolRequest>;
     try {
+      checkMessage(params.message, ctx.dialect);
+      this.refuseFollowUp(params, ctx);
       wanted = readToolRequest(
         params,
         (name) => engine.registry.get(name)?.definition,
         () => this.skills(ctx.caller).map((t) => t.name),
+        this.deps.defaultSkill,
       );
     } catch (err) {
       if (admitted && 'release' in admitted) admitted.release(); // refused before it started
@@ -149,6 +199,27 @@ export class A2AHandler {
     return call;
   }
 
+  /**
+   * A message naming a task (`message.taskId`) would continue it, but a tool
+   * takes all its input when it starts: an unknown task is not found, a
+   * finished one takes no more messages (A2A: UnsupportedOperationError), nor
+   * does a running one.
+   */
+  private refuseFollowUp(params: Json, ctx: RpcContext): void {
+    const taskId = isObject(params.message) ? params.message.taskId : undefined;
+    if (taskId === undefined || taskId === null || taskId === '') return;
+    if (typeof taskId !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'message.taskId must be the id (a string) of a task this agent returned');
+    const call = this.find({ id: taskId }, ctx);
+    const state = taskState(call);
+    const why = call.settled
+      ? `task "${call.id}" is already ${state} and takes no more messages`
+      : `task "${call.id}" is still ${state}: a tool takes all its input when it starts, so a running task takes no more messages (wait for it with ${DIALECTS[ctx.dialect].subscribe}, or stop it with ${DIALECTS[ctx.dialect].cancel})`;
+    throw new RpcError(RPC.UNSUPPORTED_OPERATION, `${why}; send the message without message.taskId to start a new task (it may keep the contextId)`, {
+      id: call.id,
+      state,
+    });
+  }
+
   /** An engine refusal as a JSON-RPC error; an unknown skill lists the ones this caller may call. */
   private refusal(err: unknown, ctx: RpcContext): RpcError {
     const e = asRpcError(err);
@@ -173,11 +244,38 @@ export class A2AHandler {
     if (!call || !ctx.owns(call)) {
       throw new RpcError(
         RPC.TASK_NOT_FOUND,
-        `no task "${id.slice(0, 100)}": it was never started here, or it finished more than ${this.deps.retainS} s ago (calls.retain_s) and was dropped`,
+        `task "${id.slice(0, 100)}" not found: it was never started here, or it finished more than ${this.deps.retainS} s ago (calls.retain_s) and was dropped`,
         { id },
       );
     }
     return call;
+  }
+
+  /** GetTask: the task now, with at most `historyLength` messages of its history. */
+  private get(params: Json, ctx: RpcContext): unknown {
+    const call = this.find(params, ctx);
+    const n = params.historyLength;
+    if (n !== undefined && n !== null && (!Number.isInteger(n) || (n as number) < 0)) {
+      throw new RpcError(RPC.INVALID_PARAMS, 'params.historyLength must be an integer of 0 or more (unset: the whole history)');
+    }
+    const wire = WIRES[ctx.dialect];
+    return wire.task(snapshot(wire, call), { historyLength: (n ?? undefined) as number | undefined });
+  }
+
+  /**
+   * SubscribeToTask: the task as it is, then its updates. A finished task has
+   * none to follow: A2A 1.0 answers UnsupportedOperationError; 0.3 readers get
+   * the final task and the end of the stream.
+   */
+  private subscribe(params: Json, ctx: RpcContext): RpcStream {
+    const call = this.find(params, ctx);
+    if (call.settled && ctx.dialect === '1.0') {
+      throw new RpcError(RPC.UNSUPPORTED_OPERATION, `task "${call.id}" is already ${taskState(call)}: there are no updates to follow; read it with GetTask`, {
+        id: call.id,
+        state: taskState(call),
+      });
+    }
+    return this.follow(call, WIRES[ctx.dialect], call.eventCount - 1, false);
   }
 
   private cancel(params: Json, ctx: RpcContext): unknown {

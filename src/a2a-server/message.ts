@@ -2,14 +2,14 @@
  * Which tool an A2A message asks for, and with which arguments. Never a
  * guess: the skill is named by `metadata.skillId` (what A2A clients,
  * this gateway's own included, send) or by a data part
- * `{"tool_name", "arguments"}`; otherwise the message is refused with the
- * list of skills.
+ * `{"tool_name", "arguments"}`; else `a2a_server.default_skill` when the
+ * operator set one; otherwise the message is refused with the list of skills.
  *
  * Arguments: a data part's object; or, for a tool with exactly one required
  * string parameter, the message's text (so a gateway's A2A-backed tool,
  * which sends its `task` as text, reaches another gateway's tools).
  */
-import { partsText } from '../a2a/dialect.js';
+import { partsText, type DialectName } from '../a2a/dialect.js';
 import type { ToolDefinition } from '../protocol/index.js';
 import { RPC, RpcError } from './jsonrpc.js';
 
@@ -31,6 +31,38 @@ function dataOf(part: unknown): unknown {
   return part.kind === undefined || part.kind === 'data' ? part.data : undefined;
 }
 
+const ROLES = new Set(['ROLE_USER', 'ROLE_AGENT', 'user', 'agent']);
+/** What a part carries, by dialect: 0.3 tags it with `kind`; 1.0 holds one member per content. */
+const KINDS_03 = new Set(['text', 'file', 'data']);
+const CONTENT_10 = ['text', 'data', 'file', 'raw', 'url'];
+
+/**
+ * Check the fields every A2A message must have (messageId, role, at least one
+ * part, each part of a kind the dialect knows), before anything is started:
+ * a message missing one is invalid params (-32602), not a task that fails.
+ */
+export function checkMessage(message: unknown, dialect: DialectName): void {
+  const bad = (what: string) => new RpcError(RPC.INVALID_PARAMS, `params.message ${what}`);
+  if (!isObject(message)) throw bad('must be an A2A message: {messageId, role, parts}');
+  if (!Array.isArray(message.parts) || message.parts.length === 0) throw bad('must have a non-empty "parts" array');
+  if (typeof message.messageId !== 'string' || !message.messageId) throw bad('must have a "messageId" (a non-empty string the client chooses)');
+  if (typeof message.role !== 'string' || !ROLES.has(message.role)) {
+    throw bad(`must have a "role": ${dialect === '1.0' ? '"ROLE_USER"' : '"user"'}`);
+  }
+  message.parts.forEach((part, i) => {
+    const known =
+      isObject(part) &&
+      (dialect === '0.3' ? typeof part.kind === 'string' && KINDS_03.has(part.kind) : CONTENT_10.some((k) => part[k] !== undefined));
+    if (!known) {
+      throw bad(
+        dialect === '0.3'
+          ? `parts[${i}] must have "kind": "text", "file" or "data"`
+          : `parts[${i}] must hold one of ${CONTENT_10.map((k) => `"${k}"`).join(', ')}`,
+      );
+    }
+  });
+}
+
 const listed = (skills: readonly string[]) =>
   skills.length ? skills.map((s) => `"${s}"`).join(', ') : '(none: this caller may not call any tool)';
 
@@ -38,12 +70,14 @@ const listed = (skills: readonly string[]) =>
  * Read the message of SendMessage/SendStreamingMessage params.
  * `tool(name)` is the definition of a tool the caller may call (undefined
  * otherwise: the engine then refuses it with its own error); `skills()` the
- * names the caller may call, for error messages.
+ * names the caller may call, for error messages; `defaultSkill` the skill of
+ * a message that names none (a2a_server.default_skill).
  */
 export function readToolRequest(
   params: Json,
   tool: (name: string) => ToolDefinition | undefined,
   skills: () => string[],
+  defaultSkill?: string,
 ): ToolRequest {
   const message = params.message;
   if (!isObject(message) || !Array.isArray(message.parts)) {
@@ -57,12 +91,12 @@ export function readToolRequest(
   const messageId = typeof message.messageId === 'string' ? message.messageId : '';
   const contextId = typeof message.contextId === 'string' ? message.contextId : '';
 
-  const toolName = skillId ?? (call?.tool_name as string | undefined);
+  const toolName = skillId ?? (call?.tool_name as string | undefined) ?? defaultSkill;
   if (!toolName) {
     throw new RpcError(
       RPC.INVALID_PARAMS,
       `the message does not say which skill to run: set message.metadata.skillId to one of ${listed(skills())}, ` +
-        'or send a data part {"tool_name": "<skill>", "arguments": {…}}',
+        'or send a data part {"tool_name": "<skill>", "arguments": {…}} (the operator may also set a2a_server.default_skill)',
       { skills: skills() },
     );
   }

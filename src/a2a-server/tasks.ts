@@ -95,5 +95,35 @@ export function snapshot(wire: Wire, call: Call): TaskSnapshot {
     if (r.truncated) metadata.truncated = true;
     if (r.exit_code !== null) metadata.exit_code = r.exit_code;
   }
-  return { id: call.id, contextId: call.request.correlation_id, state, statusText, artifacts, metadata };
+  return {
+    id: call.id,
+    contextId: call.request.correlation_id,
+    state,
+    statusText,
+    artifacts,
+    metadata,
+    updatedAt: statusTime(call),
+    history: [requestMessage(wire, call)],
+  };
+}
+
+/** When the task's status last changed, epoch ms: its end, else its last kept event, else its start. */
+export function statusTime(call: Call): number {
+  const at = call.response?.ts ?? call.keptEvents.at(-1)?.ts ?? call.createdAt;
+  return Math.round(at * 1000);
+}
+
+/**
+ * The message that started the task, as the gateway read it (the message
+ * itself is not kept): the text, for a tool that took it as its one required
+ * string parameter; else the arguments as a data part. A task's history is
+ * this one message: a tool takes no further input.
+ */
+export function requestMessage(wire: Wire, call: Call): Record<string, unknown> {
+  const args = call.request.arguments;
+  const required = call.tool.definition.input_parameters.filter((p) => p.required);
+  const names = Object.keys(args);
+  const only = required.length === 1 && required[0]!.type === 'string' && names.length === 1 && names[0] === required[0]!.name ? args[names[0]] : undefined;
+  const part = typeof only === 'string' ? wire.textPart(only) : wire.dataPart(args);
+  return wire.userMessage([part], call.request.id, call.id, call.request.correlation_id, { skillId: call.tool.definition.name });
 }

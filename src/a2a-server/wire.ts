@@ -29,6 +29,18 @@ export interface TaskSnapshot {
   statusText: string;
   artifacts: ArtifactView[];
   metadata: Json;
+  /** When its status last changed (epoch ms); now when unset. */
+  updatedAt?: number;
+  /** Its messages, oldest first (the wire's own shapes). */
+  history?: Json[];
+}
+
+/** What of a task to put on the wire (GetTask's historyLength, ListTasks' includeArtifacts). */
+export interface TaskView {
+  /** Most recent messages of the history to include: 0 none, unset all. */
+  historyLength?: number;
+  /** Include the artifacts (default true). */
+  artifacts?: boolean;
 }
 
 export class Wire {
@@ -49,6 +61,13 @@ export class Wire {
     return { kind: 'data', data: isObject(data) ? data : { value: data } };
   }
 
+  /** The user's message that started a task. */
+  userMessage(parts: Json[], messageId: string, taskId: string, contextId: string, metadata: Json): Json {
+    return this.v1
+      ? { messageId, role: 'ROLE_USER', parts, taskId, contextId, metadata }
+      : { kind: 'message', messageId, role: 'user', parts, taskId, contextId, metadata };
+  }
+
   /** The agent's message in a status (text only). */
   message(text: string, taskId: string, contextId: string, messageId = newId()): Json {
     const parts = [this.textPart(text)];
@@ -57,8 +76,8 @@ export class Wire {
       : { kind: 'message', messageId, role: 'agent', parts, taskId, contextId };
   }
 
-  status(t: { id: string; contextId: string }, state: TaskState, text: string): Json {
-    const status: Json = { state: wireState(this.dialect, state), timestamp: new Date().toISOString() };
+  status(t: { id: string; contextId: string }, state: TaskState, text: string, at = Date.now()): Json {
+    const status: Json = { state: wireState(this.dialect, state), timestamp: new Date(at).toISOString() };
     if (text) status.message = this.message(text, t.id, t.contextId);
     return status;
   }
@@ -67,16 +86,16 @@ export class Wire {
     return { artifactId: a.artifactId, name: a.name, parts: a.parts };
   }
 
-  /** A bare task (GetTask, CancelTask). */
-  task(t: TaskSnapshot): Json {
-    const task: Json = {
-      id: t.id,
-      contextId: t.contextId,
-      status: this.status(t, t.state, t.statusText),
-      artifacts: t.artifacts.map((a) => this.artifact(a)),
-      metadata: t.metadata,
-    };
-    return this.v1 ? task : { kind: 'task', ...task, history: [] };
+  /** A bare task (GetTask, CancelTask, ListTasks). */
+  task(t: TaskSnapshot, view: TaskView = {}): Json {
+    const task: Json = { id: t.id, contextId: t.contextId, status: this.status(t, t.state, t.statusText, t.updatedAt) };
+    // ListTasks without includeArtifacts: the field is left out, not empty (A2A 1.0 §3.1.4).
+    if (view.artifacts !== false) task.artifacts = t.artifacts.map((a) => this.artifact(a));
+    task.metadata = t.metadata;
+    const n = view.historyLength;
+    const history = n === 0 ? [] : (t.history ?? []).slice(n === undefined ? 0 : -n);
+    if (history.length || !this.v1) task.history = history;
+    return this.v1 ? task : { kind: 'task', ...task };
   }
 
   /** A task as the result of SendMessage or the first item of a stream. */

@@ -46,6 +46,11 @@ export const A2AConfig = z.strictObject({
   start_wait_ms: z.int().min(0).default(2000),
   /** Longest one card fetch may take, ms. */
   card_timeout_ms: z.int().positive().default(10_000),
+  /**
+   * Largest answer read from an agent, bytes: a card, a JSON-RPC answer, each event of a stream; counted before it
+   * is buffered. A larger one fails the call (or the card fetch), saying so.
+   */
+  max_message_bytes: z.int().min(1024).default(16 * 1024 * 1024),
 });
 export type A2AConfig = z.output<typeof A2AConfig>;
 

@@ -3,6 +3,7 @@
  * every peer, JSON GETs for cards, JSON-RPC POSTs and SSE streams.
  */
 import { createParser } from 'eventsource-parser';
+import { SseEventBounds } from '../engine/sse-event-bounds.js';
 import type * as Undici from 'undici';
 import type { Dispatcher } from 'undici';
 import { loadPackage } from '../load-package.js';
@@ -24,7 +25,8 @@ export class PeerError extends Error {
 
 export type Headers = Record<string, string>;
 
-const MAX_BODY = 16 * 1024 * 1024;
+/** a2a.max_message_bytes' default, for a PeerHttp made without the config (agentTools). */
+const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 /** What is left of a stream after its final event is read in the background up to these bounds, then the connection is closed. */
 const DRAIN_MAX_BYTES = 64 * 1024;
 const DRAIN_MS = 2000;
@@ -38,7 +40,11 @@ export class PeerHttp {
   private dispatcher: Dispatcher | undefined;
   private readonly owned: boolean;
 
-  constructor(dispatcher?: Dispatcher) {
+  constructor(
+    dispatcher?: Dispatcher,
+    /** Largest answer, or event of a stream, read from a peer (a2a.max_message_bytes). */
+    private readonly maxBytes = MAX_MESSAGE_BYTES,
+  ) {
     this.owned = !dispatcher;
     this.dispatcher = dispatcher;
   }
@@ -46,7 +52,7 @@ export class PeerHttp {
   /** GET a JSON document. Throws PeerError on network errors, non-2xx or a body that is not JSON. */
   async getJson(url: string, headers: Headers, signal: AbortSignal): Promise<unknown> {
     const res = await this.send(url, { method: 'GET', headers: { accept: 'application/json', ...headers }, signal });
-    const text = await readText(res.body, url);
+    const text = await readText(res.body, url, this.maxBytes);
     if (res.statusCode < 200 || res.statusCode >= 300) {
       throw new PeerError(`GET ${url} answered HTTP ${res.statusCode}`, { status: res.statusCode });
     }
@@ -67,7 +73,7 @@ export class PeerHttp {
         signal,
       });
       span?.status(res.statusCode);
-      const text = await readText(res.body, url);
+      const text = await readText(res.body, url, this.maxBytes);
       try {
         return JSON.parse(text) as unknown;
       } catch {
@@ -112,14 +118,21 @@ export class PeerHttp {
       span?.status(res.statusCode);
       const type = String(res.headers['content-type'] ?? '');
       if (!type.includes('text/event-stream')) {
-        const text = await readText(res.body, url);
+        const text = await readText(res.body, url, this.maxBytes);
         yield parseJson(text, `POST ${url} (HTTP ${res.statusCode})`);
         return;
       }
       const queue: string[] = [];
       const parser = createParser({ onEvent: (e) => queue.push(e.data) });
       const decoder = new TextDecoder();
+      // An event is counted before the parser buffers it (it keeps a whole event, whatever its size).
+      const events = new SseEventBounds();
       for await (const chunk of res.body.iterator({ destroyOnReturn: false })) {
+        const { largest } = events.scan(chunk as Buffer);
+        if (largest > this.maxBytes || events.current > this.maxBytes) {
+          res.body.destroy();
+          throw new PeerError(`an event of the stream of POST ${url} is larger than ${this.maxBytes} bytes (a2a.max_message_bytes); ${TOO_LARGE_HINT}`);
+        }
         parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
         while (queue.length) yield parseJson(queue.shift()!, `an event of POST ${url}`);
       }
@@ -169,14 +182,16 @@ function rpcSpan(url: string, body: unknown, streaming: boolean): ActiveSpan {
 /** The request's headers, with the span's `traceparent` when there is a span. */
 const traced = (span: ActiveSpan | undefined, headers: Headers): Headers => (span ? span.inject(headers) : headers);
 
-async function readText(body: Dispatcher.ResponseData['body'], url: string): Promise<string> {
+const TOO_LARGE_HINT = 'ask the agent for less or raise a2a.max_message_bytes';
+
+async function readText(body: Dispatcher.ResponseData['body'], url: string, maxBytes: number): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY) {
+    if (size > maxBytes) {
       body.destroy();
-      throw new PeerError(`the answer of ${url} is larger than ${MAX_BODY} bytes`);
+      throw new PeerError(`the answer of ${url} is larger than ${maxBytes} bytes (a2a.max_message_bytes); ${TOO_LARGE_HINT}`);
     }
     chunks.push(chunk as Buffer);
   }

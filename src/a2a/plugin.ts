@@ -31,7 +31,7 @@ interface AgentEntry {
 export class A2APlugin implements ToolPlugin {
   readonly name = A2A_PLUGIN_NAME;
   readonly dynamic = true;
-  private readonly http = new PeerHttp();
+  private readonly http: PeerHttp;
   private readonly entries: AgentEntry[];
   /** The agents' tools merged in configuration order: an earlier agent wins a name. */
   private readonly tools = new RemoteToolSet<AgentTool, AgentEntry>({
@@ -55,6 +55,7 @@ export class A2APlugin implements ToolPlugin {
     logger: Logger,
   ) {
     this.logger = logger;
+    this.http = new PeerHttp(undefined, settings.max_message_bytes);
     this.entries = Object.entries(agents).map(([name, cfg]) => ({
       id: name,
       agent: { name, ...cfg },

@@ -27,6 +27,9 @@ export async function runMcpStdio(argv: string[], env: NodeJS.ProcessEnv): Promi
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   logger.info({ tools: gateway.registry.all().length, version: VERSION }, 'MCP server on stdio started');
-  await serveMcpStdio({ door, input: process.stdin, output: process.stdout, logger, caller: { sessionId: '', principal: null } });
+  await serveMcpStdio({ door, input: process.stdin, output: process.stdout, logger, caller: { sessionId: '', principal: null },
+    maxLineBytes: config.server.body_limit_bytes,
+    maxJsonDepth: config.limits.max_json_depth,
+  });
   await gateway.close();
 }

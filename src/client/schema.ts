@@ -249,7 +249,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * MCP server's notification stream (SSE): notifications/tools/list_changed
+         * @description The Streamable HTTP GET stream: stays open (with heartbeat comments) and carries `notifications/tools/list_changed` whenever the tools change (a source's tools appear, change or go, a reload), as the `tools.listChanged` capability says; list again with tools/list. Needs `Accept: text/event-stream`; any `Mcp-Session-Id` or none. MCP clients open it themselves after initialize.
+         */
+        get: operations["mcpNotifications"];
         put?: never;
         /**
          * MCP server (Streamable HTTP, stateless): initialize, tools/list, tools/call, ping
@@ -1279,7 +1283,7 @@ export interface components {
             /** @description The command (stdio) or the URL (http, without credentials) */
             target: string;
             /**
-             * @description ready: tools can be called; starting: the first start is running; restarting: it went away and is started again (its tools stay listed, calls fail until it is back); failed: it never came up (retried with backoff); see last_error
+             * @description ready: tools can be called; starting: the first start is running; restarting: it went away (a process exited, an HTTP server's connection or session was lost) and is started again (its tools stay listed, calls fail until it is back); failed: it never came up (retried with backoff); see last_error
              * @enum {string}
              */
             state: "disabled" | "starting" | "ready" | "restarting" | "failed" | "stopped";
@@ -1309,12 +1313,20 @@ export interface components {
             changed: string[];
             /** @description Config keys that changed but need a restart; the running value is kept */
             restart_needed: string[];
-            /** @description Sessions ended because their token was removed */
+            /** @description Sessions and streams ended because the credential that opened them was removed or changed (a rotated token) */
             sessions_ended: number;
         };
         Readiness: {
             /** @enum {string} */
             status: "ready";
+            /** @description Ready, but without these tools on this host (e.g. run_command without a sandbox), and why; absent when none */
+            unavailable_tools?: components["schemas"]["UnavailableToolStatus"][];
+        };
+        UnavailableToolStatus: {
+            /** @description The tool, e.g. run_command */
+            name: string;
+            /** @description Why this host cannot offer it, and what would fix it */
+            reason: string;
         };
         /** @description One MCP JSON-RPC 2.0 message (batches are not accepted) */
         JsonRpcMessage: {
@@ -1356,6 +1368,8 @@ export interface components {
             running_calls: number;
             uptime_s: number;
             store: components["schemas"]["StoreStatus"];
+            /** @description Tools the gateway would offer but cannot on this host (e.g. run_command without a sandbox), and why; absent when none */
+            unavailable_tools?: components["schemas"]["UnavailableToolStatus"][];
         };
         StoreStatus: {
             /**
@@ -3331,6 +3345,102 @@ export interface operations {
                      *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
                      *       "detail": {},
                      *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    mcpNotifications: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notification stream */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: message
+                     *     data: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The gateway requires a token (`unauthorized`) */
+            401: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "unauthorized",
+                     *       "message": "The gateway requires a token (`unauthorized`)",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Accept does not name text/event-stream */
+            406: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": null,
+                     *       "error": {
+                     *         "code": -32600,
+                     *         "message": "GET /mcp is the notification stream: send Accept: text/event-stream (requests go in POST /mcp)"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JsonRpcErrorResponse"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": {},
+                     *       "retryable": true
                      *     }
                      */
                     "application/json": components["schemas"]["Error"];

@@ -7,6 +7,7 @@ import { dirname } from 'node:path';
 import type { z } from 'zod';
 import { describeIssue, formatProblems, typeOf } from '../protocol/index.js';
 import { GatewayConfig, type GatewayConfigInput } from './schema.js';
+import { suggestKey } from './key-suggestions.js';
 import { resolvePluginPaths } from '../operator-plugins/config.js';
 
 import { ConfigError } from './config-error.js';
@@ -67,7 +68,7 @@ function unionAlternatives(issue: z.core.$ZodIssueInvalidUnion): string | undefi
     const only = branch[0]!;
     if (only.code === 'invalid_value') words.push(...only.values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))));
     else if (only.code === 'invalid_type' && only.expected === 'boolean') types.push('true', 'false');
-    else if (only.code === 'invalid_type') types.push(`a ${only.expected}`);
+    else if (only.code === 'invalid_type') types.push(only.expected === 'array' ? 'a list' : `a ${only.expected}`);
     else return undefined;
   }
   const names = [...words, ...types];
@@ -77,6 +78,15 @@ function unionAlternatives(issue: z.core.$ZodIssueInvalidUnion): string | undefi
 /** One config problem in words; a value that came from `${NAME}` says so. */
 function describeConfigIssue(issue: z.core.$ZodIssue, sources: ReadonlyMap<string, string[]>): string {
   let message = describeIssue(issue);
+  if (issue.code === 'unrecognized_keys') {
+    // "Did you mean", as for CLI options: a typo of a key of that section, or a key that belongs in another one.
+    const path = issue.path.map(String);
+    const hints = issue.keys.flatMap((key) => {
+      const hint = suggestKey(GatewayConfig, path, key);
+      return hint ? [issue.keys.length === 1 ? hint : `"${key}": ${hint}`] : [];
+    });
+    if (hints.length > 0) message = `${message.replace(/; remove (it|them)$/, '')}; ${hints.join('; ')}`;
+  }
   if (issue.code === 'invalid_union') {
     const alternatives = unionAlternatives(issue);
     if (alternatives) message = `must be ${alternatives}${issue.input === undefined ? '' : `, got ${typeOf(issue.input)}`}`;
@@ -147,11 +157,20 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
     );
   }
   let raw: unknown;
-  try {
-    // yaml is loaded here, when a config file is read: a gateway started without one never loads it.
-    raw = (await import('yaml')).parse(text, { prettyErrors: true });
-  } catch (err) {
-    throw new ConfigError(`config file ${file} is not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
+  if (file.toLowerCase().endsWith('.json')) {
+    // A .json file is JSON: read as YAML, a trailing comma or a stray character would be accepted silently.
+    try {
+      raw = JSON.parse(text);
+    } catch (err) {
+      throw new ConfigError(`config file ${file} is not valid JSON: ${(err as Error).message}`);
+    }
+  } else {
+    try {
+      // yaml is loaded here, when a config file is read: a gateway started without one never loads it.
+      raw = (await import('yaml')).parse(text, { prettyErrors: true });
+    } catch (err) {
+      throw new ConfigError(`config file ${file} is not valid YAML or JSON: ${(err as Error).message.split('\n')[0]}`);
+    }
   }
   if (raw !== null && raw !== undefined && (typeof raw !== 'object' || Array.isArray(raw))) {
     throw new ConfigError(`config file ${file} must hold a mapping of sections (server, tools, …), not a ${Array.isArray(raw) ? 'list' : typeof raw}`);

@@ -14,6 +14,7 @@ import { TransportConfig } from '../transport/a2e-http/config.js';
 import { LimitsSection } from './memory.js';
 import { StoreConfig } from './store.js';
 import { Workers } from './workers.js';
+import { TrustProxy } from './trust-proxy.js';
 import { McpConfig } from '../mcp/config.js';
 import { A2AServerConfig } from '../a2a-server/config.js';
 import { UiConfig } from './ui.js';
@@ -41,8 +42,19 @@ export const ServerConfig = z.strictObject({
   shutdown_grace_s: z.number().min(0).default(10),
   /** Path prefix every route is served under, e.g. "/a2e" behind a reverse proxy ("" = none). */
   base_path: BasePath.default(''),
-  /** Build returned URLs from X-Forwarded-Proto / X-Forwarded-Host (only behind a proxy that sets them). */
-  trust_proxy: z.boolean().default(false),
+  /**
+   * Proxies trusted to say where a request came from: `true` (= 1) or a number of proxy hops in front of the
+   * gateway, or a list of the proxies' addresses / CIDR ranges. The client's address (for per-address session
+   * quotas) is then the X-Forwarded-For entry the outermost trusted proxy appended (with `1`: the last one; make
+   * the edge proxy set the header, nginx: `proxy_set_header X-Forwarded-For $remote_addr;`), and returned URLs
+   * follow X-Forwarded-Proto / X-Forwarded-Host. With a list, a request whose peer is not listed is taken as is.
+   */
+  trust_proxy: TrustProxy.default(false),
+  /**
+   * Directory where the gateway keeps what must outlive a restart: each sandboxed MCP server's data directory
+   * (`mcp/<id>`, see mcp.servers.<id>.data_dir). Relative to the directory the gateway starts in; created when needed.
+   */
+  state_dir: z.string().min(1).default('./state'),
   /** Gateway processes to run on this machine (Node's cluster), or "auto" = one per CPU; more than 1 needs `store.kind: redis`. */
   workers: Workers.default(1),
   ...serverSecurityFields,

@@ -11,6 +11,7 @@
 import type { ToolCallResponse, ToolEvent } from '../protocol/index.js';
 import type { Call, CallState, StopReason } from './call.js';
 import type { EventBatch } from './call-events.js';
+import { EntryList, type Entry } from './entry-list.js';
 
 /** Follows a call's events (from `CallView.watch`); ends after the last one, or when closed. */
 export interface CallWatch extends AsyncIterable<EventBatch> {
@@ -33,6 +34,8 @@ export interface CallView {
   readonly response: ToolCallResponse | undefined;
   /** Name of the bearer token that started it (null without auth). */
   readonly principal: string | null;
+  /** The credential that started it (Principal.credential), when known: only it owns the call. */
+  readonly credential?: string;
   /** Follow the events after `afterSeq` (-1 = from the start); the view's state, count and response follow what it reads. */
   watch(afterSeq?: number): CallWatch;
   /** Stop the call (wherever it runs); resolves once the stop has been passed on (remote views: once settled, or after a bound). */
@@ -61,24 +64,38 @@ export interface CallStore {
 export interface CallRetention {
   /** How long a finished call is kept, ms. */
   retainMs: number;
-  /** Most finished calls kept; the oldest finished are dropped first. */
+  /** Most finished calls kept of all principals together (the backstop); the oldest finished are dropped first. */
   maxRetained: number;
+  /** Most finished calls kept of one principal (its share); that principal's oldest finished are dropped first. */
+  maxRetainedPerPrincipal?: number;
   /** Most bytes (events and result) all finished calls may hold together; the oldest finished are dropped first. */
   maxRetainedBytes?: number;
   /** Clock, epoch ms (tests pass their own). */
   now?: () => number;
 }
 
+/** A finished call's place in the store: when it finished, what it holds, and its place in its principal's list. */
+interface Finished {
+  at: number;
+  bytes: number;
+  principal: string | null;
+  entry: Entry<string> | undefined;
+}
+
 /**
  * In-memory store. Running calls are always kept (they are bounded by what
- * runs); finished ones are kept for `retainMs`, at most `maxRetained` of
- * them and at most `maxRetainedBytes` of their events and results.
+ * runs); finished ones are kept for `retainMs`, at most
+ * `maxRetainedPerPrincipal` of each principal (so one caller's many calls
+ * drop only its own), and at most `maxRetained` of them and
+ * `maxRetainedBytes` of their events and results in all.
  * Expiry is lazy (on put/get/list/finish), so there is no timer to stop.
  */
 export class MemoryCallStore implements CallStore {
   private readonly calls = new Map<string, Call>();
-  /** Finished calls by id → finish time and bytes held, oldest first (Map keeps insertion order). */
-  private readonly finished = new Map<string, { at: number; bytes: number }>();
+  /** Finished calls by id, oldest first (Map keeps insertion order). */
+  private readonly finished = new Map<string, Finished>();
+  /** Each principal's finished calls, oldest first. */
+  private readonly byPrincipal = new Map<string | null, EntryList<string>>();
   private finishedBytes = 0;
   private readonly now: () => number;
 
@@ -120,11 +137,9 @@ export class MemoryCallStore implements CallStore {
     const cutoff = this.now() - this.retention.retainMs;
     const maxBytes = this.retention.maxRetainedBytes ?? Infinity;
     let dropped = 0;
-    for (const [id, { at, bytes }] of this.finished) {
+    for (const [id, { at }] of this.finished) {
       if (at > cutoff && this.finished.size <= this.retention.maxRetained && this.finishedBytes <= maxBytes) break;
-      this.finished.delete(id);
-      this.calls.delete(id);
-      this.finishedBytes -= bytes;
+      this.drop(id);
       dropped++;
     }
     return dropped;
@@ -134,8 +149,26 @@ export class MemoryCallStore implements CallStore {
     const call = this.calls.get(id);
     if (!call) return;
     const bytes = call.retainedBytes ?? 0; // (stand-ins for calls in tests may not count bytes)
-    this.finished.set(id, { at: this.now(), bytes });
+    const principal = call.principal ?? null;
+    let mine = this.byPrincipal.get(principal);
+    if (!mine) this.byPrincipal.set(principal, (mine = new EntryList()));
+    this.finished.set(id, { at: this.now(), bytes, principal, entry: mine.add(id) });
     this.finishedBytes += bytes;
+    // The principal's share first: its own oldest go, never another's.
+    const share = this.retention.maxRetainedPerPrincipal ?? Infinity;
+    while (mine.size > share) this.drop(mine.shift()!);
     this.expire();
+  }
+
+  /** Forget a finished call. */
+  private drop(id: string): void {
+    const f = this.finished.get(id);
+    if (!f) return;
+    this.finished.delete(id);
+    this.calls.delete(id);
+    this.finishedBytes -= f.bytes;
+    const mine = this.byPrincipal.get(f.principal);
+    if (mine && f.entry) mine.remove(f.entry);
+    if (mine?.size === 0) this.byPrincipal.delete(f.principal);
   }
 }

@@ -144,6 +144,11 @@ export class Call {
     return this.caller.principal;
   }
 
+  /** The credential that started it (CallView). */
+  get credential(): string | undefined {
+    return this.caller.credential;
+  }
+
   get settled(): boolean {
     return this._response !== undefined;
   }

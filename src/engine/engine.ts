@@ -19,6 +19,7 @@ import { writeCallLine } from './call-line.js';
 import type { Logger } from './plugin.js';
 import { allowAll, type Caller, type Policy } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
+import { ToolListWatch } from './tool-list-watch.js';
 import type { CallTracer } from './tracing.js';
 
 /** The end of an unknown_tool message without suggestions (a door with its own way to list tools swaps it). */
@@ -82,6 +83,8 @@ export interface EngineSettings {
 export class Engine {
   /** Call lifecycle events for live watchers (GET /admin/events); idle unless watched. */
   readonly activity = new ActivityFeed();
+  /** Told when the listed tools change (the MCP doors' list_changed); see `toolsRebuilt`. */
+  readonly toolList = new ToolListWatch(() => this.tools.all());
   private tools: ToolRegistry;
   private readonly logger: Logger;
   private limits: EngineLimits;
@@ -139,6 +142,12 @@ export class Engine {
     this.tools = settings.registry;
     this.limits = { ...settings.limits, eventsTotalBytes: this.limits.eventsTotalBytes };
     this.lastCallLimits = undefined;
+    this.toolList.changed(true);
+  }
+
+  /** The registry re-read its plugins' tools (one changed its list): watchers hear of it if the list differs. */
+  toolsRebuilt(): void {
+    this.toolList.changed();
   }
 
   /** Bytes of events held by running calls now (for metrics and tests). */
@@ -264,6 +273,13 @@ export class Engine {
 
   /** The refusal of a tool that does not exist for `caller`; suggestions name only tools it may call. */
   private unknownTool(name: string, caller: Caller): GatewayError {
+    // A tool its plugin cannot offer on this host: say why, to a caller the policy would let call it.
+    const unavailable = this.registry.unavailable(name);
+    if (unavailable && this.policy(caller, unavailable.definition).allow) {
+      return new GatewayError('unknown_tool', `no tool named "${name}" here: ${unavailable.reason}`, {
+        detail: { tool_name: name, unavailable: unavailable.reason },
+      });
+    }
     const similar = this.registry.similarNames(name).filter((n) => this.allowed(caller, n));
     const hint = similar.length
       ? ` Did you mean ${similar.map((n) => `"${n}"`).join(' or ')}?`

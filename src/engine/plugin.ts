@@ -117,6 +117,12 @@ export interface ToolPlugin {
   pendingTools?(): readonly ToolDefinitionInput[];
   /** Optional: what the plugin is still checking after `start` (GET /readyz says not ready meanwhile), or null. */
   loading?(): string | null;
+  /**
+   * Optional: tools the plugin would offer but cannot on this host, each with why (what to fix, no host paths: a
+   * caller and GET /healthz see it). A call to one gets `unknown_tool` saying why, rather than only that no tool
+   * has that name; GET /healthz and GET /readyz list them.
+   */
+  unavailableTools?(): readonly UnavailableTool[];
   /** Optional clean-up at shutdown. */
   stop?(): Promise<void> | void;
   /**
@@ -125,6 +131,13 @@ export interface ToolPlugin {
    * failing start-up.
    */
   readonly dynamic?: boolean;
+}
+
+/** A tool a plugin cannot offer here (ToolPlugin.unavailableTools). */
+export interface UnavailableTool {
+  readonly tool: ToolDefinitionInput;
+  /** Why, and what would fix it, as a sentence without host paths. */
+  readonly reason: string;
 }
 
 /** A richer return value for `executeTool` than bare data. */

@@ -6,6 +6,8 @@ export interface Caller {
   sessionId: string;
   /** Name of the authenticated principal (e.g. the token's name), or null. */
   principal: string | null;
+  /** The credential it authenticated with (Principal.credential), when the door knows it: calls are bound to it. */
+  credential?: string;
   /** Capabilities the caller's session negotiated; undefined when no session is used. */
   capabilities?: ReadonlySet<string>;
   /** The door the call came through, for the audit record (e.g. "a2a") when the door does not pass it to `start`; "rest" when unset. */

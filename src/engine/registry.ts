@@ -18,6 +18,12 @@ export interface RegisteredTool {
   readonly lineMembers: string;
 }
 
+/** A tool its plugin cannot offer on this host (ToolPlugin.unavailableTools), and why. */
+export interface UnavailableEntry {
+  readonly definition: ToolDefinition;
+  readonly reason: string;
+}
+
 /** A tool left out because an earlier plugin already offers its name. */
 export interface ToolConflict {
   tool: string;
@@ -33,6 +39,7 @@ export class ToolRegistry {
   private searchIndex = new ToolSearchIndex([]);
   private skipped: ToolConflict[] = [];
   private checking: RegisteredTool[] = [];
+  private missing = new Map<string, UnavailableEntry>();
 
   constructor(plugins: readonly ToolPlugin[], logger: Logger) {
     this.plugins = plugins;
@@ -78,12 +85,21 @@ export class ToolRegistry {
         pending.push(tool);
       }
     }
+    // Tools a plugin cannot offer here: not callable, but a call to one is told why.
+    const missing = new Map<string, UnavailableEntry>();
+    for (const plugin of order) {
+      for (const { tool, reason } of plugin.unavailableTools?.() ?? []) {
+        const parsed = ToolDefinition.safeParse(tool);
+        if (parsed.success && !byName.has(parsed.data.name)) missing.set(parsed.data.name, { definition: parsed.data, reason });
+      }
+    }
     for (const c of skipped) {
       this.logger.warn(c, `tool "${c.tool}" from plugin "${c.skipped}" skipped: plugin "${c.kept}" already offers that name`);
     }
     this.byName = byName;
     this.ordered = ordered;
     this.checking = pending;
+    this.missing = missing;
     this.skipped = skipped;
     this.searchIndex = new ToolSearchIndex(ordered.filter((t) => !t.plugin.searchTools).map((t) => t.definition));
   }
@@ -121,6 +137,16 @@ export class ToolRegistry {
   /** Tools callable but not listed yet, while their plugin checks them (ToolPlugin.pendingTools). */
   pending(): readonly RegisteredTool[] {
     return this.checking;
+  }
+
+  /** A tool its plugin cannot offer here, by name (ToolPlugin.unavailableTools). */
+  unavailable(name: string): UnavailableEntry | undefined {
+    return this.missing.get(name);
+  }
+
+  /** Every tool a plugin cannot offer here, for GET /healthz and GET /readyz. */
+  allUnavailable(): Array<{ name: string; reason: string }> {
+    return [...this.missing.values()].map((u) => ({ name: u.definition.name, reason: u.reason }));
   }
 
   get conflicts(): readonly ToolConflict[] {

@@ -22,6 +22,8 @@ export interface Session {
   readonly capabilities: ReadonlySet<string>;
   /** Authenticated principal (token name), or null. */
   readonly principal: string | null;
+  /** The credential it was opened with (Principal.credential), when the door knows it: a reload that revokes it ends the session. */
+  readonly credential?: string;
   readonly createdAt: number;
   /** Epoch ms of the last use; the session expires `ttlS` after it. */
   lastSeen: number;
@@ -121,10 +123,15 @@ export class SessionManager {
   }
 
   /** handshake() for either store: synchronous in memory, one round trip to a shared store. */
-  open(req: HandshakeRequest, principal: string | null, owner: string = quotaKey(principal, undefined)): HandshakeResponse | Promise<HandshakeResponse> {
+  open(
+    req: HandshakeRequest,
+    principal: string | null,
+    owner: string = quotaKey(principal, undefined),
+    credential?: string,
+  ): HandshakeResponse | Promise<HandshakeResponse> {
     const shared = this.options.shared;
-    if (!shared) return this.handshake(req, principal, owner);
-    const { session, response } = this.newSession(req, principal, owner);
+    if (!shared) return this.handshake(req, principal, owner, credential);
+    const { session, response } = this.newSession(req, principal, owner, credential);
     return shared.open(session).then((stored) => {
       if (!stored) throw this.full();
       return response;
@@ -146,15 +153,15 @@ export class SessionManager {
    * capabilities that were asked for and that the gateway serves; names
    * outside the A2E set are never echoed back.
    */
-  handshake(req: HandshakeRequest, principal: string | null, owner: string = quotaKey(principal, undefined)): HandshakeResponse {
+  handshake(req: HandshakeRequest, principal: string | null, owner: string = quotaKey(principal, undefined), credential?: string): HandshakeResponse {
     this.makeRoom(owner);
-    const { session, response } = this.newSession(req, principal, owner);
+    const { session, response } = this.newSession(req, principal, owner, credential);
     this.store.put(session);
     this.track(session);
     return response;
   }
 
-  private newSession(req: HandshakeRequest, principal: string | null, owner: string): { session: Session; response: HandshakeResponse } {
+  private newSession(req: HandshakeRequest, principal: string | null, owner: string, credential?: string): { session: Session; response: HandshakeResponse } {
     const asked = new Set(req.agent_caps.filter((c) => (A2E_CAPABILITIES as readonly string[]).includes(c)));
     const accepted = [...asked].map((capability) => ({
       capability,
@@ -169,6 +176,7 @@ export class SessionManager {
       createdAt: Date.now(),
       lastSeen: Date.now(),
       owner,
+      ...(credential !== undefined && { credential }),
     };
     return { session, response: answer(req, { session_id: session.id, accepted_caps: accepted, max_parallel: this.options.maxParallel, ok: true }) };
   }

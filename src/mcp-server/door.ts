@@ -6,7 +6,9 @@
  * timeouts, events, audit and metrics (door "mcp").
  *
  * Stateless: nothing is kept between messages except the calls in flight
- * (so `notifications/cancelled` can stop one). Messages are checked by hand
+ * (so `notifications/cancelled` can stop one). The transports tell their
+ * clients when the tool list changes (`onToolListChanged`), as the
+ * `tools.listChanged` capability promises. Messages are checked by hand
  * (the MCP SDK's schema module is not loaded at run time, see protocol.ts);
  * the SDK's types check the shapes at compile time.
  */
@@ -165,7 +167,7 @@ export class McpDoor {
     if (problem) throw new McpParamsError(`invalid initialize params: ${problem}`);
     return {
       protocolVersion: SUPPORTED_PROTOCOL_VERSIONS.includes(asked) ? asked : LATEST_PROTOCOL_VERSION,
-      capabilities: { tools: { listChanged: false }, logging: {} },
+      capabilities: { tools: { listChanged: true }, logging: {} },
       serverInfo: { ...SERVER_INFO, version: this.options.version },
       instructions: INSTRUCTIONS,
     };
@@ -238,6 +240,14 @@ export class McpDoor {
     call.stop('cancel');
   }
 
+  /**
+   * Call `send` with notifications/tools/list_changed whenever the tools change (a source's tools appear, change or
+   * go, a reload, the shell sandbox's check ending) until the returned function is called. Clients then list again.
+   */
+  onToolListChanged(send: (message: JSONRPCMessage) => void): () => void {
+    return this.engine.toolList.watch(() => send(TOOLS_LIST_CHANGED));
+  }
+
   /** The response to a settled call. */
   callReply(id: RequestId, call: Call): JSONRPCMessage {
     return result(id, callToolResult(call.response!.data, call.tool.definition.kind === 'mcp'));
@@ -283,6 +293,8 @@ export function batchOf(message: unknown, protocolVersion: string | undefined): 
 export function inputErrorsAreToolErrors(protocolVersion: string | undefined): boolean {
   return (protocolVersion ?? '2025-03-26') >= '2025-11-25';
 }
+
+const TOOLS_LIST_CHANGED: JSONRPCMessage = { jsonrpc: '2.0', method: 'notifications/tools/list_changed' };
 
 const LIST_ALL: ToolListRequest = {
   type: 'tool/list/req',

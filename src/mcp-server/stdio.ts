@@ -2,11 +2,15 @@
  * The MCP door over stdio: newline-delimited JSON-RPC on stdin/stdout, for a
  * desktop MCP client that launches the gateway (`a2e-gateway mcp-stdio`).
  * stdout carries only protocol messages; logs go to stderr.
+ * A line is at most `maxLineBytes` (server.body_limit_bytes, as a POST /mcp
+ * body): a longer one is answered with a parse error as soon as it passes the
+ * limit, not kept, and reading resumes after its newline.
  */
-import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
+import { CappedLines } from '../engine/capped-lines.js';
 import type { Caller, Logger } from '../engine/index.js';
-import { JSONRPC_PARSE_ERROR, ProgressNotifier, batchOf, errorMessage, type McpDoor } from './door.js';
+import { nestsDeeperThan } from '../engine/message-reader.js';
+import { JSONRPC_INVALID_REQUEST, JSONRPC_PARSE_ERROR, ProgressNotifier, batchOf, errorMessage, type McpDoor } from './door.js';
 
 export interface McpStdioOptions {
   door: McpDoor;
@@ -15,17 +19,28 @@ export interface McpStdioOptions {
   logger: Logger;
   /** Who the local client is (no token on stdio: the gateway's policy still applies). */
   caller: Caller;
+  /** Longest line (one message), bytes: server.body_limit_bytes. */
+  maxLineBytes: number;
+  /** Deepest nesting of a message's arrays/objects (limits.max_json_depth), checked before parsing. */
+  maxJsonDepth: number;
 }
 
 /** Serve until the input ends; resolves once every answer has been written. */
-export async function serveMcpStdio({ door, input, output, logger, caller }: McpStdioOptions): Promise<void> {
+export async function serveMcpStdio({ door, input, output, logger, caller, maxLineBytes, maxJsonDepth }: McpStdioOptions): Promise<void> {
   const send = (message: unknown) => output.write(`${JSON.stringify(message)}\n`);
   const pending = new Set<Promise<void>>();
-  const lines = createInterface({ input, crlfDelay: Infinity });
   // What initialize agreed on: one client per stdio connection, so it holds for every later message.
   let protocolVersion: string | undefined;
-  for await (const line of lines) {
+  // Told once the client has initialized (nothing but the answer may come before): the tools it listed changed.
+  let stopWatching: (() => void) | undefined;
+  for await (const bytes of linesOf(input, maxLineBytes, send)) {
+    const line = bytes.toString('utf8');
     if (!line.trim()) continue;
+    if (nestsDeeperThan(bytes, maxJsonDepth)) {
+      // As POST /mcp answers it.
+      send(errorMessage(null, JSONRPC_INVALID_REQUEST, `the message nests arrays/objects deeper than ${maxJsonDepth} levels (limits.max_json_depth); flatten the data`));
+      continue;
+    }
     let message: unknown;
     try {
       message = JSON.parse(line);
@@ -60,6 +75,7 @@ export async function serveMcpStdio({ door, input, output, logger, caller }: Mcp
     if (outcome.kind === 'reply') {
       if (outcome.initialized) protocolVersion = (outcome.message as unknown as { result: { protocolVersion: string } }).result.protocolVersion;
       send(outcome.message);
+      if (outcome.initialized) stopWatching ??= door.onToolListChanged(send);
     }
     else if (outcome.kind === 'call') {
       const { call, id, progressToken } = outcome;
@@ -79,5 +95,28 @@ export async function serveMcpStdio({ door, input, output, logger, caller }: Mcp
       void done.finally(() => pending.delete(done));
     }
   }
+  stopWatching?.();
   await Promise.all(pending);
+}
+
+/** The input's lines, each at most `maxBytes`; a longer one is answered with a parse error and skipped. */
+async function* linesOf(input: Readable, maxBytes: number, send: (message: unknown) => void): AsyncGenerator<Buffer> {
+  const ready: Buffer[] = [];
+  const lines = new CappedLines(maxBytes, {
+    line: (bytes) => ready.push(bytes),
+    overflow: () =>
+      send(
+        errorMessage(
+          null,
+          JSONRPC_PARSE_ERROR,
+          `the line is longer than ${maxBytes} bytes (server.body_limit_bytes); it is skipped up to its newline: send smaller messages or raise the limit`,
+        ),
+      ),
+  });
+  for await (const chunk of input) {
+    lines.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+    while (ready.length) yield ready.shift()!;
+  }
+  lines.end();
+  while (ready.length) yield ready.shift()!;
 }

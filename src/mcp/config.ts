@@ -15,6 +15,14 @@ const ServerCommon = {
   refresh_s: z.int().positive().optional(),
 };
 
+/** A host path mounted in a sandboxed server: read-only, or writable with `rw: true`. */
+const Mount = z.strictObject({
+  /** Host path, mounted at the same path. */
+  path: z.string().min(1),
+  /** Writable by the server (default read-only). */
+  rw: z.boolean().default(false),
+});
+
 /** One MCP server: a command to spawn (stdio) or a Streamable HTTP URL. */
 export const McpServerConfig = z
   .strictObject({
@@ -24,14 +32,23 @@ export const McpServerConfig = z
     args: z.array(z.string()).default(() => []),
     /** Extra environment for the process (on top of a minimal PATH/HOME/LANG; the gateway's own is not passed). */
     env: z.record(z.string(), z.string()).default(() => ({})),
-    /** Working directory of the process. */
+    /** Working directory of the process (in the sandbox: its data directory, /workspace, when absent). */
     cwd: z.string().min(1).optional(),
     /** Run the process in the bubblewrap sandbox (default: true where one can be made, see docs/mcp.md). */
     sandbox: z.boolean().optional(),
     /** Inside the sandbox: allow network access (`npx -y` fetching a package needs it). */
     network: z.boolean().default(false),
-    /** Inside the sandbox: extra read-only paths the server needs. */
-    mounts: z.array(z.string().min(1)).default(() => []),
+    /**
+     * Inside the sandbox: extra host paths the server needs, at the same path; read-only, unless given as
+     * `{ path, rw: true }` (e.g. the directory server-filesystem serves).
+     */
+    mounts: z.array(z.union([z.string().min(1), Mount])).default(() => []),
+    /**
+     * Inside the sandbox: the server's own persistent, writable directory (its /workspace, HOME and default working
+     * directory), with the quota tools.fs.max_workspace_bytes; `<server.state_dir>/mcp/<id>` when absent. Created at
+     * start; kept across restarts.
+     */
+    data_dir: z.string().min(1).optional(),
     /** URL of a Streamable HTTP server. */
     url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of the MCP endpoint' }).optional(),
     /** Sent with every request to `url` (values are never logged). */
@@ -68,5 +85,10 @@ export const McpConfig = z.strictObject({
   restart_min_ms: z.int().positive().default(500),
   /** Longest restart backoff, ms. */
   restart_max_ms: z.int().positive().default(30_000),
+  /**
+   * Largest message read from an MCP server, bytes (a stdio line, an SSE event, a JSON answer), counted before it
+   * is buffered. A larger answer fails its own call, saying so; anything else over it is skipped.
+   */
+  max_message_bytes: z.int().min(1024).default(10 * 1024 * 1024),
 });
 export type McpConfig = z.output<typeof McpConfig>;

@@ -35,6 +35,10 @@ export class McpPlugin implements ToolPlugin {
   constructor(
     private readonly settings: McpConfig,
     logger: Logger,
+    /** Quota of a sandboxed server's data directory, bytes (tools.fs.max_workspace_bytes); null for none. */
+    private readonly scratchBytes: number | null = null,
+    /** server.state_dir, where sandboxed servers' data directories are by default. */
+    private readonly stateDir = './state',
   ) {
     this.logger = logger;
   }
@@ -50,7 +54,8 @@ export class McpPlugin implements ToolPlugin {
     if (configured.length === 0) return;
     const { McpServerConnection } = await import('./connection.js');
     this.servers = configured.map(
-      ([id, cfg]) => new McpServerConnection(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers)),
+      ([id, cfg]) =>
+        new McpServerConnection(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers), this.scratchBytes, this.stateDir),
     );
     const enabled = this.servers.filter((s) => s.config.enabled);
     if (enabled.length === 0) return;

@@ -2,25 +2,19 @@
  * Running a stdio MCP server in the bubblewrap sandbox of `run_command`
  * (built from tools/shell/sandbox.ts): its own user, PID, IPC and (unless
  * `network: true`) network namespaces, a read-only system, a private /tmp,
- * a private writable workspace, and read-only mounts of what it needs — its
- * install directory (found from the command and its path arguments) and the
- * configured `mounts`.
+ * its own persistent writable data directory at /workspace (data_dir, under
+ * server.state_dir by default; its quota is watched in connection.ts), and
+ * mounts of what it needs — its install directory (found from the command and
+ * its path arguments) read-only, and the configured `mounts` (read-only unless
+ * `rw: true`).
  */
-import { chownSync, existsSync, mkdtempSync, realpathSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { chownSync, existsSync, mkdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
-import { sanitize } from '../a2a/tools.js';
 import type { ShellLimits } from '../tools/shell/config.js';
-import {
-  SANDBOX_GID,
-  SANDBOX_PATH,
-  SANDBOX_UID,
-  SANDBOX_WORKSPACE,
-  probeSandbox,
-  sandboxCommand,
-  unsearchableBySandboxUser,
-} from '../tools/shell/sandbox.js';
+import { SANDBOX_GID, SANDBOX_PATH, SANDBOX_UID, SANDBOX_WORKSPACE, probeSandbox, sandboxCommand, unsearchableBySandboxUser } from '../tools/shell/sandbox.js';
+import { sanitize } from '../a2a/tools.js';
 import type { McpServerConfig } from './config.js';
+import { makeScratch, removeStaleScratch } from './scratch.js';
 
 /** Limits for a long-lived server: like run_command's, but no CPU-time cap (a server runs for days). */
 const LIMITS: ShellLimits = { processes: 256, memory_mb: 4096, file_size_mb: 1024, cpu_s: 10 * 365 * 86_400, open_files: 1024 };
@@ -32,10 +26,15 @@ const SYSTEM_PREFIXES = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/', '/etc/'
 
 let probe: Promise<string | null> | undefined;
 
-/** Whether a sandbox can be made here: null when it can, else why not (probed once per process). */
-export function sandboxAvailable(): Promise<string | null> {
+/**
+ * Whether a sandbox can be made here: null when it can, else why not (probed once per process). First, the
+ * scratch folders gateways that were killed left behind are removed (`removed` is told their names).
+ */
+export function sandboxAvailable(removed: (names: string[]) => void = () => {}): Promise<string | null> {
   probe ??= (async () => {
-    const workspace = makeWorkspace('probe');
+    const stale = removeStaleScratch();
+    if (stale.length > 0) removed(stale);
+    const workspace = makeScratch('probe');
     try {
       return await probeSandbox({ workspace, network: false, mounts: [], limits: LIMITS, tmpMb: TMP_MB });
     } finally {
@@ -48,25 +47,49 @@ export function sandboxAvailable(): Promise<string | null> {
 export interface SandboxedCommand {
   file: string;
   args: string[];
-  /** Read-only mounts the server gets, for GET /mcp-servers and the log. */
+  /** Read-only mounts the server gets, for the log. */
   mounts: string[];
-  /** Remove the server's private workspace. */
-  cleanup(): void;
+  /** Writable mounts (`rw: true`), for the log. */
+  rwMounts: string[];
+  /** Host path of the server's data directory (its /workspace). */
+  dataDir: string;
 }
 
-/** A read-only mount and where it came from: `from` names it as the operator's config does. */
+/** A mount and where it came from: `from` names it as the operator's config does. */
 interface Mount {
   path: string;
   from: string;
   /** The absolute path the config itself gives (directories above it may be named in errors); absent when derived. */
   configured?: string;
+  rw?: boolean;
+  /** The fix besides chmod, when it is not to install the server elsewhere. */
+  elsewhere?: string;
 }
 
-/** The command line that runs the server `id` in a sandbox. Throws when its command cannot be found or reached. */
-export function sandboxedCommand(id: string, config: McpServerConfig, env: Record<string, string>): SandboxedCommand {
+/** The host directory a sandboxed server `id` keeps its data in: `data_dir`, else `<state_dir>/mcp/<id>`. */
+export function dataDirOf(id: string, config: McpServerConfig, stateDir: string): string {
+  return resolve(config.data_dir ?? join(stateDir, 'mcp', sanitize(id)));
+}
+
+/**
+ * The command line that runs the server `id` in a sandbox, its data directory made (under `stateDir` unless
+ * `data_dir` says where). Throws when its command, a mount or the data directory cannot be found or reached.
+ * `quotaBytes`: the data directory's quota (null: none); no file in it may grow past it.
+ */
+export function sandboxedCommand(
+  id: string,
+  config: McpServerConfig,
+  env: Record<string, string>,
+  quotaBytes: number | null,
+  stateDir: string,
+): SandboxedCommand {
   const command = findCommand(config.command!, config.cwd, env.PATH ?? process.env.PATH ?? '');
   const fromConfig = (p: string) => (isAbsolute(p) ? p : config.cwd && isAbsolute(config.cwd) ? resolve(config.cwd, p) : undefined);
-  const wanted: Mount[] = config.mounts.map((m, i) => ({ path: m, from: `mounts[${i}]`, configured: fromConfig(m) }));
+  const wanted: Mount[] = config.mounts.map((m, i) => {
+    const { path, rw } = typeof m === 'string' ? { path: m, rw: false } : m;
+    if (!existsSync(path)) throw new Error(`mounts[${i}] "${path}" does not exist; create it or remove it from mcp.servers.${id}.mounts`);
+    return { path: resolve(path), from: `mounts[${i}]`, configured: fromConfig(path), rw };
+  });
   const commandPath = config.command!.includes('/') ? fromConfig(config.command!) : undefined;
   for (const m of installMounts(command)) wanted.push({ path: m, from: `command "${config.command}"`, configured: commandPath });
   config.args.forEach((arg, i) => {
@@ -85,21 +108,46 @@ export function sandboxedCommand(id: string, config: McpServerConfig, env: Recor
     path = `${nodeBin}:${path}`;
   }
   if (config.cwd) wanted.push({ path: resolve(config.cwd), from: `cwd "${config.cwd}"`, configured: fromConfig(config.cwd) });
-  const mounts = wanted.filter((m, i) => !isSystemPath(`${m.path}/`) && wanted.findIndex((o) => o.path === m.path) === i);
-  if (process.getuid?.() === 0) for (const m of mounts) checkReachable(id, m);
-  const list = mounts.map((m) => m.path);
-  const workspace = makeWorkspace(id);
+  // A writable mount wins over the same path derived read-only; system paths are in every sandbox already.
+  const rw = [...new Set(wanted.filter((m) => m.rw).map((m) => m.path))];
+  const ro = [...new Set(wanted.filter((m) => !m.rw && !rw.includes(m.path) && !isSystemPath(`${m.path}/`)).map((m) => m.path))];
+  const dataDir = makeDataDir(id, config, stateDir);
+  if (process.getuid?.() === 0) {
+    const used = wanted.filter((m, i) => (ro.includes(m.path) || rw.includes(m.path)) && wanted.findIndex((o) => o.path === m.path) === i);
+    const elsewhere = `set ${config.data_dir !== undefined ? `mcp.servers.${id}.data_dir` : 'server.state_dir'} to a directory other users can enter`;
+    for (const m of [...used, { path: dataDir, from: 'its data directory', configured: dataDir, elsewhere }]) checkReachable(id, m);
+    for (const m of wanted) if (m.rw) checkWritable(id, m);
+  }
   const { file, args } = sandboxCommand({
-    workspace,
+    workspace: dataDir,
     cwd: config.cwd ? resolve(config.cwd) : SANDBOX_WORKSPACE,
     env: { PATH: path, HOME: SANDBOX_WORKSPACE, LANG: 'C.UTF-8', TMPDIR: '/tmp', ...config.env },
     network: config.network,
-    mounts: list,
-    limits: LIMITS,
+    mounts: ro,
+    rwMounts: rw,
+    limits: { ...LIMITS, fsize_bytes: Math.min(LIMITS.file_size_mb * 1024 * 1024, quotaBytes ?? Infinity) },
     tmpMb: TMP_MB,
     argv: [command, ...config.args],
   });
-  return { file, args, mounts: list, cleanup: () => rmSync(workspace, { recursive: true, force: true }) };
+  return { file, args, mounts: ro, rwMounts: rw, dataDir };
+}
+
+/**
+ * Make the server's data directory (and the state directory above it). A root gateway runs the sandbox as
+ * SANDBOX_UID: the directory is made that user's, so the server can write in it.
+ */
+function makeDataDir(id: string, config: McpServerConfig, stateDir: string): string {
+  const dir = dataDirOf(id, config, stateDir);
+  const key = config.data_dir !== undefined ? `mcp.servers.${id}.data_dir` : 'server.state_dir';
+  try {
+    mkdirSync(dir, { recursive: true });
+    if (!statSync(dir).isDirectory()) throw new Error('it is not a directory');
+    if (process.getuid?.() === 0 && statSync(dir).uid !== SANDBOX_UID) chownSync(dir, SANDBOX_UID, SANDBOX_GID);
+  } catch (err) {
+    const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+    throw new Error(`its data directory could not be made (${why}); set ${key} to a directory the gateway may create and write`);
+  }
+  return dir;
 }
 
 /**
@@ -114,16 +162,22 @@ function checkReachable(id: string, mount: Mount): void {
   const where = named ? `"${blocked}" is not searchable by others` : 'a directory above its install directory is not searchable by others';
   throw new Error(
     `the sandbox user (uid ${SANDBOX_UID}) cannot reach ${mount.from}: ${where}. Make the path traversable ` +
-      `(${named ? `chmod o+x "${blocked}"` : 'chmod o+x on each directory above it'}), or install the server where other users can read it ` +
-      `(and list that in mcp.servers.${id}.mounts if it is not found from the command), or set mcp.servers.${id}.sandbox: false to run it unconfined`,
+      `(${named ? `chmod o+x "${blocked}"` : 'chmod o+x on each directory above it'}), or ` +
+      (mount.elsewhere ??
+        `install the server where other users can read it (and list that in mcp.servers.${id}.mounts if it is not found from the command)`) +
+      `, or set mcp.servers.${id}.sandbox: false to run it unconfined`,
   );
 }
 
-function makeWorkspace(id: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `a2e-mcp-${sanitize(id)}-`));
-  // The sandbox runs as an unprivileged uid when the gateway is root: let it use its workspace.
-  if (process.getuid?.() === 0) chownSync(dir, SANDBOX_UID, SANDBOX_GID);
-  return dir;
+/** A root gateway's sandbox runs as SANDBOX_UID: a `rw: true` mount that user cannot write would fail each write. */
+function checkWritable(id: string, mount: Mount): void {
+  const s = statSync(mount.path);
+  const writable = (s.mode & 0o002) !== 0 || (s.uid === SANDBOX_UID && (s.mode & 0o200) !== 0) || (s.gid === SANDBOX_GID && (s.mode & 0o020) !== 0);
+  if (writable) return;
+  throw new Error(
+    `${mount.from} is rw: true, but the sandbox user (uid ${SANDBOX_UID}) cannot write it: make it that user's ` +
+      `(chown ${SANDBOX_UID}:${SANDBOX_GID} "${mount.configured ?? mount.path}"), or drop rw from mcp.servers.${id}.mounts`,
+  );
 }
 
 const isSystemPath = (p: string) => SYSTEM_PREFIXES.some((s) => p.startsWith(s));

@@ -68,7 +68,7 @@ export function whyNotLoaded(spec: string, err: Error & { code?: string }): stri
       const pkg = packageName(missing);
       const gatewayHint =
         pkg === 'a2e-gateway'
-          ? ' (or import from nothing: throw an Error whose name is "ToolError" — see "Writing a plugin" in the README)'
+          ? ' (or import from nothing: throw an Error whose name is "ToolError" — see docs/writing-plugins.md)'
           : '';
       return `it imports package "${pkg}", which is not installed for ${from}: run npm install ${pkg} in the plugin's folder${gatewayHint}`;
     }

@@ -12,7 +12,8 @@ export const McpServerStatus = z
       .enum(['disabled', 'starting', 'ready', 'restarting', 'failed', 'stopped'])
       .meta({
         description:
-          'ready: tools can be called; starting: the first start is running; restarting: it went away and is started again ' +
+          'ready: tools can be called; starting: the first start is running; restarting: it went away (a process exited, an HTTP ' +
+          "server's connection or session was lost) and is started again " +
           '(its tools stay listed, calls fail until it is back); failed: it never came up (retried with backoff); see last_error',
       }),
     server_name: z.string().nullable().meta({ description: "The server's own name (from initialize)" }),

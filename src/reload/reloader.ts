@@ -14,7 +14,7 @@ export interface ReloadApplied {
   changed: string[];
   /** Config keys that changed but need a restart; the running value is kept. */
   restart_needed: string[];
-  /** Sessions ended because their token was removed. */
+  /** Sessions and streams ended because the credential that opened them was removed or changed. */
   sessions_ended: number;
 }
 

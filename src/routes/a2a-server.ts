@@ -52,6 +52,7 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
     logger: deps.logger,
     callTimeoutS: config.call_timeout_s,
     retainS: deps.retainS,
+    defaultSkill: config.default_skill,
   });
   const principalOf = (c: Context) => c.get('principal')?.name ?? null;
 
@@ -88,20 +89,31 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
       const found = a2aCaller(c, deps, bytes.byteLength);
       const caller = found instanceof Promise ? await found : found;
       const owner = caller.principal;
+      // Tasks are bound to the credential that started them, not just its name (a token rotated under the name is another).
+      const credential = c.get('principal')?.credential;
+      if (credential !== undefined) caller.credential = credential;
       const outcome = await handler.handle(req, {
         dialect: /^\s*1\./.test(requestHeader(c, 'a2a-version') ?? '') ? '1.0' : '0.3',
         caller,
-        owns: (call: Call) => !deps.bearer || call.caller.principal === owner,
+        owns: (call: Call) => !deps.bearer || (call.caller.principal === owner && call.caller.credential === caller.credential),
         inputBytes: bytes.byteLength,
         logger,
         onClientGone: (fn) => onClientGone(c, fn),
         admit: deps.admit && (() => deps.admit!(caller.principal, caller.sessionId)),
+        card: deps.bearer ? (tools) => agentCard({ config, version: deps.version, endpoint: publicUrl(c, deps.urls, config.path), tools, bearer: true }) : undefined,
       });
       if ('result' in outcome) return sendJson(c, rpcResult(req.id, outcome.result));
       return streamRpc(c, req.id, outcome.stream, deps.limits.heartbeatS, logger);
     } catch (err) {
       const e = asRpcError(err);
       if (e.code === RPC.INTERNAL_ERROR && !(err instanceof GatewayError)) logger.error({ err, path: c.req.path }, 'A2A request failed');
+      // A client that accepts only an event stream (a streaming method's) reads its error from one.
+      if (acceptsOnlySse(requestHeader(c, 'accept'))) {
+        return streamSse(c, { heartbeatS: deps.limits.heartbeatS }, (sink) => {
+          sink.write(sseFrame(undefined, JSON.stringify(rpcError(id, e))));
+          return Promise.resolve();
+        });
+      }
       return sendJson(c, rpcError(id, e));
     }
   });
@@ -135,6 +147,9 @@ function a2aCaller(c: Context, deps: A2AServerRouteDeps, inputBytes = 0): Caller
     return refused(err);
   }
 }
+
+const acceptsOnlySse = (accept: string | undefined) =>
+  accept !== undefined && accept.includes('text/event-stream') && !/application\/json|\*\/\*/.test(accept);
 
 function parseBody(bytes: Uint8Array, maxDepth: number): unknown {
   if (bytes.byteLength === 0) throw new RpcError(RPC.INVALID_REQUEST, 'request body is empty; send a JSON-RPC 2.0 request (Content-Type: application/json)');

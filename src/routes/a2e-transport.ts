@@ -26,7 +26,7 @@ import type { HttpLimits } from './http/limits.js';
 import { sseFrame, streamSse } from './http/sse.js';
 import { errorMessage } from './http/errors.js';
 import { requestHeader } from './http/node.js';
-import { clientAddress } from './http/client-address.js';
+import { proxyTrust, type TrustProxySetting } from './http/proxy-trust.js';
 import { WWW_AUTHENTICATE } from '../security/auth.js';
 import { jsonResponse } from './http/respond.js';
 
@@ -36,8 +36,8 @@ export interface A2eTransportDeps {
   config: TransportConfig;
   /** Body size, JSON nesting (passed on to the transport's message reader), heartbeats and stream limits. */
   limits: HttpLimits;
-  /** `server.trust_proxy`: per-address quotas use the address the proxy appended to X-Forwarded-For. */
-  trustProxy?: boolean;
+  /** `server.trust_proxy`: per-address quotas use the address the trusted proxy saw (http/proxy-trust.ts). */
+  trustProxy?: TrustProxySetting;
   sessionsRequired?: boolean;
   sessions?: SessionManager;
   authenticate?: HandshakeAuth;
@@ -72,6 +72,7 @@ const presented = (c: Context): string | null => c.get('principal')?.name ?? nul
 
 /** Mount the transport's routes on `app`; undefined when `transport.enabled` is false. */
 export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2eTransport | undefined {
+  const proxies = proxyTrust(deps.trustProxy);
   if (!deps.config.enabled) return undefined;
   const transport = deps.open ? deps.open(deps) : new A2eHttpTransport(deps);
   const routes = transportRoutes(deps.config.path);
@@ -92,7 +93,7 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
   app.openAPIRegistry.registerPath(routes.session);
   app.post(routes.session.path, async (c) => {
     try {
-      const by = { principal: presented(c), address: clientAddress(c, deps.trustProxy ?? false) };
+      const by = { principal: presented(c), address: proxies.clientAddress(c) };
       return jsonResponse(c, { session_id: await transport.createSession(by) });
     } catch (err) {
       return refused(c, err);
@@ -126,7 +127,8 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
       deps.logger.warn({ stall_s: stall }, 'A2E transport stream cut: the client took no data (limits.stream_stall_s)');
       return transportCutFrame(stall);
     };
-    return streamSse(c, { heartbeatS, stallS, onCut }, (sink) => {
+    const onRevoked = (reason: string) => sseFrame(undefined, JSON.stringify(errorMessage(new GatewayError('unauthorized', reason))));
+    return streamSse(c, { heartbeatS, stallS, onCut, onRevoked }, (sink) => {
       return new Promise<void>((resolve) => {
         const frames: FrameSink = {
           write: (text) => sink.write(text),

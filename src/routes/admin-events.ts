@@ -106,7 +106,10 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
   app.openAPIRegistry.registerPath(adminEventsRoute);
   app.get(adminEventsRoute.path, (c) => {
     const principal = c.get('principal')?.name ?? null;
-    const visible = (a: CallActivity) => principal === null || a.principal === principal;
+    const credential = c.get('principal')?.credential;
+    // A call is its credential's: a token rotated under the same name does not see the calls of the one before.
+    const visible = (a: CallActivity, call: Call | undefined) =>
+      principal === null || (a.principal === principal && (call?.credential === undefined || call.credential === credential));
     const id = (seq: number) => `${feed.epoch}.${seq}`;
     const withUrls = (a: CallActivity, call: Call | undefined) => {
       if (!call || store.get(call.id) !== call) return a;
@@ -118,7 +121,7 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
       const calls: CallActivity[] = [];
       const seen = new Set<string>();
       const add = (a: CallActivity, call: Call | undefined) => {
-        if (seen.has(a.call_id) || !visible(a)) return;
+        if (seen.has(a.call_id) || !visible(a, call)) return;
         seen.add(a.call_id);
         calls.push(withUrls(a, call));
       };
@@ -147,13 +150,13 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
         else if ((behind += batch.length) > MAX_BEHIND) finish();
       };
       const stop = feed.watch((a, call) => {
-        if (!visible(a)) return;
+        if (!visible(a, call)) return;
         if (pending.length === 0) queueMicrotask(flush);
         pending.push([a, call]);
       });
       const missed = resumeFrom === undefined ? undefined : feed.since(resumeFrom);
       if (missed) {
-        for (const { activity, call } of missed) if (visible(activity)) pending.push([activity, call]);
+        for (const { activity, call } of missed) if (visible(activity, call)) pending.push([activity, call]);
         if (pending.length) flush();
       } else {
         sink.write(snapshot());

@@ -1,7 +1,7 @@
 /** Assembles the HTTP app: routes, error mapping, the OpenAPI document. */
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { GatewayError, SessionManager, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { GatewayError, SessionManager, type CallStore, type Caller, type Engine, type Logger, type PrincipalStreams } from '../engine/index.js';
 import { admitCaller, admitShared, findCaller, resolveCaller } from '../security/access.js';
 import { signedCallAccess } from './http/call-access.js';
 import { registerCallRoutes } from './calls.js';
@@ -21,6 +21,7 @@ import { requestContext, requestLogger } from './http/request.js';
 import { registerA2AServerRoutes } from './a2a-server.js';
 import type { A2AServerConfig } from '../a2a-server/index.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
+import { proxyTrust, type TrustProxySetting } from './http/proxy-trust.js';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http/limits.js';
 import type { McpDoor } from '../mcp-server/door.js';
 import { registerMcpRoute } from './mcp.js';
@@ -43,13 +44,20 @@ export interface AppOptions {
   version: string;
   caller?: (c: Context, sessionId: string) => Caller;
   /** Call resources (POST /tool/calls): where they are kept, the EventSource `retry:` hint, retention for messages. */
-  calls: { store: CallStore; retryMs: number; retainS: number };
+  calls: {
+    store: CallStore;
+    retryMs: number;
+    retainS: number;
+    /** `calls.max_retained` and `calls.max_retained_per_principal`, for the 404 of a call that was dropped. */
+    maxRetained?: number;
+    maxRetainedPerPrincipal?: number;
+  };
   /** The shared store's state, for GET /healthz (default: memory, always ok). */
   store?: () => StoreHealth;
   /** `server.base_path` ("" or e.g. "/a2e"): every route is served under it. */
   basePath?: string;
-  /** `server.trust_proxy`: build returned URLs from X-Forwarded-Proto / X-Forwarded-Host. */
-  trustProxy?: boolean;
+  /** `server.trust_proxy`: the proxies trusted for X-Forwarded-For (client address) and X-Forwarded-Proto / -Host (returned URLs). */
+  trustProxy?: TrustProxySetting;
   /** The A2A agents' health, for GET /agents. */
   agents?: () => AgentStatus[];
   /** What plugins still check after start, for GET /readyz. */
@@ -75,10 +83,15 @@ export interface AppSecurity extends GuardOptions {
   sessionsRequired: boolean;
   /** Names of the tokens with `admin: true` (may read /metrics and /agents when auth is on). */
   admins?: ReadonlySet<string>;
+  /** The streams open here by principal; a reload that revokes a credential ends those opened with it. */
+  streams?: PrincipalStreams;
+  /** Is this credential still configured (per-call access tokens of a revoked one stop working)? */
+  credentialLive?: (credential: string) => boolean;
 }
 
 export function createApp(options: AppOptions): OpenAPIHono {
   const basePath = options.basePath ?? '';
+  const proxies = proxyTrust(options.trustProxy);
   // Routes are declared without the base path (so is the OpenAPI document); Hono serves them under it.
   const app = basePath ? new OpenAPIHono().basePath(basePath) : new OpenAPIHono();
   const { logger, metrics } = options;
@@ -99,6 +112,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     requestContext({
       logger,
       streamOpened: metrics && (() => metrics.streamOpened()),
+      principalStreams: security?.streams,
       check: security
         ? guardCheck({
             ...security,
@@ -119,12 +133,20 @@ export function createApp(options: AppOptions): OpenAPIHono {
   const caller =
     options.caller ??
     (security
-      ? (c: Context, sessionId: string) => resolveCaller(security, c.get('principal')?.name ?? null, sessionId)
+      ? (c: Context, sessionId: string) => withCredential(c, resolveCaller(security, c.get('principal')?.name ?? null, sessionId))
       : (_c: Context, sessionId: string) => resolveCaller({ sessions, sessionsRequired: false }, null, sessionId));
   // With sessions in a shared store (store.kind redis), finding a session, and admitting a call, may take a round trip.
   const rules = security ?? { sessions, sessionsRequired: false };
-  const sharedCaller = (c: Context, sessionId: string) => findCaller(rules, c.get('principal')?.name ?? null, sessionId);
-  const admit = options.caller ?? ((c: Context, sessionId: string) => admitCaller(rules, c.get('principal')?.name ?? null, sessionId));
+  const sharedCaller = (c: Context, sessionId: string) => {
+    const found = findCaller(rules, c.get('principal')?.name ?? null, sessionId);
+    return found instanceof Promise ? found.then((caller) => withCredential(c, caller)) : withCredential(c, found);
+  };
+  const admit =
+    options.caller ??
+    ((c: Context, sessionId: string) => {
+      const admitted = admitCaller(rules, c.get('principal')?.name ?? null, sessionId);
+      return admitted instanceof Promise ? admitted.then((a) => (withCredential(c, a.caller), a)) : withCredential(c, admitted);
+    });
 
   app.notFound((c) => {
     const routes = app.routes.filter((r) => r.method !== 'ALL' && routePattern(r.path).test(c.req.path));
@@ -155,11 +177,11 @@ export function createApp(options: AppOptions): OpenAPIHono {
     sessions,
     authenticate: security?.authenticate,
     limits,
-    trustProxy: options.trustProxy,
+    proxies,
   });
 
   const accessKey = options.calls.store.accessKey?.bind(options.calls.store);
-  const callAccess = security?.authenticate ? signedCallAccess(accessKey) : undefined;
+  const callAccess = security?.authenticate ? signedCallAccess(accessKey, security.credentialLive) : undefined;
   registerCallRoutes(app, {
     engine: options.engine,
     store: options.calls.store,
@@ -167,7 +189,9 @@ export function createApp(options: AppOptions): OpenAPIHono {
     limits,
     retryMs: options.calls.retryMs,
     retainS: options.calls.retainS,
-    urls: { basePath, trustProxy: options.trustProxy ?? false },
+    maxRetained: options.calls.maxRetained,
+    maxRetainedPerPrincipal: options.calls.maxRetainedPerPrincipal,
+    urls: { basePath, proxies },
     admit,
     access: callAccess,
   });
@@ -175,7 +199,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
     engine: options.engine,
     store: options.calls.store,
     access: callAccess,
-    urls: { basePath, trustProxy: options.trustProxy ?? false },
+    urls: { basePath, proxies },
     limits,
     retryMs: options.calls.retryMs,
   });
@@ -189,8 +213,19 @@ export function createApp(options: AppOptions): OpenAPIHono {
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
   registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []), admin });
   registerReloadRoute(app, { reload: options.reload, admin });
-  registerReadyRoute(app, { agents: options.agents ?? (() => []), loading: options.loading, stopping: () => options.engine.stopping });
-  registerRootRoute(app, { basePath, version: options.version });
+  registerReadyRoute(app, {
+    agents: options.agents ?? (() => []),
+    loading: options.loading,
+    unavailable: () => options.engine.registry.allUnavailable(),
+    stopping: () => options.engine.stopping,
+  });
+  registerRootRoute(app, {
+    basePath,
+    version: options.version,
+    ui: options.ui?.enabled !== false,
+    mcp: options.mcp !== undefined,
+    a2a: options.a2aServer?.enabled === true,
+  });
   if (options.mcp) {
     registerMcpRoute(app, {
       door: options.mcp,
@@ -210,7 +245,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
       version: options.version,
       limits,
       retainS: options.calls.retainS,
-      urls: { basePath, trustProxy: options.trustProxy ?? false },
+      urls: { basePath, proxies },
       caller: sessions.shared && !options.caller ? sharedCaller : caller,
       admit: sessions.shared && ((principal, sessionId) => admitShared(rules, principal, sessionId)),
       bearer: security?.authenticate !== undefined,
@@ -237,4 +272,11 @@ function routePattern(path: string): RegExp {
     .map((part) => (part.startsWith(':') ? '[^/]+' : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
     .join('/');
   return new RegExp(`^${source}$`);
+}
+
+/** Bind a REST caller to the credential the request authenticated with: the calls it starts belong to that credential. */
+function withCredential(c: Context, caller: Caller): Caller {
+  const credential = c.get('principal')?.credential;
+  if (credential !== undefined) caller.credential = credential;
+  return caller;
 }

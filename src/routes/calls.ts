@@ -6,7 +6,7 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { GatewayError, type CallStore, type CallView, type Caller, type Engine, type Logger } from '../engine/index.js';
+import { GatewayError, isCallId, type CallStore, type CallView, type Caller, type Engine, type Logger } from '../engine/index.js';
 import { ToolCallRequest } from '../protocol/index.js';
 import { readJson } from './http/body.js';
 import { streamCall } from './http/call-stream.js';
@@ -56,6 +56,9 @@ export interface CallRoutesDeps {
   retryMs: number;
   /** How long finished calls are kept (for error messages), seconds. */
   retainS: number;
+  /** `calls.max_retained` (of all tokens) and `calls.max_retained_per_principal` (of one), for error messages. */
+  maxRetained?: number;
+  maxRetainedPerPrincipal?: number;
   urls: PublicUrlOptions;
   /** Who is calling, from the request and the session_id it sent. */
   /** The caller of a call, admitted by the shared store when it needs one (store.kind redis). */
@@ -73,17 +76,30 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
     const query = new URLSearchParams(access.eventsQuery(call)).toString();
     return `${resultUrl(c, call)}/events${query ? `?${query}` : ''}`;
   };
+  // Why a finished call may be gone: its age, its token's share, or the backstop of all tokens together.
+  const dropped = [
+    `${deps.retainS} s after it finished (calls.retain_s)`,
+    ...(deps.maxRetainedPerPrincipal === undefined
+      ? []
+      : [`as the oldest of its token's finished calls beyond calls.max_retained_per_principal (${deps.maxRetainedPerPrincipal})`]),
+    ...(deps.maxRetained === undefined
+      ? []
+      : [`or as the oldest of all when all tokens together held more than calls.max_retained (${deps.maxRetained}) or limits.retained_calls_bytes`]),
+  ].join(', ');
+  // A malformed id is echoed only in part (it is the caller's text, of any length).
   const notFound = (id: string) =>
     new GatewayError(
       'not_found',
-      `no call "${id}": it was never started here, or it finished more than ${deps.retainS} s ago (calls.retain_s) ` +
-        'and was dropped. Start calls with POST /tool/calls and use the call_id it returns',
-      { detail: { call_id: id } },
+      `no call "${id.slice(0, 100)}": it was never started here, or it finished and was dropped: ${dropped}. ` +
+        'Start calls with POST /tool/calls and use the call_id it returns; read a result within calls.retain_s of its end',
+      { detail: { call_id: id.slice(0, 100) } },
     );
+  /** The call with the id a request names; a malformed id never reaches the store (it is answered like an unknown one). */
+  const lookUp = (id: string) => (isCallId(id) ? store.find(id) : undefined);
   // GET and DELETE need the owner; another owner's call is answered like one that does not exist.
   const find = async (c: Context): Promise<CallView> => {
     const id = c.req.param('id') ?? '';
-    const call = await store.find(id);
+    const call = await lookUp(id);
     if (!call || access.ownedBy?.(c, call) === false) throw notFound(id);
     return call;
   };
@@ -138,7 +154,7 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
   app.get('/tool/calls/:id/events', async (c) => {
     // The event stream checks access itself (owner or per-call token), before telling whether the call exists.
     const id = c.req.param('id') ?? '';
-    const call = await store.find(id);
+    const call = await lookUp(id);
     if (access.checkEvents(c, id, call) === 'not_found' || !call) throw notFound(id);
     const after = lastSeenSeq(c);
     if (after >= call.eventCount) {

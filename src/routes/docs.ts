@@ -63,6 +63,13 @@ export const StoreStatus = z
   })
   .meta({ id: 'StoreStatus' });
 
+export const UnavailableToolStatus = z
+  .object({
+    name: z.string().meta({ description: 'The tool, e.g. run_command' }),
+    reason: z.string().meta({ description: 'Why this host cannot offer it, and what would fix it' }),
+  })
+  .meta({ id: 'UnavailableToolStatus' });
+
 export const Health = z
   .object({
     status: z.enum(['ok', 'degraded']).meta({ description: '"degraded" (HTTP 503) while the shared store is unreachable: what needs it answers 503' }),
@@ -70,6 +77,10 @@ export const Health = z
     running_calls: z.int().meta({ description: 'Calls currently running' }),
     uptime_s: z.number(),
     store: StoreStatus,
+    unavailable_tools: z
+      .array(UnavailableToolStatus)
+      .optional()
+      .meta({ description: 'Tools the gateway would offer but cannot on this host (e.g. run_command without a sandbox), and why; absent when none' }),
   })
   .meta({ id: 'Health' });
 
@@ -162,6 +173,8 @@ export function registerDocsRoutes(app: OpenAPIHono, deps: DocsDeps): void {
       uptime_s: (Date.now() - started) / 1000,
       store,
     };
+    const unavailable = deps.engine.registry.allUnavailable();
+    if (unavailable.length > 0) health.unavailable_tools = unavailable;
     return jsonResponse(c, health, store.ok ? 200 : 503, store.ok ? undefined : { 'Retry-After': '1' });
   });
 

@@ -2,10 +2,10 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { GatewayError, quotaKey, type SessionManager } from '../engine/index.js';
 import { ErrorMessage, HandshakeRequest, HandshakeResponse } from '../protocol/index.js';
-import type { Authenticate } from '../security/auth.js';
+import { refusal, type Authenticate } from '../security/auth.js';
 import { readJson } from './http/body.js';
 import type { HttpLimits } from './http/limits.js';
-import { clientAddress } from './http/client-address.js';
+import type { ProxyTrust } from './http/proxy-trust.js';
 import { jsonResponse } from './http/respond.js';
 
 export const handshakeRoute = createRoute({
@@ -64,8 +64,8 @@ export interface HandshakeDeps {
   authenticate?: Authenticate;
   /** Body size and JSON nesting (the rest is for streams). */
   limits: HttpLimits;
-  /** `server.trust_proxy`: anonymous sessions count against the address the proxy appended to X-Forwarded-For. */
-  trustProxy?: boolean;
+  /** `server.trust_proxy`: anonymous sessions count against the address the trusted proxy saw. */
+  proxies: ProxyTrust;
 }
 
 export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): void {
@@ -77,7 +77,7 @@ export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): v
       principal = await deps.authenticate(req.auth_token);
       if (!principal) {
         const reason = req.auth_token
-          ? 'the token is not valid; check auth_token or Authorization: Bearer <token>'
+          ? refusal(deps.authenticate, req.auth_token, 'the token is not valid; check auth_token or Authorization: Bearer <token>')
           : 'this gateway requires a token; send Authorization: Bearer <token> or auth_token';
         // Over REST a refusal is an error message like on every other route; the A2E transport answers
         // a handshake/resp with ok: false instead (SessionManager.refuse).
@@ -86,8 +86,8 @@ export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): v
     }
     // Each token's sessions (each client address's, without auth) count against its own quota (sessions.max_per_principal).
     const name = principal?.name ?? null;
-    const owner = quotaKey(name, name === null ? clientAddress(c, deps.trustProxy ?? false) : undefined);
-    const opened = deps.sessions.open(req, name, owner);
+    const owner = quotaKey(name, name === null ? deps.proxies.clientAddress(c) : undefined);
+    const opened = deps.sessions.open(req, name, owner, principal?.credential);
     return jsonResponse(c, opened instanceof Promise ? await opened : opened);
   });
 }

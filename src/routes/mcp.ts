@@ -9,11 +9,14 @@
  *                                      without one, a stream as soon as the tool sends a log
  *                                      message (a call that sends none is answered with JSON)
  *
+ * GET /mcp is the server-initiated stream: it carries
+ * notifications/tools/list_changed when the tools change (on this instance).
+ *
  * Auth, Host and Origin checks are the guard's, as for every route. An
  * `Mcp-Session-Id` is issued at initialize only as a namespace for request
  * ids (cancellation); any value works on any instance, none is required.
- * Every other method (GET: server-initiated stream, DELETE: session end) answers
- * 405 with `Allow: POST`, which the MCP spec allows and clients handle. A client
+ * Every other method (DELETE: session end, PUT, …) answers 405 with
+ * `Allow: GET, POST`, which the MCP spec allows and clients handle. A client
  * that accepts only text/event-stream gets every answer as an SSE stream.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
@@ -41,7 +44,7 @@ import { requestHeader } from './http/node.js';
 import { requestLogger } from './http/request.js';
 import { sendJson, sendJsonText } from './http/respond.js';
 import { sseFrame, streamSse } from './http/sse.js';
-import { mcpRoute } from './openapi/mcp.js';
+import { mcpRoute, mcpStreamRoute } from './openapi/mcp.js';
 
 export const MCP_PATH = mcpRoute.path;
 const SESSION_HEADER = 'mcp-session-id';
@@ -62,6 +65,7 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
   const { door } = deps;
   const { bodyLimitBytes, maxJsonDepth: maxDepth, heartbeatS } = deps.limits;
   app.openAPIRegistry.registerPath(mcpRoute);
+  app.openAPIRegistry.registerPath(mcpStreamRoute);
 
   app.post(MCP_PATH, async (c) => {
     const accept = requestHeader(c, 'accept') ?? '*/*';
@@ -174,13 +178,26 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
     }
   });
 
-  const notAllowed = (c: Context) =>
-    jsonRpcError(c, 405, `${c.req.method} ${MCP_PATH} is not supported: this MCP server is stateless and has no server-initiated stream; use POST`, {
-      Allow: 'POST',
+  // The server-initiated stream: notifications/tools/list_changed, until the client goes.
+  app.get(MCP_PATH, (c) => {
+    if (!(requestHeader(c, 'accept') ?? '').includes('text/event-stream')) {
+      return jsonRpcError(c, 406, `GET ${MCP_PATH} is the notification stream: send Accept: text/event-stream (requests go in POST ${MCP_PATH})`);
+    }
+    return streamSse(c, { heartbeatS }, (sink) => {
+      let gone!: () => void;
+      const done = new Promise<void>((resolve) => (gone = resolve));
+      const stop = door.onToolListChanged((message) => sink.write(sseFrame('message', JSON.stringify(message))));
+      sink.onDisconnect(gone);
+      return done.finally(stop);
     });
-  // Every other method (GET, DELETE, HEAD, PUT, OPTIONS, …), after POST: one catch-all, so the app's generic 405
-  // (which lists the methods a path has routes for) is never reached with GET and DELETE listed as allowed.
-  app.all(MCP_PATH, notAllowed);
+  });
+  // Every other method (DELETE, PUT, OPTIONS, …), after POST and GET: one catch-all, so the app's generic 405 (which
+  // lists the methods a path has routes for) never names a method that is only refused.
+  app.all(MCP_PATH, (c) =>
+    jsonRpcError(c, 405, `${c.req.method} ${MCP_PATH} is not supported: this MCP server is stateless and keeps no session to end; POST sends requests, GET opens the notification stream`, {
+      Allow: 'GET, POST',
+    }),
+  );
 }
 
 /**

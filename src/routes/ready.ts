@@ -10,12 +10,17 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { GatewayError } from '../engine/index.js';
 import { ErrorMessage, type AgentStatus } from '../protocol/index.js';
+import { UnavailableToolStatus } from './docs.js';
 import { errorResponse } from './http/errors.js';
 import { jsonResponse } from './http/respond.js';
 
 export const Readiness = z
   .object({
     status: z.literal('ready'),
+    unavailable_tools: z
+      .array(UnavailableToolStatus)
+      .optional()
+      .meta({ description: 'Ready, but without these tools on this host (e.g. run_command without a sandbox), and why; absent when none' }),
   })
   .meta({ id: 'Readiness' });
 
@@ -56,6 +61,8 @@ export interface ReadyDeps {
   agents: () => AgentStatus[];
   /** What plugins are still checking after the gateway started listening (the shell sandbox). */
   loading?: () => string[];
+  /** Tools a plugin cannot offer on this host, and why (ToolPlugin.unavailableTools). */
+  unavailable?: () => Array<{ name: string; reason: string }>;
   /** True once the gateway is shutting down. */
   stopping: () => boolean;
 }
@@ -76,7 +83,10 @@ export function registerReadyRoute(app: OpenAPIHono, deps: ReadyDeps): void {
       const them = loading === 1 ? '1 A2A agent is still loading its card' : `${loading} A2A agents are still loading their cards`;
       pending.push(`${them} (GET /agents has details)`);
     }
-    if (pending.length === 0) return jsonResponse(c, { status: 'ready' });
+    if (pending.length === 0) {
+      const unavailable = deps.unavailable?.() ?? [];
+      return jsonResponse(c, unavailable.length > 0 ? { status: 'ready', unavailable_tools: unavailable } : { status: 'ready' });
+    }
     return errorResponse(c, notReady('starting', pending));
   });
 }

@@ -14,7 +14,7 @@ const ReloadResponse = z
     status: z.literal('reloaded'),
     changed: z.array(z.string()).meta({ description: 'Config keys whose new value is in force for new calls' }),
     restart_needed: z.array(z.string()).meta({ description: 'Config keys that changed but need a restart; the running value is kept' }),
-    sessions_ended: z.int().meta({ description: 'Sessions ended because their token was removed' }),
+    sessions_ended: z.int().meta({ description: 'Sessions and streams ended because the credential that opened them was removed or changed (a rotated token)' }),
   })
   .meta({ id: 'ReloadResponse', description: 'What the reload changed' });
 

@@ -6,17 +6,29 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { jsonResponse } from './http/respond.js';
 
-export function registerRootRoute(app: OpenAPIHono, deps: { basePath: string; version: string }): void {
+export interface RootDeps {
+  basePath: string;
+  version: string;
+  /** Which optional doors are on: each that is gets its line in the index. */
+  ui: boolean;
+  mcp: boolean;
+  a2a: boolean;
+}
+
+export function registerRootRoute(app: OpenAPIHono, deps: RootDeps): void {
   const base = deps.basePath;
   const index = {
     name: 'a2e-gateway',
     version: deps.version,
+    ...(deps.ui && { console: `${base}/ui` }),
     docs: `${base}/docs`,
     openapi: `${base}/openapi.json`,
     health: `${base}/healthz`,
     ready: `${base}/readyz`,
     tools: `POST ${base}/tool/list`,
     call: `POST ${base}/tool/call`,
+    ...(deps.mcp && { mcp: `POST ${base}/mcp` }),
+    ...(deps.a2a && { a2a_agent_card: `${base}/.well-known/agent-card.json` }),
   };
   app.get('/', (c) => {
     if (c.req.header('accept')?.includes('text/html')) return c.redirect(`${base}/docs`, 302);

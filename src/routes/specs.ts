@@ -11,7 +11,7 @@ import { transportRoutes } from './openapi/a2e-transport.js';
 import { callEventsRoute, cancelCallRoute, getCallRoute, startCallRoute } from './openapi/calls.js';
 import { docsRoute, healthRoute, openapiRoute } from './docs.js';
 import { handshakeRoute } from './handshake.js';
-import { mcpRoute } from './openapi/mcp.js';
+import { mcpRoute, mcpStreamRoute } from './openapi/mcp.js';
 import { mcpServersRoute } from './mcp-servers.js';
 import { metricsRoute } from './metrics.js';
 import { readyRoute } from './ready.js';
@@ -42,7 +42,7 @@ export function routeSpecs(options: RouteSpecOptions): RouteConfig[] {
     reloadRoute,
     readyRoute,
   ];
-  if (options.mcp) specs.push(mcpRoute);
+  if (options.mcp) specs.push(mcpRoute, mcpStreamRoute);
   specs.push(metricsRoute, healthRoute, openapiRoute, docsRoute);
   if (options.transport.enabled) {
     const t = transportRoutes(options.transport.path);

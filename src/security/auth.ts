@@ -16,12 +16,25 @@ export type { Principal } from './principal.js';
  * A static token is answered at once; an identity-provider token (JWT) is
  * verified asynchronously, so only that path pays for a promise.
  */
-export type Authenticate = (token: string | null | undefined) => Principal | null | Promise<Principal | null>;
+export type Authenticate = ((token: string | null | undefined) => Principal | null | Promise<Principal | null>) & {
+  /** What the holder of a refused token may be told about it (e.g. a JWT without exp), or undefined. */
+  explain?: (token: string) => string | undefined;
+};
+
+/** `fallback` for a refused `token`, with what is wrong with it when the authenticator can tell the holder. */
+export function refusal(authenticate: Authenticate | undefined, token: string | null | undefined, fallback: string): string {
+  const why = token ? authenticate?.explain?.(token) : undefined;
+  return why ? `${fallback.split(';')[0]}: ${why}` : fallback;
+}
 
 const sha256 = (text: string): Buffer => createHash('sha256').update(text, 'utf8').digest();
 
+/** The credential id of static token `name` whose secret has SHA-256 `digest` (Principal.credential). */
+export const staticCredential = (name: string, digest: Buffer): string =>
+  `t.${createHash('sha256').update(name).update('\u0000').update(digest).digest('hex').slice(0, 32)}`;
+
 /** The digest a token's config stands for; throws naming the token when its variable is unset. */
-function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
+export function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
   if (t.token_sha256) return Buffer.from(t.token_sha256, 'hex');
   const value = env[t.token_env!];
   if (!value) {
@@ -38,11 +51,11 @@ function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
 export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv): (token: string | null | undefined) => Principal | null;
 export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jwt?: JwtVerifier): Authenticate;
 export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jwt?: JwtVerifier): Authenticate {
-  const entries = auth.tokens.map((t) => ({
-    digest: digestOf(t, env),
-    principal: Object.freeze({ name: t.name, allow: t.allow, deny: t.deny }) as Principal,
-  }));
-  return (token) => {
+  const entries = auth.tokens.map((t) => {
+    const digest = digestOf(t, env);
+    return { digest, principal: Object.freeze({ name: t.name, credential: staticCredential(t.name, digest), allow: t.allow, deny: t.deny }) as Principal };
+  });
+  const authenticate: Authenticate = (token) => {
     if (!token) return null;
     const digest = sha256(token);
     let found: Principal | null = null;
@@ -50,6 +63,8 @@ export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jw
     if (found || !jwt || !looksLikeJwt(token)) return found;
     return jwt.verify(token);
   };
+  if (jwt) authenticate.explain = (token) => (looksLikeJwt(token) ? jwt.explain(token) : undefined);
+  return authenticate;
 }
 
 /** The token of an `Authorization: Bearer …` header, or null. */

@@ -3,17 +3,17 @@
  * sessions, policy, admission limits and the audit file. server.ts hands
  * the pieces to the engine and the HTTP app.
  */
-import { Admission, MemoryRateLimiter, SessionManager, type AdmissionOptions, type Logger, type Policy } from '../engine/index.js';
+import { Admission, MemoryRateLimiter, PrincipalStreams, SessionManager, type AdmissionOptions, type Logger, type Policy } from '../engine/index.js';
 import type { GatewayConfig } from '../config/index.js';
 import { openAuditFile, type AuditFile } from './audit-file.js';
-import { createAuthenticator, type Authenticate } from './auth.js';
+import { createAuthenticator, digestOf, staticCredential, type Authenticate } from './auth.js';
 import { isLoopbackAddress } from './loopback.js';
 import { buildPolicy } from './policy.js';
-import { createJwtVerifier, type JwtVerifier } from './jwt.js';
+import { createJwtVerifier, jwtCredentialPrefix, type JwtVerifier } from './jwt.js';
 import type { Stores } from '../store/index.js';
 import type { RedisSessionOptions } from '../store/redis/index.js';
 
-export { createAuthenticator, bearerToken, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
+export { createAuthenticator, bearerToken, refusal, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
 export { admitCaller, admitShared, findCaller, resolveCaller, type AccessRules, type AdmittedCaller } from './access.js';
 export { buildPolicy } from './policy.js';
 export { compileRules } from './rules.js';
@@ -24,6 +24,10 @@ export interface Security {
   authenticate: Authenticate | undefined;
   sessions: SessionManager;
   sessionsRequired: boolean;
+  /** The long-lived streams open here, by principal: a reload that revokes a credential ends those opened with it. */
+  streams: PrincipalStreams;
+  /** Is this credential (Principal.credential) still configured? Per-call access tokens of a revoked one stop working. */
+  credentialLive(credential: string): boolean;
   policy: Policy;
   admission: Admission;
   auditFile: AuditFile | undefined;
@@ -37,14 +41,26 @@ export interface Security {
   close(): Promise<void>;
 }
 
-/** What a reload did to security: sessions ended because their token is gone (counted once Redis answered, with store.kind redis). */
+/**
+ * What a reload did to security: sessions and streams ended because the credential that opened them was removed
+ * or changed (sessions counted once Redis answered, with store.kind redis).
+ */
 export interface ReloadedSecurity {
   sessionsEnded: number | Promise<number>;
+  /**
+   * Whether what `principal` opened with `credential` (undefined: not known, judged by the name) lost its credential
+   * in the reload, for the other doors to end what it opened (the A2E transport's sessions).
+   */
+  revoked: (principal: string | null, credential?: string) => boolean;
 }
 
 /** The parts of security a reload replaces: built from one config, swapped in together. */
 interface Rules {
   auth: GatewayConfig['auth'];
+  /** The credential id of each static token, by name. */
+  tokens: ReadonlyMap<string, string>;
+  /** The same ids, as a set. */
+  credentials: ReadonlySet<string>;
   jwt: JwtVerifier | undefined;
   authenticate: Authenticate | undefined;
   policy: Policy;
@@ -58,8 +74,11 @@ function buildRules(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logge
     JSON.stringify(previous.auth?.jwt) === JSON.stringify(config.auth?.jwt) &&
     JSON.stringify(previous.auth?.tokens.map((t) => t.name)) === JSON.stringify(config.auth?.tokens.map((t) => t.name));
   const jwt = sameJwt ? previous.jwt : config.auth?.jwt && createJwtVerifier(config.auth.jwt, logger, staticNames);
+  const tokens = new Map(config.auth?.tokens.map((t) => [t.name, staticCredential(t.name, digestOf(t, env))]));
   return {
     auth: config.auth,
+    tokens,
+    credentials: new Set(tokens.values()),
     jwt,
     authenticate: config.auth ? createAuthenticator(config.auth, env, jwt) : undefined,
     policy: buildPolicy(config.policy, config.auth, jwt ? (name) => jwt.rulesFor(name) : undefined),
@@ -97,14 +116,34 @@ function sharedSessionOptions(config: GatewayConfig): RedisSessionOptions {
   };
 }
 
-/** Could `principal` still authenticate under `auth`? (null: the anonymous caller of a gateway without auth.) */
+/**
+ * Is the credential `principal` held before the reload still good after it? (null: the anonymous caller of a
+ * gateway without auth.) A name says who, not with what: a static token stays only with the same secret, a JWT
+ * subject only while tokens of the same issuer, read the same way, are accepted. Whatever was opened under a name
+ * was opened with its credential of the time, since a reload that changed it ended it.
+ */
 function stillValid(principal: string | null, before: Rules, after: Rules): boolean {
   if (principal === null) return after.auth === undefined;
   if (after.auth === undefined) return false;
-  if (after.auth.tokens.some((t) => t.name === principal)) return true;
-  const wasStatic = before.auth?.tokens.some((t) => t.name === principal) ?? false;
-  // A JWT subject stays while identity-provider tokens are still accepted.
-  return !wasStatic && after.jwt !== undefined;
+  const was = before.tokens.get(principal);
+  if (was !== undefined) return after.tokens.get(principal) === was;
+  if (after.tokens.has(principal)) return false; // a JWT subject's name now a static token's
+  const [a, b] = [before.auth?.jwt, after.auth.jwt];
+  return a !== undefined && b !== undefined && a.issuer === b.issuer && a.name_claim === b.name_claim && after.jwt !== undefined;
+}
+
+/** The last frame of a stream whose credential a reload revoked says this. */
+const REVOKED =
+  'the token this stream was opened with was removed or changed by a configuration reload, so the stream ended; reconnect with a currently valid token';
+
+/**
+ * Is `credential` (Principal.credential) one `rules` accept? A static token's while a token has that name and secret;
+ * an identity provider's while tokens of that issuer, named by the same claim, are accepted.
+ */
+function liveUnder(rules: Rules, credential: string): boolean {
+  if (credential.startsWith('t.')) return rules.credentials.has(credential);
+  const jwt = rules.auth?.jwt;
+  return jwt !== undefined && rules.jwt !== undefined && credential.startsWith(jwtCredentialPrefix(jwt));
 }
 
 /** `stores`: with store.kind redis, sessions and the shared admission limits live in Redis. */
@@ -125,10 +164,14 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
   const auditFile = config.audit.path
     ? openAuditFile({ path: config.audit.path, maxBytes: config.audit.max_bytes, keep: config.audit.keep, logger })
     : undefined;
+  const streams = new PrincipalStreams();
   return {
     // The same functions for the gateway's life; they follow the rules of the latest reload.
-    authenticate: rules.authenticate && ((token) => rules.authenticate!(token)),
+    authenticate:
+      rules.authenticate && Object.assign((token: string | null | undefined) => rules.authenticate!(token), { explain: (token: string) => rules.authenticate?.explain?.(token) }),
     sessions,
+    streams,
+    credentialLive: (credential) => liveUnder(rules, credential),
     sessionsRequired: config.sessions.required ?? config.auth !== undefined,
     policy: (caller, tool) => rules.policy(caller, tool),
     admission,
@@ -141,15 +184,27 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
         rules = nextRules;
         admitted = nextAdmission;
         admission.update(nextAdmission.options);
-        if (!shared) return { sessionsEnded: sessions.closeWhere((s) => !stillValid(s.principal, before, nextRules)) };
+        // Judged by the credential where it is known, so a reload on another instance later does not end the sessions
+        // the name's new credential opened meanwhile; by the name where it is not (the A2E transport's sessions).
+        // A JWT subject whose name a static token now has is refused from now on (createJwtVerifier), so it ends too.
+        const revoked = (principal: string | null, credential?: string) =>
+          credential !== undefined
+            ? !liveUnder(nextRules, credential) || (credential.startsWith('j.') && principal !== null && nextRules.tokens.has(principal))
+            : !stillValid(principal, before, nextRules);
+        const streamsEnded = streams.endWhere(revoked, REVOKED);
+        if (!shared) return { sessionsEnded: sessions.closeWhere((s) => revoked(s.principal, s.credential)) + streamsEnded, revoked };
         shared.update(sharedSessionOptions(next));
-        const ended = shared.closeWhere((principal) => !stillValid(principal, before, nextRules));
+        const ended = shared.closeWhere(revoked);
         return {
           // The new rules are in force either way; sessions Redis did not hear about expire after sessions.ttl_s.
-          sessionsEnded: ended.catch((err: unknown) => {
-            logger.error({ error: (err as Error).message }, 'config reload: the sessions of removed tokens could not be closed in Redis; they expire after sessions.ttl_s');
-            return 0;
-          }),
+          sessionsEnded: ended.then(
+            (n) => n + streamsEnded,
+            (err: unknown) => {
+              logger.error({ error: (err as Error).message }, 'config reload: the sessions of removed tokens could not be closed in Redis; they expire after sessions.ttl_s');
+              return streamsEnded;
+            },
+          ),
+          revoked,
         };
       };
     },

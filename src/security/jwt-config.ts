@@ -43,10 +43,18 @@ export const JwtConfig = z.strictObject({
   issuer: KeyUrl,
   /** The `aud` every token must carry (one of, when the token lists several). */
   audience: z.string().min(1),
-  /** The identity provider's JSON Web Key Set; unset: the `jwks_uri` of the issuer's discovery document. */
+  /**
+   * The identity provider's JSON Web Key Set; unset: the `jwks_uri` of the issuer's discovery document, which must
+   * be on the issuer's origin (set this when the provider publishes its keys elsewhere).
+   */
   jwks_url: KeyUrl.optional(),
   /** Signature algorithms accepted (allow list). */
   algorithms: z.array(Algorithm).min(1).default(['RS256', 'ES256', 'EdDSA']),
+  /**
+   * Refuse tokens without an `exp` claim, which would otherwise be good forever. Set false only for an identity
+   * provider that cannot issue expiring tokens.
+   */
+  require_exp: z.boolean().default(true),
   /** Leeway for exp, nbf and iat, seconds. */
   clock_skew_s: z.number().min(0).max(600).default(30),
   /** The claim that names the principal in logs, audit, sessions and rate limits. */

@@ -5,10 +5,12 @@
  * with allow/deny rules, the same shape a static token has. A refusal is
  * logged with its reason at warn; the caller only learns "not valid".
  */
+import { createHash } from 'node:crypto';
 import type * as Jose from 'jose';
 import type { JWTPayload } from 'jose';
 import type { Logger } from '../engine/index.js';
 import { loadPackage } from '../load-package.js';
+import { boundedFetch, MAX_IDP_DOCUMENT_BYTES } from './bounded-fetch.js';
 import type { Principal } from './principal.js';
 import type { JwtConfig, JwtRuleConfig } from './jwt-config.js';
 
@@ -25,6 +27,44 @@ export const looksLikeJwt = (token: string): boolean => JWT_SHAPE.test(token);
 /** Wait this long before trying a failed discovery again, so bad tokens cannot make us hammer the IdP. */
 const DISCOVERY_RETRY_MS = 10_000;
 const FETCH_TIMEOUT_MS = 5_000;
+/** Discovery and key-set fetches read at most this much (bounded-fetch.ts). */
+const idpFetch = boundedFetch(MAX_IDP_DOCUMENT_BYTES);
+
+/** Redirects followed to the discovery document, each within the issuer's origin. */
+const MAX_REDIRECTS = 3;
+
+/** The unverified claims of a compact JWT, or undefined when its payload is not a JSON object. */
+function unverifiedClaims(token: string): Record<string, unknown> | undefined {
+  try {
+    const claims: unknown = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
+    return claims !== null && typeof claims === 'object' && !Array.isArray(claims) ? (claims as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** GET `url` as JSON, following redirects only within `origin` (a redirect elsewhere could hand us another party's keys). */
+async function fetchSameOrigin(url: string, origin: string): Promise<Response> {
+  let at = url;
+  for (let hop = 0; ; hop++) {
+    const res = await idpFetch(at, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
+    const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
+    if (location === null) return res;
+    await res.body?.cancel();
+    const next = new URL(location, at);
+    if (next.origin !== origin) throw new Error(`discovery ${url} redirects to another origin (${next.origin}); not followed`);
+    if (hop >= MAX_REDIRECTS) throw new Error(`discovery ${url} redirects more than ${MAX_REDIRECTS} times`);
+    at = next.href;
+  }
+}
+
+const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\u0000')).digest('hex');
+
+/**
+ * The prefix of the credential ids of one issuer's tokens, named by one claim (Principal.credential):
+ * `j.<digest of the issuer and name claim>.`
+ */
+export const jwtCredentialPrefix = (config: Pick<JwtConfig, 'issuer' | 'name_claim'>): string => `j.${digest(config.issuer, config.name_claim).slice(0, 16)}.`;
 
 /** Does a claim match a `when` value: equal, an array containing it, or a space-separated list (scope) containing it. */
 function claimMatches(claim: unknown, expected: string | number | boolean): boolean {
@@ -36,6 +76,8 @@ function claimMatches(claim: unknown, expected: string | number | boolean): bool
 export interface JwtVerifier {
   /** The principal of a valid token, or null (the reason is logged). Never throws. */
   verify(token: string): Promise<Principal | null>;
+  /** What a refused token's holder may be told about it (what the token itself lacks), or undefined. */
+  explain(token: string): string | undefined;
   /**
    * The rules of a JWT principal, from its most recently verified token (every request presents its token,
    * so this is current); a name not seen lately gets none allowed. Undefined for a static token's name.
@@ -55,23 +97,30 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
   let keySet: KeySet | undefined;
   let discovering: Promise<KeySet> | undefined;
   let discoveryFailedAt = -Infinity;
-  const keySetFor = async (url: string) =>
-    (await loadJose()).createRemoteJWKSet(new URL(url), {
+  const keySetFor = async (url: string) => {
+    const { createRemoteJWKSet, customFetch } = await loadJose();
+    return createRemoteJWKSet(new URL(url), {
       cooldownDuration: config.jwks_cooldown_s * 1000,
       cacheMaxAge: config.jwks_cache_s * 1000,
       timeoutDuration: FETCH_TIMEOUT_MS,
+      [customFetch]: idpFetch,
     });
+  };
   let fixedKeySet: Promise<KeySet> | undefined;
 
   const discover = async (): Promise<KeySet> => {
     const url = `${config.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
-    const res = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
+    const origin = new URL(config.issuer).origin;
+    const res = await fetchSameOrigin(url, origin);
     if (!res.ok) throw new Error(`discovery ${url} answered HTTP ${res.status}`);
     const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
     if (doc.issuer !== config.issuer) throw new Error(`discovery ${url} names issuer ${JSON.stringify(doc.issuer)}, not the configured auth.jwt.issuer`);
     if (typeof doc.jwks_uri !== 'string') throw new Error(`discovery ${url} has no jwks_uri`);
     const jwks = new URL(doc.jwks_uri);
-    if (jwks.protocol !== 'https:' && new URL(config.issuer).protocol === 'https:') throw new Error(`discovery ${url} points jwks_uri at a non-https URL`);
+    // Keys from anywhere the document names would let whoever altered it sign tokens; elsewhere must be configured.
+    if (jwks.origin !== origin) {
+      throw new Error(`discovery ${url}: jwks_uri ${jwks.href} is not on the issuer's origin (${origin}); if the identity provider publishes its keys there, set auth.jwt.jwks_url to it`);
+    }
     return keySetFor(jwks.href);
   };
   const getKeySet = async (): Promise<KeySet> => {
@@ -113,6 +162,7 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
     return set;
   };
 
+  const credentialPrefix = jwtCredentialPrefix(config);
   const seen = new Map<string, { allow: readonly string[] | undefined; deny: readonly string[] }>();
   const refuse = (reason: string): null => {
     logger.warn({ reason }, `JWT refused: ${reason}`);
@@ -122,6 +172,9 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
   return {
     async verify(token) {
       let payload: JWTPayload;
+      // Another issuer's token is refused before anything is fetched, so made-up tokens cannot drive discovery.
+      const iss = unverifiedClaims(token)?.iss;
+      if (iss !== config.issuer) return refuse(`claim "iss" is ${JSON.stringify(iss)}, not auth.jwt.issuer`);
       try {
         const { jwtVerify } = await loadJose();
         const { payload: p } = await jwtVerify(token, await getKeySet(), {
@@ -129,6 +182,7 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
           audience: config.audience,
           algorithms: config.algorithms,
           clockTolerance: config.clock_skew_s,
+          requiredClaims: config.require_exp ? ['exp'] : [],
         });
         payload = p;
       } catch (err) {
@@ -142,7 +196,13 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
       seen.delete(name);
       seen.set(name, rules);
       if (seen.size > MAX_REMEMBERED_PRINCIPALS) seen.delete(seen.keys().next().value!);
-      return { name, allow: rules.allow, deny: rules.deny };
+      return { name, credential: credentialPrefix + digest(String(payload.sub ?? ''), name).slice(0, 32), allow: rules.allow, deny: rules.deny };
+    },
+    explain(token) {
+      if (config.require_exp && unverifiedClaims(token)?.exp === undefined) {
+        return 'the token has no "exp" claim, so it would never expire; this gateway accepts only identity-provider tokens that expire (auth.jwt.require_exp)';
+      }
+      return undefined;
     },
     rulesFor(name) {
       if (staticNames.has(name)) return undefined;

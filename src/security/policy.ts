@@ -45,10 +45,13 @@ export function buildPolicy(policy: PolicyConfig, auth: AuthConfig | undefined, 
   const rules = (caller: Caller, tool: ToolDefinition): PolicyDecision => {
     if (global.deny(tool)) return deny('denied by the gateway policy (policy.deny)');
     if (global.allow && !global.allow(tool)) return deny('not in the gateway policy allow list (policy.allow)');
-    const own = caller.principal === null ? undefined : (perToken.get(caller.principal) ?? dynamic(caller.principal));
+    const staticRules = caller.principal === null ? undefined : perToken.get(caller.principal);
+    const own = staticRules ?? (caller.principal === null ? undefined : dynamic(caller.principal));
     if (own) {
-      if (own.deny(tool)) return deny(`denied for token "${caller.principal}" (auth.tokens[].deny)`);
-      if (own.allow && !own.allow(tool)) return deny(`not in the allow list of token "${caller.principal}" (auth.tokens[].allow)`);
+      // Say where the rule that refused is: a static token's own lists, or the JWT claim rules that applied.
+      const where = (list: string) => (staticRules ? `auth.tokens[].${list}` : `auth.jwt.rules[].${list} of the rules its claims match`);
+      if (own.deny(tool)) return deny(`denied for token "${caller.principal}" (${where('deny')})`);
+      if (own.allow && !own.allow(tool)) return deny(`not in the allow list of token "${caller.principal}" (${where('allow')})`);
     }
     return ALLOW;
   };

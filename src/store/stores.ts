@@ -32,17 +32,26 @@ export interface Stores {
 export interface SharedSessions extends SharedSessionStore {
   /** The reloaded limits (`limits.rate_per_s`, `limits.rate_burst`), in force from the next call on. */
   update(options: RedisSessionOptions): void;
-  /** Close the sessions whose principal `ended` picks (their token was removed) on every instance; resolves with how many. */
-  closeWhere(ended: (principal: string | null) => boolean): Promise<number>;
+  /**
+   * Close the sessions `ended` picks, given the principal and the credential each was opened with (when known; a
+   * reload removed or changed it), on every instance; resolves with how many.
+   */
+  closeWhere(ended: (principal: string | null, credential: string | undefined) => boolean): Promise<number>;
 }
 
 const MEMORY_HEALTH: StoreHealth = Object.freeze({ kind: 'memory', ok: true });
+
+/** What the shared stores need of the rest of the config. */
+export interface StoreSettings {
+  /** `calls.owner_lease_s`: the lease of whatever runs on one instance and is watched from others (call resources, A2E transport calls). */
+  leaseS: number;
+}
 
 /**
  * Open the configured stores. A Redis that cannot be reached at start is
  * logged and the gateway starts degraded (see RedisConnection.connect).
  */
-export async function openStores(config: StoreConfig, logger: Logger): Promise<Stores> {
+export async function openStores(config: StoreConfig, logger: Logger, settings: StoreSettings): Promise<Stores> {
   if (config.kind === 'memory') {
     return {
       kind: 'memory',
@@ -54,18 +63,25 @@ export async function openStores(config: StoreConfig, logger: Logger): Promise<S
       close: async () => {},
     };
   }
-  const [{ RedisConnection, RedisSessions }, { RedisA2eTransport }, { RedisCallStore }] = await Promise.all([
+  const [{ RedisConnection, RedisSessions }, { RedisA2eTransport }, { RedisCallStore }, { Leases }, { DataLoss }] = await Promise.all([
     import('./redis/index.js'),
     import('./redis/transport-sessions.js'),
     import('./redis/calls.js'),
+    import('./redis/leases.js'),
+    import('./redis/data-loss.js'),
   ]);
   const redis = new RedisConnection({ url: config.url, prefix: config.prefix, commandTimeoutMs: config.command_timeout_ms, logger });
   if (!(await redis.connect())) {
     logger.error({ store: 'redis', error: redis.health.error }, 'Redis (store.url) is not reachable; starting anyway: what needs the shared store answers 503 until it is');
   }
+  // One lease board for everything that can outlive its instance; one watch for Redis losing its data.
+  const leases = new Leases(redis, settings.leaseS, logger);
+  const dataLoss = new DataLoss(redis, logger);
+  dataLoss.start();
   let calls: RedisCallStore | undefined;
   const callStore = (local: MemoryCallStore, c: CallsConfig) => {
-    calls = new RedisCallStore({ redis, local, logger, retainS: c.retain_s, maxEvents: c.max_events, leaseS: c.owner_lease_s });
+    calls = new RedisCallStore({ redis, local, logger, retainS: c.retain_s, maxEvents: c.max_events, leases, dataLoss,
+      shares: { maxRetained: c.max_retained, maxRetainedPerPrincipal: c.max_retained_per_principal } });
     calls.start();
     return calls;
   };
@@ -73,11 +89,12 @@ export async function openStores(config: StoreConfig, logger: Logger): Promise<S
     kind: 'redis',
     redis,
     sessions: (options) => new RedisSessions(redis, options, config.command_timeout_ms),
-    transportSessions: (o) => new RedisA2eTransport(redis, o),
+    transportSessions: (o) => new RedisA2eTransport(redis, o, { leases, dataLoss }),
     health: () => redis.health,
     callStore,
     async close() {
       await calls?.close(); // the calls' last writes go out before the connection closes
+      leases.close();
       await redis.close();
     },
   };

@@ -36,6 +36,8 @@ export class A2eTestClient {
   lastEventId: string | undefined;
   /** Raw text of the frames' data fields (for byte-level checks). */
   readonly rawData: string[] = [];
+  /** The SSE id of each frame received, in order. */
+  readonly frameIds: string[] = [];
   streamResponse: Response | undefined;
   private waiters: Waiter[] = [];
   private controller: AbortController | undefined;
@@ -94,6 +96,7 @@ export class A2eTestClient {
     const parser = createParser({
       onEvent: (e) => {
         if (e.id !== undefined) this.lastEventId = e.id;
+        this.frameIds.push(e.id ?? '');
         this.rawData.push(e.data);
         this.deliver(JSON.parse(e.data) as A2eMessage);
       },

@@ -29,8 +29,8 @@ export interface Instance {
 export interface Cluster {
   redis: RedisServer;
   instances: Instance[];
-  /** Start one more instance with the same config (e.g. to replace a killed one). */
-  add(): Promise<Instance>;
+  /** Start one more instance with the same config (e.g. to replace a killed one; `port` to take its place behind a proxy). */
+  add(options?: { port?: number }): Promise<Instance>;
   /** The config file every instance runs. */
   configPath: string;
   /** A directory for the test's own files (removed on dispose). */
@@ -50,7 +50,7 @@ export interface ClusterOptions {
   /** Extra environment for every instance (LOG_LEVEL defaults to silent). */
   env?: Record<string, string>;
   /**
-   * The `store:` section to use as written (e.g. the README's), instead of the generated one; its
+   * The `store:` section to use as written (e.g. docs/scale-out-guide.md's), instead of the generated one; its
    * `${REDIS_URL…}` is set to this cluster's Redis through the environment.
    */
   storeSection?: string;
@@ -70,8 +70,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     ].join('\n') + '\n',
   );
   const instances: Instance[] = [];
-  const add = async (): Promise<Instance> => {
-    const { url, proc } = await startCli(['--config', configPath], { REDIS_URL: redis.url, ...options.env }, { cwd: dir });
+  const add = async (addOptions: { port?: number } = {}): Promise<Instance> => {
+    const portArgs = addOptions.port === undefined ? [] : ['--port', String(addOptions.port)];
+    const { url, proc } = await startCli(['--config', configPath, ...portArgs], { REDIS_URL: redis.url, ...options.env }, { cwd: dir });
     const wait = () => proc.then(() => undefined, () => undefined);
     const instance: Instance = {
       url,

@@ -36,31 +36,32 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The nginx `location` block documented in README.md (between its nginx-location markers), proxying to `upstreamPort`. */
+/** Where each documented block the tests run lives (moved from the README into docs/, issue 52). */
+const BLOCK_FILES: Record<string, string> = {
+  'nginx-location': 'docs/reverse-proxy.md',
+  'nginx-config': 'docs/reverse-proxy.md',
+  'scale-config': 'docs/scale-out-guide.md',
+  'scale-upstream': 'docs/scale-out-guide.md',
+};
+
+/** The text of the fenced block between `<!-- NAME:start -->` and `<!-- NAME:end -->` in the page that documents it. */
+export async function readmeBlock(name: string, lang: string): Promise<string> {
+  const file = BLOCK_FILES[name] ?? 'README.md';
+  const text = await readFile(new URL(`../../${file}`, import.meta.url), 'utf8');
+  const m = new RegExp(`<!-- ${name}:start -->\\s*\`\`\`${lang}\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`).exec(text);
+  if (!m) throw new Error(`${file} has no \`\`\`${lang} block between <!-- ${name}:start --> and <!-- ${name}:end -->`);
+  return m[1]!;
+}
+
+/** The nginx `location` block documented in docs/reverse-proxy.md (between its nginx-location markers), proxying to `upstreamPort`. */
 export async function readmeLocationBlock(upstreamPort: number): Promise<string> {
-  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-  const m = /<!-- nginx-location:start -->\s*```nginx\n([\s\S]*?)```\s*<!-- nginx-location:end -->/.exec(readme);
-  if (!m) throw new Error('README.md has no ```nginx block between <!-- nginx-location:start --> and <!-- nginx-location:end -->');
-  const block = m[1]!;
-  if (!block.includes('http://127.0.0.1:8080/')) throw new Error('the README nginx block no longer proxies to http://127.0.0.1:8080/');
+  const block = await readmeBlock('nginx-location', 'nginx');
+  if (!block.includes('http://127.0.0.1:8080/')) throw new Error('the documented nginx block no longer proxies to http://127.0.0.1:8080/');
   return block.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${upstreamPort}/`);
 }
 
-/** The text of the fenced block between `<!-- NAME:start -->` and `<!-- NAME:end -->` in README.md. */
-export async function readmeBlock(name: string, lang: string): Promise<string> {
-  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-  const m = new RegExp(`<!-- ${name}:start -->\\s*\`\`\`${lang}\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`).exec(readme);
-  if (!m) throw new Error(`README.md has no \`\`\`${lang} block between <!-- ${name}:start --> and <!-- ${name}:end -->`);
-  return m[1]!;
-}
-
-/** The gateway config (YAML text) documented next to the nginx block in README.md (between its nginx-config markers). */
-export async function readmeGatewayConfig(): Promise<string> {
-  const readme = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
-  const m = /<!-- nginx-config:start -->\s*```yaml\n([\s\S]*?)```\s*<!-- nginx-config:end -->/.exec(readme);
-  if (!m) throw new Error('README.md has no ```yaml block between <!-- nginx-config:start --> and <!-- nginx-config:end -->');
-  return m[1]!;
-}
+/** The gateway config (YAML text) documented next to the nginx block in docs/reverse-proxy.md (its nginx-config markers). */
+export const readmeGatewayConfig = (): Promise<string> => readmeBlock('nginx-config', 'yaml');
 
 export interface NginxOptions {
   /** Directives inside `server { … }` (locations). */

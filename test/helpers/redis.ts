@@ -29,7 +29,9 @@ export interface RedisServer {
   readonly url: string;
   /** Stop it (SIGTERM, waits for exit). With `persist`, its data is saved and comes back on start(). */
   stop(): Promise<void>;
-  /** Start it again on the same port and directory (after stop()). */
+  /** Kill it (SIGKILL, waits for exit): Redis lost without a chance to save anything. */
+  kill(): Promise<void>;
+  /** Start it again on the same port and directory (after stop() or kill()). */
   start(): Promise<void>;
   /** Stop it and remove its directory. */
   dispose(): Promise<void>;
@@ -76,18 +78,20 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
       });
     });
   };
-  const stop = async () => {
+  const end = async (signal: 'SIGTERM' | 'SIGKILL') => {
     const p = proc;
     proc = undefined;
     if (!p || p.exitCode !== undefined && p.exitCode !== null) return;
-    p.kill('SIGTERM');
+    p.kill(signal);
     await p;
   };
+  const stop = () => end('SIGTERM');
   await start();
   return {
     port,
     url: `redis://127.0.0.1:${port}/0`,
     stop,
+    kill: () => end('SIGKILL'),
     start,
     async dispose() {
       await stop();

@@ -58,14 +58,15 @@ const now = () => Math.floor(Date.now() / 1000);
 async function sign(
   key: Key,
   claims: Record<string, unknown>,
-  opts: { iss?: string; aud?: string; exp?: number; nbf?: number; alg?: string } = {},
+  opts: { iss?: string; aud?: string; exp?: number | null; nbf?: number; alg?: string } = {},
 ): Promise<string> {
   const jwt = new SignJWT(claims)
     .setProtectedHeader({ alg: opts.alg ?? (key.publicJwk.alg as string), kid: key.kid })
     .setIssuedAt()
     .setIssuer(opts.iss ?? idp.issuer)
-    .setAudience(opts.aud ?? AUDIENCE)
-    .setExpirationTime(opts.exp ?? now() + 300);
+    .setAudience(opts.aud ?? AUDIENCE);
+  // null: a token that never expires.
+  if (opts.exp !== null) jwt.setExpirationTime(opts.exp ?? now() + 300);
   if (opts.nbf !== undefined) jwt.setNotBefore(opts.nbf);
   return jwt.sign(key.privateKey);
 }
@@ -211,7 +212,7 @@ describe('JWT bearer tokens', () => {
     const claims = { sub: 'mallory', groups: 'admins' };
     await expectRefused(await sign(k1, claims, { exp: now() - 120 }), /ERR_JWT_EXPIRED/);
     await expectRefused(await sign(k1, claims, { nbf: now() + 120 }), /ERR_JWT_CLAIM_VALIDATION_FAILED.*nbf/);
-    await expectRefused(await sign(k1, claims, { iss: 'https://evil.example.com' }), /ERR_JWT_CLAIM_VALIDATION_FAILED.*iss/);
+    await expectRefused(await sign(k1, claims, { iss: 'https://evil.example.com' }), /claim "iss" is "https:\/\/evil.example.com", not auth.jwt.issuer/);
     await expectRefused(await sign(k1, claims, { aud: 'someone-else' }), /ERR_JWT_CLAIM_VALIDATION_FAILED.*aud/);
     // Within clock_skew_s (30 s) an expired token still passes.
     expect((await echo(await sign(k1, { sub: 'skew', groups: 'admins' }, { exp: now() - 5 }))).status).toBe(200);
@@ -245,6 +246,25 @@ describe('JWT bearer tokens', () => {
 
     // A subject named like a static token cannot take on its rights.
     await expectRefused(await sign(k1, { sub: 'ops' }), /static token/);
+  });
+
+  it('refuses a token without exp (it would be good forever), telling the caller what is missing', async () => {
+    const forever = await sign(k1, { sub: 'olga', groups: 'admins' }, { exp: null });
+    for (const r of [await echo(forever), await post(`${gw.url}/handshake`, { agent_caps: ['tools'], auth_token: forever })]) {
+      expect(r.status).toBe(401);
+      expect(r.json.code).toBe('unauthorized');
+      expect(r.json.message).toMatch(/no "exp" claim.*auth\.jwt\.require_exp/);
+    }
+    const { client, handshake } = await A2eTestClient.connect(`${gw.url}/a2e/v1`, { auth_token: forever }, { Authorization: `Bearer ${STATIC}` });
+    try {
+      expect(handshake.response.ok).toBe(false);
+      expect(handshake.response.reason).toMatch(/no "exp" claim/);
+    } finally {
+      await client.dropStream();
+    }
+    expect(gw.log.text).toContain('JWT refused: ERR_JWT_CLAIM_VALIDATION_FAILED: missing required \\"exp\\" claim');
+    // The same token with an expiry passes.
+    expect((await echo(await sign(k1, { sub: 'olga', groups: 'admins' }))).status).toBe(200);
   });
 
   it('follows a key rotation: a new kid is fetched, the removed key is refused', async () => {

@@ -35,6 +35,7 @@ function context(controller = new AbortController()): FsContext & { reads: numbe
       return controller.signal;
     },
     emit: () => {},
+    eventsTaken: () => Promise.resolve(),
   };
 }
 

@@ -466,6 +466,13 @@ describe('where no sandbox can be made', () => {
       const r = await postJson(`${url}/tool/call`, callBody('run_command', { argv: ['true'] }));
       expect(r.status).toBe(404);
       expect(r.json.code).toBe('unknown_tool');
+      // The caller is told why, not only that no tool has that name; /healthz and /readyz say so too.
+      expect(r.json.message).toMatch(/^no tool named "run_command" here: the gateway cannot sandbox commands on this host \(bubblewrap could not create a sandbox/);
+      expect(r.json.message).toMatch(/tools\.shell\.enabled: false$/);
+      const health = (await (await fetch(`${url}/healthz`)).json()) as { unavailable_tools?: Array<{ name: string; reason: string }> };
+      expect(health.unavailable_tools).toEqual([{ name: 'run_command', reason: expect.stringMatching(/bubblewrap could not create a sandbox/) }]);
+      const ready = (await (await fetch(`${url}/readyz`)).json()) as { status: string; unavailable_tools?: unknown };
+      expect(ready).toEqual({ status: 'ready', unavailable_tools: health.unavailable_tools });
     } finally {
       proc.kill('SIGTERM');
       stderr = String((await proc).stderr);
@@ -478,6 +485,31 @@ describe('where no sandbox can be made', () => {
     expect(warning?.msg).toMatch(/cannot sandbox commands here: bubblewrap could not create a sandbox/);
     expect(warning?.msg).toMatch(/tools\.shell\.enabled: false/);
   });
+
+  it.runIf(process.getuid?.() === 0)(
+    'a root gateway whose workspace is under a 0700 directory: run_command is unavailable and every door says why, without the path',
+    async () => {
+      const hidden = mkdtempSync(join(tmpdir(), 'a2e-shell-hidden-')); // mode 0700, owned by root
+      const g = await startGateway({ config: { tools: { fs: { root: join(hidden, 'ws') }, shell: { enabled: 'auto' } } } });
+      try {
+        await expect.poll(async () => (await fetch(`${g.url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
+        const r = await postJson(`${g.url}/tool/call`, callBody('run_command', { argv: ['true'] }));
+        expect(r.status).toBe(404);
+        expect(r.json).toMatchObject({ code: 'unknown_tool', detail: { tool_name: 'run_command' } });
+        expect(r.json.message).toBe(
+          'no tool named "run_command" here: the gateway cannot sandbox commands on this host (the sandbox user (uid 65534) ' +
+            'cannot reach the workspace (tools.fs.root) or a tools.shell.mounts path: a directory above it is not searchable ' +
+            "by others). Its operator can fix that and restart (the gateway's start-up warning says how), or set tools.shell.enabled: false",
+        );
+        const health = await (await fetch(`${g.url}/healthz`)).text();
+        expect(health).toContain('"unavailable_tools":[{"name":"run_command","reason":"the gateway cannot sandbox commands on this host');
+        expect(health + JSON.stringify(r.json)).not.toContain(hidden);
+      } finally {
+        await g.close();
+        rmSync(hidden, { recursive: true, force: true });
+      }
+    },
+  );
 
   it('with tools.shell.enabled: true the gateway refuses to start, saying what is missing', async () => {
     const config = join(base, 'required.yaml');

@@ -85,14 +85,17 @@ async function boot(): Promise<void> {
     return;
   }
   activity.start();
-  // Gateway-wide counters: shown on open gateways only (with auth a token sees its own tools and calls).
-  if (api.token) return;
+  // Gateway-wide counters: shown on open gateways only (with auth a token sees its own tools and calls); tools this
+  // host cannot offer (run_command without a sandbox), to everyone, so a tool missing from the list is explained.
   const health = async () => {
     try {
       const hl = await api.health();
-      fill($('health'), `${hl.tools} tools registered`);
+      const unavailable = (hl.unavailable_tools ?? []).map((u) =>
+        h('span', { class: 'unavailable', role: 'status' }, `${u.name} is unavailable: ${u.reason}`),
+      );
+      fill($('health'), api.token ? '' : `${hl.tools} tools registered`, ...unavailable);
     } catch {
-      fill($('health'), 'gateway unreachable');
+      if (!api.token) fill($('health'), 'gateway unreachable');
     }
   };
   void health();

@@ -4,7 +4,9 @@
  * for a call that does not exist). The event stream also accepts the
  * per-call `access_token` put into `events_url`, because EventSource cannot
  * send an Authorization header: an HMAC of the call id under a key made at
- * start, compared in constant time, good for that one call only.
+ * start, compared in constant time, good for that one call only, and only
+ * while the credential that started the call is still configured (a reload
+ * that removes or rotates it revokes the tokens of its calls too).
  *
  * The event stream's refusal depends only on the credentials sent, never on
  * whether the call exists, so call ids cannot be probed: another bearer token
@@ -18,13 +20,17 @@ import type { CallAccess } from '../calls.js';
 
 /**
  * `key` gives the HMAC key: by default one made here (valid in this process only); with a shared store, the
- * store's key, the same on every instance (so a token minted by one verifies on any).
+ * store's key, the same on every instance (so a token minted by one verifies on any). `live`: whether a
+ * credential (Principal.credential) is still configured.
  */
-export function signedCallAccess(key: () => Buffer = processKey()): CallAccess {
+export function signedCallAccess(key: () => Buffer = processKey(), live: (credential: string) => boolean = () => true): CallAccess {
   const sign = (callId: string) => createHmac('sha256', key()).update(callId).digest();
+  // A call belongs to the credential that started it, not to its name: a token rotated under the same name is someone else.
   const ownedBy = (c: Context, call: CallView) => {
     const principal = c.get('principal');
-    return principal !== null && principal !== undefined && principal.name === call.principal;
+    return (
+      principal !== null && principal !== undefined && principal.name === call.principal && (call.credential === undefined || call.credential === principal.credential)
+    );
   };
   return {
     eventsQuery: (call) => ({ access_token: sign(call.id).toString('base64url') }),
@@ -33,8 +39,9 @@ export function signedCallAccess(key: () => Buffer = processKey()): CallAccess {
       if (call && ownedBy(c, call)) return 'ok';
       const given = Buffer.from(c.req.query('access_token') ?? '', 'base64url');
       const want = sign(callId);
+      const revoked = call?.credential !== undefined && !live(call.credential);
       // A valid per-call token for a call that is gone: only its holder learns that it was dropped.
-      if (given.length === want.length && timingSafeEqual(given, want)) return call ? 'ok' : 'not_found';
+      if (given.length === want.length && timingSafeEqual(given, want) && !revoked) return call ? 'ok' : 'not_found';
       if (c.get('principal')) return 'not_found';
       throw new GatewayError(
         'unauthorized',

@@ -42,7 +42,9 @@ export function streamCall(c: Context, call: CallView, options: CallStreamOption
     });
     return sseFrame('tool/error', JSON.stringify(errorMessage(err, call.requestId, TOOLS_CAPABILITY)));
   };
-  return streamSse(c, { heartbeatS: options.heartbeatS, preamble, stallS: limits.stallS, onCut }, async (sink) => {
+  // The stream belongs to the call's owner, whoever reads it (a bearer token, or the call's access_token).
+  const onRevoked = (reason: string) => sseFrame('tool/error', JSON.stringify(errorMessage(new GatewayError('unauthorized', reason), call.requestId, TOOLS_CAPABILITY)));
+  return streamSse(c, { heartbeatS: options.heartbeatS, preamble, stallS: limits.stallS, onCut, owner: { principal: call.principal, credential: call.credential }, onRevoked }, async (sink) => {
     sink.onDisconnect(() => {
       if (options.stopOnDisconnect) void call.stop('disconnect');
       watcher.close();

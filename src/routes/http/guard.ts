@@ -6,7 +6,7 @@
  */
 import type { Context } from 'hono';
 import { GatewayError, type Logger } from '../../engine/index.js';
-import { bearerToken, type Authenticate, type Principal } from '../../security/auth.js';
+import { bearerToken, refusal, type Authenticate, type Principal } from '../../security/auth.js';
 import { hostHeaderName, isLoopbackHostHeader } from '../../security/loopback.js';
 import { errorResponse } from './errors.js';
 import { requestHeader } from './node.js';
@@ -92,7 +92,7 @@ export function guardCheck(options: GuardOptions): (c: Context) => Response | un
           'unauthorized',
           token === null
             ? 'this gateway requires a token; send Authorization: Bearer <token>'
-            : 'the bearer token is not valid; check the token you send in Authorization: Bearer <token>',
+            : refusal(options.authenticate, token, 'the bearer token is not valid; check the token you send in Authorization: Bearer <token>'),
         ),
       );
     }

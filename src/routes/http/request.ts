@@ -7,7 +7,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import { LazyChildLogger, levelEnabled, writeCallLine, type Call, type Logger } from '../../engine/index.js';
+import { LazyChildLogger, levelEnabled, writeCallLine, type Call, type Logger, type PrincipalStreams } from '../../engine/index.js';
 import { newId } from '../../protocol/index.js';
 import { nodeResponse, requestHeader } from './node.js';
 
@@ -45,11 +45,13 @@ export interface RequestContextOptions {
   logger: Logger;
   /** Called when an SSE stream opens (metrics); returns the function to call when it closes. */
   streamOpened?: () => () => void;
+  /** The streams open here by principal, which every SSE stream joins (a reload that revokes a credential ends its streams). */
+  principalStreams?: PrincipalStreams;
   /** Checks every request first (Host, Origin, token): a Response refuses it. */
   check?: (c: Context) => Response | undefined | Promise<Response | undefined>;
 }
 
-export function requestContext({ logger, streamOpened, check }: RequestContextOptions): MiddlewareHandler {
+export function requestContext({ logger, streamOpened, principalStreams, check }: RequestContextOptions): MiddlewareHandler {
   return async (c, next) => {
     const requestId = pickRequestId(requestHeader(c, REQUEST_ID_HEADER_NAME));
     // The id is a UUID or matched VALID_REQUEST_ID: its JSON is itself in quotes.
@@ -57,6 +59,7 @@ export function requestContext({ logger, streamOpened, check }: RequestContextOp
     c.set('requestId', requestId);
     c.set('logger', log);
     if (streamOpened) c.set('streamOpened', streamOpened);
+    if (principalStreams) c.set('principalStreams', principalStreams);
     const outgoing = nodeResponse(c);
     // On Node, answers written straight to the ServerResponse (SSE streams) and JSON answers (sendJson) add the
     // header themselves and a Response built by Hono gets it once it exists, after next(). (c.header() before

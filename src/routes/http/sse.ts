@@ -9,9 +9,17 @@ import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
 import { REQUEST_ID_HEADER } from './request.js';
 import { nodeResponse } from './node.js';
-import type { SseSink } from '../../engine/sse.js';
+import { sseFrame, type SseSink } from '../../engine/sse.js';
+import { GatewayError, errorMessage, type PrincipalStreams } from '../../engine/index.js';
 
 export { sseFrame, type SseSink } from '../../engine/sse.js';
+
+declare module 'hono' {
+  interface ContextVariableMap {
+    /** The streams open on this instance by principal (a reload that revokes a credential ends its streams). */
+    principalStreams: PrincipalStreams;
+  }
+}
 
 export const SSE_HEADERS: Readonly<Record<string, string>> = {
   'Content-Type': 'text/event-stream; charset=utf-8',
@@ -41,9 +49,28 @@ export interface SseOptions {
   stallS?: number;
   /** Called when the stream is cut for stalling; returns its last frame, saying why and what to do. */
   onCut?: (stallS: number) => string;
+  /** Whose credential the stream belongs to, when not the request's bearer token's (a call's events read with its access_token). */
+  owner?: { principal: string | null; credential: string | undefined };
+  /** The last frame of a stream whose credential a reload revoked (default: an `error` event, code unauthorized). */
+  onRevoked?: (reason: string) => string;
 }
 
 type Runner = (sink: SseSink) => Promise<void>;
+
+/** The last frame of a stream its credential's revocation ended, unless the stream's format wants its own. */
+export const revokedFrame = (reason: string): string => sseFrame('error', JSON.stringify(errorMessage(new GatewayError('unauthorized', reason))));
+
+/** How a stream is ended early, with a last frame: the client stopped reading, or its credential was revoked. */
+type Finish = (frame: string) => void;
+
+/** Count the stream with its principal's; returns the function that stops counting it. */
+function register(c: Context, options: SseOptions, finish: Finish): () => void {
+  const streams = c.get('principalStreams');
+  if (!streams) return noop;
+  const bearer = c.get('principal');
+  const { principal, credential } = options.owner ?? { principal: bearer?.name ?? null, credential: bearer?.credential };
+  return streams.add(principal, credential, (reason) => finish(options.onRevoked?.(reason) ?? revokedFrame(reason)));
+}
 
 /** Start an SSE response and hand the sink to `run`. */
 export function streamSse(c: Context, options: SseOptions, run: Runner): Response {
@@ -53,10 +80,18 @@ export function streamSse(c: Context, options: SseOptions, run: Runner): Respons
   const requestId = c.get('requestId');
   if (requestId !== undefined) headers.set(REQUEST_ID_HEADER, requestId);
   const onClosed = c.get('streamOpened')?.() ?? noop;
-  return outgoing ? nodeSse(outgoing, headers, options, run, onClosed) : webSse(headers, options, run, onClosed);
+  let unregister = noop;
+  const closed = () => {
+    unregister();
+    onClosed();
+  };
+  const made = outgoing ? nodeSse(outgoing, headers, options, run, closed) : webSse(headers, options, run, closed);
+  // Closing is only ever noticed later (an event, or the runner's promise): registered in time.
+  unregister = register(c, options, made.finish);
+  return made.response;
 }
 
-function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run: Runner, onClosed: () => void): Response {
+function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run: Runner, onClosed: () => void): { response: Response; finish: Finish } {
   const head: Record<string, string | string[]> = {};
   headers.forEach((value, key) => {
     if (key === 'set-cookie') return;
@@ -71,13 +106,13 @@ function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run
   let disconnected = false;
   let onGone: (() => void) | undefined;
   const heartbeat = setInterval(() => res.write(': heartbeat\n\n'), options.heartbeatS * 1000);
-  // The client stopped taking data: end with a frame saying so, and drop the connection (and what it buffers)
-  // if even that is not taken soon.
-  const cut = (stallS: number) => {
+  // Ended early (the client stopped taking data, or its credential was revoked): end with a frame saying so, and
+  // drop the connection (and what it buffers) if even that is not taken soon.
+  const finish: Finish = (frame) => {
     if (ended || disconnected) return;
     ended = true;
     clearInterval(heartbeat);
-    res.end(options.onCut?.(stallS) ?? '');
+    res.end(frame);
     const drop = setTimeout(() => res.destroy(), CUT_GRACE_MS);
     drop.unref();
     res.once('close', () => clearTimeout(drop));
@@ -92,13 +127,14 @@ function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run
     }
   });
   const sink: SseSink = {
-    write: (frames) => (disconnected ? false : res.write(frames)),
+    // Nothing after an early end's last frame (a runner may not have noticed yet).
+    write: (frames) => (disconnected || ended ? false : res.write(frames)),
     drain: () =>
       disconnected || ended || !res.writableNeedDrain
         ? Promise.resolve()
         : new Promise((resolve) => {
             const stallS = options.stallS;
-            const stall = stallS === undefined ? undefined : setTimeout(() => (done(), cut(stallS)), stallS * 1000);
+            const stall = stallS === undefined ? undefined : setTimeout(() => (done(), finish(options.onCut?.(stallS) ?? '')), stallS * 1000);
             const done = () => {
               clearTimeout(stall);
               res.off('drain', done);
@@ -123,10 +159,10 @@ function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run
     },
   };
   runGuarded(run, sink);
-  return RESPONSE_ALREADY_SENT;
+  return { response: RESPONSE_ALREADY_SENT, finish };
 }
 
-function webSse(headers: Headers, options: SseOptions, run: Runner, onClosed: () => void): Response {
+function webSse(headers: Headers, options: SseOptions, run: Runner, onClosed: () => void): { response: Response; finish: Finish } {
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended = false;
@@ -134,6 +170,16 @@ function webSse(headers: Headers, options: SseOptions, run: Runner, onClosed: ()
   let onGone: (() => void) | undefined;
   let heartbeat: NodeJS.Timeout | undefined;
   let resumeDrain: (() => void) | undefined;
+  const finish: Finish = (frame) => {
+    if (ended || disconnected) return;
+    ended = true;
+    clearInterval(heartbeat);
+    onClosed();
+    controller.enqueue(encoder.encode(frame));
+    controller.close();
+    resumeDrain?.();
+    onGone?.();
+  };
   const body = new ReadableStream<Uint8Array>(
     {
       start(c) {
@@ -172,13 +218,7 @@ function webSse(headers: Headers, options: SseOptions, run: Runner, onClosed: ()
                 : setTimeout(() => {
                     resumeDrain = undefined;
                     resolve();
-                    if (ended || disconnected) return;
-                    ended = true;
-                    clearInterval(heartbeat);
-                    onClosed();
-                    controller.enqueue(encoder.encode(options.onCut?.(stallS) ?? ''));
-                    controller.close();
-                    onGone?.();
+                    finish(options.onCut?.(stallS) ?? '');
                   }, stallS * 1000);
             resumeDrain = () => {
               clearTimeout(stall);
@@ -201,7 +241,7 @@ function webSse(headers: Headers, options: SseOptions, run: Runner, onClosed: ()
     },
   };
   queueMicrotask(() => runGuarded(run, sink));
-  return new Response(body, { status: 200, headers });
+  return { response: new Response(body, { status: 200, headers }), finish };
 }
 
 function noop(): void {}

@@ -5,12 +5,13 @@
  */
 import type { Context } from 'hono';
 import { requestHeader } from './node.js';
+import type { ProxyTrust } from './proxy-trust.js';
 
 export interface PublicUrlOptions {
   /** "" or a path such as "/a2e" (no trailing slash). */
   basePath: string;
-  /** Use X-Forwarded-Proto / X-Forwarded-Host; when false they are ignored. */
-  trustProxy: boolean;
+  /** `server.trust_proxy`: X-Forwarded-Proto / X-Forwarded-Host are used when the request came through a trusted proxy. */
+  proxies: ProxyTrust;
 }
 
 // host, host:port, [v6]:port — anything else in a header is ignored rather than echoed into URLs.
@@ -27,7 +28,7 @@ export function publicOrigin(c: Context, options: PublicUrlOptions): string {
   const own = new URL(c.req.url);
   let proto = own.protocol.slice(0, -1);
   let host = own.host;
-  if (options.trustProxy) {
+  if (options.proxies.trusted(c)) {
     const fProto = firstValue(requestHeader(c, 'x-forwarded-proto'))?.toLowerCase();
     if (fProto === 'http' || fProto === 'https') proto = fProto;
     const fHost = firstValue(requestHeader(c, 'x-forwarded-host'));

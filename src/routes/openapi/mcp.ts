@@ -85,3 +85,26 @@ export const mcpRoute = createRoute({
     415: rpcError('Content-Type is not application/json', -32600, 'Content-Type must be application/json: send one JSON-RPC message'),
   },
 });
+
+const listChangedExample = 'event: message\ndata: {"jsonrpc":"2.0","method":"notifications/tools/list_changed"}\n\n';
+
+export const mcpStreamRoute = createRoute({
+  method: 'get',
+  path: '/mcp',
+  operationId: 'mcpNotifications',
+  tags: ['mcp'],
+  summary: "MCP server's notification stream (SSE): notifications/tools/list_changed",
+  description:
+    'The Streamable HTTP GET stream: stays open (with heartbeat comments) and carries ' +
+    '`notifications/tools/list_changed` whenever the tools change (a source\'s tools appear, change or go, a reload), ' +
+    'as the `tools.listChanged` capability says; list again with tools/list. Needs `Accept: text/event-stream`; ' +
+    'any `Mcp-Session-Id` or none. MCP clients open it themselves after initialize.',
+  responses: {
+    200: {
+      description: 'The notification stream',
+      content: { 'text/event-stream': { schema: z.string().meta({ description: '`event: message` frames, each one JSON-RPC notification' }), example: listChangedExample } },
+    },
+    401: { description: 'The gateway requires a token (`unauthorized`)', content: { 'application/json': { schema: ErrorMessage } } },
+    406: rpcError('Accept does not name text/event-stream', -32600, 'GET /mcp is the notification stream: send Accept: text/event-stream (requests go in POST /mcp)'),
+  },
+});

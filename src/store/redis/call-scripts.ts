@@ -9,6 +9,7 @@
  * has field `r` = the tool/call/resp JSON and `s` = the final state). Per gateway: <prefix>calls:leases
  * (sorted set: call id → lease expiry, Redis time in ms).
  */
+import { TAKE_LAPSED } from './leases.js';
 import { RedisScript } from './script.js';
 
 const NOW = `local t = redis.call('TIME')
@@ -25,11 +26,14 @@ return 1`);
  * The owner's writes, one call per batch of events (and the final response).
  * KEYS: hash, stream, leases. ARGV: id, max events, retain s, final state ('' while running),
  * response JSON, events emitted after this batch, then seq, event JSON, seq, event JSON, …
- * Returns 0 when the call is no longer running in Redis (another instance failed it after its lease lapsed).
+ * Returns 0 when the call is no longer running in Redis (another instance failed it after its lease lapsed),
+ * -1 when Redis has no such call (it lost its data: the owner re-creates it with RESTORE, then writes again).
  * Events already written (a retry after a reply was lost) are skipped.
  */
 export const APPEND = new RedisScript(`
-if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then return -1 end
+if state ~= 'running' then return 0 end
 local have = tonumber(redis.call('HGET', KEYS[1], 'events') or '0')
 local added = 0
 for i = 7, #ARGV, 2 do
@@ -50,28 +54,51 @@ if ARGV[4] ~= '' then
 end
 return 1`);
 
-/** Renew the leases of every running call of one instance. KEYS: leases. ARGV: lease ms, id, id, … */
-export const RENEW = new RedisScript(`${NOW}
-local until_ = now + tonumber(ARGV[1])
-for i = 2, #ARGV do redis.call('ZADD', KEYS[1], 'XX', until_, ARGV[i]) end
-return #ARGV - 1`);
-
-/** Calls whose lease lapsed. KEYS: leases. ARGV: most to return. */
-export const LAPSED = new RedisScript(`${NOW}
-return redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, tonumber(ARGV[1]))`);
-
 /**
  * Fail a call whose lease lapsed, exactly once. KEYS: hash, stream, leases. ARGV: id, response JSON, retain s.
  * Returns 1 when this run failed it.
  */
-export const FAIL_LAPSED = new RedisScript(`${NOW}
-local score = redis.call('ZSCORE', KEYS[3], ARGV[1])
-if not score or tonumber(score) > now then return 0 end
-redis.call('ZREM', KEYS[3], ARGV[1])
+export const FAIL_LAPSED = new RedisScript(`${TAKE_LAPSED}
+if not lapsed(KEYS[3], ARGV[1]) then return 0 end
 if redis.call('HGET', KEYS[1], 'state') ~= 'running' then return 0 end
 local n = redis.call('HGET', KEYS[1], 'events') or '0'
 redis.call('XADD', KEYS[2], n .. '-1', 'r', ARGV[2], 's', 'failed')
 redis.call('HSET', KEYS[1], 'state', 'failed', 'response', ARGV[2])
 redis.call('EXPIRE', KEYS[1], ARGV[3])
 redis.call('EXPIRE', KEYS[2], ARGV[3])
+return 1`);
+
+/**
+ * The owner re-creates a call Redis lost (restarted without persistence): its hash, the events the owner still
+ * keeps (a reader gets a gap notice for the ones it no longer has), and its lease while it runs, or its final
+ * response and retention once it has finished.
+ * KEYS: hash, stream, leases. ARGV: lease member, lease ms, retain s, events emitted (the count written),
+ * final state ('' while running), response JSON, number of hash fields, the fields (name, value, …), then seq,
+ * event JSON, seq, event JSON, … (ascending).
+ * Returns 1 when re-created; when Redis has the call: 2 if it is running there (its lease is put back), 0 if it is
+ * not (another instance failed it).
+ */
+export const RESTORE = new RedisScript(`${NOW}
+local state = redis.call('HGET', KEYS[1], 'state')
+if state == 'running' then
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[1])
+  return 2
+end
+if state then return 0 end
+redis.call('DEL', KEYS[2])
+local nf = tonumber(ARGV[7])
+redis.call('HSET', KEYS[1], unpack(ARGV, 8, 7 + nf))
+for i = 8 + nf, #ARGV, 2 do
+  redis.call('XADD', KEYS[2], ARGV[i] .. '-1', 'e', ARGV[i + 1])
+end
+redis.call('HSET', KEYS[1], 'events', ARGV[4])
+if ARGV[5] == '' then
+  redis.call('HSET', KEYS[1], 'state', 'running')
+  redis.call('ZADD', KEYS[3], now + tonumber(ARGV[2]), ARGV[1])
+else
+  redis.call('XADD', KEYS[2], ARGV[4] .. '-1', 'r', ARGV[6], 's', ARGV[5])
+  redis.call('HSET', KEYS[1], 'state', ARGV[5], 'response', ARGV[6])
+  redis.call('EXPIRE', KEYS[1], ARGV[3])
+  redis.call('EXPIRE', KEYS[2], ARGV[3])
+end
 return 1`);

@@ -12,21 +12,27 @@
  * - Other instances read a `RemoteCall` view; watchers share one blocking
  *   stream reader per instance.
  * - DELETE elsewhere is published on the owner's channel; the owner stops the call.
- * - The owner renews the leases of all its running calls in one command every
- *   third of `calls.owner_lease_s`. Every instance sweeps lapsed leases and
- *   fails those calls (once: a script), so the watchers everywhere get a final
- *   response when an instance dies.
+ * - Each running call holds a lease (leases.ts, shared with the A2E
+ *   transport's calls): when its instance dies, any instance fails it (once: a
+ *   script), so the watchers everywhere get a final response.
  * - Redis down: starting or reading a call elsewhere answers 503; a running
  *   call goes on, its unsent events wait in the call (bounded by the call's
  *   own event limits; beyond them the oldest are dropped and readers get a gap
  *   notice) and are written when Redis is back.
+ * - Redis back without its data (no persistence): the owner re-creates its
+ *   calls, running and retained (RESTORE: hash, the events it still keeps,
+ *   lease or final response), and the key of the access tokens; a reader on
+ *   another instance that finds a call missing meanwhile waits up to a lease
+ *   for its owner to do so before answering 404.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { PROTOCOL_VERSION, newId, nowTs, type ToolCallResponse } from '../../protocol/index.js';
-import type { Call, CallStore, CallView, Logger, MemoryCallStore, Watcher } from '../../engine/index.js';
+import { isCallId, type Call, type CallStore, type CallView, type Logger, type MemoryCallStore, type Watcher } from '../../engine/index.js';
 import { storeUnavailable, type RedisConnection } from './connection.js';
-import { APPEND, FAIL_LAPSED, LAPSED, REGISTER, RENEW } from './call-scripts.js';
+import { APPEND, FAIL_LAPSED, REGISTER, RESTORE } from './call-scripts.js';
+import type { DataLoss } from './data-loss.js';
+import { lostResponse, type LeaseKind, type Leases } from './leases.js';
 import { RemoteCall, type RemoteCallHost } from './remote-call.js';
+import { retainRun, type CallRetentionShares } from './call-retention.js';
 import { StreamReader } from './stream-reader.js';
 
 export interface RedisCallStoreOptions {
@@ -38,30 +44,32 @@ export interface RedisCallStoreOptions {
   retainS: number;
   /** calls.max_events: events kept per call in Redis. */
   maxEvents: number;
-  /** calls.owner_lease_s */
-  leaseS: number;
+  /** The leases of everything that can outlive its instance (calls.owner_lease_s). */
+  leases: Leases;
+  dataLoss: DataLoss;
+  /** calls.max_retained and calls.max_retained_per_principal: how many finished calls Redis keeps (call-retention.ts). */
+  shares: Omit<CallRetentionShares, 'retainS'>;
 }
 
-/** Lapsed leases failed per sweep (the next sweep takes the rest). */
-const SWEEP_BATCH = 100;
+/** How often a reader that finds a call missing after Redis lost its data looks again, ms. */
+const RESTORE_POLL_MS = 100;
 
-export class RedisCallStore implements CallStore {
+export class RedisCallStore implements CallStore, LeaseKind {
+  /** Lease members of call resources are their bare ids. */
+  readonly prefix = '';
   /** This instance's id: the owner of the calls it runs. */
   readonly instance = randomUUID();
   private readonly redis: RedisConnection;
   private readonly local: MemoryCallStore;
   private readonly logger: Logger;
   private readonly reader: StreamReader;
-  private readonly leaseMs: number;
-  /** Calls this instance runs whose export has not finished (their leases are renewed). */
-  private readonly owned = new Set<Call>();
+  private readonly leases: Leases;
+  /** Calls this instance runs whose export has not finished (their leases are renewed), by id. */
+  private readonly owned = new Map<string, Call>();
   /** Exports still writing (awaited, bounded, on close). */
   private readonly exports = new Set<Promise<void>>();
   private key: Buffer | undefined;
   private keyLoading: Promise<Buffer> | undefined;
-  private readonly timers: NodeJS.Timeout[] = [];
-  /** Since when the command connection has been up (sweeping waits a lease after a reconnect). */
-  private upSince: number | undefined;
   private closed = false;
   private readonly host: RemoteCallHost;
 
@@ -69,7 +77,7 @@ export class RedisCallStore implements CallStore {
     this.redis = options.redis;
     this.local = options.local;
     this.logger = options.logger;
-    this.leaseMs = Math.round(options.leaseS * 1000);
+    this.leases = options.leases;
     this.reader = new StreamReader(
       this.redis,
       { wakeKey: this.redis.key('calls', 'wake', this.instance), wakeTtlS: 3600, purpose: 'call-events', count: 1000, what: 'call events' },
@@ -82,18 +90,12 @@ export class RedisCallStore implements CallStore {
     };
   }
 
-  /** Start the lease renewal, the sweeper and the cancel listener; load the shared access key. Works with Redis down (catches up when it is back). */
+  /** Take part in the leases, listen for cancels, load the shared access key. Works with Redis down (catches up when it is back). */
   start(): void {
-    const client = this.redis.client;
-    if (client.isReady) this.upSince = Date.now();
-    client.on('ready', () => {
-      this.upSince = Date.now();
-      void this.renew(); // before any sweeper elsewhere could think this instance gone
-    });
-    client.on('error', () => (this.upSince = undefined));
-    const every = (ms: number, work: () => Promise<void>) => this.timers.push(setInterval(() => void work(), ms).unref());
-    every(Math.max(100, this.leaseMs / 3), () => this.renew());
-    every(Math.max(100, this.leaseMs / 2), () => this.sweep());
+    this.leases.register(this);
+    // Each time the connection comes back: the access key is put back if Redis lost it (tokens handed out keep working).
+    this.redis.client.on('ready', () => void this.loadKey().catch(() => {}));
+    this.options.dataLoss.onLost(() => void this.restoreAll());
     void this.listenForStops();
     void this.loadKey().catch(() => {}); // retried on first use
   }
@@ -103,18 +105,19 @@ export class RedisCallStore implements CallStore {
     this.local.put(call);
     // Watch before the tool runs (it starts on the next microtask): the export sees every event.
     const watcher = call.watch(-1);
-    const fields: string[] = ['owner', this.instance, 'req', call.requestId, 'tool', call.toolName, 'created', String(call.createdAt), 'state', 'running', 'events', '0'];
-    if (call.principal !== null) fields.push('principal', call.principal);
+    const fields = [...this.fields(call), 'state', 'running', 'events', '0'];
     const registered = this.redis.run('starting a call resource', async (c) => {
-      await Promise.all([REGISTER.run(c, [this.hashKey(call.id), this.leasesKey()], [call.id, this.leaseMs, ...fields]), this.key ?? this.loadKey()]);
+      await Promise.all([REGISTER.run(c, [this.hashKey(call.id), this.leases.key], [call.id, this.leases.ms, ...fields]), this.key ?? this.loadKey()]);
     });
     return registered.then(
       () => {
         // Its lease is renewed until everything is written (not just until it settles): a final response
         // still waiting for Redis to come back must not be taken for a lost instance.
-        this.owned.add(call);
+        this.owned.set(call.id, call);
+        this.leases.hold(call.id);
         const exported = this.export(call, watcher).finally(() => {
-          this.owned.delete(call);
+          this.owned.delete(call.id);
+          this.leases.release(call.id);
           this.exports.delete(exported);
         });
         this.exports.add(exported);
@@ -130,9 +133,9 @@ export class RedisCallStore implements CallStore {
     return this.local.get(id);
   }
 
-  /** This instance's call (the in-memory fast path), else the shared copy. */
+  /** This instance's call (the in-memory fast path), else the shared copy. No key is built from an id of another shape. */
   find(id: string): CallView | undefined | Promise<CallView | undefined> {
-    return this.local.get(id) ?? this.findRemote(id);
+    return this.local.get(id) ?? (isCallId(id) ? this.findRemote(id) : undefined);
   }
 
   list(): Iterable<Call> {
@@ -155,16 +158,30 @@ export class RedisCallStore implements CallStore {
 
   /** Stop the timers; let the exports finish writing (at most `graceMs`); stop reading. */
   async close(graceMs = 2000): Promise<void> {
-    for (const t of this.timers) clearInterval(t);
+    this.leases.close();
     if (this.exports.size) await Promise.race([Promise.allSettled([...this.exports]), sleep(graceMs)]);
     this.closed = true;
     await this.reader.close();
   }
 
+  /** The shared copy; after Redis lost its data, a missing call is looked for again until a lease has passed (its owner re-creates it). */
   private async findRemote(id: string): Promise<CallView | undefined> {
-    const [fields] = await this.redis.run('reading a call resource', async (c) => Promise.all([c.hGetAll(this.hashKey(id)), this.key ?? this.loadKey()]));
-    if (!fields || !fields.req) return undefined;
-    return new RemoteCall(this.host, id, fields as Record<string, string>);
+    for (;;) {
+      const [fields] = await this.redis.run('reading a call resource', async (c) => Promise.all([c.hGetAll(this.hashKey(id)), this.key ?? this.loadKey()]));
+      if (fields && fields.req) return new RemoteCall(this.host, id, fields as Record<string, string>);
+      await this.options.dataLoss.settled(); // the connection just came back: first learn whether Redis lost its data
+      const until = this.options.dataLoss.waitUntil(this.leases.ms);
+      if (until === undefined || this.closed) return undefined;
+      await sleep(Math.min(RESTORE_POLL_MS, Math.max(1, until - Date.now())));
+    }
+  }
+
+  /** The hash fields of a call that do not change while it runs. */
+  private fields(call: Call): string[] {
+    const fields = ['owner', this.instance, 'req', call.requestId, 'tool', call.toolName, 'created', String(call.createdAt)];
+    if (call.principal !== null) fields.push('principal', call.principal);
+    if (call.credential !== undefined) fields.push('credential', call.credential);
+    return fields;
   }
 
   /** Copy the call's events and final response to Redis, one script call per batch; retried while Redis is down. */
@@ -184,54 +201,120 @@ export class RedisCallStore implements CallStore {
           response ? call.eventCount : events.length ? events.at(-1)!.seq + 1 : watcher.cursor,
         ];
         for (const ev of events) args.push(ev.seq, JSON.stringify(ev));
-        const kept = await this.write(args, call.id);
-        if (!kept) {
-          // Another instance failed it after this one's lease lapsed: its outcome is decided; stop the tool.
-          this.logger.warn({ call_id: call.id }, 'call was failed by another instance while its lease had lapsed (Redis unreachable for longer than calls.owner_lease_s); stopping it here');
-          call.stop('cancel');
+        let written = await this.write(args, call.id);
+        // Redis lost the call (restarted without its data): put it back as far as this instance knows it, then write the batch.
+        while (written === -1 && !this.closed) {
+          await this.restore(call);
+          written = await this.write(args, call.id);
+        }
+        if (written === 0) {
+          this.decidedElsewhere(call);
           return;
         }
       }
+      await this.retain(call.id, call.principal);
     } finally {
       watcher.close();
     }
   }
 
-  /** One APPEND, retried with backoff while Redis is unreachable (the call goes on meanwhile). False when the call is no longer ours to write. */
-  private async write(args: (string | number)[], id: string): Promise<boolean> {
+  /** Hold the finished calls in Redis to their principal's share and the backstop of all (call-retention.ts). */
+  private async retain(id: string, principal: string | null): Promise<void> {
+    if (this.closed) return;
+    const run = retainRun((...parts) => this.redis.key(...parts), { retainS: this.options.retainS, ...this.options.shares }, id, principal);
+    await run.script.run(this.redis.client, run.keys, run.args).catch((err: unknown) =>
+      this.logger.warn({ call_id: id, error: (err as Error)?.message }, 'dropping the oldest finished calls in Redis failed; they expire after calls.retain_s'),
+    );
+  }
+
+  /** Another instance failed it after this one's lease lapsed: its outcome is decided; stop the tool. */
+  private decidedElsewhere(call: Call): void {
+    this.logger.warn({ call_id: call.id }, 'call was failed by another instance while its lease had lapsed (Redis unreachable for longer than calls.owner_lease_s); stopping it here');
+    call.stop('cancel');
+  }
+
+  /** One APPEND, retried with backoff while Redis is unreachable (the call goes on meanwhile): 1 written, 0 no longer ours to write, -1 Redis has no such call. */
+  private async write(args: (string | number)[], id: string): Promise<number> {
     for (let failures = 0; ; failures++) {
       try {
-        return (await APPEND.run(this.redis.client, [this.hashKey(id), this.streamKey(id), this.leasesKey()], args)) === 1;
+        return Number(await APPEND.run(this.redis.client, [this.hashKey(id), this.streamKey(id), this.leases.key], args));
       } catch (err) {
-        if (this.closed) return true;
+        if (this.closed) return 1;
         if (failures === 0) this.logger.warn({ call_id: id, error: (err as Error)?.message }, 'writing call events to Redis failed; retrying until it is back');
         await sleep(Math.min(50 * 2 ** failures, 1000));
       }
     }
   }
 
-  private async renew(): Promise<void> {
-    if (this.owned.size === 0 || !this.redis.client.isReady) return;
-    const ids = [...this.owned].map((c) => c.id);
-    await RENEW.run(this.redis.client, [this.leasesKey()], [this.leaseMs, ...ids]).catch((err: unknown) =>
-      this.logger.warn({ error: (err as Error)?.message }, 'renewing call leases in Redis failed'),
-    );
+  /**
+   * Put a call back into a Redis that lost it: its hash, the events this instance still keeps (at most
+   * calls.max_events; what it no longer has becomes a gap notice for readers), and its lease, or its final
+   * response once settled. 1 re-created, 2 Redis had it running (lease put back), 0 another instance failed it.
+   */
+  private async restore(call: Call): Promise<number> {
+    for (let failures = 0; ; failures++) {
+      const count = call.eventCount;
+      // A call whose export is still writing goes back as running: the export writes its last events and its end.
+      const settled = call.settled && !this.owned.has(call.id);
+      const kept = call.keptEvents;
+      const first = Math.max(0, kept.length - this.options.maxEvents);
+      const fields = this.fields(call);
+      const args: (string | number)[] = [
+        call.id,
+        this.leases.ms,
+        Math.ceil(this.options.retainS),
+        count,
+        settled ? call.state : '',
+        settled ? JSON.stringify(call.response) : '',
+        fields.length,
+        ...fields,
+      ];
+      for (let i = first; i < kept.length; i++) {
+        const ev = kept[i]!;
+        if (ev.seq !== undefined && ev.seq < count) args.push(ev.seq, JSON.stringify(ev));
+      }
+      try {
+        const outcome = Number(await RESTORE.run(this.redis.client, [this.hashKey(call.id), this.streamKey(call.id), this.leases.key], args));
+        if (outcome === 1) {
+          this.logger.warn(
+            { call_id: call.id, events_kept: kept.length - first, events: count },
+            settled ? 'Redis lost a finished call resource; re-created it from this instance' : 'Redis lost a running call resource; re-created it (state, kept events, lease) and it goes on',
+          );
+        }
+        return outcome;
+      } catch (err) {
+        if (this.closed) return 2;
+        if (failures === 0) this.logger.warn({ call_id: call.id, error: (err as Error)?.message }, 're-creating a call resource Redis lost failed; retrying');
+        await sleep(Math.min(50 * 2 ** failures, 1000));
+      }
+    }
   }
 
-  /** Fail the calls whose owner stopped renewing their lease. Waits a whole lease after (re)connecting, so live owners renew first. */
-  private async sweep(): Promise<void> {
-    if (this.upSince === undefined || Date.now() - this.upSince < this.leaseMs || !this.redis.client.isReady) return;
-    try {
-      const c = this.redis.client;
-      const lapsed = (await LAPSED.run(c, [this.leasesKey()], [SWEEP_BATCH])) as string[];
-      for (const id of lapsed) {
-        const [req, tool, created] = await c.hmGet(this.hashKey(id), ['req', 'tool', 'created']);
-        const response = lostResponse(req ?? '', tool ?? '', Number(created ?? 0), this.options.leaseS);
-        const failed = await FAIL_LAPSED.run(c, [this.hashKey(id), this.streamKey(id), this.leasesKey()], [id, JSON.stringify(response), Math.ceil(this.options.retainS)]);
-        if (failed === 1) this.logger.warn({ call_id: id, tool_name: tool }, 'call failed: the instance running it was lost (its lease lapsed)');
-      }
-    } catch (err) {
-      this.logger.warn({ error: (err as Error)?.message }, 'sweeping lapsed call leases failed');
+  /** After Redis lost its data: every call this instance keeps goes back, running and finished (their readers elsewhere are waiting). */
+  private async restoreAll(): Promise<void> {
+    for (const call of [...this.local.list()]) {
+      if (this.closed) return;
+      const outcome = await this.restore(call);
+      if (outcome === 0 && this.owned.has(call.id)) this.decidedElsewhere(call);
+    }
+  }
+
+  /** LeaseKind: the lease of a call this instance runs is gone from Redis. */
+  async missing(id: string): Promise<void> {
+    const call = this.owned.get(id);
+    if (!call) return;
+    if ((await this.restore(call)) === 0) this.decidedElsewhere(call);
+  }
+
+  /** LeaseKind: fail a call whose owner stopped renewing its lease. */
+  async lapsed(id: string): Promise<void> {
+    const c = this.redis.client;
+    const [req, tool, created, principal] = await c.hmGet(this.hashKey(id), ['req', 'tool', 'created', 'principal']);
+    const response = lostResponse(req ?? '', tool ?? '', Number(created ?? 0), this.leases.leaseS);
+    const failed = await FAIL_LAPSED.run(c, [this.hashKey(id), this.streamKey(id), this.leases.key], [id, JSON.stringify(response), Math.ceil(this.options.retainS)]);
+    if (failed === 1) {
+      this.logger.warn({ call_id: id, tool_name: tool }, 'call failed: the instance running it was lost (its lease lapsed)');
+      await this.retain(id, principal ?? null);
     }
   }
 
@@ -258,7 +341,8 @@ export class RedisCallStore implements CallStore {
    */
   private loadKey(): Promise<Buffer> {
     this.keyLoading ??= (async () => {
-      const mine = randomBytes(32).toString('base64');
+      // After Redis lost its data, the key this instance has goes back (the first instance back wins; they all had it).
+      const mine = this.key?.toString('base64') ?? randomBytes(32).toString('base64');
       const key = this.redis.key('calls', 'access-key');
       const previous = await this.redis.client.sendCommand(['SET', key, mine, 'NX', 'GET']);
       this.key = Buffer.from(typeof previous === 'string' ? previous : mine, 'base64');
@@ -275,40 +359,9 @@ export class RedisCallStore implements CallStore {
     return this.redis.key('call', id, 'events');
   }
 
-  private leasesKey(): string {
-    return this.redis.key('calls', 'leases');
-  }
-
   private stopChannel(instance: string): string {
     return this.redis.key('calls', 'stop', instance);
   }
-}
-
-/** The final response of a call whose instance was lost. */
-function lostResponse(reqId: string, toolName: string, createdAt: number, leaseS: number): ToolCallResponse {
-  const ts = nowTs();
-  return {
-    type: 'tool/call/resp',
-    id: newId(),
-    version: PROTOCOL_VERSION,
-    ts,
-    req_id: reqId,
-    created_at: ts,
-    data: {
-      success: false,
-      tool_name: toolName,
-      data: null,
-      summary: null,
-      truncated: false,
-      exit_code: null,
-      error:
-        `the gateway instance running tool "${toolName}" was lost (it stopped renewing the call's lease for ${leaseS} s, calls.owner_lease_s); ` +
-        'the call may or may not have finished its work: check before retrying it',
-      error_code: 'tool_error',
-      duration_ms: Math.max(0, Math.round(Date.now() - createdAt * 1000)),
-      events: [],
-    },
-  } as ToolCallResponse;
 }
 
 function sleep(ms: number): Promise<void> {

@@ -26,6 +26,7 @@ export class RemoteCall implements CallView {
   readonly requestId: string;
   readonly toolName: string;
   readonly principal: string | null;
+  readonly credential: string | undefined;
   readonly createdAt: number;
   state: CallState;
   eventCount: number;
@@ -42,6 +43,7 @@ export class RemoteCall implements CallView {
     this.requestId = fields.req ?? '';
     this.toolName = fields.tool ?? '';
     this.principal = fields.principal ?? null;
+    this.credential = fields.credential;
     this.createdAt = Number(fields.created ?? 0);
     this.state = (fields.state ?? 'running') as CallState;
     this.eventCount = Number(fields.events ?? 0);

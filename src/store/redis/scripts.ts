@@ -40,7 +40,8 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 /**
  * Open a session. KEYS: live-sessions zset, owner's zset, session hash.
- * ARGV: prefix, id, ttl ms, max_sessions, max per owner, agent id, principal ("" = none), capabilities, owner.
+ * ARGV: prefix, id, ttl ms, max_sessions, max per owner, agent id, principal ("" = none), capabilities, owner,
+ * credential ("" = not known).
  * Drops expired members, closes the owner's least recently used sessions down
  * to below its quota, refuses (0) when the gateway is full, else stores (1).
  */
@@ -61,7 +62,7 @@ if quota > 0 then
 end
 local max = tonumber(ARGV[4])
 if max > 0 and redis.call('ZCARD', KEYS[1]) >= max then return 0 end
-redis.call('HSET', KEYS[3], 'a', ARGV[6], 'p', ARGV[7], 'c', ARGV[8], 'o', ARGV[9], 't', now)
+redis.call('HSET', KEYS[3], 'a', ARGV[6], 'p', ARGV[7], 'c', ARGV[8], 'o', ARGV[9], 't', now, 'k', ARGV[10])
 redis.call('PEXPIRE', KEYS[3], ttl)
 redis.call('ZADD', KEYS[1], now, ARGV[2])
 redis.call('PEXPIRE', KEYS[1], ttl)

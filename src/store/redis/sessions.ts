@@ -4,7 +4,7 @@
  * the limits hold across all of them.
  *
  * Keys (all under `store.prefix`):
- *   session:<id>               hash: agent, principal, capabilities, owner, created, last refresh; expires after `sessions.ttl_s` idle
+ *   session:<id>               hash: agent, principal, capabilities, owner, created, last refresh, credential; expires after `sessions.ttl_s` idle
  *   sessions                   zset: live session ids by last use (counts `sessions.max_sessions`)
  *   sessions:owner:<owner>     zset: one owner's session ids by last use (its quota; the lowest is evicted first)
  *   session-calls:<id>         zset: the session's running calls, scored by lease expiry (`max_parallel`)
@@ -113,6 +113,7 @@ export class RedisSessions implements SharedSessionStore {
           session.principal ?? '',
           [...session.capabilities].join(' '),
           owner,
+          session.credential ?? '',
         ],
       );
       return stored === 1;
@@ -133,15 +134,18 @@ export class RedisSessions implements SharedSessionStore {
    * Close every live session whose principal `ended` picks (a config reload removed its token), on every
    * instance at once; resolves with how many were closed. Walks the live-sessions index in batches.
    */
-  closeWhere(ended: (principal: string | null) => boolean): Promise<number> {
+  closeWhere(ended: (principal: string | null, credential: string | undefined) => boolean): Promise<number> {
     return this.redis.run('closing the sessions of removed tokens', async (client) => {
       const ids = await client.zRange(this.redis.key('sessions'), 0, -1);
       let closed = 0;
       for (let i = 0; i < ids.length; i += CLOSE_BATCH) {
         const batch = ids.slice(i, i + CLOSE_BATCH);
         // Commands sent in one turn of the event loop go out together (the client pipelines them).
-        const principals = await Promise.all(batch.map((id) => client.hGet(this.redis.key('session', id), 'p')));
-        const doomed = batch.filter((_, j) => principals[j] != null && ended(principals[j] ? principals[j] : null));
+        const owners = await Promise.all(batch.map((id) => client.hmGet(this.redis.key('session', id), ['p', 'k'])));
+        const doomed = batch.filter((_, j) => {
+          const [principal, credential] = owners[j]!;
+          return principal != null && ended(principal ? principal : null, credential ? credential : undefined);
+        });
         const done = await Promise.all(
           doomed.map((id) => CLOSE_SESSION.run<number>(client, [this.redis.key('session', id), this.redis.key('sessions')], [this.redis.key(''), id])),
         );

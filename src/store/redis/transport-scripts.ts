@@ -6,7 +6,12 @@
  *       c created ms, h handshook, hs handshake id, st state, v version,
  *       k calls running), its outbox bookkeeping (n next frame id, w last
  *       frame written to a stream, f first frame kept, by bytes kept, wb bytes
- *       of written frames kept) and s, the nonce of the stream holding it.
+ *       of written frames kept), pb:<instance> the last batch of frames each
+ *       instance pushed into it, s, the nonce of the stream holding it, and
+ *       one field per call running for it that holds a lease (leases.ts),
+ *       named by the lease member "a2e:<session id>:<call id>": what the
+ *       answer of a lost call needs (JSON: r request id, t tool, c created s),
+ *       or "x" once another instance answered it so.
  *   <prefix>transport:o:<id>  stream: the outbox. Frame N is entry 1-N with
  *       field d (the message JSON), or e (the end marker of a closed session).
  * and two indexes: <prefix>transport:all (zset: id → when it expires) and
@@ -15,6 +20,7 @@
  * handshake_timeout_s), renewed on use and by the instance holding its
  * stream; the outbox a minute longer; a closed session a minute.
  */
+import { TAKE_LAPSED } from './leases.js';
 import { Script } from './scripts.js';
 
 /** Bytes a frame counts for besides its JSON (the SSE "id:" and "data:" lines). */
@@ -22,6 +28,11 @@ export const FRAME_OVERHEAD = 16;
 
 /** How long a closed session's records stay, so its stream can read up to the end marker, ms. */
 export const CLOSED_KEEP_MS = 60_000;
+
+/** `now`: Redis's clock in ms. */
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+`;
 
 const CLOSE_FN = `
 local function close(h, o, all, ownerPrefix, sid, keep)
@@ -109,30 +120,55 @@ return f
 `);
 
 /**
- * KEYS: hash, outbox. ARGV: field count, then field/value pairs, then the
- * frames' JSON. → {frames not yet written, bytes kept, version}, or {-1}
+ * KEYS: hash, outbox, leases. ARGV: the pusher's field ("pb:<instance>") and
+ * the batch's number (growing per instance; a batch already written, whose
+ * reply was lost, is not written again), field count, then field/value pairs,
+ * then per frame: the lease member it ends ("" none: the frame is no call's
+ * final answer) and its JSON. A call's answer ends its lease; it is dropped
+ * when another instance answered the call already (its lease had lapsed).
+ * → {frames not yet written, bytes kept, version, last frame id}, or {-1}
  * when the session is gone or closed (the frames are dropped).
  */
 export const PUSH = new Script(`
 local st = redis.call('HGET', KEYS[1], 'st')
-if (not st) or st == 'closed' then return {-1} end
-local nf = tonumber(ARGV[1])
+if (not st) or st == 'closed' then
+  for i = 4 + tonumber(ARGV[3]), #ARGV, 2 do
+    if ARGV[i] ~= '' then redis.call('ZREM', KEYS[3], ARGV[i]) end
+  end
+  return {-1}
+end
+local function state(n, by)
+  return {n - 1 - tonumber(redis.call('HGET', KEYS[1], 'w')), by, tonumber(redis.call('HGET', KEYS[1], 'v')), n - 1}
+end
+if tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1') >= tonumber(ARGV[2]) then
+  return state(tonumber(redis.call('HGET', KEYS[1], 'n')), tonumber(redis.call('HGET', KEYS[1], 'by')))
+end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local nf = tonumber(ARGV[3])
 if nf > 0 then
   local set = {}
-  for i = 2, 1 + nf do set[#set + 1] = ARGV[i] end
+  for i = 4, 3 + nf do set[#set + 1] = ARGV[i] end
   redis.call('HSET', KEYS[1], unpack(set))
   redis.call('HINCRBY', KEYS[1], 'v', 1)
 end
 local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
 local by = tonumber(redis.call('HGET', KEYS[1], 'by'))
-for i = 2 + nf, #ARGV do
-  redis.call('XADD', KEYS[2], '1-' .. n, 'd', ARGV[i])
-  n = n + 1
-  by = by + #ARGV[i] + ${FRAME_OVERHEAD}
+for i = 4 + nf, #ARGV, 2 do
+  local member, keep = ARGV[i], true
+  if member ~= '' then
+    redis.call('ZREM', KEYS[3], member)
+    keep = redis.call('HGET', KEYS[1], member) ~= 'x'
+    redis.call('HDEL', KEYS[1], member)
+  end
+  if keep then
+    redis.call('XADD', KEYS[2], '1-' .. n, 'd', ARGV[i + 1])
+    n = n + 1
+    by = by + #ARGV[i + 1] + ${FRAME_OVERHEAD}
+  end
 end
 redis.call('HSET', KEYS[1], 'n', n, 'by', by)
 redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]) + ${CLOSED_KEEP_MS})
-return {n - 1 - tonumber(redis.call('HGET', KEYS[1], 'w')), by, tonumber(redis.call('HGET', KEYS[1], 'v'))}
+return state(n, by)
 `);
 
 const ENTRY_BYTES_FN = `
@@ -217,5 +253,88 @@ return close(KEYS[1], KEYS[2], KEYS[3], ARGV[1], ARGV[2], ${CLOSED_KEEP_MS})
 /** Calls running on the session changed by ARGV[1]. KEYS: hash. */
 export const CALLS = new Script(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if tonumber(ARGV[1]) < 0 and tonumber(redis.call('HGET', KEYS[1], 'k') or '0') <= 0 then return 0 end
 return redis.call('HINCRBY', KEYS[1], 'k', ARGV[1])
+`);
+
+/**
+ * A call started for the session (count "1": it counts as running) or its lease was found missing ("0"): its
+ * lease and what its lost answer needs. KEYS: hash, leases. ARGV: member, answer JSON, lease ms, count.
+ * → 1 leased; 0 another instance answered it already (lapsed lease); -1 the session is gone or closed.
+ */
+export const LEASE_CALL = new Script(`${NOW}
+local st = redis.call('HGET', KEYS[1], 'st')
+if (not st) or st == 'closed' then return -1 end
+local f = redis.call('HGET', KEYS[1], ARGV[1])
+if f == 'x' then return 0 end
+if ARGV[4] == '1' and not f then redis.call('HINCRBY', KEYS[1], 'k', 1) end
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
+return 1
+`);
+
+/**
+ * A call whose instance was lost (its lease lapsed): its final answer goes into the session's outbox, once.
+ * KEYS: leases, hash, outbox. ARGV: member, the answer's JSON. → 1 answered now.
+ */
+export const ANSWER_LOST = new Script(`${TAKE_LAPSED}
+if not lapsed(KEYS[1], ARGV[1]) then return 0 end
+local st = redis.call('HGET', KEYS[2], 'st')
+if (not st) or st == 'closed' then return 0 end
+local f = redis.call('HGET', KEYS[2], ARGV[1])
+if (not f) or f == 'x' then return 0 end
+redis.call('HSET', KEYS[2], ARGV[1], 'x')
+if tonumber(redis.call('HGET', KEYS[2], 'k') or '0') > 0 then redis.call('HINCRBY', KEYS[2], 'k', -1) end
+local n = tonumber(redis.call('HGET', KEYS[2], 'n'))
+redis.call('XADD', KEYS[3], '1-' .. n, 'd', ARGV[2])
+redis.call('HSET', KEYS[2], 'n', n + 1, 'by', tonumber(redis.call('HGET', KEYS[2], 'by')) + #ARGV[2] + ${FRAME_OVERHEAD})
+redis.call('PEXPIRE', KEYS[3], redis.call('PTTL', KEYS[2]) + ${CLOSED_KEEP_MS})
+return 1
+`);
+
+/**
+ * Put back a session Redis lost (restarted without persistence), as an instance that serves it knows it: its
+ * binding and handshake, frame ids going on after the last one this instance wrote or pushed (never reused, so
+ * a client's Last-Event-ID stays valid), the stream this instance holds, the calls running here (count and
+ * leases). The instance that re-creates it adds `notice` as its first frame (answers queued in Redis were lost
+ * with it); another one raises the frame ids to its floor, fills in a binding or handshake left empty, and adds
+ * what it holds.
+ * KEYS: hash, outbox, all, owner zset, leases. ARGV: now, idle ms, p, b, q, a, c, h, hs, st, first frame id,
+ * nonce of the stream held here (""), notice JSON, lease ms, then per call: member, answer JSON.
+ * → 1 re-created, 0 it was there.
+ */
+export const RESTORE_SESSION = new Script(`
+local now, idle, floor = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[11])
+local created = 0
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  redis.call('DEL', KEYS[2])
+  redis.call('HSET', KEYS[1], 'p', ARGV[3], 'b', ARGV[4], 'q', ARGV[5], 'a', ARGV[6], 'c', ARGV[7], 'h', ARGV[8], 'hs', ARGV[9],
+    'st', ARGV[10], 'v', 0, 'k', 0, 'n', floor + 1, 'w', floor - 1, 'f', floor, 'by', #ARGV[13] + ${FRAME_OVERHEAD}, 'wb', 0, 's', '')
+  redis.call('XADD', KEYS[2], '1-' .. floor, 'd', ARGV[13])
+  local sid = string.sub(KEYS[1], #KEYS[1] - 31)
+  redis.call('ZADD', KEYS[3], now + idle, sid)
+  redis.call('ZADD', KEYS[4], now, sid)
+  redis.call('PEXPIRE', KEYS[4], idle)
+  created = 1
+else
+  if tonumber(redis.call('HGET', KEYS[1], 'n')) < floor then redis.call('HSET', KEYS[1], 'n', floor) end
+  -- What another instance put back may be older than what this one knows: a binding and a handshake only get set.
+  if ARGV[3] ~= '' and redis.call('HGET', KEYS[1], 'p') == '' then redis.call('HSET', KEYS[1], 'p', ARGV[3], 'b', ARGV[4]) end
+  if ARGV[8] == '1' then redis.call('HSET', KEYS[1], 'h', '1') end
+  if ARGV[9] ~= '' and redis.call('HGET', KEYS[1], 'hs') == '' then redis.call('HSET', KEYS[1], 'hs', ARGV[9]) end
+end
+if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 's') == '' then redis.call('HSET', KEYS[1], 's', ARGV[12]) end
+local t = redis.call('TIME')
+local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+for i = 15, #ARGV, 2 do
+  local f = redis.call('HGET', KEYS[1], ARGV[i])
+  if f ~= 'x' then
+    if not f then redis.call('HINCRBY', KEYS[1], 'k', 1) end
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    redis.call('ZADD', KEYS[5], ms + tonumber(ARGV[14]), ARGV[i])
+  end
+end
+redis.call('PEXPIRE', KEYS[1], idle)
+redis.call('PEXPIRE', KEYS[2], idle + ${CLOSED_KEEP_MS})
+return created
 `);

@@ -7,11 +7,13 @@
  * whose stream's instance is lost reconnects to any other with Last-Event-ID
  * and gets every frame after it once, in order. Closing a session anywhere
  * is seen everywhere (the end marker ends its stream; a message on the
- * control channel stops its calls on every instance).
+ * control channel stops its calls on every instance). A call holds a lease
+ * (leases.ts) until its answer is in the outbox: when the instance running it
+ * dies, another writes a failed answer for it there, once.
  * Keys and scripts: transport-scripts.ts.
  */
 import { randomBytes } from 'node:crypto';
-import type { Call, Logger, StopReason } from '../../engine/index.js';
+import { GatewayError, errorMessage, type Call, type Logger, type StopReason } from '../../engine/index.js';
 import {
   DEFAULT_MEMORY,
   Inbox,
@@ -30,8 +32,10 @@ import {
   type SessionState,
 } from '../../transport/a2e-http/index.js';
 import type { RedisClient, RedisConnection } from './connection.js';
+import type { DataLoss } from './data-loss.js';
+import { lostResponse, type Leases } from './leases.js';
 import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
-import { ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, PUSH, USE, WRITTEN } from './transport-scripts.js';
+import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, LEASE_CALL, PUSH, RESTORE_SESSION, USE, WRITTEN } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
@@ -78,9 +82,29 @@ interface Holder {
   ended: boolean;
   /** WRITTEN updates, in order. */
   writes: Promise<unknown>;
+  /** What this instance knows of the session, to put it back if Redis loses it. */
+  binding: SessionBinding;
+  handshakeId: string;
+  /** Id of the last frame written to the stream (or seen by the client before it attached). */
+  last: number;
+  /** Message ids of the frames written last: an answer pushed again after Redis lost it with its reply is not written twice. */
+  recent: RecentIds;
 }
 
 type ControlMessage = { t: 'attach'; sid: string; nonce: string } | { t: 'close'; sid: string; reason: StopReason };
+
+/** What the transport shares with the other Redis stores. */
+export interface SharedStoreParts {
+  leases: Leases;
+  dataLoss: DataLoss;
+}
+
+/** Prefix of the lease members of the transport's calls: "a2e:<session id>:<call id>". */
+const LEASE_PREFIX = 'a2e:';
+/** At most how long POST /send waits for the call a message starts to hold its lease, ms. */
+const ACCEPT_WAIT_MS = 1000;
+/** How often a request that finds its session missing after Redis lost its data looks again, ms. */
+const RESTORE_POLL_MS = 100;
 
 export class RedisA2eTransport implements A2eTransport {
   /** Sessions this instance is handling messages or running calls of. */
@@ -97,10 +121,18 @@ export class RedisA2eTransport implements A2eTransport {
   private control: RedisClient | undefined;
   private closed = false;
   private readonly logger: Logger;
+  private readonly leases: Leases;
+  private readonly dataLoss: DataLoss;
+  /** The field of a session's record that holds the last batch this instance pushed into it, and the batches' counter. */
+  private readonly pusher = `pb:${randomBytes(8).toString('hex')}`;
+  private batches = 0;
+  /** Calls running here that hold a lease, by lease member. */
+  private readonly leased = new Map<string, { handle: RedisSessionHandle; call: Call }>();
 
   constructor(
     private readonly redis: RedisConnection,
     private readonly options: A2eHttpTransportOptions,
+    shared: SharedStoreParts,
   ) {
     const { config } = options;
     this.logger = options.logger;
@@ -119,6 +151,10 @@ export class RedisA2eTransport implements A2eTransport {
       this.logger,
     );
     this.channel = redis.key('transport', 'control');
+    this.leases = shared.leases;
+    this.dataLoss = shared.dataLoss;
+    this.dataLoss.onLost(() => void this.restoreAll());
+    this.leases.register({ prefix: LEASE_PREFIX, lapsed: (m) => this.answerLost(m), missing: (m) => this.leaseMissing(m) });
     void this.listen();
     // Renews held sessions' life well within session_idle_s, and notices sessions closed or expired elsewhere.
     this.sweeper = setInterval(() => void this.sweep(), Math.min(this.idleMs / 3, this.handshakeMs / 2, 10_000));
@@ -181,10 +217,19 @@ export class RedisA2eTransport implements A2eTransport {
     if (!id) throw new TransportRefusal('missing_session', 'missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id');
     const unknown = () => new TransportRefusal('unknown_session', 'unknown or expired session; POST /session to open a new one');
     if (!SESSION_ID.test(id)) throw unknown();
-    const now = Date.now();
-    const flat = await this.redis.run('finding the A2E transport session', (c) =>
-      USE.run<string[] | null>(c, [this.hashKey(id), this.outboxKey(id), this.allKey], [now, this.idleMs, this.handshakeMs, touch ? 1 : 0, this.ownerPrefix, id]),
-    );
+    let now = Date.now();
+    let flat: string[] | null;
+    for (;;) {
+      flat = await this.redis.run('finding the A2E transport session', (c) =>
+        USE.run<string[] | null>(c, [this.hashKey(id), this.outboxKey(id), this.allKey], [now, this.idleMs, this.handshakeMs, touch ? 1 : 0, this.ownerPrefix, id]),
+      );
+      // Redis lost its data a moment ago: the instances serving the session are putting it back.
+      if (!flat) await this.dataLoss.settled();
+      const until = flat ? undefined : this.dataLoss.waitUntil(this.leases.ms);
+      if (until === undefined || this.closed) break;
+      await new Promise((r) => setTimeout(r, Math.min(RESTORE_POLL_MS, Math.max(1, until - Date.now()))));
+      now = Date.now();
+    }
     if (!flat) throw unknown();
     const rec = parseRecord(flat);
     if (rec.state === 'closing' || rec.state === 'closed') throw unknown();
@@ -216,7 +261,12 @@ export class RedisA2eTransport implements A2eTransport {
     if (h.outbox.full) {
       throw new TransportRefusal('queue_full', `${h.outbox.bytes} bytes of answers are waiting for GET /stream (limits.outbox_session_bytes); read the stream, then send again`);
     }
-    h.inbox.enqueue(() => dispatch(this.deps, h, body));
+    // POST /send answers once a call the message starts holds its lease (bounded): from then on, if this instance
+    // dies, another one answers the call; before, the client still has the request to send again.
+    const handled = new Promise<void>((resolve) => h.inbox.enqueue(() => dispatch(this.deps, h, body).finally(resolve)));
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([handled.then(() => h.leasing), new Promise((r) => (timer = setTimeout(r, ACCEPT_WAIT_MS)))]);
+    clearTimeout(timer);
   }
 
   /** This instance's handle of a session, brought up to date with `rec` unless it has changes of its own on the way. */
@@ -233,11 +283,22 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   async attach(id: string | undefined, sink: FrameSink, lastEventId?: string, by: string | null = null): Promise<void> {
-    await this.use(id, by, false);
+    const { rec, binding } = await this.use(id, by, false);
     const sid = id!;
     const previous = this.held.get(sid);
     if (previous) this.endHolder(previous);
-    const holder: Holder = { sid, nonce: randomBytes(8).toString('hex'), sink, reading: undefined, ended: false, writes: Promise.resolve() };
+    const holder: Holder = {
+      sid,
+      nonce: randomBytes(8).toString('hex'),
+      sink,
+      reading: undefined,
+      ended: false,
+      writes: Promise.resolve(),
+      binding,
+      handshakeId: rec.handshakeId,
+      last: -1,
+      recent: new RecentIds(),
+    };
     this.held.set(sid, holder);
     sink.onDisconnect(() => this.detach(holder));
     const last = /^\d+$/.test(lastEventId ?? '') ? lastEventId! : '';
@@ -248,6 +309,7 @@ export class RedisA2eTransport implements A2eTransport {
       this.endHolder(holder);
       return;
     }
+    holder.last = seen;
     this.publish({ t: 'attach', sid, nonce: holder.nonce });
     holder.reading = this.reader.subscribe(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, { deliver: (entries) => this.deliver(holder, entries) });
   }
@@ -266,12 +328,14 @@ export class RedisA2eTransport implements A2eTransport {
       }
       const data = fields[1]!;
       last = Number(id.slice(2));
-      text += `id: ${last}\ndata: ${data}\n\n`;
       bytes += Buffer.byteLength(data) + FRAME_OVERHEAD;
+      if (holder.recent.seen(data)) continue;
+      text += `id: ${last}\ndata: ${data}\n\n`;
     }
     let ok = true;
-    if (text) {
-      ok = holder.sink.write(text);
+    if (text) ok = holder.sink.write(text);
+    if (last >= 0) {
+      holder.last = last;
       this.written(holder, last, bytes);
     }
     if (end) {
@@ -397,7 +461,14 @@ export class RedisA2eTransport implements A2eTransport {
           this.ownerPrefix,
           holder.sid,
         ]).catch(() => undefined);
-        if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
+        if (flat === null && this.dataLoss.recent(this.restoreWindowMs)) await this.restore(holder.sid).catch(() => undefined);
+        else if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
+        else if (flat) {
+          // Kept up to date, in case this instance has to put the session back.
+          const rec = parseRecord(flat);
+          holder.binding = SessionBinding.restore(holder.sid, rec);
+          holder.handshakeId = rec.handshakeId;
+        }
       }),
       ...[...this.handles.values()].map(async (h) => {
         if (h.calls.size === 0 && h.inbox.size === 0 && !h.outbox.busy) {
@@ -407,7 +478,9 @@ export class RedisA2eTransport implements A2eTransport {
         const flat = await USE.run<string[] | null>(client, [this.hashKey(h.id), this.outboxKey(h.id), this.allKey], [now, this.idleMs, this.handshakeMs, 0, this.ownerPrefix, h.id]).catch(
           () => undefined,
         );
-        if (flat === null || (flat && parseRecord(flat).state === 'closed')) {
+        if (flat === null && this.dataLoss.recent(this.restoreWindowMs)) {
+          await this.restore(h.id).catch(() => undefined);
+        } else if (flat === null || (flat && parseRecord(flat).state === 'closed')) {
           this.handles.delete(h.id);
           void h.stop('disconnect');
         } else if (flat && h.handshakeId && parseRecord(flat).holder) {
@@ -416,6 +489,17 @@ export class RedisA2eTransport implements A2eTransport {
       }),
     ]);
     this.deps.sessions.sweep();
+  }
+
+  /** Close the sessions of credentials a reload revoked, wherever they are served (closeSession tells every instance). */
+  async endWhere(revoked: (principal: string | null) => boolean): Promise<number> {
+    const ids = await this.redis.run('listing the A2E transport sessions', (c) => c.zRange(this.allKey, 0, -1));
+    const owners = ids.length
+      ? await this.redis.run('reading the A2E transport sessions', (c) => Promise.all(ids.map((id) => c.sendCommand<string | null>(['HGET', this.hashKey(id), 'p']))))
+      : [];
+    const ending = ids.filter((_, i) => owners[i] !== null && revoked(owners[i] ? owners[i].slice(1) : null));
+    await Promise.all(ending.map((id) => this.closeSession(id, 'disconnect')));
+    return ending.length;
   }
 
   /**
@@ -441,21 +525,162 @@ export class RedisA2eTransport implements A2eTransport {
     if (control) await this.redis.release(control);
   }
 
-  /** For handles: the script runs. */
-  pushFrames(sid: string, fields: string[], frames: string[]): Promise<[number, number, number?]> {
+  /** For handles: the script runs. `frames`: per frame, the lease member its answer ends ("" none) and its JSON. */
+  pushFrames(sid: string, fields: string[], frames: string[], batch: number): Promise<[number, number, number?, number?]> {
     return this.redis.run('queueing an A2E transport answer', (c) =>
-      PUSH.run<[number, number, number?]>(c, [this.hashKey(sid), this.outboxKey(sid)], [fields.length, ...fields, ...frames]),
+      PUSH.run<[number, number, number?, number?]>(c, [this.hashKey(sid), this.outboxKey(sid), this.leases.key], [this.pusher, batch, fields.length, ...fields, ...frames]),
     );
+  }
+
+  /** The number of the next batch of frames this instance pushes (into any session). */
+  nextBatch(): number {
+    return this.batches++;
+  }
+
+  /** How long after Redis lost its data a session found missing is put back rather than taken for expired, ms. */
+  private get restoreWindowMs(): number {
+    return this.leases.ms + 10_000;
+  }
+
+  /** After Redis lost its data: put back every session this instance serves (streams held, calls running, answers queued). */
+  private async restoreAll(): Promise<void> {
+    const sids = new Set([...this.held.keys(), ...this.handles.keys()]);
+    for (const sid of sids) {
+      if (this.closed) return;
+      await this.restore(sid).catch((err: unknown) =>
+        this.logger.warn({ err: String((err as Error)?.message ?? err) }, 'putting back an A2E transport session Redis lost failed; retried at the next sweep'),
+      );
+    }
+  }
+
+  /** Put back one session Redis lost, as this instance knows it (RESTORE_SESSION); a notice frame tells its client what may be lost. */
+  private async restore(sid: string): Promise<void> {
+    const holder = this.held.get(sid);
+    const h = this.handles.get(sid);
+    const binding = h?.binding ?? holder?.binding;
+    if (!binding || ((h?.state === 'closing' || h?.state === 'closed') && !holder)) return; // closed here: nothing to put back
+    const handshakeId = h?.handshakeId ?? holder?.handshakeId ?? '';
+    const state = h && h.state !== 'open' ? 'draining' : 'open';
+    const floor = Math.max(holder?.last ?? -1, h?.outbox.lastPushed ?? -1) + 1;
+    const calls: string[] = [];
+    for (const [member, entry] of this.leased) {
+      if (entry.handle.id === sid) calls.push(member, JSON.stringify({ r: entry.call.requestId, t: entry.call.toolName, c: entry.call.createdAt }));
+    }
+    const notice = JSON.stringify(
+      errorMessage(
+        new GatewayError(
+          'unavailable',
+          `the shared store (Redis) lost its data (restarted without persistence), and this session was put back by a gateway instance serving it; ` +
+            `answers waiting in Redis for this stream at that moment (after frame ${floor - 1}), if there were any, were lost with it: ` +
+            'calls still running answer as usual; send again a request that gets no answer',
+          { retryable: true, detail: { store: 'redis', lost_after_frame: floor - 1 } },
+        ),
+      ),
+    );
+    const created = await RESTORE_SESSION.run<number>(
+      this.redis.client,
+      [this.hashKey(sid), this.outboxKey(sid), this.allKey, this.ownerPrefix + binding.quotaKey, this.leases.key],
+      [
+        Date.now(),
+        this.idleMs,
+        binding.principal === null ? '' : `=${binding.principal}`,
+        binding.boundBy ?? '',
+        binding.quotaKey,
+        binding.address,
+        binding.createdAt,
+        binding.handshook ? 1 : 0,
+        handshakeId,
+        state,
+        floor,
+        holder && !holder.ended ? holder.nonce : '',
+        notice,
+        this.leases.ms,
+        ...calls,
+      ],
+    );
+    if (Number(created) === 1) this.logger.warn({ session_ref: binding.ref }, 'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)');
+    for (let i = 0; i < calls.length; i += 2) this.leases.hold(calls[i]!);
+  }
+
+  /** PUSH found the session gone: true when Redis lost it and it was put back (push again), false when it was closed or expired. */
+  async sessionLost(sid: string): Promise<boolean> {
+    await this.dataLoss.settled();
+    if (!this.dataLoss.recent(this.restoreWindowMs)) return false;
+    await this.restore(sid);
+    return true;
+  }
+
+  /** The lease member of a call of a session. */
+  leaseOf(sid: string, call: Call): string {
+    return `${LEASE_PREFIX}${sid}:${call.id}`;
+  }
+
+  /** A call started here for a session: it counts as running there, and holds a lease until its answer is written. */
+  callStarted(h: RedisSessionHandle, call: Call): void {
+    const member = this.leaseOf(h.id, call);
+    this.leased.set(member, { handle: h, call });
+    h.leasing = this.leaseCall(member, call, true).then(
+      (outcome) => {
+        if (outcome === 1 && this.leased.has(member)) this.leases.hold(member);
+      },
+      (err: unknown) =>
+        // Redis down: the call runs without a lease (if this instance dies too, nobody answers it); its answer is still written.
+        this.logger.warn({ err: String((err as Error)?.message ?? err), call_id: call.id }, 'A2E transport call could not take its lease in Redis'),
+    );
+  }
+
+  /** The call ended here (its answer is queued, or it could not be forwarded): its lease ends with the flush that carries its answer. */
+  callEnded(h: RedisSessionHandle, call: Call): void {
+    const member = this.leaseOf(h.id, call);
+    this.leased.delete(member);
+    CALLS.run(this.redis.client, [this.hashKey(h.id)], [-1]).catch(() => undefined);
+    // Not carried by any answer (its forwarding failed): let the lease lapse, so its watchers hear of it.
+    void h.outbox.settled().then(() => {
+      if (!h.outbox.carries(member)) this.leases.release(member);
+    });
+  }
+
+  /** The answer that ends `member`'s lease was written (or dropped with its session). */
+  leaseEnded(member: string): void {
+    this.leases.release(member);
+  }
+
+  private leaseCall(member: string, call: Call, counts: boolean): Promise<number> {
+    const sid = member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
+    const info = JSON.stringify({ r: call.requestId, t: call.toolName, c: call.createdAt });
+    return LEASE_CALL.run<number>(this.redis.client, [this.hashKey(sid), this.leases.key], [member, info, this.leases.ms, counts ? 1 : 0]).then(Number);
+  }
+
+  /** LeaseKind: a call running here has no lease in Redis: put it back, or stop the call when another instance answered it. */
+  private async leaseMissing(member: string): Promise<void> {
+    const entry = this.leased.get(member);
+    if (!entry) return this.leases.release(member);
+    const outcome = await this.leaseCall(member, entry.call, false);
+    if (outcome === 0) {
+      this.logger.warn({ call_id: entry.call.id }, 'A2E transport call was answered by another instance while its lease had lapsed (Redis unreachable for longer than calls.owner_lease_s); stopping it here');
+      this.leases.release(member);
+      entry.call.stop('cancel');
+    }
+  }
+
+  /** LeaseKind: the instance running a transport call was lost: its session's watchers get a failed answer, once. */
+  private async answerLost(member: string): Promise<void> {
+    const sid = member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
+    const c = this.redis.client;
+    const info = (await c.sendCommand(['HGET', this.hashKey(sid), member])) as string | null;
+    let frame = '';
+    if (info && info !== 'x') {
+      const { r, t, c: created } = JSON.parse(info) as { r: string; t: string; c: number };
+      frame = JSON.stringify(lostResponse(r, t, created, this.leases.leaseS));
+    }
+    const answered = await ANSWER_LOST.run<number>(c, [this.leases.key, this.hashKey(sid), this.outboxKey(sid)], [member, frame]);
+    if (Number(answered) === 1) this.logger.warn({ lease: member }, 'A2E transport call failed: the instance running it was lost (its lease lapsed)');
   }
 
   async outboxState(sid: string): Promise<{ pending: number; bytes: number } | undefined> {
     const r = (await this.redis.client.sendCommand(['HMGET', this.hashKey(sid), 'n', 'w', 'by'])) as (string | null)[];
     if (r[0] === null) return undefined;
     return { pending: Number(r[0]) - 1 - Number(r[1]), bytes: Number(r[2]) };
-  }
-
-  callsChanged(sid: string, delta: number): void {
-    CALLS.run(this.redis.client, [this.hashKey(sid)], [delta]).catch(() => undefined);
   }
 
   /** How long a handle keeps retrying answers while Redis is down, ms. */
@@ -485,6 +710,8 @@ class RedisSessionHandle implements DispatchSession {
   readonly calls: Map<Call, Promise<void>>;
   readonly outbox: RedisOutbox;
   readonly inbox = new Inbox();
+  /** The lease of the call started last, on its way to Redis. */
+  leasing: Promise<unknown> | undefined;
   /** The fields as Redis has them (what is written when they change). */
   private saved: string;
 
@@ -499,7 +726,10 @@ class RedisSessionHandle implements DispatchSession {
     this.state = rec.state;
     this.version = rec.version;
     this.saved = this.fields().join('\n');
-    this.calls = new CountedCalls((delta) => transport.callsChanged(id, delta));
+    this.calls = new CountedCalls(
+      (call) => transport.callStarted(this, call),
+      (call) => transport.callEnded(this, call),
+    );
     this.outbox = new RedisOutbox(this, transport);
   }
 
@@ -544,20 +774,23 @@ class RedisSessionHandle implements DispatchSession {
   }
 }
 
-/** Counts the calls running on a session into its record (quota eviction spares sessions with calls). */
+/** Tells the store of the calls running on a session (their count spares it quota eviction; each holds a lease). */
 class CountedCalls extends Map<Call, Promise<void>> {
-  constructor(private readonly changed: (delta: number) => void) {
+  constructor(
+    private readonly started: (call: Call) => void,
+    private readonly ended: (call: Call) => void,
+  ) {
     super();
   }
   override set(call: Call, forwarding: Promise<void>): this {
     const added = !this.has(call);
     super.set(call, forwarding);
-    if (added) this.changed(1);
+    if (added) this.started(call);
     return this;
   }
   override delete(call: Call): boolean {
     const removed = super.delete(call);
-    if (removed) this.changed(-1);
+    if (removed) this.ended(call);
     return removed;
   }
 }
@@ -568,11 +801,16 @@ class CountedCalls extends Map<Call, Promise<void>> {
  * and retried (for session_idle_s), so no answer is dropped by a blip.
  */
 class RedisOutbox {
+  /** Per frame: the lease member its answer ends ("" none), then its JSON. */
   private queue: string[] = [];
+  /** Lease members whose answers are queued or on their way. */
+  private readonly answers = new Set<string>();
   private queuedBytes = 0;
   private flushing: Promise<void> | undefined;
   /** As Redis last said: frames not yet written to a stream, and bytes kept. */
   private pending = 0;
+  /** Id of the last frame this instance pushed (-1 none): where frame ids go on if Redis loses the session. */
+  lastPushed = -1;
   bytes = 0;
   readonly taken = { wait: () => this.waitForRoom() };
 
@@ -582,7 +820,12 @@ class RedisOutbox {
   ) {}
 
   get size(): number {
-    return this.pending + this.queue.length;
+    return this.pending + (this.queue.length >> 1);
+  }
+
+  /** An answer ending `member`'s lease is queued or on its way. */
+  carries(member: string): boolean {
+    return this.answers.has(member);
   }
 
   get full(): boolean {
@@ -601,9 +844,32 @@ class RedisOutbox {
   }
 
   push(...json: string[]): void {
-    for (const j of json) this.queuedBytes += Buffer.byteLength(j) + FRAME_OVERHEAD;
-    this.queue.push(...json);
+    for (const j of json) {
+      this.queuedBytes += Buffer.byteLength(j) + FRAME_OVERHEAD;
+      this.queue.push('', j);
+    }
     this.flushing ??= this.flush();
+  }
+
+  /** A call's final answer: written together with the end of its lease (dropped if another instance answered it already). */
+  answer(call: Call, json: string): void {
+    const member = this.transport.leaseOf(this.session.id, call);
+    this.answers.add(member);
+    this.queuedBytes += Buffer.byteLength(json) + FRAME_OVERHEAD;
+    this.queue.push(member, json);
+    this.flushing ??= this.flush();
+  }
+
+  /** The frames were written (or dropped): the leases their answers end are over. */
+  private done(frames: string[]): void {
+    for (let i = 0; i < frames.length; i += 2) {
+      this.queuedBytes -= Buffer.byteLength(frames[i + 1]!) + FRAME_OVERHEAD;
+      const member = frames[i]!;
+      if (member) {
+        this.answers.delete(member);
+        this.transport.leaseEnded(member);
+      }
+    }
   }
 
   settled(): Promise<void> {
@@ -611,31 +877,43 @@ class RedisOutbox {
   }
 
   private async flush(): Promise<void> {
-    let failingSince: number | undefined;
+    let restored = false;
     while (this.queue.length) {
       const frames = this.queue;
       this.queue = [];
       const fields = this.session.changedFields();
-      try {
-        const [pending, bytes, version] = await this.transport.pushFrames(this.session.id, fields, frames);
-        failingSince = undefined;
-        for (const j of frames) this.queuedBytes -= Buffer.byteLength(j) + FRAME_OVERHEAD;
-        if (pending >= 0) {
-          this.pending = pending;
-          this.bytes = bytes;
-          if (version !== undefined) this.session.version = version;
-        }
-      } catch (err) {
-        failingSince ??= Date.now();
-        if (Date.now() - failingSince > this.transport.retryForMs) {
-          this.transport.log.error({ err, dropped: frames.length + this.queue.length }, 'A2E transport answers could not be stored in Redis; dropped them');
-          this.queue = [];
-          this.queuedBytes = 0;
+      // One number per batch, sent again with it on a retry: a batch Redis wrote before its reply was lost is not written twice.
+      const batch = this.transport.nextBatch();
+      let failingSince: number | undefined;
+      for (;;) {
+        try {
+          const [pending, bytes, version, last] = await this.transport.pushFrames(this.session.id, fields, frames, batch);
+          if (pending < 0 && !restored && (await this.transport.sessionLost(this.session.id))) {
+            restored = true; // once until a push succeeds: a session closed meanwhile stays closed
+            continue;
+          }
+          this.done(frames);
+          if (pending >= 0) {
+            restored = false;
+            if (last !== undefined) this.lastPushed = Math.max(this.lastPushed, last);
+            this.pending = pending;
+            this.bytes = bytes;
+            if (version !== undefined) this.session.version = version;
+          }
           break;
+        } catch (err) {
+          failingSince ??= Date.now();
+          if (Date.now() - failingSince > this.transport.retryForMs) {
+            this.transport.log.error({ err, dropped: (frames.length + this.queue.length) >> 1 }, 'A2E transport answers could not be stored in Redis; dropped them');
+            this.done([...frames, ...this.queue]);
+            if (fields.length) this.session.forgetSaved();
+            this.queue = [];
+            this.queuedBytes = 0;
+            this.flushing = undefined;
+            return;
+          }
+          await new Promise((r) => setTimeout(r, 250));
         }
-        this.queue = [...frames, ...this.queue];
-        if (fields.length) this.session.forgetSaved();
-        await new Promise((r) => setTimeout(r, 250));
       }
     }
     this.flushing = undefined;
@@ -647,5 +925,36 @@ class RedisOutbox {
     if (this.busy) return this.settled();
     const state = await this.transport.outboxState(this.session.id).catch(() => undefined);
     if (state) this.known(state.pending, state.bytes);
+  }
+}
+
+/**
+ * The message ids of the last frames a stream wrote. A frame is pushed again when its push's reply was lost
+ * (Redis restarting under it): after a restart without persistence it gets a new frame id, and only its
+ * message id (every A2E message has a unique one, first after its type) shows it was written already.
+ */
+class RecentIds {
+  private static readonly SIZE = 256;
+  private readonly ring: string[] = [];
+  private readonly set = new Set<string>();
+  private at = 0;
+
+  /** True when `frame`'s message id was written already; else remember it. */
+  seen(frame: string): boolean {
+    // {"type":"…","id":"…", as every message is written; anything else is not deduplicated.
+    if (!frame.startsWith('{"type":"')) return false;
+    const typeEnd = frame.indexOf('"', 9);
+    if (!frame.startsWith(',"id":"', typeEnd + 1)) return false;
+    const start = typeEnd + 8;
+    const id = frame.slice(start, frame.indexOf('"', start));
+    if (this.set.has(id)) return true;
+    if (this.ring.length < RecentIds.SIZE) this.ring.push(id);
+    else {
+      this.set.delete(this.ring[this.at]!);
+      this.ring[this.at] = id;
+      this.at = (this.at + 1) % RecentIds.SIZE;
+    }
+    this.set.add(id);
+    return false;
   }
 }

@@ -13,6 +13,10 @@
  * escaped); any other is written again without its whitespace first.
  * Everything the worker sends goes this way, in order: a call's events
  * always arrive before its answer.
+ *
+ * A line is at most `maxLineBytes`, counted before it is kept: an answer's
+ * JSON text over it fails that call (its header names it) and is skipped to
+ * its newline; any other line that long means the worker misbehaved.
  */
 import type { Answer, FromWorker } from './worker-protocol.js';
 
@@ -53,16 +57,46 @@ export class FrameReader {
   private partsBytes = 0;
   /** A header whose JSON text line has not arrived yet. */
   private header: WithText<Uint8Array> | null = null;
+  /** Bytes of a line over the limit, being skipped to its newline; -1 when none is. */
+  private skipping = -1;
 
-  constructor(private readonly handle: (m: FromWorker<Uint8Array>) => void) {}
+  constructor(
+    private readonly handle: (m: FromWorker<Uint8Array>) => void,
+    /** Longest line kept, bytes. */
+    private readonly maxLineBytes = Infinity,
+  ) {}
 
   /** Take the next chunk of the pipe. Throws on a line that is not the JSON it should be (the worker misbehaved). */
   push(chunk: Buffer): void {
+    if (this.skipping >= 0) {
+      const end = chunk.indexOf(NEWLINE);
+      if (end < 0) {
+        this.skipping += chunk.length;
+        return;
+      }
+      const bytes = this.skipping + end;
+      this.skipping = -1;
+      this.skipped(bytes);
+      chunk = chunk.subarray(end + 1);
+    }
     let nl = chunk.indexOf(NEWLINE);
     if (nl < 0) {
+      if (this.partsBytes + chunk.length > this.maxLineBytes) {
+        this.skipping = this.partsBytes + chunk.length;
+        this.parts = [];
+        this.partsBytes = 0;
+        return;
+      }
       this.parts.push(chunk);
       this.partsBytes += chunk.length;
       return;
+    }
+    if (this.partsBytes + nl > this.maxLineBytes) {
+      const bytes = this.partsBytes + nl;
+      this.parts = [];
+      this.partsBytes = 0;
+      this.skipped(bytes);
+      return this.push(chunk.subarray(nl + 1));
     }
     let buf = chunk;
     if (this.parts.length > 0) {
@@ -74,13 +108,33 @@ export class FrameReader {
     }
     let start = 0;
     for (; nl >= 0; nl = buf.indexOf(NEWLINE, start)) {
-      this.line(buf, start, nl);
+      if (nl - start > this.maxLineBytes) this.skipped(nl - start);
+      else this.line(buf, start, nl);
       start = nl + 1;
     }
     if (start < buf.length) {
       this.parts.push(buf.subarray(start));
       this.partsBytes = buf.length - start;
     }
+  }
+
+  /** A line of `bytes` over the limit was skipped: an answer's JSON text fails its call, anything else is the worker's fault. */
+  private skipped(bytes: number): void {
+    const header = this.header;
+    if (!header) throw new Error(`a line of ${bytes} bytes on the answer pipe, over ${this.maxLineBytes}`);
+    this.header = null;
+    this.handle({
+      type: 'done',
+      id: header.id,
+      used: header.used,
+      answer: {
+        kind: 'tool_error',
+        message: `the answer is ${bytes} bytes, more than the ${this.maxLineBytes} the file tools may send; ask for less (a smaller limit, a narrower path or pattern)`,
+        data: null,
+        exitCode: null,
+        truncated: false,
+      },
+    });
   }
 
   /** The line `buf[start, end)`. */

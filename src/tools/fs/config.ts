@@ -17,6 +17,7 @@ export const FsConfig = z.strictObject({
   /**
    * Most disk bytes the workspace may hold (like `du`); null for no quota. write_file and edit_file refuse to
    * cross it; run_command is measured after each command (see docs/security-filesystem.md for what it cannot stop).
+   * Also the quota of each sandboxed stdio MCP server's data directory (docs/mcp.md).
    */
   max_workspace_bytes: z.int().positive().nullable().default(1024 * MiB),
   /**

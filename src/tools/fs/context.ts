@@ -2,8 +2,11 @@
 import type { ToolContext } from '../../engine/index.js';
 import type { FsConfig } from './config.js';
 
-/** What the file tools use of a call's context. */
-export type FsContext = Pick<ToolContext, 'signal' | 'emit'>;
+/**
+ * What the file tools use of a call's context. `eventsTaken` is awaited after each progress event of a long
+ * grep walk, so a reader that falls behind pauses the walk instead of losing its events.
+ */
+export type FsContext = Pick<ToolContext, 'signal' | 'emit' | 'eventsTaken'>;
 
 /** Whether the call was stopped: all a file tool's cancellation checks read (an AbortSignal is one). */
 export interface Stopped {

@@ -76,6 +76,7 @@ export async function grepTool(ws: Workspace, args: GrepArgs, maxFileBytes: numb
           if (stats.files_searched % 200 === 0 && stats.files_searched !== reported) {
             reported = stats.files_searched;
             ctx.emit('status', { message: `searched ${stats.files_searched} files, ${matches.length} matches so far` });
+            await ctx.eventsTaken();
           }
         }
       } finally {

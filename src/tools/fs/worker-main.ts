@@ -80,6 +80,7 @@ function failureOf(err: unknown): Answer {
  */
 class RunningCall implements FsContext {
   private controller: AbortController | undefined;
+  private paced: (() => void) | undefined;
   stopped = false;
 
   constructor(
@@ -97,9 +98,24 @@ class RunningCall implements FsContext {
     if (this.streaming && !this.stopped) send({ type: 'event', id: this.id, kind, data });
   }
 
+  /** Asks the gateway whether the call's readers have caught up; resolves on its answer (or a stop). */
+  eventsTaken(): Promise<void> {
+    if (!this.streaming || this.stopped) return Promise.resolve();
+    send({ type: 'pace', id: this.id });
+    return new Promise((resolve) => (this.paced = resolve));
+  }
+
+  /** The gateway's answer to the last `pace`. */
+  resume(): void {
+    const paced = this.paced;
+    this.paced = undefined;
+    paced?.();
+  }
+
   stop(): void {
     this.stopped = true;
     this.controller?.abort(new Error('canceled'));
+    this.resume();
   }
 }
 
@@ -139,6 +155,9 @@ function handle(m: ToWorker): void {
       break;
     case 'cancel':
       running.get(m.id)?.stop();
+      break;
+    case 'paced':
+      running.get(m.id)?.resume();
       break;
   }
 }

@@ -13,7 +13,9 @@ export const ANSWER_FD = 5;
 export type ToWorker =
   | { type: 'init'; root: string; realRoot: string; limits: FsLimits; quotaLimit: number | null }
   | { type: 'call'; id: number; name: string; args: Record<string, unknown>; used: number | null; streaming: boolean }
-  | { type: 'cancel'; id: number };
+  | { type: 'cancel'; id: number }
+  /** The call's readers have caught up with its events (the answer to a `pace`). */
+  | { type: 'paced'; id: number };
 
 /**
  * A tool's answer: a ToolOutput's fields (its data as JSON text, which the gateway answers with as it is:
@@ -31,4 +33,6 @@ export type Answer<Json extends string | Uint8Array = string> =
 export type FromWorker<Json extends string | Uint8Array = string> =
   | { type: 'ready' }
   | { type: 'event'; id: number; kind: string; data: unknown }
+  /** The call awaits `eventsTaken()`: answered with `paced` once its readers have caught up. */
+  | { type: 'pace'; id: number }
   | { type: 'done'; id: number; answer: Answer<Json>; used: number | null };

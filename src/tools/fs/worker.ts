@@ -94,6 +94,9 @@ export class FsWorker {
         if (m.type === 'ready') return resolve();
         if (m.type === 'event') {
           this.pending.get(m.id)?.ctx.emit(m.kind as never, m.data as never);
+        } else if (m.type === 'pace') {
+          // The worker's walk waits until the call's readers have caught up (a call gone meanwhile was canceled).
+          void this.pending.get(m.id)?.ctx.eventsTaken().then(() => this.post({ type: 'paced', id: m.id }));
         } else {
           const p = this.pending.take(m.id);
           if (!p) return;
@@ -101,7 +104,7 @@ export class FsWorker {
           handOut(() => p.resolve(m));
         }
       };
-      const frames = new FrameReader(onMessage);
+      const frames = new FrameReader(onMessage, answerLineLimit(this.limits));
       const answers = (child.stdio as unknown as Readable[])[ANSWER_FD]!;
       answers.on('data', (chunk: Buffer) => {
         try {
@@ -157,6 +160,13 @@ export class FsWorker {
     await exited;
   }
 }
+
+/**
+ * Longest answer line taken from the worker: far above what an answer within the file tools' own limits takes
+ * (read_file at most max_read_bytes, JSON-escaped; listings and matches at most 10,000 entries, match lines cut
+ * at 400 characters), so only a worker gone wrong meets it, and the gateway's memory stays bounded when one does.
+ */
+const answerLineLimit = (limits: FsLimits) => 64 * 1024 * 1024 + 8 * limits.max_read_bytes;
 
 function fromAnswer(a: Answer<Uint8Array>): unknown {
   switch (a.kind) {

@@ -5,7 +5,7 @@
 import { realpath, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
-import { ToolError, ToolOutput, type Logger, type PluginHost, type ToolContext, type ToolPlugin } from '../../engine/index.js';
+import { ToolError, ToolOutput, type Logger, type PluginHost, type ToolContext, type ToolPlugin, type UnavailableTool } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { WorkspaceQuota } from '../fs/quota.js';
 import type { Workspace } from '../fs/workspace.js';
@@ -62,6 +62,8 @@ class ShellPlugin implements ToolPlugin {
   private tools = [RUN_COMMAND];
   /** run_command while its sandbox is checked after start (enabled: auto): callable, not listed. */
   private pending: ToolDefinitionInput[] = [];
+  /** run_command when its sandbox cannot be made here (enabled: auto), with why: callers and /healthz are told. */
+  private unavailable: UnavailableTool[] = [];
   /** Resolves once the sandbox check ends: true when it works. */
   private sandboxChecked: Promise<boolean> = Promise.resolve(true);
   private readonly running = new Set<Promise<unknown>>();
@@ -99,6 +101,7 @@ class ShellPlugin implements ToolPlugin {
     }
     // Whatever keeps the sandbox from working here, found before running one (a root gateway's workspace).
     let unusable: string | null = null;
+    let unreachable = false;
     try {
       if (process.getuid?.() === 0) {
         // bwrap sets up the mounts as the sandbox user, so that user must be able to reach them.
@@ -108,6 +111,7 @@ class ShellPlugin implements ToolPlugin {
     } catch (err) {
       if (this.config.enabled !== 'auto') throw err;
       unusable = (err as Error).message;
+      unreachable = true;
     } finally {
       await cwdDir.close();
     }
@@ -152,6 +156,17 @@ class ShellPlugin implements ToolPlugin {
           `run_command is not offered: tools.shell cannot sandbox commands here: ${missing}. Fix that and restart, ` +
             'or set tools.shell.enabled: false to silence this (true makes it a start-up error)',
         );
+        const why = unreachable
+          ? `the sandbox user (uid ${SANDBOX_UID}) cannot reach the workspace (tools.fs.root) or a tools.shell.mounts path: a directory above it is not searchable by others`
+          : this.withoutHostPaths(missing);
+        this.unavailable = [
+          {
+            tool: RUN_COMMAND,
+            reason:
+              `the gateway cannot sandbox commands on this host (${why}). Its operator can fix that and restart (the ` +
+              'gateway\'s start-up warning says how), or set tools.shell.enabled: false',
+          },
+        ];
       } else {
         this.tools = [RUN_COMMAND];
       }
@@ -162,6 +177,17 @@ class ShellPlugin implements ToolPlugin {
 
   pendingTools() {
     return this.pending;
+  }
+
+  unavailableTools(): readonly UnavailableTool[] {
+    return this.unavailable;
+  }
+
+  /** `reason` as callers may see it: the workspace's and mounts' host paths replaced by what configures them. */
+  private withoutHostPaths(reason: string): string {
+    let out = this.hostWorkspace ? reason.replaceAll(this.hostWorkspace, 'the workspace') : reason;
+    this.config.mounts.forEach((m, i) => (out = out.replaceAll(m, `tools.shell.mounts[${i}]`)));
+    return out;
   }
 
   loading(): string | null {

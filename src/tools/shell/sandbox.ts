@@ -93,6 +93,8 @@ export interface SandboxSpec {
   network: boolean;
   /** Extra host paths, bound read-only at the same path. */
   mounts: readonly string[];
+  /** Extra host paths bound writable at the same path (after the read-only ones). */
+  rwMounts?: readonly string[];
   limits: CommandLimits;
   /** Size of the private /tmp, MiB. */
   tmpMb: number;
@@ -139,6 +141,7 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
   args.push('--bind', spec.workspace, SANDBOX_WORKSPACE);
   // After /tmp and the workspace, so an extra mount below them is not hidden.
   for (const m of spec.mounts) args.push('--ro-bind', m, m);
+  for (const m of spec.rwMounts ?? []) args.push('--bind', m, m);
   // The sandbox's root (and /etc in it) is a tmpfs bwrap made; nothing may be written there.
   args.push('--remount-ro', '/', '--chdir', spec.cwd);
 

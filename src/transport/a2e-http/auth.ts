@@ -14,13 +14,19 @@ export type HandshakeAuth = (token: string | null) => HandshakeAuthResult | Prom
  */
 type Named = { readonly name: string } | null;
 
-export function bearerTokenAuth(authenticate: (token: string | null) => Named | Promise<Named>): HandshakeAuth {
+export function bearerTokenAuth(
+  authenticate: ((token: string | null) => Named | Promise<Named>) & { explain?: (token: string) => string | undefined },
+): HandshakeAuth {
+  const invalid = (token: string) => {
+    const why = authenticate.explain?.(token);
+    return why ? `the token is not valid: ${why}` : 'the token is not valid; check auth_token';
+  };
   const outcome = (token: string | null, principal: Named): HandshakeAuthResult =>
     principal
       ? { ok: true, principal: principal.name }
       : {
           ok: false,
-          reason: token ? 'the token is not valid; check auth_token' : 'this gateway requires a token; send it as auth_token in handshake/req',
+          reason: token ? invalid(token) : 'this gateway requires a token; send it as auth_token in handshake/req',
         };
   return (token) => {
     const principal = authenticate(token);

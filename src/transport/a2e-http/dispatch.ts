@@ -152,7 +152,7 @@ function gate(deps: DispatchDeps, session: TransportSession, claimed: string, hs
       throw new GatewayError(
         'unauthorized',
         session.handshakeId
-          ? 'the handshake of this session expired; send handshake/req again'
+          ? 'the handshake of this session expired (or the shared store lost it); send handshake/req again'
           : deps.authRequired && !tokenOpened
             ? 'this gateway requires a handshake first; send handshake/req with your auth_token and agent_caps ["tools"]'
             : 'this gateway requires a handshake first (sessions.required); send handshake/req with agent_caps ["tools"]',
@@ -242,7 +242,7 @@ async function forward(session: TransportSession, call: Call, room: number): Pro
   }
   const response = await call.result;
   await roomIn(session, Infinity);
-  session.outbox.push(JSON.stringify(response));
+  session.outbox.answer(call, JSON.stringify(response));
 }
 
 /** Wait while the outbox holds `frames` frames or its byte budget, unless the session is closing (then nothing waits). */

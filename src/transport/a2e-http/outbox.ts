@@ -71,6 +71,11 @@ export class Outbox {
     return this.bytes >= this.limits.sessionBytes;
   }
 
+  /** A call's final answer (in memory, a frame like any other: nothing outlives this process here). */
+  answer(_call: unknown, json: string): void {
+    this.push(json);
+  }
+
   /** Queue messages (already serialised JSON), in order. */
   push(...json: string[]): void {
     let bytes = 0;

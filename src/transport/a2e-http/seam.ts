@@ -21,6 +21,11 @@ export interface A2eTransport {
   attach(id: string | undefined, sink: FrameSink, lastEventId?: string, by?: string | null): void | Promise<void>;
   /** A stream is attached to the session now (for tests and diagnostics). */
   streamAttached(id: string): boolean | Promise<boolean>;
+  /**
+   * Close every session whose principal `revoked` picks (a config reload removed or changed its credential), with
+   * its calls; returns how many closed.
+   */
+  endWhere(revoked: (principal: string | null) => boolean): number | Promise<number>;
   /** Gateway shutdown. */
   close(): Promise<void>;
 }

@@ -26,6 +26,8 @@ export interface DispatchSession {
   readonly calls: Map<Call, Promise<void>>;
   readonly outbox: {
     push(...json: string[]): void;
+    /** Push `call`'s final answer: with a shared store, written together with the end of the call's lease. */
+    answer(call: Call, json: string): void;
     /** Frames not yet written to a stream. */
     readonly size: number;
     /** At or over its byte budget. */

@@ -207,6 +207,16 @@ export class A2eHttpTransport implements A2eTransport {
     this.session(sessionId, by).attach(sink, lastEventId);
   }
 
+  endWhere(revoked: (principal: string | null) => boolean): number {
+    let n = 0;
+    for (const s of [...this.sessions.values()]) {
+      if (!revoked(s.binding.principal)) continue;
+      void this.closeSession(s, 'disconnect');
+      n++;
+    }
+    return n;
+  }
+
   /** Close idle sessions (with their queued messages and calls); keep the handshakes of live ones. */
   sweep(): void {
     const now = Date.now();
