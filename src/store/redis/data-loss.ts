@@ -49,6 +49,11 @@ export class DataLoss {
     this.listeners.push(listener);
   }
 
+  /** When this instance last found Redis had lost its data (epoch ms), if it did. */
+  get lastLoss(): number | undefined {
+    return this.lostAt;
+  }
+
   /** A loss was found within the last `ms`. */
   recent(ms: number): boolean {
     return this.lostAt !== undefined && Date.now() - this.lostAt < ms;
