@@ -244,7 +244,7 @@ async function forward(session: TransportSession, call: Call, room: number): Pro
         const events = batch.gap ? [call.gapNotice(batch.gap), ...batch.events] : batch.events;
         for (const ev of events) {
           await roomIn(session, room);
-          session.outbox.push(JSON.stringify(ev));
+          session.outbox.event(call, JSON.stringify(ev));
         }
       }
     } finally {
