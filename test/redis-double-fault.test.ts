@@ -4,8 +4,10 @@
  * and its owner is not there to put it back. The instance holding the
  * session's stream saw the call's events pass without an answer: it puts the
  * call's lease back with the session, nobody renews it, and the one sweep of
- * the lease board answers the call as lost, once. Two real gateway processes,
- * one real redis-server restarted empty.
+ * the lease board answers the call as lost, once. Real gateway processes,
+ * one real redis-server restarted empty. A stream resumed on an instance
+ * after the call's events (Last-Event-ID past them) learns of the call from
+ * the frames Redis keeps before that id.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { A2eTestClient } from './helpers/a2e-client.js';
@@ -15,9 +17,10 @@ const LEASE_S = 2;
 let cluster: Cluster;
 let a: Instance;
 let b: Instance;
+let c: Instance;
 beforeAll(async () => {
-  cluster = await startCluster({ count: 2, prefix: 'double-fault:', config: `calls:\n  owner_lease_s: ${LEASE_S}` });
-  [a, b] = cluster.instances as [Instance, Instance];
+  cluster = await startCluster({ count: 3, prefix: 'double-fault:', config: `calls:\n  owner_lease_s: ${LEASE_S}` });
+  [a, b, c] = cluster.instances as [Instance, Instance, Instance];
 }, 120_000);
 afterAll(() => cluster?.dispose());
 
@@ -36,6 +39,43 @@ it('a transport call running on A, streamed by B: Redis restarted empty while A 
 
   await cluster.redis.kill();
   await a.kill();
+  await sleep(300);
+  await cluster.redis.start();
+
+  let done = false;
+  void answered.then(() => (done = true));
+  for (const until = Date.now() + 40_000; !done && Date.now() < until; ) {
+    await Promise.race([client.streamEnded(), answered, sleep(20_000)]);
+    if (done) break;
+    const res = await client.openStream({ lastEventId: client.lastEventId });
+    expect([200, 503]).toContain(res.status);
+    if (res.status !== 200) await sleep(200);
+  }
+  const response = await answered;
+  expect(response.data).toMatchObject({ success: false, error_code: 'tool_error', tool_name: 'hold' });
+  expect(response.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
+  await sleep(LEASE_S * 1000); // a second answer would come within a lease
+  expect(client.received.filter((m) => m.req_id === id && m.type === 'tool/call/resp')).toHaveLength(1);
+  await client.dropStream();
+}, 90_000);
+
+it('the same when the stream was resumed after the call\'s events: C runs it, B streams it from a Last-Event-ID past its events; Redis restarted empty while C is SIGKILLed → one failed answer', async () => {
+  const client = await A2eTestClient.open(`${b.url}/a2e/v1`);
+  client.sendTo = `${c.url}/a2e/v1`; // the call runs on C
+  client.streamFrom = `${b.url}/a2e/v1`; // its events pass through B
+  expect((await client.openStream()).status).toBe(200);
+  expect((await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' })).response).toMatchObject({ ok: true });
+  const id = 'held-across-a-double-fault-resumed';
+  const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
+  expect((await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: true })).status).toBe(202);
+  expect((await client.waitFor((m) => m.req_id === id && m.type === 'tool/event', 20_000, 'the hold event')).data.pid).toBe(c.pid);
+  // A new stream (on B again: a new holder, which did not see the event pass) from after the event.
+  await client.dropStream();
+  expect((await client.openStream({ lastEventId: client.lastEventId })).status).toBe(200);
+  expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
+
+  await cluster.redis.kill();
+  await c.kill();
   await sleep(300);
   await cluster.redis.start();
 

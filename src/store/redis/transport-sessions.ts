@@ -100,6 +100,8 @@ interface Holder {
 
 /** Unanswered calls a stream remembers at most (the oldest are forgotten first). */
 const RUNNING_KEPT = 1024;
+/** Frames kept before a resumed stream's Last-Event-ID read at most to learn which calls run unanswered. */
+const LEARN_FRAMES = 2048;
 
 type ControlMessage = { t: 'attach'; sid: string; nonce: string } | { t: 'close'; sid: string; reason: StopReason };
 
@@ -322,6 +324,8 @@ export class RedisA2eTransport implements A2eTransport {
       return;
     }
     holder.last = seen;
+    if (seen >= 0) await this.learnRunning(holder, seen);
+    if (holder.ended) return;
     this.publish({ t: 'attach', sid, nonce: holder.nonce });
     holder.reading = this.reader.subscribe(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, { deliver: (entries) => this.deliver(holder, entries) });
   }
@@ -356,6 +360,20 @@ export class RedisA2eTransport implements A2eTransport {
       return;
     }
     if (!ok) return holder.sink.drain();
+  }
+
+  /**
+   * The calls the frames kept before the client's Last-Event-ID show running unanswered (their events passed
+   * through another instance's stream): this stream knows them too, before it reads on. Bounded; best effort.
+   */
+  private async learnRunning(holder: Holder, upTo: number): Promise<void> {
+    try {
+      // The latest ones, read back to front, then taken in order.
+      const entries = (await this.redis.client.sendCommand(['XREVRANGE', this.outboxKey(holder.sid), `1-${upTo}`, '-', 'COUNT', String(LEARN_FRAMES)])) as [string, string[]][] | null;
+      for (const [, fields] of (entries ?? []).reverse()) if (fields[2] === 'c' || fields[2] === 'e') this.track(holder, fields[2], fields[3]!);
+    } catch {
+      // Redis down: the stream goes on without it (as before this instance knew of such calls)
+    }
   }
 
   /** What a frame says of its call: `c` an event of a call running ("<member> <info>"), `e` its answer (the member). */
