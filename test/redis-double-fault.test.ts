@@ -122,3 +122,25 @@ it('a call resource running on D, read on B: Redis restarted empty while D is SI
   expect(body).toMatchObject({ state: 'failed', result: { data: { success: false, error_code: 'tool_error', tool_name: 'hold' } } });
   expect(body.result.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
 }, 90_000);
+
+it('an instance started after Redis lost its data waits for a missing call like the others (its owner, or an instance that served it, may still put it back) before answering 404', async () => {
+  const owner = await cluster.add();
+  const res = await postJson(`${owner.url}/tool/calls`, callBody('hold', { ms: 120_000 }));
+  expect(res.status).toBe(202);
+  const path = new URL(res.json.result_url as string).pathname;
+
+  await cluster.redis.kill();
+  await owner.kill();
+  await cluster.redis.start();
+  // B is back on the empty Redis (it set the new epoch when it reconnected, before it could register a call).
+  await expect.poll(async () => (await postJson(`${b.url}/tool/calls`, callBody('whoami', {}))).status, { timeout: 20_000, interval: 100 }).toBe(202);
+
+  const fresh = await cluster.add();
+  const started = performance.now();
+  const r = await fetch(`${fresh.url}${path}`);
+  const waitedMs = performance.now() - started;
+  // Nobody served it, so nobody puts it back: 404 in the end, but not before the others would have answered it.
+  expect(r.status).toBe(404);
+  expect(waitedMs).toBeGreaterThan(500);
+  expect(waitedMs).toBeLessThan(2 * LEASE_S * 1000 + 2000);
+}, 90_000);

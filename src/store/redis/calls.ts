@@ -181,7 +181,7 @@ export class RedisCallStore implements CallStore, LeaseKind {
       }
       await this.options.dataLoss.settled(); // the connection just came back: first learn whether Redis lost its data
       // Its owner puts it back within a lease; if the owner died with Redis's data, an instance that served it does after a lease.
-      const until = this.options.dataLoss.waitUntil(2 * this.leases.ms);
+      const until = this.options.dataLoss.maybeLostUntil(2 * this.leases.ms);
       if (until === undefined || this.closed) return undefined;
       await sleep(Math.min(RESTORE_POLL_MS, Math.max(1, until - Date.now())));
     }
