@@ -53,3 +53,20 @@ it('Last-Event-ID ahead of what Redis holds of a running call, on an instance th
   expect(seqs.length).toBeGreaterThan(0);
   expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => after + 1 + i));
 }, 60_000);
+
+it('a Last-Event-ID ahead of a lagging view past where the call ends: the final response still comes (written below it), and no event twice', async () => {
+  const res = await postJson(`${a.url}/tool/calls`, callBody('ticker', { count: 10, every_ms: 100 }));
+  expect(res.status).toBe(202);
+  const onB = (url: string) => url.replace(a.url, b.url);
+  await expect.poll(async () => (await getJson(onB(res.json.result_url))).json.events, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+  const stream = await openSse(onB(res.json.events_url), { headers: { 'Last-Event-ID': '50' } });
+  expect(stream.status).toBe(200);
+  const frames: string[] = [];
+  let final: any;
+  for (let e = await stream.next(); e; e = await stream.next()) {
+    frames.push(e.event ?? '');
+    if (e.event === 'tool/call/resp') final = e.json;
+  }
+  expect(frames).toEqual(['tool/call/resp']);
+  expect(final?.data).toMatchObject({ success: true, data: { ticks: 10 } });
+}, 60_000);

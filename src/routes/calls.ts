@@ -168,11 +168,14 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
         { detail: { after, events: call.eventCount } },
       );
     }
+    // Ahead of a lagging view: follow from what it holds (its final response may come below `after`), skipping what the client saw.
+    const ahead = after >= call.eventCount;
     return streamCall(c, call, {
       heartbeatS,
       logger: requestLogger(c, deps.logger),
       retryMs: deps.retryMs,
-      afterSeq: after,
+      afterSeq: ahead ? call.eventCount - 1 : after,
+      ...(ahead ? { seenThrough: after } : {}),
       stopOnDisconnect: false,
       limits: streams,
     });
