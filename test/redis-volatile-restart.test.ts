@@ -143,12 +143,13 @@ it('an A2E transport session with a call running while Redis is SIGKILLed and re
   const frameIds = client.frameIds.map(Number);
   expect(frameIds.every((n, i) => i === 0 || n > frameIds[i - 1]!)).toBe(true);
 
-  // The session goes on from any instance. Its handshake session was lost with Redis: a call says so; a new handshake, and it works.
+  // The session goes on from any instance. Its handshake session was lost with Redis: a call says so, retryable
+  // (a client that retries after a new handshake succeeds); a new handshake, and it works.
   client.sendTo = `${b.url}/a2e/v1`;
   expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
   const refused = await client.request({ type: 'tool/call/req', tool_name: 'whoami', arguments: {} });
-  expect(refused.response).toMatchObject({ type: 'error', code: 'unauthorized' });
-  expect(refused.response.message).toBe('the handshake of this session expired (or the shared store lost it); send handshake/req again');
+  expect(refused.response).toMatchObject({ type: 'error', code: 'unauthorized', retryable: true, detail: { store: 'redis' } });
+  expect(refused.response.message).toMatch(/^the shared store \(Redis\) lost its data .*the handshake of this session.*send handshake\/req again, then send this request again$/);
   expect((await client.request({ type: 'handshake/req', agent_id: 'volatile', agent_caps: ['tools'], auth_token: '' })).response).toMatchObject({ ok: true });
   const who = await client.request({ type: 'tool/call/req', tool_name: 'whoami', arguments: {} });
   expect(who.response.data).toMatchObject({ success: true, data: { pid: b.pid } });

@@ -30,6 +30,11 @@ export interface CallView {
   readonly createdAt: number;
   /** Events emitted so far (as far as this view knows). */
   readonly eventCount: number;
+  /**
+   * True when this view is read from a shared store, whose count can lag behind what a reader already saw
+   * (the owner's writes on their way, a call put back after the store lost its data); a local call's cannot.
+   */
+  readonly lags?: boolean;
   /** The final response, once settled. */
   readonly response: ToolCallResponse | undefined;
   /** Name of the bearer token that started it (null without auth). */

@@ -72,6 +72,11 @@ export interface SharedSessionStore {
    * principal's (then nothing was taken).
    */
   admitCall(principal: string | null, sessionId: string): Promise<{ session: Session | undefined; admitted: Admitted } | undefined>;
+  /**
+   * When the store last lost its data (a restart without persistence), epoch ms, if it did recently enough
+   * that a session missing now may have been lost with it rather than have expired.
+   */
+  lostAt?(): number | undefined;
 }
 
 /** Capabilities this gateway serves. */

@@ -157,7 +157,8 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
     const call = await lookUp(id);
     if (access.checkEvents(c, id, call) === 'not_found' || !call) throw notFound(id);
     const after = lastSeenSeq(c);
-    if (after >= call.eventCount) {
+    // A view read from the shared store may not have the events the client saw yet: the stream waits for those after them.
+    if (after >= call.eventCount && !(call.lags && !call.settled)) {
       // The client has everything. 204 makes EventSource stop instead of reconnecting forever.
       if (call.settled) return c.body(null, 204);
       throw new GatewayError(
@@ -167,11 +168,14 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
         { detail: { after, events: call.eventCount } },
       );
     }
+    // Ahead of a lagging view: follow from what it holds (its final response may come below `after`), skipping what the client saw.
+    const ahead = after >= call.eventCount;
     return streamCall(c, call, {
       heartbeatS,
       logger: requestLogger(c, deps.logger),
       retryMs: deps.retryMs,
-      afterSeq: after,
+      afterSeq: ahead ? call.eventCount - 1 : after,
+      ...(ahead ? { seenThrough: after } : {}),
       stopOnDisconnect: false,
       limits: streams,
     });

@@ -88,7 +88,7 @@ export async function openStores(config: StoreConfig, logger: Logger, settings: 
   return {
     kind: 'redis',
     redis,
-    sessions: (options) => new RedisSessions(redis, options, config.command_timeout_ms),
+    sessions: (options) => new RedisSessions(redis, options, config.command_timeout_ms, dataLoss),
     transportSessions: (o) => new RedisA2eTransport(redis, o, { leases, dataLoss }),
     health: () => redis.health,
     callStore,

@@ -19,6 +19,11 @@ export interface CallStreamOptions {
   logger: Logger;
   /** Follow from after this seq (-1 = from the start). */
   afterSeq?: number;
+  /**
+   * The client saw up to this seq already, beyond what the view holds (`afterSeq` is then the view's last):
+   * events up to it are not sent again, but a final response the store wrote below it still is.
+   */
+  seenThrough?: number;
   /** Reconnect delay to hint to EventSource clients (`retry:`), ms. */
   retryMs?: number;
   /** Stop the call when the client disconnects (one-shot streams); otherwise it runs on, resumable. */
@@ -30,6 +35,7 @@ export interface CallStreamOptions {
 /** Answer with the call's events (after `afterSeq`), followed live, then its response. */
 export function streamCall(c: Context, call: CallView, options: CallStreamOptions): Response {
   const watcher = call.watch(options.afterSeq ?? -1);
+  const batches = options.seenThrough === undefined ? watcher : unseen(watcher, options.seenThrough);
   const preamble = options.retryMs === undefined ? undefined : `retry: ${options.retryMs}\n`;
   const limits = options.limits ?? DEFAULT_STREAM_LIMITS;
   const onCut = (stallS: number) => {
@@ -50,12 +56,21 @@ export function streamCall(c: Context, call: CallView, options: CallStreamOption
       watcher.close();
     });
     try {
-      await pipeCall(call, watcher, sink, limits.unsentBytes);
+      await pipeCall(call, batches, sink, limits.unsentBytes);
     } catch (err) {
       options.logger.error({ err, call_id: call.id }, 'SSE stream failed');
       sink.write(sseFrame('tool/error', JSON.stringify(errorMessage(asGatewayError(err), call.requestId, TOOLS_CAPABILITY))));
     }
   });
+}
+
+/** The batches without the events (and gaps) up to `seen`. */
+async function* unseen(watcher: AsyncIterable<EventBatch>, seen: number): AsyncGenerator<EventBatch> {
+  for await (const batch of watcher) {
+    const events = batch.events.filter((ev) => ev.seq === undefined || ev.seq > seen);
+    const gap = batch.gap && batch.gap.to > seen ? { from: Math.max(batch.gap.from, seen + 1), to: batch.gap.to } : undefined;
+    if (events.length || gap) yield gap ? { events, gap } : { events };
+  }
 }
 
 /** Id of the final `tool/call/resp` frame: one past the last event's seq. */

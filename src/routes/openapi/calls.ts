@@ -164,7 +164,7 @@ export const callEventsRoute = createRoute({
       content: { 'text/event-stream': { schema: SseCallPayload, example: examples.event } },
     },
     204: { description: 'The call finished and the client has seen its response: nothing more to send' },
-    400: error('`Last-Event-ID` / `after` is not a seq, or is ahead of the events of a running call (`invalid_request`)'),
+    400: error('`Last-Event-ID` / `after` is not a seq, or is ahead of the events of a call running on this instance (`invalid_request`; on another instance, whose view of the call can lag, the stream waits for the events after it)'),
     404: notFound,
   },
 });

@@ -53,6 +53,8 @@ export interface RedisCallStoreOptions {
 
 /** How often a reader that finds a call missing after Redis lost its data looks again, ms. */
 const RESTORE_POLL_MS = 100;
+/** Running calls of other instances an instance remembers having served (the oldest are forgotten first). */
+const WATCHED_KEPT = 4096;
 
 export class RedisCallStore implements CallStore, LeaseKind {
   /** Lease members of call resources are their bare ids. */
@@ -66,6 +68,8 @@ export class RedisCallStore implements CallStore, LeaseKind {
   private readonly leases: Leases;
   /** Calls this instance runs whose export has not finished (their leases are renewed), by id. */
   private readonly owned = new Map<string, Call>();
+  /** Running calls of other instances served here, by id: their hash fields as last read. */
+  private readonly watched = new Map<string, Record<string, string>>();
   /** Exports still writing (awaited, bounded, on close). */
   private readonly exports = new Set<Promise<void>>();
   private key: Buffer | undefined;
@@ -95,7 +99,10 @@ export class RedisCallStore implements CallStore, LeaseKind {
     this.leases.register(this);
     // Each time the connection comes back: the access key is put back if Redis lost it (tokens handed out keep working).
     this.redis.client.on('ready', () => void this.loadKey().catch(() => {}));
-    this.options.dataLoss.onLost(() => void this.restoreAll());
+    this.options.dataLoss.onLost(() => {
+      void this.restoreAll();
+      void this.putBackWatched();
+    });
     void this.listenForStops();
     void this.loadKey().catch(() => {}); // retried on first use
   }
@@ -168,9 +175,13 @@ export class RedisCallStore implements CallStore, LeaseKind {
   private async findRemote(id: string): Promise<CallView | undefined> {
     for (;;) {
       const [fields] = await this.redis.run('reading a call resource', async (c) => Promise.all([c.hGetAll(this.hashKey(id)), this.key ?? this.loadKey()]));
-      if (fields && fields.req) return new RemoteCall(this.host, id, fields as Record<string, string>);
+      if (fields && fields.req) {
+        this.remember(id, fields as Record<string, string>);
+        return new RemoteCall(this.host, id, fields as Record<string, string>);
+      }
       await this.options.dataLoss.settled(); // the connection just came back: first learn whether Redis lost its data
-      const until = this.options.dataLoss.waitUntil(this.leases.ms);
+      // Its owner puts it back within a lease; if the owner died with Redis's data, an instance that served it does after a lease.
+      const until = this.options.dataLoss.maybeLostUntil(2 * this.leases.ms);
       if (until === undefined || this.closed) return undefined;
       await sleep(Math.min(RESTORE_POLL_MS, Math.max(1, until - Date.now())));
     }
@@ -286,6 +297,40 @@ export class RedisCallStore implements CallStore, LeaseKind {
         if (this.closed) return 2;
         if (failures === 0) this.logger.warn({ call_id: call.id, error: (err as Error)?.message }, 're-creating a call resource Redis lost failed; retrying');
         await sleep(Math.min(50 * 2 ** failures, 1000));
+      }
+    }
+  }
+
+  /** A running call of another instance served here: remembered (bounded), in case Redis loses it together with its owner. */
+  private remember(id: string, fields: Record<string, string>): void {
+    this.watched.delete(id);
+    if (fields.state !== 'running' || this.local.get(id)) return;
+    if (this.watched.size >= WATCHED_KEPT) this.watched.delete(this.watched.keys().next().value!);
+    this.watched.set(id, fields);
+  }
+
+  /**
+   * After Redis lost its data: a running call of another instance served here that its owner has not put back
+   * within a lease (it died with Redis's data) goes back as this instance knew it (no events: readers get a gap
+   * notice), with a lease nobody renews: it lapses, and the sweep answers it as lost, as any call whose instance died.
+   */
+  private async putBackWatched(): Promise<void> {
+    const watched = [...this.watched];
+    this.watched.clear();
+    if (!watched.length) return;
+    await sleep(this.leases.ms);
+    for (const [id, f] of watched) {
+      if (this.closed) return;
+      if (this.local.get(id)) continue;
+      const fields = ['owner', f.owner ?? '', 'req', f.req ?? '', 'tool', f.tool ?? '', 'created', f.created ?? '0'];
+      if (f.principal !== undefined) fields.push('principal', f.principal);
+      if (f.credential !== undefined) fields.push('credential', f.credential);
+      const args = [id, this.leases.ms, Math.ceil(this.options.retainS), Number(f.events ?? 0), '', '', fields.length, ...fields];
+      try {
+        const outcome = Number(await RESTORE.run(this.redis.client, [this.hashKey(id), this.streamKey(id), this.leases.key], args));
+        if (outcome === 1) this.logger.warn({ call_id: id }, 'Redis lost a running call resource its instance did not put back; put it back with a lease nobody renews (answered as lost if its instance is gone)');
+      } catch (err) {
+        this.logger.warn({ call_id: id, error: (err as Error)?.message }, 'putting back a call resource Redis lost failed');
       }
     }
   }

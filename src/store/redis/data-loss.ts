@@ -12,17 +12,27 @@ import type { Logger } from '../../engine/index.js';
 import type { RedisConnection } from './connection.js';
 import { RedisScript } from './script.js';
 
-/** KEYS: epoch. ARGV: a new epoch. The epoch in Redis (set to the new one when there was none). */
+/**
+ * KEYS: epoch. ARGV: a new epoch. → {the epoch in Redis (set to the new one, with Redis's time, when there
+ * was none), its age in ms}. Stored as "<epoch>:<ms it was set>".
+ */
 const EPOCH = new RedisScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local e = redis.call('GET', KEYS[1])
-if e then return e end
-redis.call('SET', KEYS[1], ARGV[1])
-return ARGV[1]`);
+if not e then
+  e = ARGV[1] .. ':' .. now
+  redis.call('SET', KEYS[1], e)
+end
+local at = tonumber(string.match(e, ':(%d+)$') or now)
+return {e, now - at}`);
 
 export class DataLoss {
   /** When this instance last found Redis had lost its data (epoch ms). */
   private lostAt: number | undefined;
   private epoch: string | undefined;
+  /** When the epoch this instance first found was set by another instance (epoch ms): Redis may have lost its data then. */
+  private foundYoungAt: number | undefined;
   private readonly listeners: (() => void)[] = [];
   /** The check under way since the connection came back. */
   private checking: Promise<void> = Promise.resolve();
@@ -49,9 +59,23 @@ export class DataLoss {
     this.listeners.push(listener);
   }
 
+  /** When this instance last found Redis had lost its data (epoch ms), if it did. */
+  get lastLoss(): number | undefined {
+    return this.lostAt;
+  }
+
   /** A loss was found within the last `ms`. */
   recent(ms: number): boolean {
     return this.lostAt !== undefined && Date.now() - this.lostAt < ms;
+  }
+
+  /**
+   * waitUntil, also for an instance that started after the loss: an epoch another instance set less than `ms`
+   * ago may mark a loss this instance did not see (or only a fresh start of all of them).
+   */
+  maybeLostUntil(ms: number): number | undefined {
+    const at = Math.max(this.lostAt ?? 0, this.foundYoungAt ?? 0);
+    return at && at + ms > Date.now() ? at + ms : undefined;
   }
 
   /** Epoch ms until which a reader waits for owners to restore what was lost `ms` ago at most (undefined: no recent loss). */
@@ -61,13 +85,18 @@ export class DataLoss {
 
   private async check(): Promise<void> {
     let found: string;
+    let ageMs: number;
+    const mine = randomBytes(12).toString('hex');
     try {
-      found = String(await EPOCH.run(this.redis.client, [this.redis.key('epoch')], [randomBytes(12).toString('hex')]));
+      const [e, age] = (await EPOCH.run(this.redis.client, [this.redis.key('epoch')], [mine])) as [string, number];
+      found = String(e);
+      ageMs = Number(age);
     } catch {
       return; // down again: checked at the next 'ready'
     }
     const known = this.epoch;
     this.epoch = found;
+    if (known === undefined && !found.startsWith(`${mine}:`)) this.foundYoungAt = Date.now() - ageMs;
     if (known === undefined || known === found) return;
     this.lostAt = Date.now();
     this.logger.warn({ store: 'redis' }, 'Redis lost its data (restarted without persistence, or flushed): re-creating what this instance runs');

@@ -31,6 +31,7 @@ export class RemoteCall implements CallView {
   state: CallState;
   eventCount: number;
   response: ToolCallResponse | undefined;
+  readonly lags = true;
 
   constructor(
     private readonly host: RemoteCallHost,

@@ -21,6 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import { rateLimited, sessionFull, type Admitted, type Session, type SharedSessionStore } from '../../engine/index.js';
 import { CommandDeadline } from './command-deadline.js';
+import type { DataLoss } from './data-loss.js';
 import { storeUnavailable, type RedisConnection } from './connection.js';
 import { ADMIT_CALLS, CLOSE_SESSION, OPEN_SESSION, RENEW_LEASES } from './scripts.js';
 
@@ -82,6 +83,8 @@ export class RedisSessions implements SharedSessionStore {
     private readonly redis: RedisConnection,
     private options: RedisSessionOptions,
     commandTimeoutMs: number,
+    /** Tells when Redis lost its data: a session missing since may have been lost with it. */
+    private readonly dataLoss?: DataLoss,
   ) {
     this.update(options);
     this.leaseMs = Math.ceil(options.leaseS * 1000);
@@ -118,6 +121,12 @@ export class RedisSessions implements SharedSessionStore {
       );
       return stored === 1;
     });
+  }
+
+  lostAt(): number | undefined {
+    const at = this.dataLoss?.lastLoss;
+    // A session idle longer than sessions.ttl_s would have expired anyway.
+    return at !== undefined && Date.now() - at < Number(this.ttlMs) ? at : undefined;
   }
 
   get(id: string): Promise<Session | undefined> {

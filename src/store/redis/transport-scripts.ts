@@ -124,8 +124,12 @@ return f
  * the batch's number (growing per instance; a batch already written, whose
  * reply was lost, is not written again), field count, then field/value pairs,
  * then per frame: the lease member it ends ("" none: the frame is no call's
- * final answer) and its JSON. A call's answer ends its lease; it is dropped
- * when another instance answered the call already (its lease had lapsed).
+ * final answer; "+<member> <info>": an event of that running call) and its
+ * JSON. A call's answer ends its lease; it is dropped when another instance
+ * answered the call already (its lease had lapsed). Entries name the call
+ * they belong to (field `c`: "<member> <info>" on an event, `e`: the member
+ * on an answer), so whoever streams the session knows which calls run
+ * unanswered, and can put their leases back if Redis loses them.
  * → {frames not yet written, bytes kept, version, last frame id}, or {-1}
  * when the session is gone or closed (the frames are dropped).
  */
@@ -133,7 +137,7 @@ export const PUSH = new Script(`
 local st = redis.call('HGET', KEYS[1], 'st')
 if (not st) or st == 'closed' then
   for i = 4 + tonumber(ARGV[3]), #ARGV, 2 do
-    if ARGV[i] ~= '' then redis.call('ZREM', KEYS[3], ARGV[i]) end
+    if ARGV[i] ~= '' and string.sub(ARGV[i], 1, 1) ~= '+' then redis.call('ZREM', KEYS[3], ARGV[i]) end
   end
   return {-1}
 end
@@ -155,13 +159,20 @@ local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
 local by = tonumber(redis.call('HGET', KEYS[1], 'by'))
 for i = 4 + nf, #ARGV, 2 do
   local member, keep = ARGV[i], true
+  local tag = nil
+  if string.sub(member, 1, 1) == '+' then
+    tag = string.sub(member, 2)
+    member = ''
+  end
   if member ~= '' then
     redis.call('ZREM', KEYS[3], member)
     keep = redis.call('HGET', KEYS[1], member) ~= 'x'
     redis.call('HDEL', KEYS[1], member)
   end
   if keep then
-    redis.call('XADD', KEYS[2], '1-' .. n, 'd', ARGV[i + 1])
+    if tag then redis.call('XADD', KEYS[2], '1-' .. n, 'd', ARGV[i + 1], 'c', tag)
+    elseif member ~= '' then redis.call('XADD', KEYS[2], '1-' .. n, 'd', ARGV[i + 1], 'e', member)
+    else redis.call('XADD', KEYS[2], '1-' .. n, 'd', ARGV[i + 1]) end
     n = n + 1
     by = by + #ARGV[i + 1] + ${FRAME_OVERHEAD}
   end
@@ -286,7 +297,7 @@ if (not f) or f == 'x' then return 0 end
 redis.call('HSET', KEYS[2], ARGV[1], 'x')
 if tonumber(redis.call('HGET', KEYS[2], 'k') or '0') > 0 then redis.call('HINCRBY', KEYS[2], 'k', -1) end
 local n = tonumber(redis.call('HGET', KEYS[2], 'n'))
-redis.call('XADD', KEYS[3], '1-' .. n, 'd', ARGV[2])
+redis.call('XADD', KEYS[3], '1-' .. n, 'd', ARGV[2], 'e', ARGV[1])
 redis.call('HSET', KEYS[2], 'n', n + 1, 'by', tonumber(redis.call('HGET', KEYS[2], 'by')) + #ARGV[2] + ${FRAME_OVERHEAD})
 redis.call('PEXPIRE', KEYS[3], redis.call('PTTL', KEYS[2]) + ${CLOSED_KEEP_MS})
 return 1
@@ -337,4 +348,15 @@ end
 redis.call('PEXPIRE', KEYS[1], idle)
 redis.call('PEXPIRE', KEYS[2], idle + ${CLOSED_KEEP_MS})
 return created
+`);
+
+/**
+ * A call whose lease a watcher put back (RESTORE_SESSION, from the events it streamed) was answered after all
+ * (its answer was pushed before the lease was put back): the lease goes, so it cannot lapse into a second answer.
+ * KEYS: hash, leases. ARGV: member.
+ */
+export const FORGET_CALL = new Script(`
+if redis.call('HGET', KEYS[1], ARGV[1]) ~= 'x' then redis.call('HDEL', KEYS[1], ARGV[1]) end
+redis.call('ZREM', KEYS[2], ARGV[1])
+return 1
 `);

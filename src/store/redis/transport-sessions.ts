@@ -35,7 +35,7 @@ import type { RedisClient, RedisConnection } from './connection.js';
 import type { DataLoss } from './data-loss.js';
 import { lostResponse, type Leases } from './leases.js';
 import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
-import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FRAME_OVERHEAD, LEASE_CALL, PUSH, RESTORE_SESSION, USE, WRITTEN } from './transport-scripts.js';
+import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FORGET_CALL, FRAME_OVERHEAD, LEASE_CALL, PUSH, RESTORE_SESSION, USE, WRITTEN } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
@@ -89,7 +89,19 @@ interface Holder {
   last: number;
   /** Message ids of the frames written last: an answer pushed again after Redis lost it with its reply is not written twice. */
   recent: RecentIds;
+  /**
+   * Calls whose events this stream carried and whose answers it has not yet (lease member → its info): if Redis
+   * loses their leases and their instance dies too, the leases this instance puts back lapse into their answers.
+   */
+  running: Map<string, string>;
+  /** Of those, the ones this instance put back: their lease goes if their answer turns up after all. */
+  putBack: Set<string>;
 }
+
+/** Unanswered calls a stream remembers at most (the oldest are forgotten first). */
+const RUNNING_KEPT = 1024;
+/** Frames kept before a resumed stream's Last-Event-ID read at most to learn which calls run unanswered. */
+const LEARN_FRAMES = 2048;
 
 type ControlMessage = { t: 'attach'; sid: string; nonce: string } | { t: 'close'; sid: string; reason: StopReason };
 
@@ -298,6 +310,8 @@ export class RedisA2eTransport implements A2eTransport {
       handshakeId: rec.handshakeId,
       last: -1,
       recent: new RecentIds(),
+      running: new Map(),
+      putBack: new Set(),
     };
     this.held.set(sid, holder);
     sink.onDisconnect(() => this.detach(holder));
@@ -310,6 +324,8 @@ export class RedisA2eTransport implements A2eTransport {
       return;
     }
     holder.last = seen;
+    if (seen >= 0) await this.learnRunning(holder, seen);
+    if (holder.ended) return;
     this.publish({ t: 'attach', sid, nonce: holder.nonce });
     holder.reading = this.reader.subscribe(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, { deliver: (entries) => this.deliver(holder, entries) });
   }
@@ -328,6 +344,7 @@ export class RedisA2eTransport implements A2eTransport {
       }
       const data = fields[1]!;
       last = Number(id.slice(2));
+      if (fields[2] === 'c' || fields[2] === 'e') this.track(holder, fields[2], fields[3]!);
       bytes += Buffer.byteLength(data) + FRAME_OVERHEAD;
       if (holder.recent.seen(data)) continue;
       text += `id: ${last}\ndata: ${data}\n\n`;
@@ -343,6 +360,36 @@ export class RedisA2eTransport implements A2eTransport {
       return;
     }
     if (!ok) return holder.sink.drain();
+  }
+
+  /**
+   * The calls the frames kept before the client's Last-Event-ID show running unanswered (their events passed
+   * through another instance's stream): this stream knows them too, before it reads on. Bounded; best effort.
+   */
+  private async learnRunning(holder: Holder, upTo: number): Promise<void> {
+    try {
+      // The latest ones, read back to front, then taken in order.
+      const entries = (await this.redis.client.sendCommand(['XREVRANGE', this.outboxKey(holder.sid), `1-${upTo}`, '-', 'COUNT', String(LEARN_FRAMES)])) as [string, string[]][] | null;
+      for (const [, fields] of (entries ?? []).reverse()) if (fields[2] === 'c' || fields[2] === 'e') this.track(holder, fields[2], fields[3]!);
+    } catch {
+      // Redis down: the stream goes on without it (as before this instance knew of such calls)
+    }
+  }
+
+  /** What a frame says of its call: `c` an event of a call running ("<member> <info>"), `e` its answer (the member). */
+  private track(holder: Holder, kind: string, value: string): void {
+    if (kind === 'c') {
+      const space = value.indexOf(' ');
+      const member = value.slice(0, space);
+      if (holder.running.has(member)) return;
+      if (holder.running.size >= RUNNING_KEPT) holder.running.delete(holder.running.keys().next().value!);
+      holder.running.set(member, value.slice(space + 1));
+      return;
+    }
+    holder.running.delete(value);
+    if (holder.putBack.delete(value)) {
+      FORGET_CALL.run(this.redis.client, [this.hashKey(holder.sid), this.leases.key], [value]).catch(() => undefined); // else it lapses into an answer the client ignores (its req_id was answered)
+    }
   }
 
   private written(holder: Holder, upTo: number, bytes: number): void {
@@ -564,7 +611,18 @@ export class RedisA2eTransport implements A2eTransport {
     const floor = Math.max(holder?.last ?? -1, h?.outbox.lastPushed ?? -1) + 1;
     const calls: string[] = [];
     for (const [member, entry] of this.leased) {
-      if (entry.handle.id === sid) calls.push(member, JSON.stringify({ r: entry.call.requestId, t: entry.call.toolName, c: entry.call.createdAt }));
+      if (entry.handle.id === sid) calls.push(member, callInfo(entry.call));
+    }
+    // Calls running elsewhere whose events this stream carried: if their instance is alive it renews the lease
+    // put back here; if it died with Redis's data, the lease lapses and the sweep answers them.
+    const putBack: string[] = [];
+    if (holder && !holder.ended) {
+      for (const [member, info] of holder.running) {
+        if (!this.leased.has(member)) {
+          calls.push(member, info);
+          putBack.push(member);
+        }
+      }
     }
     const notice = JSON.stringify(
       errorMessage(
@@ -599,7 +657,11 @@ export class RedisA2eTransport implements A2eTransport {
       ],
     );
     if (Number(created) === 1) this.logger.warn({ session_ref: binding.ref }, 'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)');
-    for (let i = 0; i < calls.length; i += 2) this.leases.hold(calls[i]!);
+    for (let i = 0; i < calls.length; i += 2) if (this.leased.has(calls[i]!)) this.leases.hold(calls[i]!);
+    if (putBack.length) {
+      for (const m of putBack) holder!.putBack.add(m);
+      this.logger.warn({ session_ref: binding.ref, calls: putBack.length }, 'put back the leases of calls running elsewhere whose events this stream carried (answered as lost if their instance does not renew them)');
+    }
   }
 
   /** PUSH found the session gone: true when Redis lost it and it was put back (push again), false when it was closed or expired. */
@@ -647,7 +709,7 @@ export class RedisA2eTransport implements A2eTransport {
 
   private leaseCall(member: string, call: Call, counts: boolean): Promise<number> {
     const sid = member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
-    const info = JSON.stringify({ r: call.requestId, t: call.toolName, c: call.createdAt });
+    const info = callInfo(call);
     return LEASE_CALL.run<number>(this.redis.client, [this.hashKey(sid), this.leases.key], [member, info, this.leases.ms, counts ? 1 : 0]).then(Number);
   }
 
@@ -695,6 +757,11 @@ export class RedisA2eTransport implements A2eTransport {
   get log(): Logger {
     return this.logger;
   }
+}
+
+/** What the lease of a transport call keeps of it, to answer it if its instance is lost. */
+export function callInfo(call: Call): string {
+  return JSON.stringify({ r: call.requestId, t: call.toolName, c: call.createdAt });
 }
 
 /**
@@ -851,6 +918,13 @@ class RedisOutbox {
     this.flushing ??= this.flush();
   }
 
+  /** A call's event, marked with the call (see PUSH). */
+  event(call: Call, json: string): void {
+    this.queuedBytes += Buffer.byteLength(json) + FRAME_OVERHEAD;
+    this.queue.push(`+${this.transport.leaseOf(this.session.id, call)} ${callInfo(call)}`, json);
+    this.flushing ??= this.flush();
+  }
+
   /** A call's final answer: written together with the end of its lease (dropped if another instance answered it already). */
   answer(call: Call, json: string): void {
     const member = this.transport.leaseOf(this.session.id, call);
@@ -865,7 +939,7 @@ class RedisOutbox {
     for (let i = 0; i < frames.length; i += 2) {
       this.queuedBytes -= Buffer.byteLength(frames[i + 1]!) + FRAME_OVERHEAD;
       const member = frames[i]!;
-      if (member) {
+      if (member && !member.startsWith('+')) {
         this.answers.delete(member);
         this.transport.leaseEnded(member);
       }

@@ -148,6 +148,7 @@ function gate(deps: DispatchDeps, session: TransportSession, claimed: string, hs
   if (!hs) {
     const { principal, boundBy } = session.binding;
     const tokenOpened = boundBy === 'bearer';
+    if (session.handshakeId && deps.sessions.shared?.lostAt?.() !== undefined) throw handshakeLost();
     if (session.handshakeId || deps.sessionsRequired || (deps.authRequired && !tokenOpened)) {
       throw new GatewayError(
         'unauthorized',
@@ -173,6 +174,16 @@ function gate(deps: DispatchDeps, session: TransportSession, claimed: string, hs
     );
   }
   return { sessionId: hs.id, principal: hs.principal, capabilities: hs.capabilities };
+}
+
+/** The handshake session is missing, and the shared store lost its data since it could have been opened: retryable after a new handshake. */
+function handshakeLost(): GatewayError {
+  return new GatewayError(
+    'unauthorized',
+    'the shared store (Redis) lost its data (restarted without persistence), and the handshake of this session with it (unless it had expired); ' +
+      'send handshake/req again, then send this request again',
+    { retryable: true, detail: { store: 'redis' } },
+  );
 }
 
 /** The session's handshake session, if it has a live one (a round trip when sessions are shared). */
@@ -233,7 +244,7 @@ async function forward(session: TransportSession, call: Call, room: number): Pro
         const events = batch.gap ? [call.gapNotice(batch.gap), ...batch.events] : batch.events;
         for (const ev of events) {
           await roomIn(session, room);
-          session.outbox.push(JSON.stringify(ev));
+          session.outbox.event(call, JSON.stringify(ev));
         }
       }
     } finally {

@@ -76,6 +76,11 @@ export class Outbox {
     this.push(json);
   }
 
+  /** A call's event (in memory, a frame like any other). */
+  event(_call: unknown, json: string): void {
+    this.push(json);
+  }
+
   /** Queue messages (already serialised JSON), in order. */
   push(...json: string[]): void {
     let bytes = 0;

@@ -28,6 +28,8 @@ export interface DispatchSession {
     push(...json: string[]): void;
     /** Push `call`'s final answer: with a shared store, written together with the end of the call's lease. */
     answer(call: Call, json: string): void;
+    /** Push one of `call`'s events: with a shared store, marked with the call, so whoever streams it knows the call runs. */
+    event(call: Call, json: string): void;
     /** Frames not yet written to a stream. */
     readonly size: number;
     /** At or over its byte budget. */
