@@ -2708,7 +2708,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `Last-Event-ID` / `after` is not a seq, or is ahead of the events of a running call (`invalid_request`) */
+            /** @description `Last-Event-ID` / `after` is not a seq, or is ahead of the events of a call running on this instance (`invalid_request`; on another instance, whose view of the call can lag, the stream waits for the events after it) */
             400: {
                 headers: {
                     "X-Request-Id": components["headers"]["RequestId"];
@@ -2724,7 +2724,7 @@ export interface operations {
                      *       "req_id": "g7h8i9",
                      *       "capability_name": "tools",
                      *       "code": "invalid_request",
-                     *       "message": "`Last-Event-ID` / `after` is not a seq, or is ahead of the events of a running call (`invalid_request`)",
+                     *       "message": "`Last-Event-ID` / `after` is not a seq, or is ahead of the events of a call running on this instance (`invalid_request`; on another instance, whose view of the call can lag, the stream waits for the events after it)",
                      *       "detail": {},
                      *       "retryable": false
                      *     }
