@@ -9,7 +9,8 @@
 import { a2eError, httpError, noAnswer, toolFailure, type Classified } from './client-errors.js';
 import { SeqCheck } from './ledger.js';
 import { openEvents } from './sse-reader.js';
-import { gapOf, isTick, pidOf, ticker, type Traffic } from './traffic.js';
+import { startTicker } from './start-call.js';
+import { gapOf, isTick, pidOf, type Traffic } from './traffic.js';
 
 const TICKS = 30;
 const EVERY_MS = 60;
@@ -20,24 +21,9 @@ export async function callResources(t: Traffic, workers: number): Promise<void> 
 
 async function worker(t: Traffic): Promise<void> {
   while (Date.now() < t.untilMs) {
-    t.ledger.started('resource');
-    const startedAt = Date.now();
-    let status: number;
-    let body: string;
-    try {
-      const res = await fetch(`${t.url}/tool/calls`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(ticker(TICKS, EVERY_MS)),
-        signal: AbortSignal.timeout(t.answerWithinMs),
-      });
-      status = res.status;
-      body = await res.text();
-    } catch (err) {
-      if ((err as Error).name === 'TimeoutError') t.ledger.outcome('resource', 'lost', { id: '(POST /tool/calls)', note: `no answer within ${t.answerWithinMs} ms` });
-      else failed(t, noAnswer(err));
-      continue;
-    }
+    const answer = await startTicker(t, 'resource', '/tool/calls', TICKS, EVERY_MS);
+    if (!answer) continue;
+    const { status, body, startedAt } = answer;
     if (status !== 202) {
       failed(t, httpError(status, body));
       await new Promise((r) => setTimeout(r, 250));

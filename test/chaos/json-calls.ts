@@ -4,8 +4,9 @@
  * tick counted), failed visibly (an answer that says what went wrong), or lost
  * (no answer within `answerWithinMs`).
  */
-import { httpError, noAnswer, toolFailure } from './client-errors.js';
-import { ticker, type Traffic } from './traffic.js';
+import { httpError, toolFailure } from './client-errors.js';
+import { startTicker } from './start-call.js';
+import type { Traffic } from './traffic.js';
 
 const TICKS = 6;
 const EVERY_MS = 50;
@@ -16,29 +17,9 @@ export async function jsonCalls(t: Traffic, workers: number): Promise<void> {
 
 async function worker(t: Traffic): Promise<void> {
   while (Date.now() < t.untilMs) {
-    t.ledger.started('json');
-    const startedAt = Date.now();
-    let status: number;
-    let body: string;
-    try {
-      const res = await fetch(`${t.url}/tool/call`, {
-        method: 'POST',
-        headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(ticker(TICKS, EVERY_MS)),
-        signal: AbortSignal.timeout(t.answerWithinMs),
-      });
-      status = res.status;
-      body = await res.text();
-    } catch (err) {
-      if ((err as Error).name === 'TimeoutError') {
-        t.ledger.outcome('json', 'lost', { id: '(POST /tool/call)', note: `no answer within ${t.answerWithinMs} ms` });
-      } else {
-        const e = noAnswer(err);
-        t.ledger.error('json', e.kind, e.text, e.acceptable);
-        t.ledger.outcome('json', 'failed');
-      }
-      continue;
-    }
+    const answer = await startTicker(t, 'json', '/tool/call', TICKS, EVERY_MS);
+    if (!answer) continue;
+    const { status, body, startedAt } = answer;
     const resp = status === 200 ? parse(body) : undefined;
     if (resp?.type === 'tool/call/resp' && resp.data?.success === true && resp.data.data?.ticks === TICKS) {
       t.ledger.outcome('json', 'ok');
