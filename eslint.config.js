@@ -2,6 +2,13 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
+const ROUTES_FENCE = { group: ['**/routes', '**/routes/**'], message: 'the HTTP routes depend on this layer, not the other way round' };
+// Each layer declares the config sections it reads (its own config.ts); only the assembly (src/*.ts, src/cli, src/reload) imports src/config.
+const CONFIG_FENCE = {
+  group: ['../config', '../config/**', '../../config', '../../config/**'],
+  message: 'src/config is the assembly\'s (src/*.ts, src/cli, src/reload): declare the sections this layer reads in its own config.ts',
+};
+
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', 'workspace/', 'openapi/', 'test-artifacts/'] },
   js.configs.recommended,
@@ -46,7 +53,7 @@ export default tseslint.config(
     },
   },
   {
-    // Tool sources, doors without HTTP, stores, and what they share (security, observability, config, reload).
+    // Tool sources, doors without HTTP, stores, and what they share (security, observability).
     files: [
       'src/transport/**',
       'src/store/**',
@@ -58,14 +65,22 @@ export default tseslint.config(
       'src/operator-plugins/**',
       'src/security/**',
       'src/observability/**',
-      'src/config/**',
-      'src/reload/**',
     ],
     rules: {
-      'no-restricted-imports': [
-        'error',
-        { patterns: [{ group: ['**/routes', '**/routes/**'], message: 'the HTTP routes depend on this layer, not the other way round' }] },
-      ],
+      'no-restricted-imports': ['error', { patterns: [ROUTES_FENCE, CONFIG_FENCE] }],
+    },
+  },
+  {
+    // The config schema and the reloader assemble the layers' sections: they may read them, never the routes.
+    files: ['src/config/**', 'src/reload/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [ROUTES_FENCE] }],
+    },
+  },
+  {
+    files: ['src/routes/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [CONFIG_FENCE] }],
     },
   },
 );

@@ -111,4 +111,42 @@ describe('import graph of src/', () => {
     const found = cycles(graph).map((c) => c.map((f) => relative(SRC, f)).join(' ⇄ '));
     expect(found, `import cycles in src/:\n${found.join('\n')}`).toEqual([]);
   });
+
+  it('has no cycles between folders (type-only imports included): a layer takes its own config sections and shared wire pieces', () => {
+    const folders = folderGraph(graph);
+    // The knot this test exists for (security/index.ts read the root GatewayConfig) would show as security ⇄ config.
+    expect(cycles(new Map([...folders, ['security', new Set([...folders.get('security')!, 'config'])]])).flat()).toEqual(expect.arrayContaining(['config', 'security']));
+    const found = cycles(folders).map((c) => c.join(' ⇄ '));
+    expect(found, `folder cycles in src/ (file-level edges: ${edgesOf(graph, found)}):\n${found.join('\n')}`).toEqual([]);
+  });
 });
+
+/** A file's node in the folder graph: its top folder under src/ (`store` for store/redis/x.ts), or the root file itself. */
+function folderOf(file: string): string {
+  const parts = relative(SRC, file).split('/');
+  return parts[0]!;
+}
+
+/** The import graph between src/'s top folders (root files stand alone): an edge where any file imports across. */
+function folderGraph(graph: Graph): Graph {
+  const folders: Graph = new Map();
+  for (const [file, deps] of graph) {
+    const from = folderOf(file);
+    const out = folders.get(from) ?? folders.set(from, new Set()).get(from)!;
+    for (const dep of deps) if (folderOf(dep) !== from) out.add(folderOf(dep));
+  }
+  return folders;
+}
+
+/** The file imports behind the folder cycles found, so the failure names what to move. */
+function edgesOf(graph: Graph, found: string[]): string {
+  const inCycle = new Set(found.flatMap((c) => c.split(' ⇄ ')));
+  const edges: string[] = [];
+  for (const [file, deps] of graph) {
+    for (const dep of deps) {
+      const [a, b] = [folderOf(file), folderOf(dep)];
+      if (a !== b && inCycle.has(a) && inCycle.has(b)) edges.push(`${relative(SRC, file)} → ${relative(SRC, dep)}`);
+    }
+  }
+  return edges.join(', ');
+}

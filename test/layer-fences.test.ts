@@ -30,6 +30,11 @@ describe('layer fences (npm run lint)', () => {
     ['src/store/redis/x.ts', '../../routes/http/errors.js', /the HTTP routes depend on this layer/],
     ['src/operator-plugins/x.ts', '../routes/index.js', /the HTTP routes depend on this layer/],
     ['src/security/x.ts', '../routes/http/guard.js', /the HTTP routes depend on this layer/],
+    ['src/security/x.ts', '../config/index.js', /src\/config is the assembly's/],
+    ['src/store/redis/x.ts', '../../config/schema.js', /src\/config is the assembly's/],
+    ['src/observability/x.ts', '../config/index.js', /src\/config is the assembly's/],
+    ['src/routes/http/x.ts', '../../config/index.js', /src\/config is the assembly's/],
+    ['src/config/x.ts', '../routes/index.js', /the HTTP routes depend on this layer/],
     ['src/client/x.ts', '../engine/index.js', /src\/client must run in browsers/],
     ['src/client/x.ts', 'node:fs', /src\/client must run in browsers/],
   ])('%s may not import %s', async (path, specifier, message) => {
@@ -47,6 +52,12 @@ describe('layer fences (npm run lint)', () => {
     ['src/routes/x.ts', '../engine/index.js'],
     ['src/routes/x.ts', '../transport/a2e-http/index.js'],
     ['src/server.ts', './routes/index.js'],
+    ['src/server.ts', './config/index.js'],
+    ['src/cli/x.ts', '../config/index.js'],
+    ['src/reload/x.ts', '../config/index.js'],
+    ['src/config/x.ts', '../security/config.js'],
+    ['src/tools/fs/x.ts', '../config.js'],
+    ['src/store/x.ts', './config.js'],
   ])('%s may import %s', async (path, specifier) => {
     expect(await fenced(path, specifier)).toEqual([]);
   });

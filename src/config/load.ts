@@ -10,9 +10,9 @@ import { GatewayConfig, type GatewayConfigInput } from './schema.js';
 import { suggestKey } from './key-suggestions.js';
 import { resolvePluginPaths } from '../operator-plugins/config.js';
 
-import { ConfigError } from './config-error.js';
+import { ConfigError } from '../utils/config-error.js';
 
-export { ConfigError } from './config-error.js';
+export { ConfigError } from '../utils/config-error.js';
 
 /**
  * Replace `${NAME}` and `${NAME:-default}` in every string value with the

@@ -10,7 +10,7 @@ import type { Logger, RegisteredTool } from '../engine/index.js';
 import { similarNames } from '../engine/similar.js';
 import type { GatewayConfig } from './schema.js';
 import { compileRules } from '../security/rules.js';
-import { ConfigError } from './config-error.js';
+import { ConfigError } from '../utils/config-error.js';
 
 /** Kinds that exist even before any tool of them has loaded (A2A agents join later). */
 const BUILTIN_KINDS = ['native', 'a2a'];

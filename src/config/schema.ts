@@ -6,20 +6,20 @@ import { z } from 'zod';
 import { ToolsConfig } from '../tools/config.js';
 import { A2AConfig, AgentsConfig } from '../a2a/config.js';
 import { BasePath } from './base-path.js';
-import { CallsConfig } from './calls.js';
+import { CallsConfig } from '../store/calls-config.js';
 import { PluginsConfig } from '../operator-plugins/config.js';
 import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, serverSecurityFields } from '../security/config.js';
 
 import { TransportConfig } from '../transport/a2e-http/config.js';
 import { LimitsSection } from './memory.js';
-import { StoreConfig } from './store.js';
+import { StoreConfig } from '../store/config.js';
 import { Workers } from './workers.js';
 import { TrustProxy } from './trust-proxy.js';
 import { McpConfig } from '../mcp/config.js';
 import { A2AServerConfig } from '../a2a-server/config.js';
 import { UiConfig } from './ui.js';
 import { LogConfig } from './log.js';
-import { TelemetryConfig } from './telemetry.js';
+import { TelemetryConfig } from '../observability/config.js';
 
 export { CallsConfig };
 

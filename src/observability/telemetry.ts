@@ -3,8 +3,8 @@
  * variables. Off (the default) nothing of the OpenTelemetry SDK is loaded: `startTelemetry` imports it
  * (./otel-sdk.ts) only when an endpoint is known.
  */
-import { ConfigError } from '../config/config-error.js';
-import type { TelemetryConfig } from '../config/telemetry.js';
+import { ConfigError } from '../utils/config-error.js';
+import type { TelemetryConfig } from './config.js';
 import type { Logger } from '../engine/index.js';
 import type { SamplerSetting, Telemetry, TelemetrySettings } from './telemetry-settings.js';
 

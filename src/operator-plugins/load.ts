@@ -6,7 +6,7 @@
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../utils/config-error.js';
 import type { Logger, ToolPlugin } from '../engine/index.js';
 import { nativeImport } from '../native-import.js';
 import { isPath, type PluginEntry } from './config.js';

@@ -6,7 +6,7 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { AuthConfig, TokenConfig } from './config.js';
-import { ConfigError } from '../config/config-error.js';
+import { ConfigError } from '../utils/config-error.js';
 import { looksLikeJwt, type JwtVerifier } from './jwt.js';
 import type { Principal } from './principal.js';
 

@@ -122,3 +122,18 @@ export const AuditConfig = z.strictObject({
   keep: z.int().min(0).default(5),
 });
 export type AuditConfig = z.output<typeof AuditConfig>;
+
+/**
+ * The sections of the gateway's config that the security layer reads (the whole config fits): the layer names
+ * what it takes instead of importing the root config, which is built from these schemas.
+ */
+export interface SecuritySections {
+  auth?: AuthConfig | undefined;
+  policy: PolicyConfig;
+  sessions: SessionsConfig;
+  limits: LimitsConfig;
+  audit: AuditConfig;
+  /** With store.kind redis, the shared sessions hold their owner's lease this long (calls.owner_lease_s). */
+  calls: { owner_lease_s: number };
+  server: { allow_insecure: boolean };
+}

@@ -4,7 +4,7 @@
  * the pieces to the engine and the HTTP app.
  */
 import { Admission, MemoryRateLimiter, PrincipalStreams, SessionManager, type AdmissionOptions, type Logger, type Policy } from '../engine/index.js';
-import type { GatewayConfig } from '../config/index.js';
+import type { SecuritySections } from './config.js';
 import { openAuditFile, type AuditFile } from './audit-file.js';
 import { createAuthenticator, digestOf, staticCredential, type Authenticate } from './auth.js';
 import { isLoopbackAddress } from './loopback.js';
@@ -19,6 +19,7 @@ export { buildPolicy } from './policy.js';
 export { compileRules } from './rules.js';
 export { auditLine, openAuditFile, type AuditFile } from './audit-file.js';
 export { isLoopbackAddress, isLoopbackHostHeader } from './loopback.js';
+export type { SecuritySections } from './config.js';
 
 export interface Security {
   authenticate: Authenticate | undefined;
@@ -36,7 +37,7 @@ export interface Security {
    * in force for new requests and calls. Throws (nothing changed) when the config is unusable, e.g. a token's
    * variable is unset. `authenticate` and `policy` above stay the same functions and follow the swap.
    */
-  prepareReload(next: GatewayConfig, env: NodeJS.ProcessEnv): () => ReloadedSecurity;
+  prepareReload(next: SecuritySections, env: NodeJS.ProcessEnv): () => ReloadedSecurity;
   /** Stop timers and flush the audit file. */
   close(): Promise<void>;
 }
@@ -56,7 +57,7 @@ export interface ReloadedSecurity {
 
 /** The parts of security a reload replaces: built from one config, swapped in together. */
 interface Rules {
-  auth: GatewayConfig['auth'];
+  auth: SecuritySections['auth'];
   /** The credential id of each static token, by name. */
   tokens: ReadonlyMap<string, string>;
   /** The same ids, as a set. */
@@ -66,7 +67,7 @@ interface Rules {
   policy: Policy;
 }
 
-function buildRules(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger, previous?: Rules): Rules {
+function buildRules(config: SecuritySections, env: NodeJS.ProcessEnv, logger: Logger, previous?: Rules): Rules {
   const staticNames = new Set(config.auth?.tokens.map((t) => t.name));
   // A JWT verifier whose settings and static names are unchanged is kept, with its cached key set.
   const sameJwt =
@@ -85,7 +86,7 @@ function buildRules(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logge
   };
 }
 
-function admissionOptions(config: GatewayConfig, previous?: { options: AdmissionOptions; config: GatewayConfig }): AdmissionOptions {
+function admissionOptions(config: SecuritySections, previous?: { options: AdmissionOptions; config: SecuritySections }): AdmissionOptions {
   const { limits } = config;
   // The rate limiter keeps its buckets unless its rate changed.
   const sameRate = previous && previous.config.limits.rate_per_s === limits.rate_per_s && previous.config.limits.rate_burst === limits.rate_burst;
@@ -104,7 +105,7 @@ function admissionOptions(config: GatewayConfig, previous?: { options: Admission
 }
 
 /** What the shared session store (store.kind redis) takes from the config. */
-function sharedSessionOptions(config: GatewayConfig): RedisSessionOptions {
+function sharedSessionOptions(config: SecuritySections): RedisSessionOptions {
   return {
     ttlS: config.sessions.ttl_s,
     maxParallel: config.sessions.max_parallel,
@@ -147,7 +148,7 @@ function liveUnder(rules: Rules, credential: string): boolean {
 }
 
 /** `stores`: with store.kind redis, sessions and the shared admission limits live in Redis. */
-export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, logger: Logger, stores?: Stores): Security {
+export function buildSecurity(config: SecuritySections, env: NodeJS.ProcessEnv, logger: Logger, stores?: Stores): Security {
   let rules = buildRules(config, env, logger);
   const shared = stores?.sessions(sharedSessionOptions(config));
   const sessions = new SessionManager({
@@ -219,7 +220,7 @@ export function buildSecurity(config: GatewayConfig, env: NodeJS.ProcessEnv, log
  * Refuse a non-loopback bind without auth unless `allow_insecure`; returns
  * the warning to log at every start when insecure was allowed.
  */
-export function checkBind(address: string, config: GatewayConfig): { error?: string; warning?: string } {
+export function checkBind(address: string, config: SecuritySections): { error?: string; warning?: string } {
   if (isLoopbackAddress(address) || config.auth) return {};
   if (!config.server.allow_insecure) {
     return {

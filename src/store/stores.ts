@@ -5,8 +5,8 @@
  * gets its implementation here; the engine and the doors only see the seams.
  */
 import type { CallStore, Logger, MemoryCallStore } from '../engine/index.js';
-import type { StoreConfig } from '../config/store.js';
-import type { CallsConfig } from '../config/calls.js';
+import type { StoreConfig } from './config.js';
+import type { CallsConfig } from './calls-config.js';
 // Types only: the Redis modules (and @redis/client, hundreds of files) are imported when store.kind is redis.
 import type { RedisConnection, RedisSessionOptions, StoreHealth } from './redis/index.js';
 import type { SharedSessionStore } from '../engine/index.js';
