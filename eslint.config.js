@@ -44,6 +44,13 @@ export default tseslint.config(
     },
   },
   {
+    // The wire shapes several doors and sources share (JSON-RPC, A2A, MCP hints, tool names): leaves, like protocol.
+    files: ['src/wire/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../*'], message: 'src/wire imports nothing of ours outside src/wire' }] }],
+    },
+  },
+  {
     files: ['src/engine/**'],
     rules: {
       'no-restricted-imports': [

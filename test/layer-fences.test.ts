@@ -18,6 +18,8 @@ async function fenced(path: string, specifier: string): Promise<string[]> {
 describe('layer fences (npm run lint)', () => {
   it.each([
     ['src/protocol/x.ts', '../engine/index.js', /src\/protocol imports nothing of ours/],
+    ['src/wire/x.ts', '../engine/index.js', /src\/wire imports nothing of ours/],
+    ['src/wire/x.ts', '../a2a/client.js', /src\/wire imports nothing of ours/],
     ['src/engine/x.ts', '../routes/http/errors.js', /src\/engine imports only src\/protocol/],
     ['src/engine/x.ts', '../config/index.js', /src\/engine imports only src\/protocol/],
     ['src/engine/x.ts', '../security/auth.js', /src\/engine imports only src\/protocol/],
@@ -52,6 +54,8 @@ describe('layer fences (npm run lint)', () => {
     ['src/routes/x.ts', '../engine/index.js'],
     ['src/routes/x.ts', '../transport/a2e-http/index.js'],
     ['src/server.ts', './routes/index.js'],
+    ['src/a2a-server/x.ts', '../wire/a2a.js'],
+    ['src/mcp/x.ts', '../wire/jsonrpc.js'],
     ['src/server.ts', './config/index.js'],
     ['src/cli/x.ts', '../config/index.js'],
     ['src/reload/x.ts', '../config/index.js'],

@@ -14,10 +14,11 @@
  *     agent/getAuthenticatedExtendedCard        the card with the caller's skills
  *   the push notification config methods        -32003: push notifications are not offered
  */
-import { DIALECTS, otherDialect, type DialectName } from '../a2a/dialect.js';
+import { DIALECTS, otherDialect, type DialectName } from '../wire/a2a.js';
 import { asGatewayError, type Admitted, type Call, type CallStore, type Caller, type Engine, type Logger, type Watcher } from '../engine/index.js';
 import { PROTOCOL_VERSION, newId, nowTs, type ToolCallRequest, type ToolDefinition, type ToolEvent } from '../protocol/index.js';
-import { RPC, RpcError, asRpcError, type RpcRequest } from './jsonrpc.js';
+import { RPC, asRpcError, type RpcRequest } from './jsonrpc.js';
+import { RpcError } from '../wire/jsonrpc.js';
 import { listTasks, readListQuery } from './list.js';
 import { checkMessage, readToolRequest } from './message.js';
 import { chunkArtifact, eventText, resultArtifact, snapshot, taskState } from './tasks.js';
@@ -65,7 +66,7 @@ export type RpcOutcome = { result: unknown } | { stream: RpcStream };
 
 type ClientMethod = 'send' | 'stream' | 'get' | 'cancel' | 'subscribe';
 type Method = ClientMethod | 'list' | 'card' | 'push';
-/** Methods named in the A2A client's dialect table (src/a2a/dialect.ts). */
+/** Methods named in the A2A client's dialect table (src/wire/a2a.ts). */
 const CLIENT_METHODS: ClientMethod[] = ['send', 'stream', 'get', 'cancel', 'subscribe'];
 /** Methods only this server answers, per dialect. */
 const SERVER_METHODS: Record<DialectName, Record<string, Method>> = {

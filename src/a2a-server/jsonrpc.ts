@@ -1,35 +1,13 @@
 /**
- * JSON-RPC 2.0 as A2A uses it: the request envelope, the error codes, and
- * how the gateway's own errors become JSON-RPC errors.
+ * JSON-RPC 2.0 as the A2A door takes it: the request envelope, and how the gateway's own errors become JSON-RPC
+ * errors (codes, error and responses are src/wire's).
  */
 import { GatewayError } from '../engine/index.js';
+import { A2A_ERRORS } from '../wire/a2a.js';
+import { JSONRPC, RpcError, type RpcId } from '../wire/jsonrpc.js';
 
-export const RPC = {
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  /** Also the answer for a skill (tool) that does not exist: the nearest thing JSON-RPC and A2A have. */
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  TASK_NOT_FOUND: -32001,
-  TASK_NOT_CANCELABLE: -32002,
-  PUSH_NOTIFICATION_NOT_SUPPORTED: -32003,
-  UNSUPPORTED_OPERATION: -32004,
-  EXTENDED_CARD_NOT_CONFIGURED: -32007,
-} as const;
-
-export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: Record<string, unknown>,
-  ) {
-    super(message);
-    this.name = 'RpcError';
-  }
-}
-
-export type RpcId = string | number | null;
+/** The codes the A2A door answers with: JSON-RPC's and A2A's own. */
+export const RPC = { ...JSONRPC, ...A2A_ERRORS } as const;
 
 export interface RpcRequest {
   id: RpcId;
@@ -55,14 +33,6 @@ export function parseRpcRequest(json: unknown): RpcRequest {
   }
   return { id: (id ?? null) as RpcId, method: r.method, params: params as Record<string, unknown> };
 }
-
-export const rpcResult = (id: RpcId, result: unknown) => ({ jsonrpc: '2.0' as const, id, result });
-
-export const rpcError = (id: RpcId, err: RpcError) => ({
-  jsonrpc: '2.0' as const,
-  id,
-  error: err.data === undefined ? { code: err.code, message: err.message } : { code: err.code, message: err.message, data: err.data },
-});
 
 /** The gateway's refusals (from the engine, the body reader, the caller checks) as JSON-RPC errors. */
 export function asRpcError(err: unknown): RpcError {

@@ -4,9 +4,10 @@
  * pagination. The cursor is the (status time, id) of the last task of the
  * page, so a page starts where the last one ended even while tasks are added.
  */
-import { normalizeState, type TaskState } from '../a2a/dialect.js';
+import { normalizeState, type TaskState } from '../wire/a2a.js';
 import type { Call } from '../engine/index.js';
-import { RPC, RpcError } from './jsonrpc.js';
+import { RPC } from './jsonrpc.js';
+import { RpcError } from '../wire/jsonrpc.js';
 import { snapshot, statusTime, taskState } from './tasks.js';
 import type { Wire } from './wire.js';
 

@@ -9,9 +9,10 @@
  * string parameter, the message's text (so a gateway's A2A-backed tool,
  * which sends its `task` as text, reaches another gateway's tools).
  */
-import { partsText, type DialectName } from '../a2a/dialect.js';
+import { partsText, type DialectName } from '../wire/a2a.js';
 import type { ToolDefinition } from '../protocol/index.js';
-import { RPC, RpcError } from './jsonrpc.js';
+import { RPC } from './jsonrpc.js';
+import { RpcError } from '../wire/jsonrpc.js';
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);

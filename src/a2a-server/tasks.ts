@@ -6,7 +6,7 @@
  */
 import type { Call } from '../engine/index.js';
 import type { ToolEvent, ToolResult } from '../protocol/index.js';
-import type { TaskState } from '../a2a/dialect.js';
+import type { TaskState } from '../wire/a2a.js';
 import type { ArtifactView, TaskSnapshot, Wire } from './wire.js';
 
 /**

@@ -4,9 +4,9 @@
  * stream results (`{task}`, `{statusUpdate}`, `{artifactUpdate}`) and spells
  * states `TASK_STATE_*`; 0.3 tags every object with `kind` and spells states
  * in lower case. The method names and state spellings come from the client's
- * own dialect table (src/a2a/dialect.ts).
+ * own dialect table (src/wire/a2a.ts).
  */
-import { wireState, type DialectName, type TaskState } from '../a2a/dialect.js';
+import { wireState, type DialectName, type TaskState } from '../wire/a2a.js';
 import { newId } from '../protocol/index.js';
 
 type Json = Record<string, unknown>;

@@ -5,7 +5,7 @@
 import { z } from 'zod';
 import { formatProblems, toProblems } from '../protocol/index.js';
 import { PeerError, type Headers, type PeerHttp } from './http.js';
-import type { DialectName } from './dialect.js';
+import type { DialectName } from '../wire/a2a.js';
 
 const Skill = z.looseObject({
   id: z.string().optional(),

@@ -9,6 +9,7 @@ import type { ToolEventDataMap, ToolEventKind } from '../protocol/index.js';
 import type { ResolvedCard } from './card.js';
 import type { AgentDescriptor } from './config.js';
 import {
+  A2A_ERRORS,
   DIALECTS,
   artifactChunk,
   artifactMime,
@@ -20,28 +21,15 @@ import {
   type Artifact,
   type DialectName,
   type TaskState,
-} from './dialect.js';
+} from '../wire/a2a.js';
+import { JSONRPC, RpcError } from '../wire/jsonrpc.js';
 import { PeerError, type PeerHttp } from './http.js';
 
-/** JSON-RPC codes that mean "this peer speaks the other dialect". */
-const METHOD_NOT_FOUND = -32601;
-const VERSION_NOT_SUPPORTED = -32009;
 const CANCEL_TIMEOUT_MS = 5000;
 /** How long before the call's deadline a run gives up on its own, to answer with the task's data. */
 const DEADLINE_MARGIN_MS = 100;
 /** Shortest pause between polls; the pause grows with the task's age up to poll_ms. */
 const MIN_POLL_MS = 10;
-
-/** A JSON-RPC error answer. */
-export class RpcError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'RpcError';
-  }
-}
 
 /** What a run needs from the tool call. */
 export interface RunContext {
@@ -223,9 +211,9 @@ export class AgentClient {
     for await (const item of this.http.postStream(this.resolved.endpoint, body, this.headers(), signal)) {
       const rpcError = errorOf(item);
       if (rpcError) {
-        if (seen === 0 && (rpcError.code === METHOD_NOT_FOUND || rpcError.code === VERSION_NOT_SUPPORTED)) {
+        if (seen === 0 && (rpcError.code === JSONRPC.METHOD_NOT_FOUND || rpcError.code === A2A_ERRORS.VERSION_NOT_SUPPORTED)) {
           await this.runPolling(skillId, task, p, signal, emit);
-          if (this.dialect === d.name && rpcError.code === METHOD_NOT_FOUND) this.streamingUnserved(d.stream);
+          if (this.dialect === d.name && rpcError.code === JSONRPC.METHOD_NOT_FOUND) this.streamingUnserved(d.stream);
           return;
         }
         throw rpcError;
@@ -315,7 +303,7 @@ export class AgentClient {
   }
 
   private maybeSwitch(error: RpcError): boolean {
-    if (this.switched || (error.code !== METHOD_NOT_FOUND && error.code !== VERSION_NOT_SUPPORTED)) return false;
+    if (this.switched || (error.code !== JSONRPC.METHOD_NOT_FOUND && error.code !== A2A_ERRORS.VERSION_NOT_SUPPORTED)) return false;
     this.switched = true;
     const from = this.dialect;
     this.dialect = otherDialect(from);

@@ -8,9 +8,8 @@ import { checkEndpointOrigin, fetchCard, type ResolvedCard } from './card.js';
 import { AgentClient, type RunContext, type RunResult } from './client.js';
 import { AgentConfig, type AgentConfigInput, type AgentDescriptor } from './config.js';
 import { PeerHttp } from './http.js';
+import { toolNamePart } from '../wire/tool-name.js';
 
-/** Every character outside [A-Za-z0-9_-] becomes "_". */
-export const sanitize = (s: string): string => s.replace(/[^A-Za-z0-9_-]/g, '_');
 
 /** One skill of a remote agent, as a tool. */
 export interface AgentTool {
@@ -31,7 +30,7 @@ const TASK_PARAMETER = {
 /** The tools a resolved card offers. Skills without an id or a name are left out. */
 export function toolsFromCard(resolved: ResolvedCard, client: AgentClient, logger?: Logger): AgentTool[] {
   const { card } = resolved;
-  const prefix = sanitize(card.name);
+  const prefix = toolNamePart(card.name);
   const tools: AgentTool[] = [];
   for (const skill of card.skills) {
     const skillId = skill.id || skill.name;
@@ -39,7 +38,7 @@ export function toolsFromCard(resolved: ResolvedCard, client: AgentClient, logge
       logger?.warn({ agent: client.agent.name }, `agent "${client.agent.name}" lists a skill with neither id nor name; it is left out`);
       continue;
     }
-    const name = `${prefix}_${sanitize(skillId)}`;
+    const name = `${prefix}_${toolNamePart(skillId)}`;
     const definition: ToolDefinitionInput = {
       name,
       description: skill.description || skill.name || `Skill "${skillId}" of the A2A agent "${card.name}"`,

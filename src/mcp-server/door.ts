@@ -24,14 +24,8 @@ import { GatewayError, type Admitted, type Call, type Caller, type Engine, type 
 import { PROTOCOL_VERSION, newId, nowTs, type ToolCallRequest, type ToolEvent, type ToolListRequest, type ToolResult } from '../protocol/index.js';
 import { LATEST_PROTOCOL_VERSION, MAX_BATCH_MESSAGES, SUPPORTED_PROTOCOL_VERSIONS, batchesAllowed, checkInitialize, cursorOf } from './protocol.js';
 import { mcpTool } from './tools.js';
+import { JSONRPC, rpcErrorResponse } from '../wire/jsonrpc.js';
 
-export const JSONRPC_PARSE_ERROR = -32700;
-export const JSONRPC_INVALID_REQUEST = -32600;
-export const JSONRPC_METHOD_NOT_FOUND = -32601;
-export const JSONRPC_INVALID_PARAMS = -32602;
-export const JSONRPC_INTERNAL_ERROR = -32603;
-/** Implementation-defined: the gateway refused (tool_denied, rate_limited, unavailable, …); `data.error_code` says which. */
-export const JSONRPC_GATEWAY_ERROR = -32000;
 
 export interface McpDoorOptions {
   engine: Engine;
@@ -105,7 +99,7 @@ export class McpDoor {
       return reply(
         errorMessage(
           null,
-          JSONRPC_INVALID_REQUEST,
+          JSONRPC.INVALID_REQUEST,
           batchesAllowed(ex.protocolVersion)
             ? 'a JSON-RPC batch may not contain a batch; send its messages in the outer one'
             : `JSON-RPC batches are not supported under MCP ${ex.protocolVersion} (2025-06-18 removed them); send one message per request`,
@@ -113,24 +107,24 @@ export class McpDoor {
       );
     }
     if (!isObject(message) || message.jsonrpc !== '2.0') {
-      return reply(errorMessage(null, JSONRPC_INVALID_REQUEST, 'not a JSON-RPC 2.0 message: send an object with "jsonrpc": "2.0"'));
+      return reply(errorMessage(null, JSONRPC.INVALID_REQUEST, 'not a JSON-RPC 2.0 message: send an object with "jsonrpc": "2.0"'));
     }
     const { id, method } = message;
     if (typeof method !== 'string') {
       // A response to a request of ours (we send none) or garbage.
       if (id !== undefined && ('result' in message || 'error' in message)) return { kind: 'accepted' };
-      return reply(errorMessage(isRequestId(id) ? id : null, JSONRPC_INVALID_REQUEST, 'a JSON-RPC request needs a string "method"'));
+      return reply(errorMessage(isRequestId(id) ? id : null, JSONRPC.INVALID_REQUEST, 'a JSON-RPC request needs a string "method"'));
     }
     if (id === undefined) {
       this.notification(method, message.params, ex);
       return { kind: 'accepted' };
     }
     if (!isRequestId(id)) {
-      return reply(errorMessage(null, JSONRPC_INVALID_REQUEST, 'the request "id" must be a string or an integer'));
+      return reply(errorMessage(null, JSONRPC.INVALID_REQUEST, 'the request "id" must be a string or an integer'));
     }
     const params = message.params;
     if (params !== undefined && !isObject(params)) {
-      return reply(errorMessage(id, JSONRPC_INVALID_PARAMS, `"params" of ${method} must be an object`));
+      return reply(errorMessage(id, JSONRPC.INVALID_PARAMS, `"params" of ${method} must be an object`));
     }
     try {
       switch (method) {
@@ -147,18 +141,18 @@ export class McpDoor {
           return reply(result(id, {}));
         default:
           return reply(
-            errorMessage(id, JSONRPC_METHOD_NOT_FOUND, `method "${method.slice(0, 100)}" is not supported: this gateway serves tools (tools/list, tools/call) and ping`),
+            errorMessage(id, JSONRPC.METHOD_NOT_FOUND, `method "${method.slice(0, 100)}" is not supported: this gateway serves tools (tools/list, tools/call) and ping`),
           );
       }
     } catch (err) {
-      if (err instanceof McpParamsError) return reply(errorMessage(id, JSONRPC_INVALID_PARAMS, err.message));
+      if (err instanceof McpParamsError) return reply(errorMessage(id, JSONRPC.INVALID_PARAMS, err.message));
       if (err instanceof GatewayError && err.code === 'invalid_arguments' && inputErrorsAreToolErrors(ex.protocolVersion)) {
         // SEP-1303: the model reads a tool execution error and can correct its arguments; a protocol error it never sees.
         return reply(result(id, { content: [{ type: 'text', text: err.message }], isError: true } satisfies CallToolResult));
       }
       if (err instanceof GatewayError) return reply(gatewayErrorMessage(id, err));
       ex.logger.error({ err, method }, 'MCP request failed');
-      return reply(errorMessage(id, JSONRPC_INTERNAL_ERROR, 'internal error in the gateway; it was logged. Retry, or report it if it persists'));
+      return reply(errorMessage(id, JSONRPC.INTERNAL_ERROR, 'internal error in the gateway; it was logged. Retry, or report it if it persists'));
     }
   }
 
@@ -282,9 +276,9 @@ class McpParamsError extends Error {}
  */
 export function batchOf(message: unknown, protocolVersion: string | undefined): { messages: unknown[] } | { refused: JSONRPCMessage } | undefined {
   if (!Array.isArray(message) || !batchesAllowed(protocolVersion)) return undefined;
-  if (message.length === 0) return { refused: errorMessage(null, JSONRPC_INVALID_REQUEST, 'an empty JSON-RPC batch: send at least one message') };
+  if (message.length === 0) return { refused: errorMessage(null, JSONRPC.INVALID_REQUEST, 'an empty JSON-RPC batch: send at least one message') };
   if (message.length > MAX_BATCH_MESSAGES) {
-    return { refused: errorMessage(null, JSONRPC_INVALID_REQUEST, `a JSON-RPC batch of ${message.length} messages; at most ${MAX_BATCH_MESSAGES}: split it`) };
+    return { refused: errorMessage(null, JSONRPC.INVALID_REQUEST, `a JSON-RPC batch of ${message.length} messages; at most ${MAX_BATCH_MESSAGES}: split it`) };
   }
   return { messages: message };
 }
@@ -318,20 +312,19 @@ function result(id: RequestId, value: object): JSONRPCMessage {
 }
 
 export function errorMessage(id: RequestId | null, code: number, message: string, data?: unknown): JSONRPCMessage {
-  // id null answers a message whose id could not be read (JSON-RPC 2.0 §5).
-  return { jsonrpc: '2.0', id: id as RequestId, error: { code, message, ...(data === undefined ? {} : { data }) } };
+  return rpcErrorResponse(id, code, message, data) as JSONRPCMessage;
 }
 
 /** A refusal of the engine as a JSON-RPC error; `data.error_code` is the gateway's code. */
 export function gatewayErrorMessage(id: RequestId | null, err: GatewayError): JSONRPCMessage {
   const code =
     err.code === 'unknown_tool' || err.code === 'invalid_arguments'
-      ? JSONRPC_INVALID_PARAMS
+      ? JSONRPC.INVALID_PARAMS
       : err.code === 'invalid_request'
-        ? JSONRPC_INVALID_REQUEST
+        ? JSONRPC.INVALID_REQUEST
         : err.code === 'internal'
-          ? JSONRPC_INTERNAL_ERROR
-          : JSONRPC_GATEWAY_ERROR;
+          ? JSONRPC.INTERNAL_ERROR
+          : JSONRPC.SERVER_ERROR;
   // The REST hint names the REST route; an MCP client lists tools with tools/list.
   const message = err.message.replace('POST /tool/list to see the available tools.', 'tools/list shows the available tools.');
   return errorMessage(id, code, message, { error_code: err.code, retryable: err.retryable, ...(err.detail ? { detail: err.detail } : {}) });

@@ -10,7 +10,8 @@ import type { Readable, Writable } from 'node:stream';
 import { CappedLines } from '../engine/capped-lines.js';
 import type { Caller, Logger } from '../engine/index.js';
 import { nestsDeeperThan } from '../engine/message-reader.js';
-import { JSONRPC_INVALID_REQUEST, JSONRPC_PARSE_ERROR, ProgressNotifier, batchOf, errorMessage, type McpDoor } from './door.js';
+import { ProgressNotifier, batchOf, errorMessage, type McpDoor } from './door.js';
+import { JSONRPC } from '../wire/jsonrpc.js';
 
 export interface McpStdioOptions {
   door: McpDoor;
@@ -38,14 +39,14 @@ export async function serveMcpStdio({ door, input, output, logger, caller, maxLi
     if (!line.trim()) continue;
     if (nestsDeeperThan(bytes, maxJsonDepth)) {
       // As POST /mcp answers it.
-      send(errorMessage(null, JSONRPC_INVALID_REQUEST, `the message nests arrays/objects deeper than ${maxJsonDepth} levels (limits.max_json_depth); flatten the data`));
+      send(errorMessage(null, JSONRPC.INVALID_REQUEST, `the message nests arrays/objects deeper than ${maxJsonDepth} levels (limits.max_json_depth); flatten the data`));
       continue;
     }
     let message: unknown;
     try {
       message = JSON.parse(line);
     } catch (err) {
-      send(errorMessage(null, JSONRPC_PARSE_ERROR, `the line is not valid JSON: ${(err as Error).message}`));
+      send(errorMessage(null, JSONRPC.PARSE_ERROR, `the line is not valid JSON: ${(err as Error).message}`));
       continue;
     }
     const batch = batchOf(message, protocolVersion);
@@ -108,7 +109,7 @@ async function* linesOf(input: Readable, maxBytes: number, send: (message: unkno
       send(
         errorMessage(
           null,
-          JSONRPC_PARSE_ERROR,
+          JSONRPC.PARSE_ERROR,
           `the line is longer than ${maxBytes} bytes (server.body_limit_bytes); it is skipped up to its newline: send smaller messages or raise the limit`,
         ),
       ),

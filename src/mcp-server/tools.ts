@@ -8,16 +8,10 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolDefinition, ToolParameter } from '../protocol/index.js';
+import { HINT_TAGS } from '../wire/mcp-hints.js';
 
 type JsonSchema = Record<string, unknown>;
 
-/** Tags that map onto MCP's annotation hints (and back, for MCP-sourced tools). */
-export const HINT_TAGS = {
-  readOnlyHint: 'read-only',
-  destructiveHint: 'destructive',
-  idempotentHint: 'idempotent',
-  openWorldHint: 'open-world',
-} as const;
 
 function parameterSchema(p: ToolParameter): JsonSchema {
   const schema: JsonSchema = { type: p.type };

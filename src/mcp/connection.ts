@@ -26,8 +26,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { ToolError, compileJsonSchema, type Logger, type ToolContext } from '../engine/index.js';
 import type { ToolDefinitionInput } from '../protocol/index.js';
-import { sanitize } from '../a2a/tools.js';
-import { HINT_TAGS } from '../mcp-server/tools.js';
+import { toolNamePart } from '../wire/tool-name.js';
+import { HINT_TAGS } from '../wire/mcp-hints.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
 import { eventPacing, mcpFetchFor } from './http-fetch.js';
@@ -278,7 +278,7 @@ export class McpServerConnection {
     const tags = new Set<string>();
     for (const [hint, tag] of Object.entries(HINT_TAGS)) if (hints[hint as keyof typeof hints] === true) tags.add(tag);
     tags.add('mcp');
-    const name = `${sanitize(this.id)}_${sanitize(tool.name)}`;
+    const name = `${toolNamePart(this.id)}_${toolNamePart(tool.name)}`;
     const title = tool.title ?? hints.title;
     return {
       name,

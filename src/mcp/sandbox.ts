@@ -12,7 +12,7 @@ import { chownSync, existsSync, mkdirSync, realpathSync, rmSync, statSync } from
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ShellLimits } from '../tools/shell/config.js';
 import { SANDBOX_GID, SANDBOX_PATH, SANDBOX_UID, SANDBOX_WORKSPACE, probeSandbox, sandboxCommand, unsearchableBySandboxUser } from '../tools/shell/sandbox.js';
-import { sanitize } from '../a2a/tools.js';
+import { toolNamePart } from '../wire/tool-name.js';
 import type { McpServerConfig } from './config.js';
 import { makeScratch, removeStaleScratch } from './scratch.js';
 
@@ -68,7 +68,7 @@ interface Mount {
 
 /** The host directory a sandboxed server `id` keeps its data in: `data_dir`, else `<state_dir>/mcp/<id>`. */
 export function dataDirOf(id: string, config: McpServerConfig, stateDir: string): string {
-  return resolve(config.data_dir ?? join(stateDir, 'mcp', sanitize(id)));
+  return resolve(config.data_dir ?? join(stateDir, 'mcp', toolNamePart(id)));
 }
 
 /**

@@ -19,7 +19,7 @@
 import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { sanitize } from '../a2a/tools.js';
+import { toolNamePart } from '../wire/tool-name.js';
 import { WorkspaceQuota } from '../tools/fs/quota.js';
 import { Workspace } from '../tools/fs/workspace.js';
 import { SANDBOX_GID, SANDBOX_UID } from '../tools/shell/sandbox.js';
@@ -28,7 +28,7 @@ const OWNED = /^a2e-mcp-pid(\d+)-/;
 
 /** A new temporary folder for `id`, owned by this gateway (by the sandbox user when the gateway is root). */
 export function makeScratch(id: string): string {
-  const dir = mkdtempSync(join(tmpdir(), `a2e-mcp-pid${process.pid}-${sanitize(id)}-`));
+  const dir = mkdtempSync(join(tmpdir(), `a2e-mcp-pid${process.pid}-${toolNamePart(id)}-`));
   if (process.getuid?.() === 0) chownSync(dir, SANDBOX_UID, SANDBOX_GID);
   return dir;
 }

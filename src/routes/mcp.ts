@@ -24,8 +24,6 @@ import type { Context } from 'hono';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Admitted, Call, EventBatch, Logger } from '../engine/index.js';
 import {
-  JSONRPC_INVALID_REQUEST,
-  JSONRPC_PARSE_ERROR,
   ProgressNotifier,
   errorMessage,
   batchOf,
@@ -34,6 +32,7 @@ import {
   type McpExchange,
   type McpOutcome,
 } from '../mcp-server/door.js';
+import { JSONRPC } from '../wire/jsonrpc.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp-server/protocol.js';
 import { newId } from '../protocol/index.js';
 import { nestsDeeperThan, readBytes } from './http/body.js';
@@ -96,7 +95,7 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
       // On Node the body is already a Buffer: no second view of its memory.
       message = JSON.parse((Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('utf8'));
     } catch (err) {
-      return sendJson(c, errorMessage(null, JSONRPC_PARSE_ERROR, `the body is not valid JSON: ${(err as Error).message}`), 400);
+      return sendJson(c, errorMessage(null, JSONRPC.PARSE_ERROR, `the body is not valid JSON: ${(err as Error).message}`), 400);
     }
 
     const principal = c.get('principal')?.name ?? null;
@@ -242,9 +241,9 @@ async function settled(c: Context, call: Call): Promise<void> {
 
 function isInvalidRequest(message: JSONRPCMessage): boolean {
   const error = (message as { error?: { code: number } }).error;
-  return error !== undefined && (error.code === JSONRPC_INVALID_REQUEST || error.code === JSONRPC_PARSE_ERROR);
+  return error !== undefined && (error.code === JSONRPC.INVALID_REQUEST || error.code === JSONRPC.PARSE_ERROR);
 }
 
 function jsonRpcError(c: Context, status: 400 | 405 | 406 | 413 | 415, message: string, headers?: Record<string, string>): Response {
-  return c.json(errorMessage(null, JSONRPC_INVALID_REQUEST, message), status, headers);
+  return c.json(errorMessage(null, JSONRPC.INVALID_REQUEST, message), status, headers);
 }

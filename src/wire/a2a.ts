@@ -1,11 +1,22 @@
 /**
- * The two A2A protocol dialects a peer may speak, and the normalised view of
- * what it answers. Answers are read leniently: the reference peers mix 1.0
+ * The A2A wire, shared by the A2A client (src/a2a) and the A2A door (src/a2a-server): the two protocol dialects,
+ * A2A's error codes, and the normalised view of what a peer answers. Answers are read leniently: the reference peers mix 1.0
  * method names with 0.3 shapes, so any mix of both is accepted.
  */
 import { randomUUID } from 'node:crypto';
 
 export type DialectName = '1.0' | '0.3';
+
+/** A2A's own JSON-RPC error codes (beside JSONRPC's in wire/jsonrpc.ts). */
+export const A2A_ERRORS = {
+  TASK_NOT_FOUND: -32001,
+  TASK_NOT_CANCELABLE: -32002,
+  PUSH_NOTIFICATION_NOT_SUPPORTED: -32003,
+  UNSUPPORTED_OPERATION: -32004,
+  EXTENDED_CARD_NOT_CONFIGURED: -32007,
+  /** The peer speaks another protocol version: with METHOD_NOT_FOUND, what makes the A2A client switch dialect. */
+  VERSION_NOT_SUPPORTED: -32009,
+} as const;
 
 export interface Dialect {
   name: DialectName;
