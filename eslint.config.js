@@ -51,6 +51,12 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/utils/**'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [{ group: ['../*'], message: 'src/utils imports nothing of ours outside src/utils' }] }],
+    },
+  },
+  {
     files: ['src/engine/**'],
     rules: {
       'no-restricted-imports': [

@@ -4,7 +4,7 @@
  */
 import type { GatewayConfig } from './config/index.js';
 import { documentOfRoutes, type OpenApiDocument } from './routes/openapi/document.js';
-import { routeSpecs } from './routes/specs.js';
+import { routeSpecs } from './routes/table.js';
 import { VERSION } from './version.js';
 
 export function openApiFor(config: GatewayConfig): OpenApiDocument {

@@ -21,7 +21,7 @@ import { GatewayMetrics } from './observability/metrics.js';
 import { checkPolicyRules } from './config/policy-check.js';
 import { createApp, type AppOptions } from './routes/index.js';
 import { buildSecurity, type ReloadedSecurity, type Security } from './security/index.js';
-import { mountA2eTransport } from './routes/a2e-transport.js';
+import { mountA2eTransport } from './routes/doors/a2e-transport.js';
 import type { HttpLimits } from './routes/http/limits.js';
 import { bearerTokenAuth } from './transport/a2e-http/auth.js';
 import type { A2eTransport } from './transport/a2e-http/index.js';

@@ -9,7 +9,7 @@ import { createAdaptorServer } from '@hono/node-server';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createLogger, Engine, parseConfig, ToolRegistry, type AuditRecord, type ToolContext } from '../src/index.js';
-import { mountA2eTransport } from '../src/routes/a2e-transport.js';
+import { mountA2eTransport } from '../src/routes/doors/a2e-transport.js';
 import { DEFAULT_HTTP_LIMITS } from '../src/routes/http/limits.js';
 import { bearerTokenAuth, TransportConfig, type A2eHttpTransport } from '../src/transport/a2e-http/index.js';
 import { A2eTestClient } from './helpers/a2e-client.js';

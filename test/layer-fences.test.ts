@@ -20,6 +20,7 @@ describe('layer fences (npm run lint)', () => {
     ['src/protocol/x.ts', '../engine/index.js', /src\/protocol imports nothing of ours/],
     ['src/wire/x.ts', '../engine/index.js', /src\/wire imports nothing of ours/],
     ['src/wire/x.ts', '../a2a/client.js', /src\/wire imports nothing of ours/],
+    ['src/utils/x.ts', '../engine/index.js', /src\/utils imports nothing of ours/],
     ['src/engine/x.ts', '../routes/http/errors.js', /src\/engine imports only src\/protocol/],
     ['src/engine/x.ts', '../config/index.js', /src\/engine imports only src\/protocol/],
     ['src/engine/x.ts', '../security/auth.js', /src\/engine imports only src\/protocol/],

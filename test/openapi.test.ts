@@ -79,7 +79,7 @@ describe('OpenAPI', () => {
     }
   });
 
-  // The document of `npm run openapi` comes from the route specs alone (src/routes/specs.ts); it must be
+  // The document of `npm run openapi` comes from the route specs alone (src/routes/table.ts); it must be
   // the very document a running gateway with that config serves, paths and schemas in the same order.
   it.each([
     ['the defaults', {}],

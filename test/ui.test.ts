@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { ToolContext } from '../src/index.js';
 import { asGatewayError, errorResponse } from '../src/routes/http/errors.js';
-import { registerUiRoutes } from '../src/routes/ui.js';
+import { registerUiRoutes } from '../src/routes/pages/ui.js';
 import { launchChromium } from './helpers/browser.js';
 import { gatedPlugin } from './helpers/gated.js';
 import { deferred, definePlugin } from './helpers/plugins.js';

@@ -1,6 +1,6 @@
 /**
  * Builds the console (GET /ui) into dist/ui: one HTML page, one script, one
- * stylesheet, all served by the gateway itself (src/routes/ui.ts).
+ * stylesheet, all served by the gateway itself (src/routes/pages/ui.ts).
  */
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vite';

@@ -1,6 +1,6 @@
 /**
  * The gateway as an MCP server: one JSON-RPC message in, what to answer out.
- * Independent of the transport (Streamable HTTP in routes/mcp.ts, stdio in
+ * Independent of the transport (Streamable HTTP in routes/doors/mcp.ts, stdio in
  * mcp-server/stdio.ts) and of any web framework. Every `tools/call` goes
  * through `Engine.start` like every other door: same validation, policy,
  * timeouts, events, audit and metrics (door "mcp").

@@ -5,7 +5,7 @@
  * the SDK is registered. Attributes name tools, doors, methods, hosts and outcomes — never
  * argument values, paths and queries of requested URLs, headers or bodies.
  *
- *   request (SERVER, routes/trace.ts) → call (INTERNAL, engine via CallTracer) → hop (CLIENT: A2A, MCP, http_request)
+ *   request (SERVER, routes/http/trace.ts) → call (INTERNAL, engine via CallTracer) → hop (CLIENT: A2A, MCP, http_request)
  *
  * Each hop carries its span to the peer as W3C `traceparent`; an incoming `traceparent` continues the caller's trace.
  */

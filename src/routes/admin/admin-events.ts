@@ -8,14 +8,14 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { describeCall, type Call, type CallActivity, type CallStore, type Engine } from '../engine/index.js';
-import { ErrorMessage } from '../protocol/index.js';
-import type { CallAccess } from './calls.js';
-import { CallState } from './openapi/calls.js';
-import { requestHeader } from './http/node.js';
-import type { HttpLimits } from './http/limits.js';
-import { sseFrame, streamSse } from './http/sse.js';
-import { publicUrl, type PublicUrlOptions } from './http/urls.js';
+import { describeCall, type Call, type CallActivity, type CallStore, type Engine } from '../../engine/index.js';
+import { ErrorMessage } from '../../protocol/index.js';
+import type { CallAccess } from '../api/calls.js';
+import { CallState } from '../api/calls.spec.js';
+import { requestHeader } from '../http/node.js';
+import type { HttpLimits } from '../http/limits.js';
+import { sseFrame, streamSse } from '../http/sse.js';
+import { publicUrl, type PublicUrlOptions } from '../http/urls.js';
 
 export const CallActivitySchema = z
   .object({

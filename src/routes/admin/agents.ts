@@ -1,7 +1,7 @@
 /** GET /agents: each configured A2A agent's state, tools and last error. */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { AgentsResponse, type AgentStatus } from '../protocol/index.js';
-import type { AdminCheck } from './http/admin.js';
+import { AgentsResponse, type AgentStatus } from '../../protocol/index.js';
+import type { AdminCheck } from '../http/admin.js';
 import { registerSourceStatusRoute, sourceStatusRoute } from './source-status.js';
 
 const AGENTS_EXAMPLE = {

@@ -1,7 +1,7 @@
 /** GET /mcp-servers: each configured MCP server's state, tools and last error. */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { McpServersResponse, type McpServerStatus } from '../protocol/index.js';
-import type { AdminCheck } from './http/admin.js';
+import { McpServersResponse, type McpServerStatus } from '../../protocol/index.js';
+import type { AdminCheck } from '../http/admin.js';
 import { registerSourceStatusRoute, sourceStatusRoute } from './source-status.js';
 
 const EXAMPLE = {

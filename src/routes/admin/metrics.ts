@@ -1,8 +1,8 @@
 /** GET /metrics: Prometheus text exposition of the gateway's metrics. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
-import type { GatewayMetrics } from '../observability/metrics.js';
-import type { AdminCheck } from './http/admin.js';
+import type { GatewayMetrics } from '../../observability/metrics.js';
+import type { AdminCheck } from '../http/admin.js';
 
 const EXAMPLE = [
   '# HELP a2e_tool_calls_total Tool calls by tool, kind and outcome (success, tool_error, or the error code of a refused call)',

@@ -8,11 +8,11 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
-import { GatewayError } from '../engine/index.js';
-import { ErrorMessage, type AgentStatus } from '../protocol/index.js';
-import { UnavailableToolStatus } from './docs.js';
-import { errorResponse } from './http/errors.js';
-import { jsonResponse } from './http/respond.js';
+import { GatewayError } from '../../engine/index.js';
+import { ErrorMessage, type AgentStatus } from '../../protocol/index.js';
+import { UnavailableToolStatus } from '../pages/docs.js';
+import { errorResponse } from '../http/errors.js';
+import { jsonResponse } from '../http/respond.js';
 
 export const Readiness = z
   .object({

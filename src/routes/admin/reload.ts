@@ -3,11 +3,11 @@
  * other admin views it needs a token with `admin: true` when auth is on.
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { GatewayError } from '../engine/index.js';
-import { ErrorMessage } from '../protocol/index.js';
-import { NO_CONFIG_FILE, type ReloadOutcome } from '../reload/reloader.js';
-import type { AdminCheck } from './http/admin.js';
-import { jsonResponse } from './http/respond.js';
+import { GatewayError } from '../../engine/index.js';
+import { ErrorMessage } from '../../protocol/index.js';
+import { NO_CONFIG_FILE, type ReloadOutcome } from '../../reload/reloader.js';
+import type { AdminCheck } from '../http/admin.js';
+import { jsonResponse } from '../http/respond.js';
 
 const ReloadResponse = z
   .object({

@@ -6,8 +6,8 @@
  */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { z } from 'zod';
-import type { AdminCheck } from './http/admin.js';
-import { jsonResponse } from './http/respond.js';
+import type { AdminCheck } from '../http/admin.js';
+import { jsonResponse } from '../http/respond.js';
 
 export interface SourceStatusRoute<K extends string, T> {
   path: `/${string}`;

@@ -2,7 +2,7 @@
 import { createRoute } from '@hono/zod-openapi';
 import { z } from 'zod';
 import { ErrorMessage, ToolCallRequest, ToolCallResponse } from '../../protocol/index.js';
-import { SseCallPayload, examples, requestExamples, tryItExamples } from './tools.js';
+import { SseCallPayload, examples, requestExamples, tryItExamples } from './tools.spec.js';
 
 export const CallState = z
   .enum(['running', 'completed', 'failed', 'canceled'])

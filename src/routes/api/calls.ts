@@ -6,12 +6,12 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { GatewayError, isCallId, type CallStore, type CallView, type Caller, type Engine, type Logger } from '../engine/index.js';
-import { ToolCallRequest } from '../protocol/index.js';
-import { readJson } from './http/body.js';
-import { streamCall } from './http/call-stream.js';
-import type { HttpLimits } from './http/limits.js';
-import { requestLogger } from './http/request.js';
+import { GatewayError, isCallId, type CallStore, type CallView, type Caller, type Engine, type Logger } from '../../engine/index.js';
+import { ToolCallRequest } from '../../protocol/index.js';
+import { readJson } from '../http/body.js';
+import { streamCall } from '../http/call-stream.js';
+import type { HttpLimits } from '../http/limits.js';
+import { requestLogger } from '../http/request.js';
 import {
   callEventsRoute,
   cancelCallRoute,
@@ -19,12 +19,12 @@ import {
   startCallRoute,
   type CallAccepted,
   type CallResource,
-} from './openapi/calls.js';
-import { publicUrl, type PublicUrlOptions } from './http/urls.js';
-import { requestHeader } from './http/node.js';
-import { startCall } from './http/caller.js';
-import type { AdmittedCaller } from '../security/access.js';
-import { jsonResponse } from './http/respond.js';
+} from './calls.spec.js';
+import { publicUrl, type PublicUrlOptions } from '../http/urls.js';
+import { requestHeader } from '../http/node.js';
+import { startCall } from '../http/caller.js';
+import type { AdmittedCaller } from '../../security/access.js';
+import { jsonResponse } from '../http/respond.js';
 
 /**
  * Who may read a call's events. The seam for auth: EventSource cannot send an

@@ -1,12 +1,12 @@
 /** POST /handshake: open a session and negotiate capabilities. */
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
-import { GatewayError, quotaKey, type SessionManager } from '../engine/index.js';
-import { ErrorMessage, HandshakeRequest, HandshakeResponse } from '../protocol/index.js';
-import { refusal, type Authenticate } from '../security/auth.js';
-import { readJson } from './http/body.js';
-import type { HttpLimits } from './http/limits.js';
-import type { ProxyTrust } from './http/proxy-trust.js';
-import { jsonResponse } from './http/respond.js';
+import { GatewayError, quotaKey, type SessionManager } from '../../engine/index.js';
+import { ErrorMessage, HandshakeRequest, HandshakeResponse } from '../../protocol/index.js';
+import { refusal, type Authenticate } from '../../security/auth.js';
+import { readJson } from '../http/body.js';
+import type { HttpLimits } from '../http/limits.js';
+import type { ProxyTrust } from '../http/proxy-trust.js';
+import { jsonResponse } from '../http/respond.js';
 
 export const handshakeRoute = createRoute({
   method: 'post',

@@ -4,18 +4,18 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import type { Caller, Engine, Logger } from '../engine/index.js';
-import { ToolCallRequest, ToolListRequest, newId, nowTs, PROTOCOL_VERSION } from '../protocol/index.js';
-import { readJson } from './http/body.js';
-import { startCall } from './http/caller.js';
-import type { AdmittedCaller } from '../security/access.js';
-import { onClientGone } from './http/disconnect.js';
-import { streamCall } from './http/call-stream.js';
-import type { HttpLimits } from './http/limits.js';
-import { accessLineOf, requestLogger } from './http/request.js';
-import { sendJson, sendJsonBody, jsonResponse } from './http/respond.js';
-import { callRoute, listRoute } from './openapi/tools.js';
-import { requestHeader } from './http/node.js';
+import type { Caller, Engine, Logger } from '../../engine/index.js';
+import { ToolCallRequest, ToolListRequest, newId, nowTs, PROTOCOL_VERSION } from '../../protocol/index.js';
+import { readJson } from '../http/body.js';
+import { startCall } from '../http/caller.js';
+import type { AdmittedCaller } from '../../security/access.js';
+import { onClientGone } from '../http/disconnect.js';
+import { streamCall } from '../http/call-stream.js';
+import type { HttpLimits } from '../http/limits.js';
+import { accessLineOf, requestLogger } from '../http/request.js';
+import { sendJson, sendJsonBody, jsonResponse } from '../http/respond.js';
+import { callRoute, listRoute } from './tools.spec.js';
+import { requestHeader } from '../http/node.js';
 
 export interface ToolRoutesDeps {
   engine: Engine;

@@ -8,16 +8,16 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { A2AHandler, agentCard, asRpcError, parseRpcRequest, rpcError, rpcResult, RPC, RpcError, type A2AServerConfig, type RpcId, type RpcStream } from '../a2a-server/index.js';
-import { GatewayError, type Admitted, type Call, type CallStore, type Caller, type Engine, type Logger } from '../engine/index.js';
-import { nestsDeeperThan, readBytes } from './http/body.js';
-import type { HttpLimits } from './http/limits.js';
-import { onClientGone } from './http/disconnect.js';
-import { requestHeader } from './http/node.js';
-import { requestLogger } from './http/request.js';
-import { sendJson } from './http/respond.js';
-import { sseFrame, streamSse } from './http/sse.js';
-import { publicUrl, type PublicUrlOptions } from './http/urls.js';
+import { A2AHandler, agentCard, asRpcError, parseRpcRequest, rpcError, rpcResult, RPC, RpcError, type A2AServerConfig, type RpcId, type RpcStream } from '../../a2a-server/index.js';
+import { GatewayError, type Admitted, type Call, type CallStore, type Caller, type Engine, type Logger } from '../../engine/index.js';
+import { nestsDeeperThan, readBytes } from '../http/body.js';
+import type { HttpLimits } from '../http/limits.js';
+import { onClientGone } from '../http/disconnect.js';
+import { requestHeader } from '../http/node.js';
+import { requestLogger } from '../http/request.js';
+import { sendJson } from '../http/respond.js';
+import { sseFrame, streamSse } from '../http/sse.js';
+import { publicUrl, type PublicUrlOptions } from '../http/urls.js';
 
 export const AGENT_CARD_PATH = '/.well-known/agent-card.json';
 

@@ -7,7 +7,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Engine, Logger, SessionManager } from '../engine/index.js';
+import type { Engine, Logger, SessionManager } from '../../engine/index.js';
 import {
   A2eHttpTransport,
   TransportRefusal,
@@ -18,17 +18,17 @@ import {
   type RefusalKind,
   type TransportConfig,
   type TransportMemoryLimits,
-} from '../transport/a2e-http/index.js';
-import { GatewayError } from '../engine/index.js';
-import { readBytes } from './http/body.js';
-import { transportRoutes } from './openapi/a2e-transport.js';
-import type { HttpLimits } from './http/limits.js';
-import { sseFrame, streamSse } from './http/sse.js';
-import { errorMessage } from './http/errors.js';
-import { requestHeader } from './http/node.js';
-import { proxyTrust, type TrustProxySetting } from './http/proxy-trust.js';
-import { WWW_AUTHENTICATE } from '../security/auth.js';
-import { jsonResponse } from './http/respond.js';
+} from '../../transport/a2e-http/index.js';
+import { GatewayError } from '../../engine/index.js';
+import { readBytes } from '../http/body.js';
+import { transportRoutes } from './a2e-transport.spec.js';
+import type { HttpLimits } from '../http/limits.js';
+import { sseFrame, streamSse } from '../http/sse.js';
+import { errorMessage } from '../http/errors.js';
+import { requestHeader } from '../http/node.js';
+import { proxyTrust, type TrustProxySetting } from '../http/proxy-trust.js';
+import { WWW_AUTHENTICATE } from '../../security/auth.js';
+import { jsonResponse } from '../http/respond.js';
 
 export interface A2eTransportDeps {
   engine: Engine;

@@ -22,7 +22,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { Admitted, Call, EventBatch, Logger } from '../engine/index.js';
+import type { Admitted, Call, EventBatch, Logger } from '../../engine/index.js';
 import {
   ProgressNotifier,
   errorMessage,
@@ -31,19 +31,19 @@ import {
   type McpDoor,
   type McpExchange,
   type McpOutcome,
-} from '../mcp-server/door.js';
-import { JSONRPC } from '../wire/jsonrpc.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '../mcp-server/protocol.js';
-import { newId } from '../protocol/index.js';
-import { nestsDeeperThan, readBytes } from './http/body.js';
-import type { HttpLimits } from './http/limits.js';
-import { onClientGone } from './http/disconnect.js';
-import { asGatewayError } from './http/errors.js';
-import { requestHeader } from './http/node.js';
-import { requestLogger } from './http/request.js';
-import { sendJson, sendJsonText } from './http/respond.js';
-import { sseFrame, streamSse } from './http/sse.js';
-import { mcpRoute, mcpStreamRoute } from './openapi/mcp.js';
+} from '../../mcp-server/door.js';
+import { JSONRPC } from '../../wire/jsonrpc.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '../../mcp-server/protocol.js';
+import { newId } from '../../protocol/index.js';
+import { nestsDeeperThan, readBytes } from '../http/body.js';
+import type { HttpLimits } from '../http/limits.js';
+import { onClientGone } from '../http/disconnect.js';
+import { asGatewayError } from '../http/errors.js';
+import { requestHeader } from '../http/node.js';
+import { requestLogger } from '../http/request.js';
+import { sendJson, sendJsonText } from '../http/respond.js';
+import { sseFrame, streamSse } from '../http/sse.js';
+import { mcpRoute, mcpStreamRoute } from './mcp.spec.js';
 
 export const MCP_PATH = mcpRoute.path;
 const SESSION_HEADER = 'mcp-session-id';

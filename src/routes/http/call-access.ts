@@ -16,7 +16,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { GatewayError, type CallView } from '../../engine/index.js';
-import type { CallAccess } from '../calls.js';
+import type { CallAccess } from '../api/calls.js';
 
 /**
  * `key` gives the HMAC key: by default one made here (valid in this process only); with a shared store, the

@@ -6,8 +6,8 @@
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { startServerSpan, type ActiveSpan } from '../observability/tracing.js';
-import { nodeRequest, nodeResponse } from './http/node.js';
+import { startServerSpan, type ActiveSpan } from '../../observability/tracing.js';
+import { nodeRequest, nodeResponse } from './node.js';
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 

@@ -7,9 +7,9 @@ import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
-import type { Engine } from '../engine/index.js';
-import type { StoreHealth } from '../store/index.js';
-import { jsonResponse } from './http/respond.js';
+import type { Engine } from '../../engine/index.js';
+import type { StoreHealth } from '../../store/index.js';
+import { jsonResponse } from '../http/respond.js';
 
 const require = createRequire(import.meta.url);
 

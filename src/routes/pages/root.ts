@@ -4,7 +4,7 @@
  * JSON index of where to go. Not part of the API, so not in the OpenAPI document.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { jsonResponse } from './http/respond.js';
+import { jsonResponse } from '../http/respond.js';
 
 export interface RootDeps {
   basePath: string;

@@ -7,9 +7,9 @@
 import { readFile } from 'node:fs/promises';
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { z } from 'zod';
-import { GatewayError } from '../engine/index.js';
-import { distFile } from '../package-root.js';
-import { ErrorMessage } from '../protocol/index.js';
+import { GatewayError } from '../../engine/index.js';
+import { distFile } from '../../package-root.js';
+import { ErrorMessage } from '../../protocol/index.js';
 
 /** Headers of every console answer. `connect-src 'self'` covers fetch and EventSource to the gateway. */
 export const UI_SECURITY_HEADERS: Readonly<Record<string, string>> = {

@@ -1,7 +1,7 @@
 /**
  * The A2E HTTP message transport, without the HTTP: sessions (created,
  * found, expired, closed), message intake and stream attachment. The Hono
- * adapter in src/routes/a2e-transport.ts maps it onto routes.
+ * adapter in src/routes/doors/a2e-transport.ts maps it onto routes.
  */
 import { randomBytes } from 'node:crypto';
 import { ByteBudget, SessionManager, type StopReason } from '../../engine/index.js';
