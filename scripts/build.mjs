@@ -24,7 +24,7 @@ const DIST = join(ROOT, 'dist');
  */
 const ENTRIES = [
   'cli', // the a2e-gateway command (package.json "bin")
-  'tools/fs/worker-main', // the privilege-separated file tools' child process (fork, src/tools/fs/worker.ts)
+  'tools/fs/worker/worker-main', // the privilege-separated file tools' child process (fork, src/tools/fs/worker/worker.ts)
 ];
 
 /**

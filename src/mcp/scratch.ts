@@ -20,8 +20,8 @@ import { chownSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { toolNamePart } from '../wire/tool-name.js';
-import { WorkspaceQuota } from '../tools/fs/quota.js';
-import { Workspace } from '../tools/fs/workspace.js';
+import { WorkspaceQuota } from '../tools/fs/confinement/quota.js';
+import { Workspace } from '../tools/fs/confinement/workspace.js';
 import { SANDBOX_GID, SANDBOX_UID } from '../tools/shell/sandbox.js';
 
 const OWNED = /^a2e-mcp-pid(\d+)-/;

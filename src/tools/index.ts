@@ -8,8 +8,8 @@ import type { ToolsConfig } from './config.js';
 import { fsPlugin } from './fs/plugin.js';
 import { httpPlugin } from './http/plugin.js';
 import { shellPlugin } from './shell/plugin.js';
-import { WorkspaceQuota } from './fs/quota.js';
-import { Workspace } from './fs/workspace.js';
+import { WorkspaceQuota } from './fs/confinement/quota.js';
+import { Workspace } from './fs/confinement/workspace.js';
 import { evalPlugin } from './eval/plugin.js';
 import type { NativeContext } from './native-context.js';
 

@@ -1,7 +1,7 @@
 /** What the native tool groups share, built once by `nativePlugins` (src/tools/index.ts) and handed to each. */
 import type { Logger } from '../engine/index.js';
-import type { WorkspaceQuota } from './fs/quota.js';
-import type { Workspace } from './fs/workspace.js';
+import type { WorkspaceQuota } from './fs/confinement/quota.js';
+import type { Workspace } from './fs/confinement/workspace.js';
 
 export interface NativeContext {
   /** Absolute path of the workspace root (tools.fs.root resolved against the working directory). */

@@ -1,12 +1,12 @@
 /**
- * The file tools worker's answer pipe (tools/fs/answer-stream.ts) keeps a
+ * The file tools worker's answer pipe (tools/fs/worker/answer-stream.ts) keeps a
  * line only up to its limit: an answer's JSON text over it fails that one
  * call, saying so, and reading resyncs after it; a header line over it is the
  * worker's fault (the reader throws: the worker is stopped).
  */
 import { describe, expect, it } from 'vitest';
-import { FrameReader, frameOf } from '../../src/tools/fs/answer-stream.js';
-import type { FromWorker } from '../../src/tools/fs/worker-protocol.js';
+import { FrameReader, frameOf } from '../../src/tools/fs/worker/answer-stream.js';
+import type { FromWorker } from '../../src/tools/fs/worker/worker-protocol.js';
 
 const LIMIT = 1000;
 const output = (id: number, json: string): FromWorker => ({ type: 'done', id, used: null, answer: { kind: 'output', json, summary: undefined, exitCode: null, truncated: false } });

@@ -1,11 +1,11 @@
 /**
- * The file tools worker's framed answers (tools/fs/answer-stream.ts): every message arrives whole and in order
+ * The file tools worker's framed answers (tools/fs/worker/answer-stream.ts): every message arrives whole and in order
  * however the pipe cuts its bytes, an output answer's JSON text arrives as it was sent (its UTF-8 bytes, which the
  * gateway answers with as they are), and anything that is not a frame is refused.
  */
 import { describe, expect, it } from 'vitest';
-import { FrameReader, frameOf } from '../../src/tools/fs/answer-stream.js';
-import type { FromWorker } from '../../src/tools/fs/worker-protocol.js';
+import { FrameReader, frameOf } from '../../src/tools/fs/worker/answer-stream.js';
+import type { FromWorker } from '../../src/tools/fs/worker/worker-protocol.js';
 
 const listing = JSON.stringify({
   path: 'dir',

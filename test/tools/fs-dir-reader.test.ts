@@ -1,6 +1,6 @@
 /**
  * list_dir reads each directory whole (names, types, file sizes) in one trip
- * to a helper thread (src/tools/fs/dir-reader.ts). Checked against what the
+ * to a helper thread (src/tools/fs/confinement/dir-reader.ts). Checked against what the
  * file system says, in the gateway and in the privilege-separated worker (a
  * root gateway with a workspace owned by another user): every entry of a large
  * directory with the right type and size, symlinks reported and never followed
@@ -13,7 +13,7 @@ import { chownSync, closeSync, constants, lstatSync, mkdirSync, mkdtempSync, ope
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readDirectory } from '../../src/tools/fs/dir-reader.js';
+import { readDirectory } from '../../src/tools/fs/confinement/dir-reader.js';
 import { callBody, postJson, startGateway, type TestGateway } from '../helpers/server.js';
 import { childPids } from '../security/helpers.js';
 

@@ -1,10 +1,10 @@
 /**
- * The file tools worker's IPC batching (src/tools/fs/ipc-batch.ts): what one
+ * The file tools worker's IPC batching (src/tools/fs/worker/ipc-batch.ts): what one
  * event-loop turn sends goes as one message, in order; a lone message goes as
  * itself; the next turn starts a new batch; eachMessage unpacks either.
  */
 import { describe, expect, it } from 'vitest';
-import { batchedSender, eachMessage, type Batch } from '../../src/tools/fs/ipc-batch.js';
+import { batchedSender, eachMessage, type Batch } from '../../src/tools/fs/worker/ipc-batch.js';
 
 type M = { type: 'call'; id: number };
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));

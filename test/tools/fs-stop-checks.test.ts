@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataOf } from '../helpers/tool-data.js';
 import { ToolError, type ToolOutput } from '../../src/engine/index.js';
 import { runFsTool, type FsContext } from '../../src/tools/fs/dispatch.js';
-import { WorkspaceQuota } from '../../src/tools/fs/quota.js';
-import { Workspace } from '../../src/tools/fs/workspace.js';
+import { WorkspaceQuota } from '../../src/tools/fs/confinement/quota.js';
+import { Workspace } from '../../src/tools/fs/confinement/workspace.js';
 
 let tmp: string;
 let root: string;

@@ -11,10 +11,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataOf } from '../helpers/tool-data.js';
-import { listDirTool } from '../../src/tools/fs/list.js';
-import { readFileTool } from '../../src/tools/fs/read.js';
-import { answerOnThisThread, answersOnThisThread, helperThreads } from '../../src/tools/fs/sync-threads.js';
-import { Workspace } from '../../src/tools/fs/workspace.js';
+import { listDirTool } from '../../src/tools/fs/tools/list.js';
+import { readFileTool } from '../../src/tools/fs/tools/read.js';
+import { answerOnThisThread, answersOnThisThread, helperThreads } from '../../src/tools/fs/worker/sync-threads.js';
+import { Workspace } from '../../src/tools/fs/confinement/workspace.js';
 
 let tmp: string;
 let ws: Workspace;

@@ -1,5 +1,5 @@
 /**
- * read_file's and list_dir's one-trip fast path (src/tools/fs/sync-threads.ts,
+ * read_file's and list_dir's one-trip fast path (src/tools/fs/worker/sync-threads.ts,
  * Workspace.openAndRead / listDirect): it answers only for a path with no
  * symlink on it, opened by descriptors from the root; anything else (a
  * symlink anywhere on the path, something missing, a directory, a FIFO) is
@@ -14,9 +14,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataOf } from '../helpers/tool-data.js';
-import { listDirTool } from '../../src/tools/fs/list.js';
-import { readFileTool } from '../../src/tools/fs/read.js';
-import { Workspace } from '../../src/tools/fs/workspace.js';
+import { listDirTool } from '../../src/tools/fs/tools/list.js';
+import { readFileTool } from '../../src/tools/fs/tools/read.js';
+import { Workspace } from '../../src/tools/fs/confinement/workspace.js';
 
 let tmp: string;
 let root: string;

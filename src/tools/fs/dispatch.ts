@@ -1,11 +1,11 @@
 /** One file tool call on a workspace: the same code whether it runs in the gateway or in the privilege-separated worker. */
 import { stoppedOf, type FsContext, type FsLimits } from './context.js';
-import { grepTool, type GrepArgs } from './grep.js';
-import { globTool, listDirTool } from './list.js';
-import type { WorkspaceQuota } from './quota.js';
-import { readFileTool, type ReadArgs } from './read.js';
-import type { Workspace } from './workspace.js';
-import { editFileTool, writeFileTool, type EditArgs, type WriteArgs } from './write.js';
+import { grepTool, type GrepArgs } from './tools/grep.js';
+import { globTool, listDirTool } from './tools/list.js';
+import type { WorkspaceQuota } from './confinement/quota.js';
+import { readFileTool, type ReadArgs } from './tools/read.js';
+import type { Workspace } from './confinement/workspace.js';
+import { editFileTool, writeFileTool, type EditArgs, type WriteArgs } from './tools/write.js';
 
 export type { FsContext, FsLimits } from './context.js';
 

@@ -5,7 +5,7 @@ import type { NativeContext } from '../native-context.js';
 import type { FsConfig } from './config.js';
 import { EDIT_FILE, GLOB, GREP, LIST_DIR, READ_FILE, WRITE_FILE } from './definitions.js';
 import { runFsTool, WRITING_TOOLS } from './dispatch.js';
-import { FsWorker } from './worker.js';
+import { FsWorker } from './worker/worker.js';
 
 export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin {
   const ws = native.files;

@@ -7,11 +7,11 @@ import { existsSync } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
 import { ToolError, ToolOutput, type Logger, type PluginHost, type ToolContext, type ToolPlugin, type UnavailableTool } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
-import type { WorkspaceQuota } from '../fs/quota.js';
-import type { Workspace } from '../fs/workspace.js';
+import type { WorkspaceQuota } from '../fs/confinement/quota.js';
+import type { Workspace } from '../fs/confinement/workspace.js';
 import type { NativeContext } from '../native-context.js';
 import type { ShellConfig } from './config.js';
-import type { Dir } from '../fs/dir.js';
+import type { Dir } from '../fs/confinement/dir.js';
 import { runProcess, type RunResult } from './run.js';
 import {
   SANDBOX_GID,

@@ -9,7 +9,7 @@
  */
 import type { Stats } from 'node:fs';
 import { lstat } from 'node:fs/promises';
-import { ToolError } from '../../engine/index.js';
+import { ToolError } from '../../../engine/index.js';
 import { walk } from './walk.js';
 import type { Workspace } from './workspace.js';
 

@@ -7,9 +7,9 @@
  */
 import type { Dirent } from 'node:fs';
 import { readdir } from 'node:fs/promises';
-import { ToolError } from '../../engine/index.js';
+import { ToolError } from '../../../engine/index.js';
 import { at, openChild, self, type Dir } from './dir.js';
-import type { Stopped } from './context.js';
+import type { Stopped } from '../context.js';
 import { readDirectory, type EntryType } from './dir-reader.js';
 
 export type { EntryType };

@@ -13,9 +13,9 @@
 import { closeSync, constants, readlinkSync, type Stats } from 'node:fs';
 import { access, lstat, mkdir, open, realpath, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
-import { ToolError } from '../../engine/index.js';
+import { ToolError } from '../../../engine/index.js';
 import { at, DIR_FLAGS, notADirectory, openChild, openRootDir, type Dir } from './dir.js';
-import { listDirectory, openAndRead, type OpenedFile, type RawListing } from './sync-threads.js';
+import { listDirectory, openAndRead, type OpenedFile, type RawListing } from '../worker/sync-threads.js';
 
 /** A path inside the workspace: its real absolute location and how to show it to the caller. */
 export interface WorkspacePath {

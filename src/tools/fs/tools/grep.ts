@@ -1,11 +1,11 @@
 /** grep: a regular expression over the text files below a path, bounded in files, bytes and matches. */
 import picomatch from 'picomatch';
-import { ToolError, ToolOutput } from '../../engine/index.js';
-import type { FsContext } from './context.js';
+import { ToolError, ToolOutput } from '../../../engine/index.js';
+import type { FsContext } from '../context.js';
 import { LineMatcher, type LineMatch } from './line-matcher.js';
 import { clampLimit, directory, MAX_SCANNED } from './list.js';
-import { walk } from './walk.js';
-import type { Workspace } from './workspace.js';
+import { walk } from '../confinement/walk.js';
+import type { Workspace } from '../confinement/workspace.js';
 
 type OpenFile = Awaited<ReturnType<Workspace['openRegular']>>;
 

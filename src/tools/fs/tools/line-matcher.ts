@@ -6,7 +6,7 @@
  * (timeout, cancel, disconnect).
  */
 import { Worker } from 'node:worker_threads';
-import { ToolError } from '../../engine/index.js';
+import { ToolError } from '../../../engine/index.js';
 
 export interface LineMatch {
   line: number;

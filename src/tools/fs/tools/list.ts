@@ -1,12 +1,12 @@
 /** list_dir, glob and grep: bounded walks over the workspace. */
-import type { Dir } from './dir.js';
+import type { Dir } from '../confinement/dir.js';
 import picomatch from 'picomatch';
-import { ToolError, ToolOutput } from '../../engine/index.js';
-import type { FsContext, Stopped } from './context.js';
+import { ToolError, ToolOutput } from '../../../engine/index.js';
+import type { FsContext, Stopped } from '../context.js';
 import { listingJson } from './listing-json.js';
-import type { RawListing } from './sync-threads.js';
-import { walk, type EntryType } from './walk.js';
-import type { Workspace } from './workspace.js';
+import type { RawListing } from '../worker/sync-threads.js';
+import { walk, type EntryType } from '../confinement/walk.js';
+import type { Workspace } from '../confinement/workspace.js';
 
 export const DEFAULT_LIMIT = 1000;
 export const MAX_LIMIT = 10_000;

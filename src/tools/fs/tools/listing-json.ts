@@ -10,8 +10,8 @@
  * order, and any name JSON cannot carry as it is (a quote, a backslash, a
  * control character, a surrogate) escaped by `JSON.stringify` itself.
  */
-import { JsonText } from '../../engine/index.js';
-import { ENTRY_TYPES, type RawListing } from './sync-threads.js';
+import { JsonText } from '../../../engine/index.js';
+import { ENTRY_TYPES, type RawListing } from '../worker/sync-threads.js';
 
 /** Characters a JSON string holds as they are: anything but a quote, a backslash, a control character or a surrogate. */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what PLAIN must rule out

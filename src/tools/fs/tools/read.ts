@@ -1,8 +1,8 @@
 /** read_file: text by lines (valid UTF-8 only) or raw bytes as base64, bounded by max_read_bytes. */
 import { close, read } from 'node:fs';
-import { ToolError, ToolOutput } from '../../engine/index.js';
-import type { Workspace, WorkspacePath } from './workspace.js';
-import type { Stopped } from './context.js';
+import { ToolError, ToolOutput } from '../../../engine/index.js';
+import type { Workspace, WorkspacePath } from '../confinement/workspace.js';
+import type { Stopped } from '../context.js';
 
 export interface ReadArgs {
   path: string;

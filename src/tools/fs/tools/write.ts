@@ -2,10 +2,10 @@
 import { randomBytes } from 'node:crypto';
 import { constants } from 'node:fs';
 import { link, lstat, open, rename, unlink } from 'node:fs/promises';
-import { ToolError } from '../../engine/index.js';
-import { at, type Dir } from './dir.js';
-import { diskBytes, estimateDiskBytes, type WorkspaceQuota } from './quota.js';
-import type { Workspace, WorkspacePath } from './workspace.js';
+import { ToolError } from '../../../engine/index.js';
+import { at, type Dir } from '../confinement/dir.js';
+import { diskBytes, estimateDiskBytes, type WorkspaceQuota } from '../confinement/quota.js';
+import type { Workspace, WorkspacePath } from '../confinement/workspace.js';
 
 export interface WriteArgs {
   path: string;

@@ -5,10 +5,10 @@
  * with the same code as the gateway (dispatch.ts), so a race that somehow won
  * would find only what that user — the one commands run as — can reach anyway.
  */
-import { IdTable, JsonText, ToolError, ToolOutput } from '../../engine/index.js';
-import { runFsTool, type FsContext, type FsLimits } from './dispatch.js';
-import { WorkspaceQuota } from './quota.js';
-import { Workspace } from './workspace.js';
+import { IdTable, JsonText, ToolError, ToolOutput } from '../../../engine/index.js';
+import { runFsTool, type FsContext, type FsLimits } from '../dispatch.js';
+import { WorkspaceQuota } from '../confinement/quota.js';
+import { Workspace } from '../confinement/workspace.js';
 import { answerOnThisThread } from './sync-threads.js';
 import { Socket } from 'node:net';
 import { batchedSender, eachMessage, type Batch } from './ipc-batch.js';

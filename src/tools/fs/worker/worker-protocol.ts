@@ -2,7 +2,7 @@
  * Messages between the gateway and the privilege-separated file tools worker (worker.ts, worker-main.ts):
  * ToWorker on the IPC channel, FromWorker on a pipe of their own (answer-stream.ts).
  */
-import type { FsLimits } from './dispatch.js';
+import type { FsLimits } from '../dispatch.js';
 
 /** The descriptor number the worker finds the workspace root at (stdio slot 4 of the fork). */
 export const ROOT_FD = 4;

@@ -8,17 +8,17 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { IdTable, JsonText, ToolError, ToolOutput, type Logger, type ToolContext } from '../../engine/index.js';
-import { distFile } from '../../package-root.js';
-import type { FsContext, FsLimits } from './dispatch.js';
-import type { Owner, Workspace } from './workspace.js';
+import { IdTable, JsonText, ToolError, ToolOutput, type Logger, type ToolContext } from '../../../engine/index.js';
+import { distFile } from '../../../package-root.js';
+import type { FsContext, FsLimits } from '../dispatch.js';
+import type { Owner, Workspace } from '../confinement/workspace.js';
 import { handOut } from './hand-out.js';
 import { batchedSender } from './ipc-batch.js';
 import { FrameReader } from './answer-stream.js';
 import { ANSWER_FD, ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
 
 /** The worker, built to its own file in dist/ (`npm test` builds it before the tests run the sources). */
-const workerPath = (): string => distFile('tools/fs/worker-main.js');
+const workerPath = (): string => distFile('tools/fs/worker/worker-main.js');
 
 interface Pending {
   ctx: FsContext;
