@@ -119,6 +119,19 @@ describe('import graph of src/', () => {
     const found = cycles(folders).map((c) => c.join(' ⇄ '));
     expect(found, `folder cycles in src/ (file-level edges: ${edgesOf(graph, found)}):\n${found.join('\n')}`).toEqual([]);
   });
+
+  it.each([
+    // threads ← confinement ← tools ← dispatch ← worker
+    ['tools/fs', ['confinement', 'threads', 'tools', 'worker', 'dispatch.ts']],
+    // http (the plumbing) ← api, doors, admin, pages ← table.ts ← app.ts
+    ['routes', ['http', 'api', 'doors', 'admin', 'pages', 'openapi', 'table.ts', 'app.ts']],
+  ])('the folders of %s import one way (its top files stand alone)', (folder, parts) => {
+    const root = join(SRC, folder);
+    const sub = (file: string) => (file.startsWith(root + '/') ? relative(root, file).split('/')[0] : undefined);
+    const folders = folderGraph(graph, sub);
+    expect([...folders.keys()]).toEqual(expect.arrayContaining(parts));
+    expect(cycles(folders).map((c) => c.join(' ⇄ '))).toEqual([]);
+  });
 });
 
 /** A file's node in the folder graph: its top folder under src/ (`store` for store/redis/x.ts), or the root file itself. */
@@ -127,13 +140,17 @@ function folderOf(file: string): string {
   return parts[0]!;
 }
 
-/** The import graph between src/'s top folders (root files stand alone): an edge where any file imports across. */
-function folderGraph(graph: Graph): Graph {
+/** The import graph between src/'s top folders (root files stand alone), or between the folders `of` names: an edge where any file imports across. */
+function folderGraph(graph: Graph, of: (file: string) => string | undefined = folderOf): Graph {
   const folders: Graph = new Map();
   for (const [file, deps] of graph) {
-    const from = folderOf(file);
+    const from = of(file);
+    if (from === undefined) continue;
     const out = folders.get(from) ?? folders.set(from, new Set()).get(from)!;
-    for (const dep of deps) if (folderOf(dep) !== from) out.add(folderOf(dep));
+    for (const dep of deps) {
+      const to = of(dep);
+      if (to !== undefined && to !== from) out.add(to);
+    }
   }
   return folders;
 }

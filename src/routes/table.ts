@@ -10,7 +10,7 @@ import type { SessionManager } from '../engine/index.js';
 import type { TransportConfig } from '../transport/a2e-http/index.js';
 import type { AppOptions } from './app-options.js';
 import type { AdminCheck } from './http/admin.js';
-import type { CallAccess } from './api/calls.js';
+import type { CallAccess } from './http/call-access.js';
 import type { HttpLimits } from './http/limits.js';
 import type { ProxyTrust } from './http/proxy-trust.js';
 import { registerToolRoutes, type ToolRoutesDeps } from './api/tools.js';

@@ -1,10 +1,10 @@
 /**
  * Answers of the file tools' helper threads and privilege-separated worker
- * resume their calls a few per event-loop turn (src/tools/fs/worker/hand-out.ts), so
+ * resume their calls a few per event-loop turn (src/tools/fs/threads/hand-out.ts), so
  * that a burst of them is not one long task that a health check waits behind.
  */
 import { describe, expect, it } from 'vitest';
-import { handOut } from '../../src/tools/fs/worker/hand-out.js';
+import { handOut } from '../../src/tools/fs/threads/hand-out.js';
 
 describe('handOut', () => {
   it('resumes every answer, in order, at most 8 per event-loop turn', async () => {

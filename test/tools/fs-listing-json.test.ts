@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ENTRY_TYPES, type RawListing } from '../../src/tools/fs/worker/sync-threads.js';
+import { ENTRY_TYPES, type RawListing } from '../../src/tools/fs/threads/sync-threads.js';
 import { listingJson } from '../../src/tools/fs/tools/listing-json.js';
 
 /** What list_dir answered before it wrote the text itself: the object form, through JSON.stringify. */

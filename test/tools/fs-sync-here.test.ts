@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataOf } from '../helpers/tool-data.js';
 import { listDirTool } from '../../src/tools/fs/tools/list.js';
 import { readFileTool } from '../../src/tools/fs/tools/read.js';
-import { answerOnThisThread, answersOnThisThread, helperThreads } from '../../src/tools/fs/worker/sync-threads.js';
+import { answerOnThisThread, answersOnThisThread, helperThreads } from '../../src/tools/fs/threads/sync-threads.js';
 import { Workspace } from '../../src/tools/fs/confinement/workspace.js';
 
 let tmp: string;

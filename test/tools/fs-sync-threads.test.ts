@@ -1,5 +1,5 @@
 /**
- * read_file's and list_dir's one-trip fast path (src/tools/fs/worker/sync-threads.ts,
+ * read_file's and list_dir's one-trip fast path (src/tools/fs/threads/sync-threads.ts,
  * Workspace.openAndRead / listDirect): it answers only for a path with no
  * symlink on it, opened by descriptors from the root; anything else (a
  * symlink anywhere on the path, something missing, a directory, a FIFO) is

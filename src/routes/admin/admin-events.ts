@@ -10,7 +10,7 @@ import type { Context } from 'hono';
 import { z } from 'zod';
 import { describeCall, type Call, type CallActivity, type CallStore, type Engine } from '../../engine/index.js';
 import { ErrorMessage } from '../../protocol/index.js';
-import type { CallAccess } from '../api/calls.js';
+import type { CallAccess } from '../http/call-access.js';
 import { CallState } from '../api/calls.spec.js';
 import { requestHeader } from '../http/node.js';
 import type { HttpLimits } from '../http/limits.js';

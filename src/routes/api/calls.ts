@@ -25,26 +25,7 @@ import { requestHeader } from '../http/node.js';
 import { startCall } from '../http/caller.js';
 import type { AdmittedCaller } from '../../security/access.js';
 import { jsonResponse } from '../http/respond.js';
-
-/**
- * Who may read a call's events. The seam for auth: EventSource cannot send an
- * Authorization header, so a later issue puts a token valid only for this
- * call's events into `events_url` and checks it here. Open by default.
- */
-export interface CallAccess {
-  /** Query parameters added to `events_url`. */
-  eventsQuery(call: CallView): Record<string, string>;
-  /**
-   * May this request read the events of call `callId` (`call` undefined when there is no such call)? Throws a
-   * GatewayError (e.g. `unauthorized`) or answers `not_found`; the answer must not depend on whether the call
-   * exists unless the request proved it may see it, so ids cannot be probed.
-   */
-  checkEvents(c: Context, callId: string, call: CallView | undefined): 'ok' | 'not_found';
-  /** Whether this request may read or cancel the call; a call it may not is answered like one that does not exist. */
-  ownedBy?(c: Context, call: CallView): boolean;
-}
-
-export const openCallAccess: CallAccess = { eventsQuery: () => ({}), checkEvents: (_c, _id, call) => (call ? 'ok' : 'not_found') };
+import { openCallAccess, type CallAccess } from '../http/call-access.js';
 
 export interface CallRoutesDeps {
   engine: Engine;

@@ -16,7 +16,25 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { GatewayError, type CallView } from '../../engine/index.js';
-import type { CallAccess } from '../api/calls.js';
+
+/**
+ * Who may read a call's events (the call resources' and the admin events' routes ask it): open without auth
+ * (`openCallAccess`), signed per-call tokens with it (`signedCallAccess`).
+ */
+export interface CallAccess {
+  /** Query parameters added to `events_url`. */
+  eventsQuery(call: CallView): Record<string, string>;
+  /**
+   * May this request read the events of call `callId` (`call` undefined when there is no such call)? Throws a
+   * GatewayError (e.g. `unauthorized`) or answers `not_found`; the answer must not depend on whether the call
+   * exists unless the request proved it may see it, so ids cannot be probed.
+   */
+  checkEvents(c: Context, callId: string, call: CallView | undefined): 'ok' | 'not_found';
+  /** Whether this request may read or cancel the call; a call it may not is answered like one that does not exist. */
+  ownedBy?(c: Context, call: CallView): boolean;
+}
+
+export const openCallAccess: CallAccess = { eventsQuery: () => ({}), checkEvents: (_c, _id, call) => (call ? 'ok' : 'not_found') };
 
 /**
  * `key` gives the HMAC key: by default one made here (valid in this process only); with a shared store, the

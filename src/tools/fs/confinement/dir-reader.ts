@@ -14,7 +14,7 @@
  * The caller keeps the directory's descriptor open until the answer came (a
  * descriptor closed early could be reused for another directory).
  */
-import { ENTRY_TYPES, listDirectory, type EntryType } from '../worker/sync-threads.js';
+import { ENTRY_TYPES, listDirectory, type EntryType } from '../threads/sync-threads.js';
 
 export type { EntryType };
 

@@ -15,7 +15,7 @@ import { access, lstat, mkdir, open, realpath, type FileHandle } from 'node:fs/p
 import { basename, dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { ToolError } from '../../../engine/index.js';
 import { at, DIR_FLAGS, notADirectory, openChild, openRootDir, type Dir } from './dir.js';
-import { listDirectory, openAndRead, type OpenedFile, type RawListing } from '../worker/sync-threads.js';
+import { listDirectory, openAndRead, type OpenedFile, type RawListing } from '../threads/sync-threads.js';
 
 /** A path inside the workspace: its real absolute location and how to show it to the caller. */
 export interface WorkspacePath {

@@ -4,7 +4,7 @@ import picomatch from 'picomatch';
 import { ToolError, ToolOutput } from '../../../engine/index.js';
 import type { FsContext, Stopped } from '../context.js';
 import { listingJson } from './listing-json.js';
-import type { RawListing } from '../worker/sync-threads.js';
+import type { RawListing } from '../threads/sync-threads.js';
 import { walk, type EntryType } from '../confinement/walk.js';
 import type { Workspace } from '../confinement/workspace.js';
 

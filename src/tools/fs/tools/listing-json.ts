@@ -11,7 +11,7 @@
  * control character, a surrogate) escaped by `JSON.stringify` itself.
  */
 import { JsonText } from '../../../engine/index.js';
-import { ENTRY_TYPES, type RawListing } from '../worker/sync-threads.js';
+import { ENTRY_TYPES, type RawListing } from '../threads/sync-threads.js';
 
 /** Characters a JSON string holds as they are: anything but a quote, a backslash, a control character or a surrogate. */
 // eslint-disable-next-line no-control-regex -- control characters are exactly what PLAIN must rule out

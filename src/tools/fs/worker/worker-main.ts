@@ -9,7 +9,7 @@ import { IdTable, JsonText, ToolError, ToolOutput } from '../../../engine/index.
 import { runFsTool, type FsContext, type FsLimits } from '../dispatch.js';
 import { WorkspaceQuota } from '../confinement/quota.js';
 import { Workspace } from '../confinement/workspace.js';
-import { answerOnThisThread } from './sync-threads.js';
+import { answerOnThisThread } from '../threads/sync-threads.js';
 import { Socket } from 'node:net';
 import { batchedSender, eachMessage, type Batch } from './ipc-batch.js';
 import { frameOf } from './answer-stream.js';

@@ -12,7 +12,7 @@ import { IdTable, JsonText, ToolError, ToolOutput, type Logger, type ToolContext
 import { distFile } from '../../../package-root.js';
 import type { FsContext, FsLimits } from '../dispatch.js';
 import type { Owner, Workspace } from '../confinement/workspace.js';
-import { handOut } from './hand-out.js';
+import { handOut } from '../threads/hand-out.js';
 import { batchedSender } from './ipc-batch.js';
 import { FrameReader } from './answer-stream.js';
 import { ANSWER_FD, ROOT_FD, type Answer, type FromWorker, type ToWorker } from './worker-protocol.js';
