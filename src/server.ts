@@ -133,6 +133,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     admission: security.admission,
     tracer: telemetry && callTracer,
     limits: { ...engineLimits(config), eventsTotalBytes: config.limits.events_total_bytes },
+    approvals: { gate: security.approvals.gate, urlOf: (id) => `${config.server.base_path}/admin/approvals/${id}` },
   });
   toolsRebuilt = () => engine.toolsRebuilt();
   // Mutated in place by a reload: the admin check holds this very set.
@@ -176,6 +177,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       admins,
       streams: security.streams,
       credentialLive: (credential) => security.credentialLive(credential),
+      isApprover: (principal) => security.approvals.isApprover(principal),
     },
   });
   metrics.reportAgentStates(() => countAgentStates(plugins.a2a?.status() ?? []));

@@ -28,6 +28,7 @@ import { registerMcpRoute } from './mcp.js';
 import { registerMcpServersRoute } from './mcp-servers.js';
 import type { McpServerStatus } from '../protocol/index.js';
 import { registerAdminEventsRoute } from './admin-events.js';
+import { registerApprovalRoutes } from './approvals.js';
 import { registerUiRoutes } from './ui.js';
 import type { StoreHealth } from '../store/index.js';
 import { registerReloadRoute } from './reload.js';
@@ -87,6 +88,8 @@ export interface AppSecurity extends GuardOptions {
   streams?: PrincipalStreams;
   /** Is this credential still configured (per-call access tokens of a revoked one stop working)? */
   credentialLive?: (credential: string) => boolean;
+  /** May this principal list and decide approvals (approvals.approvers)? Nobody but admins when not given. */
+  isApprover?: (principal: string | null) => boolean;
 }
 
 export function createApp(options: AppOptions): OpenAPIHono {
@@ -213,6 +216,12 @@ export function createApp(options: AppOptions): OpenAPIHono {
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
   registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []), admin });
   registerReloadRoute(app, { reload: options.reload, admin });
+  registerApprovalRoutes(app, {
+    approvals: options.engine.approvals,
+    isApprover: security?.isApprover ?? ((principal) => principal !== null && (security?.admins?.has(principal) ?? false)),
+    authOn: security?.authenticate !== undefined,
+    limits,
+  });
   registerReadyRoute(app, {
     agents: options.agents ?? (() => []),
     loading: options.loading,

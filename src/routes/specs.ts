@@ -6,6 +6,7 @@
 import type { RouteConfig } from '@hono/zod-openapi';
 import type { TransportConfig } from '../transport/a2e-http/index.js';
 import { adminEventsRoute } from './admin-events.js';
+import { decideApprovalRoute, getApprovalRoute, listApprovalsRoute } from './approvals.js';
 import { agentsRoute } from './agents.js';
 import { transportRoutes } from './openapi/a2e-transport.js';
 import { callEventsRoute, cancelCallRoute, getCallRoute, startCallRoute } from './openapi/calls.js';
@@ -40,6 +41,9 @@ export function routeSpecs(options: RouteSpecOptions): RouteConfig[] {
     agentsRoute,
     mcpServersRoute,
     reloadRoute,
+    listApprovalsRoute,
+    getApprovalRoute,
+    decideApprovalRoute,
     readyRoute,
   ];
   if (options.mcp) specs.push(mcpRoute, mcpStreamRoute);

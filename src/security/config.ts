@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { JwtConfig } from './jwt-config.js';
+import { ApprovalRule } from './approvals-config.js';
 
 const MiB = 1024 * 1024;
 
@@ -45,6 +46,8 @@ export const TokenConfig = z
     deny: z.array(Rule).default([]),
     /** May read the gateway-wide views: GET /metrics and GET /agents (every tool, agent and endpoint). */
     admin: z.boolean().optional(),
+    /** Calls of this token matching any of these rules wait for a person's approval (as approvals.require). */
+    approve: z.array(ApprovalRule).optional(),
   })
   .refine((t) => (t.token_env === undefined) !== (t.token_sha256 === undefined), {
     message: 'give exactly one of token_env or token_sha256',
