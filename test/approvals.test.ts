@@ -222,3 +222,68 @@ describe('approval wait limit', () => {
     }
   });
 });
+
+describe('approvals and reload', () => {
+  it('a reload changes which tools are gated for new calls only; a pending approval keeps its rule', async () => {
+    const { createGateway, createLogger, defineConfig } = await import('../src/index.js');
+    const config = (require: string[]) =>
+      defineConfig({ server: { port: 0 }, tools: { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } }, approvals: { require } });
+    let next = config(['echo']);
+    const gateway = await createGateway({ config: next, plugins: [definePlugin('t', [echoTool, writeTool])], logger: createLogger('silent'), loadConfig: async () => next });
+    const { url } = await gateway.listen(0, '127.0.0.1');
+    try {
+      const held = postJson(`${url}/tool/call`, callBody('echo', { text: 'before' }));
+      const approval = await waitFor('pending', async () => ((await fetch(`${url}/admin/approvals`).then((r) => r.json())) as any).approvals[0]);
+      next = config(['write']);
+      expect(await gateway.reload('test')).toMatchObject({ status: 'reloaded', changed: ['approvals.require'] });
+      // New calls follow the new rules: echo runs at once, write waits.
+      expect((await postJson(`${url}/tool/call`, callBody('echo', { text: 'after' }))).json.data.success).toBe(true);
+      const write = postJson(`${url}/tool/call`, callBody('write', { path: '/p', text: 't' }));
+      const second = await waitFor('write pending', async () =>
+        ((await fetch(`${url}/admin/approvals?tool=write`).then((r) => r.json())) as any).approvals[0],
+      );
+      // The echo approval made before the reload is still pending and still decides its call.
+      const list = ((await fetch(`${url}/admin/approvals`).then((r) => r.json())) as any).approvals;
+      expect(list.map((a: any) => a.id).sort()).toEqual([approval.id, second.id].sort());
+      expect(list.find((a: any) => a.id === approval.id).rule).toBe('echo');
+      await postJson(`${url}/admin/approvals/${approval.id}`, { decision: 'approve' });
+      await postJson(`${url}/admin/approvals/${second.id}`, { decision: 'deny', reason: 'r' });
+      expect((await held).json.data).toMatchObject({ success: true, data: { text: 'before' } });
+      expect((await write).json.data).toMatchObject({ error_code: 'tool_denied', error: 'denied by an approver: r' });
+    } finally {
+      await gateway.close();
+    }
+  });
+});
+
+describe('approvals on /admin/events', () => {
+  it('an approver sees pending approvals live; a non-approver sees none', async () => {
+    const approverStream = await openSse(`${gw.url}/admin/events`, { headers: as('alice') });
+    const eveStream = await openSse(`${gw.url}/admin/events`, { headers: as('eve') });
+    const seen: string[] = [];
+    const collect = async (stream: typeof approverStream, into: string[], until: (e: any) => boolean) => {
+      for (;;) {
+        const e = await stream.next();
+        if (!e) return;
+        into.push(`${e.event} ${e.data}`);
+        if (until(e)) return;
+      }
+    };
+    const approverDone = collect(approverStream, seen, (e) => e.event === 'approval.decided');
+    const call = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'watched' }, { correlation_id: 'corr-watch' }), as('eve'));
+    const approval = await pending('corr-watch');
+    await decide(approval.id, { decision: 'deny', reason: 'seen' });
+    await call;
+    await approverDone;
+    expect(seen[0]).toMatch(/^snapshot .*"approvals":\[/);
+    expect(seen.find((l) => l.startsWith('approval.pending '))).toContain(approval.id);
+    expect(seen.find((l) => l.startsWith('approval.decided '))).toContain('"decision":"deny"');
+    // eve's own stream: her call's lifecycle, no approval frames (read what came, then stop).
+    const eveSeen: string[] = [];
+    await collect(eveStream, eveSeen, (e) => e.event === 'call.finished');
+    eveStream.abort();
+    approverStream.abort();
+    expect(eveSeen.length).toBeGreaterThan(0);
+    expect(eveSeen.filter((l) => l.startsWith('approval'))).toEqual([]);
+  });
+});

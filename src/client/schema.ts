@@ -134,7 +134,7 @@ export interface paths {
         };
         /**
          * Live call activity (Server-Sent Events, resumable)
-         * @description Starts with `event: snapshot` (ActivitySnapshot: running and recently finished calls), then one event per lifecycle change: `event: call.started`, `call.finished` or `call.refused`, each carrying a CallActivity. Every event has an `id`; reconnect with it in `Last-Event-ID` to get what was missed, or a new snapshot when that is no longer kept. With `auth` on, a token sees only the calls made with it. Costs nothing per call while nobody watches.
+         * @description Starts with `event: snapshot` (ActivitySnapshot: running and recently finished calls), then one event per lifecycle change: `event: call.started`, `call.finished` or `call.refused`, each carrying a CallActivity. Every event has an `id`; reconnect with it in `Last-Event-ID` to get what was missed, or a new snapshot when that is no longer kept. With `auth` on, a token sees only the calls made with it. Costs nothing per call while nobody watches. For an approver (approvals.approvers; anyone without auth) the snapshot also lists the pending approvals (`approvals`), and `approval.pending` (an Approval) and `approval.decided` (`{ id, call_id, decision, approver }`, decision approve, deny, expired or canceled) follow as they happen (a resumed stream carries no list: GET /admin/approvals); nobody else sees approvals here.
          */
         get: operations["activityEvents"];
         put?: never;
@@ -1231,6 +1231,8 @@ export interface components {
         ActivitySnapshot: {
             /** @description Running calls, then recently finished ones, oldest first */
             calls: components["schemas"]["CallActivity"][];
+            /** @description Pending approvals, oldest first: for approvers only */
+            approvals?: components["schemas"]["Approval"][];
         };
         /** @description One call lifecycle event (never arguments or results) */
         CallActivity: {
@@ -1264,6 +1266,34 @@ export interface components {
              * @description For call resources: GET for state and result, DELETE to cancel
              */
             result_url?: string;
+        };
+        /** @description A call waiting for a person to approve it */
+        Approval: {
+            /** @description Unguessable id of this approval */
+            id: string;
+            call_id: string;
+            req_id: string;
+            tool_name: string;
+            kind: string;
+            /** @description The arguments the caller sent (validated, defaults filled in) */
+            arguments: {
+                [key: string]: unknown;
+            };
+            /** @description The caller's token name (auth on), else null */
+            principal: string | null;
+            session_id: string;
+            /** @description The door the call came through: rest, mcp, a2a, a2e, … */
+            door: string;
+            correlation_id: string;
+            /** @description The config rule that gated the call */
+            rule: string;
+            /** @description Unix seconds */
+            created_at: number;
+            /** @description Unix seconds; undecided by then, the call ends tool_denied */
+            expires_at: number;
+            age_s: number;
+            /** @description Path of this approval (GET, POST) */
+            url: string;
         };
         /** @description Every configured A2A agent, in configuration order */
         AgentsResponse: {
@@ -1356,34 +1386,6 @@ export interface components {
             restart_needed: string[];
             /** @description Sessions and streams ended because the credential that opened them was removed or changed (a rotated token) */
             sessions_ended: number;
-        };
-        /** @description A call waiting for a person to approve it */
-        Approval: {
-            /** @description Unguessable id of this approval */
-            id: string;
-            call_id: string;
-            req_id: string;
-            tool_name: string;
-            kind: string;
-            /** @description The arguments the caller sent (validated, defaults filled in) */
-            arguments: {
-                [key: string]: unknown;
-            };
-            /** @description The caller's token name (auth on), else null */
-            principal: string | null;
-            session_id: string;
-            /** @description The door the call came through: rest, mcp, a2a, a2e, … */
-            door: string;
-            correlation_id: string;
-            /** @description The config rule that gated the call */
-            rule: string;
-            /** @description Unix seconds */
-            created_at: number;
-            /** @description Unix seconds; undecided by then, the call ends tool_denied */
-            expires_at: number;
-            age_s: number;
-            /** @description Path of this approval (GET, POST) */
-            url: string;
         };
         ApprovalDecisionResult: {
             id: string;

@@ -205,6 +205,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
     urls: { basePath, proxies },
     limits,
     retryMs: options.calls.retryMs,
+    isApprover: security?.isApprover,
+    authOn: security?.authenticate !== undefined,
   });
   registerUiRoutes(app, {
     enabled: options.ui?.enabled,
