@@ -176,3 +176,28 @@ describe('approvals on every door', () => {
     expect(ran).toBe(before + 1);
   });
 });
+
+describe('canceling a waiting call removes its approval', () => {
+  const gone = (id: string) =>
+    waitFor('the approval gone', async () => ((await fetch(`${gw.url}/admin/approvals/${id}`)).status === 404 ? true : undefined));
+
+  it('a client that disconnects from POST /tool/call (SSE)', async () => {
+    const stream = await openSse(`${gw.url}/tool/call`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify(callBody('echo', { text: TEXT }, { correlation_id: 'cancel-sse', streaming: true })),
+    });
+    const approval = await approvalOf('rest', 'cancel-sse');
+    stream.abort();
+    await gone(approval.id);
+  });
+
+  it('A2A tasks/cancel', async () => {
+    const message = { kind: 'message', messageId: `c-${Date.now()}`, role: 'user', parts: [{ kind: 'data', data: { text: TEXT } }], metadata: { skillId: 'echo' } };
+    const sent = await postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message, configuration: { blocking: false } } });
+    const approval = await approvalOf('a2a');
+    const canceled = await postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/cancel', params: { id: sent.json.result.id } });
+    expect(canceled.json.result.status.state).toBe('canceled');
+    await gone(approval.id);
+  });
+});
