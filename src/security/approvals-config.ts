@@ -49,6 +49,8 @@ export const ApproversConfig = z.strictObject({
 export const NotifyConfig = z.strictObject({
   /** Webhook URL POSTed a summary of each new pending approval (the SSRF rules of tools.http apply). */
   url: z.url(),
+  /** The gateway's address as approvers open it (e.g. https://gateway.example.com): the summary links to its console. */
+  console_url: z.url().optional(),
   /** Attempts per approval (with backoff) before the failure is logged and dropped. */
   attempts: z.int().min(1).max(10).default(3),
 });

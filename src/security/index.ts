@@ -18,6 +18,7 @@ export { createAuthenticator, bearerToken, refusal, WWW_AUTHENTICATE, type Authe
 export { admitCaller, admitShared, findCaller, resolveCaller, type AccessRules, type AdmittedCaller } from './access.js';
 export { buildPolicy } from './policy.js';
 export { compileRules } from './rules.js';
+export { notifyApprovals } from './approval-notify.js';
 export { auditLine, openAuditFile, type AuditFile } from './audit-file.js';
 export { isLoopbackAddress, isLoopbackHostHeader } from './loopback.js';
 
