@@ -4,11 +4,12 @@
  * retried with backoff; a failure is logged, never fatal, and never holds the call. The summary carries no
  * argument values (a channel is not an approver): the link leads to them.
  */
+import type * as Undici from 'undici';
 import type { Dispatcher } from 'undici';
 import type { Approvals, Logger, PendingApproval } from '../engine/index.js';
+import { loadPackage } from '../load-package.js';
 import type { HttpConfig } from '../tools/http/config.js';
 import { AddressPolicy } from '../tools/http/address.js';
-import { createGuardedAgent } from '../tools/http/dispatcher.js';
 import type { ApprovalsConfig } from './approvals-config.js';
 
 /** First retry after this; doubled each time. */
@@ -25,9 +26,11 @@ export interface NotifyDeps {
 /** Start notifying; returns the function that stops (pending retries are dropped). */
 export function notifyApprovals(deps: NotifyDeps): () => void {
   let agent: { key: string; dispatcher: Dispatcher } | undefined;
-  const dispatcher = (http: HttpConfig): Dispatcher => {
+  // undici and the guarded agent are loaded by the first notification, not at start (like http_request's).
+  const dispatcher = async (http: HttpConfig): Promise<Dispatcher> => {
     const key = JSON.stringify([http.allow_hosts, http.allow_private]);
     if (agent?.key !== key) {
+      const { createGuardedAgent } = await import('../tools/http/dispatcher.js');
       void agent?.dispatcher.close();
       agent = { key, dispatcher: createGuardedAgent(new AddressPolicy({ allow_hosts: http.allow_hosts, allow_private: http.allow_private })) };
     }
@@ -43,10 +46,10 @@ export function notifyApprovals(deps: NotifyDeps): () => void {
     const target = new URL(notify.url);
     let failure: string;
     try {
-      const { request } = await import('undici');
+      const { request } = await loadPackage<typeof Undici>('undici');
       const res = await request(target, {
         method: 'POST',
-        dispatcher: dispatcher(http),
+        dispatcher: await dispatcher(http),
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify(summary(approval, notify.console_url)),
         signal: AbortSignal.timeout(ATTEMPT_TIMEOUT_MS),
