@@ -4,14 +4,15 @@
  * lifecycle change; reconnects resume with Last-Event-ID). A call resource
  * can be opened to watch its own events.
  */
-import { followSse, type CallActivity } from './api.js';
+import { followSse, type CallActivity, type SseMessage } from './api.js';
 import { savedCall, watchCall, type CallView } from './call-view.js';
 import { clock, duration, fill, h } from './dom.js';
 
 const CALL_KEY = 'a2e.call.activity';
 const KEEP_FINISHED = 50;
 
-export function activityView(root: HTMLElement, badge: HTMLElement): { start(): void } {
+/** `also`: told every message of the stream too (the Approvals tab follows the same one). */
+export function activityView(root: HTMLElement, badge: HTMLElement, also?: (m: SseMessage) => void): { start(): void } {
   const live = h('p', { class: 'live muted', role: 'status' }, 'Connecting…');
   const running = h('ul', { class: 'activity', 'aria-label': 'Running calls' });
   const finished = h('ul', { class: 'activity', 'aria-label': 'Recently finished calls' });
@@ -89,6 +90,7 @@ export function activityView(root: HTMLElement, badge: HTMLElement): { start(): 
         'admin/events',
         {
           onMessage(m) {
+            also?.(m);
             if (m.event === 'snapshot') {
               calls.clear();
               for (const a of (JSON.parse(m.data) as { calls: CallActivity[] }).calls) upsert(a);
