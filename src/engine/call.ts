@@ -113,13 +113,16 @@ export class Call {
     this.deadline = undefined;
   }
 
-  /** @internal A held call was approved: its timeout starts now and the tool runs with `args` (maybe edited). */
-  release(args: Record<string, unknown>): void {
-    if (this.settled || this._state !== 'awaiting_approval') return;
+  /**
+   * @internal A held call was approved: its timeout starts now and the tool will run with `args` (maybe edited);
+   * false when it ended meanwhile. The engine then calls begin() (under its tracer).
+   */
+  release(args: Record<string, unknown>): boolean {
+    if (this.settled || this._state !== 'awaiting_approval') return false;
     this._state = 'running';
     this.deadline = this.deadlines.add(this, this.limits.timeoutMs);
     this.args = args;
-    this.begin();
+    return true;
   }
 
   /** @internal A held call was refused by a person or its wait ran out: it ends `tool_denied` without running. */

@@ -119,6 +119,7 @@ export class Engine {
       this.approvals = new Approvals({
         ...options.approvals,
         check: (call, args) => this.checkArguments(call.tool, args),
+        begin: (call) => (this.tracer === undefined ? call.begin() : this.tracer.run(call, () => call.begin())),
         audit: (call, approval) =>
           this.record(
             call.request,

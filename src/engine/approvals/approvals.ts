@@ -44,6 +44,8 @@ export interface ApprovalsOptions {
   /** The arguments of an edit, checked as the call's own were (shape limits, the tool's schema); throws invalid_arguments. */
   check: (call: Call, args: Record<string, unknown>) => Record<string, unknown>;
   audit: (call: Call, approval: NonNullable<AuditRecord['approval']>) => void;
+  /** Run a released call's tool (the engine's begin, under its tracer). */
+  begin: (call: Call) => void;
   /** The URL path of an approval (GET/POST), under the gateway's base path. */
   urlOf?: (id: string) => string;
 }
@@ -121,7 +123,9 @@ export class Approvals {
       ...(edited ? { edited_arguments: args } : {}),
     });
     this.tell({ type: 'approval.decided', approval, decision: input.decision, approver });
-    if (input.decision === 'approve') approval.call.release(args);
+    if (input.decision === 'approve') {
+      if (approval.call.release(args)) this.options.begin(approval.call);
+    }
     else approval.call.refuse(`denied by ${approver ?? 'an approver'}${reason ? `: ${reason}` : ''}`);
     return approval;
   }
