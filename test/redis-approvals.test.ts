@@ -33,7 +33,7 @@ async function startHeld(onA: string, onB: string) {
 }
 
 it('a call waiting on A, followed from B: approved on A, B streams its result', async () => {
-  const [a, b] = cluster.instances as [{ url: string }, { url: string }];
+  const [a, b] = [cluster.instances[0]!, cluster.instances[1]!];
   const { stream, approvalId } = await startHeld(a.url, b.url);
   // Listed and decided where the call is held (not shared through Redis yet: docs/approvals.md says so).
   expect(((await fetch(`${a.url}/admin/approvals`).then((r) => r.json())) as any).approvals.map((x: any) => x.id)).toEqual([approvalId]);
@@ -45,7 +45,7 @@ it('a call waiting on A, followed from B: approved on A, B streams its result', 
 });
 
 it('A killed (SIGKILL) while its call waits for approval: B streams a failed final response within the lease', async () => {
-  const [a, b] = cluster.instances as [{ url: string; kill(): Promise<void> }, { url: string }];
+  const [a, b] = [cluster.instances[0]!, cluster.instances[1]!];
   const { stream } = await startHeld(a.url, b.url);
   const killedAt = performance.now();
   await a.kill();

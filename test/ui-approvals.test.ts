@@ -69,12 +69,23 @@ describe('console: Approvals', () => {
     await context.close();
   });
 
-  it('a token that is no approver has no Approvals tab', async () => {
+  it('a token that is no approver has no Approvals tab, and sees its own waiting call in flight', async () => {
     const { context, page } = await consoleAs(env.AGENT_TOKEN, '');
     await page.waitForSelector('.tool-item');
     // The tab's fate is decided by GET /admin/approvals: wait for its 403.
     await page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('/admin/approvals')));
     expect(await page.locator('#tab-approvals').isHidden()).toBe(true);
+    // Its own waiting call is in flight in Live activity (not among the finished ones) until someone decides.
+    const call = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'mine' }, { correlation_id: 'ui-own' }), agent);
+    await page.click('#tab-activity');
+    const row = page.locator('ul[aria-label="Running calls"] li[data-state="awaiting_approval"]');
+    await row.waitFor({ timeout: 10_000 });
+    expect(await row.locator('.name').textContent()).toBe('echo');
+    const lead = { Authorization: `Bearer ${env.LEAD_TOKEN}` };
+    const list = (await fetch(`${gw.url}/admin/approvals?correlation_id=ui-own`, { headers: lead }).then((r) => r.json())) as any;
+    await postJson(`${gw.url}/admin/approvals/${list.approvals[0].id}`, { decision: 'deny' }, lead);
+    expect((await call).json.data.error_code).toBe('tool_denied');
+    await row.waitFor({ state: 'detached' }); // finished: out of the in-flight list
     await context.close();
   });
 });

@@ -231,10 +231,12 @@ export class Engine {
       const door = options.door ?? caller.door;
       if (door !== undefined) call.door = door;
       // Reported before it runs: a tool that settles at once must not be seen finishing before it started.
-      if (this.activity.active) this.activity.started(call);
+      // Held first, so the watchers of activity see it awaiting_approval.
       const approval = this.approvals?.need(call, args);
       if (approval !== undefined) this.approvals!.hold(call, args, approval);
-      else if (this.tracer === undefined) call.begin();
+      if (this.activity.active) this.activity.started(call);
+      if (approval !== undefined) return call;
+      if (this.tracer === undefined) call.begin();
       else this.tracer.run(call, () => call.begin());
       return call;
     } catch (err) {
