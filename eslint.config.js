@@ -66,6 +66,16 @@ export default tseslint.config(
     },
   },
   {
+    // A folder of the engine (approvals/): the engine's own files one level up, nothing else but src/protocol.
+    files: ['src/engine/*/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../../*', '!../../protocol'], message: 'src/engine imports only src/protocol (and itself)' }] },
+      ],
+    },
+  },
+  {
     // Tool sources, doors without HTTP, stores, and what they share (security, observability).
     files: [
       'src/transport/**',

@@ -20,7 +20,7 @@ import { createLogger } from './logger.js';
 import { GatewayMetrics } from './observability/metrics.js';
 import { checkPolicyRules } from './config/policy-check.js';
 import { createApp, type AppOptions } from './routes/index.js';
-import { buildSecurity, type ReloadedSecurity, type Security } from './security/index.js';
+import { buildSecurity, notifyApprovals, type ReloadedSecurity, type Security } from './security/index.js';
 import { mountA2eTransport } from './routes/doors/a2e-transport.js';
 import type { HttpLimits } from './routes/http/limits.js';
 import { bearerTokenAuth } from './transport/a2e-http/auth.js';
@@ -133,6 +133,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     admission: security.admission,
     tracer: telemetry && callTracer,
     limits: { ...engineLimits(config), eventsTotalBytes: config.limits.events_total_bytes },
+    approvals: { gate: security.approvals.gate, urlOf: (id) => `${config.server.base_path}/admin/approvals/${id}` },
   });
   toolsRebuilt = () => engine.toolsRebuilt();
   // Mutated in place by a reload: the admin check holds this very set.
@@ -176,6 +177,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
       admins,
       streams: security.streams,
       credentialLive: (credential) => security.credentialLive(credential),
+      isApprover: (principal) => security.approvals.isApprover(principal),
     },
   });
   metrics.reportAgentStates(() => countAgentStates(plugins.a2a?.status() ?? []));
@@ -204,6 +206,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   let closing: Promise<void> | undefined;
 
   let running = config;
+  const stopNotify = notifyApprovals({ approvals: engine.approvals!, settings: () => ({ approvals: running.approvals, http: running.tools.http }), logger });
   const env = options.env ?? process.env;
   // Plugins a reload left behind, stopping once their calls finish; close() waits for them.
   const retiring = new Set<Promise<void>>();
@@ -271,6 +274,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         },
         release: async () => {
           await Promise.allSettled([plugins.stop(), ...retiring]);
+          stopNotify();
           await security.close();
           await stores.close();
           await telemetry?.shutdown(); // exports the last spans

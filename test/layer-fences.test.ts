@@ -24,6 +24,7 @@ describe('layer fences (npm run lint)', () => {
     ['src/engine/x.ts', '../routes/http/errors.js', /src\/engine imports only src\/protocol/],
     ['src/engine/x.ts', '../config/index.js', /src\/engine imports only src\/protocol/],
     ['src/engine/x.ts', '../security/auth.js', /src\/engine imports only src\/protocol/],
+    ['src/engine/approvals/x.ts', '../../security/auth.js', /src\/engine imports only src\/protocol/],
     ['src/transport/a2e-http/x.ts', '../../routes/http/errors.js', /the HTTP routes depend on this layer/],
     ['src/tools/fs/x.ts', '../../routes/index.js', /the HTTP routes depend on this layer/],
     ['src/a2a/x.ts', '../routes/http/sse.js', /the HTTP routes depend on this layer/],
@@ -49,6 +50,8 @@ describe('layer fences (npm run lint)', () => {
   it.each([
     ['src/engine/x.ts', '../protocol/index.js'],
     ['src/engine/x.ts', './errors.js'],
+    ['src/engine/approvals/x.ts', '../call.js'],
+    ['src/engine/approvals/x.ts', '../../protocol/index.js'],
     ['src/protocol/x.ts', './base.js'],
     ['src/transport/a2e-http/x.ts', '../../engine/index.js'],
     ['src/tools/fs/x.ts', '../native-context.js'],

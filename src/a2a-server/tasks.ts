@@ -15,6 +15,7 @@ import type { ArtifactView, TaskSnapshot, Wire } from './wire.js';
  */
 export function taskState(call: Call): TaskState {
   switch (call.state) {
+    case 'awaiting_approval': // its status message names the approval
     case 'running':
       return 'working';
     case 'completed':

@@ -134,7 +134,7 @@ export interface paths {
         };
         /**
          * Live call activity (Server-Sent Events, resumable)
-         * @description Starts with `event: snapshot` (ActivitySnapshot: running and recently finished calls), then one event per lifecycle change: `event: call.started`, `call.finished` or `call.refused`, each carrying a CallActivity. Every event has an `id`; reconnect with it in `Last-Event-ID` to get what was missed, or a new snapshot when that is no longer kept. With `auth` on, a token sees only the calls made with it. Costs nothing per call while nobody watches.
+         * @description Starts with `event: snapshot` (ActivitySnapshot: running and recently finished calls), then one event per lifecycle change: `event: call.started`, `call.finished` or `call.refused`, each carrying a CallActivity. Every event has an `id`; reconnect with it in `Last-Event-ID` to get what was missed, or a new snapshot when that is no longer kept. With `auth` on, a token sees only the calls made with it. Costs nothing per call while nobody watches. For an approver (approvals.approvers; anyone without auth) the snapshot also lists the pending approvals (`approvals`), and `approval.pending` (an Approval) and `approval.decided` (`{ id, call_id, decision, approver }`, decision approve, deny, expired or canceled) follow as they happen (a resumed stream carries no list: GET /admin/approvals); nobody else sees approvals here.
          */
         get: operations["activityEvents"];
         put?: never;
@@ -219,6 +219,47 @@ export interface paths {
          * @description Tools, agents, MCP servers, plugins, policy, tokens, limits and the log level take effect for new calls; running calls finish as they started. Keys that cannot change live (host, port, base path, …) are reported in `restart_needed` and kept. An invalid config is refused as a whole (`invalid_request`, the start-up message in `detail.error`) and the running one keeps serving. With auth configured, only tokens with `admin: true` may reload (others get 403).
          */
         post: operations["reloadConfig"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/approvals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Calls waiting for approval
+         * @description Pending approvals, oldest first. Filter with `tool`, `principal`, `door`, `correlation_id`. Approvers only (403 otherwise).
+         */
+        get: operations["listApprovals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/approvals/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One pending approval */
+        get: operations["getApproval"];
+        put?: never;
+        /**
+         * Approve or deny a waiting call
+         * @description Approve: the tool runs (with `arguments` when given, validated again; the audit keeps both versions) and its own timeout starts. Deny: the call ends `tool_denied` with "denied by <approver>: <reason>". Nobody decides their own call unless approvals.allow_self.
+         */
+        post: operations["decideApproval"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1133,10 +1174,10 @@ export interface components {
             result_url: string;
         };
         /**
-         * @description `failed`: the tool failed or timed out; `canceled`: DELETE, or the gateway shut down while it ran
+         * @description `awaiting_approval`: held until a person approves it (approvals; its `status` event names the approval); `failed`: the tool failed or timed out, or its approval was denied or expired; `canceled`: DELETE, or the gateway shut down while it ran
          * @enum {string}
          */
-        CallState: "running" | "completed" | "failed" | "canceled";
+        CallState: "awaiting_approval" | "running" | "completed" | "failed" | "canceled";
         /** @description A call started with POST /tool/calls */
         CallResource: {
             call_id: string;
@@ -1190,6 +1231,8 @@ export interface components {
         ActivitySnapshot: {
             /** @description Running calls, then recently finished ones, oldest first */
             calls: components["schemas"]["CallActivity"][];
+            /** @description Pending approvals, oldest first: for approvers only */
+            approvals?: components["schemas"]["Approval"][];
         };
         /** @description One call lifecycle event (never arguments or results) */
         CallActivity: {
@@ -1223,6 +1266,34 @@ export interface components {
              * @description For call resources: GET for state and result, DELETE to cancel
              */
             result_url?: string;
+        };
+        /** @description A call waiting for a person to approve it */
+        Approval: {
+            /** @description Unguessable id of this approval */
+            id: string;
+            call_id: string;
+            req_id: string;
+            tool_name: string;
+            kind: string;
+            /** @description The arguments the caller sent (validated, defaults filled in) */
+            arguments: {
+                [key: string]: unknown;
+            };
+            /** @description The caller's token name (auth on), else null */
+            principal: string | null;
+            session_id: string;
+            /** @description The door the call came through: rest, mcp, a2a, a2e, … */
+            door: string;
+            correlation_id: string;
+            /** @description The config rule that gated the call */
+            rule: string;
+            /** @description Unix seconds */
+            created_at: number;
+            /** @description Unix seconds; undecided by then, the call ends tool_denied */
+            expires_at: number;
+            age_s: number;
+            /** @description Path of this approval (GET, POST) */
+            url: string;
         };
         /** @description Every configured A2A agent, in configuration order */
         AgentsResponse: {
@@ -1315,6 +1386,23 @@ export interface components {
             restart_needed: string[];
             /** @description Sessions and streams ended because the credential that opened them was removed or changed (a rotated token) */
             sessions_ended: number;
+        };
+        ApprovalDecisionResult: {
+            id: string;
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            call_id: string;
+            edited: boolean;
+        };
+        ApprovalDecision: {
+            /** @enum {string} */
+            decision: "approve" | "deny";
+            /** @description Shown to the caller when denied; kept in the audit record */
+            reason?: string;
+            /** @description Approve these arguments instead (validated as a call would be; the audit keeps both) */
+            arguments?: {
+                [key: string]: unknown;
+            };
         };
         Readiness: {
             /** @enum {string} */
@@ -3212,6 +3300,371 @@ export interface operations {
                      *       "capability_name": "",
                      *       "code": "invalid_request",
                      *       "message": "The new config is invalid and was refused (`invalid_request`); the running config keeps serving",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": {},
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listApprovals: {
+        parameters: {
+            query?: {
+                tool?: string;
+                principal?: string;
+                door?: string;
+                correlation_id?: string;
+            };
+            header?: {
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pending approvals */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "approvals": [
+                     *         {
+                     *           "id": "q3V9xk2mT0bW7yLr4sN8aPcE",
+                     *           "call_id": "0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34",
+                     *           "req_id": "g7h8i9",
+                     *           "tool_name": "run_command",
+                     *           "kind": "shell",
+                     *           "arguments": {
+                     *             "command": "systemctl restart api"
+                     *           },
+                     *           "principal": "deploy-bot",
+                     *           "session_id": "",
+                     *           "door": "rest",
+                     *           "correlation_id": "release-42",
+                     *           "rule": "kind:shell",
+                     *           "created_at": 1716123457.1,
+                     *           "expires_at": 1716124357.1,
+                     *           "age_s": 12.4,
+                     *           "url": "/admin/approvals/q3V9xk2mT0bW7yLr4sN8aPcE"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        approvals: components["schemas"]["Approval"][];
+                    };
+                };
+            };
+            /** @description Not an approver (approvals.approvers), or an approver deciding their own call */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "tool_denied",
+                     *       "message": "Not an approver (approvals.approvers), or an approver deciding their own call",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": {},
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getApproval: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The approval id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The approval */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "q3V9xk2mT0bW7yLr4sN8aPcE",
+                     *       "call_id": "0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34",
+                     *       "req_id": "g7h8i9",
+                     *       "tool_name": "run_command",
+                     *       "kind": "shell",
+                     *       "arguments": {
+                     *         "command": "systemctl restart api"
+                     *       },
+                     *       "principal": "deploy-bot",
+                     *       "session_id": "",
+                     *       "door": "rest",
+                     *       "correlation_id": "release-42",
+                     *       "rule": "kind:shell",
+                     *       "created_at": 1716123457.1,
+                     *       "expires_at": 1716124357.1,
+                     *       "age_s": 12.4,
+                     *       "url": "/admin/approvals/q3V9xk2mT0bW7yLr4sN8aPcE"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Approval"];
+                };
+            };
+            /** @description Not an approver (approvals.approvers), or an approver deciding their own call */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "tool_denied",
+                     *       "message": "Not an approver (approvals.approvers), or an approver deciding their own call",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No pending approval with this id (decided, expired or ended) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "unknown_tool",
+                     *       "message": "No pending approval with this id (decided, expired or ended)",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": {},
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    decideApproval: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The approval id */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "decision": "deny",
+                 *       "reason": "not during the release freeze"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApprovalDecision"];
+            };
+        };
+        responses: {
+            /** @description Decided */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "q3V9xk2mT0bW7yLr4sN8aPcE",
+                     *       "decision": "deny",
+                     *       "call_id": "0b9e4c1a-3f57-4d2e-8a61-5c7f2d9e1b34",
+                     *       "edited": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApprovalDecisionResult"];
+                };
+            };
+            /** @description Not an approver (approvals.approvers), or an approver deciding their own call */
+            403: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "tool_denied",
+                     *       "message": "Not an approver (approvals.approvers), or an approver deciding their own call",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No pending approval with this id (decided, expired or ended) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "unknown_tool",
+                     *       "message": "No pending approval with this id (decided, expired or ended)",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The edited arguments are invalid for the tool; the approval stays pending */
+            422: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "invalid_arguments",
+                     *       "message": "The edited arguments are invalid for the tool; the approval stays pending",
                      *       "detail": {},
                      *       "retryable": false
                      *     }

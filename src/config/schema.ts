@@ -8,6 +8,7 @@ import { A2AConfig, AgentsConfig } from '../a2a/config.js';
 import { BasePath } from './base-path.js';
 import { CallsConfig } from '../store/calls-config.js';
 import { PluginsConfig } from '../operator-plugins/config.js';
+import { ApprovalsConfig } from '../security/approvals-config.js';
 import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, serverSecurityFields } from '../security/config.js';
 
 import { TransportConfig } from '../transport/a2e-http/config.js';
@@ -70,6 +71,7 @@ export const GatewayConfig = z.strictObject({
   a2a: A2AConfig.prefault({}),
   policy: PolicyConfig.prefault({}),
   auth: AuthConfig.optional(),
+  approvals: ApprovalsConfig.prefault({}),
   plugins: PluginsConfig.default(() => []),
   sessions: SessionsConfig.prefault({}),
   limits: LimitsSection.prefault({}),

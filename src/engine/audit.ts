@@ -14,6 +14,19 @@ export interface AuditRecord {
   duration_ms: number;
   input_bytes: number;
   output_bytes: number;
+  /**
+   * Set on the record of an approval's outcome (approvals/), the one record that carries argument values: what
+   * the caller sent and what the approver approved instead.
+   */
+  approval?: {
+    id: string;
+    decision: 'approve' | 'deny' | 'expired';
+    approver: string | null;
+    reason: string;
+    wait_ms: number;
+    arguments: Record<string, unknown>;
+    edited_arguments?: Record<string, unknown>;
+  };
 }
 
 export type AuditSink = (record: AuditRecord) => void;

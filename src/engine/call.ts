@@ -25,7 +25,8 @@ import { ToolOutput, type Logger, type ToolContext } from './plugin.js';
 import type { RegisteredTool } from './registry.js';
 import type { Caller } from './policy.js';
 
-export type CallState = 'running' | 'completed' | 'failed' | 'canceled';
+/** `awaiting_approval`: held before the tool runs until a person decides (approvals/). */
+export type CallState = 'awaiting_approval' | 'running' | 'completed' | 'failed' | 'canceled';
 
 /** Why a call was stopped from outside. */
 export type StopReason = 'timeout' | 'cancel' | 'disconnect' | 'shutdown';
@@ -58,7 +59,7 @@ export class Call {
   /** ctx.onStop listeners (one per tool in practice). */
   private stopListeners: ((reason: DOMException) => void)[] | undefined;
   private readonly startedAt = performance.now();
-  private readonly deadline: Deadline<Call>;
+  private deadline: Deadline<Call> | undefined;
   private resolveResult!: (r: ToolCallResponse) => void;
   private args: Record<string, unknown> | undefined;
   /** Size of the request body, for the audit record (set by the engine). */
@@ -100,6 +101,34 @@ export class Call {
     this.result = new Promise((resolve) => (this.resolveResult = resolve));
     this.deadline = deadlines.add(this, limits.timeoutMs);
     this.args = args;
+  }
+
+  /**
+   * @internal Hold the call before its tool runs (approvals/): its own timeout starts only on `release`. The
+   * engine calls it instead of begin(); stop() still ends it.
+   */
+  hold(): void {
+    this._state = 'awaiting_approval';
+    this.deadlines.remove(this.deadline!);
+    this.deadline = undefined;
+  }
+
+  /**
+   * @internal A held call was approved: its timeout starts now and the tool will run with `args` (maybe edited);
+   * false when it ended meanwhile. The engine then calls begin() (under its tracer).
+   */
+  release(args: Record<string, unknown>): boolean {
+    if (this.settled || this._state !== 'awaiting_approval') return false;
+    this._state = 'running';
+    this.deadline = this.deadlines.add(this, this.limits.timeoutMs);
+    this.args = args;
+    return true;
+  }
+
+  /** @internal A held call was refused by a person or its wait ran out: it ends `tool_denied` without running. */
+  refuse(message: string): void {
+    if (this.settled) return;
+    this.settle({ success: false, error: message, error_code: 'tool_denied' }, 'failed');
   }
 
   /** @internal Run the tool; the engine calls it once the call is registered (a tool that throws at once settles at once). */
@@ -378,7 +407,7 @@ export class Call {
   }
 
   private settle(partial: Partial<ToolResult> & { success: boolean }, state: CallState): void {
-    this.deadlines.remove(this.deadline);
+    if (this.deadline !== undefined) this.deadlines.remove(this.deadline);
     let data: unknown = partial.data ?? null;
     let truncated = partial.truncated ?? false;
     // Data given as JSON text that fits the cap: answered as it is (text or bytes), parsed only if something reads it.

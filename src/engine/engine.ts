@@ -8,6 +8,8 @@ import type { ToolCallRequest, ToolDefinition, ToolListRequest } from '../protoc
 import { capProblem, formatProblems, nowTs } from '../protocol/index.js';
 import { Admission, NO_ADMISSION_LIMITS, checkShape, type Admitted } from './admission.js';
 import { ActivityFeed } from './activity.js';
+import { Approvals } from './approvals/approvals.js';
+import type { ApprovalGate } from './approvals/gate.js';
 import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
 import { ByteBudget } from './byte-budget.js';
 import { Call, type CallLimits } from './call.js';
@@ -54,6 +56,8 @@ export interface EngineOptions {
   admission?: Admission;
   /** Spans of calls (only when tracing is on). */
   tracer?: CallTracer;
+  /** Which calls wait for a person's approval (approvals.*); none wait when omitted. */
+  approvals?: { gate: ApprovalGate; urlOf?: (id: string) => string };
 }
 
 export interface StartOptions {
@@ -99,6 +103,8 @@ export class Engine {
   private readonly eventBudget: ByteBudget;
   private closing = false;
   private lastCallLimits: CallLimits | undefined;
+  /** Calls held for a person's approval (approvals/), when the gateway has an approval gate. */
+  readonly approvals: Approvals | undefined;
 
   constructor(options: EngineOptions) {
     this.tools = options.registry;
@@ -109,6 +115,28 @@ export class Engine {
     this.admission = options.admission ?? new Admission(NO_ADMISSION_LIMITS);
     this.tracer = options.tracer;
     this.eventBudget = new ByteBudget(this.limits.eventsTotalBytes ?? 64 * MiB);
+    if (options.approvals) {
+      this.approvals = new Approvals({
+        ...options.approvals,
+        check: (call, args) => this.checkArguments(call.tool, args),
+        begin: (call) => (this.tracer === undefined ? call.begin() : this.tracer.run(call, () => call.begin())),
+        audit: (call, approval) =>
+          this.record(
+            call.request,
+            call.caller,
+            {
+              door: call.door,
+              kind: call.tool.definition.kind,
+              success: approval.decision === 'approve',
+              error_code: approval.decision === 'approve' ? null : 'tool_denied',
+              duration_ms: approval.wait_ms,
+              input_bytes: 0,
+              output_bytes: 0,
+            },
+            approval,
+          ),
+      });
+    }
   }
 
   /**
@@ -184,24 +212,11 @@ export class Engine {
       }
       release = options.admitted ? this.admission.adopt(options.admitted) : this.admission.admit(caller);
       tool = this.resolve(req.tool_name, caller);
-      const shape = checkShape(req.arguments, this.admission.limits);
-      if (shape) {
-        const tooBig = capProblem(shape); // its path may hold a hostile key
-        throw new GatewayError('invalid_arguments', `invalid arguments for tool "${tool.definition.name}": ${tooBig.path}: ${tooBig.message}`, {
-          detail: { problems: [tooBig] },
-        });
-      }
-      const checked = tool.validate(req.arguments);
-      if (!checked.ok) {
-        const list = formatProblems(checked.problems);
-        throw new GatewayError('invalid_arguments', `invalid arguments for tool "${tool.definition.name}": ${list}`, {
-          detail: { problems: checked.problems },
-        });
-      }
+      const args = this.checkArguments(tool, req.arguments);
       const call = new Call(
         req,
         tool,
-        checked.value,
+        args,
         caller,
         this.callLimits(Math.min(req.timeout, this.limits.maxTimeoutS) * 1000),
         options.logger ?? this.logger,
@@ -216,7 +231,11 @@ export class Engine {
       const door = options.door ?? caller.door;
       if (door !== undefined) call.door = door;
       // Reported before it runs: a tool that settles at once must not be seen finishing before it started.
+      // Held first, so the watchers of activity see it awaiting_approval.
+      const approval = this.approvals?.need(call, args);
+      if (approval !== undefined) this.approvals!.hold(call, args, approval);
       if (this.activity.active) this.activity.started(call);
+      if (approval !== undefined) return call;
       if (this.tracer === undefined) call.begin();
       else this.tracer.run(call, () => call.begin());
       return call;
@@ -258,6 +277,25 @@ export class Engine {
     }
   }
 
+  /** The arguments as the tool takes them (defaults filled in); throws invalid_arguments. */
+  private checkArguments(tool: RegisteredTool, raw: Record<string, unknown>): Record<string, unknown> {
+    const shape = checkShape(raw, this.admission.limits);
+    if (shape) {
+      const tooBig = capProblem(shape); // its path may hold a hostile key
+      throw new GatewayError('invalid_arguments', `invalid arguments for tool "${tool.definition.name}": ${tooBig.path}: ${tooBig.message}`, {
+        detail: { problems: [tooBig] },
+      });
+    }
+    const checked = tool.validate(raw);
+    if (!checked.ok) {
+      const list = formatProblems(checked.problems);
+      throw new GatewayError('invalid_arguments', `invalid arguments for tool "${tool.definition.name}": ${list}`, {
+        detail: { problems: checked.problems },
+      });
+    }
+    return checked.value;
+  }
+
   private resolve(name: string, caller: Caller): RegisteredTool {
     const tool = this.registry.get(name);
     if (!tool) throw this.unknownTool(name, caller);
@@ -295,6 +333,7 @@ export class Engine {
   private settled(call: Call, release: (() => void) | undefined, running: Entry<Call>): void {
     this.inflight.remove(running);
     release?.();
+    if (this.approvals !== undefined && this.approvals.size !== 0) this.approvals.settled(call);
     if (this.activity.active) this.activity.finished(call);
     // The door answering the call may write its line instead, merged with its access line (call-line.ts).
     if (!call.lineMerged && levelEnabled(call.logger, 'info')) writeCallLine(call);
@@ -337,6 +376,7 @@ export class Engine {
     req: Pick<ToolCallRequest, 'id' | 'tool_name' | 'correlation_id'>,
     caller: Caller,
     outcome: Pick<AuditRecord, 'door' | 'kind' | 'success' | 'error_code' | 'duration_ms' | 'input_bytes' | 'output_bytes'>,
+    approval?: AuditRecord['approval'],
   ): void {
     try {
       this.audit({
@@ -353,6 +393,7 @@ export class Engine {
         duration_ms: outcome.duration_ms,
         input_bytes: outcome.input_bytes,
         output_bytes: outcome.output_bytes,
+        ...(approval ? { approval } : {}),
       });
     } catch (err) {
       this.logger.error({ err }, 'audit sink failed');

@@ -24,3 +24,5 @@ export * from './child-logger.js';
 export { compileJsonSchema } from './json-schema.js';
 export * from './activity.js';
 export type { CallTracer } from './tracing.js';
+export { Approvals, type ApprovalChange, type Decision, type DecisionInput, type PendingApproval } from './approvals/approvals.js';
+export type { ApprovalGate, ApprovalNeed } from './approvals/gate.js';

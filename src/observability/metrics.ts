@@ -37,6 +37,12 @@ export class GatewayMetrics {
     'Duration of tool calls that ran, by tool, kind and door',
     [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
   );
+  private readonly approvals = new LabeledCounter('a2e_approvals_total', 'Approval outcomes of gated calls by decision (approve, deny, expired)');
+  private readonly approvalWait = new LabeledHistogram(
+    'a2e_approval_wait_seconds',
+    'Time gated calls waited for their approval decision',
+    [1, 5, 15, 30, 60, 120, 300, 600, 900, 1800, 3600],
+  );
   private openStreams = 0;
   private readonly agentSources = new Set<AgentStatesSource>();
   /** Made by the first scrape. */
@@ -56,6 +62,8 @@ export class GatewayMetrics {
       const registers = [registry];
       registry.registerMetric(this.calls as never);
       registry.registerMetric(this.duration as never);
+      registry.registerMetric(this.approvals as never);
+      registry.registerMetric(this.approvalWait as never);
       const { inFlight } = this.options;
       new Gauge({
         name: 'a2e_tool_calls_in_flight',
@@ -95,6 +103,13 @@ export class GatewayMetrics {
 
   /** Audit sink that counts every call and times the ones that ran. */
   readonly audit: AuditSink = (r: AuditRecord) => {
+    if (r.approval !== undefined) {
+      // An approval's outcome, not a call (the call has its own record when it settles).
+      const decision = r.approval.decision;
+      this.approvals.inc(this.approvals.sample({ decision }));
+      this.approvalWait.observe(this.approvalWait.sample({ decision }), r.approval.wait_ms / 1000);
+      return;
+    }
     const ran = r.kind !== null && r.error_code !== 'unknown_tool';
     const tool = ran ? r.tool_name : UNKNOWN_TOOL;
     const kind = r.kind ?? '';

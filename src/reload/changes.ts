@@ -17,6 +17,7 @@ export const LIVE_KEYS: readonly string[] = [
   'mcp.restart_min_ms',
   'mcp.restart_max_ms',
   'policy',
+  'approvals',
   'auth.tokens',
   'auth.jwt',
   'limits.max_string_length',

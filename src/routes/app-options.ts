@@ -63,4 +63,6 @@ export interface AppSecurity extends GuardOptions {
   streams?: PrincipalStreams;
   /** Is this credential still configured (per-call access tokens of a revoked one stop working)? */
   credentialLive?: (credential: string) => boolean;
+  /** May this principal list and decide approvals (approvals.approvers)? Nobody but admins when not given. */
+  isApprover?: (principal: string | null) => boolean;
 }

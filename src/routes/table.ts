@@ -22,6 +22,7 @@ import { adminEventsRoute, registerAdminEventsRoute } from './admin/admin-events
 import { agentsRoute, registerAgentRoutes } from './admin/agents.js';
 import { mcpServersRoute, registerMcpServersRoute } from './admin/mcp-servers.js';
 import { registerReloadRoute, reloadRoute } from './admin/reload.js';
+import { decideApprovalRoute, getApprovalRoute, listApprovalsRoute, registerApprovalRoutes } from './admin/approvals.js';
 import { readyRoute, registerReadyRoute } from './admin/ready.js';
 import { metricsRoute, registerMetricsRoute } from './admin/metrics.js';
 import { registerUiRoutes, uiRoute } from './pages/ui.js';
@@ -108,6 +109,8 @@ export const ROUTE_TABLE: readonly RouteGroup[] = [
         urls: { basePath: x.basePath, proxies: x.proxies },
         limits: x.limits,
         retryMs: options.calls.retryMs,
+        isApprover: options.security?.isApprover,
+        authOn: options.security?.authenticate !== undefined,
       }),
   },
   {
@@ -130,6 +133,19 @@ export const ROUTE_TABLE: readonly RouteGroup[] = [
   {
     specs: () => [reloadRoute],
     register: (app, x) => registerReloadRoute(app, { reload: x.options.reload, admin: x.admin }),
+  },
+  {
+    specs: () => [listApprovalsRoute, getApprovalRoute, decideApprovalRoute],
+    register: (app, { options, limits }) => {
+      const security = options.security;
+      registerApprovalRoutes(app, {
+        approvals: options.engine.approvals,
+        isApprover:
+          security?.isApprover ?? ((principal) => principal !== null && (security?.admins?.has(principal) ?? false)),
+        authOn: security?.authenticate !== undefined,
+        limits,
+      });
+    },
   },
   {
     specs: () => [readyRoute],

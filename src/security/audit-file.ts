@@ -25,6 +25,8 @@ export function auditLine(r: AuditRecord): string {
     input_bytes: r.input_bytes,
     output_bytes: r.output_bytes,
     door: r.door,
+    // An approval's outcome (the one record with argument values: what was asked and what was approved).
+    ...(r.approval ? { approval: r.approval } : {}),
   })}\n`;
 }
 

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { JwtConfig } from './jwt-config.js';
+import { ApprovalRule, type ApprovalsConfig } from './approvals-config.js';
 
 const MiB = 1024 * 1024;
 
@@ -45,6 +46,8 @@ export const TokenConfig = z
     deny: z.array(Rule).default([]),
     /** May read the gateway-wide views: GET /metrics and GET /agents (every tool, agent and endpoint). */
     admin: z.boolean().optional(),
+    /** Calls of this token matching any of these rules wait for a person's approval (as approvals.require). */
+    approve: z.array(ApprovalRule).optional(),
   })
   .refine((t) => (t.token_env === undefined) !== (t.token_sha256 === undefined), {
     message: 'give exactly one of token_env or token_sha256',
@@ -133,6 +136,7 @@ export interface SecuritySections {
   sessions: SessionsConfig;
   limits: LimitsConfig;
   audit: AuditConfig;
+  approvals: ApprovalsConfig;
   /** With store.kind redis, the shared sessions hold their owner's lease this long (calls.owner_lease_s). */
   calls: { owner_lease_s: number };
   server: { allow_insecure: boolean };

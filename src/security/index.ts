@@ -9,6 +9,7 @@ import { openAuditFile, type AuditFile } from './audit-file.js';
 import { createAuthenticator, digestOf, staticCredential, type Authenticate } from './auth.js';
 import { isLoopbackAddress } from './loopback.js';
 import { buildPolicy } from './policy.js';
+import { buildApprovals, type ApprovalSetup } from './approval-rules.js';
 import { createJwtVerifier, jwtCredentialPrefix, type JwtVerifier } from './jwt.js';
 import type { Stores } from '../store/index.js';
 import type { RedisSessionOptions } from '../store/redis/index.js';
@@ -17,6 +18,7 @@ export { createAuthenticator, bearerToken, refusal, WWW_AUTHENTICATE, type Authe
 export { admitCaller, admitShared, findCaller, resolveCaller, type AccessRules, type AdmittedCaller } from './access.js';
 export { buildPolicy } from './policy.js';
 export { compileRules } from './rules.js';
+export { notifyApprovals } from './approval-notify.js';
 export { auditLine, openAuditFile, type AuditFile } from './audit-file.js';
 export { isLoopbackAddress, isLoopbackHostHeader } from './loopback.js';
 export type { SecuritySections } from './config.js';
@@ -30,6 +32,8 @@ export interface Security {
   /** Is this credential (Principal.credential) still configured? Per-call access tokens of a revoked one stop working. */
   credentialLive(credential: string): boolean;
   policy: Policy;
+  /** Which calls wait for approval and who decides; follows the latest reload (a pending approval keeps its rule). */
+  approvals: ApprovalSetup;
   admission: Admission;
   auditFile: AuditFile | undefined;
   /**
@@ -65,6 +69,7 @@ interface Rules {
   jwt: JwtVerifier | undefined;
   authenticate: Authenticate | undefined;
   policy: Policy;
+  approvals: ApprovalSetup;
 }
 
 function buildRules(config: SecuritySections, env: NodeJS.ProcessEnv, logger: Logger, previous?: Rules): Rules {
@@ -83,6 +88,7 @@ function buildRules(config: SecuritySections, env: NodeJS.ProcessEnv, logger: Lo
     jwt,
     authenticate: config.auth ? createAuthenticator(config.auth, env, jwt) : undefined,
     policy: buildPolicy(config.policy, config.auth, jwt ? (name) => jwt.rulesFor(name) : undefined),
+    approvals: buildApprovals(config.approvals, config.auth, jwt ? (name) => jwt.rulesFor(name) : undefined),
   };
 }
 
@@ -175,6 +181,10 @@ export function buildSecurity(config: SecuritySections, env: NodeJS.ProcessEnv, 
     credentialLive: (credential) => liveUnder(rules, credential),
     sessionsRequired: config.sessions.required ?? config.auth !== undefined,
     policy: (caller, tool) => rules.policy(caller, tool),
+    approvals: {
+      gate: { need: (caller, tool, args) => rules.approvals.gate.need(caller, tool, args), selfAllowed: () => rules.approvals.gate.selfAllowed() },
+      isApprover: (principal) => rules.approvals.isApprover(principal),
+    },
     admission,
     auditFile,
     prepareReload(next, nextEnv) {

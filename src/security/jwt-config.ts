@@ -4,6 +4,7 @@
  * AuthConfig in config.ts.
  */
 import { z } from 'zod';
+import { ApprovalRule } from './approvals-config.js';
 
 /** Signature algorithms with a public key. Shared-secret (HS*) and "none" are never accepted. */
 export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
@@ -35,6 +36,10 @@ export const JwtRuleConfig = z.strictObject({
   allow: z.array(z.string().min(1)).default([]),
   /** Tool rules refused to tokens this rule matches; wins over allow. */
   deny: z.array(z.string().min(1)).default([]),
+  /** Calls of tokens this rule matches that wait for a person's approval (approval rules, as approvals.require). */
+  approve: z.array(ApprovalRule).optional(),
+  /** Tokens this rule matches may decide approvals (approvals.approvers). */
+  approver: z.boolean().optional(),
 });
 export type JwtRuleConfig = z.output<typeof JwtRuleConfig>;
 

@@ -13,6 +13,17 @@ import { loadPackage } from '../load-package.js';
 import { boundedFetch, MAX_IDP_DOCUMENT_BYTES } from './bounded-fetch.js';
 import type { Principal } from './principal.js';
 import type { JwtConfig, JwtRuleConfig } from './jwt-config.js';
+import type { ApprovalRule } from './approvals-config.js';
+
+/** What the claim rules a JWT matched say of it (its principal's allow/deny, and approvals). */
+export interface JwtRules {
+  allow: readonly string[] | undefined;
+  deny: readonly string[];
+  /** Approval rules of its calls (approvals). */
+  approve?: readonly ApprovalRule[];
+  /** May decide approvals. */
+  approver?: boolean;
+}
 
 type KeySet = ReturnType<typeof Jose.createRemoteJWKSet>;
 
@@ -82,7 +93,7 @@ export interface JwtVerifier {
    * The rules of a JWT principal, from its most recently verified token (every request presents its token,
    * so this is current); a name not seen lately gets none allowed. Undefined for a static token's name.
    */
-  rulesFor(name: string): { allow: readonly string[] | undefined; deny: readonly string[] } | undefined;
+  rulesFor(name: string): JwtRules | undefined;
 }
 
 /** JWT principals whose rules are remembered; beyond it the least recently seen is forgotten (and denied until seen again). */
@@ -141,7 +152,7 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
   };
 
   // Principals are frozen per combination of matched rules, so tokens alike share one object.
-  const byRules = new Map<string, { allow: readonly string[] | undefined; deny: readonly string[] }>();
+  const byRules = new Map<string, JwtRules>();
   const rulesOf = (payload: JWTPayload) => {
     const rules = config.rules;
     if (!rules) return { allow: undefined, deny: [] as readonly string[] };
@@ -156,14 +167,19 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
     const k = key.join(',');
     let set = byRules.get(k);
     if (!set) {
-      set = Object.freeze({ allow: matched.flatMap((r) => r.allow), deny: matched.flatMap((r) => r.deny) });
+      set = Object.freeze({
+        allow: matched.flatMap((r) => r.allow),
+        deny: matched.flatMap((r) => r.deny),
+        approve: matched.flatMap((r) => r.approve ?? []),
+        approver: matched.some((r) => r.approver === true),
+      });
       byRules.set(k, set);
     }
     return set;
   };
 
   const credentialPrefix = jwtCredentialPrefix(config);
-  const seen = new Map<string, { allow: readonly string[] | undefined; deny: readonly string[] }>();
+  const seen = new Map<string, JwtRules>();
   const refuse = (reason: string): null => {
     logger.warn({ reason }, `JWT refused: ${reason}`);
     return null;

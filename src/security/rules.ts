@@ -7,7 +7,7 @@ import type { ToolDefinition } from '../protocol/index.js';
 
 export type ToolMatcher = (tool: ToolDefinition) => boolean;
 
-function globToRegExp(glob: string): RegExp {
+export function globToRegExp(glob: string): RegExp {
   const body = [...glob]
     .map((ch) => (ch === '*' ? '.*' : ch === '?' ? '.' : ch.replace(/[\\^$.|+()[\]{}]/g, '\\$&')))
     .join('');

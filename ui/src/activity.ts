@@ -4,14 +4,17 @@
  * lifecycle change; reconnects resume with Last-Event-ID). A call resource
  * can be opened to watch its own events.
  */
-import { followSse, type CallActivity } from './api.js';
+import { followSse, type CallActivity, type SseMessage } from './api.js';
 import { savedCall, watchCall, type CallView } from './call-view.js';
 import { clock, duration, fill, h } from './dom.js';
 
 const CALL_KEY = 'a2e.call.activity';
 const KEEP_FINISHED = 50;
+/** Not finished: running, or held for a person's approval. */
+const inFlight = (a: CallActivity) => a.state === 'running' || a.state === 'awaiting_approval';
 
-export function activityView(root: HTMLElement, badge: HTMLElement): { start(): void } {
+/** `also`: told every message of the stream too (the Approvals tab follows the same one). */
+export function activityView(root: HTMLElement, badge: HTMLElement, also?: (m: SseMessage) => void): { start(): void } {
   const live = h('p', { class: 'live muted', role: 'status' }, 'Connecting…');
   const running = h('ul', { class: 'activity', 'aria-label': 'Running calls' });
   const finished = h('ul', { class: 'activity', 'aria-label': 'Recently finished calls' });
@@ -42,7 +45,7 @@ export function activityView(root: HTMLElement, badge: HTMLElement): { start(): 
 
   const row = (a: CallActivity) => {
     const caller = a.principal ?? (a.session_id ? `session ${a.session_id.slice(0, 8)}` : 'anonymous');
-    const took = a.state === 'running' ? `${duration(Math.max(0, Math.round(Date.now() - a.created_at * 1000)))} so far` : duration(a.duration_ms);
+    const took = inFlight(a) ? `${duration(Math.max(0, Math.round(Date.now() - a.created_at * 1000)))} so far` : duration(a.duration_ms);
     const label = `${a.tool_name || '(no tool)'} · ${a.state}${a.error_code ? ` (${a.error_code})` : ''}`;
     return h(
       'li',
@@ -64,8 +67,8 @@ export function activityView(root: HTMLElement, badge: HTMLElement): { start(): 
 
   const render = () => {
     const all = [...calls.values()];
-    const now = all.filter((a) => a.state === 'running').sort((a, b) => a.created_at - b.created_at);
-    const done = all.filter((a) => a.state !== 'running').sort((a, b) => b.ts - a.ts);
+    const now = all.filter(inFlight).sort((a, b) => a.created_at - b.created_at);
+    const done = all.filter((a) => !inFlight(a)).sort((a, b) => b.ts - a.ts);
     for (const old of done.slice(KEEP_FINISHED)) calls.delete(old.call_id || `refused-${old.seq}`);
     fill(running, now.length ? now.map(row) : h('li', { class: 'muted empty' }, 'Nothing is running.'));
     fill(finished, done.length ? done.slice(0, KEEP_FINISHED).map(row) : h('li', { class: 'muted empty' }, 'No recently finished calls.'));
@@ -77,7 +80,7 @@ export function activityView(root: HTMLElement, badge: HTMLElement): { start(): 
     const key = a.call_id || `refused-${a.seq}`;
     const known = calls.get(key);
     // A late "started" never overwrites the "finished" of the same call.
-    if (known && known.state !== 'running' && a.state === 'running') return;
+    if (known && !inFlight(known) && inFlight(a)) return;
     calls.set(key, { ...known, ...a, events_url: a.events_url ?? known?.events_url, result_url: a.result_url ?? known?.result_url });
   };
 
@@ -89,6 +92,7 @@ export function activityView(root: HTMLElement, badge: HTMLElement): { start(): 
         'admin/events',
         {
           onMessage(m) {
+            also?.(m);
             if (m.event === 'snapshot') {
               calls.clear();
               for (const a of (JSON.parse(m.data) as { calls: CallActivity[] }).calls) upsert(a);
@@ -111,7 +115,7 @@ export function activityView(root: HTMLElement, badge: HTMLElement): { start(): 
       }
       // Running calls' "so far" durations.
       setInterval(() => {
-        if ([...calls.values()].some((a) => a.state === 'running')) render();
+        if ([...calls.values()].some(inFlight)) render();
       }, 1000);
     },
   };

@@ -1,16 +1,18 @@
 /** The console: tabs, the token prompt when auth is on, and the three views. */
 import { activityView } from './activity.js';
+import { approvalsView } from './approvals.js';
 import { api, ApiError } from './api.js';
 import { fill, h, uid } from './dom.js';
 import { sourcesView } from './sources.js';
 import { toolsView } from './tools.js';
 
 const $ = (id: string) => document.getElementById(id)!;
-const TABS = ['tools', 'activity', 'sources'] as const;
+const TABS = ['tools', 'activity', 'approvals', 'sources'] as const;
 type Tab = (typeof TABS)[number];
 
 const tools = toolsView($('tools'));
-const activity = activityView($('activity'), $('running-badge'));
+const approvals = approvalsView($('approvals'), $('approvals-badge'));
+const activity = activityView($('activity'), $('running-badge'), (m) => approvals.onMessage(m));
 const sources = sourcesView($('sources'));
 
 function showTab(tab: Tab, focus = false): void {
@@ -85,6 +87,11 @@ async function boot(): Promise<void> {
     return;
   }
   activity.start();
+  // The Approvals tab is an approver's: shown once GET /admin/approvals answers (403 for everyone else).
+  api.request('GET', 'admin/approvals').then(
+    () => ($('tab-approvals').hidden = false),
+    () => undefined,
+  );
   // Gateway-wide counters: shown on open gateways only (with auth a token sees its own tools and calls); tools this
   // host cannot offer (run_command without a sandbox), to everyone, so a tool missing from the list is explained.
   const health = async () => {

@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { describeCall, type Call, type CallActivity, type CallStore, type Engine } from '../../engine/index.js';
 import { ErrorMessage } from '../../protocol/index.js';
 import type { CallAccess } from '../http/call-access.js';
+import { ApprovalView, approvalView } from './approvals.js';
 import { CallState } from '../api/calls.spec.js';
 import { requestHeader } from '../http/node.js';
 import type { HttpLimits } from '../http/limits.js';
@@ -40,6 +41,7 @@ export const CallActivitySchema = z
 export const ActivitySnapshot = z
   .object({
     calls: z.array(CallActivitySchema).meta({ description: 'Running calls, then recently finished ones, oldest first' }),
+    approvals: z.array(ApprovalView).optional().meta({ description: 'Pending approvals, oldest first: for approvers only' }),
   })
   .meta({ id: 'ActivitySnapshot', description: 'Sent first (`event: snapshot`), and again when a resume is not possible' });
 
@@ -70,7 +72,10 @@ export const adminEventsRoute = createRoute({
     'lifecycle change: `event: call.started`, `call.finished` or `call.refused`, each carrying a CallActivity. ' +
     'Every event has an `id`; reconnect with it in `Last-Event-ID` to get what was missed, or a new snapshot when ' +
     'that is no longer kept. With `auth` on, a token sees only the calls made with it. Costs nothing per call while ' +
-    'nobody watches.',
+    'nobody watches. For an approver (approvals.approvers; anyone without auth) the snapshot also lists the pending ' +
+    'approvals (`approvals`), and `approval.pending` (an Approval) and `approval.decided` (`{ id, call_id, decision, approver }`, ' +
+    'decision approve, deny, expired or canceled) follow as they happen (a resumed stream carries no list: GET /admin/approvals); ' +
+    'nobody else sees approvals here.',
   request: {
     headers: z.object({
       'last-event-id': z.string().optional().meta({ description: 'The id of the last event seen, to resume' }),
@@ -94,6 +99,9 @@ export interface AdminEventsDeps {
   /** Heartbeats (the other limits are for reading requests and call streams). */
   limits: HttpLimits;
   retryMs: number;
+  /** Who sees pending approvals on the stream (approvals.approvers); undefined: nobody but callers of a gateway without auth. */
+  isApprover?: (principal: string | null) => boolean;
+  authOn?: boolean;
 }
 
 /** Frames a slow watcher may fall behind by before its stream is ended (it resumes with a snapshot). */
@@ -117,6 +125,7 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
       const query = new URLSearchParams(deps.access?.eventsQuery(call) ?? {}).toString();
       return { ...a, result_url: resultUrl, events_url: `${resultUrl}/events${query ? `?${query}` : ''}` };
     };
+    const approver = engine.approvals !== undefined && !(deps.authOn === true && !(deps.isApprover?.(principal) ?? false));
     const snapshot = () => {
       const calls: CallActivity[] = [];
       const seen = new Set<string>();
@@ -131,7 +140,8 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
       }
       for (const call of engine.runningCalls()) add(describeCall(call, 'call.started', null), call);
       calls.sort((a, b) => a.created_at - b.created_at);
-      return sseFrame('snapshot', JSON.stringify({ calls: calls.slice(-100) }), id(feed.lastSeq));
+      const approvals = approver ? { approvals: engine.approvals!.list().map((a) => approvalView(a)) } : {};
+      return sseFrame('snapshot', JSON.stringify({ calls: calls.slice(-100), ...approvals }), id(feed.lastSeq));
     };
 
     const resumeFrom = lastSeen(c, feed.epoch);
@@ -161,9 +171,21 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
       } else {
         sink.write(snapshot());
       }
+      const stopApprovals = approver ? followApprovals(sink, engine) : () => {};
       sink.onDisconnect(finish);
-      return done.finally(stop);
+      return done.finally(() => (stop(), stopApprovals()));
     });
+  });
+}
+
+/** Approvals as they come and go, for an approver's stream (frames without ids: the snapshot or GET /admin/approvals has the list). */
+function followApprovals(sink: { write(frame: string): boolean }, engine: Engine): () => void {
+  return engine.approvals!.watch((change) => {
+    const data =
+      change.type === 'approval.pending'
+        ? approvalView(change.approval)
+        : { id: change.approval.id, call_id: change.approval.call.id, decision: change.decision, approver: change.approver };
+    sink.write(sseFrame(change.type, JSON.stringify(data)));
   });
 }
 

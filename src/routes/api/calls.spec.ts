@@ -5,10 +5,12 @@ import { ErrorMessage, ToolCallRequest, ToolCallResponse } from '../../protocol/
 import { SseCallPayload, examples, requestExamples, tryItExamples } from './tools.spec.js';
 
 export const CallState = z
-  .enum(['running', 'completed', 'failed', 'canceled'])
+  .enum(['awaiting_approval', 'running', 'completed', 'failed', 'canceled'])
   .meta({
     id: 'CallState',
-    description: '`failed`: the tool failed or timed out; `canceled`: DELETE, or the gateway shut down while it ran',
+    description:
+      '`awaiting_approval`: held until a person approves it (approvals; its `status` event names the approval); ' +
+      '`failed`: the tool failed or timed out, or its approval was denied or expired; `canceled`: DELETE, or the gateway shut down while it ran',
   });
 
 const links = {
