@@ -18,9 +18,13 @@ async function fenced(path: string, specifier: string): Promise<string[]> {
 describe('layer fences (npm run lint)', () => {
   it.each([
     ['src/protocol/x.ts', '../engine/index.js', /src\/protocol imports nothing of ours/],
-    ['src/engine/x.ts', '../routes/http/errors.js', /src\/engine imports only src\/protocol/],
-    ['src/engine/x.ts', '../config/index.js', /src\/engine imports only src\/protocol/],
-    ['src/engine/x.ts', '../security/auth.js', /src\/engine imports only src\/protocol/],
+    ['src/protocol/x.ts', '../utils/entry-list.js', /src\/protocol imports nothing of ours/],
+    ['src/utils/x.ts', '../engine/index.js', /src\/utils imports nothing of ours/],
+    ['src/utils/x.ts', '../protocol/index.js', /src\/utils imports nothing of ours/],
+    ['src/utils/x.ts', 'zod', /src\/utils depends on no package/],
+    ['src/engine/x.ts', '../routes/http/errors.js', /src\/engine imports only src\/protocol and src\/utils/],
+    ['src/engine/x.ts', '../config/index.js', /src\/engine imports only src\/protocol and src\/utils/],
+    ['src/engine/x.ts', '../security/auth.js', /src\/engine imports only src\/protocol and src\/utils/],
     ['src/transport/a2e-http/x.ts', '../../routes/http/errors.js', /the HTTP routes depend on this layer/],
     ['src/tools/fs/x.ts', '../../routes/index.js', /the HTTP routes depend on this layer/],
     ['src/a2a/x.ts', '../routes/http/sse.js', /the HTTP routes depend on this layer/],
@@ -41,6 +45,10 @@ describe('layer fences (npm run lint)', () => {
   it.each([
     ['src/engine/x.ts', '../protocol/index.js'],
     ['src/engine/x.ts', './errors.js'],
+    ['src/engine/x.ts', '../utils/entry-list.js'],
+    ['src/utils/x.ts', './entry-list.js'],
+    ['src/utils/x.ts', 'node:buffer'],
+    ['src/tools/fs/x.ts', '../../utils/id-table.js'],
     ['src/protocol/x.ts', './base.js'],
     ['src/transport/a2e-http/x.ts', '../../engine/index.js'],
     ['src/tools/fs/x.ts', '../native-context.js'],

@@ -16,11 +16,11 @@ import {
   type ToolResult,
 } from '../protocol/index.js';
 import { CallEvents, gapNotice, type EventLimits, type Watcher } from './call-events.js';
-import type { Deadline, Deadlines } from './deadlines.js';
+import type { Deadline, Deadlines } from '../utils/deadlines.js';
 import { ToolError } from './errors.js';
 import { isToolEvent, reportBadEvent } from './event-check.js';
 import { safeErrorMessage, truncateValue } from './output.js';
-import { JsonText, parseOnRead } from './json-text.js';
+import { JsonText, parseOnRead } from '../utils/json-text.js';
 import { ToolOutput, type Logger, type ToolContext } from './plugin.js';
 import type { RegisteredTool } from './registry.js';
 import type { Caller } from './policy.js';

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS, Engine, ToolError, ToolOutput, ToolRegistry, type AuditRecord, type EngineLimits, type Logger, type ToolContext } from '../../src/index.js';
 import type { Call } from '../../src/engine/call.js';
-import { JsonText } from '../../src/engine/json-text.js';
+import { JsonText } from '../../src/utils/json-text.js';
 import { ToolCallRequest, type ToolEvent } from '../../src/protocol/index.js';
 import { crashTool, deferred, definePlugin, echoTool, failTool } from '../helpers/plugins.js';
 

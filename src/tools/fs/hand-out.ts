@@ -16,7 +16,7 @@
  * fixed: 38 MB promoted in 4 s of read_file load with the array, 0.7 MB
  * without it; see IdTable for the same effect with a Map).
  */
-import { EntryList } from '../../engine/index.js';
+import { EntryList } from '../../utils/entry-list.js';
 
 /** Answers resumed per event-loop turn. */
 const SLICE = 8;
