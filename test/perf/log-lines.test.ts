@@ -3,7 +3,8 @@
  * redaction pass): they must come out exactly as pino writes the same line.
  */
 import { describe, expect, it } from 'vitest';
-import { ANONYMOUS, Engine, LazyChildLogger, ToolRegistry, plainLine, writeCallLine, type Logger } from '../../src/engine/index.js';
+import { ANONYMOUS, Engine, LazyChildLogger, ToolRegistry, writeCallLine, type Logger } from '../../src/engine/index.js';
+import { plainLine } from '../../src/engine/child-logger.js';
 import { createLogger } from '../../src/logger.js';
 import { ToolCallRequest } from '../../src/protocol/index.js';
 import { definePlugin } from '../helpers/plugins.js';
