@@ -19,7 +19,7 @@ export {
 export { ToolRegistry, type RegisteredTool, type ToolConflict } from './registry.js';
 export type { Call, CallLimits, CallState, StopReason } from './call.js';
 export { writeCallLine } from './call-line.js';
-export type { EventBatch, Watcher } from './call-events.js';
+export { gapNotice, type EventBatch, type Watcher } from './call-events.js';
 export { MemoryCallStore, type CallRetention, type CallStore, type CallView, type CallWatch } from './call-store.js';
 export { isCallId } from './call-id.js';
 export { Engine, LIST_TOOLS_HINT, type EngineLimits, type EngineOptions, type EngineSettings, type StartOptions } from './engine.js';

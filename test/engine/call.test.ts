@@ -8,9 +8,12 @@ import { ANONYMOUS, Engine, ToolError, ToolOutput, ToolRegistry, type AuditRecor
 import type { Call } from '../../src/engine/call.js';
 import { JsonText } from '../../src/utils/json-text.js';
 import { ToolCallRequest, type ToolEvent } from '../../src/protocol/index.js';
+import { RemoteCall, type RemoteCallHost } from '../../src/store/redis/remote-call.js';
 import { crashTool, deferred, definePlugin, echoTool, failTool } from '../helpers/plugins.js';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
+/** A remote view's store, for what needs none of it. */
+const NO_HOST = {} as RemoteCallHost;
 
 /** A tool the test drives: it hands its context out, then finishes when told (or never, ignoring its signal). */
 function remoteTool() {
@@ -253,6 +256,20 @@ describe('events and watchers', () => {
     expect(notice).toMatchObject({ type: 'tool/event', kind: 'status', seq: first - 1 });
     expect((notice.data as { message: string }).message).toMatch(new RegExp(`events 0\\.\\.${first - 1} .*continues with event ${first}`));
     expect(call.responseWithEvents()!.data.truncated).toBe(true);
+  });
+
+  it('a call read from Redis on another instance gives the same gap notice as the call itself', async () => {
+    const { start, remote } = setup({});
+    const call = start('remote');
+    await remote.started();
+    // The view another instance makes of the call's hash (its store is not asked for a notice).
+    const view = new RemoteCall(NO_HOST, call.id, { owner: 'other', req: call.requestId, tool: 'remote', state: 'running', events: '0' });
+    const gap = { from: 3, to: 41 };
+    const { id: _a, ts: _b, ...local } = call.gapNotice(gap);
+    const { id: _c, ts: _d, ...remoteNotice } = view.gapNotice(gap);
+    expect(remoteNotice).toEqual(local);
+    remote.finish(null);
+    await call.result;
   });
 
   it('holds events a watcher has not read yet beyond max_events, up to max_buffered_events; past that the watcher gets a gap', async () => {
