@@ -69,17 +69,7 @@ export class Call {
   outputBytes = 0;
   /** The door the call came through (set by the engine), for the audit record. */
   door = 'rest';
-  /**
-   * The door answering this call writes its outcome line, merged with its access line (call-line.ts), so the
-   * engine writes none when it settles (set by the engine from StartOptions.lineMerged).
-   */
-  lineMerged = false;
-  /**
-   * The door answers with the response's JSON text (responseJson): the JSON of the result's data, made to
-   * measure it against the output cap, is kept for it (set by the engine from StartOptions.jsonAnswer).
-   */
-  jsonAnswer = false;
-  /** The JSON text (or its UTF-8 bytes) of the settled result's data, while kept for responseJson (null: not kept). */
+  /** The JSON text (or its UTF-8 bytes) of the settled result's data, kept for responseJson until its turn ends (settled-turn.ts). */
   private dataJson: string | Uint8Array | null = null;
   /** The result's data came as JSON text (JsonText): reading it parses it, so responseJson does not look. */
   private dataIsText = false;
@@ -193,8 +183,8 @@ export class Call {
    * The final response as JSON, once settled, followed by `after` (a door's newline): exactly
    * `JSON.stringify(call.response) + after`, built around the JSON of the result's data that measuring it
    * against the output cap made (a result is not serialised twice). Text, or its UTF-8 bytes when the data came
-   * as bytes (JsonText), which then go to the socket without being decoded. For a door answering with it
-   * (StartOptions.jsonAnswer); it is built once.
+   * as bytes (JsonText), which then go to the socket without being decoded. The data's JSON is kept for it until
+   * the event-loop turn the call settled in ends (settled-turn.ts); after that the response is serialised afresh.
    *
    * @example
    * const body = call.responseJson('\n')!; // string | Uint8Array, either a response body as it is
@@ -210,8 +200,8 @@ export class Call {
   /**
    * The JSON text of the settled result's data, once (then undefined): the text measuring it against the output
    * cap made, or the text a native tool gave (JsonText, decoded from its bytes), for a door that writes the data into
-   * an answer of its own shape (the MCP door's reply) instead of serialising the data again. Kept only for a call
-   * started with StartOptions.jsonAnswer; undefined when not kept, already taken, or taken by responseJson.
+   * an answer of its own shape (the MCP door's reply) instead of serialising the data again. Undefined once the turn
+   * the call settled in has ended (settled-turn.ts), or when already taken (here or by responseJson).
    *
    * @example
    * const json = call.takeDataJson() ?? JSON.stringify(call.response!.data.data);
@@ -221,6 +211,11 @@ export class Call {
     if (dataJson === null || this._response === undefined) return undefined;
     this.dataJson = null;
     return typeof dataJson === 'string' ? dataJson : Buffer.from(dataJson.buffer, dataJson.byteOffset, dataJson.byteLength).toString('utf8');
+  }
+
+  /** @internal The turn the call settled in ended (settled-turn.ts): its data's JSON is no longer kept. */
+  turnEnded(): void {
+    this.dataJson = null;
   }
 
   /** The events still kept, oldest first (seq `firstSeq` onwards): what a door reports of a running call. */
@@ -388,14 +383,14 @@ export class Call {
       data = text === null ? JSON.parse(data.json) : null;
     }
     if (text !== null) {
-      if (this.jsonAnswer) this.dataJson = text.utf8 ?? text.json;
+      this.dataJson = text.utf8 ?? text.json;
     } else if (data !== null) {
       const cut = truncateValue(data, this.limits.maxOutputBytes);
       data = cut.value;
       truncated ||= cut.truncated;
       this.outputBytes = cut.bytes;
-      if (this.jsonAnswer && cut.json !== undefined) this.dataJson = cut.json;
-    } else if (this.jsonAnswer) {
+      if (cut.json !== undefined) this.dataJson = cut.json;
+    } else {
       this.dataJson = 'null';
     }
     const result: ToolResult = {

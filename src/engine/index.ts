@@ -32,7 +32,7 @@ export {
   type SharedSessionStore,
 } from './sessions.js';
 export { PrincipalStreams } from './principal-streams.js';
-export { LazyChildLogger, PLAIN_LINE, levelEnabled, type PlainLineWriter } from './child-logger.js';
+export { LazyChildLogger, PLAIN_LINE, levelEnabled, type CallLineCarrier, type PlainLineWriter } from './child-logger.js';
 export { compileJsonSchema } from './json-schema.js';
 export { describeCall, type CallActivity } from './activity.js';
 export type { CallTracer } from './tracing.js';

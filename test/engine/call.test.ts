@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS, Engine, ToolError, ToolOutput, ToolRegistry, type AuditRecord, type EngineLimits, type Logger, type ToolContext } from '../../src/index.js';
+import { LazyChildLogger } from '../../src/engine/index.js';
 import type { Call } from '../../src/engine/call.js';
 import { JsonText } from '../../src/utils/json-text.js';
 import { ToolCallRequest, type ToolEvent } from '../../src/protocol/index.js';
@@ -375,7 +376,7 @@ describe('the response as JSON text (a JSON answer)', () => {
       });
       engine.registry.rebuild();
       const req = ToolCallRequest.parse({ id: 'req "1" ✓', tool_name: 'out', arguments: {} });
-      const call = engine.start(req, ANONYMOUS, { jsonAnswer: true });
+      const call = engine.start(req, ANONYMOUS);
       await call.result;
       expect(textOf(call.responseJson('\n'))).toBe(`${JSON.stringify(call.response)}\n`);
       // Built once: a second read is the same text (from the response itself).
@@ -394,7 +395,7 @@ describe('the response as JSON text (a JSON answer)', () => {
     const plugin = definePlugin('json-text', [[{ name: 'out', description: 'Returns JSON text' }, async () => new ToolOutput({ data: new JsonText(given(json)) })]]);
     const engine = new Engine({ registry: new ToolRegistry([plugin], quiet), logger: quiet, limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 1000, maxBufferedEvents: 100_000 } });
     engine.registry.rebuild();
-    const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS, { jsonAnswer: true });
+    const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS);
     await call.result;
     JSON.parse = ((text: string, ...rest: []) => (parsed.push(text), realParse(text, ...rest))) as typeof JSON.parse;
     try {
@@ -419,12 +420,61 @@ describe('the response as JSON text (a JSON answer)', () => {
 
   it('a call stopped before its tool answers (timeout, cancel) answers the same text', async () => {
     const { engine, remote } = setup();
-    const call = engine.start(ToolCallRequest.parse({ tool_name: 'remote', arguments: {} }), ANONYMOUS, { jsonAnswer: true });
+    const call = engine.start(ToolCallRequest.parse({ tool_name: 'remote', arguments: {} }), ANONYMOUS);
     await remote.started();
     call.stop('cancel');
     await call.result;
     expect(call.responseJson()).toBe(JSON.stringify(call.response));
     expect(JSON.parse(textOf(call.responseJson()))).toMatchObject({ data: { error: expect.stringMatching(/was canceled/) } });
+  });
+});
+
+describe('what a door gets of a settled call: it asks, or is asked; it owes the engine nothing', () => {
+  /** A logger that keeps its lines (the engine writes a call's outcome line through it). */
+  function keeping() {
+    const lines: Array<{ fields: unknown; msg: string }> = [];
+    const write = (fields: unknown, msg?: string) => void lines.push({ fields, msg: msg ?? '' });
+    const log: Logger = { debug: write, info: write, warn: write, error: write, child: () => log };
+    return { log, lines };
+  }
+  const turnEnds = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  function engineWith(log: Logger) {
+    const plugin = definePlugin('take', [[{ name: 'out', description: 'Answers an object' }, async () => ({ text: 'hi "there"' })]]);
+    const engine = new Engine({ registry: new ToolRegistry([plugin], quiet), logger: log, limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 10, maxBufferedEvents: 100 } });
+    engine.registry.rebuild();
+    return engine;
+  }
+
+  it("a door asks for the data's JSON after the call settles, with no start option; once the turn is over it is gone and the response is serialised afresh", async () => {
+    const engine = engineWith(quiet);
+    const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS);
+    await call.result;
+    expect(call.takeDataJson()).toBe(JSON.stringify({ text: 'hi "there"' }));
+    expect(call.takeDataJson()).toBeUndefined(); // taken once
+    const later = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS);
+    await later.result;
+    await turnEnds();
+    expect(later.takeDataJson()).toBeUndefined(); // a call kept past its turn holds only its response
+    expect(textOf(later.responseJson('\n'))).toBe(`${JSON.stringify(later.response)}\n`);
+  });
+
+  it("the engine asks the call's logger, as the call settles, whether a line of its own carries the outcome line: then it writes none", async () => {
+    const { log, lines } = keeping();
+    const engine = engineWith(quiet);
+    const outcomeLines = () => lines.filter((l) => l.msg === 'call succeeded');
+    const asked: Call[] = [];
+    for (const carries of [true, false, undefined]) {
+      const request = new LazyChildLogger(log, { request_id: `r-${carries}` });
+      if (carries !== undefined) request.callLineCarrier = { carry: (c) => (asked.push(c), carries) };
+      lines.length = 0;
+      const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS, { logger: request });
+      await call.result;
+      // Written (or not) as it settled, before the door's code after `await call.result` runs.
+      expect(outcomeLines(), `carrier says ${carries}`).toHaveLength(carries ? 0 : 1);
+      if (carries !== undefined) expect(asked.at(-1)).toBe(call);
+    }
+    expect(asked).toHaveLength(2);
   });
 });
 
