@@ -36,7 +36,22 @@ export default tseslint.config(
       'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname'],
     },
   },
-  // Dependencies point inward: protocol <- engine <- plugins/tools/transports <- routes.
+  // Dependencies point inward: utils, protocol <- engine <- plugins/tools/transports <- routes.
+  {
+    // Generic structures and helpers, no concept of the gateway's: anything may use them, they use nothing of ours.
+    files: ['src/utils/**'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['../*'], message: 'src/utils imports nothing of ours outside src/utils' },
+            { regex: '^(?!node:|\\.)', message: 'src/utils depends on no package (Node built-ins only)' },
+          ],
+        },
+      ],
+    },
+  },
   {
     files: ['src/protocol/**'],
     rules: {
@@ -51,27 +66,25 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/utils/**'],
-    rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['../*'], message: 'src/utils imports nothing of ours outside src/utils' }] }],
-    },
-  },
-  {
     files: ['src/engine/**'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['../*', '!../protocol'], message: 'src/engine imports only src/protocol (and itself)' }] },
+        { patterns: [{ group: ['../*', '!../protocol', '!../utils'], message: 'src/engine imports only src/protocol and src/utils (and itself)' }] },
       ],
     },
   },
   {
-    // A folder of the engine (approvals/): the engine's own files one level up, nothing else but src/protocol.
+    // A folder of the engine (approvals/): the engine's own files one level up, nothing else but src/protocol and src/utils.
     files: ['src/engine/*/**'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['../../*', '!../../protocol'], message: 'src/engine imports only src/protocol (and itself)' }] },
+        {
+          patterns: [
+            { group: ['../../*', '!../../protocol', '!../../utils'], message: 'src/engine imports only src/protocol and src/utils (and itself)' },
+          ],
+        },
       ],
     },
   },

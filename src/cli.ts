@@ -12,7 +12,7 @@ import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { UsageError } from './cli/usage.js';
 import { useCompileCache } from './compile-cache.js';
-import { similarNames } from './engine/similar.js';
+import { similarNames } from './utils/similar.js';
 import { VERSION } from './version.js';
 
 const COMMANDS = ['serve', 'config', 'mcp-stdio', 'openapi', 'list', 'call', 'help'];

@@ -6,8 +6,8 @@
 import { describe, expect, it } from 'vitest';
 import { Registry } from 'prom-client';
 import { compileArguments } from '../src/engine/arguments.js';
-import { Deadlines, type Deadline } from '../src/engine/deadlines.js';
-import { EntryList } from '../src/engine/entry-list.js';
+import { Deadlines, type Deadline } from '../src/utils/deadlines.js';
+import { EntryList } from '../src/utils/entry-list.js';
 import { LabeledCounter, LabeledHistogram } from '../src/observability/labeled-metrics.js';
 import { ToolCallRequest, fastToolCallRequest, messageParser, parserFor, type ToolParameter } from '../src/protocol/index.js';
 import { definePlugin } from './helpers/plugins.js';

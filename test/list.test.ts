@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ToolDefinitionInput } from '../src/index.js';
-import { ToolSearchIndex } from '../src/engine/index.js';
+import { ToolSearchIndex } from '../src/engine/search.js';
 import { ToolDefinition } from '../src/protocol/index.js';
 import { definePlugin } from './helpers/plugins.js';
 import { postJson, startGateway, type TestGateway } from './helpers/server.js';

@@ -3,7 +3,7 @@
  * edit distance, and each door says how to list the tools in its own terms.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { editDistance, similarNames } from '../src/engine/similar.js';
+import { editDistance, similarNames } from '../src/utils/similar.js';
 import { A2eTestClient } from './helpers/a2e-client.js';
 import { definePlugin, echoTool } from './helpers/plugins.js';
 import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';

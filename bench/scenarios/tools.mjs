@@ -148,12 +148,12 @@ export async function tools({ quick, log }) {
           `${process.getuid?.() === 0 ? 'This run was as root: ' : 'Run as root, '}the file tools run in the privilege-separated worker process (the workspace owner's uid), ` +
           'which makes the system calls on its own thread; what a turn sends each way goes as one message (fs/ipc-batch.ts), ' +
           'the answers come back framed on a pipe of their own (fs/answer-stream.ts), and their JSON text stays UTF-8 bytes from ' +
-          'that pipe to the socket (engine/json-text.ts). ' +
+          'that pipe to the socket (utils/json-text.ts). ' +
           'On 7 Dec 2026 the garbage collector was found to be most of the gateway\'s gap (`--trace-gc-nvp`, 4-s loads): ~75 % of ' +
           'what survived a scavenge was promoted (~1.2 MB a scavenge, a full collection every 1-2 s, 6-9 ms scavenges), ' +
           'against nothing for bare Hono and for an echo tool that waits 2 ms before it answers. Three things kept every finished call alive ' +
           'past the young generation: the waiting calls kept in a `Map` by id (V8 copies a long-lived Map\'s table into the old ' +
-          'generation, and each table it leaves behind still holds its values until a full collection: engine/id-table.ts), ' +
+          'generation, and each table it leaves behind still holds its values until a full collection: utils/id-table.ts), ' +
           'the array of answers waiting to be handed out, which under steady load only grew (fs/hand-out.ts), and a getter ' +
           'made per call (a new hidden class per object, made in the old generation: json-text.ts parseOnRead, fs/context.ts, ' +
           'the worker\'s call context). Without them, 4 s of this load promoted 0.8 MB instead of 23 MB (the worker: 0.007 ' +

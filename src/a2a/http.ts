@@ -3,7 +3,7 @@
  * every peer, JSON GETs for cards, JSON-RPC POSTs and SSE streams.
  */
 import { createParser } from 'eventsource-parser';
-import { SseEventBounds } from '../engine/sse-event-bounds.js';
+import { SseEventBounds } from '../utils/sse-event-bounds.js';
 import type * as Undici from 'undici';
 import type { Dispatcher } from 'undici';
 import { loadPackage } from '../load-package.js';

@@ -4,7 +4,7 @@
  * suggests the closest option and points at that command's --help.
  */
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { similarNames } from '../engine/similar.js';
+import { similarNames } from '../utils/similar.js';
 
 /** A mistake on the command line: exit code 2, one line on stderr. */
 export class UsageError extends Error {}

@@ -4,7 +4,7 @@
  * so every section added to it is covered without a list to keep.
  */
 import type { z } from 'zod';
-import { editDistance, similarNames } from '../engine/similar.js';
+import { editDistance, similarNames } from '../utils/similar.js';
 
 type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; in?: z.ZodType; element?: z.ZodType; valueType?: z.ZodType; options?: z.ZodType[] };
 

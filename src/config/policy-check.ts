@@ -7,7 +7,7 @@
  * still bring tools of that name).
  */
 import type { Logger, RegisteredTool } from '../engine/index.js';
-import { similarNames } from '../engine/similar.js';
+import { similarNames } from '../utils/similar.js';
 import type { GatewayConfig } from './schema.js';
 import { compileRules } from '../security/rules.js';
 import { ConfigError } from '../utils/config-error.js';

@@ -12,7 +12,7 @@
  * memory stays bounded either way.
  */
 import { PROTOCOL_VERSION, newId, nowTs, type ToolEvent } from '../protocol/index.js';
-import { approxJsonBytes, type ByteBudget } from './byte-budget.js';
+import { approxJsonBytes, type ByteBudget } from '../utils/byte-budget.js';
 
 /** A batch of events for a watcher; `gap` names seqs that were dropped before it could read them. */
 export interface EventBatch {

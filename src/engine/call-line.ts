@@ -1,13 +1,14 @@
 /**
  * A call's outcome line: `call succeeded` / `call failed` at info, with the
  * tool, its kind, the outcome, who stopped it, its duration and ids. The
- * engine writes it when the call settles — unless the door answering the call
- * writes it in place of its own access line (a JSON answer to one call: the
- * request's line and the call's said the same), adding the request's method,
- * path, status and duration to it. One line per call, nothing lost.
+ * engine writes it when the call settles — unless the call's logger carries it
+ * (`LazyChildLogger.callLineCarrier`, asked then): the request's access line of
+ * a JSON answer to one call, where the request's line and the call's said the
+ * same, writes it in its place with the request's method, path, status and
+ * duration added. One line per call, nothing lost.
  */
 import type { Call } from './call.js';
-import { plainLine, plainLineText } from './child-logger.js';
+import { LazyChildLogger, plainLine, plainLineText } from './child-logger.js';
 import { member } from './line-members.js';
 
 /** What a door's access line adds to the call's line when the two are one. */
@@ -20,6 +21,12 @@ export interface AccessFields {
   request_duration_ms: number;
   /** Set when the client went away before the answer was fully sent. */
   aborted?: true;
+}
+
+/** True when the call's logger carries its outcome line on a line of its own (asked once, as the call settles). */
+export function lineCarried(call: Call): boolean {
+  const logger = call.logger;
+  return logger instanceof LazyChildLogger && logger.callLineCarrier !== undefined && logger.callLineCarrier.carry(call);
 }
 
 /** Write `call`'s outcome line (the call has settled), with the door's access fields when given. */

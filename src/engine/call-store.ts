@@ -11,7 +11,7 @@
 import type { ToolCallResponse, ToolEvent } from '../protocol/index.js';
 import type { Call, CallState, StopReason } from './call.js';
 import type { EventBatch } from './call-events.js';
-import { EntryList, type Entry } from './entry-list.js';
+import { EntryList, type Entry } from '../utils/entry-list.js';
 
 /** Follows a call's events (from `CallView.watch`); ends after the last one, or when closed. */
 export interface CallWatch extends AsyncIterable<EventBatch> {

@@ -16,12 +16,14 @@ import {
   type ToolResult,
 } from '../protocol/index.js';
 import { CallEvents, gapNotice, type EventLimits, type Watcher } from './call-events.js';
-import type { Deadline, Deadlines } from './deadlines.js';
+import type { Deadline, Deadlines } from '../utils/deadlines.js';
 import { ToolError } from './errors.js';
 import { isToolEvent, reportBadEvent } from './event-check.js';
 import { safeErrorMessage, truncateValue } from './output.js';
-import { JsonText, parseOnRead } from './json-text.js';
-import { ToolOutput, type Logger, type ToolContext } from './plugin.js';
+import { JsonText, parseOnRead } from '../utils/json-text.js';
+import { ToolOutput, type Logger } from './plugin.js';
+import { CallContext } from './call-context.js';
+import { responseJson } from './response-json.js';
 import type { RegisteredTool } from './registry.js';
 import type { Caller } from './policy.js';
 
@@ -68,17 +70,7 @@ export class Call {
   outputBytes = 0;
   /** The door the call came through (set by the engine), for the audit record. */
   door = 'rest';
-  /**
-   * The door answering this call writes its outcome line, merged with its access line (call-line.ts), so the
-   * engine writes none when it settles (set by the engine from StartOptions.lineMerged).
-   */
-  lineMerged = false;
-  /**
-   * The door answers with the response's JSON text (responseJson): the JSON of the result's data, made to
-   * measure it against the output cap, is kept for it (set by the engine from StartOptions.jsonAnswer).
-   */
-  jsonAnswer = false;
-  /** The JSON text (or its UTF-8 bytes) of the settled result's data, while kept for responseJson (null: not kept). */
+  /** The JSON text (or its UTF-8 bytes) of the settled result's data, kept for responseJson until its turn ends (settled-turn.ts). */
   private dataJson: string | Uint8Array | null = null;
   /** The result's data came as JSON text (JsonText): reading it parses it, so responseJson does not look. */
   private dataIsText = false;
@@ -220,8 +212,8 @@ export class Call {
    * The final response as JSON, once settled, followed by `after` (a door's newline): exactly
    * `JSON.stringify(call.response) + after`, built around the JSON of the result's data that measuring it
    * against the output cap made (a result is not serialised twice). Text, or its UTF-8 bytes when the data came
-   * as bytes (JsonText), which then go to the socket without being decoded. For a door answering with it
-   * (StartOptions.jsonAnswer); it is built once.
+   * as bytes (JsonText), which then go to the socket without being decoded. The data's JSON is kept for it until
+   * the event-loop turn the call settled in ends (settled-turn.ts); after that the response is serialised afresh.
    *
    * @example
    * const body = call.responseJson('\n')!; // string | Uint8Array, either a response body as it is
@@ -231,21 +223,14 @@ export class Call {
     if (!r) return undefined;
     const dataJson = this.dataJson;
     this.dataJson = null;
-    const d = r.data;
-    const around =
-      dataJson === null || (!this.dataIsText && hasOwnToJson(d.data)) || d.events.length !== 0
-        ? undefined
-        : responseAround(r, d);
-    if (around === undefined) return JSON.stringify(r) + after;
-    const [head, tail] = around;
-    return typeof dataJson === 'string' ? head + dataJson + tail + after : utf8Between(head, dataJson!, tail + after);
+    return responseJson(r, dataJson, this.dataIsText, after);
   }
 
   /**
    * The JSON text of the settled result's data, once (then undefined): the text measuring it against the output
    * cap made, or the text a native tool gave (JsonText, decoded from its bytes), for a door that writes the data into
-   * an answer of its own shape (the MCP door's reply) instead of serialising the data again. Kept only for a call
-   * started with StartOptions.jsonAnswer; undefined when not kept, already taken, or taken by responseJson.
+   * an answer of its own shape (the MCP door's reply) instead of serialising the data again. Undefined once the turn
+   * the call settled in has ended (settled-turn.ts), or when already taken (here or by responseJson).
    *
    * @example
    * const json = call.takeDataJson() ?? JSON.stringify(call.response!.data.data);
@@ -255,6 +240,11 @@ export class Call {
     if (dataJson === null || this._response === undefined) return undefined;
     this.dataJson = null;
     return typeof dataJson === 'string' ? dataJson : Buffer.from(dataJson.buffer, dataJson.byteOffset, dataJson.byteLength).toString('utf8');
+  }
+
+  /** @internal The turn the call settled in ended (settled-turn.ts): its data's JSON is no longer kept. */
+  turnEnded(): void {
+    this.dataJson = null;
   }
 
   /** The events still kept, oldest first (seq `firstSeq` onwards): what a door reports of a running call. */
@@ -422,14 +412,14 @@ export class Call {
       data = text === null ? JSON.parse(data.json) : null;
     }
     if (text !== null) {
-      if (this.jsonAnswer) this.dataJson = text.utf8 ?? text.json;
+      this.dataJson = text.utf8 ?? text.json;
     } else if (data !== null) {
       const cut = truncateValue(data, this.limits.maxOutputBytes);
       data = cut.value;
       truncated ||= cut.truncated;
       this.outputBytes = cut.bytes;
-      if (this.jsonAnswer && cut.json !== undefined) this.dataJson = cut.json;
-    } else if (this.jsonAnswer) {
+      if (cut.json !== undefined) this.dataJson = cut.json;
+    } else {
       this.dataJson = 'null';
     }
     const result: ToolResult = {
@@ -469,128 +459,7 @@ export class Call {
   }
 }
 
-/**
- * What the tool gets. A class, not an object literal: a literal with a
- * getter (for the lazy signal) is built slowly by V8 and made every call's
- * objects outlive the young generation (measured: the engine's per-call cost
- * nearly halved, and promotion to the old generation dropped tenfold).
- */
-class CallContext implements ToolContext {
-  readonly streaming: boolean;
-  readonly sessionId: string;
-  readonly correlationId: string;
-  readonly requestId: string;
-  readonly logger: Logger;
-  /** A bound function (tools may destructure it from the context); a shared no-op when nobody listens. */
-  readonly emit: ToolContext['emit'];
-
-  constructor(
-    private readonly call: Call,
-    readonly deadline: number,
-  ) {
-    const req = call.request;
-    this.streaming = req.streaming;
-    this.sessionId = req.session_id;
-    this.correlationId = req.correlation_id;
-    this.requestId = req.id;
-    this.logger = call.logger;
-    this.emit = req.streaming ? (kind, data) => call.emit(kind, data) : noop;
-  }
-
-  eventsTaken(): Promise<void> {
-    return this.call.eventsTaken();
-  }
-
-  get signal(): AbortSignal {
-    return this.call.signal;
-  }
-
-  onStop(listener: (reason: DOMException) => void): () => void {
-    return this.call.onStop(listener);
-  }
-
-  get principal(): string | null {
-    return this.call.caller.principal;
-  }
-}
-
 function noop(): void {}
-
-/**
- * The JSON of a response around its result's data (already serialised): the text before it and after it,
- * member for member what JSON.stringify writes for the response; undefined (use JSON.stringify) when a field
- * is not of the type settle() gives it. Built by concatenation with the fixed text as literals, and the
- * timestamp (twice in a response) written once: per-field JSON.stringify made this the largest part of the
- * engine's own cost of a fast call.
- */
-function responseAround(r: ToolCallResponse, d: ToolResult): [head: string, tail: string] | undefined {
-  // Only the members written below: a response or result carrying another one is left to JSON.stringify.
-  if (memberCount(r) !== RESPONSE_MEMBERS || memberCount(d) !== RESULT_MEMBERS) return undefined;
-  const summary = nullableJson(d.summary);
-  const exitCode = nullableJson(d.exit_code);
-  const error = nullableJson(d.error);
-  const errorCode = nullableJson(d.error_code);
-  const ts = numberJson(r.ts);
-  const createdAt = r.created_at === r.ts ? ts : numberJson(r.created_at);
-  const durationMs = numberJson(d.duration_ms);
-  if (
-    typeof d.success !== 'boolean' || typeof d.truncated !== 'boolean' || typeof r.id !== 'string' ||
-    typeof r.req_id !== 'string' || typeof d.tool_name !== 'string' || summary === undefined ||
-    exitCode === undefined || error === undefined || errorCode === undefined || ts === undefined ||
-    createdAt === undefined || durationMs === undefined
-  ) {
-    return undefined;
-  }
-  const type = r.type === 'tool/call/resp' ? '{"type":"tool/call/resp","id":' : '{"type":' + JSON.stringify(r.type) + ',"id":';
-  const version = r.version === PROTOCOL_VERSION ? VERSION_MEMBER : ',"version":' + JSON.stringify(r.version) + ',"ts":';
-  return [
-    type + JSON.stringify(r.id) + version + ts + ',"req_id":' + JSON.stringify(r.req_id) +
-      (d.success ? ',"data":{"success":true,"tool_name":' : ',"data":{"success":false,"tool_name":') +
-      JSON.stringify(d.tool_name) + ',"data":',
-    ',"summary":' + summary + (d.truncated ? ',"truncated":true,"exit_code":' : ',"truncated":false,"exit_code":') + exitCode +
-      ',"error":' + error + ',"error_code":' + errorCode + ',"duration_ms":' + durationMs + ',"events":[]},"created_at":' +
-      createdAt + '}',
-  ];
-}
-
-const VERSION_MEMBER = `,"version":${JSON.stringify(PROTOCOL_VERSION)},"ts":`;
-
-/** `head`, `bytes` and `tail` as one UTF-8 buffer: one allocation, the bytes copied as they are. */
-function utf8Between(head: string, bytes: Uint8Array, tail: string): Uint8Array<ArrayBuffer> {
-  const headBytes = Buffer.byteLength(head);
-  const out = Buffer.allocUnsafe(headBytes + bytes.byteLength + Buffer.byteLength(tail));
-  out.write(head, 0);
-  out.set(bytes, headBytes);
-  out.write(tail, headBytes + bytes.byteLength);
-  return out;
-}
-
-const RESPONSE_MEMBERS = 7; // type, id, version, ts, req_id, data, created_at
-const RESULT_MEMBERS = 10; // success, tool_name, data, summary, truncated, exit_code, error, error_code, duration_ms, events
-
-/** How many members JSON.stringify would see (without making the array Object.keys makes). */
-function memberCount(o: object): number {
-  let n = 0;
-  for (const key in o) if (Object.hasOwn(o, key)) n++;
-  return n;
-}
-
-/** JSON of a number (String() writes what JSON.stringify does for a finite one; JSON writes null otherwise); undefined for anything else. */
-function numberJson(v: unknown): string | undefined {
-  if (typeof v !== 'number') return undefined;
-  return Number.isFinite(v) ? String(v) : 'null';
-}
-
-/** JSON of null, a string or a number; undefined for anything else (what a result's optional fields may hold). */
-function nullableJson(v: unknown): string | undefined {
-  if (v === null) return 'null';
-  return typeof v === 'string' ? JSON.stringify(v) : numberJson(v);
-}
-
-/** A value whose own toJSON would be called with another key at the top level than nested: serialised in place. */
-function hasOwnToJson(v: unknown): boolean {
-  return v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function';
-}
 
 const RESOLVED = Promise.resolve();
 

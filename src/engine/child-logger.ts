@@ -3,6 +3,7 @@
  * serialised, redaction set up) costs more than a fast tool call, and most
  * requests never write a line at the configured level: those never pay it.
  */
+import type { Call } from './call.js';
 import type { Logger } from './plugin.js';
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
@@ -57,8 +58,16 @@ export function plainLineText(logger: Logger, level: Level, fields: MembersText,
   return true;
 }
 
+/** What writes a call's outcome line in place of a line of its own (a request's access line: routes/http/request.ts). */
+export interface CallLineCarrier {
+  /** Asked as the call settles: true when it will write the call's line (call-line.ts writeCallLine). */
+  carry(call: Call): boolean;
+}
+
 export class LazyChildLogger implements Logger {
   private real: Logger | undefined;
+  /** The request's line that carries the outcome line of the call made with this logger, if one does. */
+  callLineCarrier: CallLineCarrier | undefined = undefined;
 
   /**
    * `bindingsText`: the bindings as JSON members text, when the caller has it for free (a request id it

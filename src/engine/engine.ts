@@ -11,16 +11,17 @@ import { ActivityFeed } from './activity.js';
 import { Approvals } from './approvals/approvals.js';
 import type { ApprovalGate } from './approvals/gate.js';
 import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
-import { ByteBudget } from './byte-budget.js';
+import { ByteBudget } from '../utils/byte-budget.js';
 import { Call, type CallLimits } from './call.js';
-import { Deadlines } from './deadlines.js';
-import { EntryList, type Entry } from './entry-list.js';
+import { Deadlines } from '../utils/deadlines.js';
+import { EntryList, type Entry } from '../utils/entry-list.js';
 import { GatewayError } from './errors.js';
-import { levelEnabled } from './child-logger.js';
-import { writeCallLine } from './call-line.js';
 import type { Logger } from './plugin.js';
 import { allowAll, type Caller, type Policy } from './policy.js';
 import type { RegisteredTool, ToolRegistry } from './registry.js';
+import { SettledTurn } from './settled-turn.js';
+import { levelEnabled } from './child-logger.js';
+import { lineCarried, writeCallLine } from './call-line.js';
 import { ToolListWatch } from './tool-list-watch.js';
 import type { CallTracer } from './tracing.js';
 
@@ -69,13 +70,6 @@ export interface StartOptions {
   door?: string;
   /** The shared admission's decision (store.kind redis), taken by the door before start; see Admission.adopt. */
   admitted?: Admitted;
-  /**
-   * The door writes the call's outcome line itself, merged with its access line (call-line.ts); the engine
-   * writes none. The door must then write it (or clear `call.lineMerged` before the call settles).
-   */
-  lineMerged?: boolean;
-  /** The door answers with the response's JSON text (Call.responseJson): keep the data's JSON for it. */
-  jsonAnswer?: boolean;
 }
 
 /** What a config reload may change for new calls (calls already running keep theirs). */
@@ -99,6 +93,8 @@ export class Engine {
   /** Running calls, oldest first. */
   private readonly inflight = new EntryList<Call>();
   private readonly deadlines = new Deadlines<Call>((call) => call.stop('timeout'));
+  /** Calls settled in this event-loop turn, whose data's JSON a door may still take. */
+  private readonly settledTurn = new SettledTurn();
   /** Event bytes of running calls; shared by all of them. */
   private readonly eventBudget: ByteBudget;
   private closing = false;
@@ -226,8 +222,6 @@ export class Engine {
       );
       const running = this.inflight.add(call);
       call.inputBytes = options.inputBytes ?? 0;
-      if (options.lineMerged) call.lineMerged = true;
-      if (options.jsonAnswer) call.jsonAnswer = true;
       const door = options.door ?? caller.door;
       if (door !== undefined) call.door = door;
       // Reported before it runs: a tool that settles at once must not be seen finishing before it started.
@@ -335,8 +329,9 @@ export class Engine {
     release?.();
     if (this.approvals !== undefined && this.approvals.size !== 0) this.approvals.settled(call);
     if (this.activity.active) this.activity.finished(call);
-    // The door answering the call may write its line instead, merged with its access line (call-line.ts).
-    if (!call.lineMerged && levelEnabled(call.logger, 'info')) writeCallLine(call);
+    // The door answering the call may carry its outcome line on its own access line (call-line.ts).
+    if (!lineCarried(call) && levelEnabled(call.logger, 'info')) writeCallLine(call);
+    this.settledTurn.add(call);
     const r = call.response!.data;
     this.record(call.request, call.caller, {
       door: call.door,

@@ -5,7 +5,7 @@
  * a stream outlives its credential, and one keyed by a name goes on carrying
  * what the name's next holder does.
  */
-import { EntryList, type Entry } from './entry-list.js';
+import { EntryList, type Entry } from '../utils/entry-list.js';
 
 interface OpenStream {
   /** The principal (token name) that opened it; null without auth. */

@@ -8,7 +8,7 @@ import { compileJsonSchema } from './json-schema.js';
 import { toolLineMembers } from './line-members.js';
 import type { Logger, ToolPlugin } from './plugin.js';
 import { ToolSearchIndex, fuseRankings } from './search.js';
-import { similarNames } from './similar.js';
+import { similarNames } from '../utils/similar.js';
 
 export interface RegisteredTool {
   readonly definition: ToolDefinition;

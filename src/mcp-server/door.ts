@@ -212,8 +212,7 @@ export class McpDoor {
       streaming: progressToken !== undefined || ex.hearsLogs === true,
       timeout: this.options.callTimeoutS,
     };
-    // jsonAnswer: the data's JSON made to measure it (or a native tool's JSON text) is kept for callReplyText.
-    const call = this.engine.start(req, ex.caller, { inputBytes: ex.inputBytes, logger: ex.logger, door: 'mcp', admitted: ex.admitted, jsonAnswer: true });
+    const call = this.engine.start(req, ex.caller, { inputBytes: ex.inputBytes, logger: ex.logger, door: 'mcp', admitted: ex.admitted });
     const owner = ownerKey(ex.scope, ex.caller);
     let calls = this.inflight.get(owner);
     if (calls === undefined) this.inflight.set(owner, (calls = new Map()));

@@ -7,7 +7,7 @@
  * limit, not kept, and reading resumes after its newline.
  */
 import type { Readable, Writable } from 'node:stream';
-import { CappedLines } from '../engine/capped-lines.js';
+import { CappedLines } from '../utils/capped-lines.js';
 import type { Caller, Logger } from '../engine/index.js';
 import { nestsDeeperThan } from '../engine/message-reader.js';
 import { ProgressNotifier, batchOf, errorMessage, type McpDoor } from './door.js';

@@ -11,7 +11,7 @@
  * and reconnects.
  */
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { SseEventBounds } from '../engine/sse-event-bounds.js';
+import { SseEventBounds } from '../utils/sse-event-bounds.js';
 import { tooLargeAnswer } from './oversized-message.js';
 
 export interface AnswerLimit {

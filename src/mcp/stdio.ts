@@ -4,7 +4,7 @@
  * closing it stops the whole tree (an `npx` wrapper and the server it runs),
  * and it dies with the gateway (setpriv --pdeathsig, where available).
  * stdout carries only JSON-RPC: a line that is not is reported and skipped.
- * A line over `maxMessageBytes` is not kept (engine/capped-lines.ts): a
+ * A line over `maxMessageBytes` is not kept (utils/capped-lines.ts): a
  * response fails its own call (oversized-message.ts), anything else is
  * reported and skipped; reading resyncs at the next newline. A line that
  * goes on past UNENDING_LINE times the limit never resyncs in practice (a
@@ -15,7 +15,7 @@ import { existsSync } from 'node:fs';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage, RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { CappedLines } from '../engine/capped-lines.js';
+import { CappedLines } from '../utils/capped-lines.js';
 import { JsonRpcIdScan, tooLargeAnswer } from './oversized-message.js';
 
 const SETPRIV = '/usr/bin/setpriv';

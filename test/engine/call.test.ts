@@ -5,12 +5,16 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS, Engine, ToolError, ToolOutput, ToolRegistry, type AuditRecord, type EngineLimits, type Logger, type ToolContext } from '../../src/index.js';
+import { LazyChildLogger } from '../../src/engine/index.js';
 import type { Call } from '../../src/engine/call.js';
-import { JsonText } from '../../src/engine/json-text.js';
+import { JsonText } from '../../src/utils/json-text.js';
 import { ToolCallRequest, type ToolEvent } from '../../src/protocol/index.js';
+import { RemoteCall, type RemoteCallHost } from '../../src/store/redis/remote-call.js';
 import { crashTool, deferred, definePlugin, echoTool, failTool } from '../helpers/plugins.js';
 
 const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
+/** A remote view's store, for what needs none of it. */
+const NO_HOST = {} as RemoteCallHost;
 
 /** A tool the test drives: it hands its context out, then finishes when told (or never, ignoring its signal). */
 function remoteTool() {
@@ -255,6 +259,20 @@ describe('events and watchers', () => {
     expect(call.responseWithEvents()!.data.truncated).toBe(true);
   });
 
+  it('a call read from Redis on another instance gives the same gap notice as the call itself', async () => {
+    const { start, remote } = setup({});
+    const call = start('remote');
+    await remote.started();
+    // The view another instance makes of the call's hash (its store is not asked for a notice).
+    const view = new RemoteCall(NO_HOST, call.id, { owner: 'other', req: call.requestId, tool: 'remote', state: 'running', events: '0' });
+    const gap = { from: 3, to: 41 };
+    const { id: _a, ts: _b, ...local } = call.gapNotice(gap);
+    const { id: _c, ts: _d, ...remoteNotice } = view.gapNotice(gap);
+    expect(remoteNotice).toEqual(local);
+    remote.finish(null);
+    await call.result;
+  });
+
   it('holds events a watcher has not read yet beyond max_events, up to max_buffered_events; past that the watcher gets a gap', async () => {
     const { start, remote } = setup({ maxEvents: 10, maxBufferedEvents: 500 });
     const call = start('remote');
@@ -358,7 +376,7 @@ describe('the response as JSON text (a JSON answer)', () => {
       });
       engine.registry.rebuild();
       const req = ToolCallRequest.parse({ id: 'req "1" ✓', tool_name: 'out', arguments: {} });
-      const call = engine.start(req, ANONYMOUS, { jsonAnswer: true });
+      const call = engine.start(req, ANONYMOUS);
       await call.result;
       expect(textOf(call.responseJson('\n'))).toBe(`${JSON.stringify(call.response)}\n`);
       // Built once: a second read is the same text (from the response itself).
@@ -377,7 +395,7 @@ describe('the response as JSON text (a JSON answer)', () => {
     const plugin = definePlugin('json-text', [[{ name: 'out', description: 'Returns JSON text' }, async () => new ToolOutput({ data: new JsonText(given(json)) })]]);
     const engine = new Engine({ registry: new ToolRegistry([plugin], quiet), logger: quiet, limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 1000, maxBufferedEvents: 100_000 } });
     engine.registry.rebuild();
-    const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS, { jsonAnswer: true });
+    const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS);
     await call.result;
     JSON.parse = ((text: string, ...rest: []) => (parsed.push(text), realParse(text, ...rest))) as typeof JSON.parse;
     try {
@@ -402,12 +420,61 @@ describe('the response as JSON text (a JSON answer)', () => {
 
   it('a call stopped before its tool answers (timeout, cancel) answers the same text', async () => {
     const { engine, remote } = setup();
-    const call = engine.start(ToolCallRequest.parse({ tool_name: 'remote', arguments: {} }), ANONYMOUS, { jsonAnswer: true });
+    const call = engine.start(ToolCallRequest.parse({ tool_name: 'remote', arguments: {} }), ANONYMOUS);
     await remote.started();
     call.stop('cancel');
     await call.result;
     expect(call.responseJson()).toBe(JSON.stringify(call.response));
     expect(JSON.parse(textOf(call.responseJson()))).toMatchObject({ data: { error: expect.stringMatching(/was canceled/) } });
+  });
+});
+
+describe('what a door gets of a settled call: it asks, or is asked; it owes the engine nothing', () => {
+  /** A logger that keeps its lines (the engine writes a call's outcome line through it). */
+  function keeping() {
+    const lines: Array<{ fields: unknown; msg: string }> = [];
+    const write = (fields: unknown, msg?: string) => void lines.push({ fields, msg: msg ?? '' });
+    const log: Logger = { debug: write, info: write, warn: write, error: write, child: () => log };
+    return { log, lines };
+  }
+  const turnEnds = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+  function engineWith(log: Logger) {
+    const plugin = definePlugin('take', [[{ name: 'out', description: 'Answers an object' }, async () => ({ text: 'hi "there"' })]]);
+    const engine = new Engine({ registry: new ToolRegistry([plugin], quiet), logger: log, limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 10, maxBufferedEvents: 100 } });
+    engine.registry.rebuild();
+    return engine;
+  }
+
+  it("a door asks for the data's JSON after the call settles, with no start option; once the turn is over it is gone and the response is serialised afresh", async () => {
+    const engine = engineWith(quiet);
+    const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS);
+    await call.result;
+    expect(call.takeDataJson()).toBe(JSON.stringify({ text: 'hi "there"' }));
+    expect(call.takeDataJson()).toBeUndefined(); // taken once
+    const later = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS);
+    await later.result;
+    await turnEnds();
+    expect(later.takeDataJson()).toBeUndefined(); // a call kept past its turn holds only its response
+    expect(textOf(later.responseJson('\n'))).toBe(`${JSON.stringify(later.response)}\n`);
+  });
+
+  it("the engine asks the call's logger, as the call settles, whether a line of its own carries the outcome line: then it writes none", async () => {
+    const { log, lines } = keeping();
+    const engine = engineWith(quiet);
+    const outcomeLines = () => lines.filter((l) => l.msg === 'call succeeded');
+    const asked: Call[] = [];
+    for (const carries of [true, false, undefined]) {
+      const request = new LazyChildLogger(log, { request_id: `r-${carries}` });
+      if (carries !== undefined) request.callLineCarrier = { carry: (c) => (asked.push(c), carries) };
+      lines.length = 0;
+      const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS, { logger: request });
+      await call.result;
+      // Written (or not) as it settled, before the door's code after `await call.result` runs.
+      expect(outcomeLines(), `carrier says ${carries}`).toHaveLength(carries ? 0 : 1);
+      if (carries !== undefined) expect(asked.at(-1)).toBe(call);
+    }
+    expect(asked).toHaveLength(2);
   });
 });
 

@@ -3,7 +3,8 @@
  * redaction pass): they must come out exactly as pino writes the same line.
  */
 import { describe, expect, it } from 'vitest';
-import { ANONYMOUS, Engine, LazyChildLogger, ToolRegistry, plainLine, writeCallLine, type Logger } from '../../src/engine/index.js';
+import { ANONYMOUS, Engine, LazyChildLogger, ToolRegistry, writeCallLine, type Logger } from '../../src/engine/index.js';
+import { plainLine } from '../../src/engine/child-logger.js';
 import { createLogger } from '../../src/logger.js';
 import { ToolCallRequest } from '../../src/protocol/index.js';
 import { definePlugin } from '../helpers/plugins.js';
@@ -69,8 +70,10 @@ describe('plain log lines', () => {
     for (const [tool, viaChild] of [['say "hi"', false], ['fails', false], ['hangs', false], ['say "hi"', true], ['hangs', true]] as const) {
       for (const access of [undefined, { method: 'POST', path: '/tool/"call"\n\u2028', status: 200, request_duration_ms: 4, aborted: true as const }]) {
         const log = new LazyChildLogger(root, { request_id: 'r\n"4"' });
+        // The line is carried elsewhere (as a request's access line would): the engine writes none, the test writes it.
+        log.callLineCarrier = { carry: () => true };
         if (viaChild) log.info('the request logs something of its own first');
-        const call = engine.start(ToolCallRequest.parse({ id: 'req "é"\u2028', tool_name: tool, arguments: {} }), ANONYMOUS, { logger: log, lineMerged: true });
+        const call = engine.start(ToolCallRequest.parse({ id: 'req "é"\u2028', tool_name: tool, arguments: {} }), ANONYMOUS, { logger: log });
         if (tool === 'hangs') call.stop('cancel');
         await call.result;
         lines.length = 0;

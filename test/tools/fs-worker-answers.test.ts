@@ -1,6 +1,6 @@
 /**
  * Answers that come from the privilege-separated file tools worker, over real HTTP: the worker's JSON text
- * reaches the socket as its UTF-8 bytes, never decoded (engine/json-text.ts), so what must hold is checked on the
+ * reaches the socket as its UTF-8 bytes, never decoded (utils/json-text.ts), so what must hold is checked on the
  * bytes the client gets: exactly the JSON of the response and a newline, Content-Length their size, names and
  * contents that are not ASCII intact. The gateway runs as root here (as in CI), with the workspace handed to
  * the sandbox user, so the file tools run in the worker.

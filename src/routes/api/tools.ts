@@ -52,18 +52,11 @@ export function registerToolRoutes(app: OpenAPIHono, deps: ToolRoutesDeps): void
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: maxJsonDepth });
     const sse = req.streaming && acceptsEventStream(requestHeader(c, 'accept'));
     // One JSON answer to this one call: its outcome line is the request's access line too.
-    const accessLine = sse ? undefined : accessLineOf(c);
-    const options = {
-      inputBytes: bytes,
-      logger: requestLogger(c, deps.logger),
-      lineMerged: accessLine !== undefined,
-      // A JSON answer to a call that does not stream: the response's text reuses its data's JSON.
-      jsonAnswer: !req.streaming,
-    };
+    if (!sse) accessLineOf(c)?.carryCallLine();
+    const options = { inputBytes: bytes, logger: requestLogger(c, deps.logger) };
     const started = startCall(c, req, bytes, deps, options);
     const call = started instanceof Promise ? await started : started;
     if (sse) return streamCall(c, call, { heartbeatS, logger: call.logger, stopOnDisconnect: true, limits: streams });
-    accessLine?.merge(call);
     const stop = onClientGone(c, () => call.stop('disconnect'));
     await call.result;
     stop();

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Context } from 'hono';
-import { EntryList } from '../../engine/index.js';
+import { EntryList } from '../../utils/entry-list.js';
 import { nodeResponse } from './node.js';
 
 /** A request still being answered on a connection, and what to run if its client goes away. */

@@ -3,11 +3,11 @@
  * valid, else a fresh one; sent back on every response, SSE included), a
  * logger bound to it, and one access-log line when the response is done —
  * which, for a JSON answer to one call, is that call's outcome line
- * (`AccessLine.merge`): one line per request either way.
+ * (`AccessLine.carryCallLine`): one line per request either way.
  */
 import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import { LazyChildLogger, levelEnabled, writeCallLine, type Call, type Logger, type PrincipalStreams } from '../../engine/index.js';
+import { LazyChildLogger, levelEnabled, writeCallLine, type Call, type CallLineCarrier, type Logger, type PrincipalStreams } from '../../engine/index.js';
 import { newId } from '../../protocol/index.js';
 import { nodeResponse, requestHeader } from './node.js';
 
@@ -99,7 +99,7 @@ function writeLineOnClose(this: ResponseWithLine): void {
   this[ACCESS_LINE]?.write(this.statusCode, !this.writableFinished);
 }
 
-/** This request's access line, when one is logged (for a door that merges a call's line into it: AccessLine.merge). */
+/** This request's access line, when one is logged (for a door whose answer is one call's: AccessLine.carryCallLine). */
 export function accessLineOf(c: Context): AccessLine | undefined {
   return c.get('accessLine');
 }
@@ -111,9 +111,9 @@ export function accessLineOf(c: Context): AccessLine | undefined {
  * the same, it is that call's outcome line (`call succeeded` / `call
  * failed`) with the request's method, path, status and `request_duration_ms`.
  */
-export class AccessLine {
+export class AccessLine implements CallLineCarrier {
   private readonly started = performance.now();
-  /** The call whose outcome line this one is (merge). */
+  /** The call whose outcome line this one is (carry). */
   private call: Call | undefined;
   private written = false;
 
@@ -123,18 +123,19 @@ export class AccessLine {
     private readonly path: string,
   ) {}
 
+  /** This request answers one call with one JSON response: this line is that call's outcome line (carry). */
+  carryCallLine(): void {
+    this.log.callLineCarrier = this;
+  }
+
   /**
-   * Write `call`'s outcome line as this line. The call was started with
-   * `lineMerged` (StartOptions), so the engine writes no line of its own.
+   * Asked as the request's call settles: this line becomes the call's outcome line, unless it was already written
+   * (the response closed first), when the engine writes the call's own line.
    */
-  merge(call: Call): void {
-    if (!this.written) {
-      this.call = call;
-      return;
-    }
-    // The response closed before the call was started (a slow admission): the call's line is its own.
-    call.lineMerged = false;
-    if (call.settled) writeCallLine(call);
+  carry(call: Call): boolean {
+    if (this.written || this.call !== undefined) return false;
+    this.call = call;
+    return true;
   }
 
   write(status: number, aborted: boolean): void {
@@ -142,17 +143,13 @@ export class AccessLine {
     const durationMs = Math.round(performance.now() - this.started);
     const call = this.call;
     if (call !== undefined) {
-      if (call.settled) {
-        return writeCallLine(call, {
-          method: this.method,
-          path: this.path,
-          status,
-          request_duration_ms: durationMs,
-          aborted: aborted ? true : undefined,
-        });
-      }
-      // Closed before the call settled (the client went away first): the engine writes the call's line when it does.
-      call.lineMerged = false;
+      return writeCallLine(call, {
+        method: this.method,
+        path: this.path,
+        status,
+        request_duration_ms: durationMs,
+        aborted: aborted ? true : undefined,
+      });
     }
     // Probes and scrapes come every few seconds: keep them out of the info log.
     const level = status < 400 && QUIET_PATHS.test(this.path) ? 'debug' : 'info';

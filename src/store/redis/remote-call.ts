@@ -4,8 +4,8 @@
  * stream through this instance's shared StreamReader; its state, event count
  * and response follow what its watchers read.
  */
-import { PROTOCOL_VERSION, newId, nowTs, type ToolCallResponse, type ToolEvent } from '../../protocol/index.js';
-import type { CallState, CallView, CallWatch, EventBatch, StopReason } from '../../engine/index.js';
+import type { ToolCallResponse, ToolEvent } from '../../protocol/index.js';
+import { gapNotice, type CallState, type CallView, type CallWatch, type EventBatch, type StopReason } from '../../engine/index.js';
 import { PulledStream, type StreamEntry, type StreamReader } from './stream-reader.js';
 
 /** What a remote view needs from the store. */
@@ -77,18 +77,7 @@ export class RemoteCall implements CallView {
   }
 
   gapNotice(gap: { from: number; to: number }): ToolEvent {
-    return {
-      type: 'tool/event',
-      id: newId(),
-      version: PROTOCOL_VERSION,
-      ts: nowTs(),
-      kind: 'status',
-      req_id: this.requestId,
-      data: {
-        message: `events ${gap.from}..${gap.to} of this call are no longer kept and were skipped; the stream continues with event ${gap.to + 1}`,
-      },
-      seq: gap.to,
-    } as ToolEvent;
+    return gapNotice(this.requestId, gap);
   }
 
   /** @internal The final entry was read. */

@@ -9,7 +9,7 @@
  * (an answer must not be lost); the transport stops taking messages while
  * it is `full`, and call forwarders wait for room.
  */
-import type { ByteBudget } from '../../engine/index.js';
+import type { ByteBudget } from '../../utils/byte-budget.js';
 import { sseFrame } from '../../engine/sse.js';
 
 export interface OutboxLimits {

@@ -4,7 +4,8 @@
  * adapter in src/routes/doors/a2e-transport.ts maps it onto routes.
  */
 import { randomBytes } from 'node:crypto';
-import { ByteBudget, SessionManager, type StopReason } from '../../engine/index.js';
+import { SessionManager, type StopReason } from '../../engine/index.js';
+import { ByteBudget } from '../../utils/byte-budget.js';
 import { DEFAULT_MAX_JSON_DEPTH } from '../../engine/message-reader.js';
 import { acceptAnyToken } from './auth.js';
 import { SessionBinding, type Presenter } from './binding.js';

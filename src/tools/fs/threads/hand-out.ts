@@ -13,7 +13,7 @@
  * does, and the array kept every handed-out callback, and the calls they resumed, alive past the young generation
  * (38 MB promoted in 4 s of read_file load; measured in 20b6018).
  */
-import { EntryList } from '../../../engine/index.js';
+import { EntryList } from '../../../utils/entry-list.js';
 
 /** Answers resumed per event-loop turn. */
 const SLICE = 8;

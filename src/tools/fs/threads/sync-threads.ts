@@ -26,7 +26,7 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { IdTable } from '../../../engine/index.js';
+import { IdTable } from '../../../utils/id-table.js';
 import { handOut } from './hand-out.js';
 
 /** What a directory entry is (symlinks are reported, never followed). */

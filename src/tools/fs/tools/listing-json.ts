@@ -10,7 +10,7 @@
  * order, and any name JSON cannot carry as it is (a quote, a backslash, a
  * control character, a surrogate) escaped by `JSON.stringify` itself.
  */
-import { JsonText } from '../../../engine/index.js';
+import { JsonText } from '../../../utils/json-text.js';
 import { ENTRY_TYPES, type RawListing } from '../threads/sync-threads.js';
 
 /** Characters a JSON string holds as they are: anything but a quote, a backslash, a control character or a surrogate. */

@@ -142,7 +142,7 @@ export class FrameReader {
     const header = this.header;
     if (header) {
       this.header = null;
-      // The JSON text as bytes, to go out as they are (engine/json-text.ts); copied, so that what is kept of the
+      // The JSON text as bytes, to go out as they are (utils/json-text.ts); copied, so that what is kept of the
       // answer (a call resource's result) holds its own bytes, not the whole read it came in.
       header.answer.json = Buffer.from(buf.subarray(start, end));
       return this.handle(header);

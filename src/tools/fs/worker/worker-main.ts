@@ -5,7 +5,9 @@
  * with the same code as the gateway (dispatch.ts), so a race that somehow won
  * would find only what that user — the one commands run as — can reach anyway.
  */
-import { IdTable, JsonText, ToolError, ToolOutput } from '../../../engine/index.js';
+import { ToolError, ToolOutput } from '../../../engine/index.js';
+import { IdTable } from '../../../utils/id-table.js';
+import { JsonText } from '../../../utils/json-text.js';
 import { runFsTool, type FsContext, type FsLimits } from '../dispatch.js';
 import { WorkspaceQuota } from '../confinement/quota.js';
 import { Workspace } from '../confinement/workspace.js';

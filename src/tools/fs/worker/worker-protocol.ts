@@ -19,7 +19,7 @@ export type ToWorker =
 
 /**
  * A tool's answer: a ToolOutput's fields (its data as JSON text, which the gateway answers with as it is:
- * engine/json-text.ts), a plain value, a ToolError's fields, or an unexpected failure. The JSON text is a
+ * utils/json-text.ts), a plain value, a ToolError's fields, or an unexpected failure. The JSON text is a
  * string where the worker writes it (`Answer`) and its UTF-8 bytes where the gateway reads it
  * (`Answer<Uint8Array>`, answer-stream.ts).
  */

@@ -8,7 +8,9 @@
  */
 import { fork, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { IdTable, JsonText, ToolError, ToolOutput, type Logger, type ToolContext } from '../../../engine/index.js';
+import { ToolError, ToolOutput, type Logger, type ToolContext } from '../../../engine/index.js';
+import { IdTable } from '../../../utils/id-table.js';
+import { JsonText } from '../../../utils/json-text.js';
 import { distFile } from '../../../package-root.js';
 import type { FsContext, FsLimits } from '../dispatch.js';
 import type { Owner, Workspace } from '../confinement/workspace.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { JsonText, parseOnRead } from '../../src/engine/json-text.js';
+import { JsonText, parseOnRead } from '../../src/utils/json-text.js';
 
 describe('parseOnRead (a result whose data is JSON text, parsed when read)', () => {
   const holder = () => ({ success: true, data: null as unknown, summary: null });

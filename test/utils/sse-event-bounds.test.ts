@@ -1,9 +1,9 @@
 /**
- * engine/sse-event-bounds.ts: where SSE events end and how long each is, with
+ * utils/sse-event-bounds.ts: where SSE events end and how long each is, with
  * every line ending the SSE spec allows, fed in chunks split anywhere.
  */
 import { describe, expect, it } from 'vitest';
-import { SseEventBounds } from '../../src/engine/sse-event-bounds.js';
+import { SseEventBounds } from '../../src/utils/sse-event-bounds.js';
 
 /** Feed `text` split at `cuts`; the event ends seen (absolute offsets) and the longest event. */
 function scan(text: string, cuts: number[]) {

@@ -1,11 +1,11 @@
 /**
- * engine/capped-lines.ts (newline framing of a peer's stream, each line at
+ * utils/capped-lines.ts (newline framing of a peer's stream, each line at
  * most maxBytes, resyncing after an oversized one) and mcp/oversized-message.ts
  * (which call an oversized MCP message answers), fed chunk by chunk as pipes
  * deliver them.
  */
 import { describe, expect, it } from 'vitest';
-import { CappedLines } from '../../src/engine/capped-lines.js';
+import { CappedLines } from '../../src/utils/capped-lines.js';
 import { JsonRpcIdScan } from '../../src/mcp/oversized-message.js';
 
 function reader(maxBytes: number) {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { IdTable } from '../../src/engine/id-table.js';
+import { IdTable } from '../../src/utils/id-table.js';
 
 describe('IdTable (values waiting for an answer, by id)', () => {
   it('gives each value an id that takes it back out, once', () => {
