@@ -31,6 +31,7 @@ import { registerAdminEventsRoute } from './admin-events.js';
 import { registerUiRoutes } from './ui.js';
 import type { StoreHealth } from '../store/index.js';
 import { registerReloadRoute } from './reload.js';
+import { registerWorkspacesRoutes, type WorkspaceAdmin } from './admin-workspaces.js';
 import type { ReloadOutcome } from '../reload/reloader.js';
 import { tracingOn } from '../observability/tracing.js';
 import { traceRequests } from './trace.js';
@@ -74,6 +75,8 @@ export interface AppOptions {
   a2aServer?: A2AServerConfig;
   /** Re-reads the config (POST /admin/reload); refused when absent. */
   reload?: (trigger: string) => Promise<ReloadOutcome>;
+  /** The native tools' workspaces (GET/DELETE /admin/workspaces); undefined when neither fs nor shell is on. */
+  workspaces?: () => WorkspaceAdmin | undefined;
   /** `ui.enabled` (the console at GET /ui); undefined = on for a loopback bind or when auth is on. */
   ui?: { enabled?: boolean };
 }
@@ -213,6 +216,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
   registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []), admin });
   registerReloadRoute(app, { reload: options.reload, admin });
+  registerWorkspacesRoutes(app, { workspaces: options.workspaces ?? (() => undefined), admin });
   registerReadyRoute(app, {
     agents: options.agents ?? (() => []),
     loading: options.loading,

@@ -16,6 +16,7 @@ import { mcpServersRoute } from './mcp-servers.js';
 import { metricsRoute } from './metrics.js';
 import { readyRoute } from './ready.js';
 import { reloadRoute } from './reload.js';
+import { deleteWorkspaceRoute, workspacesRoute } from './admin-workspaces.js';
 import { callRoute, listRoute } from './openapi/tools.js';
 import { uiRoute } from './ui.js';
 
@@ -40,6 +41,8 @@ export function routeSpecs(options: RouteSpecOptions): RouteConfig[] {
     agentsRoute,
     mcpServersRoute,
     reloadRoute,
+    workspacesRoute,
+    deleteWorkspaceRoute,
     readyRoute,
   ];
   if (options.mcp) specs.push(mcpRoute, mcpStreamRoute);

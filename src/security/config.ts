@@ -45,6 +45,11 @@ export const TokenConfig = z
     deny: z.array(Rule).default([]),
     /** May read the gateway-wide views: GET /metrics and GET /agents (every tool, agent and endpoint). */
     admin: z.boolean().optional(),
+    /**
+     * Disk bytes this token's workspace may hold, instead of tools.fs.max_workspace_bytes (with one workspace per
+     * principal: tools.fs.root ending in {principal}; docs/tenants.md).
+     */
+    quota_bytes: z.int().positive().optional(),
   })
   .refine((t) => (t.token_env === undefined) !== (t.token_sha256 === undefined), {
     message: 'give exactly one of token_env or token_sha256',

@@ -35,6 +35,11 @@ export const JwtRuleConfig = z.strictObject({
   allow: z.array(z.string().min(1)).default([]),
   /** Tool rules refused to tokens this rule matches; wins over allow. */
   deny: z.array(z.string().min(1)).default([]),
+  /**
+   * Disk bytes the workspace of a principal this rule matches may hold, instead of tools.fs.max_workspace_bytes
+   * (with one workspace per principal; docs/tenants.md). When several matching rules set it, the largest applies.
+   */
+  quota_bytes: z.int().positive().optional(),
 });
 export type JwtRuleConfig = z.output<typeof JwtRuleConfig>;
 

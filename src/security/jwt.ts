@@ -82,7 +82,15 @@ export interface JwtVerifier {
    * The rules of a JWT principal, from its most recently verified token (every request presents its token,
    * so this is current); a name not seen lately gets none allowed. Undefined for a static token's name.
    */
-  rulesFor(name: string): { allow: readonly string[] | undefined; deny: readonly string[] } | undefined;
+  rulesFor(name: string): JwtRules | undefined;
+}
+
+/** What a JWT principal's matching rules give it. */
+export interface JwtRules {
+  allow: readonly string[] | undefined;
+  deny: readonly string[];
+  /** Its workspace quota (the largest of the matching rules' quota_bytes), or undefined. */
+  quotaBytes?: number;
 }
 
 /** JWT principals whose rules are remembered; beyond it the least recently seen is forgotten (and denied until seen again). */
@@ -141,8 +149,8 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
   };
 
   // Principals are frozen per combination of matched rules, so tokens alike share one object.
-  const byRules = new Map<string, { allow: readonly string[] | undefined; deny: readonly string[] }>();
-  const rulesOf = (payload: JWTPayload) => {
+  const byRules = new Map<string, JwtRules>();
+  const rulesOf = (payload: JWTPayload): JwtRules => {
     const rules = config.rules;
     if (!rules) return { allow: undefined, deny: [] as readonly string[] };
     const matched: JwtRuleConfig[] = [];
@@ -156,14 +164,19 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
     const k = key.join(',');
     let set = byRules.get(k);
     if (!set) {
-      set = Object.freeze({ allow: matched.flatMap((r) => r.allow), deny: matched.flatMap((r) => r.deny) });
+      const quotas = matched.flatMap((r) => (r.quota_bytes === undefined ? [] : [r.quota_bytes]));
+      set = Object.freeze({
+        allow: matched.flatMap((r) => r.allow),
+        deny: matched.flatMap((r) => r.deny),
+        ...(quotas.length > 0 && { quotaBytes: Math.max(...quotas) }),
+      });
       byRules.set(k, set);
     }
     return set;
   };
 
   const credentialPrefix = jwtCredentialPrefix(config);
-  const seen = new Map<string, { allow: readonly string[] | undefined; deny: readonly string[] }>();
+  const seen = new Map<string, JwtRules>();
   const refuse = (reason: string): null => {
     logger.warn({ reason }, `JWT refused: ${reason}`);
     return null;

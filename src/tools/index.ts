@@ -12,9 +12,14 @@ import { evalPlugin } from './eval/plugin.js';
 import type { NativeContext } from './native-context.js';
 
 export type { NativeContext } from './native-context.js';
+export type { Workspaces, WorkspaceUsage } from './fs/workspaces.js';
 
-export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] {
-  const ctx: NativeContext = { workspaces: new Workspaces(tools.fs.root, () => tools.fs.max_workspace_bytes), logger };
+/**
+ * `quotaOf`: a principal's own workspace quota (its token's quota_bytes), when it has one; else
+ * tools.fs.max_workspace_bytes applies. Used only with one workspace per principal.
+ */
+export function nativePlugins(tools: ToolsConfig, logger: Logger, quotaOf: (principal: string | null) => number | undefined = () => undefined): ToolPlugin[] {
+  const ctx: NativeContext = { workspaces: new Workspaces(tools.fs.root, (principal) => quotaOf(principal) ?? tools.fs.max_workspace_bytes, tools.fs.expire_idle_days), logger };
   const plugins: ToolPlugin[] = [];
 
   // files (tools.fs)
@@ -30,4 +35,13 @@ export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] 
   if (tools.eval.enabled) plugins.push(evalPlugin(tools.eval, ctx));
 
   return plugins;
+}
+
+/** The workspaces the native tools of `plugins` work in (undefined when neither the file tools nor the shell is on). */
+export function workspacesOf(plugins: readonly ToolPlugin[]): Workspaces | undefined {
+  for (const p of plugins) {
+    const w = (p as { workspaces?: unknown }).workspaces;
+    if (w instanceof Workspaces) return w;
+  }
+  return undefined;
 }

@@ -34,6 +34,11 @@ export const FsConfig = z.strictObject({
    */
   max_workspace_bytes: z.int().positive().nullable().default(1024 * MiB),
   /**
+   * With one workspace per principal (root ending in {principal}): delete a principal's workspace, with everything
+   * in it, once no call used it for this many days (checked hourly); null: never.
+   */
+  expire_idle_days: z.number().positive().nullable().default(null),
+  /**
    * When the gateway runs as root and the workspace belongs to another user, run the file tools in a worker
    * process with that user's identity (true), or in the gateway itself (false: one IPC round trip less per
    * call; the descriptor walk still confines them, but a flaw in it would act as root).

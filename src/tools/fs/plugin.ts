@@ -6,9 +6,9 @@ import type { FsConfig } from './config.js';
 import { EDIT_FILE, GLOB, GREP, LIST_DIR, READ_FILE, WRITE_FILE } from './definitions.js';
 import { runFsTool, WRITING_TOOLS } from './dispatch.js';
 import { FsWorker } from './worker.js';
-import type { TenantWorkspace } from './workspaces.js';
+import type { TenantWorkspace, Workspaces } from './workspaces.js';
 
-export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin {
+export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin & { readonly workspaces: Workspaces } {
   const workspaces = native.workspaces;
   const shared = workspaces.sharedWorkspace;
   const logger = native.logger.child({ plugin: 'fs' });
@@ -32,8 +32,16 @@ export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin {
     return new FsWorker(w.files, { uid: st.uid, gid: st.gid }, config, w.quota.limit, logger);
   };
 
+  // A deleted workspace's worker holds its old directory: stopped with it.
+  workspaces.onForget(async (w) => {
+    const worker = workers.get(w);
+    workers.delete(w);
+    await (await worker?.catch(() => null))?.stop();
+  });
+
   return {
     name: 'fs',
+    workspaces,
     listTools: () => tools,
     async start() {
       await workspaces.init();

@@ -4,8 +4,10 @@
  * the one holding them (principal-dir.ts names it), created 0700 on its first call and opened once; the file tools
  * and run_command then work only in the caller's, so nothing one principal does reaches another's files.
  */
-import { mkdir } from 'node:fs/promises';
-import { dirname, join, resolve } from 'node:path';
+import { execFile } from 'node:child_process';
+import { mkdir, readdir, stat } from 'node:fs/promises';
+import { basename, dirname, join, resolve } from 'node:path';
+import { promisify } from 'node:util';
 import { ToolError } from '../../engine/index.js';
 import { WorkspaceQuota } from './quota.js';
 import { perPrincipal, workspaceDirName } from './principal-dir.js';
@@ -19,6 +21,28 @@ export interface TenantWorkspace {
   readonly quota: WorkspaceQuota;
 }
 
+/** One workspace as GET /admin/workspaces shows it. */
+export interface WorkspaceUsage {
+  /** Its directory name (below the directory holding the workspaces). */
+  name: string;
+  /** The principal, when a call of it opened the workspace on this instance since it started; else null. */
+  principal: string | null;
+  /** Disk bytes it holds (like `du`). */
+  bytes: number;
+  /** Its quota, when known here (null: none, or not opened here). */
+  quota_bytes: number | null;
+  /** When a call last used it (to the minute; the directory's mtime), ISO 8601. */
+  last_used: string;
+}
+
+/** A principal workspace's directory name (principal-dir.ts): what DELETE /admin/workspaces/{name} accepts. */
+const WORKSPACE_NAME = /^(?:[A-Za-z0-9][A-Za-z0-9._-]{0,40}-[0-9a-f]{16}|anonymous)$/;
+
+/** How often a principal's workspace is marked used and checked to be still there (another instance may have deleted it). */
+const TOUCH_MS = 10_000;
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
 /** Readies a principal's workspace for a plugin when it is first opened (e.g. the shell hands it to its sandbox user). */
 export type WorkspacePreparer = (w: TenantWorkspace) => Promise<void>;
 
@@ -30,13 +54,21 @@ export class Workspaces {
   /** The one workspace when it is shared. */
   private readonly shared: TenantWorkspace | null;
   private readonly opened = new Map<string, Promise<TenantWorkspace>>();
+  /** When each open workspace was last marked used here. */
+  private readonly touched = new Map<string, number>();
   private readonly preparers: WorkspacePreparer[] = [];
+  private readonly forgetters: ((w: TenantWorkspace) => Promise<void>)[] = [];
   private users = 0;
+  private expiry: NodeJS.Timeout | null = null;
 
-  /** `root`: tools.fs.root as configured; `limitOf`: the quota of a principal's workspace (null: none). */
+  /**
+   * `root`: tools.fs.root as configured; `limitOf`: the quota of a principal's workspace (null: none);
+   * `expireIdleDays`: delete a principal's workspace no call used for that long (null: never).
+   */
   constructor(
     root: string,
     private readonly limitOf: (principal: string | null) => number | null,
+    private readonly expireIdleDays: number | null = null,
   ) {
     this.perPrincipal = perPrincipal(root);
     this.base = this.perPrincipal ? resolve(dirname(root.replace(/\/+$/, ''))) : resolve(root);
@@ -59,6 +91,12 @@ export class Workspaces {
     this.users++;
     try {
       await mkdir(this.base, { recursive: true });
+      if (this.users === 1 && this.expireIdleDays !== null) {
+        const sweep = () => void this.expireIdle().catch(() => {});
+        sweep();
+        this.expiry = setInterval(sweep, Math.min(DAY_MS * this.expireIdleDays, 60 * 60 * 1000));
+        this.expiry.unref();
+      }
     } catch (err) {
       this.users--;
       throw new Error(
@@ -72,8 +110,11 @@ export class Workspaces {
   async close(): Promise<void> {
     if (this.shared) return this.shared.files.close();
     if (this.users === 0 || --this.users > 0) return;
+    if (this.expiry) clearInterval(this.expiry);
+    this.expiry = null;
     const all = [...this.opened.values()];
     this.opened.clear();
+    this.touched.clear();
     await Promise.all(all.map((p) => p.then((w) => w.files.close(), () => {})));
   }
 
@@ -82,18 +123,121 @@ export class Workspaces {
     this.preparers.push(prepare);
   }
 
+  /** Run `forget` when a principal's workspace is closed because it was deleted (or found deleted). */
+  onForget(forget: (w: TenantWorkspace) => Promise<void>): void {
+    this.forgetters.push(forget);
+  }
+
   /** The workspace `principal`'s calls work in: the shared one, or its own (created and opened on first use). */
   of(principal: string | null): TenantWorkspace | Promise<TenantWorkspace> {
     if (this.shared) return this.shared;
     const name = workspaceDirName(principal);
     let w = this.opened.get(name);
+    if (w && Date.now() - (this.touched.get(name) ?? 0) > TOUCH_MS) {
+      this.touched.set(name, Date.now());
+      const was = w;
+      w = was.then(async (open) => ((await this.stillThere(open)) ? open : this.reopen(name, principal, was)));
+    }
     if (!w) {
+      this.touched.set(name, Date.now());
       w = this.open(principal, join(this.base, name));
       this.opened.set(name, w);
       // A failed open is tried again by the next call (the disk may have been full).
       w.catch(() => this.opened.get(name) === w && this.opened.delete(name));
     }
     return w;
+  }
+
+  /**
+   * Mark a workspace used (its mtime, through its descriptor: what idle expiry and GET /admin/workspaces read) and
+   * check that its path still leads to it: an admin (or another instance's expiry) may have deleted it.
+   */
+  private async stillThere(w: TenantWorkspace): Promise<boolean> {
+    try {
+      const now = new Date();
+      await w.files.dir.handle.utimes(now, now);
+      const [held, named] = await Promise.all([w.files.dir.handle.stat(), stat(w.files.root)]);
+      return held.ino === named.ino && held.dev === named.dev;
+    } catch {
+      return false;
+    }
+  }
+
+  /** Open a principal's workspace again, its previous one gone (deleted elsewhere). */
+  private async reopen(name: string, principal: string | null, was: Promise<TenantWorkspace>): Promise<TenantWorkspace> {
+    if (this.opened.get(name) === was) this.opened.delete(name);
+    await this.forget(await was);
+    return this.of(principal);
+  }
+
+  private async forget(w: TenantWorkspace): Promise<void> {
+    await Promise.allSettled(this.forgetters.map((f) => f(w)));
+    await w.files.close();
+  }
+
+  /** Every workspace with its usage (the shared one alone, when it is shared). */
+  async list(): Promise<WorkspaceUsage[]> {
+    if (this.shared) return [await this.usage(basename(this.base), this.shared)];
+    const out: WorkspaceUsage[] = [];
+    for (const entry of await readdir(this.base, { withFileTypes: true })) {
+      if (!entry.isDirectory() || !WORKSPACE_NAME.test(entry.name)) continue;
+      const open = await this.opened.get(entry.name)?.catch(() => undefined);
+      if (open) {
+        out.push(await this.usage(entry.name, open));
+        continue;
+      }
+      // Not open here: measured through a descriptor of its own, as the quota does.
+      const files = new Workspace(join(this.base, entry.name));
+      try {
+        await files.init();
+        out.push(await this.usage(entry.name, { principal: null, files, quota: new WorkspaceQuota(files, null) }, null));
+      } catch {
+        // gone meanwhile
+      } finally {
+        await files.close();
+      }
+    }
+    return out;
+  }
+
+  private async usage(name: string, w: TenantWorkspace, quota = w.quota.limit): Promise<WorkspaceUsage> {
+    const st = await w.files.dir.handle.stat();
+    return { name, principal: w.principal, bytes: await w.quota.measure(), quota_bytes: quota, last_used: st.mtime.toISOString() };
+  }
+
+  /**
+   * Delete a principal's workspace and everything in it. Its calls running here lose it (a new call starts an empty
+   * one); other instances notice within seconds. GNU rm removes it, never following a symlink a command left in it
+   * (it works by descriptors, like the file tools). False when there is none by that name.
+   */
+  async remove(name: string): Promise<boolean> {
+    if (this.shared) throw new Error('the workspace is shared (tools.fs.root has no {principal}); there is none per principal to delete');
+    if (!WORKSPACE_NAME.test(name)) return false;
+    const path = join(this.base, name);
+    const st = await stat(path).catch(() => null);
+    if (!st?.isDirectory()) return false;
+    const open = this.opened.get(name);
+    if (open) {
+      this.opened.delete(name);
+      this.touched.delete(name);
+      const w = await open.catch(() => null);
+      if (w) await this.forget(w);
+    }
+    await promisify(execFile)('rm', ['-rf', '--one-file-system', '--', path]);
+    return true;
+  }
+
+  /** Delete the principals' workspaces no call used for tools.fs.expire_idle_days. */
+  async expireIdle(now = Date.now()): Promise<string[]> {
+    if (this.shared || this.expireIdleDays === null) return [];
+    const removed: string[] = [];
+    for (const entry of await readdir(this.base, { withFileTypes: true })) {
+      if (!entry.isDirectory() || !WORKSPACE_NAME.test(entry.name)) continue;
+      const st = await stat(join(this.base, entry.name)).catch(() => null);
+      if (!st || now - st.mtimeMs < this.expireIdleDays * DAY_MS) continue;
+      if (await this.remove(entry.name)) removed.push(entry.name);
+    }
+    return removed;
   }
 
   private async open(principal: string | null, root: string): Promise<TenantWorkspace> {
@@ -112,7 +256,7 @@ export class Workspaces {
           'or ask the gateway\'s operator (the directory holding the workspaces, tools.fs.root, must be writable)',
       );
     }
-    const w: TenantWorkspace = { principal, files, quota: new WorkspaceQuota(files, this.limitOf(principal)) };
+    const w: TenantWorkspace = { principal, files, quota: new WorkspaceQuota(files, () => this.limitOf(principal)) };
     try {
       for (const prepare of this.preparers) await prepare(w);
     } catch (err) {

@@ -74,7 +74,8 @@ class ShellPlugin implements ToolPlugin {
 
   constructor(
     private readonly config: ShellConfig,
-    private readonly workspaces: Workspaces,
+    /** Public: GET /admin/workspaces finds them on the native plugins (tools/index.ts workspacesOf). */
+    readonly workspaces: Workspaces,
     private readonly logger: Logger,
   ) {}
 
