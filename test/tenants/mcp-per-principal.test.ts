@@ -108,3 +108,43 @@ describe('a per-principal MCP server (server-memory)', () => {
     expect(() => defineConfig({ mcp: { servers: { x: { url: 'http://127.0.0.1:1/mcp', per_principal: true } } } })).toThrow(/per_principal needs a stdio server/);
   });
 });
+
+describe('a per-principal MCP server with every instance busy', () => {
+  let busy: TestGateway;
+  let dir: string;
+  const token = (n: string) => `${n}-busy-token-0123456789abcdef`;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'a2e-mcp-busy-'));
+    chmodSync(dir, 0o755);
+    busy = await startGateway({
+      config: {
+        auth: { tokens: ['ann', 'ben'].map((name) => ({ name, token_sha256: sha256(token(name)) })) },
+        sessions: { required: false },
+        server: { state_dir: dir },
+        mcp: {
+          start_wait_ms: 60_000,
+          servers: { everything: { command: resolve('node_modules/.bin/mcp-server-everything'), args: ['stdio'], per_principal: true, max_instances: 1 } },
+        },
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await busy?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const callAs = (name: string, tool: string, args: Record<string, unknown>) =>
+    postJson(`${busy.url}/tool/call`, { type: 'tool/call/req', tool_name: tool, arguments: args, timeout: 60 }, { Authorization: `Bearer ${token(name)}` });
+
+  it('refuses a new principal with a retryable error while the only instance is busy, and serves it once it is idle', async () => {
+    const long = callAs('ann', 'everything_trigger-long-running-operation', { duration: 4, steps: 4 });
+    await waitFor('ann\'s instance to run', () => (processTree(join(dir, 'mcp', 'everything', workspaceDirName('ann'))).size > 0 ? true : undefined), 30_000);
+    const refused = await callAs('ben', 'everything_echo', { message: 'hi' });
+    expect(refused.json.data.success).toBe(false);
+    expect(refused.json.data.error).toMatch(/all 1 \(mcp\.servers\.everything\.max_instances\) are busy with calls; retry in a few seconds/);
+    expect(refused.json.data.data).toEqual({ retryable: true, retry_after_s: 5 });
+    expect((await long).json.data.success, JSON.stringify((await long).json)).toBe(true);
+    const served = await callAs('ben', 'everything_echo', { message: 'hi' });
+    expect(served.json.data.success, JSON.stringify(served.json)).toBe(true);
+  }, 120_000);
+});

@@ -199,3 +199,19 @@ describe('two principals, one gateway', () => {
     for (const d of dirs) expect(d).toMatch(/^[A-Za-z0-9][A-Za-z0-9._-]*-[0-9a-f]{16}$/);
   });
 });
+
+describe('without auth', () => {
+  it('there is one caller, whose workspace is "anonymous" in the directory holding them', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'a2e-anon-'));
+    const open = await startGateway({ config: { tools: { fs: { root: join(dir, '{principal}') } } } });
+    try {
+      const r = await postJson(`${open.url}/tool/call`, { type: 'tool/call/req', tool_name: 'write_file', arguments: { path: 'x.txt', content: 'x' } });
+      expect(r.json.data.success, JSON.stringify(r.json)).toBe(true);
+      expect(readdirSync(dir)).toEqual(['anonymous']);
+      expect(existsSync(join(dir, 'anonymous', 'x.txt'))).toBe(true);
+    } finally {
+      await open.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
