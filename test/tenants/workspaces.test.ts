@@ -5,15 +5,17 @@
  * principal names full of path tricks (a token may be named anything) get safe, distinct directories.
  */
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineConfig } from '../../src/index.js';
 import { workspaceDirName } from '../../src/tools/fs/principal-dir.js';
+import { Workspaces } from '../../src/tools/fs/workspaces.js';
 import { A2eTestClient } from '../helpers/a2e-client.js';
 import { postJson, startGateway, type TestGateway } from '../helpers/server.js';
 import { sha256 } from '../security/helpers.js';
+import { waitFor } from '../tools/procs.js';
 
 /** Principals' names as an identity provider or a config could spell them, each its own token. */
 const TRICKY = ['..', '/', '../alice', 'a/../../b', 'nul\0byte', 'x'.repeat(5000), 'аlice' /* Cyrillic а */, 'alice ', '.hidden', ''];
@@ -211,6 +213,37 @@ describe('without auth', () => {
       expect(existsSync(join(dir, 'anonymous', 'x.txt'))).toBe(true);
     } finally {
       await open.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('open workspaces follow the active principals', () => {
+  it('a workspace no call uses is closed after closeIdleMs, never while a call uses it, and reopened on use', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'a2e-idle-close-'));
+    const ws = new Workspaces(join(dir, '{principal}'), () => null, null, 1000);
+    await ws.init();
+    try {
+      let release!: () => void;
+      const held = new Promise<void>((r) => (release = r));
+      const busy = ws.use('busy', async (w) => {
+        await held;
+        return w.files.real;
+      });
+      await ws.use('idle', (w) => w.quota.measure());
+      await waitFor('both open', () => (ws.openCount === 2 ? true : undefined));
+      await ws.closeIdle(Date.now() + 60_000);
+      expect(ws.openCount).toBe(1); // the idle one closed; the one a call holds stays
+      release();
+      expect(existsSync(await busy)).toBe(true);
+      await ws.closeIdle(Date.now() + 60_000);
+      expect(ws.openCount).toBe(0);
+      // Used again: opened again, with what it held.
+      writeFileSync(join(dir, workspaceDirName('idle'), 'kept.txt'), 'kept');
+      expect(await ws.use('idle', (w) => w.files.existing('kept.txt').then((p) => p.shown))).toBe('kept.txt');
+      expect(ws.openCount).toBe(1);
+    } finally {
+      await ws.close();
       rmSync(dir, { recursive: true, force: true });
     }
   });

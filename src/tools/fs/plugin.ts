@@ -59,8 +59,11 @@ export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin & 
     },
   };
 
-  async function viaChoice(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
-    const ws = await workspaces.of(ctx.principal);
+  function viaChoice(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+    return workspaces.use(ctx.principal, (ws) => inWorkspace(ws, name, args, ctx));
+  }
+
+  async function inWorkspace(ws: TenantWorkspace, name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     let choice = workers.get(ws);
     if (!choice) workers.set(ws, (choice = chooseWorker(ws)));
     const w = await choice;

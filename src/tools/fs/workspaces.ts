@@ -43,6 +43,9 @@ const TOUCH_MS = 10_000;
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/** How long a principal's workspace stays open here without a call (so open descriptors and workers follow active principals). */
+const CLOSE_IDLE_MS = 5 * 60 * 1000;
+
 /** Readies a principal's workspace for a plugin when it is first opened (e.g. the shell hands it to its sandbox user). */
 export type WorkspacePreparer = (w: TenantWorkspace) => Promise<void>;
 
@@ -56,6 +59,9 @@ export class Workspaces {
   private readonly opened = new Map<string, Promise<TenantWorkspace>>();
   /** When each open workspace was last marked used here. */
   private readonly touched = new Map<string, number>();
+  /** Calls using each open workspace now (use()): one in use is never closed as idle. */
+  private readonly leases = new Map<string, number>();
+  private idleSweep: NodeJS.Timeout | null = null;
   private readonly preparers: WorkspacePreparer[] = [];
   private readonly forgetters: ((w: TenantWorkspace) => Promise<void>)[] = [];
   private users = 0;
@@ -69,6 +75,8 @@ export class Workspaces {
     root: string,
     private readonly limitOf: (principal: string | null) => number | null,
     private readonly expireIdleDays: number | null = null,
+    /** A principal's workspace no call used for this long is closed (its descriptor, its file tools worker); reopened on use. */
+    private readonly closeIdleMs = CLOSE_IDLE_MS,
   ) {
     this.perPrincipal = perPrincipal(root);
     this.base = this.perPrincipal ? resolve(dirname(root.replace(/\/+$/, ''))) : resolve(root);
@@ -91,6 +99,10 @@ export class Workspaces {
     this.users++;
     try {
       await mkdir(this.base, { recursive: true });
+      if (this.users === 1) {
+        this.idleSweep = setInterval(() => void this.closeIdle(), Math.min(this.closeIdleMs, 60_000));
+        this.idleSweep.unref();
+      }
       if (this.users === 1 && this.expireIdleDays !== null) {
         const sweep = () => void this.expireIdle().catch(() => {});
         sweep();
@@ -111,7 +123,9 @@ export class Workspaces {
     if (this.shared) return this.shared.files.close();
     if (this.users === 0 || --this.users > 0) return;
     if (this.expiry) clearInterval(this.expiry);
+    if (this.idleSweep) clearInterval(this.idleSweep);
     this.expiry = null;
+    this.idleSweep = null;
     const all = [...this.opened.values()];
     this.opened.clear();
     this.touched.clear();
@@ -128,7 +142,41 @@ export class Workspaces {
     this.forgetters.push(forget);
   }
 
-  /** The workspace `principal`'s calls work in: the shared one, or its own (created and opened on first use). */
+  /**
+   * Run `fn` on the workspace `principal`'s calls work in, which stays open (not closed as idle) until it settles.
+   * How every tool call reaches its workspace.
+   */
+  async use<T>(principal: string | null, fn: (w: TenantWorkspace) => T | Promise<T>): Promise<T> {
+    if (this.shared) return fn(this.shared);
+    const name = workspaceDirName(principal);
+    this.leases.set(name, (this.leases.get(name) ?? 0) + 1);
+    try {
+      return await fn(await this.of(principal));
+    } finally {
+      const left = this.leases.get(name)! - 1;
+      if (left === 0) this.leases.delete(name);
+      else this.leases.set(name, left);
+    }
+  }
+
+  /** Principals' workspaces open here now. */
+  get openCount(): number {
+    return this.opened.size;
+  }
+
+  /** Close the principals' workspaces no call is using and none used for closeIdleMs. */
+  async closeIdle(now = Date.now()): Promise<void> {
+    const idle: Promise<TenantWorkspace>[] = [];
+    for (const [name, w] of this.opened) {
+      if (this.leases.has(name) || now - (this.touched.get(name) ?? 0) < this.closeIdleMs) continue;
+      this.opened.delete(name);
+      this.touched.delete(name);
+      idle.push(w);
+    }
+    await Promise.all(idle.map((p) => p.then((w) => this.forget(w), () => {})));
+  }
+
+  /** The workspace `principal`'s calls work in: the shared one, or its own (created and opened on first use). Use it through use(). */
   of(principal: string | null): TenantWorkspace | Promise<TenantWorkspace> {
     if (this.shared) return this.shared;
     const name = workspaceDirName(principal);

@@ -233,7 +233,8 @@ class ShellPlugin implements ToolPlugin {
   }
 
   async executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
-    const run = this.run(args, ctx);
+    // The caller's workspace, the only one its sandbox binds (kept open while the command runs).
+    const run = this.workspaces.use(ctx.principal, (ws) => this.run(ws, args, ctx));
     this.running.add(run);
     try {
       return await run;
@@ -242,7 +243,7 @@ class ShellPlugin implements ToolPlugin {
     }
   }
 
-  private async run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
+  private async run(ws: TenantWorkspace, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
     if (!(await this.sandboxChecked)) {
       throw new ToolError(
         'run_command is not available: the gateway cannot sandbox commands on this machine (its log says why); ' +
@@ -252,8 +253,6 @@ class ShellPlugin implements ToolPlugin {
     const argv = checkArgv(args.argv);
     const callEnv = checkEnv(args.env);
     const cwd = args.cwd === undefined ? this.defaultCwd : this.sandboxPath(String(args.cwd), 'cwd');
-    // The caller's workspace, the only one its sandbox binds.
-    const ws = await this.workspaces.of(ctx.principal);
     const host = ws.files.real;
     await this.checkDirectory(host, cwd);
     if (this.config.allow) argv[0] = resolveAllowed(argv[0]!, this.config.allow);
