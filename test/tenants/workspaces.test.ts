@@ -36,6 +36,14 @@ describe('workspace directory names', () => {
     expect(() => defineConfig({ tools: { fs: { root: '/srv/{principal}/{principal}' } } })).toThrow(/must be the last path component/);
     expect(defineConfig({ tools: { fs: { root: '/srv/ws/{principal}/' } } }).tools.fs.root).toBe('/srv/ws/{principal}/');
   });
+
+  it('refuses unconfined commands (tools.shell.sandbox: none) with one workspace per principal', () => {
+    expect(() => defineConfig({ tools: { fs: { root: '/srv/ws/{principal}' }, shell: { sandbox: 'none' } } })).toThrow(
+      /tools\.shell\.sandbox.*commands would reach every principal's workspace/s,
+    );
+    expect(defineConfig({ tools: { fs: { root: '/srv/ws/{principal}' }, shell: { sandbox: 'none', enabled: false } } }).tools.shell.enabled).toBe(false);
+    expect(defineConfig({ tools: { fs: { root: '/srv/ws' }, shell: { sandbox: 'none' } } }).tools.shell.sandbox).toBe('none');
+  });
 });
 
 const ALICE = `alice-${randomUUID()}`;
