@@ -72,6 +72,12 @@ export const McpServerConfig = z
     if (s.per_principal && s.url !== undefined) {
       ctx.addIssue({ code: 'custom', message: 'per_principal needs a stdio server ("command"): the gateway cannot start instances of a server at a URL' });
     }
+    if (s.per_principal && s.sandbox === false) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'per_principal needs the sandbox: unconfined instances would share the host\'s files (and each other\'s state); remove sandbox: false',
+      });
+    }
     if ((s.command === undefined) === (s.url === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'give either "command" (a stdio server) or "url" (a Streamable HTTP server), not both or neither' });
     }

@@ -3,7 +3,8 @@
  * graph, a browser session) keeps each principal's state in a process and a data directory of its own. One instance
  * is started at gateway start only to list the tools (they are listed once, under the server's id) and stopped once
  * it has; a principal's instance starts on its first call, stops after `idle_s` without one, and at `max_instances`
- * the least recently used idle one makes room. To the plugin it looks like one server (the same fields and calls).
+ * the least recently used idle one makes room. Instances always run in the sandbox (a server that cannot be sandboxed
+ * here fails to start, with why). To the plugin it looks like one server (the same fields and calls).
  */
 import { join } from 'node:path';
 import { ToolError, type Logger, type ToolContext } from '../engine/index.js';
@@ -49,7 +50,8 @@ export class PerPrincipalServer {
   }
 
   private connection(dir: string, logger: Logger, toolsChanged: () => void): McpServerConnection {
-    const config = { ...this.config, data_dir: join(this.base, dir) };
+    // Always sandboxed: only the sandbox gives each instance a /workspace of its own (unconfined, they would share state).
+    const config = { ...this.config, sandbox: true, data_dir: join(this.base, dir) };
     return new McpServerConnection(this.id, config, this.settings, logger, toolsChanged, this.scratchBytes, this.stateDir);
   }
 

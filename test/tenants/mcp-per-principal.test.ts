@@ -104,8 +104,9 @@ describe('a per-principal MCP server (server-memory)', () => {
     expect(await graphOf('carol')).toContain('CarolNote');
   }, 120_000);
 
-  it('per_principal needs a stdio server', () => {
+  it('per_principal needs a stdio server, in the sandbox', () => {
     expect(() => defineConfig({ mcp: { servers: { x: { url: 'http://127.0.0.1:1/mcp', per_principal: true } } } })).toThrow(/per_principal needs a stdio server/);
+    expect(() => defineConfig({ mcp: { servers: { x: { command: 'x', sandbox: false, per_principal: true } } } })).toThrow(/per_principal needs the sandbox/);
   });
 });
 
