@@ -4,7 +4,7 @@
  * their usage (admins only), DELETE removes one; tools.fs.expire_idle_days removes those no call used. Real gateway,
  * real tokens, a real identity provider on 127.0.0.1.
  */
-import { chmodSync, existsSync, mkdtempSync, rmSync, utimesSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, rmSync, statSync, utimesSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -174,5 +174,37 @@ describe('tools.fs.expire_idle_days', () => {
   it('is off by default', () => {
     const ws = new Workspaces('/nonexistent/{principal}', () => null);
     return expect(ws.expireIdle()).resolves.toEqual([]);
+  });
+});
+
+describe('a principal\'s quota in the privilege-separated worker', () => {
+  let worker: TestGateway;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'a2e-quota-worker-'));
+    chmodSync(dir, 0o755);
+    worker = await startGateway({
+      config: {
+        auth: { jwt: { issuer: idp.issuer, audience: idp.audience, rules: [{ when: { scope: 'tools' }, allow: ['*'] }, { when: { plan: 'pro' }, quota_bytes: 256 * KiB }] } },
+        sessions: { required: false },
+        // The shell hands each workspace to the sandbox user, so a root gateway runs the file tools in a worker as that user.
+        tools: { fs: { root: join(dir, '{principal}'), max_workspace_bytes: 64 * KiB }, shell: { enabled: true } },
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    await worker?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('follows the principal\'s latest token: a JWT with other claims changes it for the next write', async () => {
+    const writeAs = async (token: string, path: string, bytes: number) =>
+      (await postJson(`${worker.url}/tool/call`, { type: 'tool/call/req', tool_name: 'write_file', arguments: { path, content: 'x'.repeat(bytes) } }, bearer(token))).json.data;
+    const pro = await idp.sign({ sub: 'changing', scope: 'tools', plan: 'pro' });
+    expect((await writeAs(pro, 'a.bin', 100 * KiB)).success).toBe(true);
+    if (process.getuid?.() === 0) expect(statSync(join(dir, workspaceDirName('changing'))).uid).not.toBe(0); // the worker's case
+    const free = await idp.sign({ sub: 'changing', scope: 'tools' });
+    expect((await writeAs(free, 'b.bin', 10 * KiB)).error).toMatch(/over its quota of 65536 bytes/);
+    expect((await writeAs(pro, 'b.bin', 10 * KiB)).success).toBe(true);
   });
 });

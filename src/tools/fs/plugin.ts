@@ -73,7 +73,8 @@ export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin & 
     }
     const writes = WRITING_TOOLS.has(name);
     const used = writes ? await ws.quota.usage() : null;
-    const done = await w.run(name, args, ctx, used);
+    // A principal's quota follows its token (a reload, a JWT with other claims): sent with each write.
+    const done = await w.run(name, args, ctx, used, writes && ws !== shared ? ws.quota.limit : undefined);
     if (writes && used !== null && done.used !== null) ws.quota.add(done.used - used);
     return done.result;
   }
