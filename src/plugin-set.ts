@@ -8,7 +8,7 @@
 import type { GatewayConfig } from './config/index.js';
 import { ToolRegistry, type Engine, type Logger, type ToolPlugin } from './engine/index.js';
 import { loadConfiguredPlugins } from './operator-plugins/load.js';
-import { nativePlugins } from './tools/index.js';
+import { nativePlugins, workspacesOf, type Workspaces } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { McpPlugin } from './mcp/plugin.js';
 
@@ -55,7 +55,13 @@ export class PluginSet {
   static async start(
     config: GatewayConfig,
     logger: Logger,
-    options: { extra?: readonly ToolPlugin[]; previous?: PluginSet; toolsChanged: ToolsChanged },
+    options: {
+      extra?: readonly ToolPlugin[];
+      previous?: PluginSet;
+      toolsChanged: ToolsChanged;
+      /** A principal's own workspace quota (security's quotaOf), for the native tools. */
+      quotaOf?: (principal: string | null) => number | undefined;
+    },
   ): Promise<PluginSet> {
     const { previous } = options;
     const same = (group: keyof typeof SECTIONS) =>
@@ -69,7 +75,7 @@ export class PluginSet {
         return plugins;
       };
       const groups: Groups = {
-        native: await build('native', () => nativePlugins(config.tools, logger)),
+        native: await build('native', () => nativePlugins(config.tools, logger, options.quotaOf)),
         a2a: await build('a2a', () => [a2aPlugin(config.agents, config.a2a, logger)]),
         mcp: await build('mcp', () => [new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir)]),
         configured: await build('configured', () => loadConfiguredPlugins(config.plugins, logger)),
@@ -105,6 +111,11 @@ export class PluginSet {
 
   get a2a(): A2APlugin | undefined {
     return this.all.find((p): p is A2APlugin => p instanceof A2APlugin);
+  }
+
+  /** The native tools' workspaces (GET /admin/workspaces), when the file tools or the shell are on. */
+  get workspaces(): Workspaces | undefined {
+    return workspacesOf(this.groups.native);
   }
 
   get mcp(): McpPlugin | undefined {

@@ -121,10 +121,14 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (!plugins?.has(plugin)) return; // a plugin still starting (its tools are read once it has) or retired
     rebuildTools();
   };
-  plugins = await PluginSet.start(config, logger, { extra: options.plugins, toolsChanged });
+  // Security is built after the plugins (it checks their tools' rules); a principal's quota is read from it per call.
+  const built: { security?: Security } = {};
+  const quotaOf = (principal: string | null) => built.security?.quotaOf(principal);
+  plugins = await PluginSet.start(config, logger, { extra: options.plugins, toolsChanged, quotaOf });
   checkPolicyRules(config, [...plugins.registry.all(), ...plugins.registry.pending()], logger);
 
   const security = buildSecurity(config, options.env ?? process.env, logger, stores);
+  built.security = security;
   const engine: Engine = new Engine({
     registry: plugins.registry,
     logger,
@@ -163,6 +167,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     loading: () => plugins.all.flatMap((p) => p.loading?.() ?? []),
     mcpServers: () => plugins.mcp?.status(plugins.registry.conflicts) ?? [],
     reload: (trigger) => reloader.reload(trigger),
+    workspaces: () => plugins.workspaces,
     a2aServer: config.a2a_server,
     ui: config.ui,
     security: {
@@ -216,7 +221,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     prepare: async (next) => {
       if (engine.stopping) throw new Error('the gateway is shutting down; there is nothing to reload');
-      const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged });
+      const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged, quotaOf });
       let commitSecurity: () => ReloadedSecurity;
       try {
         checkPolicyRules(next, [...nextPlugins.registry.all(), ...nextPlugins.registry.pending()], logger);

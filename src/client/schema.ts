@@ -266,6 +266,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspaces and their disk usage
+         * @description Each workspace of the file tools and run_command with its disk usage and last use: one per principal when tools.fs.root ends in {principal}, else the shared one. With auth configured, only tokens with `admin: true` may read it (others get 403).
+         */
+        get: operations["listWorkspaces"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/workspaces/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a principal's workspace and everything in it
+         * @description Its calls running now lose it; its next call starts with an empty one. Other instances sharing the directory notice within seconds. Only with one workspace per principal; with auth configured, only tokens with `admin: true` may delete.
+         */
+        delete: operations["deleteWorkspace"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/readyz": {
         parameters: {
             query?: never;
@@ -1403,6 +1443,25 @@ export interface components {
             arguments?: {
                 [key: string]: unknown;
             };
+        };
+        /** @description The workspaces of the file tools and run_command */
+        WorkspacesResponse: {
+            /** @description Whether each principal has its own workspace (tools.fs.root ends in {principal}) */
+            per_principal: boolean;
+            workspaces: components["schemas"]["WorkspaceUsage"][];
+        };
+        /** @description One workspace and its usage */
+        WorkspaceUsage: {
+            /** @description Directory name: a readable part of the principal plus a digest of it ("anonymous" without auth) */
+            name: string;
+            /** @description The principal, when one of its calls opened the workspace on this instance; else null */
+            principal: string | null;
+            /** @description Disk bytes it holds (like du) */
+            bytes: number;
+            /** @description Its quota, when known on this instance (null: none or not known here) */
+            quota_bytes: number | null;
+            /** @description When a call last used it (to within seconds), ISO 8601 */
+            last_used: string;
         };
         Readiness: {
             /** @enum {string} */
@@ -3665,6 +3724,222 @@ export interface operations {
                      *       "capability_name": "",
                      *       "code": "invalid_arguments",
                      *       "message": "The edited arguments are invalid for the tool; the approval stays pending",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": {},
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listWorkspaces: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspaces */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "per_principal": true,
+                     *       "workspaces": [
+                     *         {
+                     *           "name": "ci-3f5a9c0d1e2b4a67",
+                     *           "principal": "ci",
+                     *           "bytes": 81920,
+                     *           "quota_bytes": 1073741824,
+                     *           "last_used": "2024-05-19T12:00:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WorkspacesResponse"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": {},
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Neither the file tools nor run_command is enabled (`unavailable`) */
+            503: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "unavailable",
+                     *       "message": "Neither the file tools nor run_command is enabled (`unavailable`)",
+                     *       "detail": {},
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429) */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "unauthorized",
+                     *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The `name` GET /admin/workspaces lists */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "deleted": "ci-3f5a9c0d1e2b4a67"
+                     *     }
+                     */
+                    "application/json": {
+                        deleted: string;
+                    };
+                };
+            };
+            /** @description The workspace is shared, not per principal (`invalid_request`) */
+            400: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "invalid_request",
+                     *       "message": "The workspace is shared, not per principal (`invalid_request`)",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No workspace by that name (`not_found`) */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "not_found",
+                     *       "message": "No workspace by that name (`not_found`)",
                      *       "detail": {},
                      *       "retryable": false
                      *     }

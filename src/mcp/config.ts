@@ -53,9 +53,31 @@ export const McpServerConfig = z
     url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of the MCP endpoint' }).optional(),
     /** Sent with every request to `url` (values are never logged). */
     headers: z.record(z.string(), z.string()).default(() => ({})),
+    /**
+     * A stdio server only: run one instance per principal (token name or JWT principal; docs/tenants.md), each with
+     * its own data directory below this server's, started on the principal's first call, so a stateful server (a
+     * memory graph, a browser) keeps each principal's state apart. Its tools are listed once.
+     */
+    per_principal: z.boolean().default(false),
+    /** per_principal: stop a principal's instance after this many seconds without a call (its data directory stays). */
+    idle_s: z.int().positive().default(600),
+    /**
+     * per_principal: most instances running at once. A new principal's first call stops the least recently used
+     * idle one; when every one is busy it is refused with a retryable error.
+     */
+    max_instances: z.int().positive().default(16),
     ...ServerCommon,
   })
   .superRefine((s, ctx) => {
+    if (s.per_principal && s.url !== undefined) {
+      ctx.addIssue({ code: 'custom', message: 'per_principal needs a stdio server ("command"): the gateway cannot start instances of a server at a URL' });
+    }
+    if (s.per_principal && s.sandbox === false) {
+      ctx.addIssue({
+        code: 'custom',
+        message: 'per_principal needs the sandbox: unconfined instances would share the host\'s files (and each other\'s state); remove sandbox: false',
+      });
+    }
     if ((s.command === undefined) === (s.url === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'give either "command" (a stdio server) or "url" (a Streamable HTTP server), not both or neither' });
     }

@@ -10,15 +10,19 @@ import type { McpServerStatus, ToolDefinitionInput } from '../protocol/index.js'
 import type { McpConfig } from './config.js';
 // Types only: the connection module (the MCP SDK client) is loaded when a server is configured.
 import type { McpServerConnection, McpTool } from './connection.js';
+import type { PerPrincipalServer } from './per-principal.js';
+
+/** A configured server: one connection, or one instance per principal (per_principal). */
+type McpSource = McpServerConnection | PerPrincipalServer;
 
 export const MCP_PLUGIN_NAME = 'mcp';
 
 export class McpPlugin implements ToolPlugin {
   readonly name = MCP_PLUGIN_NAME;
   readonly dynamic = true;
-  private servers: McpServerConnection[] = [];
+  private servers: McpSource[] = [];
   /** The servers' tools merged in configuration order: an earlier server wins a name. */
-  private readonly tools = new RemoteToolSet<McpTool, McpServerConnection>({
+  private readonly tools = new RemoteToolSet<McpTool, McpSource>({
     noun: 'MCP server',
     onClash: (c) =>
       this.logger.warn(
@@ -53,10 +57,11 @@ export class McpPlugin implements ToolPlugin {
     const configured = Object.entries(this.settings.servers);
     if (configured.length === 0) return;
     const { McpServerConnection } = await import('./connection.js');
-    this.servers = configured.map(
-      ([id, cfg]) =>
-        new McpServerConnection(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers), this.scratchBytes, this.stateDir),
-    );
+    const { PerPrincipalServer } = await import('./per-principal.js');
+    this.servers = configured.map(([id, cfg]) => {
+      const Source = cfg.per_principal ? PerPrincipalServer : McpServerConnection;
+      return new Source(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers), this.scratchBytes, this.stateDir);
+    });
     const enabled = this.servers.filter((s) => s.config.enabled);
     if (enabled.length === 0) return;
     for (const s of enabled) if (s.config.refresh_s !== undefined) this.refreshEvery(s, s.config.refresh_s);
@@ -68,7 +73,7 @@ export class McpPlugin implements ToolPlugin {
   }
 
   /** Re-list a server's tools every `seconds` (mcp.servers.<id>.refresh_s), one re-list at a time. */
-  private refreshEvery(server: McpServerConnection, seconds: number): void {
+  private refreshEvery(server: McpSource, seconds: number): void {
     let running = false;
     const timer = setInterval(() => {
       if (running) return;

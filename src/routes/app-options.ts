@@ -10,6 +10,7 @@ import type { ReloadOutcome } from '../reload/reloader.js';
 import type { GuardOptions } from './http/guard.js';
 import type { HttpLimits } from './http/limits.js';
 import type { TrustProxySetting } from './http/proxy-trust.js';
+import type { WorkspaceAdmin } from './admin/workspaces.js';
 
 export interface AppOptions {
   engine: Engine;
@@ -50,6 +51,8 @@ export interface AppOptions {
   a2aServer?: A2AServerConfig;
   /** Re-reads the config (POST /admin/reload); refused when absent. */
   reload?: (trigger: string) => Promise<ReloadOutcome>;
+  /** The native tools' workspaces (GET/DELETE /admin/workspaces); undefined when neither fs nor shell is on. */
+  workspaces?: () => WorkspaceAdmin | undefined;
   /** `ui.enabled` (the console at GET /ui); undefined = on for a loopback bind or when auth is on. */
   ui?: { enabled?: boolean };
 }

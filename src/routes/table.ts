@@ -22,6 +22,7 @@ import { adminEventsRoute, registerAdminEventsRoute } from './admin/admin-events
 import { agentsRoute, registerAgentRoutes } from './admin/agents.js';
 import { mcpServersRoute, registerMcpServersRoute } from './admin/mcp-servers.js';
 import { registerReloadRoute, reloadRoute } from './admin/reload.js';
+import { deleteWorkspaceRoute, registerWorkspacesRoutes, workspacesRoute } from './admin/workspaces.js';
 import { decideApprovalRoute, getApprovalRoute, listApprovalsRoute, registerApprovalRoutes } from './admin/approvals.js';
 import { readyRoute, registerReadyRoute } from './admin/ready.js';
 import { metricsRoute, registerMetricsRoute } from './admin/metrics.js';
@@ -146,6 +147,10 @@ export const ROUTE_TABLE: readonly RouteGroup[] = [
         limits,
       });
     },
+  },
+  {
+    specs: () => [workspacesRoute, deleteWorkspaceRoute],
+    register: (app, x) => registerWorkspacesRoutes(app, { workspaces: x.options.workspaces ?? (() => undefined), admin: x.admin }),
   },
   {
     specs: () => [readyRoute],

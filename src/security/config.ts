@@ -48,6 +48,11 @@ export const TokenConfig = z
     admin: z.boolean().optional(),
     /** Calls of this token matching any of these rules wait for a person's approval (as approvals.require). */
     approve: z.array(ApprovalRule).optional(),
+    /**
+     * Disk bytes this token's workspace may hold, instead of tools.fs.max_workspace_bytes (with one workspace per
+     * principal: tools.fs.root ending in {principal}; docs/tenants.md).
+     */
+    quota_bytes: z.int().positive().optional(),
   })
   .refine((t) => (t.token_env === undefined) !== (t.token_sha256 === undefined), {
     message: 'give exactly one of token_env or token_sha256',

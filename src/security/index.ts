@@ -42,6 +42,11 @@ export interface Security {
    * variable is unset. `authenticate` and `policy` above stay the same functions and follow the swap.
    */
   prepareReload(next: SecuritySections, env: NodeJS.ProcessEnv): () => ReloadedSecurity;
+  /**
+   * The workspace quota of a principal's own token (auth.tokens[].quota_bytes, or the largest quota_bytes of the JWT
+   * rules its latest token matched); undefined: tools.fs.max_workspace_bytes applies. Follows reloads.
+   */
+  quotaOf(principal: string | null): number | undefined;
   /** Stop timers and flush the audit file. */
   close(): Promise<void>;
 }
@@ -187,6 +192,11 @@ export function buildSecurity(config: SecuritySections, env: NodeJS.ProcessEnv, 
     },
     admission,
     auditFile,
+    quotaOf(principal) {
+      if (principal === null || !rules.auth) return undefined;
+      const token = rules.auth.tokens.find((t) => t.name === principal);
+      return token ? token.quota_bytes : rules.jwt?.rulesFor(principal)?.quotaBytes;
+    },
     prepareReload(next, nextEnv) {
       const nextRules = buildRules(next, nextEnv, logger, rules);
       const nextAdmission = { options: admissionOptions(next, admitted), config: next };

@@ -40,6 +40,11 @@ export const JwtRuleConfig = z.strictObject({
   approve: z.array(ApprovalRule).optional(),
   /** Tokens this rule matches may decide approvals (approvals.approvers). */
   approver: z.boolean().optional(),
+  /**
+   * Disk bytes the workspace of a principal this rule matches may hold, instead of tools.fs.max_workspace_bytes
+   * (with one workspace per principal; docs/tenants.md). When several matching rules set it, the largest applies.
+   */
+  quota_bytes: z.int().positive().optional(),
 });
 export type JwtRuleConfig = z.output<typeof JwtRuleConfig>;
 

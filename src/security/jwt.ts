@@ -15,7 +15,7 @@ import type { Principal } from './principal.js';
 import type { JwtConfig, JwtRuleConfig } from './jwt-config.js';
 import type { ApprovalRule } from './approvals-config.js';
 
-/** What the claim rules a JWT matched say of it (its principal's allow/deny, and approvals). */
+/** What the claim rules a JWT matched say of it (its principal's allow/deny, approvals and workspace quota). */
 export interface JwtRules {
   allow: readonly string[] | undefined;
   deny: readonly string[];
@@ -23,6 +23,8 @@ export interface JwtRules {
   approve?: readonly ApprovalRule[];
   /** May decide approvals. */
   approver?: boolean;
+  /** Its workspace quota (the largest of the matching rules' quota_bytes), or undefined. */
+  quotaBytes?: number;
 }
 
 type KeySet = ReturnType<typeof Jose.createRemoteJWKSet>;
@@ -153,7 +155,7 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
 
   // Principals are frozen per combination of matched rules, so tokens alike share one object.
   const byRules = new Map<string, JwtRules>();
-  const rulesOf = (payload: JWTPayload) => {
+  const rulesOf = (payload: JWTPayload): JwtRules => {
     const rules = config.rules;
     if (!rules) return { allow: undefined, deny: [] as readonly string[] };
     const matched: JwtRuleConfig[] = [];
@@ -167,11 +169,13 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
     const k = key.join(',');
     let set = byRules.get(k);
     if (!set) {
+      const quotas = matched.flatMap((r) => (r.quota_bytes === undefined ? [] : [r.quota_bytes]));
       set = Object.freeze({
         allow: matched.flatMap((r) => r.allow),
         deny: matched.flatMap((r) => r.deny),
         approve: matched.flatMap((r) => r.approve ?? []),
         approver: matched.some((r) => r.approver === true),
+        ...(quotas.length > 0 && { quotaBytes: Math.max(...quotas) }),
       });
       byRules.set(k, set);
     }

@@ -2,24 +2,25 @@
  * The native tool groups (files, shell, HTTP, code evaluation), built from
  * the `tools` config section. Each group lives in its own folder.
  */
-import { resolve } from 'node:path';
 import type { Logger, ToolPlugin } from '../engine/index.js';
 import type { ToolsConfig } from './config.js';
 import { fsPlugin } from './fs/plugin.js';
 import { httpPlugin } from './http/plugin.js';
 import { shellPlugin } from './shell/plugin.js';
-import { WorkspaceQuota } from './fs/confinement/quota.js';
-import { Workspace } from './fs/confinement/workspace.js';
+import { Workspaces } from './fs/workspaces.js';
 import { evalPlugin } from './eval/plugin.js';
 import type { NativeContext } from './native-context.js';
 
 export type { NativeContext } from './native-context.js';
+export type { Workspaces, WorkspaceUsage } from './fs/workspaces.js';
 
-export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] {
-  const files = new Workspace(resolve(tools.fs.root));
-  const ctx: NativeContext = { workspace: files.root, files, quota: new WorkspaceQuota(files, tools.fs.max_workspace_bytes), logger };
+/**
+ * `quotaOf`: a principal's own workspace quota (its token's quota_bytes), when it has one; else
+ * tools.fs.max_workspace_bytes applies. Used only with one workspace per principal.
+ */
+export function nativePlugins(tools: ToolsConfig, logger: Logger, quotaOf: (principal: string | null) => number | undefined = () => undefined): ToolPlugin[] {
+  const ctx: NativeContext = { workspaces: new Workspaces(tools.fs.root, (principal) => quotaOf(principal) ?? tools.fs.max_workspace_bytes, tools.fs.expire_idle_days), logger };
   const plugins: ToolPlugin[] = [];
-  void ctx;
 
   // files (tools.fs)
   if (tools.fs.enabled) plugins.push(fsPlugin(tools.fs, ctx));
@@ -34,4 +35,13 @@ export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] 
   if (tools.eval.enabled) plugins.push(evalPlugin(tools.eval, ctx));
 
   return plugins;
+}
+
+/** The workspaces the native tools of `plugins` work in (undefined when neither the file tools nor the shell is on). */
+export function workspacesOf(plugins: readonly ToolPlugin[]): Workspaces | undefined {
+  for (const p of plugins) {
+    const w = (p as { workspaces?: unknown }).workspaces;
+    if (w instanceof Workspaces) return w;
+  }
+  return undefined;
 }

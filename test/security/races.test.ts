@@ -17,6 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callBody, postJson, startGateway, type TestGateway } from '../helpers/server.js';
+import { SWAPPER } from '../helpers/symlink-swapper.js';
 import { waitFor } from '../tools/procs.js';
 import { childPids } from './helpers.js';
 
@@ -75,26 +76,6 @@ beforeAll(async () => {
 afterAll(() => {
   rmSync(base, { recursive: true, force: true });
 });
-
-/** The attacker: in the sandbox, swap race/a and race/l (a symlink to the victim) until told to stop. */
-const SWAPPER = `
-use strict;
-my ($victim, $seconds) = @ARGV;
-mkdir 'race'; mkdir 'race/a'; mkdir 'race/a/inner';
-open(my $f, '>', 'race/a/secret.txt') or die; print $f "workspace copy\\n"; close $f;
-unlink 'race/l'; symlink($victim, 'race/l') or die "symlink: $!";
-open($f, '>', 'race/started') or die; close $f;
-my $end = time + $seconds; my $n = 0;
-while (!-e 'race-stop' && time < $end) {
-  for my $k (1..200) {
-    rename('race/a', 'race/d'); rename('race/l', 'race/a');
-    select(undef, undef, undef, 0.001) if $k % 20 == 0; # now and then, hold the symlink a moment
-    rename('race/a', 'race/l'); rename('race/d', 'race/a');
-    $n++;
-  }
-}
-print "$n\\n";
-`;
 
 interface Outcome {
   ok: number;

@@ -7,8 +7,7 @@ import { existsSync } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
 import { ToolError, ToolOutput, type Logger, type PluginHost, type ToolContext, type ToolPlugin, type UnavailableTool } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
-import type { WorkspaceQuota } from '../fs/confinement/quota.js';
-import type { Workspace } from '../fs/confinement/workspace.js';
+import type { TenantWorkspace, Workspaces } from '../fs/workspaces.js';
 import type { NativeContext } from '../native-context.js';
 import type { ShellConfig } from './config.js';
 import type { Dir } from '../fs/confinement/dir.js';
@@ -54,7 +53,7 @@ const RUN_COMMAND: ToolDefinitionInput = {
 };
 
 export function shellPlugin(config: ShellConfig, native: NativeContext): ToolPlugin {
-  return new ShellPlugin(config, native.files, native.quota, native.logger.child({ plugin: 'shell' }));
+  return new ShellPlugin(config, native.workspaces, native.logger.child({ plugin: 'shell' }));
 }
 
 class ShellPlugin implements ToolPlugin {
@@ -68,14 +67,15 @@ class ShellPlugin implements ToolPlugin {
   private sandboxChecked: Promise<boolean> = Promise.resolve(true);
   private readonly running = new Set<Promise<unknown>>();
   private readonly stopAll = new AbortController();
+  /** The shared workspace's real path, or (one per principal) the directory holding them. */
   private hostWorkspace = '';
   /** Default cwd, as a path inside the sandbox (/workspace/...). */
   private defaultCwd = SANDBOX_WORKSPACE;
 
   constructor(
     private readonly config: ShellConfig,
-    private readonly ws: Workspace,
-    private readonly quota: WorkspaceQuota,
+    /** Public: GET /admin/workspaces finds them on the native plugins (tools/index.ts workspacesOf). */
+    readonly workspaces: Workspaces,
     private readonly logger: Logger,
   ) {}
 
@@ -84,14 +84,13 @@ class ShellPlugin implements ToolPlugin {
   }
 
   async start(host: PluginHost): Promise<void> {
-    await this.ws.init();
-    this.hostWorkspace = await realpath(this.ws.root);
+    await this.workspaces.init();
+    this.hostWorkspace = await realpath(this.workspaces.base);
     this.defaultCwd = this.sandboxPath(this.config.cwd, 'tools.shell.cwd');
-    const cwdRel = posix.relative(SANDBOX_WORKSPACE, this.defaultCwd);
-    // Through descriptors, never following a symlink a command left in the workspace (see fs/dir.ts).
-    const cwdDir = await this.ws.makeDirs(cwdRel ? cwdRel.split('/') : [], null, `tools.shell.cwd (${this.config.cwd})`).catch((err: Error) => {
-      throw new Error(`${err.message}; fix the workspace or tools.shell.cwd`);
-    });
+    const shared = this.workspaces.sharedWorkspace;
+    // A principal's workspace gets its cwd (and, for a root gateway, its sandbox user) when it is first opened.
+    if (!shared) this.workspaces.onOpen((w) => this.prepare(w, false).then((dir) => dir.close()));
+    const cwdDir = shared ? await this.prepare(shared, true) : null;
     for (const m of this.config.mounts) {
       if (!existsSync(m)) throw new Error(`tools.shell.mounts: "${m}" does not exist; remove it or create it`);
     }
@@ -106,14 +105,14 @@ class ShellPlugin implements ToolPlugin {
       if (process.getuid?.() === 0) {
         // bwrap sets up the mounts as the sandbox user, so that user must be able to reach them.
         for (const dir of [this.hostWorkspace, ...this.config.mounts]) await checkReachable(dir);
-        await this.handWorkspaceToSandboxUser(cwdDir);
+        if (cwdDir) await this.handWorkspaceToSandboxUser(shared!, cwdDir);
       }
     } catch (err) {
       if (this.config.enabled !== 'auto') throw err;
       unusable = (err as Error).message;
       unreachable = true;
     } finally {
-      await cwdDir.close();
+      await cwdDir?.close();
     }
     const check = () =>
       probeSandbox({
@@ -195,11 +194,30 @@ class ShellPlugin implements ToolPlugin {
   }
 
   /**
+   * Make the default cwd in a workspace (through descriptors, never following a symlink a command left in it: see
+   * fs/dir.ts) and return it open. A principal's workspace (not `atStart`) is also handed to the sandbox user here.
+   */
+  private async prepare(w: TenantWorkspace, atStart: boolean): Promise<Dir> {
+    const cwdRel = posix.relative(SANDBOX_WORKSPACE, this.defaultCwd);
+    const cwdDir = await w.files.makeDirs(cwdRel ? cwdRel.split('/') : [], null, `tools.shell.cwd (${this.config.cwd})`).catch((err: Error) => {
+      throw atStart ? new Error(`${err.message}; fix the workspace or tools.shell.cwd`) : err;
+    });
+    if (atStart || this.config.sandbox === 'none' || process.getuid?.() !== 0) return cwdDir;
+    try {
+      await this.handWorkspaceToSandboxUser(w, cwdDir);
+      return cwdDir;
+    } catch (err) {
+      await cwdDir.close();
+      throw err;
+    }
+  }
+
+  /**
    * A root gateway runs commands as nobody (so that permissions and process
    * limits apply); that user must be able to write in the workspace root.
    */
-  private async handWorkspaceToSandboxUser(cwdDir: Dir): Promise<void> {
-    for (const dir of new Set([this.ws.dir.handle, cwdDir.handle])) {
+  private async handWorkspaceToSandboxUser(w: TenantWorkspace, cwdDir: Dir): Promise<void> {
+    for (const dir of new Set([w.files.dir.handle, cwdDir.handle])) {
       const s = await dir.stat();
       if (s.uid !== SANDBOX_UID) {
         await dir.chown(SANDBOX_UID, SANDBOX_GID); // fchown: the open directory, not whatever a path leads to now
@@ -211,11 +229,12 @@ class ShellPlugin implements ToolPlugin {
   async stop(): Promise<void> {
     this.stopAll.abort(new Error('gateway stopping'));
     await Promise.allSettled([...this.running, this.sandboxChecked]);
-    await this.ws.close();
+    await this.workspaces.close();
   }
 
   async executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
-    const run = this.run(args, ctx);
+    // The caller's workspace, the only one its sandbox binds (kept open while the command runs).
+    const run = this.workspaces.use(ctx.principal, (ws) => this.run(ws, args, ctx));
     this.running.add(run);
     try {
       return await run;
@@ -224,7 +243,7 @@ class ShellPlugin implements ToolPlugin {
     }
   }
 
-  private async run(args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
+  private async run(ws: TenantWorkspace, args: Record<string, unknown>, ctx: ToolContext): Promise<ToolOutput> {
     if (!(await this.sandboxChecked)) {
       throw new ToolError(
         'run_command is not available: the gateway cannot sandbox commands on this machine (its log says why); ' +
@@ -234,7 +253,8 @@ class ShellPlugin implements ToolPlugin {
     const argv = checkArgv(args.argv);
     const callEnv = checkEnv(args.env);
     const cwd = args.cwd === undefined ? this.defaultCwd : this.sandboxPath(String(args.cwd), 'cwd');
-    await this.checkDirectory(cwd);
+    const host = ws.files.real;
+    await this.checkDirectory(host, cwd);
     if (this.config.allow) argv[0] = resolveAllowed(argv[0]!, this.config.allow);
 
     const remainingMs = Math.max(0, ctx.deadline - Date.now());
@@ -243,23 +263,24 @@ class ShellPlugin implements ToolPlugin {
     const timeoutMs = timeoutArg === undefined ? remainingMs + 1000 : Math.min(timeoutArg * 1000, remainingMs + 1000);
 
     // The workspace quota, at the command's boundaries: over it, commands can read and delete but not write files.
-    const usedBefore = await this.quota.usage();
+    const quota = ws.quota;
+    const usedBefore = await quota.usage();
     const limits =
-      usedBefore === null || this.quota.limit === null
+      usedBefore === null || quota.limit === null
         ? this.config.limits
-        : { ...this.config.limits, fsize_bytes: Math.min(this.config.limits.file_size_mb * 1024 * 1024, Math.max(0, this.quota.limit - usedBefore)) };
+        : { ...this.config.limits, fsize_bytes: Math.min(this.config.limits.file_size_mb * 1024 * 1024, Math.max(0, quota.limit - usedBefore)) };
 
     const sandboxed = this.config.sandbox === 'bwrap';
     const env = {
       PATH: SANDBOX_PATH,
-      HOME: sandboxed ? '/tmp' : this.hostWorkspace,
+      HOME: sandboxed ? '/tmp' : host,
       LANG: 'C.UTF-8',
       ...this.config.env,
       ...callEnv,
     };
     const command = sandboxed
       ? sandboxCommand({
-          workspace: this.hostWorkspace,
+          workspace: host,
           cwd,
           env,
           network: this.config.network,
@@ -275,7 +296,7 @@ class ShellPlugin implements ToolPlugin {
       file: command.file,
       args: command.args,
       env: sandboxed ? {} : env,
-      cwd: sandboxed ? this.hostWorkspace : this.hostPath(cwd),
+      cwd: sandboxed ? host : this.hostPath(host, cwd),
       stdin: args.stdin === undefined ? undefined : String(args.stdin),
       maxOutputBytes: this.config.max_output_bytes,
       timeoutMs,
@@ -286,7 +307,7 @@ class ShellPlugin implements ToolPlugin {
       // A command that writes faster than the caller reads its lines waits on a full pipe; none is dropped.
       ...(ctx.streaming && { linesTaken: () => ctx.eventsTaken() }),
     });
-    const over = usedBefore === null ? null : this.quota.overMessage(await this.quota.measure());
+    const over = usedBefore === null ? null : quota.overMessage(await quota.measure());
     return this.outcome(argv[0]!, result, timeoutArg, over);
   }
 
@@ -343,15 +364,15 @@ class ShellPlugin implements ToolPlugin {
     return inside;
   }
 
-  private hostPath(sandboxPath: string): string {
-    return join(this.hostWorkspace, posix.relative(SANDBOX_WORKSPACE, sandboxPath));
+  private hostPath(host: string, sandboxPath: string): string {
+    return join(host, posix.relative(SANDBOX_WORKSPACE, sandboxPath));
   }
 
-  private async checkDirectory(cwd: string): Promise<void> {
+  private async checkDirectory(host: string, cwd: string): Promise<void> {
     const shown = posix.relative(SANDBOX_WORKSPACE, cwd) || '.';
     try {
-      const real = await realpath(this.hostPath(cwd));
-      const rel = relative(this.hostWorkspace, real);
+      const real = await realpath(this.hostPath(host, cwd));
+      const rel = relative(host, real);
       if (rel.startsWith('..') || rel.startsWith(sep)) throw new Error('escapes');
       if ((await stat(real)).isDirectory()) return;
     } catch {

@@ -26,11 +26,23 @@ export class WorkspaceQuota {
   private used: number | null = null;
   private measuring: Promise<number> | null = null;
 
-  /** `limit`: bytes, or null for no quota (then nothing is ever measured). */
+  private readonly limitOf: () => number | null;
+
+  /**
+   * `limit`: bytes, or null for no quota (then nothing is ever measured); a function when it may change (a
+   * principal's token quota, read at each use so a reload or a JWT with other claims takes effect).
+   */
   constructor(
     private readonly ws: Workspace,
-    readonly limit: number | null,
-  ) {}
+    limit: number | null | (() => number | null),
+  ) {
+    this.limitOf = typeof limit === 'function' ? limit : () => limit;
+  }
+
+  /** Bytes the workspace may hold, or null for no quota. */
+  get limit(): number | null {
+    return this.limitOf();
+  }
 
   /** Bytes the workspace holds: measured once, then kept up to date (null without a quota). */
   async usage(): Promise<number | null> {

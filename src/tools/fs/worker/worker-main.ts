@@ -124,7 +124,7 @@ class RunningCall implements FsContext {
 async function call(m: Extract<ToWorker, { type: 'call' }>): Promise<void> {
   const ctx = new RunningCall(m.id, m.streaming);
   running.set(m.id, ctx);
-  const quota = new WorkspaceQuota(ws, quotaLimit);
+  const quota = new WorkspaceQuota(ws, m.quotaLimit === undefined ? quotaLimit : m.quotaLimit);
   quota.seed(m.used);
   let answer: Answer;
   try {

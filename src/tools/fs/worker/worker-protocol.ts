@@ -12,7 +12,16 @@ export const ANSWER_FD = 5;
 
 export type ToWorker =
   | { type: 'init'; root: string; realRoot: string; limits: FsLimits; quotaLimit: number | null }
-  | { type: 'call'; id: number; name: string; args: Record<string, unknown>; used: number | null; streaming: boolean }
+  | {
+      type: 'call';
+      id: number;
+      name: string;
+      args: Record<string, unknown>;
+      used: number | null;
+      streaming: boolean;
+      /** The quota now, when it may have changed since init (a principal's token quota); else init's. */
+      quotaLimit?: number | null;
+    }
   | { type: 'cancel'; id: number }
   /** The call's readers have caught up with its events (the answer to a `pace`). */
   | { type: 'paced'; id: number };

@@ -44,12 +44,16 @@ export class FsWorker {
     private readonly logger: Logger,
   ) {}
 
-  /** Run one file tool call in the worker; `used` is the workspace usage for the quota (null: no quota). */
+  /**
+   * Run one file tool call in the worker; `used` is the workspace usage for the quota (null: no quota), `quotaLimit`
+   * the quota when it may differ from the one the worker started with.
+   */
   async run(
     name: string,
     args: Record<string, unknown>,
     ctx: FsContext & Pick<ToolContext, 'onStop' | 'streaming'>,
     used: number | null,
+    quotaLimit?: number | null,
   ): Promise<{ result: unknown; used: number | null }> {
     await (this.ready ??= this.spawn());
     if (!this.child?.connected) throw new ToolError('the file tools worker stopped unexpectedly; try the call again');
@@ -61,7 +65,7 @@ export class FsWorker {
     // onStop, not ctx.signal: reading the signal makes the call's AbortController (and aborts it when the call
     // settles), a large part of a quick call's cost; a stopped call is told to the worker either way.
     const stopListening = ctx.onStop(() => post({ type: 'cancel', id }));
-    post({ type: 'call', id, name, args, used, streaming: ctx.streaming });
+    post({ type: 'call', id, name, args, used, streaming: ctx.streaming, ...(quotaLimit !== undefined && { quotaLimit }) });
     try {
       const done = await answered;
       return { result: fromAnswer(done.answer), used: done.used };
