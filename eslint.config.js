@@ -53,6 +53,7 @@ export default tseslint.config(
       'src/tools/**',
       'src/a2a/**',
       'src/mcp/**',
+      'src/openapi-source/**',
       'src/mcp-server/**',
       'src/a2a-server/**',
       'src/operator-plugins/**',

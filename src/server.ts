@@ -50,7 +50,7 @@ export interface GatewayOptions {
   audit?: AuditSink;
   /** Replaces the policy built from `policy` and `auth` (sessions' capability gating included). */
   policy?: Policy;
-  /** Where `auth.tokens[].token_env` are looked up; default process.env. */
+  /** Where `auth.tokens[].token_env` and the credentials' `*_env` (openapi.sources.<id>.auth) are looked up; default process.env. */
   env?: NodeJS.ProcessEnv;
   /** How a reload reads the config again (the CLI re-reads its file); without it, reload() is refused. */
   loadConfig?: () => Promise<GatewayConfig>;
@@ -121,7 +121,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     if (!plugins?.has(plugin)) return; // a plugin still starting (its tools are read once it has) or retired
     rebuildTools();
   };
-  plugins = await PluginSet.start(config, logger, { extra: options.plugins, toolsChanged });
+  plugins = await PluginSet.start(config, logger, { extra: options.plugins, toolsChanged, env: options.env });
   checkPolicyRules(config, [...plugins.registry.all(), ...plugins.registry.pending()], logger);
 
   const security = buildSecurity(config, options.env ?? process.env, logger, stores);
@@ -213,7 +213,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     prepare: async (next) => {
       if (engine.stopping) throw new Error('the gateway is shutting down; there is nothing to reload');
-      const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged });
+      const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged, env });
       let commitSecurity: () => ReloadedSecurity;
       try {
         checkPolicyRules(next, [...nextPlugins.registry.all(), ...nextPlugins.registry.pending()], logger);
