@@ -34,6 +34,7 @@ import { openStores, type Stores } from './store/index.js';
 import { HttpListener, type ListenAddress } from './listen.js';
 import { PluginSet, retirePlugins } from './plugin-set.js';
 import { Reloader, type ReloadOutcome } from './reload/reloader.js';
+import { listSources } from './source-list.js';
 import { VERSION } from './version.js';
 import { startTelemetry } from './observability/telemetry.js';
 import { callTracer } from './observability/tracing.js';
@@ -161,6 +162,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     agents: () => plugins.a2a?.status(plugins.registry.conflicts) ?? [],
     loading: () => plugins.all.flatMap((p) => p.loading?.() ?? []),
     mcpServers: () => plugins.mcp?.status(plugins.registry.conflicts) ?? [],
+    sources: () => listSources(plugins),
     reload: (trigger) => reloader.reload(trigger),
     a2aServer: config.a2a_server,
     ui: config.ui,

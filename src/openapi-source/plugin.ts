@@ -8,11 +8,11 @@
 import type { Agent } from 'undici';
 import type { Logger, PluginHost, ToolContext, ToolPlugin } from '../engine/index.js';
 import { RemoteToolSet } from '../engine/remote-tool-set.js';
-import type { ToolDefinitionInput } from '../protocol/index.js';
+import type { OpenApiSourceStatus, ToolDefinitionInput } from '../protocol/index.js';
 import { AddressPolicy } from '../tools/http/address.js';
 import type { HttpConfig } from '../tools/http/config.js';
 import type { OpenApiConfig } from './config.js';
-import type { OpenApiSource, OpenApiSourceStatus } from './source.js';
+import type { OpenApiSource } from './source.js';
 import type { OperationTool } from './tool-definition.js';
 
 export const OPENAPI_PLUGIN_NAME = 'openapi';

@@ -7,6 +7,7 @@
  */
 import type { Dispatcher } from 'undici';
 import type { Logger, ToolContext } from '../engine/index.js';
+import type { OpenApiSourceStatus } from '../protocol/index.js';
 import { Credential, scrub } from '../security/credential.js';
 import type { OpenApiSourceConfig } from './config.js';
 import { isUrl, loadDocument } from './document.js';
@@ -20,18 +21,7 @@ import { operationTool, refResolver, toolName, type OperationTool } from './tool
 const RETRY_MIN_MS = 2000;
 const RETRY_MAX_MS = 300_000;
 
-export type SourceState = 'disabled' | 'loading' | 'ready' | 'failed';
-
-export interface OpenApiSourceStatus {
-  id: string;
-  spec: string;
-  base_url: string | null;
-  state: SourceState;
-  tools: string[];
-  skipped: { operation: string; reason: string }[];
-  last_refresh: string | null;
-  last_error: string | null;
-}
+export type SourceState = OpenApiSourceStatus['state'];
 
 export class OpenApiSource {
   tools: OperationTool[] = [];

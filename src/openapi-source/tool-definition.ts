@@ -74,13 +74,13 @@ export function operationTool(sourceId: string, name: string, operation: Operati
   for (const p of offered) {
     const arg = counts.get(p.name)! > 1 ? `${p.name}_${p.in}` : p.name;
     plan.parameters.push({ arg, parameter: p });
-    properties[arg] = withDescription(jsonSchema(p.schema, resolve), `${p.description || `${p.in} parameter ${p.name}`}`);
+    properties[arg] = jsonSchema(withDescription(p.schema, p.description || `${p.in} parameter ${p.name}`), resolve);
     if (p.required) required.push(arg);
   }
   if (operation.body) {
     const arg = properties.body === undefined ? 'body' : 'request_body';
     plan.bodyArg = arg;
-    properties[arg] = withDescription(jsonSchema(operation.body.schema, resolve), operation.body.description || `Request body (${operation.body.mediaType})`);
+    properties[arg] = jsonSchema(withDescription(operation.body.schema, operation.body.description || `Request body (${operation.body.mediaType})`), resolve);
     if (operation.body.required) required.push(arg);
   }
   const inputSchema: Obj = {
@@ -121,8 +121,9 @@ export function operationTool(sourceId: string, name: string, operation: Operati
   return { name, definition, operation, plan };
 }
 
+/** `schema` with `description` when it has none (a `$ref` keeps its target's, when that has one). */
 function withDescription(schema: Obj, description: string): Obj {
-  return schema.description ? schema : { ...schema, description };
+  return schema.description || typeof schema.$ref === 'string' ? schema : { ...schema, description };
 }
 
 /**

@@ -26,7 +26,8 @@ import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http/limits.js';
 import type { McpDoor } from '../mcp-server/door.js';
 import { registerMcpRoute } from './mcp.js';
 import { registerMcpServersRoute } from './mcp-servers.js';
-import type { McpServerStatus } from '../protocol/index.js';
+import { registerSourcesRoute } from './sources.js';
+import type { McpServerStatus, SourceStatus } from '../protocol/index.js';
 import { registerAdminEventsRoute } from './admin-events.js';
 import { registerUiRoutes } from './ui.js';
 import type { StoreHealth } from '../store/index.js';
@@ -70,6 +71,8 @@ export interface AppOptions {
   mcp?: McpDoor;
   /** The MCP servers' state, for GET /mcp-servers. */
   mcpServers?: () => McpServerStatus[];
+  /** Every tool source in one shape, for GET /sources. */
+  sources?: () => SourceStatus[];
   /** The gateway as an A2A agent (agent card and JSON-RPC endpoint); not served when absent or disabled. */
   a2aServer?: A2AServerConfig;
   /** Re-reads the config (POST /admin/reload); refused when absent. */
@@ -212,6 +215,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
   const admin = adminCheck(security?.authenticate ? (security.admins ?? new Set()) : undefined);
   registerAgentRoutes(app, { agents: options.agents ?? (() => []), admin });
   registerMcpServersRoute(app, { servers: options.mcpServers ?? (() => []), admin });
+  registerSourcesRoute(app, { sources: options.sources ?? (() => []), admin });
   registerReloadRoute(app, { reload: options.reload, admin });
   registerReadyRoute(app, {
     agents: options.agents ?? (() => []),

@@ -13,6 +13,7 @@ import { docsRoute, healthRoute, openapiRoute } from './docs.js';
 import { handshakeRoute } from './handshake.js';
 import { mcpRoute, mcpStreamRoute } from './openapi/mcp.js';
 import { mcpServersRoute } from './mcp-servers.js';
+import { sourcesRoute } from './sources.js';
 import { metricsRoute } from './metrics.js';
 import { readyRoute } from './ready.js';
 import { reloadRoute } from './reload.js';
@@ -39,6 +40,7 @@ export function routeSpecs(options: RouteSpecOptions): RouteConfig[] {
     uiRoute,
     agentsRoute,
     mcpServersRoute,
+    sourcesRoute,
     reloadRoute,
     readyRoute,
   ];
