@@ -133,4 +133,18 @@ describe('OpenAPI documents', { timeout: 60_000 }, () => {
     expect(await list(url)).toEqual([]);
     expect(await sources(url)).toEqual([]);
   });
+
+  it('refresh_s re-reads the document: a changed document changes the tools', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'a2e-openapi-refresh-'));
+    cleanup.push(() => rm(dir, { recursive: true, force: true }));
+    const spec = join(dir, 'api.json');
+    const doc = (ops: string[]) =>
+      JSON.stringify({ openapi: '3.1.0', info: { title: 't', version: '1' }, servers: [{ url: 'http://127.0.0.1:9' }], paths: Object.fromEntries(ops.map((o) => [`/${o}`, { get: { operationId: o, responses: { 200: { description: 'OK' } } } }])) });
+    await writeFile(spec, doc(['one']));
+    const gw = await startGateway({ config: { openapi: { sources: { t: { spec, refresh_s: 1 } } } } });
+    cleanup.push(() => gw.close());
+    expect((await list(gw.url)).map((t) => t.name)).toEqual(['t_one']);
+    await writeFile(spec, doc(['two', 'three']));
+    await waitFor('the changed tools', async () => (await list(gw.url)).map((t) => t.name).join() === 't_two,t_three', 10_000);
+  });
 });
