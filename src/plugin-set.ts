@@ -73,7 +73,7 @@ export class PluginSet {
         return plugins;
       };
       const groups: Groups = {
-        native: await build('native', () => nativePlugins(config.tools, logger)),
+        native: await build('native', () => nativePlugins(config.tools, logger, options.env ?? process.env)),
         a2a: await build('a2a', () => [a2aPlugin(config.agents, config.a2a, logger)]),
         mcp: await build('mcp', () => [new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir)]),
         openapi: await build('openapi', () => [new OpenApiPlugin(config.openapi, config.tools.http, options.env ?? process.env, logger)]),

@@ -12,7 +12,7 @@ import { Credential, scrub } from '../security/credential.js';
 import type { OpenApiSourceConfig } from './config.js';
 import { isUrl, loadDocument } from './document.js';
 import { exchange, type ExchangeSettings } from './exchange.js';
-import { readBounded } from './fetch.js';
+import { readBounded } from '../security/dispatcher-fetch.js';
 import { documentBaseUrl, operationsOf } from './operations.js';
 import { buildRequest } from './request.js';
 import { operationSelector } from './selection.js';

@@ -15,9 +15,9 @@ import type { NativeContext } from './native-context.js';
 
 export type { NativeContext } from './native-context.js';
 
-export function nativePlugins(tools: ToolsConfig, logger: Logger): ToolPlugin[] {
+export function nativePlugins(tools: ToolsConfig, logger: Logger, env: NodeJS.ProcessEnv = process.env): ToolPlugin[] {
   const files = new Workspace(resolve(tools.fs.root));
-  const ctx: NativeContext = { workspace: files.root, files, quota: new WorkspaceQuota(files, tools.fs.max_workspace_bytes), logger };
+  const ctx: NativeContext = { workspace: files.root, files, quota: new WorkspaceQuota(files, tools.fs.max_workspace_bytes), logger, env };
   const plugins: ToolPlugin[] = [];
   void ctx;
 

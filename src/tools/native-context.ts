@@ -11,4 +11,6 @@ export interface NativeContext {
   /** tools.fs.max_workspace_bytes, enforced by the file tools and at run_command's boundaries. */
   quota: WorkspaceQuota;
   logger: Logger;
+  /** Where the credentials' `*_env` are looked up (tools.http.credentials). */
+  env: NodeJS.ProcessEnv;
 }

@@ -1,4 +1,4 @@
-/** A small GET/POST through a source's dispatcher (its address rules), the answer's text read up to a byte cap. */
+/** A small GET/POST through a dispatcher (its address rules: a spec, a token endpoint), the answer's text read up to a byte cap. */
 import type { Dispatcher } from 'undici';
 
 const TIMEOUT_MS = 30_000;
