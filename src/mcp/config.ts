@@ -3,6 +3,7 @@
  * (`mcp.servers`) and the gateway's own MCP door at /mcp (`mcp.serve`).
  */
 import { z } from 'zod';
+import { CredentialConfig } from '../security/credential-config.js';
 
 const ServerCommon = {
   /** Offer this server's tools (a disabled server is listed in GET /mcp-servers and not started). */
@@ -53,12 +54,15 @@ export const McpServerConfig = z
     url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of the MCP endpoint' }).optional(),
     /** Sent with every request to `url` (values are never logged). */
     headers: z.record(z.string(), z.string()).default(() => ({})),
+    /** A credential the gateway adds to every request to `url` (as openapi.sources.<id>.auth; an OAuth2 token is renewed once on a 401). */
+    auth: CredentialConfig.optional(),
     ...ServerCommon,
   })
   .superRefine((s, ctx) => {
     if ((s.command === undefined) === (s.url === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'give either "command" (a stdio server) or "url" (a Streamable HTTP server), not both or neither' });
     }
+    if (s.auth !== undefined && s.url === undefined) ctx.addIssue({ code: 'custom', path: ['auth'], message: '"auth" is for a server at a "url"; give a stdio server its secrets in "env"' });
   });
 export type McpServerConfig = z.output<typeof McpServerConfig>;
 

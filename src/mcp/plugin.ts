@@ -39,6 +39,8 @@ export class McpPlugin implements ToolPlugin {
     private readonly scratchBytes: number | null = null,
     /** server.state_dir, where sandboxed servers' data directories are by default. */
     private readonly stateDir = './state',
+    /** Where the servers' `auth` `*_env` are looked up. */
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     this.logger = logger;
   }
@@ -55,7 +57,7 @@ export class McpPlugin implements ToolPlugin {
     const { McpServerConnection } = await import('./connection.js');
     this.servers = configured.map(
       ([id, cfg]) =>
-        new McpServerConnection(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers), this.scratchBytes, this.stateDir),
+        new McpServerConnection(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers), this.scratchBytes, this.stateDir, this.env),
     );
     const enabled = this.servers.filter((s) => s.config.enabled);
     if (enabled.length === 0) return;
