@@ -134,7 +134,7 @@ describe('OpenAPI documents', { timeout: 60_000 }, () => {
     expect(await sources(url)).toEqual([]);
   });
 
-  it('refresh_s re-reads the document: a changed document changes the tools', async () => {
+  it('refresh_s re-reads the document: a changed document changes the tools; a broken one keeps the last tools, degraded', async () => {
     const dir = await mkdtemp(join(tmpdir(), 'a2e-openapi-refresh-'));
     cleanup.push(() => rm(dir, { recursive: true, force: true }));
     const spec = join(dir, 'api.json');
@@ -144,7 +144,12 @@ describe('OpenAPI documents', { timeout: 60_000 }, () => {
     const gw = await startGateway({ config: { openapi: { sources: { t: { spec, refresh_s: 1 } } } } });
     cleanup.push(() => gw.close());
     expect((await list(gw.url)).map((t) => t.name)).toEqual(['t_one']);
-    await writeFile(spec, doc(['two', 'three']));
-    await waitFor('the changed tools', async () => (await list(gw.url)).map((t) => t.name).join() === 't_two,t_three', 10_000);
+    await writeFile(spec, doc(['two', 'three']).replace('"operationId":"three",', ''));
+    // An operation without an operationId is named after its method and path.
+    await waitFor('the changed tools', async () => (await list(gw.url)).map((t) => t.name).join() === 't_two,t_get_three', 10_000);
+    await writeFile(spec, '{"openapi": "3.1.0", "paths": {');
+    const degraded = await waitFor('the failed refresh', async () => (await sources(gw.url)).find((s) => s.health === 'degraded'), 10_000);
+    expect(degraded).toMatchObject({ id: 't', tool_count: 2, last_error: expect.stringMatching(/neither valid JSON nor valid YAML/) });
+    expect((await list(gw.url)).map((t) => t.name)).toEqual(['t_two', 't_get_three']);
   });
 });
