@@ -74,7 +74,7 @@ export class PluginSet {
       };
       const groups: Groups = {
         native: await build('native', () => nativePlugins(config.tools, logger, options.env ?? process.env)),
-        a2a: await build('a2a', () => [a2aPlugin(config.agents, config.a2a, logger)]),
+        a2a: await build('a2a', () => [a2aPlugin(config.agents, config.a2a, logger, options.env ?? process.env)]),
         mcp: await build('mcp', () => [new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir, options.env ?? process.env)]),
         openapi: await build('openapi', () => [new OpenApiPlugin(config.openapi, config.tools.http, options.env ?? process.env, logger)]),
         configured: await build('configured', () => loadConfiguredPlugins(config.plugins, logger)),
