@@ -11,6 +11,7 @@ import type { Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { ToolError, ToolOutput, type ToolContext } from '../engine/index.js';
 import { scrub, type Credential } from '../security/credential.js';
+import { Abort, exchangeOnce } from '../tools/http/response.js';
 import type { BuiltRequest } from './request.js';
 
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
@@ -45,18 +46,26 @@ interface Answer {
   events: unknown[] | null;
 }
 
-export async function exchange(s: ExchangeSettings, request: BuiltRequest, ctx: ToolContext): Promise<ToolOutput> {
-  const abort = new AbortController();
+export async function exchange(s: ExchangeSettings, request: BuiltRequest, ctx: ToolContext, streams: boolean): Promise<ToolOutput> {
+  // An operation that may answer with an event stream reads its answer as a stream (events passed on as they
+  // come); any other reads it with http_request's buffered reader, which costs less per call.
+  const abort = new Abort();
+  const controller = streams ? new AbortController() : undefined;
+  const stop = (reason: Error) => {
+    abort.abort(reason);
+    controller?.abort(reason);
+  };
   let timedOut = false;
   const timer = setTimeout(() => {
     timedOut = true;
-    abort.abort(new DOMException('timed out', 'TimeoutError'));
+    stop(new DOMException('timed out', 'TimeoutError'));
   }, Math.round(s.timeoutS * 1000)).unref();
-  const offStop = ctx.onStop((reason) => abort.abort(reason));
+  const offStop = ctx.onStop(stop);
   const label = `${request.method} ${request.url.pathname}`;
+  const send: Send = controller ? streamed(s, ctx, controller.signal) : buffered(s, ctx, abort);
   try {
-    let answer = await follow(s, request, ctx, abort.signal, false);
-    if (answer.status === 401 && s.credential?.renewable) answer = await follow(s, request, ctx, abort.signal, true);
+    let answer = await follow(s, request, ctx, send, false);
+    if (answer.status === 401 && s.credential?.renewable) answer = await follow(s, request, ctx, send, true);
     return result(s, label, answer);
   } catch (err) {
     if (err instanceof ToolError) throw err;
@@ -67,59 +76,106 @@ export async function exchange(s: ExchangeSettings, request: BuiltRequest, ctx: 
   }
 }
 
-async function follow(s: ExchangeSettings, first: BuiltRequest, ctx: ToolContext, signal: AbortSignal, renew: boolean): Promise<Answer> {
+/** One hop's answer: its status and Location, then its body read (or dropped, for a redirect that is followed). */
+interface Hop {
+  status: number;
+  location: string | undefined;
+  read(): Promise<Answer>;
+  drop(): Promise<void>;
+}
+type Send = (url: URL, method: string, headers: Record<string, string>, body: string | undefined) => Promise<Hop>;
+
+function streamed(s: ExchangeSettings, ctx: ToolContext, signal: AbortSignal): Send {
+  return async (url, method, headers, body) => {
+    const res = await s.dispatcher.request({ origin: url.origin, path: url.pathname + url.search, method: method as Dispatcher.HttpMethod, headers, body, signal });
+    const location = res.headers.location;
+    return {
+      status: res.statusCode,
+      location: typeof location === 'string' ? location : undefined,
+      read: () => read(s, res, ctx),
+      drop: () => res.body.dump(),
+    };
+  };
+}
+
+function buffered(s: ExchangeSettings, ctx: ToolContext, abort: Abort): Send {
+  return async (url, method, headers, body) => {
+    const a = await exchangeOnce(
+      s.dispatcher,
+      { origin: url.origin, path: url.pathname + url.search, method: method as Dispatcher.HttpMethod, headers, body },
+      s.maxResponseBytes,
+      ctx,
+      abort,
+      null,
+      null,
+    );
+    return {
+      status: a.status,
+      location: a.headers.location,
+      read: async () => ({ status: a.status, headers: safeHeaders(a.headers), bytes: a.bytes, truncated: a.truncated, events: null }),
+      drop: async () => {},
+    };
+  };
+}
+
+async function follow(s: ExchangeSettings, first: BuiltRequest, ctx: ToolContext, send: Send, renew: boolean): Promise<Answer> {
   let { method, body } = first;
   let url = new URL(first.url.href);
   let headers = { ...first.headers };
   for (let redirects = 0; ; redirects++) {
-    const hopHeaders = { ...headers };
-    const hopUrl = new URL(url.href);
-    if (s.credential && url.origin === s.origin) await s.credential.apply(hopHeaders, hopUrl, renew && redirects === 0);
-    const res = await s.dispatcher.request({
-      origin: hopUrl.origin,
-      path: hopUrl.pathname + hopUrl.search,
-      method: method as Dispatcher.HttpMethod,
-      headers: hopHeaders,
-      body,
-      signal,
-    });
-    const location = res.headers.location;
-    if (!REDIRECTS.has(res.statusCode) || typeof location !== 'string' || s.maxRedirects === 0) return read(s, res, ctx);
+    // The credential is set on this hop's copy, and only for the API's own origin.
+    let hopHeaders = headers;
+    let hopUrl = url;
+    if (s.credential && url.origin === s.origin) {
+      hopHeaders = { ...headers };
+      hopUrl = new URL(url.href);
+      await s.credential.apply(hopHeaders, hopUrl, renew && redirects === 0);
+    }
+    const res = await send(hopUrl, method, hopHeaders, body);
+    const location = res.location;
+    if (!REDIRECTS.has(res.status) || location === undefined || s.maxRedirects === 0) return res.read();
     if (redirects >= s.maxRedirects) {
-      await res.body.dump();
+      await res.drop();
       throw new ToolError(`stopped after ${redirects} redirects (tools.http.max_redirects is ${s.maxRedirects})`);
     }
     let next: URL;
     try {
       next = new URL(location, url);
     } catch {
-      await res.body.dump();
+      await res.drop();
       throw new ToolError(`${url.host} redirected to an invalid URL`);
     }
     if (next.protocol !== 'http:' && next.protocol !== 'https:') {
-      await res.body.dump();
+      await res.drop();
       throw new ToolError(`${url.host} redirected to a ${next.protocol} URL; only http and https are followed`);
     }
-    const keepsBody = !(res.statusCode === 303 || ((res.statusCode === 301 || res.statusCode === 302) && method === 'POST'));
-    if (next.origin !== url.origin && keepsBody && body !== undefined) return read(s, res, ctx); // the body is not sent elsewhere
-    await res.body.dump();
+    const keepsBody = !(res.status === 303 || ((res.status === 301 || res.status === 302) && method === 'POST'));
+    if (next.origin !== url.origin && keepsBody && body !== undefined) return res.read(); // the body is not sent elsewhere
+    await res.drop();
     if (!keepsBody) {
       if (method !== 'HEAD') method = 'GET';
       body = undefined;
+      headers = { ...headers };
       delete headers['content-type'];
     }
     if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([name]) => CROSS_ORIGIN_HEADERS.has(name)));
-    ctx.emit('status', { message: `redirect ${res.statusCode} to ${next.origin}${next.pathname}` });
+    ctx.emit('status', { message: `redirect ${res.status} to ${next.origin}${next.pathname}` });
     url = next;
   }
 }
 
-async function read(s: ExchangeSettings, res: Dispatcher.ResponseData, ctx: ToolContext): Promise<Answer> {
+/** The response headers a caller sees. */
+function safeHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(res.headers)) {
+  for (const [name, value] of Object.entries(raw)) {
     if (value === undefined || !(SAFE_RESPONSE_HEADERS.has(name) || name.startsWith('x-ratelimit-') || name.startsWith('ratelimit'))) continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
+  return headers;
+}
+
+async function read(s: ExchangeSettings, res: Dispatcher.ResponseData, ctx: ToolContext): Promise<Answer> {
+  const headers = safeHeaders(res.headers);
   const type = (headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   const max = s.maxResponseBytes;
   if (type === 'text/event-stream' && res.statusCode < 300) return readEvents(s, res, headers, ctx);

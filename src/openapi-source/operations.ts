@@ -43,6 +43,8 @@ export interface Operation {
   body: OperationBody | null;
   /** Why the operation cannot be a tool (e.g. only a multipart body), or null. */
   unsupported: string | null;
+  /** It may answer with an event stream (`text/event-stream`, or no answer documented): read as a stream. */
+  streams: boolean;
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -74,6 +76,7 @@ export function operationsOf(doc: Document): Operation[] {
         parameters: [],
         body: null,
         unsupported: null,
+        streams: mayStream(op),
       };
       if (swagger2) swagger2Parts(doc, op, raw, operation);
       else openapi3Parts(op, raw, operation);
@@ -189,6 +192,14 @@ function inlineSchema(p: Obj): Obj {
   for (const k of keys) if (k in p) schema[k] = p[k];
   if (isObj(schema.items)) schema.items = inlineSchema(schema.items);
   return schema;
+}
+
+/** Whether an operation's documented answers include an event stream (or document no content types at all). */
+function mayStream(op: Obj): boolean {
+  const responses = isObj(op.responses) ? Object.values(op.responses).filter(isObj) : [];
+  if (Array.isArray(op.produces)) return op.produces.some((t) => typeof t === 'string' && t.startsWith('text/event-stream'));
+  if (responses.length === 0) return true;
+  return responses.some((r) => isObj(r.content) && Object.keys(r.content).some((t) => t.startsWith('text/event-stream') || t === '*/*'));
 }
 
 /** The API's base URL from the document: OpenAPI 3's first server (variables at their defaults), Swagger 2.0's scheme, host and basePath. */

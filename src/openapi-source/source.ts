@@ -147,7 +147,7 @@ export class OpenApiSource {
       maxRedirects: this.deps.maxRedirects,
       secrets: () => this.secrets(),
     };
-    return exchange(settings, buildRequest(base, tool, args, this.config.headers), ctx);
+    return exchange(settings, buildRequest(base, tool, args, this.config.headers), ctx, tool.operation.streams);
   }
 
   status(): OpenApiSourceStatus {
