@@ -40,6 +40,7 @@ export const HttpConfig = z.strictObject({
       z.strictObject({
         /** Origin and path prefix, e.g. "https://api.example.com/v1/*". */
         match: z.string().refine(validMatch, { message: 'expected an http(s) URL, optionally ending in "*", e.g. "https://api.example.com/v1/*"' }),
+        /** The credential added to matching requests (bearer, header, query, basic, oauth2_client_credentials). */
         auth: CredentialConfig,
       }),
     )
