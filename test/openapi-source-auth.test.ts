@@ -66,7 +66,7 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
   });
   afterEach(async () => {
     for (const { gw, api } of running.splice(0)) {
-      emitted.push(await (await fetch(`${gw.url}/metrics`)).text());
+      emitted.push(await (await fetch(`${gw.url}/metrics`)).text(), await (await fetch(`${gw.url}/sources`)).text());
       await gw.close();
       await api.close();
     }
@@ -116,6 +116,8 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
     const { gw } = await setUp({ type: 'none' }, { type: 'bearer', token_env: 'NOT_SET_ANYWHERE' });
     expect(await list(gw)).toEqual([]);
     await waitFor('the warning', () => logs.records.find((l) => /NOT_SET_ANYWHERE is not set/.test(l.msg)));
+    const [source] = (await (await fetch(`${gw.url}/sources`)).json()).sources;
+    expect(source).toMatchObject({ id: 'shop', kind: 'openapi', health: 'failed', tool_count: 0, last_error: 'environment variable NOT_SET_ANYWHERE is not set; set it to the bearer credential' });
   });
 
   it('oauth2_client_credentials: a token is fetched, reused, renewed before it expires, and renewed once on a 401', async () => {
@@ -160,7 +162,7 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
     }
   });
 
-  it('no secret appears in anything the gateway emitted (answers, events, logs, audit file, /metrics)', async () => {
+  it('no secret appears in anything the gateway emitted (answers, events, tool lists, logs, audit file, /metrics, /sources)', async () => {
     // Runs last: the other cases filled `emitted`.
     const everything = [...emitted, logs.text, await readFile(join(dir, 'audit.jsonl'), 'utf8')].join('\n');
     expect(everything.length).toBeGreaterThan(10_000);
