@@ -35,9 +35,9 @@ describe('mcp.servers.<id>.auth', { timeout: 60_000 }, () => {
     child?.kill();
   });
 
-  it('a server requiring a bearer token is reached with the configured one; without it the server offers nothing', async () => {
+  it('a server requiring a bearer token is reached with the configured one; without it the server offers nothing; an unset variable is the last error of its server', async () => {
     const gw = await startGateway({
-      config: { mcp: { servers: { guarded: { url, auth: { type: 'bearer', token_env: 'MCP_TOKEN' } }, open: { url } }, start_wait_ms: 10_000 } },
+      config: { mcp: { servers: { guarded: { url, auth: { type: 'bearer', token_env: 'MCP_TOKEN' } }, open: { url }, unset: { url, auth: { type: 'bearer', token_env: 'NO_MCP_TOKEN_VAR' } } }, start_wait_ms: 10_000 } },
       env: { MCP_TOKEN: TOKEN },
     });
     gateways.push(gw);
@@ -48,6 +48,10 @@ describe('mcp.servers.<id>.auth', { timeout: 60_000 }, () => {
       ((await (await fetch(`${gw.url}/mcp-servers`)).json()).servers as any[]).find((s) => s.id === 'open' && s.last_error),
     );
     expect(status.tools).toEqual([]);
+    const unset = await waitFor('the server without its variable failing', async () =>
+      ((await (await fetch(`${gw.url}/mcp-servers`)).json()).servers as any[]).find((s) => s.id === 'unset' && s.last_error),
+    );
+    expect(unset.last_error).toContain('environment variable NO_MCP_TOKEN_VAR is not set');
     const sources = (await (await fetch(`${gw.url}/sources`)).json()).sources as any[];
     expect(sources.find((s) => s.id === 'guarded')).toMatchObject({ kind: 'mcp', health: 'ok', tool_count: 2 });
     expect(JSON.stringify(sources) + JSON.stringify(status)).not.toContain(TOKEN);
