@@ -96,6 +96,7 @@ export default tseslint.config(
       'src/tools/**',
       'src/a2a/**',
       'src/mcp/**',
+      'src/openapi-source/**',
       'src/mcp-server/**',
       'src/a2a-server/**',
       'src/operator-plugins/**',

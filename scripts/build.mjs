@@ -79,6 +79,8 @@ const EXTERNAL = [
   /^ajv(\/|$)/,
   'pino-pretty',
   'swagger-ui-dist',
+  // Has an import() of its own (its file resolver, never used: the gateway reads documents itself).
+  '@apidevtools/json-schema-ref-parser',
 ];
 
 /**

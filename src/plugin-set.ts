@@ -11,12 +11,14 @@ import { loadConfiguredPlugins } from './operator-plugins/load.js';
 import { nativePlugins, workspacesOf, type Workspaces } from './tools/index.js';
 import { A2APlugin, a2aPlugin } from './a2a/index.js';
 import { McpPlugin } from './mcp/plugin.js';
+import { OpenApiPlugin } from './openapi-source/plugin.js';
 
 /** The plugin groups, each built from its own config sections. */
 interface Groups {
   native: ToolPlugin[];
   a2a: ToolPlugin[];
   mcp: ToolPlugin[];
+  openapi: ToolPlugin[];
   configured: ToolPlugin[];
   /** Given by the embedding code (createGateway's `plugins`); never re-created. */
   extra: ToolPlugin[];
@@ -28,6 +30,8 @@ const SECTIONS: Record<Exclude<keyof Groups, 'extra'>, (c: GatewayConfig) => unk
   a2a: (c) => [c.agents, c.a2a],
   // mcp.serve is the gateway's own MCP door, not the servers'; the workspace quota and the state directory are their data directories'.
   mcp: (c) => ({ ...c.mcp, serve: undefined, scratch: c.tools.fs.max_workspace_bytes, state_dir: c.server.state_dir }),
+  // tools.http: the address rules and redirect limit the sources' requests follow.
+  openapi: (c) => [c.openapi, c.tools.http],
   configured: (c) => c.plugins,
 };
 
@@ -35,7 +39,7 @@ const SECTIONS: Record<Exclude<keyof Groups, 'extra'>, (c: GatewayConfig) => unk
 export type ToolsChanged = (plugin: ToolPlugin) => void;
 
 export class PluginSet {
-  /** Every plugin in registration order: native tool groups first (they win name clashes), then agents, MCP servers, configured, extra. */
+  /** Every plugin in registration order: native tool groups first (they win name clashes), then agents, MCP servers, OpenAPI sources, configured, extra. */
   readonly all: readonly ToolPlugin[];
   readonly registry: ToolRegistry;
 
@@ -44,7 +48,7 @@ export class PluginSet {
     private readonly config: GatewayConfig,
     logger: Logger,
   ) {
-    this.all = [...groups.native, ...groups.a2a, ...groups.mcp, ...groups.configured, ...groups.extra];
+    this.all = [...groups.native, ...groups.a2a, ...groups.mcp, ...groups.openapi, ...groups.configured, ...groups.extra];
     this.registry = new ToolRegistry(this.all, logger);
   }
 
@@ -61,6 +65,8 @@ export class PluginSet {
       toolsChanged: ToolsChanged;
       /** A principal's own workspace quota (security's quotaOf), for the native tools. */
       quotaOf?: (principal: string | null) => number | undefined;
+      /** Where credentials' `*_env` are looked up (default: process.env). */
+      env?: NodeJS.ProcessEnv;
     },
   ): Promise<PluginSet> {
     const { previous } = options;
@@ -75,9 +81,10 @@ export class PluginSet {
         return plugins;
       };
       const groups: Groups = {
-        native: await build('native', () => nativePlugins(config.tools, logger, options.quotaOf)),
-        a2a: await build('a2a', () => [a2aPlugin(config.agents, config.a2a, logger)]),
-        mcp: await build('mcp', () => [new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir)]),
+        native: await build('native', () => nativePlugins(config.tools, logger, options.env ?? process.env, options.quotaOf)),
+        a2a: await build('a2a', () => [a2aPlugin(config.agents, config.a2a, logger, options.env ?? process.env)]),
+        mcp: await build('mcp', () => [new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir, options.env ?? process.env)]),
+        openapi: await build('openapi', () => [new OpenApiPlugin(config.openapi, config.tools.http, options.env ?? process.env, logger)]),
         configured: await build('configured', () => loadConfiguredPlugins(config.plugins, logger)),
         extra: previous?.groups.extra ?? [...(options.extra ?? [])],
       };
@@ -120,6 +127,10 @@ export class PluginSet {
 
   get mcp(): McpPlugin | undefined {
     return this.all.find((p): p is McpPlugin => p instanceof McpPlugin);
+  }
+
+  get openapi(): OpenApiPlugin | undefined {
+    return this.all.find((p): p is OpenApiPlugin => p instanceof OpenApiPlugin);
   }
 
   /** Stop every plugin (gateway shutdown). */

@@ -34,6 +34,7 @@ import { openStores, type Stores } from './store/index.js';
 import { HttpListener, type ListenAddress } from './listen.js';
 import { PluginSet, retirePlugins } from './plugin-set.js';
 import { Reloader, type ReloadOutcome } from './reload/reloader.js';
+import { listSources } from './source-list.js';
 import { VERSION } from './version.js';
 import { startTelemetry } from './observability/telemetry.js';
 import { callTracer } from './observability/tracing.js';
@@ -50,7 +51,7 @@ export interface GatewayOptions {
   audit?: AuditSink;
   /** Replaces the policy built from `policy` and `auth` (sessions' capability gating included). */
   policy?: Policy;
-  /** Where `auth.tokens[].token_env` are looked up; default process.env. */
+  /** Where `auth.tokens[].token_env` and the credentials' `*_env` (openapi.sources.<id>.auth) are looked up; default process.env. */
   env?: NodeJS.ProcessEnv;
   /** How a reload reads the config again (the CLI re-reads its file); without it, reload() is refused. */
   loadConfig?: () => Promise<GatewayConfig>;
@@ -124,7 +125,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
   // Security is built after the plugins (it checks their tools' rules); a principal's quota is read from it per call.
   const built: { security?: Security } = {};
   const quotaOf = (principal: string | null) => built.security?.quotaOf(principal);
-  plugins = await PluginSet.start(config, logger, { extra: options.plugins, toolsChanged, quotaOf });
+  plugins = await PluginSet.start(config, logger, { extra: options.plugins, toolsChanged, quotaOf, env: options.env });
   checkPolicyRules(config, [...plugins.registry.all(), ...plugins.registry.pending()], logger);
 
   const security = buildSecurity(config, options.env ?? process.env, logger, stores);
@@ -166,6 +167,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     agents: () => plugins.a2a?.status(plugins.registry.conflicts) ?? [],
     loading: () => plugins.all.flatMap((p) => p.loading?.() ?? []),
     mcpServers: () => plugins.mcp?.status(plugins.registry.conflicts) ?? [],
+    sources: () => listSources(plugins),
     reload: (trigger) => reloader.reload(trigger),
     workspaces: () => plugins.workspaces,
     a2aServer: config.a2a_server,
@@ -221,7 +223,7 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     prepare: async (next) => {
       if (engine.stopping) throw new Error('the gateway is shutting down; there is nothing to reload');
-      const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged, quotaOf });
+      const nextPlugins = await PluginSet.start(next, logger, { previous: plugins, toolsChanged, quotaOf, env });
       let commitSecurity: () => ReloadedSecurity;
       try {
         checkPolicyRules(next, [...nextPlugins.registry.all(), ...nextPlugins.registry.pending()], logger);

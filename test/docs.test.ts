@@ -94,7 +94,7 @@ describe('the public routes', () => {
     try {
       for (const route of routes) expect([route, (await fetch(`${gw.url}${route}`, { redirect: 'manual' })).status]).not.toEqual([route, 401]);
       // Anything else needs the token.
-      for (const route of ['/metrics', '/agents', '/mcp-servers']) expect([route, (await fetch(`${gw.url}${route}`)).status]).toEqual([route, 401]);
+      for (const route of ['/metrics', '/agents', '/mcp-servers', '/sources']) expect([route, (await fetch(`${gw.url}${route}`)).status]).toEqual([route, 401]);
     } finally {
       await gw.close();
     }

@@ -21,7 +21,7 @@ describe('OpenAPI', () => {
     expect(res.status).toBe(200);
     const doc = await res.json();
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/a2e/v1/health', '/a2e/v1/send', '/a2e/v1/session', '/a2e/v1/stream', '/admin/approvals', '/admin/approvals/{id}', '/admin/events', '/admin/reload', '/admin/workspaces', '/admin/workspaces/{name}', '/agents', '/docs', '/handshake', '/healthz', '/mcp', '/mcp-servers', '/metrics', '/openapi.json', '/readyz', '/tool/call', '/tool/calls', '/tool/calls/{id}', '/tool/calls/{id}/events', '/tool/list', '/ui']);
+    expect(Object.keys(doc.paths).sort()).toEqual(['/a2e/v1/health', '/a2e/v1/send', '/a2e/v1/session', '/a2e/v1/stream', '/admin/approvals', '/admin/approvals/{id}', '/admin/events', '/admin/reload', '/admin/workspaces', '/admin/workspaces/{name}', '/agents', '/docs', '/handshake', '/healthz', '/mcp', '/mcp-servers', '/metrics', '/openapi.json', '/readyz', '/sources', '/tool/call', '/tool/calls', '/tool/calls/{id}', '/tool/calls/{id}/events', '/tool/list', '/ui']);
     const call = doc.paths['/tool/call'].post;
     expect(call.operationId).toBe('callTool');
     expect(call.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ToolCallRequest');

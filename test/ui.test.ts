@@ -498,6 +498,26 @@ describe('console', { timeout: 120_000 }, () => {
     }
   });
 
+  it('Sources lists every source in one table (GET /sources): kind, health, tool count, last error', async () => {
+    const gw = await startGateway({ config: { tools: { http: { enabled: true } }, openapi: { sources: { billing: { spec: 'http://127.0.0.1:1/openapi.json' } } } } });
+    try {
+      await expect.poll(async () => (await (await fetch(`${gw.url}/sources`)).json()).sources.find((s: any) => s.id === 'billing')?.health, { timeout: 20_000 }).toBe('failed');
+      const { context, page } = await openConsole(`${gw.url}/ui#sources`);
+      await page.waitForSelector('table.sources tr[data-source="billing"]');
+      expect(await page.textContent('section[aria-labelledby="sources-all"] h3')).toBe('All sources');
+      const cells = async (id: string) => page.$$eval(`table.sources tr[data-source="${id}"] td`, (tds) => tds.map((td) => td.textContent));
+      expect(await cells('http')).toEqual(['http', 'native', 'ok', '1', 'never', '—']);
+      const billing = await cells('billing');
+      expect(billing.slice(0, 4)).toEqual(['billing', 'openapi', 'failed', '0']);
+      expect(billing[5]).toMatch(/^the OpenAPI document could not be loaded: .*loopback/);
+      const [again] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/sources')), page.click('button:has-text("Refresh")')]);
+      expect(again.status()).toBe(200);
+      await context.close();
+    } finally {
+      await gw.close();
+    }
+  });
+
   it('Sources shows the MCP servers with their state and last error, and Refresh reads them again', async () => {
     // A command that does not exist: the server fails to start, and says why.
     const mcpGw = await startGateway({ config: { mcp: { servers: { broken: { command: '/nonexistent/mcp-server', sandbox: false } } } } });

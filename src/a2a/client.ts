@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from '../engine/index.js';
 import type { ToolEventDataMap, ToolEventKind } from '../protocol/index.js';
 import type { ResolvedCard } from './card.js';
-import type { AgentDescriptor } from './config.js';
+import { agentHeaders, type AgentDescriptor } from './config.js';
 import {
   A2A_ERRORS,
   DIALECTS,
@@ -208,7 +208,8 @@ export class AgentClient {
     const d = DIALECTS[this.dialect];
     const body = { jsonrpc: '2.0', id: randomUUID(), method: d.stream, params: d.sendParams(task, skillId, true) };
     let seen = 0;
-    for await (const item of this.http.postStream(this.resolved.endpoint, body, this.headers(), signal)) {
+    const headers = await this.headers();
+    for await (const item of this.http.postStream(this.resolved.endpoint, body, headers, signal)) {
       const rpcError = errorOf(item);
       if (rpcError) {
         if (seen === 0 && (rpcError.code === JSONRPC.METHOD_NOT_FOUND || rpcError.code === A2A_ERRORS.VERSION_NOT_SUPPORTED)) {
@@ -289,7 +290,7 @@ export class AgentClient {
     for (;;) {
       const d = DIALECTS[this.dialect];
       const body = { jsonrpc: '2.0', id: randomUUID(), method: d[kind], params: params(this.dialect) };
-      const answer = await this.http.postJson(this.resolved.endpoint, body, this.headers(), signal);
+      const answer = await this.http.postJson(this.resolved.endpoint, body, await this.headers(), signal);
       const error = errorOf(answer);
       if (error) {
         if (this.maybeSwitch(error)) continue;
@@ -319,8 +320,8 @@ export class AgentClient {
     );
   }
 
-  private headers(): Record<string, string> {
-    return { ...DIALECTS[this.dialect].headers, ...this.agent.headers };
+  private headers(): Promise<Record<string, string>> {
+    return agentHeaders(this.agent, { ...DIALECTS[this.dialect].headers, ...this.agent.headers });
   }
 
   private failureMessage(p: Progress): string {

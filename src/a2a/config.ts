@@ -4,6 +4,8 @@
  */
 import { z } from 'zod';
 import { formatProblems, toProblems } from '../protocol/index.js';
+import type { Credential } from '../security/credential.js';
+import { CredentialConfig } from '../security/credential-config.js';
 
 /** One remote A2A agent. */
 export const AgentConfig = z.strictObject({
@@ -11,6 +13,11 @@ export const AgentConfig = z.strictObject({
   card: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL of the agent card or of the agent' }),
   /** Sent on the card fetch and on every call (values are never logged). */
   headers: z.record(z.string(), z.string()).default(() => ({})),
+  /**
+   * A credential the gateway adds to the card fetch and every call (as openapi.sources.<id>.auth; a header kind:
+   * `query` is not offered, the card's discovery builds its own URLs). It follows the same origin rule as `headers`.
+   */
+  auth: CredentialConfig.refine((a) => a.type !== 'query', { message: 'an agent takes a header credential (bearer, header, basic, oauth2_client_credentials), not "query"' }).optional(),
   /** Longest a call may run on this agent, ms; the call's own timeout still applies when it is shorter. */
   timeout_ms: z.int().positive().default(300_000),
   /** Longest pause between two polls of a running remote task, ms (polling starts faster and backs off to this). */
@@ -57,6 +64,17 @@ export type A2AConfig = z.output<typeof A2AConfig>;
 /** A configured agent with its identifier. */
 export interface AgentDescriptor extends AgentConfig {
   name: string;
+  /** `auth`, ready to inject (the plugin makes it from the environment), or why it cannot be (an unset variable). */
+  credential?: Credential | Error | null;
+}
+
+/** `agent.headers` with its credential set (when it has one). */
+export async function agentHeaders(agent: AgentDescriptor, base: Record<string, string> = agent.headers): Promise<Record<string, string>> {
+  if (!agent.credential) return base;
+  if (agent.credential instanceof Error) throw agent.credential;
+  const headers = { ...base };
+  await agent.credential.apply(headers, new URL(agent.card));
+  return headers;
 }
 
 /**

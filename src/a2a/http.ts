@@ -160,6 +160,12 @@ export class PeerHttp {
     }
   }
 
+  /** A small request whose text answer is read up to `maxBytes` (a credential's token endpoint). */
+  async fetchText(url: string, init: { method: 'POST'; headers: Record<string, string>; body: string }, maxBytes: number): Promise<{ status: number; text: string }> {
+    const res = await this.send(url, { ...init, signal: AbortSignal.timeout(30_000) });
+    return { status: res.statusCode, text: await readText(res.body, url, maxBytes) };
+  }
+
   async close(): Promise<void> {
     if (this.owned) await this.dispatcher?.close();
   }

@@ -9,7 +9,8 @@ import { RemoteToolSet } from '../engine/remote-tool-set.js';
 import type { AgentStatus, ToolDefinitionInput } from '../protocol/index.js';
 import { checkEndpointOrigin, fetchCard } from './card.js';
 import { AgentClient, type RunResult } from './client.js';
-import type { A2AConfig, AgentDescriptor, AgentsConfig } from './config.js';
+import { agentHeaders, type A2AConfig, type AgentDescriptor, type AgentsConfig } from './config.js';
+import { Credential } from '../security/credential.js';
 import { PeerHttp } from './http.js';
 import { toolsFromCard, type AgentTool } from './tools.js';
 
@@ -53,12 +54,13 @@ export class A2APlugin implements ToolPlugin {
     agents: AgentsConfig,
     private readonly settings: A2AConfig,
     logger: Logger,
+    env: NodeJS.ProcessEnv = process.env,
   ) {
     this.logger = logger;
     this.http = new PeerHttp(undefined, settings.max_message_bytes);
     this.entries = Object.entries(agents).map(([name, cfg]) => ({
       id: name,
-      agent: { name, ...cfg },
+      agent: { name, ...cfg, credential: this.credentialOf(cfg, env) },
       state: cfg.enabled ? 'loading' : 'disabled',
       client: undefined,
       tools: [],
@@ -94,6 +96,16 @@ export class A2APlugin implements ToolPlugin {
     return this.refreshing;
   }
 
+  /** The agent's `auth` from the environment; an unset variable fails each load of the agent, naming it. */
+  private credentialOf(cfg: AgentsConfig[string], env: NodeJS.ProcessEnv): Credential | Error | null {
+    if (!cfg.auth) return null;
+    try {
+      return new Credential(cfg.auth, env, (url, init, max) => this.http.fetchText(url, init, max));
+    } catch (err) {
+      return err as Error;
+    }
+  }
+
   private async load(entry: AgentEntry): Promise<void> {
     const { agent } = entry;
     entry.lastAttempt = Date.now();
@@ -102,7 +114,7 @@ export class A2APlugin implements ToolPlugin {
       AbortSignal.timeout(Math.min(agent.timeout_ms, this.settings.card_timeout_ms)),
     ]);
     try {
-      const resolved = await fetchCard(this.http, agent.card, agent.headers, signal);
+      const resolved = await fetchCard(this.http, agent.card, await agentHeaders(agent), signal);
       checkEndpointOrigin(resolved, agent);
       const json = JSON.stringify(resolved);
       if (json !== entry.cardJson || !entry.client) {
@@ -178,8 +190,8 @@ export class A2APlugin implements ToolPlugin {
 }
 
 /** The A2A plugin for the `agents` and `a2a` config sections. */
-export function a2aPlugin(agents: AgentsConfig, settings: A2AConfig, logger: Logger): A2APlugin {
-  return new A2APlugin(agents, settings, logger);
+export function a2aPlugin(agents: AgentsConfig, settings: A2AConfig, logger: Logger, env: NodeJS.ProcessEnv = process.env): A2APlugin {
+  return new A2APlugin(agents, settings, logger, env);
 }
 
 /** A URL without user:password (never shown or logged). */

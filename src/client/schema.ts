@@ -205,6 +205,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every tool source (native groups, plugins, A2A agents, MCP servers, OpenAPI documents): health, tools, last error
+         * @description With auth configured, only tokens with `admin: true` may read it (others get 403).
+         */
+        get: operations["listSources"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/reload": {
         parameters: {
             query?: never;
@@ -1415,6 +1435,31 @@ export interface components {
             last_error: string | null;
             /** @description When it was last started (ISO 8601) */
             last_started: string | null;
+        };
+        /** @description Every tool source: native groups and plugins first, then A2A agents, MCP servers and OpenAPI documents in configuration order */
+        SourcesResponse: {
+            sources: components["schemas"]["SourceStatus"][];
+        };
+        /** @description A tool source's health and tool count */
+        SourceStatus: {
+            /** @description The source: a native group or plugin name, or the id from the config (agents.<id>, mcp.servers.<id>, openapi.sources.<id>) */
+            id: string;
+            /**
+             * @description What the source is (the `kind` of its tools, "plugin" for plugins)
+             * @enum {string}
+             */
+            kind: "native" | "plugin" | "a2a" | "mcp" | "openapi";
+            /**
+             * @description ok: its tools can be called; loading: not there yet; degraded: it serves its last tools but its last refresh or restart failed; failed: it offers nothing (see last_error); disabled: off in the config
+             * @enum {string}
+             */
+            health: "ok" | "loading" | "degraded" | "failed" | "disabled";
+            /** @description Tools it currently contributes */
+            tool_count: number;
+            /** @description When its tools were last read (ISO 8601); null when not known */
+            last_refresh: string | null;
+            /** @description Why it last failed; null when it did not */
+            last_error: string | null;
         };
         /** @description What the reload changed */
         ReloadResponse: {
@@ -3255,6 +3300,108 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["McpServersResponse"];
+                };
+            };
+            /** @description Unexpected gateway error (`internal`) */
+            500: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "internal",
+                     *       "message": "Unexpected gateway error (`internal`)",
+                     *       "detail": {},
+                     *       "retryable": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429) */
+            "4XX": {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "error",
+                     *       "id": "8d0f3c2e-6a1b-4c1d-9e57-0b1f7d2a9c44",
+                     *       "version": "1.0",
+                     *       "ts": 1716123457.1,
+                     *       "req_id": "g7h8i9",
+                     *       "capability_name": "",
+                     *       "code": "unauthorized",
+                     *       "message": "A client error, e.g. `unauthorized` (401) when the gateway requires a token or `rate_limited` (429)",
+                     *       "detail": {},
+                     *       "retryable": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listSources: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Your id for this request (1–128 characters of A-Z a-z 0-9 . _ -), echoed back and written on every log line; a new one is generated when it is missing or not of that form */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every tool source */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "sources": [
+                     *         {
+                     *           "id": "fs",
+                     *           "kind": "native",
+                     *           "health": "ok",
+                     *           "tool_count": 6,
+                     *           "last_refresh": null,
+                     *           "last_error": null
+                     *         },
+                     *         {
+                     *           "id": "petstore",
+                     *           "kind": "openapi",
+                     *           "health": "ok",
+                     *           "tool_count": 3,
+                     *           "last_refresh": "2024-05-19T12:00:00.000Z",
+                     *           "last_error": null
+                     *         },
+                     *         {
+                     *           "id": "billing",
+                     *           "kind": "openapi",
+                     *           "health": "failed",
+                     *           "tool_count": 0,
+                     *           "last_refresh": null,
+                     *           "last_error": "the OpenAPI document could not be loaded: GET api.example.com/openapi.json answered 503; check the spec URL"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SourcesResponse"];
                 };
             };
             /** @description Unexpected gateway error (`internal`) */

@@ -17,6 +17,7 @@ import { StoreConfig } from '../store/config.js';
 import { Workers } from './workers.js';
 import { TrustProxy } from './trust-proxy.js';
 import { McpConfig } from '../mcp/config.js';
+import { OpenApiConfig } from '../openapi-source/config.js';
 import { A2AServerConfig } from '../a2a-server/config.js';
 import { UiConfig } from './ui.js';
 import { LogConfig } from './log.js';
@@ -78,6 +79,8 @@ export const GatewayConfig = z.strictObject({
   audit: AuditConfig.prefault({}),
   transport: TransportConfig.prefault({}),
   mcp: McpConfig.prefault({}),
+  /** OpenAPI documents whose operations become tools (docs/openapi-sources.md). */
+  openapi: OpenApiConfig.prefault({}),
   store: StoreConfig.prefault({}),
   a2a_server: A2AServerConfig.prefault({}),
   ui: UiConfig.prefault({}),

@@ -3,6 +3,7 @@
  * (`mcp.servers`) and the gateway's own MCP door at /mcp (`mcp.serve`).
  */
 import { z } from 'zod';
+import { CredentialConfig } from '../security/credential-config.js';
 
 const ServerCommon = {
   /** Offer this server's tools (a disabled server is listed in GET /mcp-servers and not started). */
@@ -66,6 +67,8 @@ export const McpServerConfig = z
      * idle one; when every one is busy it is refused with a retryable error.
      */
     max_instances: z.int().positive().default(16),
+    /** A credential the gateway adds to every request to `url` (as openapi.sources.<id>.auth; an OAuth2 token is renewed once on a 401). */
+    auth: CredentialConfig.optional(),
     ...ServerCommon,
   })
   .superRefine((s, ctx) => {
@@ -81,6 +84,7 @@ export const McpServerConfig = z
     if ((s.command === undefined) === (s.url === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'give either "command" (a stdio server) or "url" (a Streamable HTTP server), not both or neither' });
     }
+    if (s.auth !== undefined && s.url === undefined) ctx.addIssue({ code: 'custom', path: ['auth'], message: '"auth" is for a server at a "url"; give a stdio server its secrets in "env"' });
   });
 export type McpServerConfig = z.output<typeof McpServerConfig>;
 

@@ -30,7 +30,9 @@ import { toolNamePart } from '../wire/tool-name.js';
 import { HINT_TAGS } from '../wire/mcp-hints.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
-import { eventPacing, mcpFetchFor } from './http-fetch.js';
+import { eventPacing, mcpFetchFor, mcpPool, withCredential } from './http-fetch.js';
+import { Credential } from '../security/credential.js';
+import { readBounded } from '../security/dispatcher-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
 import { ScratchQuota } from './scratch.js';
 import { StderrTail } from './stderr-tail.js';
@@ -112,6 +114,8 @@ export class McpServerConnection {
     private readonly scratchBytes: number | null = null,
     /** server.state_dir: a sandboxed server's data directory is `mcp/<id>` in it unless `data_dir` is set. */
     private readonly stateDir = './state',
+    /** Where `auth`'s `*_env` are looked up. */
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     this.state = config.enabled ? 'starting' : 'disabled';
     this.stderrTail = new StderrTail(Object.values(config.env));
@@ -198,7 +202,10 @@ export class McpServerConnection {
   private async makeTransport(client: Client): Promise<Transport> {
     const c = this.config;
     if (c.url !== undefined) {
-      const fetch = mcpFetchFor({ maxBytes: this.settings.max_message_bytes, serverId: this.id }, (reason) => this.connectionLost(client, reason));
+      const bounded = mcpFetchFor({ maxBytes: this.settings.max_message_bytes, serverId: this.id }, (reason) => this.connectionLost(client, reason));
+      // An unset variable fails this start (reported as the server's last_error, naming the variable).
+      const credential = c.auth ? new Credential(c.auth, this.env, (url, init, max) => readBounded(mcpPool(), new URL(url), max, init)) : null;
+      const fetch = credential ? withCredential(bounded, credential, new URL(c.url).origin) : bounded;
       // With tracing on, each POST carries the active span's traceparent (the MCP call's client span).
       return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: tracingOn ? tracedFetchOf(fetch) : fetch });
     }

@@ -24,6 +24,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Agent, request, type Dispatcher } from 'undici';
+import type { Credential } from '../security/credential.js';
 import { boundedJson, boundedSse, type AnswerLimit } from './bounded-answer.js';
 
 /** The running call's `eventsTaken`, for the requests it sends (set by the connection for streaming calls). */
@@ -44,6 +45,32 @@ let pool: Agent | undefined;
 /** Told why the server could not be reached, or why its event stream broke. */
 export type ConnectionLost = (reason: string) => void;
 
+/** The pool every MCP server over HTTP shares (also a credential's token requests). */
+export function mcpPool(): Agent {
+  return (pool ??= new Agent());
+}
+
+/**
+ * `fetch` with `credential` set on every request to `origin` (never elsewhere); an OAuth2 token refused with a 401
+ * is renewed and the request sent once more.
+ */
+export function withCredential(fetch: FetchLike, credential: Credential, origin: string): FetchLike {
+  const attempt = async (url: string | URL, init: RequestInit | undefined, renew: boolean) => {
+    const target = new URL(url);
+    if (target.origin !== origin) return fetch(url, init);
+    const headers: Record<string, string> = {};
+    new Headers(init?.headers).forEach((value, key) => (headers[key] = value));
+    await credential.apply(headers, target, renew);
+    return fetch(target, { ...init, headers });
+  };
+  return async (url, init) => {
+    const res = await attempt(url, init, false);
+    if (res.status !== 401 || !credential.renewable) return res;
+    await res.body?.cancel().catch(() => undefined);
+    return attempt(url, init, true);
+  };
+}
+
 /** The fetch of one server's transport: its answers bounded by `limit`, a lost connection reported to `onLost`. */
 export const mcpFetchFor =
   (limit: AnswerLimit, onLost: ConnectionLost): FetchLike =>
@@ -51,8 +78,6 @@ export const mcpFetchFor =
     send(url, init, limit, onLost);
 
 async function send(url: string | URL, init: RequestInit = {}, limit: AnswerLimit, onLost: ConnectionLost): Promise<Response> {
-  // One pool for every MCP server over HTTP; idle connections do not keep the process alive.
-  pool ??= new Agent();
   const headers: Record<string, string> = {};
   new Headers(init.headers).forEach((value, key) => (headers[key] = value));
   let res: Dispatcher.ResponseData;
@@ -62,7 +87,8 @@ async function send(url: string | URL, init: RequestInit = {}, limit: AnswerLimi
       headers,
       body: init.body as string | undefined,
       signal: init.signal ?? undefined,
-      dispatcher: pool,
+      // One pool for every MCP server over HTTP; idle connections do not keep the process alive.
+      dispatcher: mcpPool(),
     });
   } catch (err) {
     if (!init.signal?.aborted && !slowOnly(err)) onLost(`the server could not be reached: ${networkReason(err)}`);

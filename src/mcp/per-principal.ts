@@ -40,6 +40,7 @@ export class PerPrincipalServer {
     private readonly toolsChanged: () => void,
     private readonly scratchBytes: number | null,
     private readonly stateDir: string,
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     this.base = dataDirOf(id, config, stateDir);
     this.lister = this.connection(LISTING_DIR, logger, () => {
@@ -52,7 +53,7 @@ export class PerPrincipalServer {
   private connection(dir: string, logger: Logger, toolsChanged: () => void): McpServerConnection {
     // Always sandboxed: only the sandbox gives each instance a /workspace of its own (unconfined, they would share state).
     const config = { ...this.config, sandbox: true, data_dir: join(this.base, dir) };
-    return new McpServerConnection(this.id, config, this.settings, logger, toolsChanged, this.scratchBytes, this.stateDir);
+    return new McpServerConnection(this.id, config, this.settings, logger, toolsChanged, this.scratchBytes, this.stateDir, this.env);
   }
 
   // What GET /mcp-servers and the tool set read: the listing instance's, with the tools it found.

@@ -43,6 +43,8 @@ export class McpPlugin implements ToolPlugin {
     private readonly scratchBytes: number | null = null,
     /** server.state_dir, where sandboxed servers' data directories are by default. */
     private readonly stateDir = './state',
+    /** Where the servers' `auth` `*_env` are looked up. */
+    private readonly env: NodeJS.ProcessEnv = process.env,
   ) {
     this.logger = logger;
   }
@@ -60,7 +62,7 @@ export class McpPlugin implements ToolPlugin {
     const { PerPrincipalServer } = await import('./per-principal.js');
     this.servers = configured.map(([id, cfg]) => {
       const Source = cfg.per_principal ? PerPrincipalServer : McpServerConnection;
-      return new Source(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers), this.scratchBytes, this.stateDir);
+      return new Source(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers), this.scratchBytes, this.stateDir, this.env);
     });
     const enabled = this.servers.filter((s) => s.config.enabled);
     if (enabled.length === 0) return;

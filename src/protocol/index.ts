@@ -9,3 +9,4 @@ export * from './lifecycle.js';
 export * from './parse.js';
 export * from './field-limits.js';
 export { fastToolCallRequest } from './fast-call-request.js';
+export * from './sources.js';

@@ -16,6 +16,7 @@ export const LIVE_KEYS: readonly string[] = [
   'mcp.connect_timeout_ms',
   'mcp.restart_min_ms',
   'mcp.restart_max_ms',
+  'openapi',
   'policy',
   'approvals',
   'auth.tokens',

@@ -1,7 +1,7 @@
 /** What createApp takes: the engine, the stores and sources it reports on, security, and the doors it serves. */
 import type { Context } from 'hono';
 import type { CallStore, Caller, Engine, Logger, PrincipalStreams, SessionManager } from '../engine/index.js';
-import type { AgentStatus, McpServerStatus } from '../protocol/index.js';
+import type { AgentStatus, McpServerStatus, SourceStatus } from '../protocol/index.js';
 import type { A2AServerConfig } from '../a2a-server/index.js';
 import type { GatewayMetrics } from '../observability/metrics.js';
 import type { McpDoor } from '../mcp-server/door.js';
@@ -47,6 +47,8 @@ export interface AppOptions {
   mcp?: McpDoor;
   /** The MCP servers' state, for GET /mcp-servers. */
   mcpServers?: () => McpServerStatus[];
+  /** Every tool source in one shape, for GET /sources. */
+  sources?: () => SourceStatus[];
   /** The gateway as an A2A agent (agent card and JSON-RPC endpoint); not served when absent or disabled. */
   a2aServer?: A2AServerConfig;
   /** Re-reads the config (POST /admin/reload); refused when absent. */

@@ -21,6 +21,7 @@ import { callEventsRoute, cancelCallRoute, getCallRoute, startCallRoute } from '
 import { adminEventsRoute, registerAdminEventsRoute } from './admin/admin-events.js';
 import { agentsRoute, registerAgentRoutes } from './admin/agents.js';
 import { mcpServersRoute, registerMcpServersRoute } from './admin/mcp-servers.js';
+import { registerSourcesRoute, sourcesRoute } from './admin/sources.js';
 import { registerReloadRoute, reloadRoute } from './admin/reload.js';
 import { deleteWorkspaceRoute, registerWorkspacesRoutes, workspacesRoute } from './admin/workspaces.js';
 import { decideApprovalRoute, getApprovalRoute, listApprovalsRoute, registerApprovalRoutes } from './admin/approvals.js';
@@ -130,6 +131,10 @@ export const ROUTE_TABLE: readonly RouteGroup[] = [
   {
     specs: () => [mcpServersRoute],
     register: (app, x) => registerMcpServersRoute(app, { servers: x.options.mcpServers ?? (() => []), admin: x.admin }),
+  },
+  {
+    specs: () => [sourcesRoute],
+    register: (app, x) => registerSourcesRoute(app, { sources: x.options.sources ?? (() => []), admin: x.admin }),
   },
   {
     specs: () => [reloadRoute],

@@ -15,11 +15,17 @@ export type { NativeContext } from './native-context.js';
 export type { Workspaces, WorkspaceUsage } from './fs/workspaces.js';
 
 /**
- * `quotaOf`: a principal's own workspace quota (its token's quota_bytes), when it has one; else
- * tools.fs.max_workspace_bytes applies. Used only with one workspace per principal.
+ * `env`: where credentials' `*_env` are looked up. `quotaOf`: a principal's own workspace quota (its token's
+ * quota_bytes), when it has one; else tools.fs.max_workspace_bytes applies. Used only with one workspace per principal.
  */
-export function nativePlugins(tools: ToolsConfig, logger: Logger, quotaOf: (principal: string | null) => number | undefined = () => undefined): ToolPlugin[] {
-  const ctx: NativeContext = { workspaces: new Workspaces(tools.fs.root, (principal) => quotaOf(principal) ?? tools.fs.max_workspace_bytes, tools.fs.expire_idle_days), logger };
+export function nativePlugins(
+  tools: ToolsConfig,
+  logger: Logger,
+  env: NodeJS.ProcessEnv = process.env,
+  quotaOf: (principal: string | null) => number | undefined = () => undefined,
+): ToolPlugin[] {
+  const workspaces = new Workspaces(tools.fs.root, (principal) => quotaOf(principal) ?? tools.fs.max_workspace_bytes, tools.fs.expire_idle_days);
+  const ctx: NativeContext = { workspaces, logger, env };
   const plugins: ToolPlugin[] = [];
 
   // files (tools.fs)

@@ -9,4 +9,6 @@ export interface NativeContext {
    */
   workspaces: Workspaces;
   logger: Logger;
+  /** Where the credentials' `*_env` are looked up (tools.http.credentials). */
+  env: NodeJS.ProcessEnv;
 }

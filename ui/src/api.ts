@@ -15,6 +15,7 @@ export type CallAccepted = S['CallAccepted'];
 export type CallResource = S['CallResource'];
 export type AgentStatus = S['AgentStatus'];
 export type McpServerStatus = S['McpServerStatus'];
+export type SourceStatus = S['SourceStatus'];
 export type CallActivity = S['CallActivity'];
 export type Health = S['Health'];
 export interface Problem {
@@ -140,6 +141,10 @@ class Api {
 
   mcpServers(): Promise<{ servers: McpServerStatus[] }> {
     return this.request('GET', 'mcp-servers');
+  }
+
+  sources(): Promise<{ sources: SourceStatus[] }> {
+    return this.request('GET', 'sources');
   }
 
   health(): Promise<Health> {

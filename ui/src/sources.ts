@@ -1,14 +1,17 @@
 /**
- * The Sources tab: where the tools come from — the remote A2A agents (GET /agents) and the MCP servers
- * (GET /mcp-servers): state, tools, last error, last fetch or start.
+ * The Sources tab: where the tools come from — every source in one table (GET /sources: native groups, plugins,
+ * A2A agents, MCP servers, OpenAPI documents), then the details of the remote A2A agents (GET /agents) and the MCP
+ * servers (GET /mcp-servers): state, tools, last error, last fetch or start.
  */
-import { api, type AgentStatus, type McpServerStatus } from './api.js';
+import { api, type AgentStatus, type McpServerStatus, type SourceStatus } from './api.js';
 import { fill, h } from './dom.js';
 
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : 'never');
 const plural = (n: number, one: string) => `${n} ${one}${n === 1 ? '' : 's'}`;
 
 export function sourcesView(root: HTMLElement): { load(): Promise<void> } {
+  const allStatus = h('p', { class: 'muted', role: 'status' });
+  const allTable = h('div', {});
   const agentsStatus = h('p', { class: 'muted', role: 'status' });
   const agentsList = h('div', { class: 'agents' });
   const serversStatus = h('p', { class: 'muted', role: 'status' });
@@ -17,11 +20,21 @@ export function sourcesView(root: HTMLElement): { load(): Promise<void> } {
   fill(
     root,
     h('div', { class: 'activity-head' }, h('h2', {}, 'Sources'), refresh),
+    h('section', { 'aria-labelledby': 'sources-all' }, h('h3', { id: 'sources-all' }, 'All sources'), allStatus, allTable),
     h('section', { 'aria-labelledby': 'sources-agents' }, h('h3', { id: 'sources-agents' }, 'A2A agents'), agentsStatus, agentsList),
     h('section', { 'aria-labelledby': 'sources-mcp' }, h('h3', { id: 'sources-mcp' }, 'MCP servers'), serversStatus, serversList),
   );
 
   // Each list is read on its own: one that cannot be read does not hide the other.
+  const loadAll = async () => {
+    try {
+      const { sources } = await api.sources();
+      fill(allStatus, `${plural(sources.length, 'source')} · read ${new Date().toLocaleTimeString()}`);
+      fill(allTable, sourcesTable(sources));
+    } catch (err) {
+      fill(allStatus, `Cannot read the sources: ${(err as Error).message}`);
+    }
+  };
   const loadAgents = async () => {
     try {
       const { agents } = await api.agents();
@@ -43,12 +56,36 @@ export function sourcesView(root: HTMLElement): { load(): Promise<void> } {
   const load = async () => {
     refresh.disabled = true;
     try {
-      await Promise.all([loadAgents(), loadServers()]);
+      await Promise.all([loadAll(), loadAgents(), loadServers()]);
     } finally {
       refresh.disabled = false;
     }
   };
   return { load };
+}
+
+function sourcesTable(sources: SourceStatus[]): HTMLElement {
+  return h(
+    'table',
+    { class: 'sources' },
+    h('thead', {}, h('tr', {}, ...['Source', 'Kind', 'Health', 'Tools', 'Last refresh', 'Last error'].map((t) => h('th', { scope: 'col' }, t)))),
+    h(
+      'tbody',
+      {},
+      ...sources.map((s) =>
+        h(
+          'tr',
+          { 'data-source': s.id },
+          h('td', {}, s.id),
+          h('td', {}, s.kind),
+          h('td', {}, h('span', { class: `pill pill-${s.health}` }, s.health)),
+          h('td', {}, String(s.tool_count)),
+          h('td', {}, when(s.last_refresh)),
+          h('td', { class: s.last_error ? 'error' : 'muted' }, s.last_error ?? '—'),
+        ),
+      ),
+    ),
+  );
 }
 
 function agentCard(a: AgentStatus): HTMLElement {

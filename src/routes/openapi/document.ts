@@ -125,6 +125,7 @@ export function buildDocument(registry: Registry, version: string, basePath = ''
       { name: 'a2e-transport', description: "A2E's own HTTP message transport, as the reference A2E SDK's HTTPTransport speaks it" },
       { name: 'meta', description: 'Health, metrics and documentation' },
       { name: 'mcp', description: 'The gateway as an MCP server, and the MCP servers whose tools it offers' },
+      { name: 'sources', description: 'Every tool source (native groups, plugins, A2A agents, MCP servers, OpenAPI documents) in one shape' },
     ],
   });
   return finishDocument(document);

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { CredentialConfig } from '../../security/credential-config.js';
+import { validMatch } from '../../security/credential-match.js';
 import { validAllowEntry } from './address.js';
 
 const MiB = 1024 * 1024;
@@ -27,6 +29,22 @@ export const HttpConfig = z.strictObject({
   max_response_bytes: z.int().positive().default(MiB),
   /** Redirects followed per request (each hop checked again). 0 = return the redirect itself. */
   max_redirects: z.int().min(0).default(5),
+  /**
+   * Credentials http_request adds to matching requests, so that callers reach an API without holding its key:
+   * `match` is an origin and path prefix ("https://api.example.com/v1/*"; the longest match wins), `auth` a
+   * credential as in openapi.sources.<id>.auth. Only hops on the origin the caller asked for get one: a redirect
+   * never carries it to another origin.
+   */
+  credentials: z
+    .array(
+      z.strictObject({
+        /** Origin and path prefix, e.g. "https://api.example.com/v1/*". */
+        match: z.string().refine(validMatch, { message: 'expected an http(s) URL, optionally ending in "*", e.g. "https://api.example.com/v1/*"' }),
+        /** The credential added to matching requests (bearer, header, query, basic, oauth2_client_credentials). */
+        auth: CredentialConfig,
+      }),
+    )
+    .default(() => []),
   /** Default per-request timeout, seconds, when the call does not give one (the call's own timeout still applies). */
   timeout_s: z.number().positive().default(30),
 });

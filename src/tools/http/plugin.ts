@@ -2,6 +2,7 @@
 import type { ToolContext, ToolPlugin } from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { NativeContext } from '../native-context.js';
+import { CredentialMatcher } from '../../security/credential-match.js';
 import { AddressPolicy } from './address.js';
 import type { HttpConfig } from './config.js';
 import type { Agent } from 'undici';
@@ -38,18 +39,20 @@ export const HTTP_REQUEST: ToolDefinitionInput = {
   kind: 'native',
 };
 
-export function httpPlugin(config: HttpConfig, _native: NativeContext): ToolPlugin {
+export function httpPlugin(config: HttpConfig, native: NativeContext): ToolPlugin {
   const policy = new AddressPolicy(config);
   // undici (over a hundred modules) is loaded by the first http_request, not at start-up.
   let agent: Agent | undefined;
   let loading: Promise<Agent> | undefined;
   const loadAgent = () => (loading ??= import('./dispatcher.js').then(({ createGuardedAgent }) => (agent = createGuardedAgent(policy))));
+  // An unset variable fails the start, naming the entry (a credential that is not there cannot be injected).
+  const credentials = config.credentials.length > 0 ? new CredentialMatcher(config.credentials, native.env, loadAgent) : null;
   return {
     name: 'http',
     listTools: () => [HTTP_REQUEST],
     executeTool(_name: string, args: Record<string, unknown>, ctx: ToolContext) {
-      if (agent) return httpRequestTool(agent, config, args as unknown as HttpArgs, ctx);
-      return loadAgent().then((a) => httpRequestTool(a, config, args as unknown as HttpArgs, ctx));
+      if (agent) return httpRequestTool(agent, config, args as unknown as HttpArgs, ctx, credentials);
+      return loadAgent().then((a) => httpRequestTool(a, config, args as unknown as HttpArgs, ctx, credentials));
     },
     async stop() {
       if (loading) await (await loading).destroy();

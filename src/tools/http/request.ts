@@ -3,6 +3,8 @@ import { isUtf8 } from 'node:buffer';
 import type { Dispatcher } from 'undici';
 import { ToolError, ToolOutput, type ToolContext } from '../../engine/index.js';
 import type { HttpConfig } from './config.js';
+import { scrub } from '../../security/credential.js';
+import type { CredentialMatcher } from '../../security/credential-match.js';
 import type { RefusedAddressError } from './dispatcher.js';
 import { Abort, exchangeOnce, type Answer } from './response.js';
 import { serverAttributes, startClientSpan, tracingOn, type ActiveSpan } from '../../observability/tracing.js';
@@ -27,6 +29,7 @@ export async function httpRequestTool(
   config: HttpConfig,
   args: HttpArgs,
   ctx: ToolContext,
+  credentials: CredentialMatcher | null = null,
 ): Promise<ToolOutput> {
   const method = (args.method ?? 'GET').toUpperCase();
   const url = parseUrl(args.url);
@@ -59,7 +62,7 @@ export async function httpRequestTool(
       : undefined;
   const offStop = ctx.onStop((reason) => abort.abort(reason));
   try {
-    return await exchange(dispatcher, config, ctx, { method, url, body, headers, abort, timeoutS, timedOut: () => timedOut });
+    return await exchange(dispatcher, config, ctx, { method, url, body, headers, abort, timeoutS, timedOut: () => timedOut, credentials });
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     offStop();
@@ -74,13 +77,32 @@ interface Exchange {
   abort: Abort;
   timeoutS: number;
   timedOut(): boolean;
+  /** tools.http.credentials, injected on the hops to the caller's origin that match. */
+  credentials: CredentialMatcher | null;
 }
 
 /** The request and its redirects, up to the final response's body. */
 async function exchange(dispatcher: Dispatcher, config: HttpConfig, ctx: ToolContext, x: Exchange): Promise<ToolOutput> {
   let { method, url, body } = x;
   const { headers, abort, timeoutS } = x;
+  const origin = url.origin;
+  let injected = false;
   for (let redirects = 0; ; redirects++) {
+    // A matching credential is set on this hop's copy of the headers (and URL), never on what the next hop starts from.
+    const credential = x.credentials?.match(url, origin) ?? null;
+    let hopHeaders = headers;
+    let path = url.pathname + url.search;
+    if (credential) {
+      hopHeaders = { ...headers };
+      const withKey = new URL(url.href);
+      try {
+        await credential.apply(hopHeaders, withKey);
+      } catch (err) {
+        throw new ToolError((err as Error).message);
+      }
+      path = withKey.pathname + withKey.search;
+      injected = true;
+    }
     // Set by the redirect check when this response's redirect is followed.
     let next: URL | undefined;
     let keepsBody = true;
@@ -111,10 +133,10 @@ async function exchange(dispatcher: Dispatcher, config: HttpConfig, ctx: ToolCon
         dispatcher,
         {
           origin: url.origin,
-          path: url.pathname + url.search,
+          path,
           method: method as Dispatcher.HttpMethod,
           // The caller's own traceparent, when it sent one, is kept.
-          headers: span && headers.traceparent === undefined ? span.inject({ ...headers }) : headers,
+          headers: span && hopHeaders.traceparent === undefined ? span.inject({ ...hopHeaders }) : hopHeaders,
           body,
         },
         config.max_response_bytes,
@@ -151,7 +173,9 @@ async function exchange(dispatcher: Dispatcher, config: HttpConfig, ctx: ToolCon
     }
 
     const { bytes, truncated } = res;
-    const text = isTextual(res.headers['content-type']) ? decodeUtf8(bytes, truncated) : null;
+    let text = isTextual(res.headers['content-type']) ? decodeUtf8(bytes, truncated) : null;
+    // An answer echoing an injected credential shows it redacted: the caller never holds it.
+    if (injected && text !== null) text = scrub(text, x.credentials!.secrets());
     return new ToolOutput({
       data: {
         url: url.href,
