@@ -13,7 +13,8 @@ import { nodeRequest, nodeResponse } from './http/node.js';
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 
 export function traceRequests(): MiddlewareHandler {
-  return async (c, next) => {
+  // Not async: an unsampled request goes straight on, without a promise of this middleware's own.
+  return (c, next) => {
     const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : '_OTHER';
     const incoming = nodeRequest(c);
     const headers = incoming ? incoming.headers : Object.fromEntries(c.req.raw.headers);
@@ -27,14 +28,18 @@ export function traceRequests(): MiddlewareHandler {
     // Not sampled: nothing more, but a caller's traceparent is passed on by what the request sends.
     if (span === undefined) return next();
     if (!(span instanceof ActiveSpan)) return runIn(span, next);
-    const outgoing = nodeResponse(c);
-    if (outgoing) outgoing.once('close', () => finish(span, c, method, outgoing.statusCode, !outgoing.writableFinished));
-    try {
-      await span.run(next);
-    } finally {
-      if (!outgoing) finish(span, c, method, c.res.status, false);
-    }
+    return traced(c, next, span, method);
   };
+}
+
+async function traced(c: Context, next: () => Promise<void>, span: ActiveSpan, method: string): Promise<void> {
+  const outgoing = nodeResponse(c);
+  if (outgoing) outgoing.once('close', () => finish(span, c, method, outgoing.statusCode, !outgoing.writableFinished));
+  try {
+    await span.run(next);
+  } finally {
+    if (!outgoing) finish(span, c, method, c.res.status, false);
+  }
 }
 
 function finish(span: ActiveSpan, c: Context, method: string, status: number, aborted: boolean): void {
