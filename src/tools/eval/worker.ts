@@ -100,7 +100,11 @@ interface Instance {
   pristine: PristineMemory | undefined;
   /** The whole memory when new, to check each reset against (tools.eval tests only: EvalSetup.checkReset). */
   checkCopy: Uint8Array | undefined;
+  /** The next evaluation's runtime and context, made ahead while no evaluation runs. */
+  ready: Evaluator | undefined;
 }
+
+type Evaluator = { runtime: QuickJSRuntime; vm: QuickJSContext };
 
 /** What the last instance's memory looked like when new: the next instance of the module starts the same. */
 let layout: PristineMemory | undefined;
@@ -118,7 +122,15 @@ async function newInstance(): Promise<Instance> {
   const quickjs = await newQuickJSWASMModuleFromVariant(variant);
   const pristine = learn(memory, layout);
   layout = pristine;
-  return { quickjs, memory, pristine, checkCopy: setup.checkReset && pristine ? new Uint8Array(memory.buffer).slice() : undefined };
+  const instance: Instance = {
+    quickjs,
+    memory,
+    pristine,
+    checkCopy: setup.checkReset && pristine ? new Uint8Array(memory.buffer).slice() : undefined,
+    ready: undefined,
+  };
+  instance.ready = newEvaluator(instance);
+  return instance;
 }
 
 /**
@@ -148,7 +160,7 @@ function resetInstance(instance: Instance): boolean {
 }
 
 /** A fresh runtime and context, with the limits and the console, in the instance. */
-function newEvaluator(instance: Instance): { runtime: QuickJSRuntime; vm: QuickJSContext } {
+function newEvaluator(instance: Instance): Evaluator {
   const runtime = instance.quickjs.newRuntime();
   runtime.setMemoryLimit(setup.memoryBytes);
   runtime.setMaxStackSize(setup.stackBytes);
@@ -217,7 +229,8 @@ function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Ou
 function run(job: EvalJob, instance: Instance): boolean {
   consoleBytes = 0;
   consoleTruncated = false;
-  const { runtime, vm } = newEvaluator(instance);
+  const { runtime, vm } = instance.ready ?? newEvaluator(instance);
+  instance.ready = undefined;
   let outcome: Outcome;
   try {
     outcome = evaluate(vm, runtime, job);
@@ -232,7 +245,10 @@ function run(job: EvalJob, instance: Instance): boolean {
     reusable = false; // QuickJS failed while freeing: this instance is not used again
   }
   post(outcome.message);
-  return reusable && resetInstance(instance);
+  if (!reusable || !resetInstance(instance)) return false;
+  // After answering, so off the call's path: the next evaluation starts at its code.
+  instance.ready = newEvaluator(instance);
+  return true;
 }
 
 /** The instance for the next evaluation: the last one, reset, or a new one made while none is running. */
