@@ -172,9 +172,9 @@ export class PeerHttp {
 }
 
 /** The client span of one JSON-RPC request to a peer: its method and host, never its parameters. */
-function rpcSpan(url: string, body: unknown, streaming: boolean): ActiveSpan {
+function rpcSpan(url: string, body: unknown, streaming: boolean): ActiveSpan | undefined {
   const method = String((body as { method?: unknown }).method ?? 'request');
-  return startClientSpan(method, {
+  return startClientSpan(method, () => ({
     'rpc.system': 'jsonrpc',
     'rpc.service': 'a2a',
     'rpc.method': method,
@@ -182,7 +182,7 @@ function rpcSpan(url: string, body: unknown, streaming: boolean): ActiveSpan {
     'http.request.method': 'POST',
     'a2e.a2a.streaming': streaming,
     ...serverAttributes(new URL(url)),
-  });
+  }));
 }
 
 /** The request's headers, with the span's `traceparent` when there is a span. */

@@ -8,6 +8,7 @@ import { defineConfig, loadConfigFile, type GatewayConfig } from '../config/inde
 import { createLogger, type LogLevel } from '../logger.js';
 import { McpDoor } from '../mcp-server/door.js';
 import { serveMcpStdio } from '../mcp-server/stdio.js';
+import { traceCallsAsRoots } from '../observability/tracing.js';
 import { createGateway, VERSION } from '../server.js';
 
 export async function runMcpStdio(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
@@ -16,6 +17,7 @@ export async function runMcpStdio(argv: string[], env: NodeJS.ProcessEnv): Promi
   const config: GatewayConfig = configFile ? await loadConfigFile(configFile, env) : defineConfig();
   // Quieter than serve by default: a desktop client shows stderr to its user.
   const logger = createLogger(((env.LOG_LEVEL ?? 'warn').toLowerCase() as LogLevel) || 'warn', { pretty: false });
+  traceCallsAsRoots(); // no HTTP request decides for a call here: each samples as a trace of its own
   const gateway = await createGateway({ config, logger, env });
   const door = new McpDoor({
     engine: gateway.engine,

@@ -380,14 +380,14 @@ export class McpServerConnection {
 
   /** The client span of one tools/call (MCP semantic conventions): the server and tool, never the arguments. */
   private callSpan(tool: McpTool) {
-    return startClientSpan(`tools/call ${tool.remoteName}`, {
+    return startClientSpan(`tools/call ${tool.remoteName}`, () => ({
       'mcp.method.name': 'tools/call',
       'gen_ai.operation.name': 'execute_tool',
       'gen_ai.tool.name': tool.remoteName,
       'a2e.mcp.server': this.id,
       'network.transport': this.transportKind === 'stdio' ? 'pipe' : 'tcp',
       ...(this.config.url === undefined ? {} : serverAttributes(new URL(this.config.url))),
-    });
+    }));
   }
 
   private callError(err: unknown, timeoutMs: number, client: Client): ToolError {

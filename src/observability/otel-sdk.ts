@@ -15,8 +15,10 @@ import {
   BasicTracerProvider,
   BatchSpanProcessor,
   ParentBasedSampler,
+  SamplingDecision,
   TraceIdRatioBasedSampler,
   type Sampler,
+  type SamplingResult,
 } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../engine/index.js';
 import type { SamplerSetting, Telemetry, TelemetrySettings } from './telemetry-settings.js';
@@ -56,16 +58,17 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
   const resource = defaultResource()
     .merge(detectResources({ detectors: [envDetector] }))
     .merge(resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': settings.serviceVersion }));
+  const decided = new DecidedSampler(sampler(settings.sampler));
   const provider = new BasicTracerProvider({
     resource,
-    sampler: sampler(settings.sampler),
+    sampler: decided,
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.endpoint }))],
   });
   api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   api.trace.setGlobalTracerProvider(provider);
   running = { provider, settings, users: 1 };
-  setTracer({ api, tracer: api.trace.getTracer('a2e-gateway', settings.serviceVersion) });
+  setTracer({ api, tracer: api.trace.getTracer('a2e-gateway', settings.serviceVersion), sample: (parent, name, kind) => decided.decide(parent, name, kind) });
   logger.info({ endpoint, service_name: settings.serviceName, sampler: settings.sampler }, 'telemetry: traces go to the OTLP collector');
   return handle(running);
 }
@@ -113,6 +116,42 @@ function shown(endpoint: string): string {
   if (url.username || url.password) url.username = url.password = '***';
   return url.href;
 }
+
+/** Where a decision taken before the span (DecidedSampler.decide) waits for the SDK's own sampling of it. */
+const DECISION = api.createContextKey('a2e.sampling-decision');
+
+/**
+ * The configured sampler, asked before any span is made: `decide` answers whether a span under `parent`
+ * would be recorded, so an unsampled request or call makes none. A span it says yes to is started under
+ * the context it returns, which carries the answer, so the SDK's own sampling of that span agrees with it
+ * (a new root's trace id is drawn anew by the SDK, and a ratio sampler would otherwise decide again on it).
+ */
+class DecidedSampler implements Sampler {
+  constructor(private readonly inner: Sampler) {}
+
+  decide(parent: api.Context, name: string, kind: api.SpanKind): api.Context | undefined {
+    const traceId = api.trace.getSpanContext(parent)?.traceId ?? randomTraceId();
+    const result = this.inner.shouldSample(parent, traceId, name, kind, {}, []);
+    return result.decision === SamplingDecision.NOT_RECORD ? undefined : parent.setValue(DECISION, result);
+  }
+
+  shouldSample(context: api.Context, ...rest: Parameters<Sampler['shouldSample']> extends [unknown, ...infer R] ? R : never): SamplingResult {
+    return (context.getValue(DECISION) as SamplingResult | undefined) ?? this.inner.shouldSample(context, ...rest);
+  }
+
+  toString(): string {
+    return this.inner.toString();
+  }
+}
+
+/**
+ * A trace id for the sampler to decide on, for a request that starts a trace (the span, if any, gets the
+ * SDK's own). The samplers a gateway can be given (always_on/off, traceidratio, parentbased_*) read at most
+ * the id's randomness: a ratio sampler XORs its 8-hex-digit parts, so one random part among fixed ones
+ * draws as evenly as a whole random id, for one Math.random per request (crypto.randomBytes was a system
+ * call per request, and four random parts showed in a profile).
+ */
+const randomTraceId = (): string => `a2e0000000000000a2e00000${((Math.random() * 0x100000000) >>> 0).toString(16).padStart(8, '0')}`;
 
 function sampler(s: SamplerSetting): Sampler {
   const root =

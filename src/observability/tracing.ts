@@ -18,12 +18,30 @@ import type { Call, CallTracer } from '../engine/index.js';
 export let tracingOn = false;
 let tracer: Tracer;
 let otel: typeof OtelApi;
+/** The configured sampler's answer for a span under `parent`: the context to start it under, or undefined (none). */
+let sample: Sampling;
+/** Calls outside any request get spans of their own (mcp-stdio, which has no HTTP request to decide for them). */
+let rootCalls = false;
+
+type Sampling = (parent: Context, name: string, kind: OtelApi.SpanKind) => Context | undefined;
 
 /** @internal Called by otel-sdk.ts once the SDK is registered, and with undefined when it stops. */
-export function setTracer(next: { api: typeof OtelApi; tracer: Tracer } | undefined): void {
-  if (next) ({ api: otel, tracer } = next);
+export function setTracer(next: { api: typeof OtelApi; tracer: Tracer; sample: Sampling } | undefined): void {
+  if (next) ({ api: otel, tracer, sample } = next);
   tracingOn = next !== undefined;
 }
+
+/** For a process whose calls come without HTTP requests (mcp-stdio): each call samples as a trace of its own. */
+export function traceCallsAsRoots(): void {
+  rootCalls = true;
+}
+
+/*
+ * Unsampled costs nothing but the traceparent: a request the sampler does not record makes no span, builds no
+ * attributes and enters no AsyncLocalStorage context, unless its caller sent a traceparent, which is then
+ * carried as it came (a context with the caller's span, no span of ours) so that the hops pass it on. A call
+ * or hop makes a span only under a recorded one.
+ */
 
 /** Tool names come from the registry; a refused call's name is the caller's, so it is cut short. */
 const MAX_NAME = 200;
@@ -33,6 +51,8 @@ export const callTracer: CallTracer = {
   run(call: Call, begin: () => void): void {
     const definition = call.tool.definition;
     const parent = otel.context.active();
+    const under = callParent(parent, `call ${definition.name}`);
+    if (!under) return begin();
     const span = tracer.startSpan(
       `call ${definition.name}`,
       {
@@ -47,7 +67,7 @@ export const callTracer: CallTracer = {
           ...(call.caller.principal === null ? {} : { 'a2e.principal': call.caller.principal }),
         },
       },
-      parent,
+      under,
     );
     otel.context.with(otel.trace.setSpan(parent, span), begin);
     void call.result.then(({ data }) => {
@@ -62,8 +82,11 @@ export const callTracer: CallTracer = {
   refused({ tool_name, kind, door, error_code }): void {
     const name = tool_name.slice(0, MAX_NAME);
     // Span names stay few: a made-up tool name goes in the attribute only.
+    const spanName = kind === null ? 'call (unknown tool)' : `call ${name}`;
+    const under = callParent(otel.context.active(), spanName);
+    if (!under) return;
     const span = tracer.startSpan(
-      kind === null ? 'call (unknown tool)' : `call ${name}`,
+      spanName,
       {
         kind: otel.SpanKind.INTERNAL,
         attributes: {
@@ -74,12 +97,19 @@ export const callTracer: CallTracer = {
           'a2e.call.duration_ms': 0,
         },
       },
-      otel.context.active(),
+      under,
     );
     span.setStatus({ code: otel.SpanStatusCode.ERROR });
     span.end();
   },
 };
+
+/** The context a call's span starts under: a recorded request's, or a sampled root of its own (mcp-stdio); else none. */
+function callParent(parent: Context, name: string): Context | undefined {
+  const span = otel.trace.getSpan(parent);
+  if (span) return span.isRecording() ? parent : undefined;
+  return rootCalls ? sample(parent, name, otel.SpanKind.INTERNAL) : undefined;
+}
 
 /** A span of ours with the context that has it as the active span. */
 export class ActiveSpan {
@@ -123,19 +153,35 @@ export class ActiveSpan {
 
 /**
  * A client span for one outgoing hop, child of the active span (the call's). Only when `tracingOn`.
- * Send `inject(headers)` with the request, or `run` the client inside it.
+ * Send `inject(headers)` with the request, or `run` the client inside it. Under an unsampled caller's
+ * context, no span: the same methods pass the caller's traceparent on as it came (its span's are no-ops).
+ * Outside any trace, undefined.
  */
-export function startClientSpan(name: string, attributes: Attributes): ActiveSpan {
+export function startClientSpan(name: string, attributes: () => Attributes): ActiveSpan | undefined {
   const parent = otel.context.active();
-  const span = tracer.startSpan(name, { kind: otel.SpanKind.CLIENT, attributes }, parent);
+  const parentSpan = otel.trace.getSpan(parent);
+  if (!parentSpan) return undefined;
+  if (!parentSpan.isRecording()) return new ActiveSpan(parentSpan, parent, true);
+  const span = tracer.startSpan(name, { kind: otel.SpanKind.CLIENT, attributes: attributes() }, parent);
   return new ActiveSpan(span, otel.trace.setSpan(parent, span), true);
 }
 
-/** A server span for one incoming HTTP request, continuing the caller's trace when it sent a `traceparent`. Only when `tracingOn`. */
-export function startServerSpan(name: string, headers: IncomingHttpHeaders, attributes: Attributes): ActiveSpan {
+/**
+ * The trace of one incoming HTTP request, continuing the caller's when it sent a `traceparent`. Only when
+ * `tracingOn`. A server span when the sampler records it; else the caller's context when it sent a
+ * traceparent (to pass on, no span); else undefined, and nothing is to be done for the request.
+ */
+export function startServerSpan(name: string, headers: IncomingHttpHeaders, attributes: () => Attributes): ActiveSpan | Context | undefined {
   const parent = otel.propagation.extract(otel.ROOT_CONTEXT, headers);
-  const span = tracer.startSpan(name, { kind: otel.SpanKind.SERVER, attributes }, parent);
+  const under = sample(parent, name, otel.SpanKind.SERVER);
+  if (!under) return parent === otel.ROOT_CONTEXT ? undefined : parent;
+  const span = tracer.startSpan(name, { kind: otel.SpanKind.SERVER, attributes: attributes() }, under);
   return new ActiveSpan(span, otel.trace.setSpan(parent, span), false);
+}
+
+/** Run `fn` in `context` (a caller's, from startServerSpan): what it sends carries the caller's traceparent. */
+export function runIn<T>(context: Context, fn: () => T): T {
+  return otel.context.with(context, fn);
 }
 
 /** `server.address` and `server.port` of a URL (no path, query or credentials). */

@@ -1,36 +1,45 @@
 /**
- * The span of each HTTP request (only when tracing is on; app.ts does not install it otherwise). It
+ * The span of each HTTP request the sampler records (only when tracing is on; app.ts does not install it
+ * otherwise; an unsampled request gets none, and only its caller's traceparent is carried, see tracing.ts). It
  * continues the caller's trace when the request carries a `traceparent`, is the active span while the
  * request is handled (so a call it starts is its child), and ends when the response is done — for an SSE
  * stream, when the stream ends. Attributes follow the HTTP server conventions; no query, headers or body.
  */
 import type { Context, MiddlewareHandler } from 'hono';
 import { matchedRoutes } from 'hono/route';
-import { startServerSpan, type ActiveSpan } from '../../observability/tracing.js';
+import { ActiveSpan, runIn, startServerSpan } from '../../observability/tracing.js';
 import { nodeRequest, nodeResponse } from './node.js';
 
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'CONNECT', 'OPTIONS', 'TRACE', 'PATCH']);
 
 export function traceRequests(): MiddlewareHandler {
-  return async (c, next) => {
+  // Not async: an unsampled request goes straight on, without a promise of this middleware's own.
+  return (c, next) => {
     const method = KNOWN_METHODS.has(c.req.method) ? c.req.method : '_OTHER';
     const incoming = nodeRequest(c);
     const headers = incoming ? incoming.headers : Object.fromEntries(c.req.raw.headers);
-    const span = startServerSpan(method, headers, {
+    const span = startServerSpan(method, headers, () => ({
       'http.request.method': method,
       'url.path': c.req.path,
       'url.scheme': 'http',
       ...(incoming?.socket.localPort === undefined ? {} : { 'server.port': incoming.socket.localPort }),
       ...(incoming?.httpVersion ? { 'network.protocol.version': incoming.httpVersion } : {}),
-    });
-    const outgoing = nodeResponse(c);
-    if (outgoing) outgoing.once('close', () => finish(span, c, method, outgoing.statusCode, !outgoing.writableFinished));
-    try {
-      await span.run(next);
-    } finally {
-      if (!outgoing) finish(span, c, method, c.res.status, false);
-    }
+    }));
+    // Not sampled: nothing more, but a caller's traceparent is passed on by what the request sends.
+    if (span === undefined) return next();
+    if (!(span instanceof ActiveSpan)) return runIn(span, next);
+    return traced(c, next, span, method);
   };
+}
+
+async function traced(c: Context, next: () => Promise<void>, span: ActiveSpan, method: string): Promise<void> {
+  const outgoing = nodeResponse(c);
+  if (outgoing) outgoing.once('close', () => finish(span, c, method, outgoing.statusCode, !outgoing.writableFinished));
+  try {
+    await span.run(next);
+  } finally {
+    if (!outgoing) finish(span, c, method, c.res.status, false);
+  }
 }
 
 function finish(span: ActiveSpan, c: Context, method: string, status: number, aborted: boolean): void {

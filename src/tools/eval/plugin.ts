@@ -96,13 +96,14 @@ class EvalPlugin implements ToolPlugin {
    */
   private prepare(): Promise<void> {
     this.preparing ??= (async () => {
-      // Compiled once; every evaluation instantiates it afresh.
+      // Compiled once; each worker instantiates it, and again after an evaluation that hit a limit.
       const wasmPath = createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
       this.setup = {
         memoryBytes: this.config.memory_mb * 1024 * 1024,
         stackBytes: this.config.max_stack_kb * 1024,
         maxConsoleBytes: this.config.max_console_bytes,
         wasmModule: await WebAssembly.compile(await readFile(wasmPath)),
+        checkReset: process.env.A2E_EVAL_CHECK_RESET === '1',
       };
     })().catch((err: unknown) => {
       this.preparing = undefined;
@@ -130,8 +131,8 @@ class EvalPlugin implements ToolPlugin {
         code: String(args.code),
         deadline: Math.min(Date.now() + timeoutS * 1000, ctx.deadline + CALL_DEADLINE_SLACK_MS),
       };
-      // The worker parked longest: each prepares a fresh WebAssembly instance after its evaluation (several
-      // milliseconds), so the one released last is the one most likely still busy with that.
+      // The worker parked longest: after its evaluation each resets its instance's memory, or makes a new
+      // instance after one that hit a limit (several milliseconds), so the one released last may still be busy.
       const worker = this.idle.shift() ?? this.newWorker();
       if (this.idle.length === 0) this.release(this.newWorker()); // keep one ready for the next call
       return await this.evaluate(worker, job, ctx);
@@ -269,7 +270,7 @@ class EvalPlugin implements ToolPlugin {
           ctx.emit('log', { level: m.level, message: m.message });
           return;
         }
-        // The worker reported back itself, so it is fine to reuse (every evaluation gets a new instance).
+        // The worker reported back itself, so it is fine to reuse (the next evaluation gets a new runtime in memory as new).
         if (!m.ok) return fail(true, m.failure, m.message);
         finish(
           true,

@@ -7,6 +7,11 @@ export interface EvalSetup {
   maxConsoleBytes: number;
   /** The QuickJS WebAssembly module, compiled once by the plugin (instantiated afresh in each worker). */
   wasmModule: WebAssembly.Module;
+  /**
+   * Compare the whole memory with the new instance's after each reset and fail every later evaluation if
+   * a byte differs (A2E_EVAL_CHECK_RESET=1; for tests: it costs a full pass over the memory per evaluation).
+   */
+  checkReset: boolean;
 }
 
 /** The one piece of code a worker runs (its only message). */

@@ -4,9 +4,12 @@
  * deadline. The only host function the code can reach is a console shim that
  * posts lines back. The parent terminates this thread if it overruns.
  *
- * Every evaluation gets a fresh WebAssembly instance (its own memory), made
- * ready ahead of time: a worker serves evaluations one at a time, and is
- * reused only after one that ended normally.
+ * Every evaluation gets a fresh QuickJS runtime and context in a WebAssembly
+ * instance whose memory holds the bytes of a new one: after an evaluation that
+ * ended normally, the instance's memory is reset (memory-reset.ts) once the
+ * answer is posted; after one that hit a limit or failed, or that grew the
+ * memory, a new instance is made instead. A worker serves evaluations one at a
+ * time, and is reused only after one that reported back.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import releaseSync from '@jitl/quickjs-wasmfile-release-sync';
@@ -14,10 +17,12 @@ import {
   newQuickJSWASMModuleFromVariant,
   newVariant,
   type QuickJSSyncVariant,
+  type QuickJSWASMModule,
   type QuickJSContext,
   type QuickJSRuntime,
   type QuickJSHandle,
 } from 'quickjs-emscripten-core';
+import { learn, reset, type PristineMemory } from './memory-reset.js';
 import type { EvalFailure, EvalJob, EvalSetup, WorkerMessage } from './protocol.js';
 
 const setup = workerData as EvalSetup;
@@ -87,18 +92,76 @@ function failure(dumped: unknown): { failure: EvalFailure; message: string } {
   return { failure: 'exception', message: `${name}: ${message}${where ? ` (${where})` : ''}` };
 }
 
-async function prepare(): Promise<{ runtime: QuickJSRuntime; vm: QuickJSContext }> {
+/** A QuickJS instance (its own WebAssembly memory) and how to put that memory back as it was when new. */
+interface Instance {
+  quickjs: QuickJSWASMModule;
+  memory: WebAssembly.Memory;
+  /** Undefined when this build's layout is not the one memory-reset.ts knows: then it serves one evaluation. */
+  pristine: PristineMemory | undefined;
+  /** The whole memory when new, to check each reset against (tools.eval tests only: EvalSetup.checkReset). */
+  checkCopy: Uint8Array | undefined;
+  /** The next evaluation's runtime and context, made ahead while no evaluation runs. */
+  ready: Evaluator | undefined;
+}
+
+type Evaluator = { runtime: QuickJSRuntime; vm: QuickJSContext };
+
+/** What the last instance's memory looked like when new: the next instance of the module starts the same. */
+let layout: PristineMemory | undefined;
+
+async function newInstance(): Promise<Instance> {
   // QuickJS's own memory limit only counts a few bytes per allocation in this build (it cannot see
   // allocation sizes), so the hard limit is the WebAssembly memory itself: it cannot grow past the limit
   // plus room for the interpreter, and an allocation beyond it fails inside QuickJS as "out of memory".
   const pages = (bytes: number) => Math.ceil(bytes / 65536);
-  const wasmMemory = new WebAssembly.Memory({
+  const memory = new WebAssembly.Memory({
     initial: pages(16 * 1024 * 1024),
     maximum: pages(setup.memoryBytes + INTERPRETER_HEADROOM),
   });
-  const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, { wasmMemory, wasmModule: setup.wasmModule });
-  const QuickJS = await newQuickJSWASMModuleFromVariant(variant);
-  const runtime = QuickJS.newRuntime();
+  const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, { wasmMemory: memory, wasmModule: setup.wasmModule });
+  const quickjs = await newQuickJSWASMModuleFromVariant(variant);
+  const pristine = learn(memory, layout);
+  layout = pristine;
+  const instance: Instance = {
+    quickjs,
+    memory,
+    pristine,
+    checkCopy: setup.checkReset && pristine ? new Uint8Array(memory.buffer).slice() : undefined,
+    ready: undefined,
+  };
+  instance.ready = newEvaluator(instance);
+  return instance;
+}
+
+/**
+ * How far below the stack's touched top an evaluation can have written: QuickJS checks its stack limit
+ * before each JavaScript call and in its parser and regular expressions; the margin covers the C frames
+ * between two checks.
+ */
+const STACK_REACH_MARGIN = 1024 * 1024;
+
+/** Set when a checked reset (EvalSetup.checkReset) found a byte it missed: every later evaluation fails with it. */
+let checkFault: string | undefined;
+
+/**
+ * After an evaluation that ended normally (its runtime disposed): the instance's memory back to new, for
+ * the next one. False when it cannot be reused (no known layout, memory grown).
+ */
+function resetInstance(instance: Instance): boolean {
+  if (!instance.pristine) return false;
+  if (!reset(instance.memory, instance.pristine, setup.stackBytes + STACK_REACH_MARGIN)) return false;
+  if (instance.checkCopy) {
+    const now = Buffer.from(instance.memory.buffer);
+    if (!now.equals(instance.checkCopy)) {
+      checkFault = `the memory reset missed a byte at ${now.findIndex((b, i) => b !== instance.checkCopy![i])}`;
+    }
+  }
+  return true;
+}
+
+/** A fresh runtime and context, with the limits and the console, in the instance. */
+function newEvaluator(instance: Instance): Evaluator {
+  const runtime = instance.quickjs.newRuntime();
   runtime.setMemoryLimit(setup.memoryBytes);
   runtime.setMaxStackSize(setup.stackBytes);
   runtime.setInterruptHandler(() => Date.now() > deadline);
@@ -107,14 +170,21 @@ async function prepare(): Promise<{ runtime: QuickJSRuntime; vm: QuickJSContext 
   return { runtime, vm };
 }
 
-async function run(job: EvalJob, prepared: Promise<{ runtime: QuickJSRuntime; vm: QuickJSContext }>): Promise<void> {
-  const { runtime, vm } = await prepared;
+/** What an evaluation posts back, and whether it ended so that its instance may serve the next one. */
+type Outcome = { message: WorkerMessage; reusable: boolean };
+
+function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Outcome {
+  const failed = (f: { failure: EvalFailure; message: string }): Outcome => ({
+    message: { type: 'result', ok: false, ...f, consoleTruncated },
+    // An exception the code threw leaves QuickJS as it was; after hitting a limit, the instance is replaced.
+    reusable: f.failure === 'exception' || f.failure === 'result',
+  });
   deadline = job.deadline;
   const evaluated = vm.evalCode(job.code, 'eval.js');
   if (evaluated.error) {
     const f = failure(vm.dump(evaluated.error));
     evaluated.error.dispose();
-    return post({ type: 'result', ok: false, ...f, consoleTruncated });
+    return failed(f);
   }
   // A promise result: run the jobs queued so far (there are no timers or I/O) and take its value.
   runtime.executePendingJobs();
@@ -122,18 +192,12 @@ async function run(job: EvalJob, prepared: Promise<{ runtime: QuickJSRuntime; vm
   let value: QuickJSHandle;
   if (state.type === 'pending') {
     evaluated.value.dispose();
-    return post({
-      type: 'result',
-      ok: false,
-      failure: 'result',
-      message: 'the result is a promise that never settled (the sandbox has no timers or I/O to wait for)',
-      consoleTruncated,
-    });
+    return failed({ failure: 'result', message: 'the result is a promise that never settled (the sandbox has no timers or I/O to wait for)' });
   } else if (state.type === 'rejected') {
     const f = failure(vm.dump(state.error));
     state.error.dispose();
     evaluated.value.dispose();
-    return post({ type: 'result', ok: false, ...f, consoleTruncated });
+    return failed(f);
   } else {
     value = state.value;
     if (!state.notAPromise) evaluated.value.dispose();
@@ -151,28 +215,60 @@ async function run(job: EvalJob, prepared: Promise<{ runtime: QuickJSRuntime; vm
     const f = failure(vm.dump(json.error));
     json.error.dispose();
     const message = f.failure === 'exception' ? `the result cannot be converted to JSON: ${f.message}` : f.message;
-    return post({ type: 'result', ok: false, failure: f.failure === 'exception' ? 'result' : f.failure, message, consoleTruncated });
+    return failed({ failure: f.failure === 'exception' ? 'result' : f.failure, message });
   }
   const text = vm.typeof(json.value) === 'string' ? vm.getString(json.value) : undefined;
   json.value.dispose();
-  post({ type: 'result', ok: true, value: text === undefined ? null : JSON.parse(text), valueType, consoleTruncated });
-  vm.dispose();
-  runtime.dispose();
+  return {
+    message: { type: 'result', ok: true, value: text === undefined ? null : JSON.parse(text), valueType, consoleTruncated },
+    reusable: true,
+  };
 }
 
-let next = prepare();
-next.catch(() => {}); // reported when the code arrives
-parentPort!.on('message', (job: EvalJob) => {
-  const prepared = next;
+/** Run one job in `instance`; whether the instance may serve the next one (its memory reset after answering). */
+function run(job: EvalJob, instance: Instance): boolean {
   consoleBytes = 0;
   consoleTruncated = false;
-  run(job, prepared)
+  const { runtime, vm } = instance.ready ?? newEvaluator(instance);
+  instance.ready = undefined;
+  let outcome: Outcome;
+  try {
+    outcome = evaluate(vm, runtime, job);
+  } finally {
+    deadline = Infinity;
+  }
+  let reusable = outcome.reusable;
+  try {
+    vm.dispose();
+    runtime.dispose();
+  } catch {
+    reusable = false; // QuickJS failed while freeing: this instance is not used again
+  }
+  post(outcome.message);
+  if (!reusable || !resetInstance(instance)) return false;
+  // After answering, so off the call's path: the next evaluation starts at its code.
+  instance.ready = newEvaluator(instance);
+  return true;
+}
+
+/** The instance for the next evaluation: the last one, reset, or a new one made while none is running. */
+let next: Promise<Instance> = newInstance();
+next.catch(() => {}); // reported when the code arrives
+parentPort!.on('message', (job: EvalJob) => {
+  void next
+    .then((instance) => {
+      if (checkFault) throw new Error(checkFault);
+      let reused = false;
+      try {
+        reused = run(job, instance);
+      } finally {
+        if (!reused) {
+          next = newInstance();
+          next.catch(() => {});
+        }
+      }
+    })
     .catch((err: unknown) => {
       post({ type: 'result', ok: false, failure: 'exception', message: `evaluator failed: ${(err as Error).message}`, consoleTruncated });
-    })
-    .finally(() => {
-      deadline = Infinity;
-      next = prepare();
-      next.catch(() => {});
     });
 });

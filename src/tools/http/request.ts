@@ -197,9 +197,9 @@ async function exchange(dispatcher: Dispatcher, config: HttpConfig, ctx: ToolCon
  * The client span of one exchange (each redirect is one), up to its response headers: method, host, port
  * and status — never the path, query, headers or body, which are the caller's arguments.
  */
-function exchangeSpan(method: string, url: URL): ActiveSpan {
+function exchangeSpan(method: string, url: URL): ActiveSpan | undefined {
   const known = METHOD_NAMES.has(method) ? method : '_OTHER';
-  return startClientSpan(known, { 'http.request.method': known, 'a2e.hop': 'http_request', ...serverAttributes(url) });
+  return startClientSpan(known, () => ({ 'http.request.method': known, 'a2e.hop': 'http_request', ...serverAttributes(url) }));
 }
 
 const METHOD_NAMES = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
