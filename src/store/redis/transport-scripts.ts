@@ -29,6 +29,9 @@ export const FRAME_OVERHEAD = 16;
 /** How long a closed session's records stay, so its stream can read up to the end marker, ms. */
 export const CLOSED_KEEP_MS = 60_000;
 
+/** Frames of a put-back session read at most to find answers that came since (it was put back a moment ago). */
+const PUT_BACK_SCAN = 2048;
+
 /** `now`: Redis's clock in ms. */
 const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -359,4 +362,30 @@ export const FORGET_CALL = new Script(`
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= 'x' then redis.call('HDEL', KEYS[1], ARGV[1]) end
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
+`);
+
+/**
+ * Put back the leases of calls running on other instances, as announced when they were accepted, after Redis
+ * lost them with the session (which an instance serving it put back): a live owner renews its lease; a dead
+ * one's lapses and the sweep answers the call as lost. A call answered since (its answer is in the outbox) or
+ * put back already is left alone. KEYS: hash, outbox, leases. ARGV: lease ms, then per call: member, answer JSON.
+ * → how many were put back; -1 when the session is not there (yet).
+ */
+export const PUT_BACK_CALLS = new Script(`${NOW}
+local st = redis.call('HGET', KEYS[1], 'st')
+if (not st) or st == 'closed' then return -1 end
+local answered = {}
+for _, e in ipairs(redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', ${PUT_BACK_SCAN})) do
+  if e[2][3] == 'e' then answered[e[2][4]] = true end
+end
+local put = 0
+for i = 2, #ARGV, 2 do
+  if not answered[ARGV[i]] and not redis.call('HGET', KEYS[1], ARGV[i]) then
+    redis.call('HINCRBY', KEYS[1], 'k', 1)
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    redis.call('ZADD', KEYS[3], now + tonumber(ARGV[1]), ARGV[i])
+    put = put + 1
+  end
+end
+return put
 `);

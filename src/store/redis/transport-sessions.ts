@@ -35,7 +35,7 @@ import type { RedisClient, RedisConnection } from './connection.js';
 import type { DataLoss } from './data-loss.js';
 import { lostResponse, type Leases } from './leases.js';
 import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
-import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FORGET_CALL, FRAME_OVERHEAD, LEASE_CALL, PUSH, RESTORE_SESSION, USE, WRITTEN } from './transport-scripts.js';
+import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FORGET_CALL, FRAME_OVERHEAD, LEASE_CALL, PUSH, PUT_BACK_CALLS, RESTORE_SESSION, USE, WRITTEN } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
@@ -100,10 +100,23 @@ interface Holder {
 
 /** Unanswered calls a stream remembers at most (the oldest are forgotten first). */
 const RUNNING_KEPT = 1024;
+/** Calls announced running on other instances that an instance remembers at most (the oldest are forgotten first). */
+const ELSEWHERE_KEPT = 8192;
+/** How long an instance that knows only a session's calls waits for one serving it to put it back, ms (at most). */
+const PUT_BACK_WAIT_MS = 250;
 /** Frames kept before a resumed stream's Last-Event-ID read at most to learn which calls run unanswered. */
 const LEARN_FRAMES = 2048;
 
-type ControlMessage = { t: 'attach'; sid: string; nonce: string } | { t: 'close'; sid: string; reason: StopReason };
+/**
+ * The control channel: a stream taken over, a session closed, and a call accepted (`run`: its lease member and
+ * what its lost answer needs) or answered (`end`) on some instance, so the others can put its lease back if Redis
+ * loses it together with that instance.
+ */
+type ControlMessage =
+  | { t: 'attach'; sid: string; nonce: string }
+  | { t: 'close'; sid: string; reason: StopReason }
+  | { t: 'run'; m: string; i: string }
+  | { t: 'end'; m: string };
 
 /** What the transport shares with the other Redis stores. */
 export interface SharedStoreParts {
@@ -140,6 +153,11 @@ export class RedisA2eTransport implements A2eTransport {
   private batches = 0;
   /** Calls running here that hold a lease, by lease member. */
   private readonly leased = new Map<string, { handle: RedisSessionHandle; call: Call }>();
+  /**
+   * Calls running on other instances, as announced on the control channel (lease member → what its lost answer
+   * needs), until their answer: if Redis loses their leases while their instance dies, this one puts them back.
+   */
+  private readonly elsewhere = new Map<string, string>();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -326,7 +344,7 @@ export class RedisA2eTransport implements A2eTransport {
     holder.last = seen;
     if (seen >= 0) await this.learnRunning(holder, seen);
     if (holder.ended) return;
-    this.publish({ t: 'attach', sid, nonce: holder.nonce });
+    void this.publish({ t: 'attach', sid, nonce: holder.nonce });
     holder.reading = this.reader.subscribe(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, { deliver: (entries) => this.deliver(holder, entries) });
   }
 
@@ -345,6 +363,8 @@ export class RedisA2eTransport implements A2eTransport {
       const data = fields[1]!;
       last = Number(id.slice(2));
       if (fields[2] === 'c' || fields[2] === 'e') this.track(holder, fields[2], fields[3]!);
+      // The session's handshake was just answered (on whichever instance): learn it, in case this instance has to put the session back.
+      if (!holder.binding.handshook && data.includes('"handshake/resp"')) void this.refresh(holder);
       bytes += Buffer.byteLength(data) + FRAME_OVERHEAD;
       if (holder.recent.seen(data)) continue;
       text += `id: ${last}\ndata: ${data}\n\n`;
@@ -390,6 +410,25 @@ export class RedisA2eTransport implements A2eTransport {
     if (holder.putBack.delete(value)) {
       FORGET_CALL.run(this.redis.client, [this.hashKey(holder.sid), this.leases.key], [value]).catch(() => undefined); // else it lapses into an answer the client ignores (its req_id was answered)
     }
+  }
+
+  /** What a holder knows of its session, kept up to date in case this instance has to put the session back. */
+  private learn(holder: Holder, flat: string[]): void {
+    const rec = parseRecord(flat);
+    holder.binding = SessionBinding.restore(holder.sid, rec);
+    holder.handshakeId = rec.handshakeId;
+  }
+
+  private async refresh(holder: Holder): Promise<void> {
+    const flat = await USE.run<string[] | null>(this.redis.client, [this.hashKey(holder.sid), this.outboxKey(holder.sid), this.allKey], [
+      Date.now(),
+      this.idleMs,
+      this.handshakeMs,
+      0,
+      this.ownerPrefix,
+      holder.sid,
+    ]).catch(() => undefined);
+    if (flat) this.learn(holder, flat);
   }
 
   private written(holder: Holder, upTo: number, bytes: number): void {
@@ -449,11 +488,14 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   private announceClosed(sid: string, reason: StopReason): void {
-    this.publish({ t: 'close', sid, reason });
+    void this.publish({ t: 'close', sid, reason });
   }
 
-  private publish(message: ControlMessage): void {
-    this.redis.client.sendCommand(['PUBLISH', this.channel, JSON.stringify(message)]).catch(() => undefined);
+  private publish(message: ControlMessage): Promise<void> {
+    return this.redis.client.sendCommand(['PUBLISH', this.channel, JSON.stringify(message)]).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** The control channel: streams replaced and sessions closed on other instances. */
@@ -477,7 +519,13 @@ export class RedisA2eTransport implements A2eTransport {
     } catch {
       return;
     }
-    if (m.t === 'attach') {
+    if (m.t === 'run') {
+      if (this.leased.has(m.m) || this.elsewhere.has(m.m)) return;
+      if (this.elsewhere.size >= ELSEWHERE_KEPT) this.elsewhere.delete(this.elsewhere.keys().next().value!);
+      this.elsewhere.set(m.m, m.i);
+    } else if (m.t === 'end') {
+      this.elsewhere.delete(m.m);
+    } else if (m.t === 'attach') {
       const holder = this.held.get(m.sid);
       if (holder && holder.nonce !== m.nonce) this.endHolder(holder);
     } else if (m.t === 'close') {
@@ -508,14 +556,9 @@ export class RedisA2eTransport implements A2eTransport {
           this.ownerPrefix,
           holder.sid,
         ]).catch(() => undefined);
-        if (flat === null && this.dataLoss.recent(this.restoreWindowMs)) await this.restore(holder.sid).catch(() => undefined);
+        if (flat === null && (await this.lostRecently())) await this.restore(holder.sid).catch(() => undefined);
         else if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
-        else if (flat) {
-          // Kept up to date, in case this instance has to put the session back.
-          const rec = parseRecord(flat);
-          holder.binding = SessionBinding.restore(holder.sid, rec);
-          holder.handshakeId = rec.handshakeId;
-        }
+        else if (flat) this.learn(holder, flat);
       }),
       ...[...this.handles.values()].map(async (h) => {
         if (h.calls.size === 0 && h.inbox.size === 0 && !h.outbox.busy) {
@@ -525,7 +568,7 @@ export class RedisA2eTransport implements A2eTransport {
         const flat = await USE.run<string[] | null>(client, [this.hashKey(h.id), this.outboxKey(h.id), this.allKey], [now, this.idleMs, this.handshakeMs, 0, this.ownerPrefix, h.id]).catch(
           () => undefined,
         );
-        if (flat === null && this.dataLoss.recent(this.restoreWindowMs)) {
+        if (flat === null && (await this.lostRecently())) {
           await this.restore(h.id).catch(() => undefined);
         } else if (flat === null || (flat && parseRecord(flat).state === 'closed')) {
           this.handles.delete(h.id);
@@ -584,6 +627,16 @@ export class RedisA2eTransport implements A2eTransport {
     return this.batches++;
   }
 
+  /**
+   * A session found missing was lost with Redis's data rather than closed or expired. Waits for the data-loss
+   * check of the connection that just came back: a sweep reading an emptied Redis before that check is done
+   * would otherwise end a stream it should put back (its client then found the session gone: 404).
+   */
+  private async lostRecently(): Promise<boolean> {
+    await this.dataLoss.settled();
+    return this.dataLoss.recent(this.restoreWindowMs);
+  }
+
   /** How long after Redis lost its data a session found missing is put back rather than taken for expired, ms. */
   private get restoreWindowMs(): number {
     return this.leases.ms + 10_000;
@@ -597,6 +650,29 @@ export class RedisA2eTransport implements A2eTransport {
       await this.restore(sid).catch((err: unknown) =>
         this.logger.warn({ err: String((err as Error)?.message ?? err) }, 'putting back an A2E transport session Redis lost failed; retried at the next sweep'),
       );
+    }
+    // Calls announced running elsewhere, of sessions this instance does not serve: once an instance serving the
+    // session put it back, their leases go back too (a live owner renews its own; a dead one's lapses into its answer).
+    const bySession = new Map<string, string[]>();
+    for (const [member, info] of this.elsewhere) {
+      const sid = sessionOf(member);
+      if (sids.has(sid)) continue; // put back with the session, above
+      const calls = bySession.get(sid) ?? [];
+      calls.push(member, info);
+      bySession.set(sid, calls);
+    }
+    await Promise.all([...bySession].map(([sid, calls]) => this.putBackCalls(sid, calls)));
+  }
+
+  /** Put back the leases of calls announced running elsewhere for a session another instance puts back (waits for it, bounded). */
+  private async putBackCalls(sid: string, calls: string[]): Promise<void> {
+    for (const until = Date.now() + this.leases.ms; !this.closed; ) {
+      const put = await PUT_BACK_CALLS.run<number>(this.redis.client, [this.hashKey(sid), this.outboxKey(sid), this.leases.key], [this.leases.ms, ...calls]).catch(() => -1);
+      if (Number(put) > 0) {
+        this.logger.warn({ calls: Number(put) }, 'put back the leases of A2E transport calls announced running elsewhere that Redis lost (answered as lost if their instance does not renew them)');
+      }
+      if (Number(put) >= 0 || Date.now() >= until) return; // not put back by anyone within a lease: the session is gone
+      await new Promise((r) => setTimeout(r, PUT_BACK_WAIT_MS));
     }
   }
 
@@ -616,12 +692,14 @@ export class RedisA2eTransport implements A2eTransport {
     // Calls running elsewhere whose events this stream carried: if their instance is alive it renews the lease
     // put back here; if it died with Redis's data, the lease lapses and the sweep answers them.
     const putBack: string[] = [];
-    if (holder && !holder.ended) {
-      for (const [member, info] of holder.running) {
-        if (!this.leased.has(member)) {
-          calls.push(member, info);
-          putBack.push(member);
-        }
+    const known = new Map<string, string>();
+    if (holder && !holder.ended) for (const [member, info] of holder.running) known.set(member, info);
+    // And calls announced running elsewhere: they need not have sent an event through any stream.
+    for (const [member, info] of this.elsewhere) if (sessionOf(member) === sid) known.set(member, info);
+    for (const [member, info] of known) {
+      if (!this.leased.has(member)) {
+        calls.push(member, info);
+        putBack.push(member);
       }
     }
     const notice = JSON.stringify(
@@ -646,7 +724,10 @@ export class RedisA2eTransport implements A2eTransport {
         binding.quotaKey,
         binding.address,
         binding.createdAt,
-        binding.handshook ? 1 : 0,
+        // A session still alive past its handshake timeout did its handshake, whatever this instance last read
+        // (a stream attached just before the handshake holds a binding from before it): put back as one that did,
+        // not as one that never did, which the next look closes.
+        binding.handshook || Date.now() - binding.createdAt > this.handshakeMs ? 1 : 0,
         handshakeId,
         state,
         floor,
@@ -659,8 +740,8 @@ export class RedisA2eTransport implements A2eTransport {
     if (Number(created) === 1) this.logger.warn({ session_ref: binding.ref }, 'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)');
     for (let i = 0; i < calls.length; i += 2) if (this.leased.has(calls[i]!)) this.leases.hold(calls[i]!);
     if (putBack.length) {
-      for (const m of putBack) holder!.putBack.add(m);
-      this.logger.warn({ session_ref: binding.ref, calls: putBack.length }, 'put back the leases of calls running elsewhere whose events this stream carried (answered as lost if their instance does not renew them)');
+      if (holder && !holder.ended) for (const m of putBack) holder.putBack.add(m);
+      this.logger.warn({ session_ref: binding.ref, calls: putBack.length }, 'put back the leases of calls running elsewhere (announced when accepted, or whose events this stream carried): answered as lost if their instance does not renew them');
     }
   }
 
@@ -682,8 +763,11 @@ export class RedisA2eTransport implements A2eTransport {
     const member = this.leaseOf(h.id, call);
     this.leased.set(member, { handle: h, call });
     h.leasing = this.leaseCall(member, call, true).then(
-      (outcome) => {
-        if (outcome === 1 && this.leased.has(member)) this.leases.hold(member);
+      async (outcome) => {
+        if (outcome !== 1 || !this.leased.has(member)) return;
+        this.leases.hold(member);
+        // Accepted (the 202 waits for this): every instance knows of it now, not only Redis and this one.
+        await this.publish({ t: 'run', m: member, i: callInfo(call) });
       },
       (err: unknown) =>
         // Redis down: the call runs without a lease (if this instance dies too, nobody answers it); its answer is still written.
@@ -705,10 +789,11 @@ export class RedisA2eTransport implements A2eTransport {
   /** The answer that ends `member`'s lease was written (or dropped with its session). */
   leaseEnded(member: string): void {
     this.leases.release(member);
+    void this.publish({ t: 'end', m: member });
   }
 
   private leaseCall(member: string, call: Call, counts: boolean): Promise<number> {
-    const sid = member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
+    const sid = sessionOf(member);
     const info = callInfo(call);
     return LEASE_CALL.run<number>(this.redis.client, [this.hashKey(sid), this.leases.key], [member, info, this.leases.ms, counts ? 1 : 0]).then(Number);
   }
@@ -727,7 +812,7 @@ export class RedisA2eTransport implements A2eTransport {
 
   /** LeaseKind: the instance running a transport call was lost: its session's watchers get a failed answer, once. */
   private async answerLost(member: string): Promise<void> {
-    const sid = member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
+    const sid = sessionOf(member);
     const c = this.redis.client;
     const info = (await c.sendCommand(['HGET', this.hashKey(sid), member])) as string | null;
     let frame = '';
@@ -736,7 +821,10 @@ export class RedisA2eTransport implements A2eTransport {
       frame = JSON.stringify(lostResponse(r, t, created, this.leases.leaseS));
     }
     const answered = await ANSWER_LOST.run<number>(c, [this.leases.key, this.hashKey(sid), this.outboxKey(sid)], [member, frame]);
-    if (Number(answered) === 1) this.logger.warn({ lease: member }, 'A2E transport call failed: the instance running it was lost (its lease lapsed)');
+    if (Number(answered) === 1) {
+      this.logger.warn({ lease: member }, 'A2E transport call failed: the instance running it was lost (its lease lapsed)');
+      void this.publish({ t: 'end', m: member });
+    }
   }
 
   async outboxState(sid: string): Promise<{ pending: number; bytes: number } | undefined> {
@@ -760,6 +848,11 @@ export class RedisA2eTransport implements A2eTransport {
 }
 
 /** What the lease of a transport call keeps of it, to answer it if its instance is lost. */
+/** The session of a transport call's lease member ("a2e:<session id>:<call id>"). */
+function sessionOf(member: string): string {
+  return member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
+}
+
 export function callInfo(call: Call): string {
   return JSON.stringify({ r: call.requestId, t: call.toolName, c: call.createdAt });
 }
