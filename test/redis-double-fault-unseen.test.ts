@@ -10,20 +10,24 @@
  * that dies holds the session's stream too: another instance serving the
  * session (running another call of it) puts the session back with the lease
  * of the call it heard of. (An instance that only heard of the call puts its
- * lease back once one serving the session put the session back.)
+ * lease back once one serving the session put the session back.) And a
+ * call resource nobody read before the fault: every instance heard of it
+ * when it started, and puts it back if its owner does not.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { A2eTestClient } from './helpers/a2e-client.js';
 import { startCluster, type Cluster, type Instance } from './helpers/instances.js';
+import { callBody, postJson } from './helpers/server.js';
 
 const LEASE_S = 2;
 let cluster: Cluster;
 let a: Instance;
 let b: Instance;
 let c: Instance;
+let d: Instance;
 beforeAll(async () => {
   cluster = await startCluster({ count: 4, prefix: 'double-fault-unseen:', config: `calls:\n  owner_lease_s: ${LEASE_S}` });
-  [a, b, c] = cluster.instances as [Instance, Instance, Instance];
+  [a, b, c, d] = cluster.instances as [Instance, Instance, Instance, Instance];
 }, 120_000);
 afterAll(() => cluster?.dispose());
 
@@ -101,4 +105,28 @@ it('a transport call on C, whose stream C holds too: Redis restarted empty while
   await sleep(LEASE_S * 1000); // a second answer would come within a lease
   expect(client.received.filter((m) => m.req_id === id && m.type === 'tool/call/resp')).toHaveLength(1);
   await client.dropStream();
+}, 90_000);
+
+it('a call resource running on D that no other instance read: Redis restarted empty while D is SIGKILLed → B (told of it when it started) puts it back, its lease lapses, and readers get its failed response (never 404)', async () => {
+  const res = await postJson(`${d.url}/tool/calls`, callBody('hold', { ms: 120_000 }));
+  expect(res.status).toBe(202);
+  const onB = (res.json as { result_url: string }).result_url.replace(d.url, b.url);
+  await sleep(300);
+
+  await cluster.redis.kill();
+  await d.kill();
+  await sleep(300);
+  await cluster.redis.start();
+
+  const statuses = new Set<number>();
+  let body: any;
+  for (const until = Date.now() + 40_000; Date.now() < until; await sleep(200)) {
+    const r = await fetch(onB);
+    statuses.add(r.status);
+    body = await r.json();
+    if (r.status === 200 && body.state !== 'running') break;
+  }
+  expect([...statuses].filter((s) => s !== 200 && s !== 503)).toEqual([]);
+  expect(body).toMatchObject({ state: 'failed', result: { data: { success: false, error_code: 'tool_error', tool_name: 'hold' } } });
+  expect(body.result.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
 }, 90_000);
