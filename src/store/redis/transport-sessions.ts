@@ -48,6 +48,8 @@ interface SessionRecord extends SavedBinding {
   version: number;
   /** Frames not yet written to a stream. */
   pending: number;
+  /** Id of the next frame. */
+  next: number;
   bytes: number;
   /** Nonce of the stream holding it ("" none). */
   holder: string;
@@ -68,6 +70,7 @@ function parseRecord(flat: string[]): SessionRecord {
     state: (f.st ?? 'closed') as SessionState,
     version: Number(f.v ?? 0),
     pending: Number(f.n) - 1 - Number(f.w),
+    next: Number(f.n ?? 0),
     bytes: Number(f.by ?? 0),
     holder: f.s ?? '',
   };
@@ -100,6 +103,8 @@ interface Holder {
 
 /** Unanswered calls a stream remembers at most (the oldest are forgotten first). */
 const RUNNING_KEPT = 1024;
+/** Sessions served lately that an instance remembers at most (the oldest are forgotten first). */
+const SERVED_KEPT = 4096;
 /** Calls announced running on other instances that an instance remembers at most (the oldest are forgotten first). */
 const ELSEWHERE_KEPT = 8192;
 /** How long an instance that knows only a session's calls waits for one serving it to put it back, ms (at most). */
@@ -158,6 +163,11 @@ export class RedisA2eTransport implements A2eTransport {
    * needs), until their answer: if Redis loses their leases while their instance dies, this one puts them back.
    */
   private readonly elsewhere = new Map<string, string>();
+  /**
+   * Sessions this instance served lately (a message, a stream), as it last read them: if Redis loses one while
+   * no instance holds its stream or runs its calls, this one puts it back (its client would find it gone).
+   */
+  private readonly served = new Map<string, { binding: SessionBinding; handshakeId: string; next: number; at: number }>();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -262,8 +272,14 @@ export class RedisA2eTransport implements A2eTransport {
     }
     if (!flat) throw unknown();
     const rec = parseRecord(flat);
-    if (rec.state === 'closing' || rec.state === 'closed') throw unknown();
+    if (rec.state === 'closing' || rec.state === 'closed') {
+      this.served.delete(id);
+      throw unknown();
+    }
     const binding = SessionBinding.restore(id, rec);
+    this.served.delete(id);
+    if (this.served.size >= SERVED_KEPT) this.served.delete(this.served.keys().next().value!);
+    this.served.set(id, { binding, handshakeId: rec.handshakeId, next: rec.next, at: Date.now() });
     const refusal = binding.check(by);
     if (refusal) throw new TransportRefusal(refusal.kind, refusal.message);
     if (!rec.handshook && now - rec.createdAt > this.handshakeMs) {
@@ -529,6 +545,7 @@ export class RedisA2eTransport implements A2eTransport {
       const holder = this.held.get(m.sid);
       if (holder && holder.nonce !== m.nonce) this.endHolder(holder);
     } else if (m.t === 'close') {
+      this.served.delete(m.sid);
       const h = this.handles.get(m.sid);
       if (!h) return;
       this.handles.delete(m.sid);
@@ -645,6 +662,8 @@ export class RedisA2eTransport implements A2eTransport {
   /** After Redis lost its data: put back every session this instance serves (streams held, calls running, answers queued). */
   private async restoreAll(): Promise<void> {
     const sids = new Set([...this.held.keys(), ...this.handles.keys()]);
+    // Sessions served here lately and not idle for longer than they live: one may have no stream or call anywhere now.
+    for (const [sid, s] of this.served) if (Date.now() - s.at < this.idleMs) sids.add(sid);
     for (const sid of sids) {
       if (this.closed) return;
       await this.restore(sid).catch((err: unknown) =>
@@ -680,11 +699,13 @@ export class RedisA2eTransport implements A2eTransport {
   private async restore(sid: string): Promise<void> {
     const holder = this.held.get(sid);
     const h = this.handles.get(sid);
-    const binding = h?.binding ?? holder?.binding;
+    const served = this.served.get(sid);
+    const binding = h?.binding ?? holder?.binding ?? served?.binding;
     if (!binding || ((h?.state === 'closing' || h?.state === 'closed') && !holder)) return; // closed here: nothing to put back
-    const handshakeId = h?.handshakeId ?? holder?.handshakeId ?? '';
+    const handshakeId = h?.handshakeId || holder?.handshakeId || served?.handshakeId || '';
     const state = h && h.state !== 'open' ? 'draining' : 'open';
-    const floor = Math.max(holder?.last ?? -1, h?.outbox.lastPushed ?? -1) + 1;
+    // Frame ids go on after the last this instance knows of (a stream resumed past it moves what follows: ATTACH).
+    const floor = Math.max(holder?.last ?? -1, h?.outbox.lastPushed ?? -1, (served?.next ?? 0) - 1) + 1;
     const calls: string[] = [];
     for (const [member, entry] of this.leased) {
       if (entry.handle.id === sid) calls.push(member, callInfo(entry.call));
