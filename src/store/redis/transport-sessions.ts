@@ -713,14 +713,12 @@ export class RedisA2eTransport implements A2eTransport {
     // Calls running elsewhere whose events this stream carried: if their instance is alive it renews the lease
     // put back here; if it died with Redis's data, the lease lapses and the sweep answers them.
     const putBack: string[] = [];
-    const known = new Map<string, string>();
-    if (holder && !holder.ended) for (const [member, info] of holder.running) known.set(member, info);
-    // And calls announced running elsewhere: they need not have sent an event through any stream.
-    for (const [member, info] of this.elsewhere) if (sessionOf(member) === sid) known.set(member, info);
-    for (const [member, info] of known) {
-      if (!this.leased.has(member)) {
-        calls.push(member, info);
-        putBack.push(member);
+    if (holder && !holder.ended) {
+      for (const [member, info] of holder.running) {
+        if (!this.leased.has(member)) {
+          calls.push(member, info);
+          putBack.push(member);
+        }
       }
     }
     const notice = JSON.stringify(
@@ -760,9 +758,16 @@ export class RedisA2eTransport implements A2eTransport {
     );
     if (Number(created) === 1) this.logger.warn({ session_ref: binding.ref }, 'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)');
     for (let i = 0; i < calls.length; i += 2) if (this.leased.has(calls[i]!)) this.leases.hold(calls[i]!);
+    // Calls announced running elsewhere (they need not have sent an event through any stream): put back unless
+    // answered meanwhile (their live owner may have pushed the answer already; PUT_BACK_CALLS looks in the outbox).
+    const announced: string[] = [];
+    for (const [member, info] of this.elsewhere) {
+      if (sessionOf(member) === sid && !this.leased.has(member) && !putBack.includes(member)) announced.push(member, info);
+    }
+    if (announced.length) await this.putBackCalls(sid, announced);
     if (putBack.length) {
       if (holder && !holder.ended) for (const m of putBack) holder.putBack.add(m);
-      this.logger.warn({ session_ref: binding.ref, calls: putBack.length }, 'put back the leases of calls running elsewhere (announced when accepted, or whose events this stream carried): answered as lost if their instance does not renew them');
+      this.logger.warn({ session_ref: binding.ref, calls: putBack.length }, 'put back the leases of calls running elsewhere whose events this stream carried (answered as lost if their instance does not renew them)');
     }
   }
 
