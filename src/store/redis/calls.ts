@@ -56,6 +56,16 @@ const RESTORE_POLL_MS = 100;
 /** Running calls of other instances an instance remembers having served (the oldest are forgotten first). */
 const WATCHED_KEPT = 4096;
 
+/** On `calls:running`: a call resource started on some instance (its hash fields), or written to its end. */
+type Announcement = { id: string; f?: Record<string, string>; end?: 1 };
+
+/** ["a", "1", "b", "2"] → [["a", "1"], ["b", "2"]] */
+function pairs(flat: string[]): [string, string][] {
+  const out: [string, string][] = [];
+  for (let i = 0; i + 1 < flat.length; i += 2) out.push([flat[i]!, flat[i + 1]!]);
+  return out;
+}
+
 export class RedisCallStore implements CallStore, LeaseKind {
   /** Lease members of call resources are their bare ids. */
   readonly prefix = '';
@@ -126,8 +136,11 @@ export class RedisCallStore implements CallStore, LeaseKind {
           this.owned.delete(call.id);
           this.leases.release(call.id);
           this.exports.delete(exported);
+          void this.announce({ id: call.id, end: 1 });
         });
         this.exports.add(exported);
+        // Every instance hears of it (the 202 waits for this): if Redis loses it together with this instance, they put it back.
+        return this.announce({ id: call.id, f: Object.fromEntries(pairs(fields)) });
       },
       (err: unknown) => {
         watcher.close();
@@ -301,6 +314,27 @@ export class RedisCallStore implements CallStore, LeaseKind {
     }
   }
 
+  /** Tell every instance a call started here (`f`: its hash fields) or was written to its end. Best effort. */
+  private announce(message: Announcement): Promise<void> {
+    return this.redis.client.publish(this.runningChannel, JSON.stringify(message)).then(
+      () => undefined,
+      () => undefined,
+    );
+  }
+
+  /** Another instance's call started (remembered as if served here, unless read already) or ended (forgotten). */
+  private onAnnounce(text: string): void {
+    let m: Announcement;
+    try {
+      m = JSON.parse(text) as Announcement;
+    } catch {
+      return;
+    }
+    if (typeof m?.id !== 'string') return;
+    if (m.end) this.watched.delete(m.id);
+    else if (m.f && !this.watched.has(m.id)) this.remember(m.id, m.f);
+  }
+
   /** A running call of another instance served here: remembered (bounded), in case Redis loses it together with its owner. */
   private remember(id: string, fields: Record<string, string>): void {
     this.watched.delete(id);
@@ -370,6 +404,7 @@ export class RedisCallStore implements CallStore, LeaseKind {
       try {
         sub = await this.redis.dedicated('call-stop');
         await sub.subscribe(this.stopChannel(this.instance), (id: string) => this.local.get(id)?.stop('cancel'));
+        await sub.subscribe(this.runningChannel, (text: string) => this.onAnnounce(text));
         return; // the client resubscribes by itself after a reconnect
       } catch (err) {
         if (sub) await this.redis.release(sub);
@@ -402,6 +437,11 @@ export class RedisCallStore implements CallStore, LeaseKind {
 
   private streamKey(id: string): string {
     return this.redis.key('call', id, 'events');
+  }
+
+  /** Where each instance announces the call resources it starts and ends. */
+  private get runningChannel(): string {
+    return this.redis.key('calls', 'running');
   }
 
   private stopChannel(instance: string): string {

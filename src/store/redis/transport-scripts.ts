@@ -29,6 +29,12 @@ export const FRAME_OVERHEAD = 16;
 /** How long a closed session's records stay, so its stream can read up to the end marker, ms. */
 export const CLOSED_KEEP_MS = 60_000;
 
+/** A Last-Event-ID at or past this is not taken for frames the client saw (Lua prints larger numbers inexactly). */
+const RENUMBER_BELOW = 1e12;
+
+/** Frames of a put-back session read at most to find answers that came since (it was put back a moment ago). */
+const PUT_BACK_SCAN = 2048;
+
 /** `now`: Redis's clock in ms. */
 const NOW = `local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -231,10 +237,25 @@ local st = redis.call('HGET', KEYS[1], 's')
 if (not st) or redis.call('HGET', KEYS[1], 'st') == 'closed' then return nil end
 redis.call('HSET', KEYS[1], 's', ARGV[1])
 local w = tonumber(redis.call('HGET', KEYS[1], 'w'))
-if ARGV[2] ~= '' then
+local seen = tonumber(ARGV[2])
+local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
+if ARGV[2] ~= '' and seen >= n and seen < ${RENUMBER_BELOW} then
+  -- The client saw frames past every id this record issued: Redis lost them and an instance put the session back
+  -- knowing fewer. The frames not yet written to a stream move after the client's id, so it never takes them for
+  -- frames it saw already; those written are behind the client.
+  local moving = redis.call('XRANGE', KEYS[2], '1-' .. (w + 1), '+')
+  redis.call('DEL', KEYS[2])
+  local id, by = seen + 1, 0
+  for _, e in ipairs(moving) do
+    redis.call('XADD', KEYS[2], '1-' .. string.format('%d', id), unpack(e[2]))
+    by = by + entryBytes(e)
+    id = id + 1
+  end
+  w = seen
+  redis.call('HSET', KEYS[1], 'n', string.format('%d', id), 'w', string.format('%d', seen), 'f', string.format('%d', seen + 1), 'wb', 0, 'by', by)
+elseif ARGV[2] ~= '' then
   local f = tonumber(redis.call('HGET', KEYS[1], 'f'))
-  local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
-  local last = math.max(f - 1, math.min(tonumber(ARGV[2]), n - 1))
+  local last = math.max(f - 1, math.min(seen, n - 1))
   if last ~= w then
     local wb = 0
     if last >= f then
@@ -359,4 +380,30 @@ export const FORGET_CALL = new Script(`
 if redis.call('HGET', KEYS[1], ARGV[1]) ~= 'x' then redis.call('HDEL', KEYS[1], ARGV[1]) end
 redis.call('ZREM', KEYS[2], ARGV[1])
 return 1
+`);
+
+/**
+ * Put back the leases of calls running on other instances, as announced when they were accepted, after Redis
+ * lost them with the session (which an instance serving it put back): a live owner renews its lease; a dead
+ * one's lapses and the sweep answers the call as lost. A call answered since (its answer is in the outbox) or
+ * put back already is left alone. KEYS: hash, outbox, leases. ARGV: lease ms, then per call: member, answer JSON.
+ * → how many were put back; -1 when the session is not there (yet).
+ */
+export const PUT_BACK_CALLS = new Script(`${NOW}
+local st = redis.call('HGET', KEYS[1], 'st')
+if (not st) or st == 'closed' then return -1 end
+local answered = {}
+for _, e in ipairs(redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', ${PUT_BACK_SCAN})) do
+  if e[2][3] == 'e' then answered[e[2][4]] = true end
+end
+local put = 0
+for i = 2, #ARGV, 2 do
+  if not answered[ARGV[i]] and not redis.call('HGET', KEYS[1], ARGV[i]) then
+    redis.call('HINCRBY', KEYS[1], 'k', 1)
+    redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
+    redis.call('ZADD', KEYS[3], now + tonumber(ARGV[1]), ARGV[i])
+    put = put + 1
+  end
+end
+return put
 `);

@@ -35,7 +35,7 @@ import type { RedisClient, RedisConnection } from './connection.js';
 import type { DataLoss } from './data-loss.js';
 import { lostResponse, type Leases } from './leases.js';
 import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
-import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FORGET_CALL, FRAME_OVERHEAD, LEASE_CALL, PUSH, RESTORE_SESSION, USE, WRITTEN } from './transport-scripts.js';
+import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FORGET_CALL, FRAME_OVERHEAD, LEASE_CALL, PUSH, PUT_BACK_CALLS, RESTORE_SESSION, USE, WRITTEN } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
@@ -48,6 +48,8 @@ interface SessionRecord extends SavedBinding {
   version: number;
   /** Frames not yet written to a stream. */
   pending: number;
+  /** Id of the next frame. */
+  next: number;
   bytes: number;
   /** Nonce of the stream holding it ("" none). */
   holder: string;
@@ -68,6 +70,7 @@ function parseRecord(flat: string[]): SessionRecord {
     state: (f.st ?? 'closed') as SessionState,
     version: Number(f.v ?? 0),
     pending: Number(f.n) - 1 - Number(f.w),
+    next: Number(f.n ?? 0),
     bytes: Number(f.by ?? 0),
     holder: f.s ?? '',
   };
@@ -100,10 +103,25 @@ interface Holder {
 
 /** Unanswered calls a stream remembers at most (the oldest are forgotten first). */
 const RUNNING_KEPT = 1024;
+/** Sessions served lately that an instance remembers at most (the oldest are forgotten first). */
+const SERVED_KEPT = 4096;
+/** Calls announced running on other instances that an instance remembers at most (the oldest are forgotten first). */
+const ELSEWHERE_KEPT = 8192;
+/** How long an instance that knows only a session's calls waits for one serving it to put it back, ms (at most). */
+const PUT_BACK_WAIT_MS = 250;
 /** Frames kept before a resumed stream's Last-Event-ID read at most to learn which calls run unanswered. */
 const LEARN_FRAMES = 2048;
 
-type ControlMessage = { t: 'attach'; sid: string; nonce: string } | { t: 'close'; sid: string; reason: StopReason };
+/**
+ * The control channel: a stream taken over, a session closed, and a call accepted (`run`: its lease member and
+ * what its lost answer needs) or answered (`end`) on some instance, so the others can put its lease back if Redis
+ * loses it together with that instance.
+ */
+type ControlMessage =
+  | { t: 'attach'; sid: string; nonce: string }
+  | { t: 'close'; sid: string; reason: StopReason }
+  | { t: 'run'; m: string; i: string }
+  | { t: 'end'; m: string };
 
 /** What the transport shares with the other Redis stores. */
 export interface SharedStoreParts {
@@ -140,6 +158,16 @@ export class RedisA2eTransport implements A2eTransport {
   private batches = 0;
   /** Calls running here that hold a lease, by lease member. */
   private readonly leased = new Map<string, { handle: RedisSessionHandle; call: Call }>();
+  /**
+   * Calls running on other instances, as announced on the control channel (lease member → what its lost answer
+   * needs), until their answer: if Redis loses their leases while their instance dies, this one puts them back.
+   */
+  private readonly elsewhere = new Map<string, string>();
+  /**
+   * Sessions this instance served lately (a message, a stream), as it last read them: if Redis loses one while
+   * no instance holds its stream or runs its calls, this one puts it back (its client would find it gone).
+   */
+  private readonly served = new Map<string, { binding: SessionBinding; handshakeId: string; next: number; at: number }>();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -244,8 +272,14 @@ export class RedisA2eTransport implements A2eTransport {
     }
     if (!flat) throw unknown();
     const rec = parseRecord(flat);
-    if (rec.state === 'closing' || rec.state === 'closed') throw unknown();
+    if (rec.state === 'closing' || rec.state === 'closed') {
+      this.served.delete(id);
+      throw unknown();
+    }
     const binding = SessionBinding.restore(id, rec);
+    this.served.delete(id);
+    if (this.served.size >= SERVED_KEPT) this.served.delete(this.served.keys().next().value!);
+    this.served.set(id, { binding, handshakeId: rec.handshakeId, next: rec.next, at: Date.now() });
     const refusal = binding.check(by);
     if (refusal) throw new TransportRefusal(refusal.kind, refusal.message);
     if (!rec.handshook && now - rec.createdAt > this.handshakeMs) {
@@ -326,7 +360,7 @@ export class RedisA2eTransport implements A2eTransport {
     holder.last = seen;
     if (seen >= 0) await this.learnRunning(holder, seen);
     if (holder.ended) return;
-    this.publish({ t: 'attach', sid, nonce: holder.nonce });
+    void this.publish({ t: 'attach', sid, nonce: holder.nonce });
     holder.reading = this.reader.subscribe(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, { deliver: (entries) => this.deliver(holder, entries) });
   }
 
@@ -345,6 +379,8 @@ export class RedisA2eTransport implements A2eTransport {
       const data = fields[1]!;
       last = Number(id.slice(2));
       if (fields[2] === 'c' || fields[2] === 'e') this.track(holder, fields[2], fields[3]!);
+      // The session's handshake was just answered (on whichever instance): learn it, in case this instance has to put the session back.
+      if (!holder.binding.handshook && data.includes('"handshake/resp"')) void this.refresh(holder);
       bytes += Buffer.byteLength(data) + FRAME_OVERHEAD;
       if (holder.recent.seen(data)) continue;
       text += `id: ${last}\ndata: ${data}\n\n`;
@@ -390,6 +426,25 @@ export class RedisA2eTransport implements A2eTransport {
     if (holder.putBack.delete(value)) {
       FORGET_CALL.run(this.redis.client, [this.hashKey(holder.sid), this.leases.key], [value]).catch(() => undefined); // else it lapses into an answer the client ignores (its req_id was answered)
     }
+  }
+
+  /** What a holder knows of its session, kept up to date in case this instance has to put the session back. */
+  private learn(holder: Holder, flat: string[]): void {
+    const rec = parseRecord(flat);
+    holder.binding = SessionBinding.restore(holder.sid, rec);
+    holder.handshakeId = rec.handshakeId;
+  }
+
+  private async refresh(holder: Holder): Promise<void> {
+    const flat = await USE.run<string[] | null>(this.redis.client, [this.hashKey(holder.sid), this.outboxKey(holder.sid), this.allKey], [
+      Date.now(),
+      this.idleMs,
+      this.handshakeMs,
+      0,
+      this.ownerPrefix,
+      holder.sid,
+    ]).catch(() => undefined);
+    if (flat) this.learn(holder, flat);
   }
 
   private written(holder: Holder, upTo: number, bytes: number): void {
@@ -449,11 +504,14 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   private announceClosed(sid: string, reason: StopReason): void {
-    this.publish({ t: 'close', sid, reason });
+    void this.publish({ t: 'close', sid, reason });
   }
 
-  private publish(message: ControlMessage): void {
-    this.redis.client.sendCommand(['PUBLISH', this.channel, JSON.stringify(message)]).catch(() => undefined);
+  private publish(message: ControlMessage): Promise<void> {
+    return this.redis.client.sendCommand(['PUBLISH', this.channel, JSON.stringify(message)]).then(
+      () => undefined,
+      () => undefined,
+    );
   }
 
   /** The control channel: streams replaced and sessions closed on other instances. */
@@ -477,10 +535,17 @@ export class RedisA2eTransport implements A2eTransport {
     } catch {
       return;
     }
-    if (m.t === 'attach') {
+    if (m.t === 'run') {
+      if (this.leased.has(m.m) || this.elsewhere.has(m.m)) return;
+      if (this.elsewhere.size >= ELSEWHERE_KEPT) this.elsewhere.delete(this.elsewhere.keys().next().value!);
+      this.elsewhere.set(m.m, m.i);
+    } else if (m.t === 'end') {
+      this.elsewhere.delete(m.m);
+    } else if (m.t === 'attach') {
       const holder = this.held.get(m.sid);
       if (holder && holder.nonce !== m.nonce) this.endHolder(holder);
     } else if (m.t === 'close') {
+      this.served.delete(m.sid);
       const h = this.handles.get(m.sid);
       if (!h) return;
       this.handles.delete(m.sid);
@@ -508,14 +573,9 @@ export class RedisA2eTransport implements A2eTransport {
           this.ownerPrefix,
           holder.sid,
         ]).catch(() => undefined);
-        if (flat === null && this.dataLoss.recent(this.restoreWindowMs)) await this.restore(holder.sid).catch(() => undefined);
+        if (flat === null && (await this.lostRecently())) await this.restore(holder.sid).catch(() => undefined);
         else if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
-        else if (flat) {
-          // Kept up to date, in case this instance has to put the session back.
-          const rec = parseRecord(flat);
-          holder.binding = SessionBinding.restore(holder.sid, rec);
-          holder.handshakeId = rec.handshakeId;
-        }
+        else if (flat) this.learn(holder, flat);
       }),
       ...[...this.handles.values()].map(async (h) => {
         if (h.calls.size === 0 && h.inbox.size === 0 && !h.outbox.busy) {
@@ -525,7 +585,7 @@ export class RedisA2eTransport implements A2eTransport {
         const flat = await USE.run<string[] | null>(client, [this.hashKey(h.id), this.outboxKey(h.id), this.allKey], [now, this.idleMs, this.handshakeMs, 0, this.ownerPrefix, h.id]).catch(
           () => undefined,
         );
-        if (flat === null && this.dataLoss.recent(this.restoreWindowMs)) {
+        if (flat === null && (await this.lostRecently())) {
           await this.restore(h.id).catch(() => undefined);
         } else if (flat === null || (flat && parseRecord(flat).state === 'closed')) {
           this.handles.delete(h.id);
@@ -584,6 +644,16 @@ export class RedisA2eTransport implements A2eTransport {
     return this.batches++;
   }
 
+  /**
+   * A session found missing was lost with Redis's data rather than closed or expired. Waits for the data-loss
+   * check of the connection that just came back: a sweep reading an emptied Redis before that check is done
+   * would otherwise end a stream it should put back (its client then found the session gone: 404).
+   */
+  private async lostRecently(): Promise<boolean> {
+    await this.dataLoss.settled();
+    return this.dataLoss.recent(this.restoreWindowMs);
+  }
+
   /** How long after Redis lost its data a session found missing is put back rather than taken for expired, ms. */
   private get restoreWindowMs(): number {
     return this.leases.ms + 10_000;
@@ -592,11 +662,36 @@ export class RedisA2eTransport implements A2eTransport {
   /** After Redis lost its data: put back every session this instance serves (streams held, calls running, answers queued). */
   private async restoreAll(): Promise<void> {
     const sids = new Set([...this.held.keys(), ...this.handles.keys()]);
+    // Sessions served here lately and not idle for longer than they live: one may have no stream or call anywhere now.
+    for (const [sid, s] of this.served) if (Date.now() - s.at < this.idleMs) sids.add(sid);
     for (const sid of sids) {
       if (this.closed) return;
       await this.restore(sid).catch((err: unknown) =>
         this.logger.warn({ err: String((err as Error)?.message ?? err) }, 'putting back an A2E transport session Redis lost failed; retried at the next sweep'),
       );
+    }
+    // Calls announced running elsewhere, of sessions this instance does not serve: once an instance serving the
+    // session put it back, their leases go back too (a live owner renews its own; a dead one's lapses into its answer).
+    const bySession = new Map<string, string[]>();
+    for (const [member, info] of this.elsewhere) {
+      const sid = sessionOf(member);
+      if (sids.has(sid)) continue; // put back with the session, above
+      const calls = bySession.get(sid) ?? [];
+      calls.push(member, info);
+      bySession.set(sid, calls);
+    }
+    await Promise.all([...bySession].map(([sid, calls]) => this.putBackCalls(sid, calls)));
+  }
+
+  /** Put back the leases of calls announced running elsewhere for a session another instance puts back (waits for it, bounded). */
+  private async putBackCalls(sid: string, calls: string[]): Promise<void> {
+    for (const until = Date.now() + this.leases.ms; !this.closed; ) {
+      const put = await PUT_BACK_CALLS.run<number>(this.redis.client, [this.hashKey(sid), this.outboxKey(sid), this.leases.key], [this.leases.ms, ...calls]).catch(() => -1);
+      if (Number(put) > 0) {
+        this.logger.warn({ calls: Number(put) }, 'put back the leases of A2E transport calls announced running elsewhere that Redis lost (answered as lost if their instance does not renew them)');
+      }
+      if (Number(put) >= 0 || Date.now() >= until) return; // not put back by anyone within a lease: the session is gone
+      await new Promise((r) => setTimeout(r, PUT_BACK_WAIT_MS));
     }
   }
 
@@ -604,11 +699,13 @@ export class RedisA2eTransport implements A2eTransport {
   private async restore(sid: string): Promise<void> {
     const holder = this.held.get(sid);
     const h = this.handles.get(sid);
-    const binding = h?.binding ?? holder?.binding;
+    const served = this.served.get(sid);
+    const binding = h?.binding ?? holder?.binding ?? served?.binding;
     if (!binding || ((h?.state === 'closing' || h?.state === 'closed') && !holder)) return; // closed here: nothing to put back
-    const handshakeId = h?.handshakeId ?? holder?.handshakeId ?? '';
+    const handshakeId = h?.handshakeId || holder?.handshakeId || served?.handshakeId || '';
     const state = h && h.state !== 'open' ? 'draining' : 'open';
-    const floor = Math.max(holder?.last ?? -1, h?.outbox.lastPushed ?? -1) + 1;
+    // Frame ids go on after the last this instance knows of (a stream resumed past it moves what follows: ATTACH).
+    const floor = Math.max(holder?.last ?? -1, h?.outbox.lastPushed ?? -1, (served?.next ?? 0) - 1) + 1;
     const calls: string[] = [];
     for (const [member, entry] of this.leased) {
       if (entry.handle.id === sid) calls.push(member, callInfo(entry.call));
@@ -646,7 +743,10 @@ export class RedisA2eTransport implements A2eTransport {
         binding.quotaKey,
         binding.address,
         binding.createdAt,
-        binding.handshook ? 1 : 0,
+        // A session still alive past its handshake timeout did its handshake, whatever this instance last read
+        // (a stream attached just before the handshake holds a binding from before it): put back as one that did,
+        // not as one that never did, which the next look closes.
+        binding.handshook || Date.now() - binding.createdAt > this.handshakeMs ? 1 : 0,
         handshakeId,
         state,
         floor,
@@ -658,8 +758,15 @@ export class RedisA2eTransport implements A2eTransport {
     );
     if (Number(created) === 1) this.logger.warn({ session_ref: binding.ref }, 'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)');
     for (let i = 0; i < calls.length; i += 2) if (this.leased.has(calls[i]!)) this.leases.hold(calls[i]!);
+    // Calls announced running elsewhere (they need not have sent an event through any stream): put back unless
+    // answered meanwhile (their live owner may have pushed the answer already; PUT_BACK_CALLS looks in the outbox).
+    const announced: string[] = [];
+    for (const [member, info] of this.elsewhere) {
+      if (sessionOf(member) === sid && !this.leased.has(member) && !putBack.includes(member)) announced.push(member, info);
+    }
+    if (announced.length) await this.putBackCalls(sid, announced);
     if (putBack.length) {
-      for (const m of putBack) holder!.putBack.add(m);
+      if (holder && !holder.ended) for (const m of putBack) holder.putBack.add(m);
       this.logger.warn({ session_ref: binding.ref, calls: putBack.length }, 'put back the leases of calls running elsewhere whose events this stream carried (answered as lost if their instance does not renew them)');
     }
   }
@@ -682,8 +789,11 @@ export class RedisA2eTransport implements A2eTransport {
     const member = this.leaseOf(h.id, call);
     this.leased.set(member, { handle: h, call });
     h.leasing = this.leaseCall(member, call, true).then(
-      (outcome) => {
-        if (outcome === 1 && this.leased.has(member)) this.leases.hold(member);
+      async (outcome) => {
+        if (outcome !== 1 || !this.leased.has(member)) return;
+        this.leases.hold(member);
+        // Accepted (the 202 waits for this): every instance knows of it now, not only Redis and this one.
+        await this.publish({ t: 'run', m: member, i: callInfo(call) });
       },
       (err: unknown) =>
         // Redis down: the call runs without a lease (if this instance dies too, nobody answers it); its answer is still written.
@@ -705,10 +815,11 @@ export class RedisA2eTransport implements A2eTransport {
   /** The answer that ends `member`'s lease was written (or dropped with its session). */
   leaseEnded(member: string): void {
     this.leases.release(member);
+    void this.publish({ t: 'end', m: member });
   }
 
   private leaseCall(member: string, call: Call, counts: boolean): Promise<number> {
-    const sid = member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
+    const sid = sessionOf(member);
     const info = callInfo(call);
     return LEASE_CALL.run<number>(this.redis.client, [this.hashKey(sid), this.leases.key], [member, info, this.leases.ms, counts ? 1 : 0]).then(Number);
   }
@@ -727,7 +838,7 @@ export class RedisA2eTransport implements A2eTransport {
 
   /** LeaseKind: the instance running a transport call was lost: its session's watchers get a failed answer, once. */
   private async answerLost(member: string): Promise<void> {
-    const sid = member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
+    const sid = sessionOf(member);
     const c = this.redis.client;
     const info = (await c.sendCommand(['HGET', this.hashKey(sid), member])) as string | null;
     let frame = '';
@@ -736,7 +847,10 @@ export class RedisA2eTransport implements A2eTransport {
       frame = JSON.stringify(lostResponse(r, t, created, this.leases.leaseS));
     }
     const answered = await ANSWER_LOST.run<number>(c, [this.leases.key, this.hashKey(sid), this.outboxKey(sid)], [member, frame]);
-    if (Number(answered) === 1) this.logger.warn({ lease: member }, 'A2E transport call failed: the instance running it was lost (its lease lapsed)');
+    if (Number(answered) === 1) {
+      this.logger.warn({ lease: member }, 'A2E transport call failed: the instance running it was lost (its lease lapsed)');
+      void this.publish({ t: 'end', m: member });
+    }
   }
 
   async outboxState(sid: string): Promise<{ pending: number; bytes: number } | undefined> {
@@ -760,6 +874,11 @@ export class RedisA2eTransport implements A2eTransport {
 }
 
 /** What the lease of a transport call keeps of it, to answer it if its instance is lost. */
+/** The session of a transport call's lease member ("a2e:<session id>:<call id>"). */
+function sessionOf(member: string): string {
+  return member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
+}
+
 export function callInfo(call: Call): string {
   return JSON.stringify({ r: call.requestId, t: call.toolName, c: call.createdAt });
 }
