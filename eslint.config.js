@@ -2,11 +2,15 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
-const ROUTES_FENCE = { group: ['**/routes', '**/routes/**'], message: 'the HTTP routes depend on this layer, not the other way round' };
+const ROUTES_FENCE = {
+  group: ['**/routes', '**/routes/**'],
+  message: 'the HTTP routes depend on this layer, not the other way round',
+};
 // Each layer declares the config sections it reads (its own config.ts); only the assembly (src/*.ts, src/cli, src/reload) imports src/config.
 const CONFIG_FENCE = {
   group: ['../config', '../config/**', '../../config', '../../config/**'],
-  message: 'src/config is the assembly\'s (src/*.ts, src/cli, src/reload): declare the sections this layer reads in its own config.ts',
+  message:
+    "src/config is the assembly's (src/*.ts, src/cli, src/reload): declare the sections this layer reads in its own config.ts",
 };
 
 export default tseslint.config(
@@ -32,7 +36,10 @@ export default tseslint.config(
     // The client runs in browsers too: web-standard APIs only, nothing from the server side.
     files: ['src/client/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['node:*', '../*'], message: 'src/client must run in browsers' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['node:*', '../*'], message: 'src/client must run in browsers' }] },
+      ],
       'no-restricted-globals': ['error', 'process', 'Buffer', 'require', '__dirname'],
     },
   },
@@ -55,14 +62,20 @@ export default tseslint.config(
   {
     files: ['src/protocol/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['../*'], message: 'src/protocol imports nothing of ours outside src/protocol' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../*'], message: 'src/protocol imports nothing of ours outside src/protocol' }] },
+      ],
     },
   },
   {
     // The wire shapes several doors and sources share (JSON-RPC, A2A, MCP hints, tool names): leaves, like protocol.
     files: ['src/wire/**'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['../*'], message: 'src/wire imports nothing of ours outside src/wire' }] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ['../*'], message: 'src/wire imports nothing of ours outside src/wire' }] },
+      ],
     },
   },
   {
@@ -70,7 +83,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ['../*', '!../protocol', '!../utils'], message: 'src/engine imports only src/protocol and src/utils (and itself)' }] },
+        {
+          patterns: [
+            {
+              group: ['../*', '!../protocol', '!../utils'],
+              message: 'src/engine imports only src/protocol and src/utils (and itself)',
+            },
+          ],
+        },
       ],
     },
   },
@@ -82,7 +102,10 @@ export default tseslint.config(
         'error',
         {
           patterns: [
-            { group: ['../../*', '!../../protocol', '!../../utils'], message: 'src/engine imports only src/protocol and src/utils (and itself)' },
+            {
+              group: ['../../*', '!../../protocol', '!../../utils'],
+              message: 'src/engine imports only src/protocol and src/utils (and itself)',
+            },
           ],
         },
       ],

@@ -11,7 +11,11 @@ const plugin = {
 };
 const off = { enabled: false };
 const gateway = await createGateway({
-  config: defineConfig({ server: { port: 0 }, tools: { fs: off, shell: off, http: off, eval: off }, approvals: { require: ['gated'] } }),
+  config: defineConfig({
+    server: { port: 0 },
+    tools: { fs: off, shell: off, http: off, eval: off },
+    approvals: { require: ['gated'] },
+  }),
   plugins: [plugin],
   logger: createLogger('silent'),
 });
@@ -19,12 +23,20 @@ const { url } = await gateway.listen(0, '127.0.0.1');
 const body = JSON.stringify({ type: 'tool/call/req', tool_name: 'gated', arguments: {} });
 const samples = [];
 for (let i = 0; i < N; i++) {
-  const call = fetch(`${url}/tool/call`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body }).then((r) => r.json());
+  const call = fetch(`${url}/tool/call`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body,
+  }).then((r) => r.json());
   let approval;
   while (!(approval = gateway.engine.approvals.list()[0])) await new Promise((r) => setImmediate(r));
   const started = new Promise((resolve) => (onStart = resolve));
   const t0 = performance.now();
-  await fetch(`${url}${approval.url}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"decision":"approve"}' }).then((r) => r.text());
+  await fetch(`${url}${approval.url}`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: '{"decision":"approve"}',
+  }).then((r) => r.text());
   samples.push((await started) - t0);
   await call;
 }

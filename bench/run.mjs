@@ -60,7 +60,8 @@ const { values } = parseArgs({
 const quick = values.quick;
 const only = values.only ? new Set(values.only.split(',').map(Number)) : null;
 // A partial or quick run never overwrites BENCHMARKS.md unless --out says so.
-const out = values.out ?? (quick || only ? join(ROOT, 'test-artifacts/bench/BENCHMARKS.md') : join(ROOT, 'BENCHMARKS.md'));
+const out =
+  values.out ?? (quick || only ? join(ROOT, 'test-artifacts/bench/BENCHMARKS.md') : join(ROOT, 'BENCHMARKS.md'));
 
 const log = (msg) => process.stderr.write(`${msg}\n`);
 for (const sig of ['SIGINT', 'SIGTERM']) {
@@ -72,7 +73,9 @@ for (const sig of ['SIGINT', 'SIGTERM']) {
 
 const started = Date.now();
 const loadAtStart = loadavg()[0];
-log(`bench: ${quick ? 'quick smoke pass' : 'full run'}; ${pinning.enabled ? `server on CPU ${pinning.server}, load on CPU ${pinning.load}` : 'no CPU pinning'}`);
+log(
+  `bench: ${quick ? 'quick smoke pass' : 'full run'}; ${pinning.enabled ? `server on CPU ${pinning.server}, load on CPU ${pinning.load}` : 'no CPU pinning'}`,
+);
 const results = [];
 let failed = false;
 try {
@@ -106,10 +109,14 @@ const report = renderReport({
 await mkdir(dirname(out), { recursive: true });
 await writeFile(out, report);
 await mkdir(join(ROOT, 'test-artifacts/bench'), { recursive: true });
-await writeFile(join(ROOT, 'test-artifacts/bench', `${quick ? 'quick' : 'full'}-results.json`), `${JSON.stringify(results, null, 2)}\n`);
+await writeFile(
+  join(ROOT, 'test-artifacts/bench', `${quick ? 'quick' : 'full'}-results.json`),
+  `${JSON.stringify(results, null, 2)}\n`,
+);
 log(`bench: report written to ${relative(process.cwd(), out)} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 for (const r of results) {
-  for (const t of r.targets ?? []) log(`  ${r.id}. ${t.text}: ${t.value} — ${t.met === null ? 'reported' : t.met ? 'met' : 'NOT met'}`);
+  for (const t of r.targets ?? [])
+    log(`  ${r.id}. ${t.text}: ${t.value} — ${t.met === null ? 'reported' : t.met ? 'met' : 'NOT met'}`);
   if (r.failed) log(`  ${r.id}. ${r.title}: FAILED — ${r.failed}`);
 }
 process.exit(failed ? 1 : 0);

@@ -21,7 +21,8 @@ const tasks = new Map();
 const server = createServer(async (req, res) => {
   let body = '';
   for await (const chunk of req) body += chunk;
-  const send = (status, value) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
+  const send = (status, value) =>
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(value));
   if (req.method === 'GET' && req.url === '/.well-known/agent-card.json') return send(200, card);
   if (req.method !== 'POST' || req.url !== '/a2a') return send(404, { error: 'not found' });
   const rpc = JSON.parse(body);
@@ -38,7 +39,8 @@ const server = createServer(async (req, res) => {
   }
   const task = tasks.get(rpc.params?.id);
   if (rpc.method === 'GetTask' && task) return reply(task);
-  if (rpc.method === 'CancelTask' && task) return reply(Object.assign(task, { status: { state: 'TASK_STATE_CANCELED' } }));
+  if (rpc.method === 'CancelTask' && task)
+    return reply(Object.assign(task, { status: { state: 'TASK_STATE_CANCELED' } }));
   return send(200, { jsonrpc: '2.0', id: rpc.id, error: { code: -32601, message: `unknown method ${rpc.method}` } });
 });
 server.listen(port, '127.0.0.1', () => console.log(`A2A agent "shouter" on ${base}`));

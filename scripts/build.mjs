@@ -56,7 +56,10 @@ const FACADE = '\0facade:';
 const facades = {
   name: 'a2e-library-facades',
   resolveId: (id) => (id.startsWith(FACADE) ? id : null),
-  load: (id) => (id.startsWith(FACADE) ? `export * from ${JSON.stringify(join(ROOT, 'src', `${id.slice(FACADE.length)}.ts`))};` : null),
+  load: (id) =>
+    id.startsWith(FACADE)
+      ? `export * from ${JSON.stringify(join(ROOT, 'src', `${id.slice(FACADE.length)}.ts`))};`
+      : null,
 };
 
 /**
@@ -100,7 +103,8 @@ function chunkFileName(chunk) {
   if (chunk.facadeModuleId) return `chunks/${where(chunk.facadeModuleId).file}.js`;
   const dirs = new Set(chunk.moduleIds.filter((id) => !id.startsWith('\0')).map((id) => where(id).dir));
   const [dir] = dirs;
-  if (dirs.size === 1 && dir && dir !== '?') return chunk.moduleIds.some((id) => id.includes('/node_modules/')) ? `chunks/${dir}.js` : `chunks/${dir}/[name].js`;
+  if (dirs.size === 1 && dir && dir !== '?')
+    return chunk.moduleIds.some((id) => id.includes('/node_modules/')) ? `chunks/${dir}.js` : `chunks/${dir}/[name].js`;
   return 'chunks/[name].js';
 }
 
@@ -110,7 +114,10 @@ function chunkFileName(chunk) {
  */
 const zodEnglishOnly = {
   name: 'a2e-zod-english-only',
-  load: (id) => (/[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/.test(id) ? `export { default as en } from './en.js';` : null),
+  load: (id) =>
+    /[\\/]node_modules[\\/]zod[\\/]v4[\\/]locales[\\/]index\.js$/.test(id)
+      ? `export { default as en } from './en.js';`
+      : null,
 };
 
 /**
@@ -122,7 +129,8 @@ const pkceWithoutImport = {
   name: 'a2e-pkce-without-import',
   transform(code, id) {
     if (!/[\\/]node_modules[\\/]pkce-challenge[\\/]/.test(id) || !code.includes('import(')) return null;
-    if (!code.includes(PKCE_IMPORT)) throw new Error(`${id}: its import("node:crypto") is not where the build expects it; update pkceWithoutImport`);
+    if (!code.includes(PKCE_IMPORT))
+      throw new Error(`${id}: its import("node:crypto") is not where the build expects it; update pkceWithoutImport`);
     return { code: code.replace(PKCE_IMPORT, 'Promise.resolve(require("node:crypto").webcrypto)'), map: null };
   },
 };
@@ -153,10 +161,14 @@ function checkDynamicImports(dir) {
     }
   };
   walk(dir);
-  if (found.length) throw new Error(`import() left in ${[...new Set(found)].join(', ')}: load packages with src/load-package.ts, import plugins with src/native-import.ts`);
+  if (found.length)
+    throw new Error(
+      `import() left in ${[...new Set(found)].join(', ')}: load packages with src/load-package.ts, import plugins with src/native-import.ts`,
+    );
 }
 
-const isExternal = (id) => EXTERNAL.some((e) => (typeof e === 'string' ? id === e || id.startsWith(`${e}/`) : e.test(id)));
+const isExternal = (id) =>
+  EXTERNAL.some((e) => (typeof e === 'string' ? id === e || id.startsWith(`${e}/`) : e.test(id)));
 
 function run(command, args) {
   const r = spawnSync(command, args, { cwd: ROOT, stdio: 'inherit' });
@@ -180,7 +192,13 @@ async function bundle() {
     if (err.code !== 'ENOENT') throw err;
   }
   /** What both builds share: Node 20, the externals, and the output's encoding, maps and minification. */
-  const common = { platform: 'node', tsconfig: join(ROOT, 'tsconfig.build.json'), external: isExternal, transform: { target: 'node20' }, logLevel: 'warn' };
+  const common = {
+    platform: 'node',
+    tsconfig: join(ROOT, 'tsconfig.build.json'),
+    external: isExternal,
+    transform: { target: 'node20' },
+    logLevel: 'warn',
+  };
   const commonOutput = {
     dir: DIST,
     // ASCII-only files: Node decodes them on its fast path and V8 keeps them as one-byte strings (the sources'

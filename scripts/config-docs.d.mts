@@ -5,4 +5,7 @@ export const CONFIG_DOCS_PATH: string;
 /** Key path → the comment on that key in the sources. */
 export function readDescriptions(root?: string): Map<string, string>;
 /** docs/configuration.md for a GatewayConfig schema, and the keys that have no description. */
-export function renderConfigDocs(schema: ZodType, descriptions?: Map<string, string>): { text: string; missing: string[] };
+export function renderConfigDocs(
+  schema: ZodType,
+  descriptions?: Map<string, string>,
+): { text: string; missing: string[] };

@@ -40,7 +40,9 @@ try {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) resolve(m[1]);
     });
-    gateway.once('exit', (code) => reject(new Error(`the gateway exited (${code}) before listening; run npm run build first`)));
+    gateway.once('exit', (code) =>
+      reject(new Error(`the gateway exited (${code}) before listening; run npm run build first`)),
+    );
   });
   // Wait for the gateway's connection to the runner's server (or its failure).
   const deadline = Date.now() + 20_000;
@@ -50,7 +52,8 @@ try {
     if (server.state === 'ready' || Date.now() > deadline) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  if (server.state !== 'ready') throw new Error(`the gateway did not connect to ${serverUrl}: ${server.state} (${server.last_error})`);
+  if (server.state !== 'ready')
+    throw new Error(`the gateway did not connect to ${serverUrl}: ${server.state} (${server.last_error})`);
   const rpc = async (id, method, params) => {
     const res = await fetch(`${base}/mcp`, {
       method: 'POST',
@@ -80,7 +83,16 @@ function argumentsFor(schema) {
   let n = 1;
   for (const [name, prop] of Object.entries(schema?.properties ?? {})) {
     const type = Array.isArray(prop.type) ? prop.type[0] : prop.type;
-    args[name] = type === 'number' || type === 'integer' ? n++ : type === 'boolean' ? true : type === 'array' ? [] : type === 'object' ? {} : 'test';
+    args[name] =
+      type === 'number' || type === 'integer'
+        ? n++
+        : type === 'boolean'
+          ? true
+          : type === 'array'
+            ? []
+            : type === 'object'
+              ? {}
+              : 'test';
   }
   return args;
 }

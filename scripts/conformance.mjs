@@ -25,7 +25,10 @@ const HEADING = '## MCP (conformance runner)';
 const NOT_APPLICABLE = [
   [/^(resources-|prompts-)/, 'the gateway serves tools only: no resources or prompts'],
   [/^completion-/, 'the gateway serves tools only: no completion (it goes with prompts and resource templates)'],
-  [/sampling|elicitation/, 'the gateway sends no requests to its client (no sampling or elicitation): its tools are single-turn'],
+  [
+    /sampling|elicitation/,
+    'the gateway sends no requests to its client (no sampling or elicitation): its tools are single-turn',
+  ],
   [/^auth\//, "the gateway's MCP client authenticates with configured headers (mcp.servers.<id>.headers), not OAuth"],
 ];
 /** Client scenarios run: the others are not applicable (see NOT_APPLICABLE). */
@@ -46,7 +49,10 @@ function run(cmd, args, options = {}) {
   });
 }
 
-const runner = (args) => run('npx', ['-y', '-p', NODE, '-p', SUITE, '--', 'conformance', ...args], { env: { ...process.env, npm_config_update_notifier: 'false' } });
+const runner = (args) =>
+  run('npx', ['-y', '-p', NODE, '-p', SUITE, '--', 'conformance', ...args], {
+    env: { ...process.env, npm_config_update_notifier: 'false' },
+  });
 
 /** The checks of every scenario in a runner's output directory: scenario → checks. */
 function resultsIn(dir, prefix) {
@@ -68,20 +74,33 @@ function verdict(scenario, checks) {
   if (na) return { status: 'n/a', note: na };
   if (failed.length > 0) {
     const why = failed.map((c) => `${c.id}: ${c.errorMessage ?? c.details?.message ?? 'failed'}`).join('; ');
-    return SUITE_FAULTS[scenario] ? { status: 'suite fault', note: `${SUITE_FAULTS[scenario]} (${why})` } : { status: 'fail', note: why };
+    return SUITE_FAULTS[scenario]
+      ? { status: 'suite fault', note: `${SUITE_FAULTS[scenario]} (${why})` }
+      : { status: 'fail', note: why };
   }
   if (passed === 0 && warnings.length === 0) {
     // Only INFO checks: the suite itself found nothing to test (e.g. SSE polling against a server that answers JSON).
     const info = checks.map((c) => c.details?.message).filter(Boolean);
-    return info.length > 0 ? { status: 'n/a', note: `the suite says: ${info.join('; ')}` } : { status: 'fail', note: 'no check ran' };
+    return info.length > 0
+      ? { status: 'n/a', note: `the suite says: ${info.join('; ')}` }
+      : { status: 'fail', note: 'no check ran' };
   }
-  return { status: 'pass', note: warnings.map((c) => `warning ${c.id}: ${c.errorMessage ?? c.details?.message ?? ''}`).join('; ') + (passed ? '' : ' (warnings only)') };
+  return {
+    status: 'pass',
+    note:
+      warnings.map((c) => `warning ${c.id}: ${c.errorMessage ?? c.details?.message ?? ''}`).join('; ') +
+      (passed ? '' : ' (warnings only)'),
+  };
 }
 
 async function startGateway(dir) {
   const fixture = join(root, 'test/fixtures/conformance-server.mjs');
-  const source = (mode) => `    ${mode}:\n      command: ${JSON.stringify(process.execPath)}\n      args: [${JSON.stringify(fixture)}, ${mode}]\n      sandbox: false\n`;
-  writeFileSync(join(dir, 'gateway.yaml'), `server:\n  port: 0\nmcp:\n  start_wait_ms: 20000\n  servers:\n${source('test')}${source('json')}`);
+  const source = (mode) =>
+    `    ${mode}:\n      command: ${JSON.stringify(process.execPath)}\n      args: [${JSON.stringify(fixture)}, ${mode}]\n      sandbox: false\n`;
+  writeFileSync(
+    join(dir, 'gateway.yaml'),
+    `server:\n  port: 0\nmcp:\n  start_wait_ms: 20000\n  servers:\n${source('test')}${source('json')}`,
+  );
   const gateway = spawn(process.execPath, [join(root, 'dist/cli.js'), 'serve', '--config', join(dir, 'gateway.yaml')], {
     env: { ...process.env, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -95,12 +114,17 @@ async function startGateway(dir) {
     });
     gateway.once('exit', (code) => reject(new Error(`the gateway exited (${code}) before listening`)));
   });
-  return { url, stop: () => new Promise((r) => (gateway.exitCode !== null ? r() : (gateway.once('exit', r), gateway.kill('SIGTERM')))) };
+  return {
+    url,
+    stop: () =>
+      new Promise((r) => (gateway.exitCode !== null ? r() : (gateway.once('exit', r), gateway.kill('SIGTERM')))),
+  };
 }
 
 function section(rows, version) {
   const count = (suite, status) => rows.filter((r) => r.suite === suite && r.status === status).length;
-  const summary = (suite) => `${count(suite, 'pass')} pass, ${count(suite, 'fail')} fail, ${count(suite, 'suite fault')} suite fault, ${count(suite, 'n/a')} not applicable`;
+  const summary = (suite) =>
+    `${count(suite, 'pass')} pass, ${count(suite, 'fail')} fail, ${count(suite, 'suite fault')} suite fault, ${count(suite, 'n/a')} not applicable`;
   const lines = [
     HEADING,
     '',
@@ -116,7 +140,10 @@ function section(rows, version) {
     '',
     '| Suite | Scenario | Result | Note |',
     '|---|---|---|---|',
-    ...rows.map((r) => `| ${r.suite} | \`${r.scenario}\` | ${r.status} | ${r.note.replace(/\|/g, '\\|').replace(/\s+/g, ' ').slice(0, 300)} |`),
+    ...rows.map(
+      (r) =>
+        `| ${r.suite} | \`${r.scenario}\` | ${r.status} | ${r.note.replace(/\|/g, '\\|').replace(/\s+/g, ' ').slice(0, 300)} |`,
+    ),
     '',
   ];
   return lines.join('\n');
@@ -135,37 +162,72 @@ export function withSection(existing, text) {
 async function main() {
   if (!existsSync(join(root, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run npm run build first');
   const version = (await runner(['--version'])).out.trim().split('\n').pop();
-  if (!/^\d+\.\d+\.\d+/.test(version)) throw new Error(`could not run the conformance runner through npx (${SUITE}, ${NODE}): ${version}`);
+  if (!/^\d+\.\d+\.\d+/.test(version))
+    throw new Error(`could not run the conformance runner through npx (${SUITE}, ${NODE}): ${version}`);
   const dir = mkdtempSync(join(tmpdir(), 'a2e-conformance-'));
   const rows = [];
   try {
     const gateway = await startGateway(dir);
     try {
-      const server = await runner(['server', '--url', `${gateway.url}/mcp`, '--suite', 'all', '-o', join(dir, 'server')]);
-      if (!existsSync(join(dir, 'server'))) throw new Error(`the server suite did not run:\n${server.out.slice(-2000)}`);
+      const server = await runner([
+        'server',
+        '--url',
+        `${gateway.url}/mcp`,
+        '--suite',
+        'all',
+        '-o',
+        join(dir, 'server'),
+      ]);
+      if (!existsSync(join(dir, 'server')))
+        throw new Error(`the server suite did not run:\n${server.out.slice(-2000)}`);
     } finally {
       await gateway.stop();
     }
-    for (const [scenario, checks] of resultsIn(join(dir, 'server'), 'server-')) rows.push({ suite: 'server', scenario, ...verdict(scenario, checks) });
+    for (const [scenario, checks] of resultsIn(join(dir, 'server'), 'server-'))
+      rows.push({ suite: 'server', scenario, ...verdict(scenario, checks) });
     const listed = (await runner(['list', '--client'])).out;
     const clientScenarios = [...listed.matchAll(/^\s+- (\S+)/gm)].map((m) => m[1]);
     for (const scenario of clientScenarios.length ? clientScenarios : CLIENT_SCENARIOS) {
       if (!CLIENT_SCENARIOS.includes(scenario)) {
-        rows.push({ suite: 'client', scenario, status: 'n/a', note: notApplicable(scenario) ?? 'not run: see scripts/conformance.mjs' });
+        rows.push({
+          suite: 'client',
+          scenario,
+          status: 'n/a',
+          note: notApplicable(scenario) ?? 'not run: see scripts/conformance.mjs',
+        });
         continue;
       }
-      await runner(['client', '--command', `${process.execPath} ${join(root, 'scripts/conformance-client.mjs')}`, '--scenario', scenario, '-o', join(dir, 'client')]);
+      await runner([
+        'client',
+        '--command',
+        `${process.execPath} ${join(root, 'scripts/conformance-client.mjs')}`,
+        '--scenario',
+        scenario,
+        '-o',
+        join(dir, 'client'),
+      ]);
       const checks = existsSync(join(dir, 'client')) ? (resultsIn(join(dir, 'client'), '').get(scenario) ?? []) : [];
       rows.push({ suite: 'client', scenario, ...verdict(scenario, checks) });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
-  for (const r of rows) console.log(`${r.status.padEnd(11)} ${r.suite.padEnd(6)} ${r.scenario}${r.note ? `  — ${r.note.slice(0, 200)}` : ''}`);
+  for (const r of rows)
+    console.log(
+      `${r.status.padEnd(11)} ${r.suite.padEnd(6)} ${r.scenario}${r.note ? `  — ${r.note.slice(0, 200)}` : ''}`,
+    );
   const file = join(root, 'CONFORMANCE.md');
-  writeFileSync(file, withSection(existsSync(file) ? readFileSync(file, 'utf8') : '', section(rows, `${SUITE.replace(/@[^@]*$/, '')} ${version}`)));
+  writeFileSync(
+    file,
+    withSection(
+      existsSync(file) ? readFileSync(file, 'utf8') : '',
+      section(rows, `${SUITE.replace(/@[^@]*$/, '')} ${version}`),
+    ),
+  );
   const failed = rows.filter((r) => r.status === 'fail');
-  console.log(`\n${rows.filter((r) => r.status === 'pass').length} pass, ${failed.length} fail, ${rows.filter((r) => r.status === 'n/a').length} n/a; CONFORMANCE.md written`);
+  console.log(
+    `\n${rows.filter((r) => r.status === 'pass').length} pass, ${failed.length} fail, ${rows.filter((r) => r.status === 'n/a').length} n/a; CONFORMANCE.md written`,
+  );
   if (failed.length > 0) process.exitCode = 1;
 }
 

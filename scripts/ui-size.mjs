@@ -14,8 +14,12 @@ for (const file of files) {
   gzip += gzipSync(bytes, { level: 9 }).length;
 }
 const kb = (n) => `${(n / 1024).toFixed(1)} KB`;
-console.log(`console (dist/ui): ${files.length} files, ${kb(raw)}, ${kb(gzip)} gzipped (budget ${kb(BUDGET_GZIP_BYTES)})`);
+console.log(
+  `console (dist/ui): ${files.length} files, ${kb(raw)}, ${kb(gzip)} gzipped (budget ${kb(BUDGET_GZIP_BYTES)})`,
+);
 if (gzip > BUDGET_GZIP_BYTES) {
-  console.error(`the console is over its size budget: ${kb(gzip)} gzipped > ${kb(BUDGET_GZIP_BYTES)}; trim ui/ or its dependencies`);
+  console.error(
+    `the console is over its size budget: ${kb(gzip)} gzipped > ${kb(BUDGET_GZIP_BYTES)}; trim ui/ or its dependencies`,
+  );
   process.exit(1);
 }

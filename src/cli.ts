@@ -60,7 +60,10 @@ async function main(argv: string[]): Promise<void> {
     case 'list':
     case 'call': {
       const { runClientCommand } = await import('./cli/client.js');
-      process.exitCode = await runClientCommand(command, rest, process.env, { stdout: process.stdout, stderr: process.stderr });
+      process.exitCode = await runClientCommand(command, rest, process.env, {
+        stdout: process.stdout,
+        stderr: process.stderr,
+      });
       return;
     }
     case '-v':
@@ -75,7 +78,9 @@ async function main(argv: string[]): Promise<void> {
       return;
     default: {
       const close = similarNames(command, COMMANDS, 1);
-      throw new UsageError(`unknown command "${command}"${close.length ? `; did you mean "${close[0]}"?` : ''} (run a2e-gateway --help for the commands)`);
+      throw new UsageError(
+        `unknown command "${command}"${close.length ? `; did you mean "${close[0]}"?` : ''} (run a2e-gateway --help for the commands)`,
+      );
     }
   }
 }
@@ -83,13 +88,16 @@ async function main(argv: string[]): Promise<void> {
 // Every command's code after this line (its dynamic imports) is compiled with what the last run cached.
 const compileCache = useCompileCache(dirname(fileURLToPath(import.meta.url)));
 
-main(process.argv.slice(2)).then(() => {
-  // serve returns once the gateway listens, every other command as it ends: either way what it compiled is
-  // what the next start needs (written only when there was no usable cache: after a build or a Node upgrade).
-  compileCache.save();
-}, (err: unknown) => {
-  // ConfigError by name: its module belongs to the server side, which a client command never loads.
-  const usage = err instanceof UsageError || (err as Error).name === 'ConfigError';
-  process.stderr.write(`a2e-gateway: ${(err as Error).message}\n`);
-  process.exit(usage ? 2 : 1);
-});
+main(process.argv.slice(2)).then(
+  () => {
+    // serve returns once the gateway listens, every other command as it ends: either way what it compiled is
+    // what the next start needs (written only when there was no usable cache: after a build or a Node upgrade).
+    compileCache.save();
+  },
+  (err: unknown) => {
+    // ConfigError by name: its module belongs to the server side, which a client command never loads.
+    const usage = err instanceof UsageError || (err as Error).name === 'ConfigError';
+    process.stderr.write(`a2e-gateway: ${(err as Error).message}\n`);
+    process.exit(usage ? 2 : 1);
+  },
+);

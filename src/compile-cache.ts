@@ -25,7 +25,13 @@ import { basename, dirname, join, relative } from 'node:path';
 import vm from 'node:vm';
 
 /** What the CommonJS loader gives a file's wrapper (Node's own wrapper has the same parameters). */
-type Wrapper = (exports: unknown, require: NodeJS.Require, module: Module, filename: string, dirname: string) => unknown;
+type Wrapper = (
+  exports: unknown,
+  require: NodeJS.Require,
+  module: Module,
+  filename: string,
+  dirname: string,
+) => unknown;
 
 interface LoaderModule extends Module {
   _compile(content: string, filename: string, ...rest: unknown[]): unknown;
@@ -57,7 +63,8 @@ const cachedFile = (name: string): string => name.slice(0, name.lastIndexOf('-')
 function requireFor(module: Module): NodeJS.Require {
   const loader = Module as unknown as ModuleInternals;
   const require = ((id: string) => module.require(id)) as NodeJS.Require;
-  require.resolve = ((request: string, options?: { paths?: string[] }) => loader._resolveFilename(request, module, false, options)) as NodeJS.RequireResolve;
+  require.resolve = ((request: string, options?: { paths?: string[] }) =>
+    loader._resolveFilename(request, module, false, options)) as NodeJS.RequireResolve;
   require.resolve.paths = (request: string) => loader._resolveLookupPaths(request, module);
   require.main = process.mainModule;
   require.cache = loader._cache;
@@ -82,7 +89,8 @@ export function useCompileCache(dir: string): CompileCache {
   const compile = proto._compile;
   proto._compile = function (this: Module, content: string, filename: string, ...rest: unknown[]) {
     const name = relative(dir, filename).replaceAll('\\', '/');
-    if (name.startsWith('..') || !name.endsWith('.js') || UNCACHED.has(name)) return compile.call(this, content, filename, ...rest);
+    if (name.startsWith('..') || !name.endsWith('.js') || UNCACHED.has(name))
+      return compile.call(this, content, filename, ...rest);
     const hash = createHash('sha1').update(process.versions.v8).update(content).digest('hex').slice(0, 20);
     const file = join(cacheDir, `${name.replaceAll('/', '_')}-${hash}${SUFFIX}`);
     let cachedData: Buffer | undefined;
@@ -119,7 +127,8 @@ export function useCompileCache(dir: string): CompileCache {
           }
           // The same file's code from before a rebuild: its source is gone.
           const name = basename(file);
-          for (const old of existing) if (old !== name && cachedFile(old) === cachedFile(name)) rmSync(join(cacheDir, old), { force: true });
+          for (const old of existing)
+            if (old !== name && cachedFile(old) === cachedFile(name)) rmSync(join(cacheDir, old), { force: true });
         }
       } catch {
         // dist/ not writable (a read-only install): start-up compiles from source, as it would without a cache

@@ -66,7 +66,11 @@ export class HttpListener {
         if (bind.warning) logger.warn({ address: address.address }, bind.warning);
         this.options.onBound?.(isLoopbackAddress(address.address));
         const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-        resolve({ url: `http://${shownHost}:${address.port}${config.server.base_path}`, host: address.address, port: address.port });
+        resolve({
+          url: `http://${shownHost}:${address.port}${config.server.base_path}`,
+          host: address.address,
+          port: address.port,
+        });
       });
     });
   }

@@ -23,15 +23,30 @@ export function createLogger(level: LogLevel = 'info', options: LoggerOptions = 
   const destination = options.destination
     ? options.destination
     : options.pretty
-    ? loadPretty()({ destination: 2, sync: true, colorize: true, singleLine: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname' })
-    : lineBatcher(writeStderr);
+      ? loadPretty()({
+          destination: 2,
+          sync: true,
+          colorize: true,
+          singleLine: true,
+          translateTime: 'SYS:HH:MM:ss.l',
+          ignore: 'pid,hostname',
+        })
+      : lineBatcher(writeStderr);
   const logger = pino(
     {
       level,
       base: undefined,
       timestamp: pino.stdTimeFunctions.isoTime,
       redact: {
-        paths: ['*.authorization', '*.Authorization', '*.headers.authorization', '*.token', '*.auth_token', '*.password', '*.secret'],
+        paths: [
+          '*.authorization',
+          '*.Authorization',
+          '*.headers.authorization',
+          '*.token',
+          '*.auth_token',
+          '*.password',
+          '*.secret',
+        ],
         censor: '[redacted]',
       },
     },
@@ -143,7 +158,9 @@ function plainLineWriter(logger: pino.Logger, destination: { write(line: string)
     }
     const bindingsText = typeof bindings === 'string' ? bindings : members(bindings);
     const fieldsText = typeof fields === 'string' ? fields : members(fields);
-    destination.write(`{"level":${LEVEL_NUMBERS[level]},"time":"${lastTime}"${bindingsText}${fieldsText},"msg":${lastMsgJson}}\n`);
+    destination.write(
+      `{"level":${LEVEL_NUMBERS[level]},"time":"${lastTime}"${bindingsText}${fieldsText},"msg":${lastMsgJson}}\n`,
+    );
   };
 }
 

@@ -7,4 +7,5 @@
  * (src/compile-cache.ts). Every other dynamic import in dist/ is of a bundled chunk or of a package `require` loads,
  * and is built as `require` (scripts/build.mjs checks that this file is the only one left with an `import()`).
  */
-export const nativeImport = (specifier: string): Promise<Record<string, unknown>> => import(specifier) as Promise<Record<string, unknown>>;
+export const nativeImport = (specifier: string): Promise<Record<string, unknown>> =>
+  import(specifier) as Promise<Record<string, unknown>>;

@@ -48,7 +48,14 @@ export class PluginSet {
     private readonly config: GatewayConfig,
     logger: Logger,
   ) {
-    this.all = [...groups.native, ...groups.a2a, ...groups.mcp, ...groups.openapi, ...groups.configured, ...groups.extra];
+    this.all = [
+      ...groups.native,
+      ...groups.a2a,
+      ...groups.mcp,
+      ...groups.openapi,
+      ...groups.configured,
+      ...groups.extra,
+    ];
     this.registry = new ToolRegistry(this.all, logger);
   }
 
@@ -71,7 +78,8 @@ export class PluginSet {
   ): Promise<PluginSet> {
     const { previous } = options;
     const same = (group: keyof typeof SECTIONS) =>
-      previous !== undefined && JSON.stringify(SECTIONS[group](previous.config)) === JSON.stringify(SECTIONS[group](config));
+      previous !== undefined &&
+      JSON.stringify(SECTIONS[group](previous.config)) === JSON.stringify(SECTIONS[group](config));
     const created: ToolPlugin[] = [];
     try {
       const build = async (group: keyof typeof SECTIONS, make: () => ToolPlugin[] | Promise<ToolPlugin[]>) => {
@@ -81,10 +89,22 @@ export class PluginSet {
         return plugins;
       };
       const groups: Groups = {
-        native: await build('native', () => nativePlugins(config.tools, logger, options.env ?? process.env, options.quotaOf)),
+        native: await build('native', () =>
+          nativePlugins(config.tools, logger, options.env ?? process.env, options.quotaOf),
+        ),
         a2a: await build('a2a', () => [a2aPlugin(config.agents, config.a2a, logger, options.env ?? process.env)]),
-        mcp: await build('mcp', () => [new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir, options.env ?? process.env)]),
-        openapi: await build('openapi', () => [new OpenApiPlugin(config.openapi, config.tools.http, options.env ?? process.env, logger)]),
+        mcp: await build('mcp', () => [
+          new McpPlugin(
+            config.mcp,
+            logger,
+            config.tools.fs.max_workspace_bytes,
+            config.server.state_dir,
+            options.env ?? process.env,
+          ),
+        ]),
+        openapi: await build('openapi', () => [
+          new OpenApiPlugin(config.openapi, config.tools.http, options.env ?? process.env, logger),
+        ]),
         configured: await build('configured', () => loadConfiguredPlugins(config.plugins, logger)),
         extra: previous?.groups.extra ?? [...(options.extra ?? [])],
       };
@@ -93,7 +113,10 @@ export class PluginSet {
       await Promise.all(
         fresh.map(async (plugin) => {
           try {
-            await plugin.start?.({ logger: logger.child({ plugin: plugin.name }), toolsChanged: () => options.toolsChanged(plugin) });
+            await plugin.start?.({
+              logger: logger.child({ plugin: plugin.name }),
+              toolsChanged: () => options.toolsChanged(plugin),
+            });
           } catch (err) {
             throw new Error(`plugin "${plugin.name}" failed to start: ${(err as Error).message}`, { cause: err });
           }

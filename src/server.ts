@@ -81,7 +81,11 @@ export interface Gateway {
 
 /** Plugins the config asks for: native tool groups first (they win name clashes), then A2A agents, then MCP servers. */
 export function builtinPlugins(config: GatewayConfig, logger: Logger): ToolPlugin[] {
-  return [...nativePlugins(config.tools, logger), a2aPlugin(config.agents, config.a2a, logger), new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir)];
+  return [
+    ...nativePlugins(config.tools, logger),
+    a2aPlugin(config.agents, config.a2a, logger),
+    new McpPlugin(config.mcp, logger, config.tools.fs.max_workspace_bytes, config.server.state_dir),
+  ];
 }
 
 /**
@@ -156,7 +160,12 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     logger,
     metrics,
     mcp: mcpServe.enabled
-      ? new McpDoor({ engine, version: VERSION, pageSize: mcpServe.page_size, callTimeoutS: mcpServe.timeout_s ?? config.server.max_timeout_s })
+      ? new McpDoor({
+          engine,
+          version: VERSION,
+          pageSize: mcpServe.page_size,
+          callTimeoutS: mcpServe.timeout_s ?? config.server.max_timeout_s,
+        })
       : undefined,
     version: VERSION,
     limits,
@@ -209,11 +218,20 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
 
   // Until listen() says otherwise; decides whether Host headers must name loopback.
   let loopbackBind = true;
-  const listener = new HttpListener({ fetch: app.fetch, config, logger, onBound: (loopback) => (loopbackBind = loopback) });
+  const listener = new HttpListener({
+    fetch: app.fetch,
+    config,
+    logger,
+    onBound: (loopback) => (loopbackBind = loopback),
+  });
   let closing: Promise<void> | undefined;
 
   let running = config;
-  const stopNotify = notifyApprovals({ approvals: engine.approvals!, settings: () => ({ approvals: running.approvals, http: running.tools.http }), logger });
+  const stopNotify = notifyApprovals({
+    approvals: engine.approvals!,
+    settings: () => ({ approvals: running.approvals, http: running.tools.http }),
+    logger,
+  });
   const env = options.env ?? process.env;
   // Plugins a reload left behind, stopping once their calls finish; close() waits for them.
   const retiring = new Set<Promise<void>>();
@@ -241,14 +259,18 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
         const reloaded = commitSecurity();
         // The A2E transport's sessions of a revoked credential end too (their streams already got a last frame).
         const transportEnded = Promise.resolve(transport?.endWhere(reloaded.revoked) ?? 0).catch((err: unknown) => {
-          logger.error({ error: (err as Error).message }, 'config reload: the A2E transport sessions of removed tokens could not be closed; they expire after transport.session_idle_s');
+          logger.error(
+            { error: (err as Error).message },
+            'config reload: the A2E transport sessions of removed tokens could not be closed; they expire after transport.session_idle_s',
+          );
           return 0;
         });
         const sessionsEnded = Promise.all([reloaded.sessionsEnded, transportEnded]).then(([a, b]) => a + b);
         admins.clear();
         for (const name of adminNames(next)) admins.add(name);
         // LOG_LEVEL, when set, pins the level; loggers made from now on (requests, calls, new plugins) follow it.
-        if (next.log.level !== running.log.level && !env.LOG_LEVEL && 'level' in logger) (logger as { level: string }).level = next.log.level ?? 'info';
+        if (next.log.level !== running.log.level && !env.LOG_LEVEL && 'level' in logger)
+          (logger as { level: string }).level = next.log.level ?? 'info';
         running = next;
         const retired = retirePlugins(previous.leftBehind(nextPlugins), engine);
         retiring.add(retired);
@@ -306,7 +328,8 @@ function engineLimits(config: GatewayConfig): EngineSettings['limits'] {
 }
 
 /** Names of the tokens with `admin: true`. */
-const adminNames = (config: GatewayConfig): string[] => config.auth?.tokens.filter((t) => t.admin).map((t) => t.name) ?? [];
+const adminNames = (config: GatewayConfig): string[] =>
+  config.auth?.tokens.filter((t) => t.admin).map((t) => t.name) ?? [];
 
 /** Agents per state, every state present (0 included) so a dashboard can alert on `failed > 0`. */
 function countAgentStates(agents: readonly AgentStatus[]): Record<string, number> {
@@ -325,5 +348,11 @@ function callResources(config: GatewayConfig, stores?: Stores): AppOptions['call
     maxRetainedBytes: config.limits.retained_calls_bytes,
   });
   const store = stores ? stores.callStore(local, config.calls) : local;
-  return { store, retryMs: retry_ms, retainS: retain_s, maxRetained: max_retained, maxRetainedPerPrincipal: max_retained_per_principal };
+  return {
+    store,
+    retryMs: retry_ms,
+    retainS: retain_s,
+    maxRetained: max_retained,
+    maxRetainedPerPrincipal: max_retained_per_principal,
+  };
 }

@@ -13,19 +13,57 @@ export function listSources(plugins: PluginSet): SourceStatus[] {
   for (const p of plugins.all) {
     if (p === a2a || p === mcp || p === openapi) continue;
     const kinds = new Set(p.listTools().map((t) => t.kind ?? 'native'));
-    out.push({ id: p.name, kind: kinds.size === 1 && kinds.has('native') ? 'native' : 'plugin', health: p.loading?.() ? 'loading' : 'ok', tool_count: p.listTools().length, last_refresh: null, last_error: null });
+    out.push({
+      id: p.name,
+      kind: kinds.size === 1 && kinds.has('native') ? 'native' : 'plugin',
+      health: p.loading?.() ? 'loading' : 'ok',
+      tool_count: p.listTools().length,
+      last_refresh: null,
+      last_error: null,
+    });
   }
   for (const a of a2a?.status(conflicts) ?? []) {
-    const health = a.state === 'ok' ? 'ok' : a.state === 'failed' ? (a.tools.length > 0 ? 'degraded' : 'failed') : a.state;
-    out.push({ id: a.name, kind: 'a2a', health, tool_count: a.tools.length, last_refresh: a.last_fetched, last_error: a.last_error });
+    const health =
+      a.state === 'ok' ? 'ok' : a.state === 'failed' ? (a.tools.length > 0 ? 'degraded' : 'failed') : a.state;
+    out.push({
+      id: a.name,
+      kind: 'a2a',
+      health,
+      tool_count: a.tools.length,
+      last_refresh: a.last_fetched,
+      last_error: a.last_error,
+    });
   }
   for (const s of mcp?.status(conflicts) ?? []) {
-    const health = s.state === 'ready' ? 'ok' : s.state === 'starting' ? 'loading' : s.state === 'restarting' ? 'degraded' : s.state === 'disabled' ? 'disabled' : 'failed';
-    out.push({ id: s.id, kind: 'mcp', health, tool_count: s.tools.length, last_refresh: s.last_started, last_error: s.last_error });
+    const health =
+      s.state === 'ready'
+        ? 'ok'
+        : s.state === 'starting'
+          ? 'loading'
+          : s.state === 'restarting'
+            ? 'degraded'
+            : s.state === 'disabled'
+              ? 'disabled'
+              : 'failed';
+    out.push({
+      id: s.id,
+      kind: 'mcp',
+      health,
+      tool_count: s.tools.length,
+      last_refresh: s.last_started,
+      last_error: s.last_error,
+    });
   }
   for (const s of openapi?.status() ?? []) {
     const health = s.state === 'ready' ? (s.last_error ? 'degraded' : 'ok') : s.state;
-    out.push({ id: s.id, kind: 'openapi', health, tool_count: s.tools.length, last_refresh: s.last_refresh, last_error: s.last_error });
+    out.push({
+      id: s.id,
+      kind: 'openapi',
+      health,
+      tool_count: s.tools.length,
+      last_refresh: s.last_refresh,
+      last_error: s.last_error,
+    });
   }
   return out;
 }

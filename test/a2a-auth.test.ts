@@ -9,17 +9,29 @@ import { callBody, postJson, startGateway } from './helpers/server.js';
 
 const CARD = '/.well-known/agent-card.json';
 const TOKEN = 'a2a-agent-token-3c2b1a0f';
-const COMPLETED = { id: 't1', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'text', text: 'done' }] }] };
+const COMPLETED = {
+  id: 't1',
+  status: { state: 'completed' },
+  artifacts: [{ parts: [{ kind: 'text', text: 'done' }] }],
+};
 const open: { close(): Promise<void> }[] = [];
 afterEach(async () => {
-  await Promise.all(open.splice(0).reverse().map((x) => x.close()));
+  await Promise.all(
+    open
+      .splice(0)
+      .reverse()
+      .map((x) => x.close()),
+  );
 });
 
 describe('agents.<id>.auth', () => {
   it('the card fetch and the calls carry the configured credential; an unset variable fails the agent, naming it', async () => {
     const peer = await startStub((r: StubRequest) => {
       if (r.headers.authorization !== `Bearer ${TOKEN}`) return { status: 401, json: { error: 'unauthorized' } };
-      if (r.path === CARD) return { json: { name: 'guarded', skills: [{ id: 'work', description: 'work skill' }], url: `${peer.url}/rpc` } };
+      if (r.path === CARD)
+        return {
+          json: { name: 'guarded', skills: [{ id: 'work', description: 'work skill' }], url: `${peer.url}/rpc` },
+        };
       return r.rpc ? rpcResult(r, COMPLETED) : undefined;
     });
     open.push(peer);
@@ -33,9 +45,14 @@ describe('agents.<id>.auth', () => {
       env: { AGENT_TOKEN: TOKEN },
     });
     open.push(gw);
-    const agents = Object.fromEntries(((await (await fetch(`${gw.url}/agents`)).json()).agents as any[]).map((a) => [a.name, a]));
+    const agents = Object.fromEntries(
+      ((await (await fetch(`${gw.url}/agents`)).json()).agents as any[]).map((a) => [a.name, a]),
+    );
     expect(agents.guarded).toMatchObject({ state: 'ok', tools: ['guarded_work'] });
-    expect(agents.unset).toMatchObject({ state: 'failed', last_error: expect.stringContaining('environment variable NO_SUCH_AGENT_TOKEN is not set') });
+    expect(agents.unset).toMatchObject({
+      state: 'failed',
+      last_error: expect.stringContaining('environment variable NO_SUCH_AGENT_TOKEN is not set'),
+    });
     const r = await postJson(`${gw.url}/tool/call`, callBody('guarded_work', { task: 'go' }));
     expect(r.json.data).toMatchObject({ success: true, data: { output: 'done' } });
     expect(peer.requests.filter((q) => q.rpc).every((q) => q.headers.authorization === `Bearer ${TOKEN}`)).toBe(true);
@@ -44,6 +61,10 @@ describe('agents.<id>.auth', () => {
   });
 
   it('a query credential is refused by the config, saying which kinds an agent takes', async () => {
-    await expect(startGateway({ config: { agents: { q: { card: 'http://127.0.0.1:1', auth: { type: 'query', name: 'k', value_env: 'K' } } } } })).rejects.toThrow(/an agent takes a header credential/);
+    await expect(
+      startGateway({
+        config: { agents: { q: { card: 'http://127.0.0.1:1', auth: { type: 'query', name: 'k', value_env: 'K' } } } },
+      }),
+    ).rejects.toThrow(/an agent takes a header credential/);
   });
 });

@@ -43,11 +43,15 @@ describe('A2A back-pressure', () => {
   it('stops reading a peer that streams faster than the SSE reader reads; the reader gets every update, with no gap', async () => {
     const first = peer.responses.length;
     const call = await pausedCall(gw.url, 'Flood_Agent_flood', { task: 'flood' });
-    expect(await peerHeldOrFinished(first), 'the gateway took the whole stream while its reader read nothing').toBe('held');
+    expect(await peerHeldOrFinished(first), 'the gateway took the whole stream while its reader read nothing').toBe(
+      'held',
+    );
 
     const frames = await call.read();
     expect(gapNotices(frames)).toEqual([]);
-    const chunks = frames.filter((f) => f.event === 'tool/event' && f.json.kind === 'artifact').map((f) => f.json.data.chunk as string);
+    const chunks = frames
+      .filter((f) => f.event === 'tool/event' && f.json.kind === 'artifact')
+      .map((f) => f.json.data.chunk as string);
     expect(chunks).toHaveLength(CHUNKS);
     expect(chunks.every((c, i) => c.startsWith(`${i} x`))).toBe(true);
     const seqs = frames.filter((f) => f.event === 'tool/event').map((f) => f.json.seq);

@@ -13,10 +13,19 @@ const CARD = '/.well-known/agent-card.json';
 const open: { close(): Promise<void> }[] = [];
 const track = <T extends { close(): Promise<void> }>(x: T): T => (open.push(x), x);
 afterEach(async () => {
-  await Promise.all(open.splice(0).reverse().map((x) => x.close()));
+  await Promise.all(
+    open
+      .splice(0)
+      .reverse()
+      .map((x) => x.close()),
+  );
 });
 
-const COMPLETED = { id: 't1', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'text', text: 'done' }] }] };
+const COMPLETED = {
+  id: 't1',
+  status: { state: 'completed' },
+  artifacts: [{ parts: [{ kind: 'text', text: 'done' }] }],
+};
 
 describe('A2A endpoints on another origin', () => {
   it('are refused without the opt-in, headers or not; cross_origin: true and the older cross_origin_headers: true allow them', async () => {
@@ -25,7 +34,9 @@ describe('A2A endpoints on another origin', () => {
     const peer = async (name: string) =>
       track(
         await startStub((r: StubRequest) =>
-          r.path === CARD ? { json: { name, skills: [{ id: 'work', description: 'work skill' }], url: `${elsewhere.url}/rpc` } } : undefined,
+          r.path === CARD
+            ? { json: { name, skills: [{ id: 'work', description: 'work skill' }], url: `${elsewhere.url}/rpc` } }
+            : undefined,
         ),
       );
     const [far, opt, old] = [await peer('far'), await peer('opt'), await peer('old')];
@@ -42,10 +53,14 @@ describe('A2A endpoints on another origin', () => {
         },
       }),
     );
-    const agents = Object.fromEntries(((await (await fetch(`${gw.url}/agents`)).json()).agents as any[]).map((a) => [a.name, a]));
+    const agents = Object.fromEntries(
+      ((await (await fetch(`${gw.url}/agents`)).json()).agents as any[]).map((a) => [a.name, a]),
+    );
     for (const name of ['bare', 'withHeaders', 'offAgain']) {
       expect(agents[name].state, name).toBe('failed');
-      expect(agents[name].last_error).toContain(`names its JSON-RPC endpoint on ${elsewhere.url}, not on the card's origin ${far.url}`);
+      expect(agents[name].last_error).toContain(
+        `names its JSON-RPC endpoint on ${elsewhere.url}, not on the card's origin ${far.url}`,
+      );
       expect(agents[name].last_error).toContain(`agents.${name}.cross_origin: true`);
       expect(agents[name].last_error).not.toContain('agent-secret');
     }
@@ -75,7 +90,9 @@ describe('A2A endpoints on another origin', () => {
       ),
     );
     self = peer.url;
-    const gw = track(await startGateway({ config: { agents: { near: { card: peer.url, headers: { 'X-Api-Key': 'k' } } } } }));
+    const gw = track(
+      await startGateway({ config: { agents: { near: { card: peer.url, headers: { 'X-Api-Key': 'k' } } } } }),
+    );
     const r = await postJson(`${gw.url}/tool/call`, callBody('near_work', { task: 'go' }));
     expect(r.json.data).toMatchObject({ success: true, data: { output: 'done' } });
     const rpcs = peer.requests.filter((q) => q.rpc);

@@ -11,7 +11,12 @@ const CARD = '/.well-known/agent-card.json';
 const open: { close(): Promise<void> }[] = [];
 const track = <T extends { close(): Promise<void> }>(x: T): T => (open.push(x), x);
 afterEach(async () => {
-  await Promise.all(open.splice(0).reverse().map((x) => x.close()));
+  await Promise.all(
+    open
+      .splice(0)
+      .reverse()
+      .map((x) => x.close()),
+  );
 });
 
 async function gatewayFor(agents: Record<string, unknown>): Promise<TestGateway> {
@@ -20,7 +25,13 @@ async function gatewayFor(agents: Record<string, unknown>): Promise<TestGateway>
 
 describe('spec example 1: the smallest useful call — one skill, one tool', () => {
   it('a card with one skill becomes the tool reviewer_review taking a required string "task"', async () => {
-    const peer = track(await startStub((r) => (r.path === CARD ? { json: { name: 'reviewer', skills: [{ id: 'review', description: 'Review some code' }] } } : undefined)));
+    const peer = track(
+      await startStub((r) =>
+        r.path === CARD
+          ? { json: { name: 'reviewer', skills: [{ id: 'review', description: 'Review some code' }] } }
+          : undefined,
+      ),
+    );
     const gw = await gatewayFor({ reviewer: { card: `${peer.url}${CARD}` } });
 
     const list = await postJson(`${gw.url}/tool/list`, { filter_kind: 'a2a' });
@@ -80,9 +91,18 @@ describe('spec example 2: the realistic case — a full submit→poll round trip
     // What went over the wire: the task text as the one text part, the skill id in metadata, A2A 1.0 headers.
     const send = peer.requests.find((q) => q.rpc?.method === 'SendMessage')!;
     expect(send.headers['a2a-version']).toBe('1.0');
-    expect(send.rpc!.params.message).toMatchObject({ role: 'ROLE_USER', parts: [{ text: 'ship the release' }], metadata: { skillId: 'plan' } });
+    expect(send.rpc!.params.message).toMatchObject({
+      role: 'ROLE_USER',
+      parts: [{ text: 'ship the release' }],
+      metadata: { skillId: 'plan' },
+    });
     expect(send.rpc!.params.configuration).toEqual({ returnImmediately: true });
-    expect(peer.methods().slice(1).every((m) => m === 'GetTask')).toBe(true);
+    expect(
+      peer
+        .methods()
+        .slice(1)
+        .every((m) => m === 'GetTask'),
+    ).toBe(true);
   });
 });
 
@@ -91,12 +111,23 @@ describe('spec example 3: the full surface — several skills, a failed task is 
     const peer = track(
       await startStub((r) => {
         if (r.path === CARD) {
-          return { json: { name: 'reviewer', skills: [{ id: 'review', description: 'Review some code' }, { id: 'fail', description: 'Always fails' }] } };
+          return {
+            json: {
+              name: 'reviewer',
+              skills: [
+                { id: 'review', description: 'Review some code' },
+                { id: 'fail', description: 'Always fails' },
+              ],
+            },
+          };
         }
         if (r.rpc?.method === 'SendMessage') return rpcResult(r, { id: 't1', status: { state: 'submitted' } });
         return rpcResult(r, {
           id: 't1',
-          status: { state: 'failed', message: { role: 'agent', parts: [{ kind: 'text', text: 'diff would not apply' }] } },
+          status: {
+            state: 'failed',
+            message: { role: 'agent', parts: [{ kind: 'text', text: 'diff would not apply' }] },
+          },
         });
       }),
     );

@@ -14,14 +14,24 @@ const CARD = '/.well-known/agent-card.json';
 const open: { close(): Promise<void> }[] = [];
 const track = <T extends { close(): Promise<void> }>(x: T): T => (open.push(x), x);
 afterEach(async () => {
-  await Promise.all(open.splice(0).reverse().map((x) => x.close()));
+  await Promise.all(
+    open
+      .splice(0)
+      .reverse()
+      .map((x) => x.close()),
+  );
 });
 
-const cardOnly = (name: string, skills: string[], extra: Record<string, unknown> = {}) => (r: StubRequest) =>
-  r.path === CARD ? { json: { name, skills: skills.map((id) => ({ id, description: `${id} skill` })), ...extra } } : undefined;
+const cardOnly =
+  (name: string, skills: string[], extra: Record<string, unknown> = {}) =>
+  (r: StubRequest) =>
+    r.path === CARD
+      ? { json: { name, skills: skills.map((id) => ({ id, description: `${id} skill` })), ...extra } }
+      : undefined;
 
 const agentsOf = async (gw: TestGateway) => (await (await fetch(`${gw.url}/agents`)).json()).agents as any[];
-const toolNames = async (gw: TestGateway) => (await postJson(`${gw.url}/tool/list`, {})).json.tools.map((t: any) => t.name) as string[];
+const toolNames = async (gw: TestGateway) =>
+  (await postJson(`${gw.url}/tool/list`, {})).json.tools.map((t: any) => t.name) as string[];
 
 /** A port nothing listens on (bound, then released). */
 async function freePort(): Promise<number> {
@@ -35,7 +45,11 @@ async function freePort(): Promise<number> {
 describe('A2A agent isolation', () => {
   it('an agent that is down at start contributes nothing, then gains its tools when it comes up', async () => {
     const port = await freePort();
-    const gw = track(await startGateway({ config: { agents: { late: { card: `http://127.0.0.1:${port}` } }, a2a: { refresh_s: 0.2 } } }));
+    const gw = track(
+      await startGateway({
+        config: { agents: { late: { card: `http://127.0.0.1:${port}` } }, a2a: { refresh_s: 0.2 } },
+      }),
+    );
     const [before] = await agentsOf(gw);
     expect(before).toMatchObject({ name: 'late', state: 'failed', tools: [], last_fetched: null });
     expect(before.last_error).toContain('connection refused');
@@ -51,7 +65,9 @@ describe('A2A agent isolation', () => {
   it('a peer whose skills change is updated on the next refresh', async () => {
     let skills = ['one'];
     const peer = track(await startStub((r) => cardOnly('shifty', skills)(r)));
-    const gw = track(await startGateway({ config: { agents: { shifty: { card: peer.url } }, a2a: { refresh_s: 0.2 } } }));
+    const gw = track(
+      await startGateway({ config: { agents: { shifty: { card: peer.url } }, a2a: { refresh_s: 0.2 } } }),
+    );
     expect(await toolNames(gw)).toEqual(['shifty_one']);
     skills = ['two', 'three'];
     await waitFor('the new skills', async () => (await toolNames(gw)).join() === 'shifty_two,shifty_three');
@@ -60,7 +76,9 @@ describe('A2A agent isolation', () => {
   it('garbage cards, HTTP errors and silence are reported per agent and never stop the others', async () => {
     const good = track(await startStub(cardOnly('good', ['work'])));
     const html = track(await startStub(() => ({ text: '<html>oops</html>' })));
-    const wrong = track(await startStub((r) => (r.path === CARD ? { json: { title: 'not a card', skills: 'none' } } : undefined)));
+    const wrong = track(
+      await startStub((r) => (r.path === CARD ? { json: { title: 'not a card', skills: 'none' } } : undefined)),
+    );
     const broken = track(await startStub(() => ({ status: 500, json: { error: 'boom' } })));
     const silent = track(await startStub(() => new Promise<never>(() => {})));
     const started = performance.now();
@@ -81,10 +99,14 @@ describe('A2A agent isolation', () => {
     // The silent peer cannot hold the gateway up past start_wait_ms (generous bound for a busy machine).
     expect(performance.now() - started).toBeLessThan(3000);
     expect(await toolNames(gw)).toEqual(['good_work']);
-    const byName = Object.fromEntries((await waitFor('the silent agent to fail', async () => {
-      const a = await agentsOf(gw);
-      return a.find((x) => x.name === 'silent').state === 'failed' ? a : undefined;
-    })).map((a: any) => [a.name, a]));
+    const byName = Object.fromEntries(
+      (
+        await waitFor('the silent agent to fail', async () => {
+          const a = await agentsOf(gw);
+          return a.find((x) => x.name === 'silent').state === 'failed' ? a : undefined;
+        })
+      ).map((a: any) => [a.name, a]),
+    );
     expect(byName.good).toMatchObject({ state: 'ok', tools: ['good_work'] });
     expect(byName.html.state).toBe('failed');
     expect(byName.html.last_error).toContain('not JSON');
@@ -99,7 +121,17 @@ describe('A2A agent isolation', () => {
 
   it("configured headers never go to an RPC endpoint on another origin than the card's, unless allowed", async () => {
     // The endpoint answers any call with a completed task; it records every request (and its headers).
-    const elsewhere = track(await startStub((r) => (r.rpc ? rpcResult(r, { id: 't1', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'text', text: 'done' }] }] }) : undefined)));
+    const elsewhere = track(
+      await startStub((r) =>
+        r.rpc
+          ? rpcResult(r, {
+              id: 't1',
+              status: { state: 'completed' },
+              artifacts: [{ parts: [{ kind: 'text', text: 'done' }] }],
+            })
+          : undefined,
+      ),
+    );
     const peer = track(await startStub(cardOnly('far', ['work'], { url: `${elsewhere.url}/rpc` })));
     const headers = { Authorization: 'Bearer agent-secret' };
     const gw = track(
@@ -139,7 +171,9 @@ describe('A2A agent isolation', () => {
     const first = track(await startStub(cardOnly('reviewer', ['review', 'lint'])));
     const second = track(await startStub(cardOnly('reviewer', ['review', 'style'])));
     const native = track(await startStub(cardOnly('http', ['request', 'probe'])));
-    const local = definePlugin('local', [[{ name: 'reviewer_lint', description: 'a local tool' }, () => ({ local: true })]]);
+    const local = definePlugin('local', [
+      [{ name: 'reviewer_lint', description: 'a local tool' }, () => ({ local: true })],
+    ]);
     const gw = track(
       await startGateway({
         plugins: [local],
@@ -149,32 +183,57 @@ describe('A2A agent isolation', () => {
         },
       }),
     );
-    expect((await toolNames(gw)).sort()).toEqual(['http_probe', 'http_request', 'reviewer_lint', 'reviewer_review', 'reviewer_style']);
+    expect((await toolNames(gw)).sort()).toEqual([
+      'http_probe',
+      'http_request',
+      'reviewer_lint',
+      'reviewer_review',
+      'reviewer_style',
+    ]);
     // The native http_request and the local plugin's reviewer_lint are the ones registered, not the agents'.
     const list = (await postJson(`${gw.url}/tool/list`, {})).json.tools;
     expect(list.find((t: any) => t.name === 'http_request').kind).toBe('native');
     const res = await postJson(`${gw.url}/tool/call`, callBody('reviewer_lint', {}));
     expect(res.json.data.data).toEqual({ local: true });
     const [a, b, c] = await agentsOf(gw);
-    expect(a).toMatchObject({ name: 'first', tools: ['reviewer_review'], skipped: [{ tool: 'reviewer_lint', kept_by: 'plugin local' }] });
-    expect(b).toMatchObject({ name: 'second', tools: ['reviewer_style'], skipped: [{ tool: 'reviewer_review', kept_by: 'agent first' }] });
-    expect(c).toMatchObject({ name: 'native', tools: ['http_probe'], skipped: [{ tool: 'http_request', kept_by: 'plugin http' }] });
+    expect(a).toMatchObject({
+      name: 'first',
+      tools: ['reviewer_review'],
+      skipped: [{ tool: 'reviewer_lint', kept_by: 'plugin local' }],
+    });
+    expect(b).toMatchObject({
+      name: 'second',
+      tools: ['reviewer_style'],
+      skipped: [{ tool: 'reviewer_review', kept_by: 'agent first' }],
+    });
+    expect(c).toMatchObject({
+      name: 'native',
+      tools: ['http_probe'],
+      skipped: [{ tool: 'http_request', kept_by: 'plugin http' }],
+    });
   });
 
-  it("timeout_ms cancels a remote task that runs too long, with a message saying so", async () => {
+  it('timeout_ms cancels a remote task that runs too long, with a message saying so', async () => {
     const peer = track(
       await startStub((r) => {
         if (r.path === CARD) return { json: { name: 'slow', url: '/rpc', skills: [{ id: 'crawl' }] } };
-        if (r.rpc?.method === 'message/send') return rpcResult(r, { kind: 'task', id: 't9', status: { state: 'working' } });
-        if (r.rpc?.method === 'tasks/get') return rpcResult(r, { kind: 'task', id: 't9', status: { state: 'working' } });
-        if (r.rpc?.method === 'tasks/cancel') return rpcResult(r, { kind: 'task', id: 't9', status: { state: 'canceled' } });
+        if (r.rpc?.method === 'message/send')
+          return rpcResult(r, { kind: 'task', id: 't9', status: { state: 'working' } });
+        if (r.rpc?.method === 'tasks/get')
+          return rpcResult(r, { kind: 'task', id: 't9', status: { state: 'working' } });
+        if (r.rpc?.method === 'tasks/cancel')
+          return rpcResult(r, { kind: 'task', id: 't9', status: { state: 'canceled' } });
         return undefined;
       }),
     );
-    const gw = track(await startGateway({ config: { agents: { slow: { card: peer.url, timeout_ms: 300, poll_ms: 50 } } } }));
+    const gw = track(
+      await startGateway({ config: { agents: { slow: { card: peer.url, timeout_ms: 300, poll_ms: 50 } } } }),
+    );
     const res = await postJson(`${gw.url}/tool/call`, callBody('slow_crawl', { task: 'x' }));
     expect(res.json.data.success).toBe(false);
-    expect(res.json.data.error).toContain('timed out after 300 ms (agents.slow.timeout_ms; a cancel was sent for its task t9)');
+    expect(res.json.data.error).toContain(
+      'timed out after 300 ms (agents.slow.timeout_ms; a cancel was sent for its task t9)',
+    );
     expect(res.json.data.data).toMatchObject({ state: 'timeout', metadata: { taskId: 't9' } });
     expect(res.json.data.data.metadata.polls).toBeGreaterThan(0);
     await waitFor('tasks/cancel at the peer', () => peer.requests.find((q) => q.rpc?.method === 'tasks/cancel'));
@@ -188,11 +247,14 @@ describe('A2A agent isolation', () => {
       await startStub((r) => {
         if (r.path === CARD) return { json: { name: 'old', skills: [{ name: 'Say Hi' }], headers_seen: true } };
         const m = r.rpc?.method;
-        if (m === 'message/send') return rpcResult(r, { kind: 'message', role: 'agent', parts: [{ kind: 'text', text: `hi #${++sends}` }] });
+        if (m === 'message/send')
+          return rpcResult(r, { kind: 'message', role: 'agent', parts: [{ kind: 'text', text: `hi #${++sends}` }] });
         return rpcError(r, -32601, `Method not found: ${m}`);
       }),
     );
-    const gw = track(await startGateway({ config: { agents: { old: { card: peer.url, headers: { 'X-Api-Key': 'k1' } } } } }));
+    const gw = track(
+      await startGateway({ config: { agents: { old: { card: peer.url, headers: { 'X-Api-Key': 'k1' } } } } }),
+    );
     const one = await postJson(`${gw.url}/tool/call`, callBody('old_Say_Hi', { task: 'a' }));
     const two = await postJson(`${gw.url}/tool/call`, callBody('old_Say_Hi', { task: 'b' }));
     expect(one.json.data.data.output).toBe('hi #1');
@@ -210,7 +272,11 @@ describe('A2A agent isolation', () => {
         if (r.path === CARD) return cardOnly('plain', ['go'])(r);
         if (r.rpc?.method === 'SendMessage') return rpcResult(r, { id: 't1', status: { state: 'submitted' } });
         const state = ++polls < 3 ? 'working' : 'completed';
-        return rpcResult(r, { id: 't1', status: { state }, artifacts: state === 'completed' ? [{ parts: [{ kind: 'text', text: 'went' }] }] : [] });
+        return rpcResult(r, {
+          id: 't1',
+          status: { state },
+          artifacts: state === 'completed' ? [{ parts: [{ kind: 'text', text: 'went' }] }] : [],
+        });
       }),
     );
     const gw = track(await startGateway({ config: { agents: { plain: { card: peer.url, poll_ms: 20 } } } }));
@@ -224,7 +290,8 @@ describe('A2A agent isolation', () => {
   it('switches from 0.3 to 1.0 when the peer answers -32009 (version not supported)', async () => {
     const peer = track(
       await startStub((r) => {
-        if (r.path === '/.well-known/agent.json') return { json: { name: 'modern', url: '/rpc', skills: [{ id: 'go' }] } };
+        if (r.path === '/.well-known/agent.json')
+          return { json: { name: 'modern', url: '/rpc', skills: [{ id: 'go' }] } };
         if (r.path !== '/rpc') return undefined;
         if (r.headers['a2a-version'] !== '1.0') return rpcError(r, -32009, 'A2A version 0.3 is not supported');
         return rpcResult(r, { message: { role: 'ROLE_AGENT', parts: [{ text: 'went' }] } });
@@ -235,19 +302,34 @@ describe('A2A agent isolation', () => {
     const res = await postJson(`${gw.url}/tool/call`, callBody('modern_go', { task: 'x' }));
     expect(res.json.data).toMatchObject({ success: true, data: { output: 'went', state: 'completed' } });
     expect(peer.methods()).toEqual(['message/send', 'SendMessage']);
-    expect(peer.requests.filter((q) => q.method === 'GET').map((q) => q.path)).toEqual(['/.well-known/agent-card.json', '/.well-known/agent.json']);
+    expect(peer.requests.filter((q) => q.method === 'GET').map((q) => q.path)).toEqual([
+      '/.well-known/agent-card.json',
+      '/.well-known/agent.json',
+    ]);
   });
 
   it('input-required ends the call as a tool_error with the question', async () => {
     const peer = track(
-      await startStub((r) =>
-        cardOnly('asker', ['ask'])(r) ??
-        rpcResult(r, { task: { id: 'q1', status: { state: 'TASK_STATE_INPUT_REQUIRED', message: { role: 'ROLE_AGENT', parts: [{ text: 'which branch?' }] } } } }),
+      await startStub(
+        (r) =>
+          cardOnly('asker', ['ask'])(r) ??
+          rpcResult(r, {
+            task: {
+              id: 'q1',
+              status: {
+                state: 'TASK_STATE_INPUT_REQUIRED',
+                message: { role: 'ROLE_AGENT', parts: [{ text: 'which branch?' }] },
+              },
+            },
+          }),
       ),
     );
     const gw = track(await startGateway({ config: { agents: { asker: { card: peer.url } } } }));
     const res = await postJson(`${gw.url}/tool/call`, callBody('asker_ask', { task: 'merge' }));
-    expect(res.json.data).toMatchObject({ success: false, data: { state: 'input-required', metadata: { polls: 0, taskId: 'q1' } } });
+    expect(res.json.data).toMatchObject({
+      success: false,
+      data: { state: 'input-required', metadata: { polls: 0, taskId: 'q1' } },
+    });
     expect(res.json.data.error).toContain('which branch?');
   });
 
@@ -264,7 +346,13 @@ describe('A2A agent isolation', () => {
         }
         const id = r.rpc?.params?.id as string;
         const finished = performance.now() >= done.get(id)!;
-        return rpcResult(r, { task: { id, status: { state: finished ? 'TASK_STATE_COMPLETED' : 'TASK_STATE_WORKING' }, artifacts: finished ? [{ parts: [{ text: 'ok' }] }] : [] } });
+        return rpcResult(r, {
+          task: {
+            id,
+            status: { state: finished ? 'TASK_STATE_COMPLETED' : 'TASK_STATE_WORKING' },
+            artifacts: finished ? [{ parts: [{ text: 'ok' }] }] : [],
+          },
+        });
       }),
     );
     const gw = track(await startGateway({ config: { agents: { timer: { card: peer.url, poll_ms: 1000 } } } }));
@@ -293,14 +381,21 @@ describe('A2A agents offering streaming (mode auto)', () => {
     const peer = track(
       await startStub((r) => {
         if (r.path === CARD) return streamingCard('brief')(r);
-        if (r.rpc?.method === 'SendStreamingMessage') return { sse: [event(r, { task: { id: 'e1', status: { state: 'TASK_STATE_WORKING' } } })] };
-        if (r.rpc?.method === 'GetTask') return rpcResult(r, { task: { id: 'e1', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ parts: [{ text: 'polled' }] }] } });
+        if (r.rpc?.method === 'SendStreamingMessage')
+          return { sse: [event(r, { task: { id: 'e1', status: { state: 'TASK_STATE_WORKING' } } })] };
+        if (r.rpc?.method === 'GetTask')
+          return rpcResult(r, {
+            task: { id: 'e1', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ parts: [{ text: 'polled' }] }] },
+          });
         return rpcError(r, -32601, 'method not found');
       }),
     );
     const gw = track(await startGateway({ config: { agents: { brief: { card: peer.url, poll_ms: 20 } } } }));
     const res = await postJson(`${gw.url}/tool/call`, callBody('brief_go', { task: 'x' }));
-    expect(res.json.data).toMatchObject({ success: true, data: { output: 'polled', state: 'completed', metadata: { taskId: 'e1', polls: 1 } } });
+    expect(res.json.data).toMatchObject({
+      success: true,
+      data: { output: 'polled', state: 'completed', metadata: { taskId: 'e1', polls: 1 } },
+    });
     expect(peer.methods()).toEqual(['SendStreamingMessage', 'GetTask']);
   });
 
@@ -308,7 +403,10 @@ describe('A2A agents offering streaming (mode auto)', () => {
     const peer = track(
       await startStub((r) => {
         if (r.path === CARD) return streamingCard('claims')(r);
-        if (r.rpc?.method === 'SendMessage') return rpcResult(r, { task: { id: 'c1', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ parts: [{ text: 'sent' }] }] } });
+        if (r.rpc?.method === 'SendMessage')
+          return rpcResult(r, {
+            task: { id: 'c1', status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ parts: [{ text: 'sent' }] }] },
+          });
         return rpcError(r, -32601, 'method not found');
       }),
     );
@@ -333,7 +431,13 @@ describe('A2A agents offering streaming (mode auto)', () => {
         const id = `l${++streams}`;
         const sse = [
           event(r, { task: { id, status: { state: 'TASK_STATE_SUBMITTED' } } }),
-          event(r, { artifactUpdate: { taskId: id, artifact: { artifactId: 'a', parts: [{ text: `out ${id}` }] }, lastChunk: true } }),
+          event(r, {
+            artifactUpdate: {
+              taskId: id,
+              artifact: { artifactId: 'a', parts: [{ text: `out ${id}` }] },
+              lastChunk: true,
+            },
+          }),
           event(r, { statusUpdate: { taskId: id, status: { state: 'TASK_STATE_COMPLETED' } } }),
         ];
         // The first stream stays open after its final event until the test releases it.
@@ -344,11 +448,17 @@ describe('A2A agents offering streaming (mode auto)', () => {
     );
     const gw = track(await startGateway({ config: { agents: { lingering: { card: peer.url } } } }));
     const first = await postJson(`${gw.url}/tool/call`, callBody('lingering_go', { task: 'x' }));
-    expect(first.json.data).toMatchObject({ success: true, data: { output: 'out l1', state: 'completed', metadata: { polls: 0 } } });
+    expect(first.json.data).toMatchObject({
+      success: true,
+      data: { output: 'out l1', state: 'completed', metadata: { polls: 0 } },
+    });
     // The answer came while the peer still held the stream open.
     expect(held!.connectionClosed()).toBe(false);
     release.resolve();
-    for (let i = 0; i < 5; i++) expect((await postJson(`${gw.url}/tool/call`, callBody('lingering_go', { task: 'x' }))).json.data.success).toBe(true);
+    for (let i = 0; i < 5; i++)
+      expect((await postJson(`${gw.url}/tool/call`, callBody('lingering_go', { task: 'x' }))).json.data.success).toBe(
+        true,
+      );
     // The rest of the first stream was read, not cut: its connection is still open (a cut closes it at once).
     expect(held!.connectionClosed()).toBe(false);
     expect(peer.methods()).toEqual(Array(6).fill('SendStreamingMessage'));
@@ -357,9 +467,32 @@ describe('A2A agents offering streaming (mode auto)', () => {
 
 describe('parseAgentsConfig and the agents config section', () => {
   it('fills every default and keeps configuration order', () => {
-    expect(parseAgentsConfig({ b: { card: 'http://127.0.0.1:1/x.json' }, a: { card: 'http://127.0.0.1:2', enabled: false } })).toEqual([
-      { name: 'b', card: 'http://127.0.0.1:1/x.json', headers: {}, timeout_ms: 300000, poll_ms: 1000, mode: 'auto', cross_origin_headers: false, enabled: true },
-      { name: 'a', card: 'http://127.0.0.1:2', headers: {}, timeout_ms: 300000, poll_ms: 1000, mode: 'auto', cross_origin_headers: false, enabled: false },
+    expect(
+      parseAgentsConfig({
+        b: { card: 'http://127.0.0.1:1/x.json' },
+        a: { card: 'http://127.0.0.1:2', enabled: false },
+      }),
+    ).toEqual([
+      {
+        name: 'b',
+        card: 'http://127.0.0.1:1/x.json',
+        headers: {},
+        timeout_ms: 300000,
+        poll_ms: 1000,
+        mode: 'auto',
+        cross_origin_headers: false,
+        enabled: true,
+      },
+      {
+        name: 'a',
+        card: 'http://127.0.0.1:2',
+        headers: {},
+        timeout_ms: 300000,
+        poll_ms: 1000,
+        mode: 'auto',
+        cross_origin_headers: false,
+        enabled: false,
+      },
     ]);
   });
 

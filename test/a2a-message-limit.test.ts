@@ -21,7 +21,9 @@ const card = (name: string, streaming: boolean, pad = '') => ({
 /** The text the peer answers `task` with: "big:N" asks for N characters. */
 const answerText = (task: string) => (task.startsWith('big:') ? 'x'.repeat(Number(task.slice(4))) : `done ${task}`);
 const taskOf = (r: StubRequest): string => r.rpc?.params?.message?.parts?.[0]?.text ?? '';
-const completed = (id: string, text: string) => ({ task: { id, status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ parts: [{ text }] }] } });
+const completed = (id: string, text: string) => ({
+  task: { id, status: { state: 'TASK_STATE_COMPLETED' }, artifacts: [{ parts: [{ text }] }] },
+});
 
 describe('A2A answers over a2a.max_message_bytes', () => {
   let streaming: Stub;
@@ -39,7 +41,13 @@ describe('A2A answers over a2a.max_message_bytes', () => {
       return {
         sse: [
           event({ task: { id, status: { state: 'TASK_STATE_WORKING' } } }),
-          event({ artifactUpdate: { taskId: id, artifact: { artifactId: 'a', parts: [{ text: answerText(taskOf(r)) }] }, lastChunk: true } }),
+          event({
+            artifactUpdate: {
+              taskId: id,
+              artifact: { artifactId: 'a', parts: [{ text: answerText(taskOf(r)) }] },
+              lastChunk: true,
+            },
+          }),
           event({ statusUpdate: { taskId: id, status: { state: 'TASK_STATE_COMPLETED' } } }),
         ],
       };
@@ -49,7 +57,9 @@ describe('A2A answers over a2a.max_message_bytes', () => {
       if (r.rpc?.method === 'SendMessage') return rpcResult(r, completed(`p${++n}`, answerText(taskOf(r))));
       return rpcError(r, -32601, 'method not found');
     });
-    bigCard = await startStub((r) => (r.path === CARD ? { json: card('bigcard', false, 'd'.repeat(2 * LIMIT)) } : undefined));
+    bigCard = await startStub((r) =>
+      r.path === CARD ? { json: card('bigcard', false, 'd'.repeat(2 * LIMIT)) } : undefined,
+    );
     gw = await startGateway({
       config: {
         agents: { streamer: { card: streaming.url }, plain: { card: plain.url }, bigcard: { card: bigCard.url } },
@@ -62,13 +72,16 @@ describe('A2A answers over a2a.max_message_bytes', () => {
     await Promise.all([streaming, plain, bigCard].map((s) => s?.close()));
   });
 
-  const call = async (tool: string, task: string) => (await postJson(`${gw.url}/tool/call`, callBody(tool, { task }))).json.data;
+  const call = async (tool: string, task: string) =>
+    (await postJson(`${gw.url}/tool/call`, callBody(tool, { task }))).json.data;
 
   it('one event of a stream over the limit fails the call, saying so; the next call streams as usual', async () => {
     const r = await call('streamer_go', `big:${3 * MiB}`);
     expect(r.success).toBe(false);
     expect(r.error).toMatch(
-      new RegExp(`^agent "streamer": an event of the stream of POST http://127\\.0\\.0\\.1:\\d+/? is larger than ${LIMIT} bytes \\(a2a\\.max_message_bytes\\); ask the agent for less or raise a2a\\.max_message_bytes$`),
+      new RegExp(
+        `^agent "streamer": an event of the stream of POST http://127\\.0\\.0\\.1:\\d+/? is larger than ${LIMIT} bytes \\(a2a\\.max_message_bytes\\); ask the agent for less or raise a2a\\.max_message_bytes$`,
+      ),
     );
     const fits = await call('streamer_go', `big:${LIMIT - 4096}`);
     expect(fits).toMatchObject({ success: true });
@@ -79,7 +92,9 @@ describe('A2A answers over a2a.max_message_bytes', () => {
   it('a JSON-RPC answer over the limit fails the call, saying so; the next call is answered', async () => {
     const r = await call('plain_go', `big:${3 * MiB}`);
     expect(r.success).toBe(false);
-    expect(r.error).toMatch(/^agent "plain": the answer of http:\/\/127\.0\.0\.1:\d+\/? is larger than 1048576 bytes \(a2a\.max_message_bytes\); ask the agent for less/);
+    expect(r.error).toMatch(
+      /^agent "plain": the answer of http:\/\/127\.0\.0\.1:\d+\/? is larger than 1048576 bytes \(a2a\.max_message_bytes\); ask the agent for less/,
+    );
     expect(await call('plain_go', 'small')).toMatchObject({ success: true, data: { output: 'done small' } });
   }, 60_000);
 

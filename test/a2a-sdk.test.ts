@@ -8,8 +8,22 @@ import { waitFor } from './helpers/a2a-stub.js';
 import { callBody, openSse, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
 const MODES = [
-  { mode: 'strict', send: 'SendMessage', get: 'GetTask', stream: 'SendStreamingMessage', cancel: 'CancelTask', version: '1.0' },
-  { mode: 'compat', send: 'message/send', get: 'tasks/get', stream: 'message/stream', cancel: 'tasks/cancel', version: undefined },
+  {
+    mode: 'strict',
+    send: 'SendMessage',
+    get: 'GetTask',
+    stream: 'SendStreamingMessage',
+    cancel: 'CancelTask',
+    version: '1.0',
+  },
+  {
+    mode: 'compat',
+    send: 'message/send',
+    get: 'tasks/get',
+    stream: 'message/stream',
+    cancel: 'tasks/cancel',
+    version: undefined,
+  },
 ] as const;
 
 describe.each(MODES)('a real @a2a-js/sdk peer in $mode mode', ({ mode, send, get, stream, cancel, version }) => {
@@ -38,11 +52,28 @@ describe.each(MODES)('a real @a2a-js/sdk peer in $mode mode', ({ mode, send, get
 
   it('offers one tool per skill, found under the base URL, with the dialect the card implies', async () => {
     const list = await postJson(`${gw.url}/tool/list`, { filter_kind: 'a2a' });
-    expect(list.json.tools.map((t: any) => t.name)).toEqual(['SDK_Agent_complete', 'SDK_Agent_fail', 'SDK_Agent_answer', 'SDK_Agent_stream', 'SDK_Agent_hang']);
-    expect(list.json.tools[0]).toMatchObject({ toolkit: 'SDK Agent', tags: ['sdk', 'complete', 'a2a'], version: '2.0.0' });
+    expect(list.json.tools.map((t: any) => t.name)).toEqual([
+      'SDK_Agent_complete',
+      'SDK_Agent_fail',
+      'SDK_Agent_answer',
+      'SDK_Agent_stream',
+      'SDK_Agent_hang',
+    ]);
+    expect(list.json.tools[0]).toMatchObject({
+      toolkit: 'SDK Agent',
+      tags: ['sdk', 'complete', 'a2a'],
+      version: '2.0.0',
+    });
     const agents = await (await fetch(`${gw.url}/agents`)).json();
     expect(agents.agents).toEqual([
-      expect.objectContaining({ name: 'sdk', state: 'ok', agent_name: 'SDK Agent', dialect: mode === 'strict' ? '1.0' : '0.3', streaming: true, endpoint: `${peer.url}/a2a/jsonrpc` }),
+      expect.objectContaining({
+        name: 'sdk',
+        state: 'ok',
+        agent_name: 'SDK Agent',
+        dialect: mode === 'strict' ? '1.0' : '0.3',
+        streaming: true,
+        endpoint: `${peer.url}/a2a/jsonrpc`,
+      }),
     ]);
   });
 
@@ -74,27 +105,36 @@ describe.each(MODES)('a real @a2a-js/sdk peer in $mode mode', ({ mode, send, get
     expect(res.json.data.data.metadata.polls).toBe(mine.length - 1);
   });
 
-  it.each(['auto', 'poll'] as const)('a failing skill (mode %s): tool_error carrying the remote status message', async (agentMode) => {
-    const before = peer.calls.length;
-    const res = await callOn(gateways()[agentMode], 'fail', 'apply the patch');
-    expect(res.json.data).toMatchObject({ success: false, error_code: 'tool_error', data: { state: 'failed' } });
-    expect(res.json.data.error).toContain('diff would not apply');
-    expect(res.json.data.data.metadata.state).toBe('failed');
-    const methods = peer.calls.slice(before).map((c) => c.method);
-    if (agentMode === 'auto') {
-      expect(methods).toEqual([stream]);
-    } else {
-      expect(methods[0]).toBe(send);
-      expect(methods.slice(1).every((m) => m === get)).toBe(true);
-    }
-  });
+  it.each(['auto', 'poll'] as const)(
+    'a failing skill (mode %s): tool_error carrying the remote status message',
+    async (agentMode) => {
+      const before = peer.calls.length;
+      const res = await callOn(gateways()[agentMode], 'fail', 'apply the patch');
+      expect(res.json.data).toMatchObject({ success: false, error_code: 'tool_error', data: { state: 'failed' } });
+      expect(res.json.data.error).toContain('diff would not apply');
+      expect(res.json.data.data.metadata.state).toBe('failed');
+      const methods = peer.calls.slice(before).map((c) => c.method);
+      if (agentMode === 'auto') {
+        expect(methods).toEqual([stream]);
+      } else {
+        expect(methods[0]).toBe(send);
+        expect(methods.slice(1).every((m) => m === get)).toBe(true);
+      }
+    },
+  );
 
-  it.each(['auto', 'poll'] as const)('a direct message answer (mode %s): completed at once, no task, no polls', async (agentMode) => {
-    const before = peer.calls.length;
-    const res = await callOn(gateways()[agentMode], 'answer', 'what is up');
-    expect(res.json.data).toMatchObject({ success: true, data: { output: 'answer: what is up', state: 'completed', metadata: { polls: 0 } } });
-    expect(peer.calls.slice(before).map((c) => c.method)).toEqual([agentMode === 'auto' ? stream : send]);
-  });
+  it.each(['auto', 'poll'] as const)(
+    'a direct message answer (mode %s): completed at once, no task, no polls',
+    async (agentMode) => {
+      const before = peer.calls.length;
+      const res = await callOn(gateways()[agentMode], 'answer', 'what is up');
+      expect(res.json.data).toMatchObject({
+        success: true,
+        data: { output: 'answer: what is up', state: 'completed', metadata: { polls: 0 } },
+      });
+      expect(peer.calls.slice(before).map((c) => c.method)).toEqual([agentMode === 'auto' ? stream : send]);
+    },
+  );
 
   it('sequential streamed calls reuse the keep-alive connection (the stream is read to its end, not cut)', async () => {
     await call('answer', 'warm up');
@@ -150,7 +190,9 @@ describe.each(MODES)('a real @a2a-js/sdk peer in $mode mode', ({ mode, send, get
     });
     expect(sse.status).toBe(200);
     const frames = await sse.rest();
-    const statuses = frames.filter((f) => f.event === 'tool/event' && f.json.kind === 'status').map((f) => f.json.data.state);
+    const statuses = frames
+      .filter((f) => f.event === 'tool/event' && f.json.kind === 'status')
+      .map((f) => f.json.data.state);
     expect(statuses.at(-1)).toBe('completed');
     // One event per change of state, never the same state twice in a row.
     expect(statuses.every((s, i) => i === 0 || s !== statuses[i - 1])).toBe(true);
@@ -175,23 +217,29 @@ describe.each(MODES)('a real @a2a-js/sdk peer in $mode mode', ({ mode, send, get
     for (let e = await sse.next(); e && !(e.event === 'tool/event' && e.json.kind === 'status'); e = await sse.next());
     sse.abort();
     await waitFor('the peer to record a cancel', () => peer.canceled.length > before);
-    await waitFor('the stream method and the cancel at the peer', () => peer.calls.some((c) => c.method === stream) && peer.calls.some((c) => c.method === cancel));
+    await waitFor(
+      'the stream method and the cancel at the peer',
+      () => peer.calls.some((c) => c.method === stream) && peer.calls.some((c) => c.method === cancel),
+    );
   });
 
-  it.each(['auto', 'poll'] as const)('a call that times out (mode %s) cancels the remote task, and the peer records the cancel', async (agentMode) => {
-    const before = peer.calls.length;
-    const canceledBefore = peer.canceled.length;
-    const res = await callOn(gateways()[agentMode], 'hang', 'wait forever', { timeout: 1 });
-    expect(res.json.data.success).toBe(false);
-    expect(res.json.data.error).toContain('timed out');
-    // The run stops just before the call's deadline, so the answer still has the task's data.
-    expect(res.json.data.data).toMatchObject({ state: 'timeout', metadata: { agent: 'sdk', state: 'timeout' } });
-    const taskId = res.json.data.data.metadata.taskId;
-    expect(taskId).toMatch(/[0-9a-f-]{36}/);
-    expect(res.json.data.error).toContain(taskId);
-    await waitFor('the peer to cancel the task', () => peer.canceled.slice(canceledBefore).includes(taskId), 5000);
-    const methods = peer.calls.slice(before).map((c) => c.method);
-    expect(methods[0]).toBe(agentMode === 'auto' ? stream : send);
-    expect(methods).toContain(cancel);
-  });
+  it.each(['auto', 'poll'] as const)(
+    'a call that times out (mode %s) cancels the remote task, and the peer records the cancel',
+    async (agentMode) => {
+      const before = peer.calls.length;
+      const canceledBefore = peer.canceled.length;
+      const res = await callOn(gateways()[agentMode], 'hang', 'wait forever', { timeout: 1 });
+      expect(res.json.data.success).toBe(false);
+      expect(res.json.data.error).toContain('timed out');
+      // The run stops just before the call's deadline, so the answer still has the task's data.
+      expect(res.json.data.data).toMatchObject({ state: 'timeout', metadata: { agent: 'sdk', state: 'timeout' } });
+      const taskId = res.json.data.data.metadata.taskId;
+      expect(taskId).toMatch(/[0-9a-f-]{36}/);
+      expect(res.json.data.error).toContain(taskId);
+      await waitFor('the peer to cancel the task', () => peer.canceled.slice(canceledBefore).includes(taskId), 5000);
+      const methods = peer.calls.slice(before).map((c) => c.method);
+      expect(methods[0]).toBe(agentMode === 'auto' ? stream : send);
+      expect(methods).toContain(cancel);
+    },
+  );
 });

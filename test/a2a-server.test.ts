@@ -33,43 +33,79 @@ function a2aTestPlugin() {
       {
         name: 'steps',
         description: 'Three steps, each a status event and an artifact chunk, each waiting for the test',
-        input_parameters: [{ name: 'key', type: 'string', description: 'Names this call for the test', required: true }],
+        input_parameters: [
+          { name: 'key', type: 'string', description: 'Names this call for the test', required: true },
+        ],
       },
       async (args, ctx: ToolContext) => {
         const key = String(args.key);
         for (let i = 0; i < 3; i++) {
           ctx.emit('status', { message: `step ${i}` });
           ctx.emit('artifact', { name: 'log.txt', mime: 'text/plain', chunk: `chunk ${i};`, final: i === 2 });
-          await Promise.race([gate(key, i).promise, new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }))]);
+          await Promise.race([
+            gate(key, i).promise,
+            new Promise((_, reject) =>
+              ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }),
+            ),
+          ]);
         }
         finishedAt.set(key, performance.now());
         return new ToolOutput({ data: { key, steps: 3 }, summary: `${key}: 3 steps` });
       },
     ],
-    [{ name: 'instant', description: 'Completes at once', input_parameters: [{ name: 'task', type: 'string', description: 'Anything', required: true }] }, (args) => ({ done: args.task })],
     [
-      { name: 'slow', description: 'Takes 300 ms', input_parameters: [{ name: 'task', type: 'string', description: 'Anything', required: true }] },
+      {
+        name: 'instant',
+        description: 'Completes at once',
+        input_parameters: [{ name: 'task', type: 'string', description: 'Anything', required: true }],
+      },
+      (args) => ({ done: args.task }),
+    ],
+    [
+      {
+        name: 'slow',
+        description: 'Takes 300 ms',
+        input_parameters: [{ name: 'task', type: 'string', description: 'Anything', required: true }],
+      },
       async (args, ctx: ToolContext) => {
         await sleep(300, ctx.signal);
         return { done: args.task };
       },
     ],
     [
-      { name: 'broken', description: 'Fails', input_parameters: [{ name: 'task', type: 'string', description: 'Anything', required: true }] },
+      {
+        name: 'broken',
+        description: 'Fails',
+        input_parameters: [{ name: 'task', type: 'string', description: 'Anything', required: true }],
+      },
       () => {
         throw new ToolError('diff would not apply');
       },
     ],
   ]);
-  return { plugin, open: (key: string, i: number) => gate(key, i).resolve(), finishedAt: (key: string) => finishedAt.get(key) };
+  return {
+    plugin,
+    open: (key: string, i: number) => gate(key, i).resolve(),
+    finishedAt: (key: string) => finishedAt.get(key),
+  };
 }
 
 // ---------------------------------------------------------------- SDK client helpers
 
 type Mode = '1.0' | '0.3';
 
-const dataPart = (value: Record<string, unknown>): Part => ({ content: { $case: 'data', value }, metadata: undefined, filename: '', mediaType: 'application/json' });
-const textPart = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+const dataPart = (value: Record<string, unknown>): Part => ({
+  content: { $case: 'data', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'application/json',
+});
+const textPart = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+});
 
 function message(parts: Part[], skillId?: string): Message {
   return {
@@ -87,7 +123,12 @@ function message(parts: Part[], skillId?: string): Message {
 const request = (msg: Message, returnImmediately = false) => ({
   tenant: '',
   message: msg,
-  configuration: { acceptedOutputModes: [], taskPushNotificationConfig: undefined, historyLength: undefined, returnImmediately },
+  configuration: {
+    acceptedOutputModes: [],
+    taskPushNotificationConfig: undefined,
+    historyLength: undefined,
+    returnImmediately,
+  },
   metadata: undefined,
 });
 
@@ -105,7 +146,8 @@ function artifactOf(task: Task, name: string): { data: unknown[]; text: string }
   return { data, text };
 }
 
-const statusText = (task: Task) => task.status?.message?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('') ?? '';
+const statusText = (task: Task) =>
+  task.status?.message?.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('') ?? '';
 
 interface SdkClient {
   client: Client;
@@ -124,11 +166,15 @@ async function sdkClient(url: string, mode: Mode, token?: string): Promise<SdkCl
   const fetchImpl: typeof fetch = async (input, init) => {
     const headers = new Headers(init?.headers);
     if (token) headers.set('Authorization', `Bearer ${token}`);
-    if (typeof init?.body === 'string') sent.push({ method: JSON.parse(init.body).method, version: headers.get('a2a-version') });
+    if (typeof init?.body === 'string')
+      sent.push({ method: JSON.parse(init.body).method, version: headers.get('a2a-version') });
     const res = await fetch(input, { ...init, headers });
     if (mode === '1.0' || !String(input).endsWith('/.well-known/agent-card.json')) return res;
     const { supportedInterfaces: _v1, securityRequirements: _v1s, ...legacy } = await res.json();
-    return new Response(JSON.stringify(legacy), { status: res.status, headers: { 'content-type': 'application/json' } });
+    return new Response(JSON.stringify(legacy), {
+      status: res.status,
+      headers: { 'content-type': 'application/json' },
+    });
   };
   const legacyCompat = { enabled: mode === '0.3' };
   const factory = new ClientFactory({
@@ -159,9 +205,14 @@ let gated: GateControl;
 let test: ReturnType<typeof a2aTestPlugin>;
 const auditPath = join(mkdtempSync(join(tmpdir(), 'a2a-server-')), 'audit.jsonl');
 /** The audit file's records so far. */
-async function auditRecords(): Promise<{ tool_name: string; door?: string; success: boolean; error_code: string | null }[]> {
+async function auditRecords(): Promise<
+  { tool_name: string; door?: string; success: boolean; error_code: string | null }[]
+> {
   await gw.gateway.security.auditFile!.flush();
-  return readFileSync(auditPath, 'utf8').trim().split('\n').map((line) => JSON.parse(line));
+  return readFileSync(auditPath, 'utf8')
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line));
 }
 
 beforeAll(async () => {
@@ -177,7 +228,11 @@ beforeAll(async () => {
       auth: {
         tokens: [
           { name: 'full', token_sha256: sha256(TOKENS.full) },
-          { name: 'limited', token_sha256: sha256(TOKENS.limited), deny: ['gated', 'steps', 'slow', 'broken', 'instant', 'burst'] },
+          {
+            name: 'limited',
+            token_sha256: sha256(TOKENS.limited),
+            deny: ['gated', 'steps', 'slow', 'broken', 'instant', 'burst'],
+          },
         ],
       },
     },
@@ -210,19 +265,37 @@ describe('the agent card', () => {
     expect(card.securitySchemes).toBeUndefined();
     const tools = (await postJson(`${gw.url}/tool/list`, {})).json.tools.map((t: any) => t.name);
     expect(card.skills.map((s: any) => s.id)).toEqual(tools);
-    expect(card.skills.find((s: any) => s.id === 'echo')).toMatchObject({ name: 'echo', description: 'Echo the given text back', tags: ['test', 'text'] });
+    expect(card.skills.find((s: any) => s.id === 'echo')).toMatchObject({
+      name: 'echo',
+      description: 'Echo the given text back',
+      tags: ['test', 'text'],
+    });
   });
 
   it('with auth: says bearer, lists no skill without a token, and only the allowed ones for a token', async () => {
     const card = async (token?: string) => {
-      const res = await fetch(`${authGw.url}/.well-known/agent-card.json`, { headers: token ? { Authorization: `Bearer ${token}` } : {} });
+      const res = await fetch(`${authGw.url}/.well-known/agent-card.json`, {
+        headers: token ? { Authorization: `Bearer ${token}` } : {},
+      });
       return { status: res.status, json: await res.json() };
     };
     const anonymous = await card();
     expect(anonymous.status).toBe(200);
     expect(anonymous.json.skills).toEqual([]);
-    expect(anonymous.json.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer', httpAuthSecurityScheme: { scheme: 'Bearer' } });
-    expect((await card(TOKENS.full)).json.skills.map((s: any) => s.id)).toEqual(['echo', 'gated', 'burst', 'steps', 'instant', 'slow', 'broken']);
+    expect(anonymous.json.securitySchemes.bearer).toMatchObject({
+      type: 'http',
+      scheme: 'bearer',
+      httpAuthSecurityScheme: { scheme: 'Bearer' },
+    });
+    expect((await card(TOKENS.full)).json.skills.map((s: any) => s.id)).toEqual([
+      'echo',
+      'gated',
+      'burst',
+      'steps',
+      'instant',
+      'slow',
+      'broken',
+    ]);
     expect((await card(TOKENS.limited)).json.skills.map((s: any) => s.id)).toEqual(['echo']);
     expect((await card('wrong-token')).status).toBe(401);
     // The endpoint itself needs the token.
@@ -232,7 +305,10 @@ describe('the agent card', () => {
 });
 
 describe.each(['1.0', '0.3'] as const)('the official SDK client in A2A %s', (mode) => {
-  const methods = mode === '1.0' ? { send: 'SendMessage', stream: 'SendStreamingMessage', get: 'GetTask', cancel: 'CancelTask' } : { send: 'message/send', stream: 'message/stream', get: 'tasks/get', cancel: 'tasks/cancel' };
+  const methods =
+    mode === '1.0'
+      ? { send: 'SendMessage', stream: 'SendStreamingMessage', get: 'GetTask', cancel: 'CancelTask' }
+      : { send: 'message/send', stream: 'message/stream', get: 'tasks/get', cancel: 'tasks/cancel' };
   const version = mode;
   let sdk: SdkClient;
   beforeAll(async () => {
@@ -257,11 +333,17 @@ describe.each(['1.0', '0.3'] as const)('the official SDK client in A2A %s', (mod
     expect(again.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(again.metadata).toMatchObject({ tool_name: 'echo' });
     // Audited like any call, with the door.
-    expect((await auditRecords()).filter((r) => r.tool_name === 'echo' && r.door === 'a2a' && r.success).length).toBeGreaterThan(0);
+    expect(
+      (await auditRecords()).filter((r) => r.tool_name === 'echo' && r.door === 'a2a' && r.success).length,
+    ).toBeGreaterThan(0);
   });
 
   it('a data part {tool_name, arguments} names the tool, and text reaches a tool with one required string', async () => {
-    const byData = asTask(await sdk.client.sendMessage(request(message([dataPart({ tool_name: 'echo', arguments: { text: 'via data' } })]))));
+    const byData = asTask(
+      await sdk.client.sendMessage(
+        request(message([dataPart({ tool_name: 'echo', arguments: { text: 'via data' } })])),
+      ),
+    );
     expect(artifactOf(byData, 'result').data).toEqual([{ text: 'via data' }]);
     const byText = asTask(await sdk.client.sendMessage(request(message([textPart('plain words')], 'echo'))));
     expect(artifactOf(byText, 'result').data).toEqual([{ text: 'plain words' }]);
@@ -270,17 +352,34 @@ describe.each(['1.0', '0.3'] as const)('the official SDK client in A2A %s', (mod
   it('a streaming send delivers status and artifact updates while the tool runs, then the result', async () => {
     const key = `stream-${mode}`;
     const before = sdk.sent.length;
-    const received: { at: number; kind: string; text: string; state?: TaskState; append?: boolean; lastChunk?: boolean }[] = [];
+    const received: {
+      at: number;
+      kind: string;
+      text: string;
+      state?: TaskState;
+      append?: boolean;
+      lastChunk?: boolean;
+    }[] = [];
     for await (const ev of sdk.client.sendMessageStream(request(message([dataPart({ key })], 'steps')))) {
       const p = ev.payload!;
       const at = performance.now();
       if (p.$case === 'task') received.push({ at, kind: 'task', text: '', state: p.value.status?.state });
       else if (p.$case === 'statusUpdate') {
-        const text = p.value.status?.message?.parts.map((x) => (x.content?.$case === 'text' ? x.content.value : '')).join('') ?? '';
+        const text =
+          p.value.status?.message?.parts.map((x) => (x.content?.$case === 'text' ? x.content.value : '')).join('') ??
+          '';
         received.push({ at, kind: 'status', text, state: p.value.status?.state });
       } else if (p.$case === 'artifactUpdate') {
         const a = p.value.artifact!;
-        const text = a.parts.map((x) => (x.content?.$case === 'text' ? x.content.value : x.content?.$case === 'data' ? JSON.stringify(x.content.value) : '')).join('|');
+        const text = a.parts
+          .map((x) =>
+            x.content?.$case === 'text'
+              ? x.content.value
+              : x.content?.$case === 'data'
+                ? JSON.stringify(x.content.value)
+                : '',
+          )
+          .join('|');
         received.push({ at, kind: `artifact:${a.name}`, text, append: p.value.append, lastChunk: p.value.lastChunk });
         // The tool waits at gate i until its chunk i has arrived here: the updates cannot be a replay at the end.
         const m = /^chunk (\d);$/.exec(text);
@@ -328,7 +427,10 @@ describe.each(['1.0', '0.3'] as const)('the official SDK client in A2A %s', (mod
       return done.status?.state === TaskState.TASK_STATE_COMPLETED;
     });
     expect(artifactOf(done!, 'result').data).toEqual([{ key, steps: 2 }]);
-    expect(sdk.sent.slice(before).map((s) => s.method)).toEqual([methods.send, ...Array(sdk.sent.length - before - 1).fill(methods.get)]);
+    expect(sdk.sent.slice(before).map((s) => s.method)).toEqual([
+      methods.send,
+      ...Array(sdk.sent.length - before - 1).fill(methods.get),
+    ]);
   });
 
   it('SubscribeToTask follows a running task: the task as it is, then its updates, then the result', async () => {
@@ -349,7 +451,9 @@ describe.each(['1.0', '0.3'] as const)('the official SDK client in A2A %s', (mod
         if (m) test.open(key, Number(m[1]));
       }
     }
-    expect(sdk.sent.slice(before).map((x) => x.method)).toEqual([mode === '1.0' ? 'SubscribeToTask' : 'tasks/resubscribe']);
+    expect(sdk.sent.slice(before).map((x) => x.method)).toEqual([
+      mode === '1.0' ? 'SubscribeToTask' : 'tasks/resubscribe',
+    ]);
     // Step 0 came before the subscription; steps 1 and 2 and the result came through it.
     expect(seen).toEqual([
       'task true',
@@ -369,7 +473,9 @@ describe.each(['1.0', '0.3'] as const)('the official SDK client in A2A %s', (mod
     const canceled = await sdk.client.cancelTask({ tenant: '', id: task.id, metadata: undefined });
     expect(canceled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect(await gated.aborted(key)).toBe('tool "gated" was canceled');
-    expect((await sdk.client.getTask({ tenant: '', id: task.id, historyLength: undefined })).status?.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect((await sdk.client.getTask({ tenant: '', id: task.id, historyLength: undefined })).status?.state).toBe(
+      TaskState.TASK_STATE_CANCELED,
+    );
     // A finished task cannot be canceled again.
     const again = await rpcFailure(sdk.client.cancelTask({ tenant: '', id: task.id, metadata: undefined }));
     expect(again.message).toMatch(/already canceled; only a working task can be canceled/);
@@ -384,7 +490,9 @@ describe.each(['1.0', '0.3'] as const)('the official SDK client in A2A %s', (mod
     expect(err.data?.problems?.[0]).toMatchObject({ path: 'arguments.text' });
     const noData = await rpcFailure(sdk.client.sendMessage(request(message([textPart('two params')], 'gated'))));
     expect(noData.code).toBe(-32602);
-    expect(noData.message).toMatch(/"gated" takes key \(string, required\), steps \(integer, required\): send its arguments as a data part/);
+    expect(noData.message).toMatch(
+      /"gated" takes key \(string, required\), steps \(integer, required\): send its arguments as a data part/,
+    );
   });
 
   it('an unknown skill is "method not found" (-32601) listing the skills; a message naming none is refused the same way', async () => {
@@ -408,7 +516,9 @@ describe.each(['1.0', '0.3'] as const)('the official SDK client in A2A %s', (mod
     // Another token's task is not visible.
     const full = await sdkClient(authGw.url, mode, TOKENS.full);
     const theirs = asTask(await full.client.sendMessage(request(message([textPart('mine')], 'instant'))));
-    expect((await rpcFailure(limited.client.getTask({ tenant: '', id: theirs.id, historyLength: undefined }))).code).toBe(-32001);
+    expect(
+      (await rpcFailure(limited.client.getTask({ tenant: '', id: theirs.id, historyLength: undefined }))).code,
+    ).toBe(-32001);
   });
 
   it.each([
@@ -447,7 +557,16 @@ describe('on the wire', () => {
         jsonrpc: '2.0',
         id: 7,
         method: 'message/stream',
-        params: { message: { kind: 'message', messageId: 'w1', contextId: 'ctx-1', role: 'user', parts: [{ kind: 'data', data: { count: 2 } }], metadata: { skillId: 'burst' } } },
+        params: {
+          message: {
+            kind: 'message',
+            messageId: 'w1',
+            contextId: 'ctx-1',
+            role: 'user',
+            parts: [{ kind: 'data', data: { count: 2 } }],
+            metadata: { skillId: 'burst' },
+          },
+        },
       }),
     });
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
@@ -464,14 +583,24 @@ describe('on the wire', () => {
     expect(results[0]).toMatchObject({ contextId: 'ctx-1', history: [] });
     expect(results[1].metadata).toMatchObject({ event: 'log', seq: 0, level: 'info', message: 'line 0' });
     expect(results[1].status.message).toBeUndefined();
-    expect(results[3].artifact.parts).toEqual([{ kind: 'data', data: { count: 2 } }, { kind: 'text', text: '{"count":2}' }]);
+    expect(results[3].artifact.parts).toEqual([
+      { kind: 'data', data: { count: 2 } },
+      { kind: 'text', text: '{"count":2}' },
+    ]);
   });
 
   it('a task past its timeout (metadata.timeout) is canceled, saying so', async () => {
     const key = 'timeout';
     const sent = await rpc(
       'SendMessage',
-      { message: { messageId: 'w2', role: 'ROLE_USER', parts: [{ data: { key, steps: 2 } }], metadata: { skillId: 'gated', timeout: 1 } } },
+      {
+        message: {
+          messageId: 'w2',
+          role: 'ROLE_USER',
+          parts: [{ data: { key, steps: 2 } }],
+          metadata: { skillId: 'gated', timeout: 1 },
+        },
+      },
       { 'A2A-Version': '1.0' },
     );
     expect(sent.json.result.task.status.state).toBe('TASK_STATE_CANCELED');
@@ -479,14 +608,22 @@ describe('on the wire', () => {
     expect(await gated.aborted(key)).toMatch(/timed out/);
   });
 
-  it('protocol errors: not JSON, not JSON-RPC, the other dialect\'s method, a missing message', async () => {
+  it("protocol errors: not JSON, not JSON-RPC, the other dialect's method, a missing message", async () => {
     const notJson = await postJson(`${gw.url}/a2a`, '{oops');
     expect(notJson.json.error).toMatchObject({ code: -32700 });
-    expect((await postJson(`${gw.url}/a2a`, { method: 'x' })).json.error).toMatchObject({ code: -32600, message: expect.stringMatching(/"jsonrpc": "2.0"/) });
+    expect((await postJson(`${gw.url}/a2a`, { method: 'x' })).json.error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/"jsonrpc": "2.0"/),
+    });
     const wrongDialect = await rpc('message/send', {}, { 'A2A-Version': '1.0' });
     expect(wrongDialect.json).toMatchObject({ id: 'r1', error: { code: -32601 } });
-    expect(wrongDialect.json.error.message).toMatch(/"message\/send" is the A2A 0.3 name; with A2A-Version: 1.0 the methods are SendMessage/);
-    expect((await rpc('message/send', { message: {} })).json.error).toMatchObject({ code: -32602, message: expect.stringMatching(/"parts" array/) });
+    expect(wrongDialect.json.error.message).toMatch(
+      /"message\/send" is the A2A 0.3 name; with A2A-Version: 1.0 the methods are SendMessage/,
+    );
+    expect((await rpc('message/send', { message: {} })).json.error).toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/"parts" array/),
+    });
   });
 });
 
@@ -502,10 +639,27 @@ describe('gateway → gateway', () => {
   it("A's tools are B's A2A-backed tools; a call goes through both", async () => {
     const list = await postJson(`${b.url}/tool/list`, { filter_kind: 'a2a' });
     const names = list.json.tools.map((t: any) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['Gateway_A_echo', 'Gateway_A_steps', 'Gateway_A_instant', 'Gateway_A_slow', 'Gateway_A_broken']));
-    expect(list.json.tools.find((t: any) => t.name === 'Gateway_A_echo')).toMatchObject({ kind: 'a2a', toolkit: 'Gateway A' });
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'Gateway_A_echo',
+        'Gateway_A_steps',
+        'Gateway_A_instant',
+        'Gateway_A_slow',
+        'Gateway_A_broken',
+      ]),
+    );
+    expect(list.json.tools.find((t: any) => t.name === 'Gateway_A_echo')).toMatchObject({
+      kind: 'a2a',
+      toolkit: 'Gateway A',
+    });
     const agents = await (await fetch(`${b.url}/agents`)).json();
-    expect(agents.agents[0]).toMatchObject({ name: 'a', state: 'ok', dialect: '1.0', streaming: true, endpoint: `${gw.url}/a2a` });
+    expect(agents.agents[0]).toMatchObject({
+      name: 'a',
+      state: 'ok',
+      dialect: '1.0',
+      streaming: true,
+      endpoint: `${gw.url}/a2a`,
+    });
 
     const res = await postJson(`${b.url}/tool/call`, callBody('Gateway_A_echo', { task: 'across' }));
     expect(res.json.data).toMatchObject({ success: true, data: { output: '{"text":"across"}', state: 'completed' } });
@@ -513,7 +667,7 @@ describe('gateway → gateway', () => {
     expect((await auditRecords()).some((r) => r.tool_name === 'echo' && r.door === 'a2a' && r.success)).toBe(true);
   });
 
-  it('events of a call on A arrive at B\'s caller while A\'s tool runs', async () => {
+  it("events of a call on A arrive at B's caller while A's tool runs", async () => {
     const key = 'federated';
     const stream = await openSse(`${b.url}/tool/call`, {
       method: 'POST',
@@ -536,7 +690,12 @@ describe('gateway → gateway', () => {
       if (m) test.open(key, Number(m[1])); // A's tool waits for its chunk to reach B's caller
     }
     expect(seen).toEqual(
-      expect.arrayContaining(['status: a: task working: step 0', 'artifact log.txt: chunk 0;', 'artifact log.txt: chunk 2;', 'tool/call/resp']),
+      expect.arrayContaining([
+        'status: a: task working: step 0',
+        'artifact log.txt: chunk 0;',
+        'artifact log.txt: chunk 2;',
+        'tool/call/resp',
+      ]),
     );
     expect(seen.indexOf('artifact log.txt: chunk 0;')).toBeLessThan(seen.indexOf('artifact log.txt: chunk 1;'));
   });
@@ -555,22 +714,41 @@ describe('gateway → gateway', () => {
 
 describe('the same gate as the REST routes', () => {
   it('Host and Origin are checked; a refused call attempt is audited with door "a2a"; calls are counted in /metrics', async () => {
-    const body = { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message: { kind: 'message', messageId: 'm', role: 'user', parts: [{ kind: 'text', text: 'x' }], metadata: { skillId: 'echo' } } } };
+    const body = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: {
+        message: {
+          kind: 'message',
+          messageId: 'm',
+          role: 'user',
+          parts: [{ kind: 'text', text: 'x' }],
+          metadata: { skillId: 'echo' },
+        },
+      },
+    };
     const foreign = await postJson(`${gw.url}/a2a`, body, { Origin: 'https://evil.example' });
     expect(foreign.status).toBe(403);
     expect(foreign.json.message).toMatch(/origin "https:\/\/evil.example" is not allowed/);
     const { request: raw } = await import('node:http');
     const badHost = await new Promise<number>((resolve, reject) => {
-      const r = raw(`${gw.url}/a2a`, { method: 'POST', headers: { Host: 'attacker.example', 'Content-Type': 'application/json' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode ?? 0);
-      });
+      const r = raw(
+        `${gw.url}/a2a`,
+        { method: 'POST', headers: { Host: 'attacker.example', 'Content-Type': 'application/json' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
       r.on('error', reject);
       r.end(JSON.stringify(body));
     });
     expect(badHost).toBe(403);
     const records = await auditRecords();
-    expect(records.filter((r) => r.door === 'a2a' && r.error_code === 'forbidden' && r.tool_name === '').length).toBe(2);
+    expect(records.filter((r) => r.door === 'a2a' && r.error_code === 'forbidden' && r.tool_name === '').length).toBe(
+      2,
+    );
 
     const before = sample(await scrape(gw.url), 'a2e_tool_calls_total', { tool: 'echo', outcome: 'success' }) ?? 0;
     expect((await postJson(`${gw.url}/a2a`, body)).json.result.status.state).toBe('completed');
@@ -578,7 +756,10 @@ describe('the same gate as the REST routes', () => {
   });
 
   it('under server.base_path the card and the endpoint move with it', async () => {
-    const based = await startGateway({ config: { server: { base_path: '/gw' }, a2a_server: { path: '/agent' } }, plugins: [gatedPlugin().plugin] });
+    const based = await startGateway({
+      config: { server: { base_path: '/gw' }, a2a_server: { path: '/agent' } },
+      plugins: [gatedPlugin().plugin],
+    });
     try {
       const origin = new URL(based.url).origin;
       const card = await (await fetch(`${origin}/gw/.well-known/agent-card.json`)).json();

@@ -65,27 +65,42 @@ describe('A2E transport with auth configured', () => {
     // No auth_token: the session's own token; the same token sent again is fine too.
     for (const auth_token of ['', 's3cret-token']) {
       const hs = await client.request({ type: 'handshake/req', agent_caps: ['tools'], auth_token });
-      expect(hs.response).toMatchObject({ ok: true, accepted_caps: [{ capability: 'tools', enabled: true, metadata: {} }] });
+      expect(hs.response).toMatchObject({
+        ok: true,
+        accepted_caps: [{ capability: 'tools', enabled: true, metadata: {} }],
+      });
       expect(Number.isInteger(hs.response.max_parallel)).toBe(true);
     }
     const list = await client.request({ type: 'tool/list/req' });
     expect(list.response.tools.map((t: { name: string }) => t.name)).toEqual(['echo']);
     const denied = await client.request({ type: 'tool/call/req', tool_name: 'forbidden_tool', arguments: {} });
     expect(denied.response).toMatchObject({ type: 'error', code: 'tool_denied', capability_name: 'tools' });
-    const ok = await client.request({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' }, streaming: true });
+    const ok = await client.request({
+      type: 'tool/call/req',
+      tool_name: 'echo',
+      arguments: { text: 'hi' },
+      streaming: true,
+    });
     expect(ok.response.data).toMatchObject({ success: true, data: { text: 'hi' } });
     await client.dropStream();
   });
 
   it('the REST routes still want a bearer token; the transport still checks Host', async () => {
-    const rest = await fetch(`${gw.url}/tool/list`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    const rest = await fetch(`${gw.url}/tool/list`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{}',
+    });
     expect(rest.status).toBe(401);
     const { port } = new URL(gw.url);
     const status = await new Promise<number>((resolve, reject) => {
-      const req = request({ host: '127.0.0.1', port, method: 'POST', path: '/a2e/v1/session', headers: { Host: 'evil.example' } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      });
+      const req = request(
+        { host: '127.0.0.1', port, method: 'POST', path: '/a2e/v1/session', headers: { Host: 'evil.example' } },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        },
+      );
       req.on('error', reject);
       req.end();
     });

@@ -105,7 +105,13 @@ describe('A2E transport configuration', () => {
   it('a flood of events waits inside the call while no stream reads; all arrive in order once one attaches', async () => {
     const gw = await gateway({ max_queued: 4 });
     const client = await A2eTestClient.open(`${gw.url}/a2e/v1`);
-    await client.send({ type: 'tool/call/req', id: 'flood', tool_name: 'burst', arguments: { n: 200 }, streaming: true });
+    await client.send({
+      type: 'tool/call/req',
+      id: 'flood',
+      tool_name: 'burst',
+      arguments: { n: 200 },
+      streaming: true,
+    });
     await burstDone.promise; // the tool has emitted all 200 events…
     await new Promise<void>((resolve) => {
       const settled = () => (gw.gateway.engine.running === 0 ? setImmediate(resolve) : setImmediate(settled));
@@ -224,21 +230,39 @@ describe('A2E transport: pluggable handshake auth', () => {
 
     const { client, handshake } = await A2eTestClient.connect(base, { auth_token: 'wrong' });
     cleanup.push(() => client.dropStream());
-    expect(handshake.response).toMatchObject({ type: 'handshake/resp', ok: false, reason: 'the token is not valid; check auth_token', session_id: '', accepted_caps: [] });
+    expect(handshake.response).toMatchObject({
+      type: 'handshake/resp',
+      ok: false,
+      reason: 'the token is not valid; check auth_token',
+      session_id: '',
+      accepted_caps: [],
+    });
     const denied = await client.request({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'x' } });
     expect(denied.response).toMatchObject({ type: 'error', code: 'unauthorized', capability_name: 'tools' });
     const list = await client.request({ type: 'tool/list/req' });
     expect(list.response).toMatchObject({ type: 'error', code: 'unauthorized' });
 
     const missing = await client.request({ type: 'handshake/req', agent_caps: ['tools'] });
-    expect(missing.response).toMatchObject({ ok: false, reason: 'this gateway requires a token; send it as auth_token in handshake/req' });
+    expect(missing.response).toMatchObject({
+      ok: false,
+      reason: 'this gateway requires a token; send it as auth_token in handshake/req',
+    });
     const ok = await client.request({ type: 'handshake/req', agent_caps: ['tools'], auth_token: 's3cret' });
     expect(ok.response).toMatchObject({ ok: true, accepted_caps: [{ capability: 'tools', enabled: true }] });
-    const call = await client.request({ type: 'tool/call/req', id: 'authed', tool_name: 'echo', arguments: { text: 'x' } });
+    const call = await client.request({
+      type: 'tool/call/req',
+      id: 'authed',
+      tool_name: 'echo',
+      arguments: { text: 'x' },
+    });
     expect(call.response.data.success).toBe(true);
     expect(seen).toEqual(['wrong', null, 's3cret']);
     // The engine saw the principal and the handshake's session: audit records both.
-    expect(audit.find((r) => r.req_id === 'authed')).toMatchObject({ principal: 'ci-bot', session_id: ok.response.session_id, success: true });
+    expect(audit.find((r) => r.req_id === 'authed')).toMatchObject({
+      principal: 'ci-bot',
+      session_id: ok.response.session_id,
+      success: true,
+    });
     // Calls refused for want of a handshake never reached the engine.
     expect(audit.filter((r) => r.req_id !== 'authed')).toEqual([]);
   });

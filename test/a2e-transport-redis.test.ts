@@ -39,7 +39,12 @@ async function session(open: number, send: number, stream: number): Promise<A2eT
   client.sendTo = at(send);
   client.streamFrom = at(stream);
   expect((await client.openStream()).status).toBe(200);
-  const hs = await client.request({ type: 'handshake/req', agent_id: 'scale-test', agent_caps: ['tools'], auth_token: '' });
+  const hs = await client.request({
+    type: 'handshake/req',
+    agent_id: 'scale-test',
+    agent_caps: ['tools'],
+    auth_token: '',
+  });
   expect(hs.response).toMatchObject({ type: 'handshake/resp', ok: true });
   return client;
 }
@@ -54,7 +59,12 @@ describe('A2E transport sessions across instances (Redis)', () => {
     const who = await client.request({ type: 'tool/call/req', tool_name: 'whoami', arguments: {} });
     expect(who.response.data).toMatchObject({ success: true, data: { pid: cluster.instances[1]!.pid } });
     const n = 20;
-    const ticker = await client.request({ type: 'tool/call/req', tool_name: 'ticker', arguments: { count: n, every_ms: 5 }, streaming: true });
+    const ticker = await client.request({
+      type: 'tool/call/req',
+      tool_name: 'ticker',
+      arguments: { count: n, every_ms: 5 },
+      streaming: true,
+    });
     expect(ticks(ticker.events)).toEqual(Array.from({ length: n }, (_, i) => i));
     expect(ticker.response.data).toMatchObject({ success: true, data: { pid: cluster.instances[1]!.pid, ticks: n } });
     expect(ticker.late()).toEqual([]);
@@ -66,7 +76,10 @@ describe('A2E transport sessions across instances (Redis)', () => {
   it('a session stays bound to the token that opened it on every instance', async () => {
     const client = await A2eTestClient.open(at(0), X);
     for (const i of [1, 2]) {
-      const foreign = await client.send({ type: 'ping' }, { ...Y, 'X-Session-Id': client.sessionId, 'Content-Type': 'text/plain' });
+      const foreign = await client.send(
+        { type: 'ping' },
+        { ...Y, 'X-Session-Id': client.sessionId, 'Content-Type': 'text/plain' },
+      );
       expect(foreign.status).toBe(403);
       expect(((await foreign.json()) as { detail: string }).detail).toContain('belongs to another token');
       const none = await fetch(`${at(i)}/stream`, { headers: { 'X-Session-Id': client.sessionId } });
@@ -91,8 +104,22 @@ describe('A2E transport sessions across instances (Redis)', () => {
     const client = await session(1, 1, 0); // opened and sent to B, stream on A
     const n = 60;
     const id = 'ticker-across-a-kill';
-    const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the ticker response');
-    expect((await client.send({ type: 'tool/call/req', id, tool_name: 'ticker', arguments: { count: n, every_ms: 40 }, streaming: true })).status).toBe(202);
+    const answered = client.waitFor(
+      (m) => m.req_id === id && m.type === 'tool/call/resp',
+      60_000,
+      'the ticker response',
+    );
+    expect(
+      (
+        await client.send({
+          type: 'tool/call/req',
+          id,
+          tool_name: 'ticker',
+          arguments: { count: n, every_ms: 40 },
+          streaming: true,
+        })
+      ).status,
+    ).toBe(202);
     await client.waitFor((m) => m.req_id === id && m.seq === 10, 30_000, 'tick 10 on A');
     await cluster.instances[0]!.kill();
     await client.streamEnded();
@@ -145,7 +172,10 @@ describe('A2E transport sessions across instances (Redis)', () => {
       await cluster.redis.start();
     }
     // Its data did not survive (persistence off): a new session works across instances again.
-    await vi.waitFor(async () => expect((await fetch(`${at(1)}/session`, { method: 'POST', headers: X })).status).toBe(200), { timeout: 20_000, interval: 200 });
+    await vi.waitFor(
+      async () => expect((await fetch(`${at(1)}/session`, { method: 'POST', headers: X })).status).toBe(200),
+      { timeout: 20_000, interval: 200 },
+    );
     const again = await session(1, 2, 1);
     const who = await again.request({ type: 'tool/call/req', tool_name: 'whoami', arguments: {} });
     expect(who.response.data).toMatchObject({ success: true, data: { pid: cluster.instances[2]!.pid } });

@@ -79,7 +79,10 @@ const stores: { name: string; open(): Promise<{ config: GatewayConfigInput; disp
     name: 'redis',
     async open() {
       const redis = await startRedis();
-      return { config: { store: { kind: 'redis', url: redis.url, prefix: 'a2e-transport-test:' } }, dispose: () => redis.dispose() };
+      return {
+        config: { store: { kind: 'redis', url: redis.url, prefix: 'a2e-transport-test:' } },
+        dispose: () => redis.dispose(),
+      };
     },
   },
 ];
@@ -112,7 +115,6 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
     await Promise.all(clients.map((c) => c.dropStream()));
   });
 
-
   describe('A2E transport: sessions and streams', () => {
     it('GET /health and POST /session', async () => {
       const health = await fetch(`${base}/health`);
@@ -127,7 +129,9 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
     });
 
     it('handshake sent while the stream opens: only asked-for A2E capabilities the gateway has', async () => {
-      const { client, handshake } = await connect({ agent_caps: ['streaming', 'artifacts', 'tools', 'memory', 'made_up'] });
+      const { client, handshake } = await connect({
+        agent_caps: ['streaming', 'artifacts', 'tools', 'memory', 'made_up'],
+      });
       const res = client.streamResponse!;
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
@@ -192,7 +196,10 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
     it('accepts application/json bodies as well as text/plain', async () => {
       const { client } = await connect();
       const answered = client.waitFor((m) => m.req_id === 'json-1');
-      const res = await client.send({ type: 'ping', id: 'json-1' }, { 'X-Session-Id': client.sessionId, 'Content-Type': 'application/json' });
+      const res = await client.send(
+        { type: 'ping', id: 'json-1' },
+        { 'X-Session-Id': client.sessionId, 'Content-Type': 'application/json' },
+      );
       expect(res.status).toBe(202);
       expect((await answered).type).toBe('pong');
     });
@@ -201,7 +208,13 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
       const { client } = await connect();
       await client.send('{not json');
       const bad = await client.waitFor((m) => m.type === 'error' && m.message.includes('not valid JSON'));
-      expect(bad).toMatchObject({ code: 'invalid_request', req_id: '', retryable: false, detail: {}, capability_name: '' });
+      expect(bad).toMatchObject({
+        code: 'invalid_request',
+        req_id: '',
+        retryable: false,
+        detail: {},
+        capability_name: '',
+      });
 
       const unknown = await client.request({ type: 'skill/invoke/req' });
       expect(unknown.response).toMatchObject({ type: 'error', code: 'invalid_request' });
@@ -220,7 +233,12 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
       const { client } = await connect();
       const all = await client.request({ type: 'tool/list/req' });
       expect(all.response.type).toBe('tool/list/resp');
-      expect(all.response.tools.map((t: { name: string }) => t.name).sort()).toEqual(['count', 'echo', 'gated', 'hang']);
+      expect(all.response.tools.map((t: { name: string }) => t.name).sort()).toEqual([
+        'count',
+        'echo',
+        'gated',
+        'hang',
+      ]);
 
       const found = await client.request({ type: 'tool/list/req', query: 'secrets vault', include_deferred: true });
       expect(found.response.tools.map((t: { name: string }) => t.name)).toEqual(['vault_lookup']);
@@ -232,7 +250,13 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
     it('a streaming call: events while the tool runs (seq from 0), then the response, nothing after it', async () => {
       const { client } = await connect();
       const id = 'call-stream-1';
-      const pending = client.request({ type: 'tool/call/req', id, tool_name: 'gated', arguments: { key: 's1', steps: 3 }, streaming: true });
+      const pending = client.request({
+        type: 'tool/call/req',
+        id,
+        tool_name: 'gated',
+        arguments: { key: 's1', steps: 3 },
+        streaming: true,
+      });
       for (let i = 0; i < 3; i++) {
         const ev = await client.waitFor((m) => m.req_id === id && m.type === 'tool/event' && m.seq === i);
         expect(ev).toMatchObject({ kind: 'progress', data: { message: `step ${i}` } });
@@ -241,7 +265,11 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
       }
       const { events, response, late } = await pending;
       expect(seqs(events)).toEqual([0, 1, 2]);
-      expect(response).toMatchObject({ type: 'tool/call/resp', req_id: id, data: { success: true, tool_name: 'gated', data: { steps: 3 } } });
+      expect(response).toMatchObject({
+        type: 'tool/call/resp',
+        req_id: id,
+        data: { success: true, tool_name: 'gated', data: { steps: 3 } },
+      });
       expect(Number.isInteger(response.data.duration_ms)).toBe(true);
       for (const ev of events) expect(Number.isInteger(ev.seq)).toBe(true);
       expect(late()).toEqual([]);
@@ -249,7 +277,12 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
 
     it('an unknown tool: an A2E error with the REST code, req_id and capability_name', async () => {
       const { client } = await connect();
-      const { response } = await client.request({ type: 'tool/call/req', id: 'nope-1', tool_name: 'ehco', arguments: {} });
+      const { response } = await client.request({
+        type: 'tool/call/req',
+        id: 'nope-1',
+        tool_name: 'ehco',
+        arguments: {},
+      });
       expect(response).toMatchObject({
         type: 'error',
         req_id: 'nope-1',
@@ -275,7 +308,12 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
       const { client } = await connect();
       const text = 'Grüße, 世界 — 🚀 ∑ "quoted" \\ back\\slash\nnew line \u2028 end';
       for (const streaming of [false, true]) {
-        const { response } = await client.request({ type: 'tool/call/req', tool_name: 'echo', arguments: { text }, streaming });
+        const { response } = await client.request({
+          type: 'tool/call/req',
+          tool_name: 'echo',
+          arguments: { text },
+          streaming,
+        });
         expect(response.data).toMatchObject({ success: true, data: { text } });
       }
       // Every frame's data is one line of JSON, whatever the text held.
@@ -287,10 +325,19 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
       const n = 60;
       const [a, b] = await Promise.all(
         ['alpha', 'beta'].map((label) =>
-          client.request({ type: 'tool/call/req', id: `cc-${label}`, tool_name: 'count', arguments: { label, n }, streaming: true }),
+          client.request({
+            type: 'tool/call/req',
+            id: `cc-${label}`,
+            tool_name: 'count',
+            arguments: { label, n },
+            streaming: true,
+          }),
         ),
       );
-      for (const [label, x] of [['alpha', a!], ['beta', b!]] as const) {
+      for (const [label, x] of [
+        ['alpha', a!],
+        ['beta', b!],
+      ] as const) {
         expect(seqs(x.events)).toEqual(Array.from({ length: n }, (_, i) => i));
         expect(x.events.map((e) => e.data.message)).toEqual(Array.from({ length: n }, (_, i) => `${label} ${i}`));
         expect(x.response.data).toMatchObject({ success: true, data: { label } });
@@ -299,10 +346,19 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
       // They really run at the same time, proven with gates, not timing: each emits its first event, then waits
       // for its gate; both first events arrive while neither call can have finished.
       const calls = ['cc-a', 'cc-b'].map((key) =>
-        client.request({ type: 'tool/call/req', id: key, tool_name: 'gated', arguments: { key, steps: 2 }, streaming: true }),
+        client.request({
+          type: 'tool/call/req',
+          id: key,
+          tool_name: 'gated',
+          arguments: { key, steps: 2 },
+          streaming: true,
+        }),
       );
-      for (const key of ['cc-a', 'cc-b']) await client.waitFor((m) => m.req_id === key && m.type === 'tool/event' && m.seq === 0);
-      expect(client.received.some((m) => m.type === 'tool/call/resp' && (m.req_id === 'cc-a' || m.req_id === 'cc-b'))).toBe(false);
+      for (const key of ['cc-a', 'cc-b'])
+        await client.waitFor((m) => m.req_id === key && m.type === 'tool/event' && m.seq === 0);
+      expect(
+        client.received.some((m) => m.type === 'tool/call/resp' && (m.req_id === 'cc-a' || m.req_id === 'cc-b')),
+      ).toBe(false);
       // Released in the other order: cc-b finishes first although cc-a started first.
       gated.open('cc-b', 0);
       gated.open('cc-b', 1);
@@ -322,14 +378,22 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
     it('a stream that reconnects mid-call (no Last-Event-ID, as the reference client): nothing lost, nothing twice', async () => {
       const { client } = await connect();
       const id = 'reconnect-1';
-      const pending = client.request({ type: 'tool/call/req', id, tool_name: 'gated', arguments: { key: 'r1', steps: 4 }, streaming: true });
+      const pending = client.request({
+        type: 'tool/call/req',
+        id,
+        tool_name: 'gated',
+        arguments: { key: 'r1', steps: 4 },
+        streaming: true,
+      });
       await client.waitFor((m) => m.req_id === id && m.seq === 0);
       gated.open('r1', 0);
       await client.waitFor((m) => m.req_id === id && m.seq === 1);
 
       await client.dropStream();
       // Once the gateway has seen the stream go, what the tool emits waits for the next one.
-      await vi.waitFor(async () => expect(await gw.gateway.transport!.streamAttached(client.sessionId)).toBe(false), { timeout: 10_000 });
+      await vi.waitFor(async () => expect(await gw.gateway.transport!.streamAttached(client.sessionId)).toBe(false), {
+        timeout: 10_000,
+      });
       gated.open('r1', 1); // → event seq 2, while no stream is attached
       await client.send({ type: 'ping', id: 'while-away' });
 
@@ -347,7 +411,13 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
     it('a stream that drops and reconnects with Last-Event-ID at once: frames written meanwhile are sent again, once', async () => {
       const { client } = await connect();
       const id = 'reconnect-2';
-      const pending = client.request({ type: 'tool/call/req', id, tool_name: 'gated', arguments: { key: 'r2', steps: 6 }, streaming: true });
+      const pending = client.request({
+        type: 'tool/call/req',
+        id,
+        tool_name: 'gated',
+        arguments: { key: 'r2', steps: 6 },
+        streaming: true,
+      });
       await client.waitFor((m) => m.req_id === id && m.seq === 0);
       await client.dropStream();
       // No waiting for the gateway to notice: these events may be written to the dead connection.
@@ -362,15 +432,25 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
       expect(new Set(client.received.map((m) => m.id)).size).toBe(ids);
     });
 
-    it('shutdown stops the session\'s calls, sends their responses, ends the stream and closes the session', async () => {
+    it("shutdown stops the session's calls, sends their responses, ends the stream and closes the session", async () => {
       const { client } = await connect();
       const why = watchStop('sd1');
-      const pending = client.request({ type: 'tool/call/req', id: 'sd-call', tool_name: 'hang', arguments: { key: 'sd1' }, streaming: true });
+      const pending = client.request({
+        type: 'tool/call/req',
+        id: 'sd-call',
+        tool_name: 'hang',
+        arguments: { key: 'sd1' },
+        streaming: true,
+      });
       await client.waitFor((m) => m.req_id === 'sd-call' && m.type === 'tool/event');
       await client.send({ type: 'shutdown', timeout: 0 });
       expect(await why).toContain('was canceled');
       const { response } = await pending;
-      expect(response.data).toMatchObject({ success: false, error_code: 'tool_error', error: 'tool "hang" was canceled' });
+      expect(response.data).toMatchObject({
+        success: false,
+        error_code: 'tool_error',
+        error: 'tool "hang" was canceled',
+      });
       await client.streamEnded();
       const res = await client.send({ type: 'ping' });
       expect(res.status).toBe(404);
@@ -388,9 +468,19 @@ describe.each(stores)('A2E transport with the $name store', (store) => {
 
     it('a call naming another session_id is refused; the handshake one is accepted', async () => {
       const { client, handshake } = await connect();
-      const other = await client.request({ type: 'tool/call/req', session_id: 'a'.repeat(32), tool_name: 'echo', arguments: { text: 'x' } });
+      const other = await client.request({
+        type: 'tool/call/req',
+        session_id: 'a'.repeat(32),
+        tool_name: 'echo',
+        arguments: { text: 'x' },
+      });
       expect(other.response).toMatchObject({ type: 'error', code: 'invalid_request' });
-      const own = await client.request({ type: 'tool/call/req', session_id: handshake.response.session_id, tool_name: 'echo', arguments: { text: 'x' } });
+      const own = await client.request({
+        type: 'tool/call/req',
+        session_id: handshake.response.session_id,
+        tool_name: 'echo',
+        arguments: { text: 'x' },
+      });
       expect(own.response.data.success).toBe(true);
     });
   });

@@ -7,7 +7,15 @@
 import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatedPlugin } from './helpers/gated.js';
-import { callBody, openSse, postJson, startGateway, type ReceivedEvent, type SseStream, type TestGateway } from './helpers/server.js';
+import {
+  callBody,
+  openSse,
+  postJson,
+  startGateway,
+  type ReceivedEvent,
+  type SseStream,
+  type TestGateway,
+} from './helpers/server.js';
 
 const gates = gatedPlugin();
 let gw: TestGateway;
@@ -20,7 +28,10 @@ afterAll(async () => {
 
 /** The next event that is not a heartbeat, within a bound. */
 async function nextEvent(stream: SseStream, ms = 10_000): Promise<ReceivedEvent> {
-  const e = await Promise.race([stream.next(), new Promise<null>((_, reject) => setTimeout(() => reject(new Error(`no event within ${ms} ms`)), ms))]);
+  const e = await Promise.race([
+    stream.next(),
+    new Promise<null>((_, reject) => setTimeout(() => reject(new Error(`no event within ${ms} ms`)), ms)),
+  ]);
   if (!e) throw new Error('the stream ended');
   return e;
 }
@@ -77,7 +88,13 @@ describe('GET /admin/events', () => {
     // A refusal: it never became a call.
     expect((await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 5 }))).status).toBe(422);
     const e5 = await nextEvent(stream);
-    expect(e5.json).toMatchObject({ type: 'call.refused', call_id: '', tool_name: 'echo', state: 'refused', error_code: 'invalid_arguments' });
+    expect(e5.json).toMatchObject({
+      type: 'call.refused',
+      call_id: '',
+      tool_name: 'echo',
+      state: 'refused',
+      error_code: 'invalid_arguments',
+    });
 
     // Ids increase by one; a second watcher's snapshot holds the finished call resource.
     const seqs = [e1, e2, e3, e4, e5].map((e) => Number(e.id!.split('.')[1]));
@@ -85,7 +102,10 @@ describe('GET /admin/events', () => {
     const second = await openSse(`${gw.url}/admin/events`);
     const snap2 = await nextEvent(second);
     expect(snap2.json.calls.map((c: any) => [c.call_id, c.state])).toEqual(
-      expect.arrayContaining([[started.json.call_id, 'completed'], [e4.json.call_id, 'completed']]),
+      expect.arrayContaining([
+        [started.json.call_id, 'completed'],
+        [e4.json.call_id, 'completed'],
+      ]),
     );
     second.abort();
     stream.abort();
@@ -129,7 +149,12 @@ describe('GET /admin/events', () => {
     const authGw = await startGateway({
       plugins: [gatedPlugin().plugin],
       config: {
-        auth: { tokens: [{ name: 'alice', token_sha256: sha('alice-token-123') }, { name: 'bob', token_sha256: sha('bob-token-456') }] },
+        auth: {
+          tokens: [
+            { name: 'alice', token_sha256: sha('alice-token-123') },
+            { name: 'bob', token_sha256: sha('bob-token-456') },
+          ],
+        },
         sessions: { required: false },
       },
     });
@@ -138,11 +163,17 @@ describe('GET /admin/events', () => {
       expect(anonymous.status).toBe(401);
       expect((await anonymous.json()).code).toBe('unauthorized');
 
-      const alice = await openSse(`${authGw.url}/admin/events`, { headers: { Authorization: 'Bearer alice-token-123' } });
+      const alice = await openSse(`${authGw.url}/admin/events`, {
+        headers: { Authorization: 'Bearer alice-token-123' },
+      });
       expect((await nextEvent(alice)).event).toBe('snapshot');
-      const bobCall = await postJson(`${authGw.url}/tool/call`, callBody('echo', { text: 'bob' }), { Authorization: 'Bearer bob-token-456' });
+      const bobCall = await postJson(`${authGw.url}/tool/call`, callBody('echo', { text: 'bob' }), {
+        Authorization: 'Bearer bob-token-456',
+      });
       expect(bobCall.status).toBe(200);
-      const aliceCall = await postJson(`${authGw.url}/tool/calls`, callBody('echo', { text: 'alice' }), { Authorization: 'Bearer alice-token-123' });
+      const aliceCall = await postJson(`${authGw.url}/tool/calls`, callBody('echo', { text: 'alice' }), {
+        Authorization: 'Bearer alice-token-123',
+      });
       expect(aliceCall.status).toBe(202);
       const first = await nextEvent(alice);
       // Bob's call came first and is not shown; Alice's is, with an events_url carrying its access token.

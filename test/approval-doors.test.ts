@@ -115,11 +115,20 @@ const ROWS: DoorRow[] = [
     name: 'MCP at POST /mcp: a progress notification with the status message, then the result',
     door: 'mcp',
     async start() {
-      const body = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'echo', arguments: { text: TEXT }, _meta: { progressToken: 'p1' } } };
+      const body = {
+        jsonrpc: '2.0',
+        id: 7,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: { text: TEXT }, _meta: { progressToken: 'p1' } },
+      };
       return frames(
         await openSse(`${gw.url}/mcp`, {
           method: 'POST',
-          headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-06-18' },
+          headers: {
+            'Content-Type': 'application/json',
+            Accept: 'application/json, text/event-stream',
+            'MCP-Protocol-Version': '2025-06-18',
+          },
           body: JSON.stringify(body),
         }),
       );
@@ -129,10 +138,23 @@ const ROWS: DoorRow[] = [
     name: 'A2A message/send (non-blocking): the task stays working with a status message naming the approval',
     door: 'a2a',
     async start() {
-      const message = { kind: 'message', messageId: `m-${Date.now()}`, role: 'user', parts: [{ kind: 'data', data: { text: TEXT } }], metadata: { skillId: 'echo' } };
-      const sent = await postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message, configuration: { blocking: false } } });
+      const message = {
+        kind: 'message',
+        messageId: `m-${Date.now()}`,
+        role: 'user',
+        parts: [{ kind: 'data', data: { text: TEXT } }],
+        metadata: { skillId: 'echo' },
+      };
+      const sent = await postJson(`${gw.url}/a2a`, {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'message/send',
+        params: { message, configuration: { blocking: false } },
+      });
       const taskId = sent.json.result.id as string;
-      const get = async () => (await postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: taskId } })).json.result;
+      const get = async () =>
+        (await postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: taskId } })).json
+          .result;
       return {
         waiting: async () => {
           const task = await waitFor('the status message', async () => {
@@ -156,7 +178,9 @@ const ROWS: DoorRow[] = [
 
 async function approvalOf(door: string, corr?: string): Promise<any> {
   return waitFor(`a pending approval from door ${door}`, async () => {
-    const body = (await fetch(`${gw.url}/admin/approvals?door=${door}${corr ? `&correlation_id=${corr}` : ''}`).then((r) => r.json())) as any;
+    const body = (await fetch(`${gw.url}/admin/approvals?door=${door}${corr ? `&correlation_id=${corr}` : ''}`).then(
+      (r) => r.json(),
+    )) as any;
     return body.approvals[0];
   });
 }
@@ -179,7 +203,9 @@ describe('approvals on every door', () => {
 
 describe('canceling a waiting call removes its approval', () => {
   const gone = (id: string) =>
-    waitFor('the approval gone', async () => ((await fetch(`${gw.url}/admin/approvals/${id}`)).status === 404 ? true : undefined));
+    waitFor('the approval gone', async () =>
+      (await fetch(`${gw.url}/admin/approvals/${id}`)).status === 404 ? true : undefined,
+    );
 
   it('a client that disconnects from POST /tool/call (SSE)', async () => {
     const stream = await openSse(`${gw.url}/tool/call`, {
@@ -193,10 +219,26 @@ describe('canceling a waiting call removes its approval', () => {
   });
 
   it('A2A tasks/cancel', async () => {
-    const message = { kind: 'message', messageId: `c-${Date.now()}`, role: 'user', parts: [{ kind: 'data', data: { text: TEXT } }], metadata: { skillId: 'echo' } };
-    const sent = await postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message, configuration: { blocking: false } } });
+    const message = {
+      kind: 'message',
+      messageId: `c-${Date.now()}`,
+      role: 'user',
+      parts: [{ kind: 'data', data: { text: TEXT } }],
+      metadata: { skillId: 'echo' },
+    };
+    const sent = await postJson(`${gw.url}/a2a`, {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'message/send',
+      params: { message, configuration: { blocking: false } },
+    });
     const approval = await approvalOf('a2a');
-    const canceled = await postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/cancel', params: { id: sent.json.result.id } });
+    const canceled = await postJson(`${gw.url}/a2a`, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tasks/cancel',
+      params: { id: sent.json.result.id },
+    });
     expect(canceled.json.result.status.state).toBe('canceled');
     await gone(approval.id);
   });

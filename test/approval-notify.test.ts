@@ -40,7 +40,10 @@ async function gatedCall(allowLoopback: boolean, log?: LogCapture) {
     },
   });
   const call = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'secret-argument' }));
-  const approval = await waitFor('pending', async () => ((await fetch(`${gw.url}/admin/approvals`).then((r) => r.json())) as any).approvals[0]);
+  const approval = await waitFor(
+    'pending',
+    async () => ((await fetch(`${gw.url}/admin/approvals`).then((r) => r.json())) as any).approvals[0],
+  );
   return { gw, call, approval };
 }
 
@@ -52,7 +55,13 @@ describe('approvals.notify', () => {
     try {
       await waitFor('two attempts', () => (received.length >= 2 ? true : undefined));
       expect(received[1]!.at - received[0]!.at).toBeGreaterThanOrEqual(400);
-      expect(received[1]!.body).toMatchObject({ type: 'approval.pending', id: approval.id, tool_name: 'echo', console_url: 'https://gw.example.com/ui/#approvals', url: approval.url });
+      expect(received[1]!.body).toMatchObject({
+        type: 'approval.pending',
+        id: approval.id,
+        tool_name: 'echo',
+        console_url: 'https://gw.example.com/ui/#approvals',
+        url: approval.url,
+      });
       expect(JSON.stringify(received[1]!.body)).not.toContain('secret-argument');
       await postJson(`${gw.url}/admin/approvals/${approval.id}`, { decision: 'approve' });
       expect((await call).json.data.success).toBe(true);

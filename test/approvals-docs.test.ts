@@ -37,9 +37,16 @@ describe('docs/approvals.md, run as written', () => {
     const script = block('approvals-flow').replaceAll('http://127.0.0.1:8080', gateway.url);
     const r = await execa('sh', ['-ec', script], { cwd: dir, reject: false });
     expect(r.exitCode, r.stderr).toBe(0);
-    const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const lines = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines[0]).toEqual({ state: 'awaiting_approval' });
-    expect(lines[1]).toMatchObject({ tool_name: 'write_file', arguments: { path: 'notes/plan.txt', content: 'ship it' }, rule: expect.stringContaining('not_glob') });
+    expect(lines[1]).toMatchObject({
+      tool_name: 'write_file',
+      arguments: { path: 'notes/plan.txt', content: 'ship it' },
+      rule: expect.stringContaining('not_glob'),
+    });
     expect(lines[2]).toMatchObject({ decision: 'approve', edited: true });
     expect(lines[3]).toMatchObject({ state: 'completed' });
     expect(await readFile(join(dir, 'workspace', 'notes', 'plan.txt'), 'utf8')).toBe('ship it on Monday');

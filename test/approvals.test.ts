@@ -29,7 +29,12 @@ const writeTool: [ToolDefinitionInput, Handler] = [
   },
 ];
 
-const env = { AGENT_TOKEN: 'agent-secret', ALICE_TOKEN: 'alice-secret', BOSS_TOKEN: 'boss-secret', EVE_TOKEN: 'eve-secret' };
+const env = {
+  AGENT_TOKEN: 'agent-secret',
+  ALICE_TOKEN: 'alice-secret',
+  BOSS_TOKEN: 'boss-secret',
+  EVE_TOKEN: 'eve-secret',
+};
 const SECRET = { agent: env.AGENT_TOKEN, alice: env.ALICE_TOKEN, boss: env.BOSS_TOKEN, eve: env.EVE_TOKEN };
 const as = (who: keyof typeof SECRET) => ({ Authorization: `Bearer ${SECRET[who]}` });
 
@@ -72,23 +77,35 @@ async function pending(correlation: string): Promise<any> {
   });
 }
 
-const decide = (id: string, body: unknown, who: keyof typeof SECRET = 'alice') => postJson(`${gw.url}/admin/approvals/${id}`, body, as(who));
+const decide = (id: string, body: unknown, who: keyof typeof SECRET = 'alice') =>
+  postJson(`${gw.url}/admin/approvals/${id}`, body, as(who));
 
 describe('approvals', () => {
   it('runs an ungated call at once, and one gated only by an argument condition when the condition holds', async () => {
     const free = await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'hi' }), as('agent'));
     expect(free.status).toBe(200);
-    const scratch = await postJson(`${gw.url}/tool/call`, callBody('write', { path: '/scratch/a', text: 'x' }), as('agent'));
+    const scratch = await postJson(
+      `${gw.url}/tool/call`,
+      callBody('write', { path: '/scratch/a', text: 'x' }),
+      as('agent'),
+    );
     expect(scratch.status).toBe(200);
     expect(scratch.json.data.data).toEqual({ wrote: '/scratch/a', text: 'x' });
   });
 
   it('holds a gated call (awaiting_approval, a status event naming the approval) until an approver approves it', async () => {
-    const res = await postJson(`${gw.url}/tool/calls`, callBody('write', { path: '/etc/x', text: 'a' }, { correlation_id: 'corr-1' }), as('agent'));
+    const res = await postJson(
+      `${gw.url}/tool/calls`,
+      callBody('write', { path: '/etc/x', text: 'a' }, { correlation_id: 'corr-1' }),
+      as('agent'),
+    );
     expect(res.status).toBe(202);
     const stream = await openSse(res.json.events_url, { headers: as('agent') });
     const status = await stream.next();
-    expect(status!.json).toMatchObject({ kind: 'status', data: { approval: { id: expect.any(String), url: expect.stringMatching(/^\/admin\/approvals\//) } } });
+    expect(status!.json).toMatchObject({
+      kind: 'status',
+      data: { approval: { id: expect.any(String), url: expect.stringMatching(/^\/admin\/approvals\//) } },
+    });
     expect(status!.json.data.message).toMatch(/^awaiting approval/);
     const approval = await pending('corr-1');
     expect(approval).toMatchObject({
@@ -105,7 +122,9 @@ describe('approvals', () => {
     expect(view.state).toBe('awaiting_approval');
     expect(started).not.toContain('/etc/x');
     // Filters narrow the list.
-    const other = await fetch(`${gw.url}/admin/approvals?principal=nobody`, { headers: as('alice') }).then((r) => r.json() as any);
+    const other = await fetch(`${gw.url}/admin/approvals?principal=nobody`, { headers: as('alice') }).then(
+      (r) => r.json() as any,
+    );
     expect(other.approvals).toEqual([]);
 
     const ok = await decide(approval.id, { decision: 'approve', reason: 'looks fine' });
@@ -119,17 +138,29 @@ describe('approvals', () => {
   });
 
   it('answers a denied call tool_denied naming the approver and reason, on the JSON door', async () => {
-    const call = postJson(`${gw.url}/tool/call`, callBody('write', { path: '/etc/y', text: 'b' }, { correlation_id: 'corr-y' }), as('agent'));
+    const call = postJson(
+      `${gw.url}/tool/call`,
+      callBody('write', { path: '/etc/y', text: 'b' }, { correlation_id: 'corr-y' }),
+      as('agent'),
+    );
     const approval = await pending('corr-y');
     const no = await decide(approval.id, { decision: 'deny', reason: 'not in prod' }, 'boss');
     expect(no.status).toBe(200);
     const res = await call;
-    expect(res.json.data).toMatchObject({ success: false, error_code: 'tool_denied', error: 'denied by boss: not in prod' });
+    expect(res.json.data).toMatchObject({
+      success: false,
+      error_code: 'tool_denied',
+      error: 'denied by boss: not in prod',
+    });
     expect(started).not.toContain('/etc/y');
   });
 
   it('runs approved edited arguments, refuses invalid edits (the approval stays pending), and audits both versions', async () => {
-    const call = postJson(`${gw.url}/tool/call`, callBody('write', { path: '/etc/z', text: 'c' }, { correlation_id: 'corr-z' }), as('agent'));
+    const call = postJson(
+      `${gw.url}/tool/call`,
+      callBody('write', { path: '/etc/z', text: 'c' }, { correlation_id: 'corr-z' }),
+      as('agent'),
+    );
     const approval = await pending('corr-z');
     const bad = await decide(approval.id, { decision: 'approve', arguments: { path: 42 } });
     expect(bad.status).toBe(422);
@@ -141,7 +172,11 @@ describe('approvals', () => {
     expect(res.json.data).toMatchObject({ success: true, data: { wrote: '/scratch/z' } });
     const lines = await waitFor('the audit record', async () => {
       const text = await readFile(auditPath, 'utf8').catch(() => '');
-      const found = text.split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.approval?.id === approval.id);
+      const found = text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((r) => r.approval?.id === approval.id);
       return found.length ? found : undefined;
     });
     expect(lines[0].approval).toMatchObject({
@@ -153,12 +188,25 @@ describe('approvals', () => {
   });
 
   it('refuses self-approval and a non-approver on every route, and hides approvals from non-approvers', async () => {
-    const call = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'gated for eve' }, { correlation_id: 'corr-eve' }), as('eve'));
+    const call = postJson(
+      `${gw.url}/tool/call`,
+      callBody('echo', { text: 'gated for eve' }, { correlation_id: 'corr-eve' }),
+      as('eve'),
+    );
     const approval = await pending('corr-eve');
     expect(approval.principal).toBe('eve');
     // eve is no approver: 403 everywhere, whatever the id.
-    for (const [method, path] of [['GET', '/admin/approvals'], ['GET', `/admin/approvals/${approval.id}`], ['POST', `/admin/approvals/${approval.id}`], ['GET', '/admin/approvals/made-up']]) {
-      const r = await fetch(`${gw.url}${path}`, { method, headers: { ...as('eve'), 'Content-Type': 'application/json' }, body: method === 'POST' ? '{"decision":"approve"}' : undefined });
+    for (const [method, path] of [
+      ['GET', '/admin/approvals'],
+      ['GET', `/admin/approvals/${approval.id}`],
+      ['POST', `/admin/approvals/${approval.id}`],
+      ['GET', '/admin/approvals/made-up'],
+    ]) {
+      const r = await fetch(`${gw.url}${path}`, {
+        method,
+        headers: { ...as('eve'), 'Content-Type': 'application/json' },
+        body: method === 'POST' ? '{"decision":"approve"}' : undefined,
+      });
       expect(r.status, `${method} ${path}`).toBe(403);
     }
     // A per-token rule gates eve's echo, not agent's.
@@ -169,7 +217,11 @@ describe('approvals', () => {
   });
 
   it('refuses an approver deciding their own call', async () => {
-    const call = postJson(`${gw.url}/tool/call`, callBody('write', { path: '/etc/self', text: 'd' }, { correlation_id: 'corr-self' }), as('alice'));
+    const call = postJson(
+      `${gw.url}/tool/call`,
+      callBody('write', { path: '/etc/self', text: 'd' }, { correlation_id: 'corr-self' }),
+      as('alice'),
+    );
     const approval = await pending('corr-self');
     const self = await decide(approval.id, { decision: 'approve' });
     expect(self.status).toBe(403);
@@ -179,7 +231,11 @@ describe('approvals', () => {
   });
 
   it('removes the approval of a call canceled while it waits', async () => {
-    const res = await postJson(`${gw.url}/tool/calls`, callBody('write', { path: '/etc/cancel', text: 'e' }, { correlation_id: 'corr-cancel' }), as('agent'));
+    const res = await postJson(
+      `${gw.url}/tool/calls`,
+      callBody('write', { path: '/etc/cancel', text: 'e' }, { correlation_id: 'corr-cancel' }),
+      as('agent'),
+    );
     const approval = await pending('corr-cancel');
     const del = await fetch(res.json.result_url, { method: 'DELETE', headers: as('agent') });
     expect(del.status).toBeLessThan(300);
@@ -227,20 +283,38 @@ describe('approvals and reload', () => {
   it('a reload changes which tools are gated for new calls only; a pending approval keeps its rule', async () => {
     const { createGateway, createLogger, defineConfig } = await import('../src/index.js');
     const config = (require: string[]) =>
-      defineConfig({ server: { port: 0 }, tools: { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } }, approvals: { require } });
+      defineConfig({
+        server: { port: 0 },
+        tools: {
+          fs: { enabled: false },
+          shell: { enabled: false },
+          http: { enabled: false },
+          eval: { enabled: false },
+        },
+        approvals: { require },
+      });
     let next = config(['echo']);
-    const gateway = await createGateway({ config: next, plugins: [definePlugin('t', [echoTool, writeTool])], logger: createLogger('silent'), loadConfig: async () => next });
+    const gateway = await createGateway({
+      config: next,
+      plugins: [definePlugin('t', [echoTool, writeTool])],
+      logger: createLogger('silent'),
+      loadConfig: async () => next,
+    });
     const { url } = await gateway.listen(0, '127.0.0.1');
     try {
       const held = postJson(`${url}/tool/call`, callBody('echo', { text: 'before' }));
-      const approval = await waitFor('pending', async () => ((await fetch(`${url}/admin/approvals`).then((r) => r.json())) as any).approvals[0]);
+      const approval = await waitFor(
+        'pending',
+        async () => ((await fetch(`${url}/admin/approvals`).then((r) => r.json())) as any).approvals[0],
+      );
       next = config(['write']);
       expect(await gateway.reload('test')).toMatchObject({ status: 'reloaded', changed: ['approvals.require'] });
       // New calls follow the new rules: echo runs at once, write waits.
       expect((await postJson(`${url}/tool/call`, callBody('echo', { text: 'after' }))).json.data.success).toBe(true);
       const write = postJson(`${url}/tool/call`, callBody('write', { path: '/p', text: 't' }));
-      const second = await waitFor('write pending', async () =>
-        ((await fetch(`${url}/admin/approvals?tool=write`).then((r) => r.json())) as any).approvals[0],
+      const second = await waitFor(
+        'write pending',
+        async () => ((await fetch(`${url}/admin/approvals?tool=write`).then((r) => r.json())) as any).approvals[0],
       );
       // The echo approval made before the reload is still pending and still decides its call.
       const list = ((await fetch(`${url}/admin/approvals`).then((r) => r.json())) as any).approvals;
@@ -270,7 +344,11 @@ describe('approvals on /admin/events', () => {
       }
     };
     const approverDone = collect(approverStream, seen, (e) => e.event === 'approval.decided');
-    const call = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'watched' }, { correlation_id: 'corr-watch' }), as('eve'));
+    const call = postJson(
+      `${gw.url}/tool/call`,
+      callBody('echo', { text: 'watched' }, { correlation_id: 'corr-watch' }),
+      as('eve'),
+    );
     const approval = await pending('corr-watch');
     await decide(approval.id, { decision: 'deny', reason: 'seen' });
     await call;

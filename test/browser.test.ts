@@ -83,7 +83,15 @@ async function reporter(page: Page) {
   const until = (what: string, pred: (r: Report[]) => boolean, ms = 15_000) =>
     new Promise<void>((resolve, reject) => {
       if (pred(reports)) return resolve();
-      const timer = setTimeout(() => reject(new Error(`browser: ${what} did not happen within ${ms} ms; reports: ${JSON.stringify(reports.map((r) => [r.type, r.id ?? r.readyState]))}`)), ms);
+      const timer = setTimeout(
+        () =>
+          reject(
+            new Error(
+              `browser: ${what} did not happen within ${ms} ms; reports: ${JSON.stringify(reports.map((r) => [r.type, r.id ?? r.readyState]))}`,
+            ),
+          ),
+        ms,
+      );
       waiters.push({ pred, resolve: () => (clearTimeout(timer), resolve()) });
     });
   return { reports, until };
@@ -154,7 +162,10 @@ describe('Chromium', () => {
     await page.goto(`${nginx.url}/a2e/docs`);
     await page.waitForSelector('.opblock-summary-path', { timeout: 20_000 });
     const paths = await page.$$eval('.opblock .opblock-summary', (els) =>
-      els.map((el) => `${el.querySelector('.opblock-summary-method')?.textContent} ${el.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`),
+      els.map(
+        (el) =>
+          `${el.querySelector('.opblock-summary-method')?.textContent} ${el.querySelector('.opblock-summary-path')?.getAttribute('data-path')}`,
+      ),
     );
     expect(paths).toEqual(
       expect.arrayContaining([
@@ -172,7 +183,9 @@ describe('Chromium', () => {
     await mkdir(dir, { recursive: true });
     const shot = `${dir}docs.png`;
     await page.screenshot({ path: shot, fullPage: true });
-    console.log(`[browser] /docs screenshot: ${shot}${blocked.length ? `; outside requests blocked: ${blocked.join(', ')}` : '; no outside requests were attempted'}`);
+    console.log(
+      `[browser] /docs screenshot: ${shot}${blocked.length ? `; outside requests blocked: ${blocked.join(', ')}` : '; no outside requests were attempted'}`,
+    );
     await context.close();
   });
 });

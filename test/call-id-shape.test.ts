@@ -36,7 +36,9 @@ describe.each(STORE_KINDS)('call ids of malformed shape (store: %s)', (kind) => 
   ];
 
   it('GET, DELETE and the events stream answer 404 not_found for each, like an unknown id, naming no key', async () => {
-    await expect.poll(async () => ((await (await fetch(`${gw.url}/tool/calls/${id}`)).json()) as any).state).toBe('completed');
+    await expect
+      .poll(async () => ((await (await fetch(`${gw.url}/tool/calls/${id}`)).json()) as any).state)
+      .toBe('completed');
     const unknown = crypto.randomUUID();
     const answers = async (callId: string) => {
       const path = `${gw.url}/tool/calls/${encodeURIComponent(callId)}`;
@@ -59,7 +61,11 @@ describe.each(STORE_KINDS)('call ids of malformed shape (store: %s)', (kind) => 
     };
     const expected = await answers(unknown);
     expect(expected).toEqual(Array(3).fill({ status: 404, type: 'error', code: 'not_found' }));
-    for (const probe of probes()) expect({ probe: probe.slice(0, 60), got: await answers(probe) }).toEqual({ probe: probe.slice(0, 60), got: expected });
+    for (const probe of probes())
+      expect({ probe: probe.slice(0, 60), got: await answers(probe) }).toEqual({
+        probe: probe.slice(0, 60),
+        got: expected,
+      });
     // The real call is still there and still finished (nothing was canceled or overwritten by a probe).
     const real = await fetch(`${gw.url}/tool/calls/${id}`);
     expect(real.status).toBe(200);
@@ -83,7 +89,11 @@ describe.each(STORE_KINDS)('call ids of malformed shape with auth (store: %s)', 
       (await fetch(`${gw.url}/tool/calls/${encodeURIComponent(callId)}/events`, { headers })).status;
     const bearer = { authorization: 'Bearer alice-token-123' };
     for (const probe of [crypto.randomUUID(), `${crypto.randomUUID()}:events`, 'x'.repeat(300)]) {
-      expect({ probe, anonymous: await status(probe), alice: await status(probe, bearer) }).toEqual({ probe, anonymous: 401, alice: 404 });
+      expect({ probe, anonymous: await status(probe), alice: await status(probe, bearer) }).toEqual({
+        probe,
+        anonymous: 401,
+        alice: 404,
+      });
     }
   });
 });

@@ -49,7 +49,13 @@ async function startGated(steps: number) {
   const res = await postJson(`${gw.url}/tool/calls`, callBody('gated', { key, steps }, { id: `req-${key}` }));
   expect(res.status).toBe(202);
   const body = res.json as { events_url: string; result_url: string };
-  return { key, ...res.json, events_url: via(body.events_url), result_url: via(body.result_url), location: res.headers.get('location') } as {
+  return {
+    key,
+    ...res.json,
+    events_url: via(body.events_url),
+    result_url: via(body.result_url),
+    location: res.headers.get('location'),
+  } as {
     key: string;
     call_id: string;
     state: string;
@@ -94,7 +100,13 @@ describe.each(['memory', 'redis'] as const)('call resources (store: %s)', (kind)
     await expect.poll(async () => (await getJson(c.result_url)).json.events).toBe(1);
     const running = await getJson(c.result_url);
     expect(running.status).toBe(200);
-    expect(running.json).toMatchObject({ call_id: c.call_id, req_id: `req-${c.key}`, tool_name: 'gated', state: 'running', events: 1 });
+    expect(running.json).toMatchObject({
+      call_id: c.call_id,
+      req_id: `req-${c.key}`,
+      tool_name: 'gated',
+      state: 'running',
+      events: 1,
+    });
     expect(running.json.result).toBeUndefined();
     expect(typeof running.json.created_at).toBe('number');
 
@@ -108,7 +120,15 @@ describe.each(['memory', 'redis'] as const)('call resources (store: %s)', (kind)
       ['tool/call/resp', '2'],
     ]);
     const done = await getJson(c.result_url);
-    expect(done.json).toMatchObject({ state: 'completed', events: 2, result: { type: 'tool/call/resp', req_id: `req-${c.key}`, data: { success: true, data: { key: c.key, steps: 2 } } } });
+    expect(done.json).toMatchObject({
+      state: 'completed',
+      events: 2,
+      result: {
+        type: 'tool/call/resp',
+        req_id: `req-${c.key}`,
+        data: { success: true, data: { key: c.key, steps: 2 } },
+      },
+    });
     expect(done.json.result).toEqual(events[2]!.json);
   });
 
@@ -193,7 +213,10 @@ describe.each(['memory', 'redis'] as const)('call resources (store: %s)', (kind)
     expect((await s.next())!.id).toBe('0');
     const del = await getJson(c.result_url, { method: 'DELETE' });
     expect(del.status).toBe(200);
-    expect(del.json).toMatchObject({ state: 'canceled', result: { data: { success: false, error_code: 'tool_error' } } });
+    expect(del.json).toMatchObject({
+      state: 'canceled',
+      result: { data: { success: false, error_code: 'tool_error' } },
+    });
     expect(del.json.result.data.error).toContain('was canceled');
     expect(await gates.aborted(c.key)).toContain('was canceled');
     const rest = await s.rest();
@@ -286,8 +309,22 @@ describe('retention of finished calls', () => {
     const fake = (id: string, settled: boolean) => {
       let finish!: () => void;
       const result = new Promise<void>((r) => (finish = r));
-      const call = { id, get settled() { return settled; }, result } as unknown as Call;
-      return { call, finish: async () => { settled = true; finish(); await result; await Promise.resolve(); } };
+      const call = {
+        id,
+        get settled() {
+          return settled;
+        },
+        result,
+      } as unknown as Call;
+      return {
+        call,
+        finish: async () => {
+          settled = true;
+          finish();
+          await result;
+          await Promise.resolve();
+        },
+      };
     };
     const a = fake('a', false);
     const b = fake('b', false);
@@ -308,7 +345,10 @@ describe('server.base_path and server.trust_proxy', () => {
   let proxied: TestGateway;
   let direct: TestGateway;
   beforeAll(async () => {
-    proxied = await startGateway({ plugins: [gates.plugin], config: { server: { base_path: '/a2e/', trust_proxy: true } } });
+    proxied = await startGateway({
+      plugins: [gates.plugin],
+      config: { server: { base_path: '/a2e/', trust_proxy: true } },
+    });
     direct = await startGateway({ plugins: [gates.plugin], config: { server: { base_path: '/a2e' } } });
   });
   afterAll(async () => {
@@ -344,7 +384,9 @@ describe('server.base_path and server.trust_proxy', () => {
     expect(r.json.result_url).toBe(`https://tools.example.com:8443/a2e/tool/calls/${id}`);
     expect(r.headers.get('location')).toBe(r.json.result_url);
     expect(r.json.events_url).toBe(`https://tools.example.com:8443/a2e/tool/calls/${id}/events`);
-    const got = await getJson(`${proxied.url}/tool/calls/${id}`, { headers: { 'X-Forwarded-Proto': 'gopher', 'X-Forwarded-Host': 'bad host/x' } });
+    const got = await getJson(`${proxied.url}/tool/calls/${id}`, {
+      headers: { 'X-Forwarded-Proto': 'gopher', 'X-Forwarded-Host': 'bad host/x' },
+    });
     expect(got.json.result_url).toBe(`${proxied.url}/tool/calls/${id}`); // unusable values are ignored
   });
 
@@ -360,6 +402,11 @@ describe('server.base_path and server.trust_proxy', () => {
     expect(() => defineConfig({ server: { base_path: '/a 2e' } })).toThrow(/server\.base_path/);
     expect(defineConfig({ server: { base_path: '/' } }).server.base_path).toBe('');
     expect(defineConfig({}).server).toMatchObject({ base_path: '', trust_proxy: false });
-    expect(defineConfig({}).calls).toMatchObject({ retain_s: 300, max_retained: 10_000, max_retained_per_principal: 1000, retry_ms: 2000 });
+    expect(defineConfig({}).calls).toMatchObject({
+      retain_s: 300,
+      max_retained: 10_000,
+      max_retained_per_principal: 1000,
+      retry_ms: 2000,
+    });
   });
 });

@@ -25,7 +25,10 @@ interface Setup {
   close(): Promise<void>;
 }
 
-async function setup(kind: StoreKind, calls: { max_retained_per_principal: number; max_retained: number }): Promise<Setup> {
+async function setup(
+  kind: StoreKind,
+  calls: { max_retained_per_principal: number; max_retained: number },
+): Promise<Setup> {
   const config = {
     ...(await stores(kind)),
     calls,
@@ -35,7 +38,11 @@ async function setup(kind: StoreKind, calls: { max_retained_per_principal: numbe
   const plugins = [definePlugin('t', [echoTool])];
   const owner = await startGateway({ plugins, config });
   const reader = kind === 'memory' ? owner : await startGateway({ plugins, config });
-  return { owner, reader, close: async () => void (await Promise.all([owner.close(), reader === owner ? undefined : reader.close()])) };
+  return {
+    owner,
+    reader,
+    close: async () => void (await Promise.all([owner.close(), reader === owner ? undefined : reader.close()])),
+  };
 }
 
 const auth = (name: string) => ({ authorization: `Bearer ${tokenOf(name)}` });
@@ -86,7 +93,8 @@ describe.each(STORE_KINDS)('calls.max_retained, the gateway-wide backstop (store
 
   it('beyond it the oldest finished calls of all tokens are dropped, and the 404 names the backstop', async () => {
     const started: [string, string][] = [];
-    for (const name of ['alice', 'bob', 'carol']) for (let i = 0; i < 4; i++) started.push([name, await finishedCall(s, name)]);
+    for (const name of ['alice', 'bob', 'carol'])
+      for (let i = 0; i < 4; i++) started.push([name, await finishedCall(s, name)]);
     for (const gw of [s.owner, s.reader]) {
       const statuses = await Promise.all(started.map(async ([name, id]) => (await read(gw, name, id)).status));
       // 12 finished, each token within its share of 4: the two oldest of all go.

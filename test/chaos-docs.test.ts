@@ -23,8 +23,13 @@ describe('docs/scale-out.md, Chaos test', () => {
 
     const pkg = JSON.parse(await read('package.json')) as { scripts: Record<string, string> };
     expect(pkg.scripts.chaos).toContain('vitest run --config test/chaos/vitest.config.ts');
-    const short = /^CHAOS_VARIANTS=(\w+) CHAOS_SECONDS=(\d+) npx vitest run --config test\/chaos\/vitest\.config\.ts$/m.exec(await read('.ci/run'));
+    const short =
+      /^CHAOS_VARIANTS=(\w+) CHAOS_SECONDS=(\d+) npx vitest run --config test\/chaos\/vitest\.config\.ts$/m.exec(
+        await read('.ci/run'),
+      );
     expect(short, '.ci/run runs the short form').not.toBeNull();
-    expect(text).toContain(`CI runs a ${short![2]} s form of the \`${short![1]}\` variant after the test suite (\`CHAOS_VARIANTS=${short![1]} CHAOS_SECONDS=${short![2]}\``);
+    expect(text).toContain(
+      `CI runs a ${short![2]} s form of the \`${short![1]}\` variant after the test suite (\`CHAOS_VARIANTS=${short![1]} CHAOS_SECONDS=${short![2]}\``,
+    );
   });
 });

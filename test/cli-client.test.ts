@@ -31,10 +31,17 @@ const plugin = definePlugin('cli-test', [
       tags: ['math'],
       kind: 'calc',
     },
-    (args) => (args.verbose ? { sum: Number(args.a) + Number(args.b), note: 'verbose' } : { sum: Number(args.a) + Number(args.b) }),
+    (args) =>
+      args.verbose
+        ? { sum: Number(args.a) + Number(args.b), note: 'verbose' }
+        : { sum: Number(args.a) + Number(args.b) },
   ],
   [
-    { name: 'work', description: 'Reports progress, a status, a log line and an artifact; waits for the test halfway', tags: ['stream'] },
+    {
+      name: 'work',
+      description: 'Reports progress, a status, a log line and an artifact; waits for the test halfway',
+      tags: ['stream'],
+    },
     async (_args, ctx: ToolContext) => {
       ctx.emit('status', { message: 'warming up' });
       ctx.emit('progress', { pct: 50, message: 'halfway' });
@@ -101,7 +108,9 @@ describe('a2e-gateway list', () => {
   it('--url beats A2E_URL; an unreachable gateway is one line and exit 2', async () => {
     const r = await run(['list', '--url', deadUrl]);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toBe(`a2e-gateway: cannot reach the gateway at ${deadUrl} (ECONNREFUSED); check that it is running, or pass --url (or set A2E_URL)`);
+    expect(r.stderr).toBe(
+      `a2e-gateway: cannot reach the gateway at ${deadUrl} (ECONNREFUSED); check that it is running, or pass --url (or set A2E_URL)`,
+    );
     const bad = await run(['list', '--url', 'ftp://x']);
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toBe('a2e-gateway: --url must be an http(s) URL such as http://127.0.0.1:8080, got "ftp://x"');
@@ -119,7 +128,18 @@ describe('--token / A2E_TOKEN', () => {
       const list = await run(['list', '--url', secured.url, '--json'], { A2E_TOKEN: 'cli-secret' });
       expect(list.exitCode).toBe(0);
       expect(JSON.parse(String(list.stdout)).map((t: { name: string }) => t.name)).toContain('echo');
-      const call = await run(['call', 'add', '--arg', 'a=2', '--arg', 'b=3', '--url', secured.url, '--token', 'cli-secret']);
+      const call = await run([
+        'call',
+        'add',
+        '--arg',
+        'a=2',
+        '--arg',
+        'b=3',
+        '--url',
+        secured.url,
+        '--token',
+        'cli-secret',
+      ]);
       expect(call.exitCode).toBe(0);
       expect(String(call.stdout)).toContain('5');
       const wrong = await run(['list', '--url', secured.url, '--token', 'nope']);
@@ -160,11 +180,20 @@ describe('--token / A2E_TOKEN', () => {
 });
 
 describe('a2e-gateway call', () => {
-  it('prints the result; --arg values are typed by the tool\'s parameters; --args-json merges', async () => {
+  it("prints the result; --arg values are typed by the tool's parameters; --args-json merges", async () => {
     const r = await run(['call', 'add', '--arg', 'a=2', '--arg', 'b=40']);
     expect(r.exitCode).toBe(0);
     expect(JSON.parse(r.stdout)).toEqual({ sum: 42 });
-    const merged = await run(['call', 'add', '--args-json', '{"a": 1, "b": 1}', '--arg', 'b=5', '--arg', 'verbose=true']);
+    const merged = await run([
+      'call',
+      'add',
+      '--args-json',
+      '{"a": 1, "b": 1}',
+      '--arg',
+      'b=5',
+      '--arg',
+      'verbose=true',
+    ]);
     expect(JSON.parse(merged.stdout)).toEqual({ sum: 6, note: 'verbose' });
     expect(JSON.parse((await run(['call', 'echo', '--arg', 'text=007'])).stdout)).toEqual({ text: '007' });
   });
@@ -181,10 +210,19 @@ describe('a2e-gateway call', () => {
       [['call'], 'a2e-gateway: call needs a tool name: a2e-gateway call TOOL [--arg key=value]…'],
       [['call', 'add', '--arg', 'a=two', '--arg', 'b=1'], 'a2e-gateway: --arg a must be an integer, got "two"'],
       [['call', 'add', '--arg', 'novalue'], 'a2e-gateway: --arg must look like key=value, got "novalue"'],
-      [['call', 'add', '--args-json', '[1]'], 'a2e-gateway: --args-json must be a JSON object, e.g. \'{"path": "README.md"}\''],
+      [
+        ['call', 'add', '--args-json', '[1]'],
+        'a2e-gateway: --args-json must be a JSON object, e.g. \'{"path": "README.md"}\'',
+      ],
       [['call', 'add', '--timeout', '0'], 'a2e-gateway: --timeout must be a positive number of seconds, got "0"'],
-      [['call', 'nope'], 'a2e-gateway: call refused (unknown_tool): no tool named "nope". POST /tool/list to see the available tools.'],
-      [['call', 'add', '--arg', 'a=1'], 'a2e-gateway: call refused (invalid_arguments): invalid arguments for tool "add": arguments.b: required integer is missing'],
+      [
+        ['call', 'nope'],
+        'a2e-gateway: call refused (unknown_tool): no tool named "nope". POST /tool/list to see the available tools.',
+      ],
+      [
+        ['call', 'add', '--arg', 'a=1'],
+        'a2e-gateway: call refused (invalid_arguments): invalid arguments for tool "add": arguments.b: required integer is missing',
+      ],
     ];
     for (const [args, message] of cases) {
       const r = await run(args);
@@ -254,11 +292,12 @@ describe('the client commands load only the client', () => {
   const RECORD_IMPORTS = fileURLToPath(new URL('./fixtures/record-imports.mjs', import.meta.url));
   const NO_GLOBAL_FETCH = fileURLToPath(new URL('./fixtures/no-global-fetch.mjs', import.meta.url));
   /** The CLI's own modules a client command may load: the command line (and its compile cache), the client and its output. */
-  const CLIENT_MODULE = /\/src\/(cli\.ts|cli\/(client|usage|live|http-fetch|json-request)\.ts|client\/[\w-]+\.ts|engine\/similar\.ts|version\.ts|package-root\.ts|compile-cache\.ts)$/;
+  const CLIENT_MODULE =
+    /\/src\/(cli\.ts|cli\/(client|usage|live|http-fetch|json-request)\.ts|client\/[\w-]+\.ts|engine\/similar\.ts|version\.ts|package-root\.ts|compile-cache\.ts)$/;
   const CLIENT_PACKAGES = ['openapi-fetch', 'eventsource-parser'];
   const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 
-  it('list and call --stream: no server module, no package but the client\'s, and not the global fetch', async () => {
+  it("list and call --stream: no server module, no package but the client's, and not the global fetch", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'a2e-cli-imports-'));
     try {
       for (const [name, args] of [
@@ -266,32 +305,46 @@ describe('the client commands load only the client', () => {
         ['call', ['call', 'add', '--arg', 'a=2', '--arg', 'b=40', '--stream']],
       ] as const) {
         const log = join(dir, `${name}.imports`);
-        const r = await run([...args], { NODE_OPTIONS: `--import=${RECORD_IMPORTS} --import=${NO_GLOBAL_FETCH}`, A2E_IMPORTS_LOG: log });
+        const r = await run([...args], {
+          NODE_OPTIONS: `--import=${RECORD_IMPORTS} --import=${NO_GLOBAL_FETCH}`,
+          A2E_IMPORTS_LOG: log,
+        });
         expect(r.stderr, name).toBe('');
         expect(r.exitCode, name).toBe(0);
         expect(r.stdout, name).toContain(name === 'list' ? 'Adds two integers' : '"sum":42');
         // Each chunk of the bundle counted as the modules it holds.
         const imports = loadedModulesIn(log);
         // The recorder works: it saw the client.
-        expect(imports.some((u) => u.endsWith('/src/cli/client.ts')), name).toBe(true);
+        expect(
+          imports.some((u) => u.endsWith('/src/cli/client.ts')),
+          name,
+        ).toBe(true);
         const own = imports.filter((u) => u.startsWith(SRC));
-        expect(own.filter((u) => !CLIENT_MODULE.test(u)), `${name} loaded these gateway modules`).toEqual([]);
+        expect(
+          own.filter((u) => !CLIENT_MODULE.test(u)),
+          `${name} loaded these gateway modules`,
+        ).toEqual([]);
         const packages = new Set(imports.flatMap((u) => /\/node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(u)?.[1] ?? []));
-        expect([...packages].filter((p) => !CLIENT_PACKAGES.includes(p)), `${name} loaded these packages`).toEqual([]);
+        expect(
+          [...packages].filter((p) => !CLIENT_PACKAGES.includes(p)),
+          `${name} loaded these packages`,
+        ).toEqual([]);
       }
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
   });
 
-  it('list does not use the web Request, Response or Headers (their first use loads Node\'s undici)', async () => {
+  it("list does not use the web Request, Response or Headers (their first use loads Node's undici)", async () => {
     const NO_WEB_GLOBALS = fileURLToPath(new URL('./fixtures/no-web-globals.mjs', import.meta.url));
     const r = await run(['list'], { NODE_OPTIONS: `--import=${NO_WEB_GLOBALS}` });
     expect(r.stderr).toBe('');
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^add\s+calc\s+math\s+Adds two integers$/m);
     // The fixture works: a command that does use them fails.
-    const call = await run(['call', 'add', '--arg', 'a=1', '--arg', 'b=2'], { NODE_OPTIONS: `--import=${NO_WEB_GLOBALS}` });
+    const call = await run(['call', 'add', '--arg', 'a=1', '--arg', 'b=2'], {
+      NODE_OPTIONS: `--import=${NO_WEB_GLOBALS}`,
+    });
     expect(call.stderr).toMatch(/the global (Request|Response|Headers) was used/);
   });
 

@@ -12,7 +12,12 @@ import { parse as parseYaml } from 'yaml';
 import { CLI, startShellCli } from './helpers/cli.js';
 
 const run = (args: string[], env: Record<string, string> = {}, cwd?: string) =>
-  execa('node', [CLI, ...args], { reject: false, env: { LOG_LEVEL: 'silent', ...env }, timeout: 60_000, ...(cwd ? { cwd } : {}) });
+  execa('node', [CLI, ...args], {
+    reject: false,
+    env: { LOG_LEVEL: 'silent', ...env },
+    timeout: 60_000,
+    ...(cwd ? { cwd } : {}),
+  });
 
 let gateway: Awaited<ReturnType<typeof startShellCli>>;
 let dir: string;
@@ -26,29 +31,40 @@ describe('options', () => {
   it('an unknown option names the command, suggests the closest one and points at its --help', async () => {
     const r = await run(['serve', '--prot', '9000']);
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toBe('a2e-gateway: serve: unknown option --prot; did you mean --port? (run a2e-gateway serve --help for its options)');
+    expect(r.stderr).toBe(
+      'a2e-gateway: serve: unknown option --prot; did you mean --port? (run a2e-gateway serve --help for its options)',
+    );
     const c = await run(['call', 'echo', '--jsno']);
     expect(c.exitCode).toBe(2);
-    expect(c.stderr).toBe('a2e-gateway: call: unknown option --jsno; did you mean --json? (run a2e-gateway call --help for its options)');
+    expect(c.stderr).toBe(
+      'a2e-gateway: call: unknown option --jsno; did you mean --json? (run a2e-gateway call --help for its options)',
+    );
     const l = await run(['list', '--querry', 'x']);
-    expect(l.stderr).toBe('a2e-gateway: list: unknown option --querry; did you mean --query? (run a2e-gateway list --help for its options)');
+    expect(l.stderr).toBe(
+      'a2e-gateway: list: unknown option --querry; did you mean --query? (run a2e-gateway list --help for its options)',
+    );
     const v = await run(['serve', '--port']);
     expect(v.stderr).toBe('a2e-gateway: serve: --port needs a value (run a2e-gateway serve --help for its options)');
     const cmd = await run(['serv']);
     expect(cmd.exitCode).toBe(2);
-    expect(cmd.stderr).toBe('a2e-gateway: unknown command "serv"; did you mean "serve"? (run a2e-gateway --help for the commands)');
+    expect(cmd.stderr).toBe(
+      'a2e-gateway: unknown command "serv"; did you mean "serve"? (run a2e-gateway --help for the commands)',
+    );
   });
 
-  it('serve --help prints serve\'s own options', async () => {
+  it("serve --help prints serve's own options", async () => {
     const r = await run(['serve', '--help']);
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toMatch(/^Usage: a2e-gateway serve \[options\]/);
-    for (const option of ['--config FILE', '--host HOST', '--port PORT', 'LOG_LEVEL']) expect(r.stdout).toContain(option);
+    for (const option of ['--config FILE', '--host HOST', '--port PORT', 'LOG_LEVEL'])
+      expect(r.stdout).toContain(option);
     expect(r.stdout).not.toContain('Client commands');
   });
 
   it('--version prints the package version', async () => {
-    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+    const { version } = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')) as {
+      version: string;
+    };
     for (const flag of ['--version', '-v']) {
       const r = await run([flag]);
       expect(r.exitCode).toBe(0);
@@ -58,7 +74,7 @@ describe('options', () => {
 });
 
 describe('the serve process', () => {
-  it("is named a2e-gateway, so docs/reload.md's `kill -HUP \"$(pidof a2e-gateway)\"` finds it", async () => {
+  it('is named a2e-gateway, so docs/reload.md\'s `kill -HUP "$(pidof a2e-gateway)"` finds it', async () => {
     const r = await execa('pidof', ['a2e-gateway'], { reject: false });
     expect(r.stdout.split(' ')).toContain(String(gateway.proc.pid));
   });
@@ -66,7 +82,10 @@ describe('the serve process', () => {
 
 describe('call', () => {
   const url = () => ['--url', gateway.url];
-  const failing = ['--args-json', JSON.stringify({ argv: ['sh', '-c', 'echo built 3 of 4; echo step 4 failed: no disk >&2; exit 3'] })];
+  const failing = [
+    '--args-json',
+    JSON.stringify({ argv: ['sh', '-c', 'echo built 3 of 4; echo step 4 failed: no disk >&2; exit 3'] }),
+  ];
 
   it('a command that exits non-zero: its stdout and stderr are shown, then the error; exit 1', async () => {
     const r = await run(['call', 'run_command', ...failing, ...url()]);
@@ -90,7 +109,11 @@ describe('call', () => {
     });
     const ok = await run(['call', 'list_dir', '--arg', 'path=.', '--json', ...url()]);
     expect(ok.exitCode).toBe(0);
-    expect(JSON.parse(ok.stdout)).toMatchObject({ success: true, tool_name: 'list_dir', data: { entries: expect.any(Array) } });
+    expect(JSON.parse(ok.stdout)).toMatchObject({
+      success: true,
+      tool_name: 'list_dir',
+      data: { entries: expect.any(Array) },
+    });
   });
 });
 

@@ -13,7 +13,11 @@ const shellQuote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /** Run the CLI on a pseudo-terminal; `output` is what the terminal shows (stdout and stderr together), CRLF folded. */
 async function onTerminal(args: string[]): Promise<{ exitCode: number | undefined; output: string }> {
   const command = ['node', CLI, ...args].map(shellQuote).join(' ');
-  const r = await execa('script', ['-qfec', command, '/dev/null'], { reject: false, env: { LOG_LEVEL: 'silent' }, timeout: 60_000 });
+  const r = await execa('script', ['-qfec', command, '/dev/null'], {
+    reject: false,
+    env: { LOG_LEVEL: 'silent' },
+    timeout: 60_000,
+  });
   if (r.failed && r.exitCode === undefined) {
     throw new Error(`could not run util-linux "script" (install bsdutils / util-linux): ${r.message}`);
   }
@@ -52,7 +56,9 @@ describe('a2e-gateway on a terminal', () => {
     // call has no --port: still one line naming the command and its --help, without the parser's raw message
     const far = await onTerminal(['call', 'run_command', '--prot', '9000']);
     expect(far.exitCode).toBe(2);
-    expect(far.output.trim()).toBe('a2e-gateway: call: unknown option --prot (run a2e-gateway call --help for its options)');
+    expect(far.output.trim()).toBe(
+      'a2e-gateway: call: unknown option --prot (run a2e-gateway call --help for its options)',
+    );
     for (const r of [serve, call, far]) expect(r.output).not.toMatch(/Unknown option|as in '--/);
   });
 

@@ -11,7 +11,8 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const run = (args: string[], env: Record<string, string> = {}) => execa('node', [CLI, ...args], { reject: false, env: { LOG_LEVEL: 'silent', ...env } });
+const run = (args: string[], env: Record<string, string> = {}) =>
+  execa('node', [CLI, ...args], { reject: false, env: { LOG_LEVEL: 'silent', ...env } });
 
 describe('a2e-gateway serve', () => {
   it('prints exactly one line with the real port, serves, and exits 0 on SIGTERM', async () => {
@@ -55,8 +56,16 @@ describe('a2e-gateway serve', () => {
 
 describe('bad configuration exits non-zero with a message naming the key and the file', () => {
   const cases: [string, string, RegExp][] = [
-    ['unknown-key.yaml', 'server:\n  prot: 8080\n', /unknown-key\.yaml: server: unknown key "prot"; did you mean "port"\?$/],
-    ['unknown-section.yaml', 'servers: {}\n', /unknown-section\.yaml: \(top level\): unknown key "servers"; did you mean "server" or mcp\.servers\?$/],
+    [
+      'unknown-key.yaml',
+      'server:\n  prot: 8080\n',
+      /unknown-key\.yaml: server: unknown key "prot"; did you mean "port"\?$/,
+    ],
+    [
+      'unknown-section.yaml',
+      'servers: {}\n',
+      /unknown-section\.yaml: \(top level\): unknown key "servers"; did you mean "server" or mcp\.servers\?$/,
+    ],
     ['no-such-key.yaml', 'zzzqqq: {}\n', /no-such-key\.yaml: \(top level\): unknown key "zzzqqq"; remove it$/],
     // JSON is parsed as JSON: YAML would accept the trailing comma (and read the file as something else).
     ['trailing-comma.json', '{"server": {"port": 0},}', /trailing-comma\.json is not valid JSON: .*position 23/],
@@ -64,7 +73,11 @@ describe('bad configuration exits non-zero with a message naming the key and the
     ['wrong-type.json', '{"server": {"max_timeout_s": -5}}', /wrong-type\.json: server\.max_timeout_s: /],
     ['not-yaml.yaml', 'server: [unclosed\n', /not-yaml\.yaml is not valid YAML or JSON/],
     ['list.yaml', '- a\n- b\n', /list\.yaml must hold a mapping of sections/],
-    ['env.yaml', 'server:\n  host: ${A2E_TEST_UNSET_VAR}\n', /env\.yaml: server\.host: environment variable A2E_TEST_UNSET_VAR is not set/],
+    [
+      'env.yaml',
+      'server:\n  host: ${A2E_TEST_UNSET_VAR}\n',
+      /env\.yaml: server\.host: environment variable A2E_TEST_UNSET_VAR is not set/,
+    ],
   ];
   it.each(cases)('%s', async (name, content, message) => {
     const file = join(dir, name);

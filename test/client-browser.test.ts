@@ -14,9 +14,14 @@ import { startGateway, type TestGateway } from './helpers/server.js';
 const plugin = definePlugin('browser', [
   echoTool,
   [
-    { name: 'count', description: 'Counts to n with a progress event per step', input_parameters: [{ name: 'n', type: 'integer', description: 'n', required: true }] },
+    {
+      name: 'count',
+      description: 'Counts to n with a progress event per step',
+      input_parameters: [{ name: 'n', type: 'integer', description: 'n', required: true }],
+    },
     (args, ctx: ToolContext) => {
-      for (let i = 1; i <= Number(args.n); i++) ctx.emit('progress', { pct: Math.round((i / Number(args.n)) * 100), message: `step ${i}` });
+      for (let i = 1; i <= Number(args.n); i++)
+        ctx.emit('progress', { pct: Math.round((i / Number(args.n)) * 100), message: `step ${i}` });
       return { counted: args.n };
     },
   ],
@@ -60,7 +65,11 @@ describe('ToolAPI in Chromium', () => {
       const api = new ToolAPI(location.origin);
       const tools = (await api.list()).map((t) => t.name);
       const seen: string[] = [];
-      const result = await api.call('count', { n: 3 }, { onEvent: (e) => seen.push(`${e.kind}:${(e.data as { message: string }).message}`) });
+      const result = await api.call(
+        'count',
+        { n: 3 },
+        { onEvent: (e) => seen.push(`${e.kind}:${(e.data as { message: string }).message}`) },
+      );
       const refused = await api.call('nope', {});
       return { tools, seen, result, refused, node: typeof (globalThis as { process?: unknown }).process };
     });

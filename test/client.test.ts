@@ -29,13 +29,24 @@ const plugin = definePlugin('client-test', [
       ctx.emit('progress', { pct: 50, message: 'half' });
       ctx.emit('log', { level: 'info', message: 'a log line' });
       for (let i = 0; i < Number(args.count); i++) {
-        ctx.emit('artifact', { name: 'out.txt', mime: 'text/plain', chunk: `part${i};`, final: i === Number(args.count) - 1 });
+        ctx.emit('artifact', {
+          name: 'out.txt',
+          mime: 'text/plain',
+          chunk: `part${i};`,
+          final: i === Number(args.count) - 1,
+        });
       }
       return { count: args.count };
     },
   ],
   [
-    { name: 'hidden_gem', description: 'A deferred tool about gemstones', tags: ['rare'], defer_loading: true, kind: 'special' },
+    {
+      name: 'hidden_gem',
+      description: 'A deferred tool about gemstones',
+      tags: ['rare'],
+      defer_loading: true,
+      kind: 'special',
+    },
     () => 'found',
   ],
   [
@@ -79,7 +90,14 @@ describe('ToolAPI against a running gateway', () => {
 
   it('call(): a ToolResult', async () => {
     const r = await api.call('echo', { text: 'hi' }, { correlationId: 'turn-1', timeout: 5 });
-    expect(r).toMatchObject({ success: true, tool_name: 'echo', data: { text: 'hi' }, error: null, error_code: null, events: [] });
+    expect(r).toMatchObject({
+      success: true,
+      tool_name: 'echo',
+      data: { text: 'hi' },
+      error: null,
+      error_code: null,
+      events: [],
+    });
     expect(r.duration_ms).toBeGreaterThanOrEqual(0);
   });
 
@@ -101,10 +119,18 @@ describe('ToolAPI against a running gateway', () => {
 
     const invalid = await api.call('echo', { text: 5 }, { streaming: true, onEvent: () => {} });
     expect(invalid).toMatchObject({ success: false, error_code: 'invalid_arguments' });
-    expect((invalid.data as { problems: unknown[] }).problems).toEqual([{ path: 'arguments.text', message: 'expected string, got integer' }]);
+    expect((invalid.data as { problems: unknown[] }).problems).toEqual([
+      { path: 'arguments.text', message: 'expected string, got integer' },
+    ]);
 
     const failed = await api.call('fail', { message: 'nope' });
-    expect(failed).toMatchObject({ success: false, error_code: 'tool_error', error: 'nope', data: { partial: true }, exit_code: 3 });
+    expect(failed).toMatchObject({
+      success: false,
+      error_code: 'tool_error',
+      error: 'nope',
+      data: { partial: true },
+      exit_code: 3,
+    });
   });
 
   it('a timeout is a tool_error result', async () => {
@@ -117,13 +143,17 @@ describe('ToolAPI against a running gateway', () => {
   it('signal aborts the call, and the gateway stops the tool', async () => {
     stopped = deferred<string>();
     const controller = new AbortController();
-    const call = api.call('hang', {}, {
-      streaming: true,
-      signal: controller.signal,
-      onEvent: (e) => {
-        if (e.kind === 'status') controller.abort();
+    const call = api.call(
+      'hang',
+      {},
+      {
+        streaming: true,
+        signal: controller.signal,
+        onEvent: (e) => {
+          if (e.kind === 'status') controller.abort();
+        },
       },
-    });
+    );
     await expect(call).rejects.toMatchObject({ name: 'AbortError' });
     expect(await stopped.promise).toMatch(/client disconnected/);
   });
@@ -137,7 +167,11 @@ describe('ToolAPI against a running gateway', () => {
   it('handshake() opens a session that later calls carry', async () => {
     const fresh = new ToolAPI(gw.url);
     const answer = await fresh.handshake({ agent_id: 'test-agent' });
-    expect(answer).toMatchObject({ type: 'handshake/resp', ok: true, accepted_caps: [{ capability: 'tools', enabled: true }] });
+    expect(answer).toMatchObject({
+      type: 'handshake/resp',
+      ok: true,
+      accepted_caps: [{ capability: 'tools', enabled: true }],
+    });
     expect(fresh.sessionId).toBe(answer.session_id);
     expect((await fresh.call('echo', { text: 'in a session' })).data).toEqual({ text: 'in a session' });
   });

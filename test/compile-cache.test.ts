@@ -19,7 +19,10 @@ let cacheDir: string;
 beforeAll(async () => {
   pkg = await mkdtemp(join(tmpdir(), 'a2e-compile-cache-'));
   await cp(join(REPO, 'package.json'), join(pkg, 'package.json'));
-  await cp(join(REPO, 'dist'), join(pkg, 'dist'), { recursive: true, filter: (src) => !src.includes('.compile-cache') });
+  await cp(join(REPO, 'dist'), join(pkg, 'dist'), {
+    recursive: true,
+    filter: (src) => !src.includes('.compile-cache'),
+  });
   await symlink(join(REPO, 'node_modules'), join(pkg, 'node_modules'));
   cacheDir = join(pkg, 'dist', '.compile-cache');
   // An operator's plugin as an ES module with top-level await: require() cannot load it, only import() can.
@@ -33,7 +36,10 @@ export default () => ({
 });
 `,
   );
-  await writeFile(join(pkg, 'gateway.yaml'), 'server: {port: 0}\nplugins:\n  - module: ./tla-plugin.mjs\ntools:\n  shell: {enabled: false}\n');
+  await writeFile(
+    join(pkg, 'gateway.yaml'),
+    'server: {port: 0}\nplugins:\n  - module: ./tla-plugin.mjs\ntools:\n  shell: {enabled: false}\n',
+  );
 });
 afterAll(async () => {
   if (pkg) await rm(pkg, { recursive: true, force: true });
@@ -52,7 +58,8 @@ async function serve(env: Record<string, string> = {}): Promise<{ url: string; p
     proc.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
     proc.stderr!.on('data', (chunk: Buffer) => {
       err += chunk.toString();
-      if (err.includes('"gateway started"')) resolve(/listening on (\S+)/.exec(out)?.[1] ?? `no listening line in: ${out}`);
+      if (err.includes('"gateway started"'))
+        resolve(/listening on (\S+)/.exec(out)?.[1] ?? `no listening line in: ${out}`);
     });
     proc.once('exit', (code) => reject(new Error(`gateway exited with ${code} before it started: ${err}`)));
   });
@@ -67,7 +74,11 @@ async function stop(proc: ResultPromise): Promise<void> {
 
 /** What a started gateway must still do from cached code: a plugin's tool, and /metrics (prom-client, loaded at first use). */
 async function checkGateway(url: string): Promise<void> {
-  const call = await fetch(`${url}/tool/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ tool_name: 'greet', arguments: {} }) });
+  const call = await fetch(`${url}/tool/call`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ tool_name: 'greet', arguments: {} }),
+  });
   const body = (await call.json()) as { type: string; data: { status: string; data: unknown } };
   expect(body.type, JSON.stringify(body)).toBe('tool/call/resp');
   expect(body.data.data).toEqual({ greeting: 'hello from a top-level await' });

@@ -16,7 +16,9 @@ describe('docs/configuration.md', () => {
     const { text } = renderConfigDocs(GatewayConfig, descriptions);
     const committed = readFileSync(CONFIG_DOCS_PATH, 'utf8');
     if (committed !== text) {
-      expect.fail('docs/configuration.md is stale: the config schema changed. Run `npm run docs:config` and commit docs/configuration.md.');
+      expect.fail(
+        'docs/configuration.md is stale: the config schema changed. Run `npm run docs:config` and commit docs/configuration.md.',
+      );
     }
   });
 
@@ -33,7 +35,9 @@ describe('docs/configuration.md', () => {
 
   it('picks up a key added to the schema, with its type and default', () => {
     const extended = GatewayConfig.extend({
-      store: z.strictObject({ kind: z.enum(['memory', 'redis']).default('memory'), url: z.string().optional() }).default({ kind: 'memory' }),
+      store: z
+        .strictObject({ kind: z.enum(['memory', 'redis']).default('memory'), url: z.string().optional() })
+        .default({ kind: 'memory' }),
     });
     const { text } = renderConfigDocs(extended, descriptions);
     expect(text).toContain('## `store`');

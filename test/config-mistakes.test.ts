@@ -28,7 +28,12 @@ async function configFile(name: string, text: string): Promise<string> {
 }
 
 const serve = (file: string, env: Record<string, string> = {}) =>
-  execa('node', [CLI, 'serve', '--config', file], { reject: false, cwd: dir, env: { LOG_LEVEL: 'silent', ...env }, timeout: 30_000 });
+  execa('node', [CLI, 'serve', '--config', file], {
+    reject: false,
+    cwd: dir,
+    env: { LOG_LEVEL: 'silent', ...env },
+    timeout: 30_000,
+  });
 
 describe('${NAME} where the schema wants a number or a boolean', () => {
   it('fills server.port, server.trust_proxy and heartbeat_s from the environment', async () => {
@@ -45,7 +50,9 @@ describe('${NAME} where the schema wants a number or a boolean', () => {
         body: JSON.stringify({ tool_name: 'eval_js', arguments: { code: '1' } }),
       });
       expect(res.status).toBe(202);
-      expect(((await res.json()) as { result_url: string }).result_url).toMatch(/^http:\/\/localhost:9999\/tool\/calls\//);
+      expect(((await res.json()) as { result_url: string }).result_url).toMatch(
+        /^http:\/\/localhost:9999\/tool\/calls\//,
+      );
     } finally {
       proc.kill('SIGTERM');
       await proc;
@@ -53,9 +60,24 @@ describe('${NAME} where the schema wants a number or a boolean', () => {
   });
 
   it.each([
-    ['MY_PORT=eighty', 'server:\n  port: ${MY_PORT}\n', { MY_PORT: 'eighty' }, 'server.port: expected number, got string (the value "eighty" comes from environment variable MY_PORT)'],
-    ['MY_PORT=80.5', 'server:\n  port: ${MY_PORT}\n', { MY_PORT: '80.5' }, 'server.port: expected integer, got number (the value 80.5 comes from environment variable MY_PORT)'],
-    ['BEHIND_PROXY=yes', 'server:\n  trust_proxy: ${BEHIND_PROXY}\n', { BEHIND_PROXY: 'yes' }, 'server.trust_proxy: must be true | false | a number | a list, got string (the value "yes" comes from environment variable BEHIND_PROXY)'],
+    [
+      'MY_PORT=eighty',
+      'server:\n  port: ${MY_PORT}\n',
+      { MY_PORT: 'eighty' },
+      'server.port: expected number, got string (the value "eighty" comes from environment variable MY_PORT)',
+    ],
+    [
+      'MY_PORT=80.5',
+      'server:\n  port: ${MY_PORT}\n',
+      { MY_PORT: '80.5' },
+      'server.port: expected integer, got number (the value 80.5 comes from environment variable MY_PORT)',
+    ],
+    [
+      'BEHIND_PROXY=yes',
+      'server:\n  trust_proxy: ${BEHIND_PROXY}\n',
+      { BEHIND_PROXY: 'yes' },
+      'server.trust_proxy: must be true | false | a number | a list, got string (the value "yes" comes from environment variable BEHIND_PROXY)',
+    ],
   ])('%s: exit 2 naming the key and the variable', async (_name, text, env, message) => {
     const r = await serve(await configFile('env-bad.yaml', text), env);
     expect(r.exitCode).toBe(2);
@@ -63,7 +85,10 @@ describe('${NAME} where the schema wants a number or a boolean', () => {
   });
 
   it('a string key keeps a number-looking value as a string', async () => {
-    const file = await configFile('env-string.yaml', `server:\n  port: 0\n  allowed_hosts: ["\${NAME_HOST}"]\n${QUIET_TOOLS}`);
+    const file = await configFile(
+      'env-string.yaml',
+      `server:\n  port: 0\n  allowed_hosts: ["\${NAME_HOST}"]\n${QUIET_TOOLS}`,
+    );
     const { proc } = await startCli(['--config', file], { NAME_HOST: '12345' }, { cwd: dir });
     proc.kill('SIGTERM');
     expect((await proc).exitCode).toBe(0);
@@ -82,19 +107,28 @@ describe('policy rules', () => {
   it('an unknown kind (kind:shel) stops the gateway, listing the kinds', async () => {
     const r = await serve(await configFile('kind-typo.yaml', 'policy:\n  deny: ["kind:shel"]\n'));
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toMatch(/^a2e-gateway: policy\.deny\[0\]: "kind:shel" names no tool kind, so it would match nothing; the kinds are native, a2a/);
+    expect(r.stderr).toMatch(
+      /^a2e-gateway: policy\.deny\[0\]: "kind:shel" names no tool kind, so it would match nothing; the kinds are native, a2a/,
+    );
   });
 
   it('an unknown rule prefix (tags:) stops the gateway with a suggestion', async () => {
     const r = await serve(await configFile('prefix-typo.yaml', 'policy:\n  deny: ["tags:write"]\n'));
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toContain('policy.deny[0]: "tags:write" is not a rule: write a tool-name glob (read_*), tag:NAME or kind:NAME (did you mean "tag:write"?)');
+    expect(r.stderr).toContain(
+      'policy.deny[0]: "tags:write" is not a rule: write a tool-name glob (read_*), tag:NAME or kind:NAME (did you mean "tag:write"?)',
+    );
   });
 
   it('a rule matching no tool at start-up is a warning; the gateway starts and the rules that do match apply', async () => {
-    const file = await configFile('no-match.yaml', `server:\n  port: 0\npolicy:\n  deny: ["red_file", "eval_js"]\n${QUIET_TOOLS}`);
+    const file = await configFile(
+      'no-match.yaml',
+      `server:\n  port: 0\npolicy:\n  deny: ["red_file", "eval_js"]\n${QUIET_TOOLS}`,
+    );
     const { url, proc } = await startCli(['--config', file], { LOG_LEVEL: 'warn', LOG_FORMAT: 'json' }, { cwd: dir });
-    const list = (await (await fetch(`${url}/tool/list`, { method: 'POST', body: '{}' })).json()) as { tools: unknown[] };
+    const list = (await (await fetch(`${url}/tool/list`, { method: 'POST', body: '{}' })).json()) as {
+      tools: unknown[];
+    };
     expect(list.tools).toEqual([]);
     proc.kill('SIGTERM');
     const result = await proc;
@@ -104,15 +138,24 @@ describe('policy rules', () => {
       .filter(Boolean)
       .map((l) => JSON.parse(l) as { level: number; msg: string; rule?: string });
     expect(warnings.filter((w) => w.rule !== undefined).map((w) => [w.level, w.rule])).toEqual([[40, 'red_file']]);
-    expect(warnings.find((w) => w.rule === 'red_file')!.msg).toContain('policy.deny[0]: "red_file" matches no tool at start-up');
+    expect(warnings.find((w) => w.rule === 'red_file')!.msg).toContain(
+      'policy.deny[0]: "red_file" matches no tool at start-up',
+    );
   });
 });
 
 describe('auth tokens', () => {
   it('a token_env variable that is not set exits 2 like every other config error', async () => {
-    const r = await serve(await configFile('token-env.yaml', `auth:\n  tokens:\n    - name: alice\n      token_env: A2E_TEST_MISSING_TOKEN\n${QUIET_TOOLS}`));
+    const r = await serve(
+      await configFile(
+        'token-env.yaml',
+        `auth:\n  tokens:\n    - name: alice\n      token_env: A2E_TEST_MISSING_TOKEN\n${QUIET_TOOLS}`,
+      ),
+    );
     expect(r.exitCode).toBe(2);
-    expect(r.stderr).toBe('a2e-gateway: auth.tokens "alice": environment variable A2E_TEST_MISSING_TOKEN is not set or empty; set it to the token');
+    expect(r.stderr).toBe(
+      'a2e-gateway: auth.tokens "alice": environment variable A2E_TEST_MISSING_TOKEN is not set or empty; set it to the token',
+    );
   });
 });
 
@@ -123,7 +166,9 @@ describe('an unknown key gets "did you mean", as CLI options do', () => {
     expect(misplaced.stderr).toContain('(top level): unknown key "port"; did you mean server.port? (move it there)');
     const typo = await serve(await configFile('typo.yaml', `server:\n  prot: 9000\n${QUIET_TOOLS}`));
     expect(typo.stderr).toContain('server: unknown key "prot"; did you mean "port"?');
-    const nested = await serve(await configFile('nested.yaml', `mcp:\n  servers:\n    a: {command: x, netwrok: true}\n${QUIET_TOOLS}`));
+    const nested = await serve(
+      await configFile('nested.yaml', `mcp:\n  servers:\n    a: {command: x, netwrok: true}\n${QUIET_TOOLS}`),
+    );
     expect(nested.stderr).toContain('mcp.servers.a: unknown key "netwrok"; did you mean "network"?');
     const nothing = await serve(await configFile('nothing.yaml', `zzzqqq: 1\n${QUIET_TOOLS}`));
     expect(nothing.stderr).toContain('(top level): unknown key "zzzqqq"; remove it');

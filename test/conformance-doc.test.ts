@@ -11,11 +11,18 @@ const section = '## MCP (conformance runner)\n\nnew results\n';
 
 describe('CONFORMANCE.md', () => {
   it('regenerating replaces only the MCP section; the A2A section and anything else stay as written', () => {
-    const before = '# Conformance\n\nIntro.\n\n## MCP (conformance runner)\n\nold results\n\n## A2A (TCK)\n\nhand-written, by commit\n';
-    expect(withSection(before, section)).toBe('# Conformance\n\nIntro.\n\n## MCP (conformance runner)\n\nnew results\n\n## A2A (TCK)\n\nhand-written, by commit\n');
+    const before =
+      '# Conformance\n\nIntro.\n\n## MCP (conformance runner)\n\nold results\n\n## A2A (TCK)\n\nhand-written, by commit\n';
+    expect(withSection(before, section)).toBe(
+      '# Conformance\n\nIntro.\n\n## MCP (conformance runner)\n\nnew results\n\n## A2A (TCK)\n\nhand-written, by commit\n',
+    );
     // MCP last, or not there yet, or no file at all.
-    expect(withSection('# Conformance\n\n## A2A (TCK)\n\nx\n\n## MCP (conformance runner)\n\nold\n', section)).toBe('# Conformance\n\n## A2A (TCK)\n\nx\n\n## MCP (conformance runner)\n\nnew results\n');
-    expect(withSection('# Conformance\n\n## A2A (TCK)\n\nx\n', section)).toBe('# Conformance\n\n## A2A (TCK)\n\nx\n\n## MCP (conformance runner)\n\nnew results\n');
+    expect(withSection('# Conformance\n\n## A2A (TCK)\n\nx\n\n## MCP (conformance runner)\n\nold\n', section)).toBe(
+      '# Conformance\n\n## A2A (TCK)\n\nx\n\n## MCP (conformance runner)\n\nnew results\n',
+    );
+    expect(withSection('# Conformance\n\n## A2A (TCK)\n\nx\n', section)).toBe(
+      '# Conformance\n\n## A2A (TCK)\n\nx\n\n## MCP (conformance runner)\n\nnew results\n',
+    );
     expect(withSection('', section)).toBe(`# Conformance\n\n${section}`);
   });
 
@@ -27,7 +34,14 @@ describe('CONFORMANCE.md', () => {
     expect(mcp).toMatch(/- Client: \d+ pass, 0 fail/);
     expect(mcp).not.toMatch(/\| fail \|/);
     // Every tools scenario the gateway can serve ran and passed (none left to n/a).
-    for (const scenario of ['tools-list', 'tools-call-error', 'tools-call-with-logging', 'tools-call-with-progress', 'tools-call-image', 'json-schema-2020-12']) {
+    for (const scenario of [
+      'tools-list',
+      'tools-call-error',
+      'tools-call-with-logging',
+      'tools-call-with-progress',
+      'tools-call-image',
+      'json-schema-2020-12',
+    ]) {
       expect(mcp).toContain(`| server | \`${scenario}\` | pass |`);
     }
   });

@@ -12,7 +12,9 @@ const design = readFileSync(resolve(ROOT, 'DESIGN.md'), 'utf8');
 
 describe('DESIGN.md', () => {
   it('names only source files that exist', () => {
-    const named = new Set([...design.matchAll(/`((?:src\/)?[a-z0-9-]+(?:\/[a-z0-9-]+)*\/[a-z0-9.-]+\.ts)`/g)].map((m) => m[1]!));
+    const named = new Set(
+      [...design.matchAll(/`((?:src\/)?[a-z0-9-]+(?:\/[a-z0-9-]+)*\/[a-z0-9.-]+\.ts)`/g)].map((m) => m[1]!),
+    );
     expect(named.size).toBeGreaterThan(30);
     const missing = [...named].filter((p) => !existsSync(resolve(ROOT, p)) && !existsSync(resolve(ROOT, 'src', p)));
     expect(missing).toEqual([]);
@@ -20,7 +22,10 @@ describe('DESIGN.md', () => {
 
   it('the engine door contract (StartOptions) has no jsonAnswer or lineMerged flag', () => {
     const engine = readFileSync(resolve(ROOT, 'src/engine/engine.ts'), 'utf8');
-    const options = engine.slice(engine.indexOf('export interface StartOptions'), engine.indexOf('\n}\n', engine.indexOf('export interface StartOptions')));
+    const options = engine.slice(
+      engine.indexOf('export interface StartOptions'),
+      engine.indexOf('\n}\n', engine.indexOf('export interface StartOptions')),
+    );
     expect(options).toContain('admitted?: Admitted');
     expect(options).not.toMatch(/jsonAnswer|lineMerged/);
   });

@@ -22,7 +22,9 @@ beforeAll(async () => {
   // Another origin (another port) whose page tries to frame the docs.
   framer = createServer((_req, res) => {
     res.writeHead(200, { 'Content-Type': 'text/html' });
-    res.end(`<!doctype html><title>framer</title><iframe id="f" src="${gw.url}/docs" width="800" height="600"></iframe>`);
+    res.end(
+      `<!doctype html><title>framer</title><iframe id="f" src="${gw.url}/docs" width="800" height="600"></iframe>`,
+    );
   });
   await new Promise<void>((resolve) => framer.listen(0, '127.0.0.1', resolve));
   framerUrl = `http://127.0.0.1:${(framer.address() as AddressInfo).port}/`;
@@ -56,7 +58,9 @@ describe('/docs security headers', () => {
       if (/Content Security Policy/i.test(m.text())) violations.push(m.text());
     });
     await page.addInitScript(() => {
-      document.addEventListener('securitypolicyviolation', (e) => console.error(`Content Security Policy violation: ${e.violatedDirective} ${e.blockedURI}`));
+      document.addEventListener('securitypolicyviolation', (e) =>
+        console.error(`Content Security Policy violation: ${e.violatedDirective} ${e.blockedURI}`),
+      );
     });
     await page.goto(`${gw.url}/docs`);
     await page.waitForSelector('#operations-meta-health .opblock-summary', { timeout: 20_000 });

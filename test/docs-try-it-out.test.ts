@@ -81,7 +81,9 @@ describe('/docs "Try it out" on a default gateway', () => {
       // Collapse it again: keeps the page small and the next operation's selectors unambiguous.
       await page.click(`${block} .opblock-summary`);
     }
-    const failed = OPERATIONS.filter((op) => !/^2\d\d$/.test(statuses[op] ?? '')).map((op) => `${op} answered ${statuses[op]}: ${(bodies[op] ?? '').slice(0, 400)}`);
+    const failed = OPERATIONS.filter((op) => !/^2\d\d$/.test(statuses[op] ?? '')).map(
+      (op) => `${op} answered ${statuses[op]}: ${(bodies[op] ?? '').slice(0, 400)}`,
+    );
     expect(failed).toEqual([]);
 
     // The tool call did run the tool successfully (a tool failure would be a 200 with success: false).

@@ -66,7 +66,8 @@ describe('the README is a front door', () => {
         const [path, anchor] = target!.split('#') as [string, string | undefined];
         const full = path ? resolve(dirname(join(ROOT, file)), path) : join(ROOT, file);
         if (!existsSync(full)) broken.push(`${file}: ${target} (no such file)`);
-        else if (anchor && full.endsWith('.md') && !anchors(readFileSync(full, 'utf8')).has(anchor)) broken.push(`${file}: ${target} (no such heading)`);
+        else if (anchor && full.endsWith('.md') && !anchors(readFileSync(full, 'utf8')).has(anchor))
+          broken.push(`${file}: ${target} (no such heading)`);
       }
     }
     expect(broken).toEqual([]);
@@ -90,11 +91,15 @@ describe('the public routes', () => {
   it('docs/authentication.md and docs/security-overview.md list the same routes, and each answers without a token', async () => {
     const routes = listed('docs/authentication.md');
     expect(listed('docs/security-overview.md')).toEqual(routes);
-    const gw = await startGateway({ config: { auth: { tokens: [{ name: 'a', token_sha256: createHash('sha256').update('secret').digest('hex') }] } } });
+    const gw = await startGateway({
+      config: { auth: { tokens: [{ name: 'a', token_sha256: createHash('sha256').update('secret').digest('hex') }] } },
+    });
     try {
-      for (const route of routes) expect([route, (await fetch(`${gw.url}${route}`, { redirect: 'manual' })).status]).not.toEqual([route, 401]);
+      for (const route of routes)
+        expect([route, (await fetch(`${gw.url}${route}`, { redirect: 'manual' })).status]).not.toEqual([route, 401]);
       // Anything else needs the token.
-      for (const route of ['/metrics', '/agents', '/mcp-servers', '/sources']) expect([route, (await fetch(`${gw.url}${route}`)).status]).toEqual([route, 401]);
+      for (const route of ['/metrics', '/agents', '/mcp-servers', '/sources'])
+        expect([route, (await fetch(`${gw.url}${route}`)).status]).toEqual([route, 401]);
     } finally {
       await gw.close();
     }
@@ -115,7 +120,9 @@ describe("the README's commands, run as written", () => {
     // The MCP server starts after the gateway listens: wait for it to be ready.
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const { servers } = (await (await fetch(`${gateway.url}/mcp-servers`)).json()) as { servers: Array<{ state: string; last_error: string | null }> };
+      const { servers } = (await (await fetch(`${gateway.url}/mcp-servers`)).json()) as {
+        servers: Array<{ state: string; last_error: string | null }>;
+      };
       if (servers[0]?.state === 'ready') break;
       if (Date.now() > deadline) throw new Error(`the README's MCP server did not come up: ${JSON.stringify(servers)}`);
       await new Promise((r) => setTimeout(r, 200));
@@ -129,26 +136,46 @@ describe("the README's commands, run as written", () => {
 
   /** A block of the README run by sh, against this test's gateway instead of :8080. */
   const run = async (script: string) => {
-    const r = await execa('sh', ['-ec', script.replaceAll('http://127.0.0.1:8080', gateway.url)], { cwd: dir, reject: false });
+    const r = await execa('sh', ['-ec', script.replaceAll('http://127.0.0.1:8080', gateway.url)], {
+      cwd: dir,
+      reject: false,
+    });
     expect(r.exitCode, r.stderr).toBe(0);
     return r.stdout;
   };
 
   it('"Using it with curl": list, search, write and read a file, an error that says what to fix', async () => {
-    const blocks = [...README.split('## Using it with curl')[1]!.split('\n## ')[0]!.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!);
+    const blocks = [
+      ...README.split('## Using it with curl')[1]!
+        .split('\n## ')[0]!
+        .matchAll(/```sh\n([\s\S]*?)```/g),
+    ].map((m) => m[1]!);
     expect(blocks).toHaveLength(4);
     expect(JSON.parse(await run(blocks[0]!)).tools.map((t: { name: string }) => t.name)).toContain('read_file');
     expect(JSON.parse(await run(blocks[1]!)).tools[0].name).toBe('read_file');
-    const [written, readBack] = (await run(blocks[2]!)).trim().split('\n').map((l) => JSON.parse(l));
+    const [written, readBack] = (await run(blocks[2]!))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(written.data.success).toBe(true);
     expect(readBack.data.data).toMatchObject({ path: 'notes/hello.txt', content: 'hello\nworld\n', size: 12 });
-    expect(JSON.parse(await run(blocks[3]!))).toMatchObject({ code: 'unknown_tool', message: expect.stringContaining('POST /tool/list') });
+    expect(JSON.parse(await run(blocks[3]!))).toMatchObject({
+      code: 'unknown_tool',
+      message: expect.stringContaining('POST /tool/list'),
+    });
   });
 
   it('MCP in: the server-everything tools are gateway tools', async () => {
-    const [status, call] = (await run(block(README, 'readme-mcp-calls'))).trim().split('\n').map((l) => JSON.parse(l));
+    const [status, call] = (await run(block(README, 'readme-mcp-calls')))
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(status.servers[0]).toMatchObject({ id: 'everything', state: 'ready', last_error: null });
-    expect(call.data).toMatchObject({ success: true, tool_name: 'everything_echo', data: { content: [{ type: 'text', text: 'Echo: hello from MCP' }] } });
+    expect(call.data).toMatchObject({
+      success: true,
+      tool_name: 'everything_echo',
+      data: { content: [{ type: 'text', text: 'Echo: hello from MCP' }] },
+    });
   });
 
   it('MCP out: POST /mcp calls a gateway tool', async () => {
@@ -156,7 +183,7 @@ describe("the README's commands, run as written", () => {
     expect(answer).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { path: '.' } } });
   });
 
-  it('A2A: the example agent\'s skill is a gateway tool', async () => {
+  it("A2A: the example agent's skill is a gateway tool", async () => {
     // The README's start block as written, the agent on a free port instead of 9000 and the gateway started here
     // (the block's last line is `npm start` in the foreground, which is what startCli runs).
     const port = await new Promise<number>((resolve) => {
@@ -165,22 +192,36 @@ describe("the README's commands, run as written", () => {
         probe.close(() => resolve(p));
       });
     });
-    const [agentLine, configLine, startLine] = block(README, 'readme-a2a-start').trim().split('\n').map((l) => l.replace(/\s+#.*$/, '').replaceAll('9000', String(port)));
+    const [agentLine, configLine, startLine] = block(README, 'readme-a2a-start')
+      .trim()
+      .split('\n')
+      .map((l) => l.replace(/\s+#.*$/, '').replaceAll('9000', String(port)));
     expect(startLine).toBe('npm start -- --config a2a-gateway.yaml');
     const agent = execa('sh', ['-c', `exec ${agentLine!.replace(/ &$/, '')}`], { cwd: ROOT, reject: false });
     await execa('sh', ['-ec', configLine!], { cwd: dir });
     const a2a = await startCli(['--config', 'a2a-gateway.yaml', '--port', '0'], {}, { cwd: dir });
     try {
       const deadline = Date.now() + 30_000;
-      while (!((await (await fetch(`${a2a.url}/agents`)).json()) as { agents: Array<{ state: string }> }).agents.every((x) => x.state === 'ok')) {
+      while (
+        !((await (await fetch(`${a2a.url}/agents`)).json()) as { agents: Array<{ state: string }> }).agents.every(
+          (x) => x.state === 'ok',
+        )
+      ) {
         if (Date.now() > deadline) throw new Error('the example agent did not load');
         await new Promise((r) => setTimeout(r, 200));
       }
       const script = block(README, 'readme-a2a-calls').replaceAll('http://127.0.0.1:8080', a2a.url);
       const r = await execa('sh', ['-ec', script], { cwd: dir });
-      const [agents, call] = r.stdout.trim().split('\n').map((l) => JSON.parse(l));
+      const [agents, call] = r.stdout
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
       expect(agents.agents[0]).toMatchObject({ name: 'shouter', state: 'ok', tools: ['shouter_shout'] });
-      expect(call.data).toMatchObject({ success: true, tool_name: 'shouter_shout', data: { output: 'SHIP THE RELEASE', state: 'completed' } });
+      expect(call.data).toMatchObject({
+        success: true,
+        tool_name: 'shouter_shout',
+        data: { output: 'SHIP THE RELEASE', state: 'completed' },
+      });
     } finally {
       a2a.proc.kill('SIGTERM');
       agent.kill('SIGTERM');

@@ -55,7 +55,9 @@ async function emitUntilPaused(ctx: ToolContext) {
 let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway({
-    plugins: [definePlugin('bp', [[{ name: 'firehose', description: 'Emits until its reader makes it wait' }, firehose]])],
+    plugins: [
+      definePlugin('bp', [[{ name: 'firehose', description: 'Emits until its reader makes it wait' }, firehose]]),
+    ],
     config: { calls: { max_events: 100_000 }, limits: { call_events_bytes: 64 * KB, stream_unsent_bytes: 16 * KB } },
   });
 });
@@ -72,13 +74,25 @@ describe('back-pressure on a one-shot SSE call', () => {
     paused = deferred();
     finished = deferred();
     waits = 0;
-    const body = JSON.stringify({ type: 'tool/call/req', tool_name: 'firehose', arguments: {}, streaming: true, timeout: 120 });
+    const body = JSON.stringify({
+      type: 'tool/call/req',
+      tool_name: 'firehose',
+      arguments: {},
+      streaming: true,
+      timeout: 120,
+    });
     const frames: Frame[] = [];
-    const parser = createParser({ onEvent: (e) => frames.push({ event: e.event, id: e.id, json: JSON.parse(e.data) }) });
+    const parser = createParser({
+      onEvent: (e) => frames.push({ event: e.event, id: e.id, json: JSON.parse(e.data) }),
+    });
     const ended = deferred();
     const req = http.request(`${gw.url}/tool/call`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(body) },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        'content-length': Buffer.byteLength(body),
+      },
     });
     const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
       req.on('response', resolve).on('error', reject);

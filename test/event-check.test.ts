@@ -12,11 +12,19 @@ interface Line {
 }
 
 function recordingLogger(lines: Line[]): Logger {
-  const at =
-    (level: string) =>
-    (obj: object | string, msg?: string) =>
-      lines.push(typeof obj === 'string' ? { level, obj: {}, msg: obj } : { level, obj: obj as Record<string, unknown>, msg: msg ?? '' });
-  const logger: Logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => logger };
+  const at = (level: string) => (obj: object | string, msg?: string) =>
+    lines.push(
+      typeof obj === 'string'
+        ? { level, obj: {}, msg: obj }
+        : { level, obj: obj as Record<string, unknown>, msg: msg ?? '' },
+    );
+  const logger: Logger = {
+    debug: at('debug'),
+    info: at('info'),
+    warn: at('warn'),
+    error: at('error'),
+    child: () => logger,
+  };
   return logger;
 }
 
@@ -39,8 +47,14 @@ function setup() {
   const lines: Line[] = [];
   const logger = recordingLogger(lines);
   const plugin = definePlugin('buggy', [
-    [{ name: 'buggy_events', description: 'Emits invalid events between valid ones' }, (_a, ctx) => emitBadThenGood(ctx)],
-    [{ name: 'other_buggy', description: 'Emits one invalid event' }, (_a, ctx) => (ctx.emit('custom' as never, {} as never), { ok: true })],
+    [
+      { name: 'buggy_events', description: 'Emits invalid events between valid ones' },
+      (_a, ctx) => emitBadThenGood(ctx),
+    ],
+    [
+      { name: 'other_buggy', description: 'Emits one invalid event' },
+      (_a, ctx) => (ctx.emit('custom' as never, {} as never), { ok: true }),
+    ],
   ]);
   const engine = new Engine({
     registry: new ToolRegistry([plugin], logger),
@@ -74,7 +88,10 @@ describe('events are checked at emit()', () => {
     await run('buggy_events');
     await run('buggy_events');
     expect(warnings()).toHaveLength(1);
-    expect(warnings()[0]!.obj).toMatchObject({ tool_name: 'buggy_events', problem: 'kind "custom" is not one of progress, status, artifact, log' });
+    expect(warnings()[0]!.obj).toMatchObject({
+      tool_name: 'buggy_events',
+      problem: 'kind "custom" is not one of progress, status, artifact, log',
+    });
     expect(warnings()[0]!.msg).toContain('progress {pct: integer, message}');
     await run('other_buggy');
     expect(warnings().map((w) => w.obj.tool_name)).toEqual(['buggy_events', 'other_buggy']);

@@ -11,7 +11,9 @@ const env = { ALICE_TOKEN: 'example-token' };
 describe('examples/*.yaml', async () => {
   const files = (await readdir(dir)).filter((f) => f.endsWith('.yaml'));
   it('has the common setups', () => {
-    expect(files).toEqual(expect.arrayContaining(['gateway.yaml', 'local-dev.yaml', 'behind-nginx.yaml', 'with-agents.yaml']));
+    expect(files).toEqual(
+      expect.arrayContaining(['gateway.yaml', 'local-dev.yaml', 'behind-nginx.yaml', 'with-agents.yaml']),
+    );
   });
 
   it.each(files)('%s parses, and starts with a comment saying what it is for', async (file) => {

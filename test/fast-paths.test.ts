@@ -9,7 +9,13 @@ import { compileArguments } from '../src/engine/arguments.js';
 import { Deadlines, type Deadline } from '../src/utils/deadlines.js';
 import { EntryList } from '../src/utils/entry-list.js';
 import { LabeledCounter, LabeledHistogram } from '../src/observability/labeled-metrics.js';
-import { ToolCallRequest, fastToolCallRequest, messageParser, parserFor, type ToolParameter } from '../src/protocol/index.js';
+import {
+  ToolCallRequest,
+  fastToolCallRequest,
+  messageParser,
+  parserFor,
+  type ToolParameter,
+} from '../src/protocol/index.js';
 import { definePlugin } from './helpers/plugins.js';
 import { postJson, startGateway } from './helpers/server.js';
 
@@ -26,16 +32,46 @@ const pick = <T>(rand: () => number, xs: readonly T[]): T => xs[Math.floor(rand(
 const ABSENT = Symbol('absent');
 // Per field: values the schema accepts, then values it refuses (picked now and then).
 const FIELD_VALUES: Record<string, [valid: readonly unknown[], invalid: readonly unknown[]]> = {
-  type: [[ABSENT, 'tool/call/req'], ['tool/list/req', '', null, 1]],
-  id: [[ABSENT, 'r1', ''], [null, 7]],
-  version: [[ABSENT, '1.0', '2.0'], [null, 1]],
-  ts: [[ABSENT, 1716123457.1, 0, -1], [null, '1716123457']],
-  session_id: [[ABSENT, '', 's1'], [null, false]],
-  tool_name: [['echo', 'read_file'], [ABSENT, '', null, 3, ['echo']]],
-  arguments: [[{}, { text: 'hi' }, { a: { b: [1, 2] } }], [ABSENT, [], null, 'x', JSON.parse('{"__proto__":{"x":1}}')]],
-  correlation_id: [[ABSENT, '', 'turn-1'], [null, 0]],
-  streaming: [[ABSENT, true, false], [null, 'true', 0]],
-  timeout: [[ABSENT, 30, 1, 2 ** 53 - 1], [0, -5, 1.5, 2 ** 53, '30', null]],
+  type: [
+    [ABSENT, 'tool/call/req'],
+    ['tool/list/req', '', null, 1],
+  ],
+  id: [
+    [ABSENT, 'r1', ''],
+    [null, 7],
+  ],
+  version: [
+    [ABSENT, '1.0', '2.0'],
+    [null, 1],
+  ],
+  ts: [
+    [ABSENT, 1716123457.1, 0, -1],
+    [null, '1716123457'],
+  ],
+  session_id: [
+    [ABSENT, '', 's1'],
+    [null, false],
+  ],
+  tool_name: [
+    ['echo', 'read_file'],
+    [ABSENT, '', null, 3, ['echo']],
+  ],
+  arguments: [
+    [{}, { text: 'hi' }, { a: { b: [1, 2] } }],
+    [ABSENT, [], null, 'x', JSON.parse('{"__proto__":{"x":1}}')],
+  ],
+  correlation_id: [
+    [ABSENT, '', 'turn-1'],
+    [null, 0],
+  ],
+  streaming: [
+    [ABSENT, true, false],
+    [null, 'true', 0],
+  ],
+  timeout: [
+    [ABSENT, 30, 1, 2 ** 53 - 1],
+    [0, -5, 1.5, 2 ** 53, '30', null],
+  ],
   extra: [[ABSENT], ['unknown field']],
 };
 
@@ -75,7 +111,14 @@ describe('fast tool/call/req parse', () => {
 
   it('fills id and ts like the schema when they are absent', () => {
     const r = fastToolCallRequest({ tool_name: 'echo', arguments: { text: 'hi' } })!;
-    expect(r).toMatchObject({ type: 'tool/call/req', version: '1.0', session_id: '', correlation_id: '', streaming: false, timeout: 30 });
+    expect(r).toMatchObject({
+      type: 'tool/call/req',
+      version: '1.0',
+      session_id: '',
+      correlation_id: '',
+      streaming: false,
+      timeout: 30,
+    });
     expect(r.id).toMatch(/^[0-9a-f-]{36}$/);
     expect(Math.abs(r.ts - Date.now() / 1000)).toBeLessThan(60);
   });
@@ -119,25 +162,47 @@ describe('fast argument check', () => {
       { name: 'headers', type: 'object', description: '', required: false },
     ],
   ];
-  const VALUES = ['s', '', 1, 0, -3, 1.5, 2 ** 60, true, false, null, [], {}, '1', 'utf8', 'base64', 'UTF8', { a: '1', B: 2 }, JSON.parse('{"__proto__": {"x": "1"}, "y": "2"}')];
+  const VALUES = [
+    's',
+    '',
+    1,
+    0,
+    -3,
+    1.5,
+    2 ** 60,
+    true,
+    false,
+    null,
+    [],
+    {},
+    '1',
+    'utf8',
+    'base64',
+    'UTF8',
+    { a: '1', B: 2 },
+    JSON.parse('{"__proto__": {"x": "1"}, "y": "2"}'),
+  ];
   const KEYS = ['text', 'n', 'x', 'flag', 'toString', 'other', 'unknown', '__proto__', 'encoding', 'headers'];
 
-  it.each(PARAMS.map((p) => [p.map((x) => x.name).join(','), p] as const))('%s: same verdict and value as the schema', (_n, params) => {
-    const withFast = compileArguments(params);
-    const schemaOnly = compileArguments(params, { fastPath: false });
-    const rand = prng(7);
-    let ok = 0;
-    for (let i = 0; i < 5000; i++) {
-      const args: Record<string, unknown> = {};
-      const n = Math.floor(rand() * 4);
-      for (let k = 0; k < n; k++) args[pick(rand, KEYS)] = pick(rand, VALUES);
-      const a = withFast(structuredClone(args));
-      const b = schemaOnly(structuredClone(args));
-      expect(a, JSON.stringify(args)).toStrictEqual(b);
-      if (a.ok) ok++;
-    }
-    expect(ok).toBeGreaterThan(20);
-  });
+  it.each(PARAMS.map((p) => [p.map((x) => x.name).join(','), p] as const))(
+    '%s: same verdict and value as the schema',
+    (_n, params) => {
+      const withFast = compileArguments(params);
+      const schemaOnly = compileArguments(params, { fastPath: false });
+      const rand = prng(7);
+      let ok = 0;
+      for (let i = 0; i < 5000; i++) {
+        const args: Record<string, unknown> = {};
+        const n = Math.floor(rand() * 4);
+        for (let k = 0; k < n; k++) args[pick(rand, KEYS)] = pick(rand, VALUES);
+        const a = withFast(structuredClone(args));
+        const b = schemaOnly(structuredClone(args));
+        expect(a, JSON.stringify(args)).toStrictEqual(b);
+        if (a.ok) ok++;
+      }
+      expect(ok).toBeGreaterThan(20);
+    },
+  );
 });
 
 describe('hot-path structure', () => {
@@ -241,7 +306,12 @@ describe('per-call metrics', () => {
     expect(text).toContain('# TYPE t_calls_total counter');
     expect(text).toContain('t_calls_total{tool="echo",outcome="success"} 2');
     expect(text).toContain('# TYPE t_duration_seconds histogram');
-    for (const [le, n] of [['0.01', 1], ['0.1', 3], ['1', 3], ['+Inf', 4]] as const) {
+    for (const [le, n] of [
+      ['0.01', 1],
+      ['0.1', 3],
+      ['1', 3],
+      ['+Inf', 4],
+    ] as const) {
       expect(text).toContain(`t_duration_seconds_bucket{tool="echo",kind="native",le="${le}"} ${n}`);
     }
     expect(text).toContain('t_duration_seconds_sum{tool="echo",kind="native"} 5.105');

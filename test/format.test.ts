@@ -8,7 +8,8 @@ import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 
 const ROOT = new URL('..', import.meta.url).pathname;
-const biome = (args: string[], input?: string) => execa('npx', ['biome', ...args], { cwd: ROOT, input, reject: false, stripFinalNewline: false });
+const biome = (args: string[], input?: string) =>
+  execa('npx', ['biome', ...args], { cwd: ROOT, input, reject: false, stripFinalNewline: false });
 
 describe('formatter (biome.json)', () => {
   it('wraps at 120 columns with single quotes and trailing commas', async () => {
@@ -26,7 +27,15 @@ describe('formatter (biome.json)', () => {
   });
 
   it('leaves generated files, Markdown, package files and fixtures alone', async () => {
-    const kept = ['openapi/openapi.json', 'src/client/schema.ts', 'docs/configuration.md', 'BENCHMARKS.md', 'CHAOS.md', 'package.json', 'test/fixtures/mcp-test-server.mjs'];
+    const kept = [
+      'openapi/openapi.json',
+      'src/client/schema.ts',
+      'docs/configuration.md',
+      'BENCHMARKS.md',
+      'CHAOS.md',
+      'package.json',
+      'test/fixtures/mcp-test-server.mjs',
+    ];
     const { stdout, stderr } = await biome(['format', ...kept]);
     const ignored = (stdout + stderr).slice((stdout + stderr).indexOf('provided but ignored'));
     for (const path of kept) expect(ignored, path).toContain(`- ${path}`);

@@ -69,7 +69,20 @@ describe('tools.http.credentials', { timeout: 60_000 }, () => {
 
   it('an unset environment variable fails the start, naming the entry and the variable', async () => {
     await expect(
-      startGateway({ config: { tools: { http: { credentials: [{ match: 'https://api.example.com/*', auth: { type: 'bearer', token_env: 'UNSET_TOKEN_VAR' } }] } } }, env: {} }),
-    ).rejects.toThrow(/tools\.http\.credentials\[0\] \(https:\/\/api\.example\.com\/\*\): environment variable UNSET_TOKEN_VAR is not set/);
+      startGateway({
+        config: {
+          tools: {
+            http: {
+              credentials: [
+                { match: 'https://api.example.com/*', auth: { type: 'bearer', token_env: 'UNSET_TOKEN_VAR' } },
+              ],
+            },
+          },
+        },
+        env: {},
+      }),
+    ).rejects.toThrow(
+      /tools\.http\.credentials\[0\] \(https:\/\/api\.example\.com\/\*\): environment variable UNSET_TOKEN_VAR is not set/,
+    );
   });
 });

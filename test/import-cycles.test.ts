@@ -31,16 +31,29 @@ function importGraph(files: string[]): Graph {
       if (!specifier.startsWith('.')) return;
       const target = resolve(dirname(file), specifier).replace(/\.js$/, '.ts');
       if (existsSync(target)) deps.add(target);
-      else if (existsSync(join(target.replace(/\.ts$/, ''), 'index.ts'))) deps.add(join(target.replace(/\.ts$/, ''), 'index.ts'));
+      else if (existsSync(join(target.replace(/\.ts$/, ''), 'index.ts')))
+        deps.add(join(target.replace(/\.ts$/, ''), 'index.ts'));
       else throw new Error(`${relative(SRC, file)} imports ${specifier}, which is not a file of src/`);
     };
     const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, false);
     const visit = (node: ts.Node) => {
-      if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      if (
+        (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+        node.moduleSpecifier &&
+        ts.isStringLiteral(node.moduleSpecifier)
+      ) {
         add(node.moduleSpecifier.text);
-      } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && ts.isStringLiteral(node.arguments[0]!)) {
+      } else if (
+        ts.isCallExpression(node) &&
+        node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+        ts.isStringLiteral(node.arguments[0]!)
+      ) {
         add((node.arguments[0] as ts.StringLiteral).text);
-      } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      } else if (
+        ts.isImportTypeNode(node) &&
+        ts.isLiteralTypeNode(node.argument) &&
+        ts.isStringLiteral(node.argument.literal)
+      ) {
         add(node.argument.literal.text);
       }
       ts.forEachChild(node, visit);
@@ -115,9 +128,13 @@ describe('import graph of src/', () => {
   it('has no cycles between folders (type-only imports included): a layer takes its own config sections and shared wire pieces', () => {
     const folders = folderGraph(graph);
     // The knot this test exists for (security/index.ts read the root GatewayConfig) would show as security ⇄ config.
-    expect(cycles(new Map([...folders, ['security', new Set([...folders.get('security')!, 'config'])]])).flat()).toEqual(expect.arrayContaining(['config', 'security']));
+    expect(
+      cycles(new Map([...folders, ['security', new Set([...folders.get('security')!, 'config'])]])).flat(),
+    ).toEqual(expect.arrayContaining(['config', 'security']));
     const found = cycles(folders).map((c) => c.join(' ⇄ '));
-    expect(found, `folder cycles in src/ (file-level edges: ${edgesOf(graph, found)}):\n${found.join('\n')}`).toEqual([]);
+    expect(found, `folder cycles in src/ (file-level edges: ${edgesOf(graph, found)}):\n${found.join('\n')}`).toEqual(
+      [],
+    );
   });
 
   it.each([

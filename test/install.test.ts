@@ -14,7 +14,9 @@ describe('npm install', () => {
   it("leaves no dependency's install script unreviewed (no warning on install)", async () => {
     const r = await execa('npm', ['install-scripts', 'ls'], { cwd: ROOT, reject: false, timeout: 60_000 });
     if (/Unknown command/i.test(r.stderr + r.stdout)) {
-      throw new Error(`this npm (${(await execa('npm', ['--version'])).stdout}) has no "install-scripts" command: install npm 11.19 or later (npm install -g npm@11)`);
+      throw new Error(
+        `this npm (${(await execa('npm', ['--version'])).stdout}) has no "install-scripts" command: install npm 11.19 or later (npm install -g npm@11)`,
+      );
     }
     expect(r.exitCode, r.stderr).toBe(0);
     expect(r.stdout.trim()).toBe('No packages with unreviewed install scripts.');

@@ -5,10 +5,11 @@ import { ToolDefinition } from '../src/protocol/index.js';
 import { definePlugin } from './helpers/plugins.js';
 import { postJson, startGateway, type TestGateway } from './helpers/server.js';
 
-const tool = (name: string, description: string, extra: Partial<ToolDefinitionInput> = {}): [ToolDefinitionInput, () => unknown] => [
-  { name, description, ...extra },
-  () => null,
-];
+const tool = (
+  name: string,
+  description: string,
+  extra: Partial<ToolDefinitionInput> = {},
+): [ToolDefinitionInput, () => unknown] => [{ name, description, ...extra }, () => null];
 
 const catalog = definePlugin('catalog', [
   tool('read_file', 'Read the contents of a file', { tags: ['fs', 'read'] }),

@@ -32,7 +32,10 @@ function mcpServer(): McpServer {
     const progressToken = extra._meta?.progressToken;
     if (progressToken === undefined) throw new Error('no progress token: the caller asked for no progress');
     for (let i = 1; i <= NOTIFICATIONS; i++) {
-      await extra.sendNotification({ method: 'notifications/progress', params: { progressToken, progress: i, total: NOTIFICATIONS, message: `${i} ${PAD}` } });
+      await extra.sendNotification({
+        method: 'notifications/progress',
+        params: { progressToken, progress: i, total: NOTIFICATIONS, message: `${i} ${PAD}` },
+      });
       sent++;
     }
     return { content: [{ type: 'text', text: 'flooded' }] };
@@ -84,13 +87,19 @@ describe('MCP back-pressure over Streamable HTTP', () => {
     const first = answers.length;
     sent = 0;
     const call = await pausedCall(gw.url, 'web_flood', {});
-    expect(await answerHeldOrFinished(first), 'the gateway took the whole answer while its reader read nothing').toBe('held');
+    expect(await answerHeldOrFinished(first), 'the gateway took the whole answer while its reader read nothing').toBe(
+      'held',
+    );
 
     const frames = await call.read();
     expect(gapNotices(frames)).toEqual([]);
-    const progress = frames.filter((f) => f.event === 'tool/event' && f.json.kind === 'progress').map((f) => f.json.data);
+    const progress = frames
+      .filter((f) => f.event === 'tool/event' && f.json.kind === 'progress')
+      .map((f) => f.json.data);
     expect(progress).toHaveLength(NOTIFICATIONS);
-    expect(progress.every((p, i) => p.progress === i + 1 && p.total === NOTIFICATIONS && p.message === `${i + 1} ${PAD}`)).toBe(true);
+    expect(
+      progress.every((p, i) => p.progress === i + 1 && p.total === NOTIFICATIONS && p.message === `${i + 1} ${PAD}`),
+    ).toBe(true);
     const last = frames.at(-1)!;
     expect(last.event).toBe('tool/call/resp');
     expect(last.json.data).toMatchObject({ success: true, data: { text: 'flooded' } });

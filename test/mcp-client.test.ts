@@ -73,9 +73,14 @@ describe('MCP servers as tools (stdio)', () => {
       ['a', 'number', true],
       ['b', 'number', true],
     ]);
-    expect(byName.get('fixture_bounded')).toMatchObject({ idempotent: true, tags: expect.arrayContaining(['read-only', 'idempotent', 'mcp']) });
+    expect(byName.get('fixture_bounded')).toMatchObject({
+      idempotent: true,
+      tags: expect.arrayContaining(['read-only', 'idempotent', 'mcp']),
+    });
     expect(byName.get('fixture_bounded').input_parameters).toEqual(
-      expect.arrayContaining([expect.objectContaining({ name: 'mode', type: 'string', enum: ['a', 'b'], required: false })]),
+      expect.arrayContaining([
+        expect.objectContaining({ name: 'mode', type: 'string', enum: ['a', 'b'], required: false }),
+      ]),
     );
     // allow list: only "pid" of the garbage server
     expect(tools.filter((t) => t.toolkit === 'garbage').map((t) => t.name)).toEqual(['garbage_pid']);
@@ -96,12 +101,18 @@ describe('MCP servers as tools (stdio)', () => {
     const fixture = (await servers(gw.url)).find((s) => s.id === 'fixture');
     expect(fixture.tools).not.toContain('fixture_echo');
     expect(fixture.skipped).toContainEqual({ tool: 'fixture_echo', reason: 'plugin "clash" offers that name' });
-    expect((await call(gw.url, 'fixture_echo', { text: 'local' })).data).toMatchObject({ success: true, data: { text: 'local' } });
+    expect((await call(gw.url, 'fixture_echo', { text: 'local' })).data).toMatchObject({
+      success: true,
+      data: { text: 'local' },
+    });
   });
 
   it('calls echo and get-sum', async () => {
     const echo = await call(gw.url, 'everything_echo', { message: 'hello mcp' });
-    expect(echo.data).toMatchObject({ success: true, data: { text: 'Echo: hello mcp', content: [{ type: 'text', text: 'Echo: hello mcp' }] } });
+    expect(echo.data).toMatchObject({
+      success: true,
+      data: { text: 'Echo: hello mcp', content: [{ type: 'text', text: 'Echo: hello mcp' }] },
+    });
     const sum = await call(gw.url, 'everything_get-sum', { a: 2, b: 40 });
     expect(sum.data.data.text).toMatch(/42/);
   });
@@ -112,17 +123,25 @@ describe('MCP servers as tools (stdio)', () => {
     expect(item).toMatchObject({ type: 'image', mimeType: 'image/png' });
     expect(Buffer.from(item.data, 'base64').subarray(1, 4).toString()).toBe('PNG');
     const structured = await call(gw.url, 'everything_get-structured-content', { location: 'Chicago' });
-    expect(structured.data.data.structuredContent).toEqual(expect.objectContaining({ temperature: expect.any(Number) }));
+    expect(structured.data.data.structuredContent).toEqual(
+      expect.objectContaining({ temperature: expect.any(Number) }),
+    );
   });
 
   it('validates what input_parameters cannot say with the JSON Schema, naming the path, and fills in defaults', async () => {
-    const low = await postJson(`${gw.url}/tool/call`, callBody('fixture_bounded', { count: 9, code: 'abc', target: true }));
+    const low = await postJson(
+      `${gw.url}/tool/call`,
+      callBody('fixture_bounded', { count: 9, code: 'abc', target: true }),
+    );
     expect(low.status).toBe(422);
     expect(low.json.code).toBe('invalid_arguments');
     expect(low.json.message).toMatch(/arguments\.count: must be <= 5/);
     expect(low.json.message).toMatch(/arguments\.code: must match pattern/);
     expect(low.json.message).toMatch(/arguments\.target/);
-    const nested = await postJson(`${gw.url}/tool/call`, callBody('fixture_bounded', { count: 2, code: 'ABC', target: 1, nested: { level: -1 } }));
+    const nested = await postJson(
+      `${gw.url}/tool/call`,
+      callBody('fixture_bounded', { count: 2, code: 'ABC', target: 1, nested: { level: -1 } }),
+    );
     expect(nested.status).toBe(422);
     expect(nested.json.message).toMatch(/arguments\.nested\.level: must be >= 0/);
     const ok = await call(gw.url, 'fixture_bounded', { count: 2, code: 'ABC', target: 'x' });
@@ -134,7 +153,9 @@ describe('MCP servers as tools (stdio)', () => {
     const stream = await openSse(`${gw.url}/tool/call`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(callBody('everything_trigger-long-running-operation', { duration: 2, steps: 4 }, { streaming: true })),
+      body: JSON.stringify(
+        callBody('everything_trigger-long-running-operation', { duration: 2, steps: 4 }, { streaming: true }),
+      ),
     });
     const events = await stream.rest();
     const progress = events.filter((e) => e.event === 'tool/event' && e.json.kind === 'progress');
@@ -153,7 +174,11 @@ describe('MCP servers as tools (stdio)', () => {
   it('a timeout stops the call and sends notifications/cancelled to the server', async () => {
     const t0 = Date.now();
     const r = await call(gw.url, 'fixture_wait', { id: 'timeout-1' }, { timeout: 1 });
-    expect(r.data).toMatchObject({ success: false, error_code: 'tool_error', error: expect.stringMatching(/timed out after 1 s/) });
+    expect(r.data).toMatchObject({
+      success: false,
+      error_code: 'tool_error',
+      error: expect.stringMatching(/timed out after 1 s/),
+    });
     expect(Date.now() - t0).toBeLessThan(10_000);
     await waitFor('the server to see notifications/cancelled', () => {
       try {
@@ -162,14 +187,21 @@ describe('MCP servers as tools (stdio)', () => {
         return false;
       }
     });
-    const long = await call(gw.url, 'everything_trigger-long-running-operation', { duration: 30, steps: 3 }, { timeout: 1 });
+    const long = await call(
+      gw.url,
+      'everything_trigger-long-running-operation',
+      { duration: 30, steps: 3 },
+      { timeout: 1 },
+    );
     expect(long.data.error).toMatch(/timed out/);
   });
 
   it('sends notifications/cancelled only for a call that is stopped, never for one that finished', async () => {
     for (let i = 0; i < 3; i++) expect((await call(gw.url, 'fixture_pid', {})).data.success).toBe(true);
     expect((await call(gw.url, 'fixture_wait', { id: 'stopped-1' }, { timeout: 1 })).data.success).toBe(false);
-    await waitFor('the stopped call to be cancelled', () => readFileSync(marker, 'utf8').includes('cancelled stopped-1'));
+    await waitFor('the stopped call to be cancelled', () =>
+      readFileSync(marker, 'utf8').includes('cancelled stopped-1'),
+    );
     const lines = readFileSync(marker, 'utf8').split('\n');
     const tools = new Map(lines.filter((l) => l.startsWith('call ')).map((l) => [l.split(' ')[1], l.split(' ')[2]]));
     const cancelled = lines.filter((l) => l.startsWith('cancel ')).map((l) => tools.get(l.split(' ')[1]));
@@ -182,11 +214,17 @@ describe('MCP servers as tools (stdio)', () => {
     const before = Number((await call(gw.url, 'fixture_pid', {})).data.data.text);
     const crashed = await call(gw.url, 'fixture_crash', {});
     expect(crashed.data).toMatchObject({ success: false, error_code: 'tool_error' });
-    expect(crashed.data.error).toBe('MCP server "fixture" went away while the call ran (exit code 3); it is being restarted, retry the call');
-    const status = await waitFor('the fixture to be ready again', async () => {
-      const s = (await servers(gw.url)).find((x) => x.id === 'fixture');
-      return s.state === 'ready' && s.restarts >= 1 ? s : undefined;
-    }, 30_000);
+    expect(crashed.data.error).toBe(
+      'MCP server "fixture" went away while the call ran (exit code 3); it is being restarted, retry the call',
+    );
+    const status = await waitFor(
+      'the fixture to be ready again',
+      async () => {
+        const s = (await servers(gw.url)).find((x) => x.id === 'fixture');
+        return s.state === 'ready' && s.restarts >= 1 ? s : undefined;
+      },
+      30_000,
+    );
     expect(status.last_error).toBeNull();
     const after = Number((await call(gw.url, 'fixture_pid', {})).data.data.text);
     expect(after).toBeGreaterThan(0);
@@ -249,7 +287,9 @@ describe('an MCP server that does not come up says why', () => {
     const gw = await startGateway({
       config: {
         mcp: {
-          servers: { weather: { command: node, args: [FIXTURE, 'complains'], env: { API_KEY: 'k-123456' }, sandbox: false } },
+          servers: {
+            weather: { command: node, args: [FIXTURE, 'complains'], env: { API_KEY: 'k-123456' }, sandbox: false },
+          },
           start_wait_ms: 10_000,
           connect_timeout_ms: 3000,
           restart_min_ms: 60_000,
@@ -274,7 +314,13 @@ describe('an MCP server that does not come up says why', () => {
     const gw = await startGateway({
       config: {
         mcp: {
-          servers: { broken: { command: node, args: ['-e', 'console.error("Error: Cannot find module \'left-pad\'"); process.exit(3)'], sandbox: false } },
+          servers: {
+            broken: {
+              command: node,
+              args: ['-e', 'console.error("Error: Cannot find module \'left-pad\'"); process.exit(3)'],
+              sandbox: false,
+            },
+          },
           start_wait_ms: 10_000,
           restart_min_ms: 60_000,
         },
@@ -298,22 +344,35 @@ describe('an MCP server over Streamable HTTP (server-everything)', () => {
     await once(probe, 'listening');
     const port = (probe.address() as AddressInfo).port;
     await new Promise((r) => probe.close(r));
-    const server = spawn(EVERYTHING, ['streamableHttp'], { env: { PATH: process.env.PATH ?? '', PORT: String(port) }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const server = spawn(EVERYTHING, ['streamableHttp'], {
+      env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     server.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
     let gw: TestGateway | undefined;
     try {
       await waitFor('server-everything to listen', () => stderr.includes(`listening on port ${port}`), 30_000);
-      gw = await startGateway({ config: { mcp: { servers: { web: { url: `http://127.0.0.1:${port}/mcp` } }, start_wait_ms: 30_000 } } });
+      gw = await startGateway({
+        config: { mcp: { servers: { web: { url: `http://127.0.0.1:${port}/mcp` } }, start_wait_ms: 30_000 } },
+      });
       const status = (await servers(gw.url))[0];
-      expect(status).toMatchObject({ id: 'web', transport: 'http', state: 'ready', sandboxed: false, target: `http://127.0.0.1:${port}/mcp` });
+      expect(status).toMatchObject({
+        id: 'web',
+        transport: 'http',
+        state: 'ready',
+        sandboxed: false,
+        target: `http://127.0.0.1:${port}/mcp`,
+      });
       expect(status.tools).toEqual(expect.arrayContaining(['web_echo', 'web_get-sum']));
       expect((await call(gw.url, 'web_echo', { message: 'over http' })).data.data.text).toBe('Echo: over http');
       expect((await call(gw.url, 'web_get-sum', { a: 1, b: 2 })).data.data.text).toMatch(/3/);
       const stream = await openSse(`${gw.url}/tool/call`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify(callBody('web_trigger-long-running-operation', { duration: 1, steps: 2 }, { streaming: true })),
+        body: JSON.stringify(
+          callBody('web_trigger-long-running-operation', { duration: 1, steps: 2 }, { streaming: true }),
+        ),
       });
       const events = await stream.rest();
       const progress = events.filter((e) => e.event === 'tool/event' && e.json.kind === 'progress');

@@ -32,7 +32,12 @@ describe('a2e-gateway mcp-stdio', () => {
       `tools:\n  fs: { root: ${JSON.stringify(dir)} }\n  shell: { enabled: false }\n  http: { enabled: false }\n  eval: { enabled: false }\npolicy:\n  deny: [write_file]\n`,
     );
     // As docs/mcp.md's desktop-client snippet launches it: the bin by its own path (the build keeps it executable).
-    const transport = new StdioClientTransport({ command: CLI, args: ['mcp-stdio', '--config', config], stderr: 'pipe', env: { LOG_LEVEL: 'info', PATH: process.env.PATH ?? '' } });
+    const transport = new StdioClientTransport({
+      command: CLI,
+      args: ['mcp-stdio', '--config', config],
+      stderr: 'pipe',
+      env: { LOG_LEVEL: 'info', PATH: process.env.PATH ?? '' },
+    });
     transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     client = new Client({ name: 'desktop', version: '1.0.0' });
     client.onerror = (err) => errors.push(err);
@@ -49,7 +54,9 @@ describe('a2e-gateway mcp-stdio', () => {
     expect(names).not.toContain('write_file');
     const r = await client.callTool({ name: 'read_file', arguments: { path: 'note.txt' } });
     expect(JSON.stringify(r.structuredContent)).toContain('a note for the desktop client');
-    const refused = await client.callTool({ name: 'write_file', arguments: { path: 'x', content: 'y' } }).catch((e: unknown) => e);
+    const refused = await client
+      .callTool({ name: 'write_file', arguments: { path: 'x', content: 'y' } })
+      .catch((e: unknown) => e);
     expect((refused as Error).message).toMatch(/denied by the gateway policy/);
   });
 
@@ -70,18 +77,29 @@ describe('gateway → gateway over MCP', () => {
     });
     const downstream = await startGateway({
       plugins: [definePlugin('own', [[{ ...echoTool[0], name: 'local_echo' }, echoTool[1]]])],
-      config: { mcp: { servers: { up: { url: `${upstream.url}/mcp`, headers: { Authorization: `Bearer ${TOKEN}` } } }, start_wait_ms: 30_000 } },
+      config: {
+        mcp: {
+          servers: { up: { url: `${upstream.url}/mcp`, headers: { Authorization: `Bearer ${TOKEN}` } } },
+          start_wait_ms: 30_000,
+        },
+      },
     });
     try {
       const status = (await (await fetch(`${downstream.url}/mcp-servers`)).json()).servers;
       expect(status).toMatchObject([{ id: 'up', transport: 'http', state: 'ready', server_name: 'a2e-gateway' }]);
       const tools = (await postJson(`${downstream.url}/tool/list`, {})).json.tools as any[];
       const echo = tools.find((t) => t.name === 'up_echo');
-      expect(echo).toMatchObject({ kind: 'mcp', toolkit: 'up', idempotent: true, input_parameters: [{ name: 'text', type: 'string', required: true }] });
+      expect(echo).toMatchObject({
+        kind: 'mcp',
+        toolkit: 'up',
+        idempotent: true,
+        input_parameters: [{ name: 'text', type: 'string', required: true }],
+      });
 
       const r = (await postJson(`${downstream.url}/tool/call`, callBody('up_echo', { text: 'across' }))).json;
       expect(r.data).toMatchObject({ success: true, data: { structuredContent: { text: 'across' } } });
-      const failed = (await postJson(`${downstream.url}/tool/call`, callBody('up_fail', { message: 'upstream broke' }))).json;
+      const failed = (await postJson(`${downstream.url}/tool/call`, callBody('up_fail', { message: 'upstream broke' })))
+        .json;
       expect(failed.data).toMatchObject({ success: false, error_code: 'tool_error', error: 'upstream broke' });
 
       // Progress: the upstream tool emits, the downstream caller's SSE stream shows it while the tool still waits.
@@ -97,7 +115,10 @@ describe('gateway → gateway over MCP', () => {
         gated.open('fed', i);
       }
       const rest = await stream.rest();
-      expect(rest.find((e) => e.event === 'tool/call/resp')!.json.data).toMatchObject({ success: true, data: { structuredContent: { key: 'fed', steps: 2 } } });
+      expect(rest.find((e) => e.event === 'tool/call/resp')!.json.data).toMatchObject({
+        success: true,
+        data: { structuredContent: { key: 'fed', steps: 2 } },
+      });
     } finally {
       await downstream.close();
       await upstream.close();

@@ -18,7 +18,10 @@ describe('mcp.servers.<id>.auth', { timeout: 60_000 }, () => {
   let url: string;
   const gateways: TestGateway[] = [];
   beforeAll(async () => {
-    child = spawn(process.execPath, [SERVER], { env: { ...process.env, PORT: '0', REQUIRE_BEARER: TOKEN }, stdio: ['ignore', 'pipe', 'inherit'] });
+    child = spawn(process.execPath, [SERVER], {
+      env: { ...process.env, PORT: '0', REQUIRE_BEARER: TOKEN },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const port = await new Promise<number>((resolve, reject) => {
       let out = '';
       child.stdout!.on('data', (c: Buffer) => {
@@ -37,7 +40,16 @@ describe('mcp.servers.<id>.auth', { timeout: 60_000 }, () => {
 
   it('a server requiring a bearer token is reached with the configured one; without it the server offers nothing; an unset variable is the last error of its server', async () => {
     const gw = await startGateway({
-      config: { mcp: { servers: { guarded: { url, auth: { type: 'bearer', token_env: 'MCP_TOKEN' } }, open: { url }, unset: { url, auth: { type: 'bearer', token_env: 'NO_MCP_TOKEN_VAR' } } }, start_wait_ms: 10_000 } },
+      config: {
+        mcp: {
+          servers: {
+            guarded: { url, auth: { type: 'bearer', token_env: 'MCP_TOKEN' } },
+            open: { url },
+            unset: { url, auth: { type: 'bearer', token_env: 'NO_MCP_TOKEN_VAR' } },
+          },
+          start_wait_ms: 10_000,
+        },
+      },
       env: { MCP_TOKEN: TOKEN },
     });
     gateways.push(gw);
@@ -45,11 +57,15 @@ describe('mcp.servers.<id>.auth', { timeout: 60_000 }, () => {
     expect(r.json.data).toMatchObject({ success: true });
     expect(JSON.stringify(r.json.data.data)).toContain('hi');
     const status = await waitFor('the open server failing', async () =>
-      ((await (await fetch(`${gw.url}/mcp-servers`)).json()).servers as any[]).find((s) => s.id === 'open' && s.last_error),
+      ((await (await fetch(`${gw.url}/mcp-servers`)).json()).servers as any[]).find(
+        (s) => s.id === 'open' && s.last_error,
+      ),
     );
     expect(status.tools).toEqual([]);
     const unset = await waitFor('the server without its variable failing', async () =>
-      ((await (await fetch(`${gw.url}/mcp-servers`)).json()).servers as any[]).find((s) => s.id === 'unset' && s.last_error),
+      ((await (await fetch(`${gw.url}/mcp-servers`)).json()).servers as any[]).find(
+        (s) => s.id === 'unset' && s.last_error,
+      ),
     );
     expect(unset.last_error).toContain('environment variable NO_MCP_TOKEN_VAR is not set');
     const sources = (await (await fetch(`${gw.url}/sources`)).json()).sources as any[];
@@ -58,6 +74,10 @@ describe('mcp.servers.<id>.auth', { timeout: 60_000 }, () => {
   });
 
   it('auth on a stdio server is refused by the config, saying what to do instead', async () => {
-    await expect(startGateway({ config: { mcp: { servers: { s: { command: 'true', auth: { type: 'bearer', token_env: 'X' } } } } } })).rejects.toThrow(/"auth" is for a server at a "url"/);
+    await expect(
+      startGateway({
+        config: { mcp: { servers: { s: { command: 'true', auth: { type: 'bearer', token_env: 'X' } } } } },
+      }),
+    ).rejects.toThrow(/"auth" is for a server at a "url"/);
   });
 });

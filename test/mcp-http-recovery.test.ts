@@ -13,10 +13,13 @@ import { waitFor } from './helpers/a2a-stub.js';
 import { freePort } from './helpers/nginx.js';
 import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
-const EVERYTHING = fileURLToPath(new URL('../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
+const EVERYTHING = fileURLToPath(
+  new URL('../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url),
+);
 const SESSION_SERVER = fileURLToPath(new URL('./fixtures/mcp-http-session-server.mjs', import.meta.url));
 
-const statusOf = async (url: string, id: string) => ((await (await fetch(`${url}/mcp-servers`)).json()).servers as any[]).find((s) => s.id === id);
+const statusOf = async (url: string, id: string) =>
+  ((await (await fetch(`${url}/mcp-servers`)).json()).servers as any[]).find((s) => s.id === id);
 const call = async (url: string, tool: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
   (await postJson(`${url}/tool/call`, callBody(tool, args, extra))).json.data;
 
@@ -24,7 +27,10 @@ const children = new Set<ChildProcess>();
 
 /** Start a server process and wait for the line that says it listens (on stdout or stderr). */
 async function startServer(args: string[], port: number, ready: RegExp): Promise<ChildProcess> {
-  const child = spawn(process.execPath, args, { env: { ...process.env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   child.once('exit', () => children.delete(child));
   let out = '';
@@ -64,9 +70,14 @@ describe('an MCP server over HTTP that restarts', () => {
     const port = await freePort();
     const everythingArgs = [EVERYTHING, 'streamableHttp'];
     let server = await startServer(everythingArgs, port, /listening on port/);
-    gw = await startGateway({ config: { mcp: { servers: { ev: { url: `http://127.0.0.1:${port}/mcp` } }, ...RECOVERY } } });
+    gw = await startGateway({
+      config: { mcp: { servers: { ev: { url: `http://127.0.0.1:${port}/mcp` } }, ...RECOVERY } },
+    });
     expect((await statusOf(gw.url, 'ev')).state).toBe('ready');
-    expect(await call(gw.url, 'ev_echo', { message: 'before' })).toMatchObject({ success: true, data: { text: 'Echo: before' } });
+    expect(await call(gw.url, 'ev_echo', { message: 'before' })).toMatchObject({
+      success: true,
+      data: { text: 'Echo: before' },
+    });
 
     // A call that would run 60 s, within a 60 s call timeout: it must not wait for either once the server is gone.
     const running = call(gw.url, 'ev_trigger-long-running-operation', { duration: 60, steps: 60 }, { timeout: 60 });
@@ -76,7 +87,9 @@ describe('an MCP server over HTTP that restarts', () => {
     const failed = await running;
     expect(Date.now() - killedAt).toBeLessThan(10_000);
     expect(failed).toMatchObject({ success: false, error_code: 'tool_error' });
-    expect(failed.error).toMatch(/^MCP server "ev" was lost while the call ran \(the connection was lost: .+\); it is being reconnected, retry the call$/);
+    expect(failed.error).toMatch(
+      /^MCP server "ev" was lost while the call ran \(the connection was lost: .+\); it is being reconnected, retry the call$/,
+    );
 
     // While it is down: not "ready", and the error says why.
     const down = await waitFor('ev reported down', async () => {
@@ -90,30 +103,44 @@ describe('an MCP server over HTTP that restarts', () => {
 
     // Back on the same port, a new process with none of the old sessions.
     server = await startServer(everythingArgs, port, /listening on port/);
-    const back = await waitFor('ev ready again', async () => {
-      const s = await statusOf(gw!.url, 'ev');
-      return s.state === 'ready' ? s : undefined;
-    }, 30_000);
+    const back = await waitFor(
+      'ev ready again',
+      async () => {
+        const s = await statusOf(gw!.url, 'ev');
+        return s.state === 'ready' ? s : undefined;
+      },
+      30_000,
+    );
     expect(back.last_error).toBeNull();
     expect(back.restarts).toBeGreaterThanOrEqual(1);
-    expect(await call(gw.url, 'ev_echo', { message: 'after' })).toMatchObject({ success: true, data: { text: 'Echo: after' } });
+    expect(await call(gw.url, 'ev_echo', { message: 'after' })).toMatchObject({
+      success: true,
+      data: { text: 'Echo: after' },
+    });
   }, 120_000);
 
   it('server-everything restarted between calls: the next call gets a new session, not "No valid session ID provided"', async () => {
     const port = await freePort();
     const everythingArgs = [EVERYTHING, 'streamableHttp'];
     let server = await startServer(everythingArgs, port, /listening on port/);
-    gw = await startGateway({ config: { mcp: { servers: { ev: { url: `http://127.0.0.1:${port}/mcp` } }, ...RECOVERY } } });
+    gw = await startGateway({
+      config: { mcp: { servers: { ev: { url: `http://127.0.0.1:${port}/mcp` } }, ...RECOVERY } },
+    });
     expect(await call(gw.url, 'ev_echo', { message: 'one' })).toMatchObject({ success: true });
     await kill(server);
     server = await startServer(everythingArgs, port, /listening on port/);
     // Whatever the gateway noticed in between, calls work again within a short while and none says the session was invalid.
     const answers: any[] = [];
-    const ok = await waitFor('a call through the restarted server', async () => {
-      const r = await call(gw!.url, 'ev_echo', { message: 'two' });
-      answers.push(r);
-      return r.success ? r : undefined;
-    }, 30_000, 200);
+    const ok = await waitFor(
+      'a call through the restarted server',
+      async () => {
+        const r = await call(gw!.url, 'ev_echo', { message: 'two' });
+        answers.push(r);
+        return r.success ? r : undefined;
+      },
+      30_000,
+      200,
+    );
     expect(ok.data.text).toBe('Echo: two');
     for (const r of answers) expect(r.error ?? '').not.toMatch(/No valid session ID/);
   }, 120_000);
@@ -135,20 +162,29 @@ describe('an MCP server over HTTP that restarts', () => {
 
     // Many calls at once when the session is forgotten: each is refused with a 404 and sent again, none fails.
     await fetch(`${base}/forget`, { method: 'POST' });
-    const burst = await Promise.all(Array.from({ length: 20 }, (_, i) => call(gw!.url, 's_echo', { text: `burst ${i}` })));
+    const burst = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => call(gw!.url, 's_echo', { text: `burst ${i}` })),
+    );
     expect(burst.filter((r) => !r.success).map((r) => r.error)).toEqual([]);
     expect(burst.map((r) => r.data.text)).toEqual(Array.from({ length: 20 }, (_, i) => `burst ${i}`));
 
     // A call the server was running when it dropped the session never gets its answer: it fails soon after the
     // next request learns the session is gone, not at the end of its 60 s.
     const hanging = call(gw.url, 's_hang', {}, { timeout: 60 });
-    await waitFor('the hang call running', async () => (await (await fetch(`${base}/stats`)).json()).hanging === 1, 10_000, 50);
+    await waitFor(
+      'the hang call running',
+      async () => (await (await fetch(`${base}/stats`)).json()).hanging === 1,
+      10_000,
+      50,
+    );
     await fetch(`${base}/forget`, { method: 'POST' });
     const forgotAt = Date.now();
     expect(await call(gw.url, 's_echo', { text: 'after hang' })).toMatchObject({ success: true });
     const lost = await hanging;
     expect(Date.now() - forgotAt).toBeLessThan(15_000);
     expect(lost).toMatchObject({ success: false, error_code: 'tool_error' });
-    expect(lost.error).toBe('MCP server "s" was lost while the call ran (the server no longer knew the session (HTTP 404), and it never answered the call); retry the call');
+    expect(lost.error).toBe(
+      'MCP server "s" was lost while the call ran (the server no longer knew the session (HTTP 404), and it never answered the call); retry the call',
+    );
   }, 90_000);
 });

@@ -31,8 +31,18 @@ import { sample, scrape } from './helpers/metrics.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-test-server.mjs', import.meta.url));
 const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
-const CHECKED: ToolDefinitionInput = { name: 'checked_tool', description: 'Listed once its check ends', input_parameters: [], kind: 'native' };
-const NATIVE_OFF = { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } };
+const CHECKED: ToolDefinitionInput = {
+  name: 'checked_tool',
+  description: 'Listed once its check ends',
+  input_parameters: [],
+  kind: 'native',
+};
+const NATIVE_OFF = {
+  fs: { enabled: false },
+  shell: { enabled: false },
+  http: { enabled: false },
+  eval: { enabled: false },
+};
 
 /** An SDK client that counts the list_changed notifications it hears. */
 function listeningClient(): { client: Client; heard: () => number } {
@@ -54,7 +64,13 @@ describe('notifications/tools/list_changed', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const upstream = () => ({ command: process.execPath, args: [FIXTURE, 'listfile'], env: { TOOLS_FILE: toolsFile }, sandbox: false, refresh_s: 1 });
+  const upstream = () => ({
+    command: process.execPath,
+    args: [FIXTURE, 'listfile'],
+    env: { TOOLS_FILE: toolsFile },
+    sandbox: false,
+    refresh_s: 1,
+  });
 
   it('POST /mcp: the SDK client hears it on its GET stream when an MCP server adds a tool and on a reload, and not while nothing changes', async () => {
     writeFileSync(toolsFile, JSON.stringify(['alpha']));
@@ -104,7 +120,14 @@ describe('notifications/tools/list_changed', () => {
       `tools: ${JSON.stringify(NATIVE_OFF)}\nmcp: ${JSON.stringify({ servers: { up: upstream() }, start_wait_ms: 30_000 })}\n`,
     );
     const { client, heard } = listeningClient();
-    await client.connect(new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp-stdio', '--config', configFile], stderr: 'pipe', env: { PATH: process.env.PATH ?? '' } }));
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [CLI, 'mcp-stdio', '--config', configFile],
+        stderr: 'pipe',
+        env: { PATH: process.env.PATH ?? '' },
+      }),
+    );
     try {
       expect(client.getServerCapabilities()?.tools?.listChanged).toBe(true);
       expect(await names(client)).toEqual(['up_alpha']);
@@ -129,7 +152,11 @@ describe('notifications/tools/list_changed', () => {
       pendingTools: () => pending,
       executeTool: () => ({ ok: true }),
     };
-    const gateway = await createGateway({ config: defineConfig({ server: { port: 0 }, tools: NATIVE_OFF }), plugins: [plugin], logger: createLogger('silent') });
+    const gateway = await createGateway({
+      config: defineConfig({ server: { port: 0 }, tools: NATIVE_OFF }),
+      plugins: [plugin],
+      logger: createLogger('silent'),
+    });
     const { url } = await gateway.listen(0, '127.0.0.1');
     const { client, heard } = listeningClient();
     try {

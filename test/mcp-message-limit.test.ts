@@ -18,8 +18,10 @@ import { callBody, postJson, startGateway, type TestGateway } from './helpers/se
 const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-big-message-server.mjs', import.meta.url));
 const MiB = 1024 * 1024;
 
-const call = async (url: string, tool: string, args: Record<string, unknown>) => (await postJson(`${url}/tool/call`, callBody(tool, args))).json;
-const serverOf = async (url: string, id: string) => ((await (await fetch(`${url}/mcp-servers`)).json()).servers as any[]).find((s) => s.id === id);
+const call = async (url: string, tool: string, args: Record<string, unknown>) =>
+  (await postJson(`${url}/tool/call`, callBody(tool, args))).json;
+const serverOf = async (url: string, id: string) =>
+  ((await (await fetch(`${url}/mcp-servers`)).json()).servers as any[]).find((s) => s.id === id);
 
 describe('an MCP server over stdio sending messages over mcp.max_message_bytes', () => {
   let gw: TestGateway;
@@ -27,7 +29,12 @@ describe('an MCP server over stdio sending messages over mcp.max_message_bytes',
   beforeAll(async () => {
     // The default limit (10 MiB, the size that used to throw from the SDK's reader and end the process).
     gw = await startGateway({
-      config: { mcp: { servers: { big: { command: process.execPath, args: [FIXTURE], sandbox: false } }, start_wait_ms: 30_000 } },
+      config: {
+        mcp: {
+          servers: { big: { command: process.execPath, args: [FIXTURE], sandbox: false } },
+          start_wait_ms: 30_000,
+        },
+      },
     });
   }, 60_000);
   afterAll(async () => {
@@ -39,7 +46,9 @@ describe('an MCP server over stdio sending messages over mcp.max_message_bytes',
     expect(before.state).toBe('ready');
     const r = await call(gw.url, 'big_big', { bytes: 11 * MiB });
     expect(r.data).toMatchObject({ success: false, error_code: 'tool_error' });
-    expect(r.data.error).toMatch(/^MCP server "big" answered with a message of (more than )?\d+ bytes, over mcp\.max_message_bytes \(10485760\); the answer was dropped: ask the tool for less/);
+    expect(r.data.error).toMatch(
+      /^MCP server "big" answered with a message of (more than )?\d+ bytes, over mcp\.max_message_bytes \(10485760\); the answer was dropped: ask the tool for less/,
+    );
     expect(r.data.error.length).toBeLessThan(400);
     expect((await call(gw.url, 'big_small', {})).data).toMatchObject({ success: true, data: { text: 'small' } });
     const after = await serverOf(gw.url, 'big');
@@ -65,10 +74,14 @@ describe('an MCP server over stdio sending messages over mcp.max_message_bytes',
     expect(r.data.error).toBe(
       `MCP server "big" went away while the call ran (stopped by the gateway: it wrote more than ${16 * 10 * MiB} bytes without ending the line); it is being restarted, retry the call`,
     );
-    const after = await waitFor('the server to be ready again', async () => {
-      const s = await serverOf(gw.url, 'big');
-      return s.state === 'ready' && s.restarts === before.restarts + 1 ? s : undefined;
-    }, 30_000);
+    const after = await waitFor(
+      'the server to be ready again',
+      async () => {
+        const s = await serverOf(gw.url, 'big');
+        return s.state === 'ready' && s.restarts === before.restarts + 1 ? s : undefined;
+      },
+      30_000,
+    );
     expect(after.pid).not.toBe(before.pid);
     expect((await call(gw.url, 'big_small', {})).data).toMatchObject({ success: true, data: { text: 'small' } });
   }, 60_000);
@@ -91,7 +104,13 @@ describe('an MCP server over Streamable HTTP sending messages over mcp.max_messa
   beforeAll(async () => {
     [sse, json] = await Promise.all([startHttpFixture('http'), startHttpFixture('http-json')]);
     gw = await startGateway({
-      config: { mcp: { servers: { sse: { url: sse.url }, json: { url: json.url } }, max_message_bytes: MiB, start_wait_ms: 30_000 } },
+      config: {
+        mcp: {
+          servers: { sse: { url: sse.url }, json: { url: json.url } },
+          max_message_bytes: MiB,
+          start_wait_ms: 30_000,
+        },
+      },
     });
   }, 60_000);
   afterAll(async () => {
@@ -100,24 +119,36 @@ describe('an MCP server over Streamable HTTP sending messages over mcp.max_messa
     json?.stop();
   });
 
-  const tooLarge = /^MCP server "(sse|json)" answered with a message of more than 1048576 bytes, over mcp\.max_message_bytes \(1048576\); the answer was dropped/;
+  const tooLarge =
+    /^MCP server "(sse|json)" answered with a message of more than 1048576 bytes, over mcp\.max_message_bytes \(1048576\); the answer was dropped/;
 
-  it.each(['sse', 'json'])('%s: fails the call whose answer is too large, saying so; smaller answers and the next call pass', async (id) => {
-    expect((await serverOf(gw.url, id)).state).toBe('ready');
-    const r = await call(gw.url, `${id}_big`, { bytes: 3 * MiB });
-    expect(r.data).toMatchObject({ success: false, error_code: 'tool_error', error: expect.stringMatching(tooLarge) });
-    expect(r.data.error).toContain(`"${id}"`);
-    const fits = await call(gw.url, `${id}_big`, { bytes: MiB - 4096 });
-    expect(fits.data.success).toBe(true);
-    expect(fits.data.data.text).toHaveLength(MiB - 4096);
-    expect((await call(gw.url, `${id}_small`, {})).data).toMatchObject({ success: true, data: { text: 'small' } });
-    expect(await serverOf(gw.url, id)).toMatchObject({ state: 'ready', last_error: null });
-  }, 60_000);
+  it.each(['sse', 'json'])(
+    '%s: fails the call whose answer is too large, saying so; smaller answers and the next call pass',
+    async (id) => {
+      expect((await serverOf(gw.url, id)).state).toBe('ready');
+      const r = await call(gw.url, `${id}_big`, { bytes: 3 * MiB });
+      expect(r.data).toMatchObject({
+        success: false,
+        error_code: 'tool_error',
+        error: expect.stringMatching(tooLarge),
+      });
+      expect(r.data.error).toContain(`"${id}"`);
+      const fits = await call(gw.url, `${id}_big`, { bytes: MiB - 4096 });
+      expect(fits.data.success).toBe(true);
+      expect(fits.data.data.text).toHaveLength(MiB - 4096);
+      expect((await call(gw.url, `${id}_small`, {})).data).toMatchObject({ success: true, data: { text: 'small' } });
+      expect(await serverOf(gw.url, id)).toMatchObject({ state: 'ready', last_error: null });
+    },
+    60_000,
+  );
 
-  it('sse: an oversized notification on a call\'s stream fails that call (the rest of its stream is not read), not the next', async () => {
+  it("sse: an oversized notification on a call's stream fails that call (the rest of its stream is not read), not the next", async () => {
     const r = await call(gw.url, 'sse_noisy', { bytes: 3 * MiB });
     expect(r.data).toMatchObject({ success: false, error: expect.stringMatching(tooLarge) });
-    expect((await call(gw.url, 'sse_noisy', { bytes: 1000 })).data).toMatchObject({ success: true, data: { text: 'after the noise' } });
+    expect((await call(gw.url, 'sse_noisy', { bytes: 1000 })).data).toMatchObject({
+      success: true,
+      data: { text: 'after the noise' },
+    });
   }, 60_000);
 });
 
@@ -135,7 +166,11 @@ async function startChunkedServer(): Promise<{ url: string; close(): Promise<voi
     if (msg.id === undefined) return void res.writeHead(202).end();
     const result =
       msg.method === 'initialize'
-        ? { protocolVersion: msg.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'chunked', version: '1' } }
+        ? {
+            protocolVersion: msg.params.protocolVersion,
+            capabilities: { tools: {} },
+            serverInfo: { name: 'chunked', version: '1' },
+          }
         : msg.method === 'tools/list'
           ? { tools: [{ name: 'big', inputSchema: { type: 'object', properties: { bytes: { type: 'integer' } } } }] }
           : { content: [{ type: 'text', text: 'x'.repeat(msg.params.arguments.bytes) }] };
@@ -157,7 +192,9 @@ describe('an MCP server answering JSON without content-length over mcp.max_messa
 
   beforeAll(async () => {
     chunked = await startChunkedServer();
-    gw = await startGateway({ config: { mcp: { servers: { chunked: { url: chunked.url } }, max_message_bytes: MiB, start_wait_ms: 30_000 } } });
+    gw = await startGateway({
+      config: { mcp: { servers: { chunked: { url: chunked.url } }, max_message_bytes: MiB, start_wait_ms: 30_000 } },
+    });
   }, 60_000);
   afterAll(async () => {
     await gw?.close();
@@ -167,7 +204,9 @@ describe('an MCP server answering JSON without content-length over mcp.max_messa
   it('counts the answer as it arrives: over the limit fails the call, saying so; under it passes whole', async () => {
     const r = await call(gw.url, 'chunked_big', { bytes: 3 * MiB });
     expect(r.data).toMatchObject({ success: false, error_code: 'tool_error' });
-    expect(r.data.error).toMatch(/^MCP server "chunked" answered with a message of more than 1048576 bytes, over mcp\.max_message_bytes \(1048576\)/);
+    expect(r.data.error).toMatch(
+      /^MCP server "chunked" answered with a message of more than 1048576 bytes, over mcp\.max_message_bytes \(1048576\)/,
+    );
     const fits = await call(gw.url, 'chunked_big', { bytes: MiB - 4096 });
     expect(fits.data.success).toBe(true);
     expect(fits.data.data.text).toHaveLength(MiB - 4096);

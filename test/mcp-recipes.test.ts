@@ -7,7 +7,17 @@
  * a read-only mount refuses its writes. The `PATH` form (`npm install -g`) runs too, and so does the memory
  * recipe unconfined with the host path the docs say to give instead of /workspace.
  */
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +30,9 @@ const DOC = readFileSync(join(ROOT, 'docs/mcp.md'), 'utf8');
 const isRoot = process.getuid?.() === 0;
 
 function recipe(name: string): string {
-  const m = new RegExp(`<!-- mcp-recipe-${name}:start -->\\s*\`\`\`yaml\\n([\\s\\S]*?)\`\`\`\\s*<!-- mcp-recipe-${name}:end -->`).exec(DOC);
+  const m = new RegExp(
+    `<!-- mcp-recipe-${name}:start -->\\s*\`\`\`yaml\\n([\\s\\S]*?)\`\`\`\\s*<!-- mcp-recipe-${name}:end -->`,
+  ).exec(DOC);
   if (!m) throw new Error(`docs/mcp.md has no recipe block "${name}"`);
   return m[1]!;
 }
@@ -28,7 +40,8 @@ function recipe(name: string): string {
 let dir: string;
 
 beforeAll(() => {
-  if (!existsSync('/usr/bin/bwrap')) throw new Error('this test needs bubblewrap (the default sandbox): apt-get install bubblewrap');
+  if (!existsSync('/usr/bin/bwrap'))
+    throw new Error('this test needs bubblewrap (the default sandbox): apt-get install bubblewrap');
   if (!existsSync(join(ROOT, 'dist/cli.js'))) throw new Error('this test starts dist/cli.js: run npm run build');
   dir = mkdtempSync(join(tmpdir(), 'a2e-recipes-'));
   chmodSync(dir, 0o755); // a root gateway's sandbox user (uid 65534) must reach the data directories in it
@@ -39,13 +52,19 @@ afterAll(() => {
 });
 
 /** Start a gateway with `config` as its whole config file, wait for its MCP server, run `fn`, stop it. */
-async function withGateway<T>(config: string, fn: (call: (tool: string, args: Record<string, unknown>) => Promise<any>) => Promise<T>, env: Record<string, string> = {}): Promise<T> {
+async function withGateway<T>(
+  config: string,
+  fn: (call: (tool: string, args: Record<string, unknown>) => Promise<any>) => Promise<T>,
+  env: Record<string, string> = {},
+): Promise<T> {
   writeFileSync(join(dir, 'gateway.yaml'), config);
   const gateway = await startCli(['--config', 'gateway.yaml', '--port', '0'], env, { cwd: dir });
   try {
     const deadline = Date.now() + 60_000;
     for (;;) {
-      const { servers } = (await (await fetch(`${gateway.url}/mcp-servers`)).json()) as { servers: Array<{ state: string; last_error: string | null }> };
+      const { servers } = (await (await fetch(`${gateway.url}/mcp-servers`)).json()) as {
+        servers: Array<{ state: string; last_error: string | null }>;
+      };
       if (servers[0]?.state === 'ready') break;
       if (Date.now() > deadline) throw new Error(`the recipe's MCP server did not come up: ${JSON.stringify(servers)}`);
       await new Promise((r) => setTimeout(r, 200));
@@ -68,7 +87,9 @@ describe("docs/mcp.md's reference server recipes, as written", () => {
   it('memory: writes its graph to its data directory, which survives a restart', async () => {
     const config = recipe('memory');
     await withGateway(config, async (call) => {
-      const made = await call('memory_create_entities', { entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote the first program'] }] });
+      const made = await call('memory_create_entities', {
+        entities: [{ name: 'Ada', entityType: 'person', observations: ['wrote the first program'] }],
+      });
       expect(made.success, JSON.stringify(made)).toBe(true);
       expect(text(made)).not.toMatch(/EROFS|error/i);
     });
@@ -83,7 +104,9 @@ describe("docs/mcp.md's reference server recipes, as written", () => {
     expect(DOC).toContain('which the\nsandbox mounts read-only (every write would fail with `EROFS`)');
     const config = recipe('memory').replace(/\n\s*env: .*\n/, '\n');
     expect(config).not.toContain('MEMORY_FILE_PATH');
-    const made = await withGateway(config, (call) => call('memory_create_entities', { entities: [{ name: 'Cy', entityType: 'x', observations: [] }] }));
+    const made = await withGateway(config, (call) =>
+      call('memory_create_entities', { entities: [{ name: 'Cy', entityType: 'x', observations: [] }] }),
+    );
     expect(made.success).toBe(false);
     expect(made.error).toMatch(/EROFS/);
   }, 120_000);
@@ -100,10 +123,16 @@ describe("docs/mcp.md's reference server recipes, as written", () => {
 
   it('memory, unconfined: the host path the docs say to give instead of /workspace', async () => {
     const file = join(dir, 'unconfined/memory.jsonl');
-    expect(DOC).toMatch(/is given a host path instead, in a directory that exists \(the server does not make it\), e\.g\.\s+`MEMORY_FILE_PATH: \/var\/lib\/a2e-gateway\/memory\.jsonl`/);
+    expect(DOC).toMatch(
+      /is given a host path instead, in a directory that exists \(the server does not make it\), e\.g\.\s+`MEMORY_FILE_PATH: \/var\/lib\/a2e-gateway\/memory\.jsonl`/,
+    );
     mkdirSync(join(dir, 'unconfined'));
-    const config = recipe('memory').replace('/workspace/memory.jsonl', file).replace('env:', 'sandbox: false\n      env:');
-    const made = await withGateway(config, (call) => call('memory_create_entities', { entities: [{ name: 'Bo', entityType: 'cat', observations: ['naps'] }] }));
+    const config = recipe('memory')
+      .replace('/workspace/memory.jsonl', file)
+      .replace('env:', 'sandbox: false\n      env:');
+    const made = await withGateway(config, (call) =>
+      call('memory_create_entities', { entities: [{ name: 'Bo', entityType: 'cat', observations: ['naps'] }] }),
+    );
     expect(made.success, JSON.stringify(made)).toBe(true);
     expect(readFileSync(file, 'utf8')).toContain('"name":"Bo"');
   }, 120_000);
@@ -146,7 +175,12 @@ describe("docs/mcp.md's reference server recipes, as written", () => {
 
   it('sequential-thinking: one thought', async () => {
     const r = await withGateway(recipe('sequential-thinking'), (call) =>
-      call('thinking_sequentialthinking', { thought: 'Start with the data.', thoughtNumber: 1, totalThoughts: 1, nextThoughtNeeded: false }),
+      call('thinking_sequentialthinking', {
+        thought: 'Start with the data.',
+        thoughtNumber: 1,
+        totalThoughts: 1,
+        nextThoughtNeeded: false,
+      }),
     );
     expect(r.success, JSON.stringify(r)).toBe(true);
     expect(JSON.parse(text(r))).toMatchObject({ thoughtNumber: 1, totalThoughts: 1, nextThoughtNeeded: false });

@@ -14,9 +14,12 @@ import { callBody, postJson, startGateway, type TestGateway } from './helpers/se
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-test-server.mjs', import.meta.url));
 
-const toolNames = async (url: string) => ((await postJson(`${url}/tool/list`, {})).json.tools as { name: string }[]).map((t) => t.name).sort();
+const toolNames = async (url: string) =>
+  ((await postJson(`${url}/tool/list`, {})).json.tools as { name: string }[]).map((t) => t.name).sort();
 const serverTools = async (url: string, id: string) =>
-  ((await (await fetch(`${url}/mcp-servers`)).json()).servers as { id: string; tools: string[] }[]).find((s) => s.id === id)!.tools;
+  ((await (await fetch(`${url}/mcp-servers`)).json()).servers as { id: string; tools: string[] }[]).find(
+    (s) => s.id === id,
+  )!.tools;
 
 describe('refresh_s: periodic re-list of an MCP server’s tools', () => {
   let gw: TestGateway;
@@ -27,7 +30,12 @@ describe('refresh_s: periodic re-list of an MCP server’s tools', () => {
     dir = mkdtempSync(join(tmpdir(), 'a2e-mcp-refresh-'));
     toolsFile = join(dir, 'tools.json');
     writeFileSync(toolsFile, JSON.stringify(['alpha']));
-    const server = { command: process.execPath, args: [FIXTURE, 'listfile'], env: { TOOLS_FILE: toolsFile }, sandbox: false };
+    const server = {
+      command: process.execPath,
+      args: [FIXTURE, 'listfile'],
+      env: { TOOLS_FILE: toolsFile },
+      sandbox: false,
+    };
     gw = await startGateway({
       config: {
         mcp: {

@@ -13,7 +13,11 @@ const FIXTURE = fileURLToPath(new URL('./fixtures/conformance-server.mjs', impor
 async function rpc(url: string, body: unknown): Promise<any[]> {
   const res = await fetch(`${url}/mcp`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+    },
     body: JSON.stringify(body),
   });
   const text = await res.text();
@@ -36,7 +40,11 @@ describe('MCP-sourced tools re-served at /mcp', () => {
       },
     });
     const names = () => gw.gateway.registry.all().map((t) => t.definition.name);
-    await waitFor('the fixture servers', () => names().includes('test_tool_with_progress') && names().includes('json_schema_2020_12_tool'), 20_000);
+    await waitFor(
+      'the fixture servers',
+      () => names().includes('test_tool_with_progress') && names().includes('json_schema_2020_12_tool'),
+      20_000,
+    );
   }, 30_000);
   afterAll(async () => {
     await gw?.close();
@@ -52,7 +60,10 @@ describe('MCP-sourced tools re-served at /mcp', () => {
       });
       const progress = messages.filter((m) => m.method === 'notifications/progress').map((m) => m.params.progress);
       expect(progress, `call ${i}`).toEqual([0, 50, 100]);
-      expect(messages.at(-1)).toMatchObject({ id: i, result: { content: [{ type: 'text', text: 'Progress test completed' }] } });
+      expect(messages.at(-1)).toMatchObject({
+        id: i,
+        result: { content: [{ type: 'text', text: 'Progress test completed' }] },
+      });
     }
   });
 
@@ -71,7 +82,11 @@ describe('MCP-sourced tools re-served at /mcp', () => {
     const call = (id: number, name: string) =>
       fetch(`${gw.url}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+        },
         body: JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: {} } }),
       });
     const logged = await call(4, 'test_tool_with_logging');
@@ -82,10 +97,16 @@ describe('MCP-sourced tools re-served at /mcp', () => {
       'Tool processing data',
       'Tool execution completed',
     ]);
-    expect(messages.at(-1)).toMatchObject({ id: 4, result: { content: [{ type: 'text', text: 'Logging test completed' }] } });
+    expect(messages.at(-1)).toMatchObject({
+      id: 4,
+      result: { content: [{ type: 'text', text: 'Logging test completed' }] },
+    });
     const plain = await call(5, 'test_simple_text');
     expect(plain.headers.get('content-type')).toMatch(/application\/json/);
-    expect(await plain.json()).toMatchObject({ id: 5, result: { content: [{ type: 'text', text: 'This is a simple text response for testing.' }] } });
+    expect(await plain.json()).toMatchObject({
+      id: 5,
+      result: { content: [{ type: 'text', text: 'This is a simple text response for testing.' }] },
+    });
   });
 
   it("re-serves the server's title, annotations, outputSchema, icons and _meta exactly, and structuredContent", async () => {
@@ -103,7 +124,13 @@ describe('MCP-sourced tools re-served at /mcp', () => {
     const [listed] = await rpc(gw.url, { jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
     const tool = listed.result.tools.find((t: { name: string }) => t.name === 'test_described');
     expect(tool).toEqual({ ...described, name: 'test_described' });
-    expect(tool.annotations).toEqual({ title: 'Described (annotation)', readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false });
+    expect(tool.annotations).toEqual({
+      title: 'Described (annotation)',
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
     expect(tool._meta).toEqual({ 'example.com/origin': 'fixture' });
 
     // A tool with icons and a JSON Schema 2020-12 inputSchema: the whole tool as the server listed it.
@@ -121,15 +148,40 @@ describe('MCP-sourced tools re-served at /mcp', () => {
       annotations: { readOnlyHint: true, openWorldHint: false },
     });
 
-    const [called] = await rpc(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'test_described', arguments: {} } });
-    expect(called.result).toEqual({ content: [{ type: 'text', text: '{"answer":42}' }], structuredContent: { answer: 42 } });
+    const [called] = await rpc(gw.url, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'test_described', arguments: {} },
+    });
+    expect(called.result).toEqual({
+      content: [{ type: 'text', text: '{"answer":42}' }],
+      structuredContent: { answer: 42 },
+    });
   });
 
   it('typed content (image, audio, resource) and isError come back as the server sent them', async () => {
-    const [mixed] = await rpc(gw.url, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'test_multiple_content_types', arguments: {} } });
+    const [mixed] = await rpc(gw.url, {
+      jsonrpc: '2.0',
+      id: 2,
+      method: 'tools/call',
+      params: { name: 'test_multiple_content_types', arguments: {} },
+    });
     expect(mixed.result.content.map((c: { type: string }) => c.type)).toEqual(['text', 'image', 'resource']);
-    expect(mixed.result.content[2].resource).toEqual({ uri: 'test://mixed-content-resource', mimeType: 'application/json', text: '{"test":"data","value":123}' });
-    const [failed] = await rpc(gw.url, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'test_error_handling', arguments: {} } });
-    expect(failed.result).toMatchObject({ isError: true, content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }] });
+    expect(mixed.result.content[2].resource).toEqual({
+      uri: 'test://mixed-content-resource',
+      mimeType: 'application/json',
+      text: '{"test":"data","value":123}',
+    });
+    const [failed] = await rpc(gw.url, {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'test_error_handling', arguments: {} },
+    });
+    expect(failed.result).toMatchObject({
+      isError: true,
+      content: [{ type: 'text', text: 'This tool intentionally returns an error for testing' }],
+    });
   });
 });

@@ -41,7 +41,12 @@ describe('a sandboxed MCP server the sandbox user cannot reach', () => {
     mkdirSync(join(base, 'shared'), { mode: 0o755 });
     symlinkSync(join(locked, 'server.mjs'), join(base, 'public', 'server.mjs'));
 
-    const server = (script: string, extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [script, 'normal'], tools: ['pid'], ...extra });
+    const server = (script: string, extra: Record<string, unknown> = {}) => ({
+      command: process.execPath,
+      args: [script, 'normal'],
+      tools: ['pid'],
+      ...extra,
+    });
     gateway = await startGateway({
       config: {
         mcp: {
@@ -69,16 +74,23 @@ describe('a sandboxed MCP server the sandbox user cannot reach', () => {
     rmSync(base, { recursive: true, force: true });
   });
 
-  const status = async () => Object.fromEntries(((await (await fetch(`${url}/mcp-servers`)).json()).servers as any[]).map((s) => [s.id, s]));
+  const status = async () =>
+    Object.fromEntries(((await (await fetch(`${url}/mcp-servers`)).json()).servers as any[]).map((s) => [s.id, s]));
   const pid = async (tool: string) => (await postJson(`${url}/tool/call`, callBody(tool, {}))).json.data;
 
-  it(isRoot ? 'says what is wrong and how to fix it, then starts once the path is traversable' : 'starts them (no uid change without root)', async () => {
+  it(isRoot
+    ? 'says what is wrong and how to fix it, then starts once the path is traversable'
+    : 'starts them (no uid change without root)', async () => {
     expect(await pid('unconfined_pid')).toMatchObject({ success: true });
     if (!isRoot) {
-      const s = await waitFor('the sandboxed servers to be ready', async () => {
-        const x = await status();
-        return ['locked', 'linked', 'data', 'writer'].every((id) => x[id].state === 'ready') ? x : undefined;
-      }, 30_000);
+      const s = await waitFor(
+        'the sandboxed servers to be ready',
+        async () => {
+          const x = await status();
+          return ['locked', 'linked', 'data', 'writer'].every((id) => x[id].state === 'ready') ? x : undefined;
+        },
+        30_000,
+      );
       expect(s.locked.sandboxed).toBe(true);
       expect((await pid('locked_pid')).success).toBe(true);
       return;
@@ -116,10 +128,14 @@ describe('a sandboxed MCP server the sandbox user cannot reach', () => {
     // The fix the message gives works: make the checkout traversable, and both come up at their next retry.
     chmodSync(locked, 0o711);
     chownSync(join(base, 'shared'), 65534, 65534);
-    const after = await waitFor('the sandboxed servers to be ready', async () => {
-      const x = await status();
-      return ['locked', 'linked', 'data', 'writer'].every((id) => x[id].state === 'ready') ? x : undefined;
-    }, 30_000);
+    const after = await waitFor(
+      'the sandboxed servers to be ready',
+      async () => {
+        const x = await status();
+        return ['locked', 'linked', 'data', 'writer'].every((id) => x[id].state === 'ready') ? x : undefined;
+      },
+      30_000,
+    );
     expect(after.locked).toMatchObject({ sandboxed: true, last_error: null });
     expect(after.writer).toMatchObject({ sandboxed: true, last_error: null });
     const jailed = await pid('locked_pid');
@@ -134,7 +150,13 @@ describe('a sandboxed MCP server started with npx, without network: true', () =>
     const gateway = await startGateway({
       config: {
         mcp: {
-          servers: { everything: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-everything', 'stdio'], sandbox: true } },
+          servers: {
+            everything: {
+              command: 'npx',
+              args: ['-y', '@modelcontextprotocol/server-everything', 'stdio'],
+              sandbox: true,
+            },
+          },
           start_wait_ms: 30_000,
           connect_timeout_ms: 5000,
           restart_min_ms: 60_000,
@@ -142,10 +164,14 @@ describe('a sandboxed MCP server started with npx, without network: true', () =>
       },
     });
     try {
-      const s = await waitFor('the start to fail', async () => {
-        const x = ((await (await fetch(`${gateway.url}/mcp-servers`)).json()).servers as any[])[0];
-        return x.state === 'failed' ? x : undefined;
-      }, 30_000);
+      const s = await waitFor(
+        'the start to fail',
+        async () => {
+          const x = ((await (await fetch(`${gateway.url}/mcp-servers`)).json()).servers as any[])[0];
+          return x.state === 'failed' ? x : undefined;
+        },
+        30_000,
+      );
       expect(s.sandboxed).toBe(true);
       expect(s.last_error).toContain(
         '; its command is npx, which downloads the package first, and the sandbox has no network: set mcp.servers.everything.network: true, ' +

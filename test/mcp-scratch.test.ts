@@ -23,8 +23,10 @@ import { callBody, postJson, startGateway, type TestGateway } from './helpers/se
 const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-test-server.mjs', import.meta.url));
 const QUOTA = 1024 * 1024;
 
-const statusOf = async (url: string, id: string) => ((await (await fetch(`${url}/mcp-servers`)).json()).servers as any[]).find((s) => s.id === id);
-const scratch = async (url: string, name: string, bytes: number) => (await postJson(`${url}/tool/call`, callBody('fill_scratch', { name, bytes }))).json.data;
+const statusOf = async (url: string, id: string) =>
+  ((await (await fetch(`${url}/mcp-servers`)).json()).servers as any[]).find((s) => s.id === id);
+const scratch = async (url: string, name: string, bytes: number) =>
+  (await postJson(`${url}/tool/call`, callBody('fill_scratch', { name, bytes }))).json.data;
 /** This process's temporary folders (the gateway runs in-process). */
 const folders = () => readdirSync(tmpdir()).filter((n) => n.startsWith(`a2e-mcp-pid${process.pid}-`));
 
@@ -65,7 +67,13 @@ describe('a sandboxed MCP server’s data directory', () => {
           servers: {
             fill: { command: process.execPath, args: [FIXTURE, 'normal'], tools: ['scratch'], sandbox: true },
             // A data directory that cannot be made (below a file).
-            nodir: { command: process.execPath, args: [FIXTURE, 'normal'], tools: ['pid'], sandbox: true, data_dir: join(stateDir, 'a-file', 'data') },
+            nodir: {
+              command: process.execPath,
+              args: [FIXTURE, 'normal'],
+              tools: ['pid'],
+              sandbox: true,
+              data_dir: join(stateDir, 'a-file', 'data'),
+            },
           },
           start_wait_ms: 60_000,
           connect_timeout_ms: 30_000,
@@ -95,7 +103,9 @@ describe('a sandboxed MCP server’s data directory', () => {
   it('a data directory that cannot be made fails its server, saying which key to change', async () => {
     const s = await statusOf(gw.url, 'nodir');
     expect(s.state).toBe('failed');
-    expect(s.last_error).toBe('its data directory could not be made (ENOTDIR); set mcp.servers.nodir.data_dir to a directory the gateway may create and write');
+    expect(s.last_error).toBe(
+      'its data directory could not be made (ENOTDIR); set mcp.servers.nodir.data_dir to a directory the gateway may create and write',
+    );
     expect((await statusOf(gw.url, 'fill')).state).toBe('ready'); // the others are not held up
   });
 
@@ -112,10 +122,15 @@ describe('a sandboxed MCP server’s data directory', () => {
     expect((await scratch(gw.url, 'a', third)).success).toBe(true);
     expect((await scratch(gw.url, 'b', third)).success).toBe(true);
     await scratch(gw.url, 'c', third); // now over: measured after this call, or by the timer
-    const stopped = await waitFor('the server stopped', async () => {
-      const s = await statusOf(gw.url, 'fill');
-      return /over its quota/.test(s.last_error ?? '') && s.state !== 'ready' ? s : undefined;
-    }, 30_000, 100);
+    const stopped = await waitFor(
+      'the server stopped',
+      async () => {
+        const s = await statusOf(gw.url, 'fill');
+        return /over its quota/.test(s.last_error ?? '') && s.state !== 'ready' ? s : undefined;
+      },
+      30_000,
+      100,
+    );
     expect(stopped.last_error).toMatch(
       /^its data directory \(\/workspace in its sandbox, mcp.servers.fill.data_dir\) holds \d+ bytes, over its quota of 1048576 bytes \(tools.fs.max_workspace_bytes\); .*: remove files from it or raise the quota$/,
     );

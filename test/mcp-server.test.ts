@@ -9,7 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CallToolResultSchema, JSONRPCResultResponseSchema, McpError, ProgressNotificationSchema, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  JSONRPCResultResponseSchema,
+  McpError,
+  ProgressNotificationSchema,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { McpDoor } from '../src/mcp-server/door.js';
@@ -134,10 +140,28 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(tools.get('read_file').inputSchema.required).toEqual(['path']);
     expect(tools.get('read_file').title).toBe('Read file');
     // Native tools state every hint, truthfully (a missing destructiveHint reads as "may destroy").
-    expect(tools.get('read_file').annotations).toEqual({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
-    expect(tools.get('list_dir').annotations).toEqual({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
-    expect(tools.get('write_file').annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
-    expect(tools.get('edit_file').annotations).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+    expect(tools.get('read_file').annotations).toEqual({
+      readOnlyHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
+    expect(tools.get('list_dir').annotations).toEqual({
+      readOnlyHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    });
+    expect(tools.get('write_file').annotations).toEqual({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
+    expect(tools.get('edit_file').annotations).toEqual({
+      readOnlyHint: false,
+      destructiveHint: false,
+      idempotentHint: false,
+      openWorldHint: false,
+    });
   });
 
   it('refuses a cursor it did not make, saying what to send', async () => {
@@ -161,7 +185,7 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(n.content).toEqual([{ type: 'text', text: '42' }]);
   });
 
-  it('a tool failure is a result with isError and the tool\'s message', async () => {
+  it("a tool failure is a result with isError and the tool's message", async () => {
     const r = await client.callTool({ name: 'fail', arguments: { message: 'disk on fire' } });
     expect(r.isError).toBe(true);
     expect(r.content).toEqual([{ type: 'text', text: 'disk on fire' }]);
@@ -182,23 +206,46 @@ describe('MCP door (/mcp) with the SDK client', () => {
   });
 
   it('invalid arguments stay a -32602 protocol error for versions before 2025-11-25 (and without the header)', async () => {
-    const call = { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'shaped', arguments: { mode: 'warp' } } };
+    const call = {
+      jsonrpc: '2.0',
+      id: 7,
+      method: 'tools/call',
+      params: { name: 'shaped', arguments: { mode: 'warp' } },
+    };
     for (const version of ['2025-06-18', '2025-03-26', undefined]) {
       const res = await fetch(`${gw.url}/mcp`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...(version ? { 'mcp-protocol-version': version } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(version ? { 'mcp-protocol-version': version } : {}),
+        },
         body: JSON.stringify(call),
       });
       const body = (await res.json()) as { error?: { code: number; message: string; data: unknown }; result?: unknown };
       expect(body.result, version).toBeUndefined();
-      expect(body.error).toMatchObject({ code: -32602, message: expect.stringMatching(/invalid arguments for tool "shaped":.*mode/), data: { error_code: 'invalid_arguments' } });
+      expect(body.error).toMatchObject({
+        code: -32602,
+        message: expect.stringMatching(/invalid arguments for tool "shaped":.*mode/),
+        data: { error_code: 'invalid_arguments' },
+      });
     }
     const latest = await fetch(`${gw.url}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+      },
       body: JSON.stringify(call),
     });
-    expect(await latest.json()).toMatchObject({ id: 7, result: { isError: true, content: [{ type: 'text', text: expect.stringMatching(/invalid arguments for tool "shaped"/) }] } });
+    expect(await latest.json()).toMatchObject({
+      id: 7,
+      result: {
+        isError: true,
+        content: [{ type: 'text', text: expect.stringMatching(/invalid arguments for tool "shaped"/) }],
+      },
+    });
   });
 
   it('sends progress notifications while the tool runs, then the result', async () => {
@@ -226,12 +273,15 @@ describe('MCP door (/mcp) with the SDK client', () => {
     for (let i = 0; i < 3; i++) expect(seen[i]!.at).toBeGreaterThanOrEqual(emitted[i]!);
   });
 
-  it('a client cancel (AbortSignal → notifications/cancelled) fires the tool\'s signal', async () => {
+  it("a client cancel (AbortSignal → notifications/cancelled) fires the tool's signal", async () => {
     const controller = new AbortController();
     let onProgress!: () => void;
     const started = new Promise<void>((r) => (onProgress = r));
     const running = client
-      .callTool({ name: 'gated', arguments: { key: 'c1', steps: 2 } }, undefined, { signal: controller.signal, onprogress: () => onProgress() })
+      .callTool({ name: 'gated', arguments: { key: 'c1', steps: 2 } }, undefined, {
+        signal: controller.signal,
+        onprogress: () => onProgress(),
+      })
       .catch((e: unknown) => e);
     await started;
     controller.abort('user pressed stop');
@@ -243,12 +293,21 @@ describe('MCP door (/mcp) with the SDK client', () => {
     const post = (body: object, session: string) =>
       fetch(`${gw.url}/mcp`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'Mcp-Session-Id': session },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          'Mcp-Session-Id': session,
+        },
         body: JSON.stringify({ jsonrpc: '2.0', ...body }),
       });
     const cancel = async (requestId: string | number, session: string) =>
-      expect((await post({ method: 'notifications/cancelled', params: { requestId, reason: 'test' } }, session)).status).toBe(202);
-    const answer = post({ id: 5, method: 'tools/call', params: { name: 'gated', arguments: { key: 'scoped', steps: 1 } } }, 'session-a');
+      expect(
+        (await post({ method: 'notifications/cancelled', params: { requestId, reason: 'test' } }, session)).status,
+      ).toBe(202);
+    const answer = post(
+      { id: 5, method: 'tools/call', params: { name: 'gated', arguments: { key: 'scoped', steps: 1 } } },
+      'session-a',
+    );
     await waitFor('the call to start', () => gated.emittedAt('scoped').length > 0);
     let abortedBy: string | undefined;
     void gated.aborted('scoped').then((reason) => (abortedBy = reason));
@@ -261,7 +320,10 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(await res.json()).toMatchObject({ id: 5, result: { structuredContent: { key: 'scoped', steps: 1 } } });
     expect(abortedBy ?? '').not.toMatch(/cancel/); // (its signal fires "call finished" once it has settled)
     // The same id from the same session does cancel it.
-    const again = post({ id: 5, method: 'tools/call', params: { name: 'gated', arguments: { key: 'scoped-2', steps: 1 } } }, 'session-a');
+    const again = post(
+      { id: 5, method: 'tools/call', params: { name: 'gated', arguments: { key: 'scoped-2', steps: 1 } } },
+      'session-a',
+    );
     await waitFor('the second call to start', () => gated.emittedAt('scoped-2').length > 0);
     await cancel(5, 'session-a');
     expect(await gated.aborted('scoped-2')).toMatch(/canceled/);
@@ -270,8 +332,17 @@ describe('MCP door (/mcp) with the SDK client', () => {
 
   it('answers JSON to a client that accepts only JSON, SSE when a progressToken asks for it', async () => {
     const post = (body: unknown, accept: string) =>
-      fetch(`${gw.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: accept }, body: JSON.stringify(body) });
-    const call = (id: number, meta?: object) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' }, ...(meta ? { _meta: meta } : {}) } });
+      fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: accept },
+        body: JSON.stringify(body),
+      });
+    const call = (id: number, meta?: object) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo', arguments: { text: 'x' }, ...(meta ? { _meta: meta } : {}) },
+    });
     const json = await post(call(1), 'application/json');
     expect(json.headers.get('content-type')).toMatch(/^application\/json/);
     expect(await json.json()).toMatchObject({ jsonrpc: '2.0', id: 1, result: { structuredContent: { text: 'x' } } });
@@ -282,12 +353,19 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(sse.headers.get('content-type')).toMatch(/^text\/event-stream/);
     expect(await sse.text()).toMatch(/event: message\ndata: \{"jsonrpc":"2.0","id":3,"result":/);
 
-    const note = await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, 'application/json, text/event-stream');
+    const note = await post(
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      'application/json, text/event-stream',
+    );
     expect(note.status).toBe(202);
     const bad = await post({ hello: 1 }, 'application/json');
     expect(bad.status).toBe(400);
     expect(await bad.json()).toMatchObject({ error: { code: -32600, message: expect.stringMatching(/JSON-RPC 2.0/) } });
-    const garbage = await fetch(`${gw.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json' }, body: '{oops' });
+    const garbage = await fetch(`${gw.url}/mcp`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
+      body: '{oops',
+    });
     expect(garbage.status).toBe(400);
     expect(await garbage.json()).toMatchObject({ id: null, error: { code: -32700 } });
     const unknownMethod = await post({ jsonrpc: '2.0', id: 9, method: 'resources/list' }, 'application/json');
@@ -295,7 +373,9 @@ describe('MCP door (/mcp) with the SDK client', () => {
     // GET is the notification stream (test/mcp-list-changed.test.ts): it needs Accept: text/event-stream.
     const get = await fetch(`${gw.url}/mcp`, { headers: { Accept: 'application/json' } });
     expect(get.status).toBe(406);
-    expect(await get.json()).toMatchObject({ error: { code: -32600, message: expect.stringMatching(/Accept: text\/event-stream/) } });
+    expect(await get.json()).toMatchObject({
+      error: { code: -32600, message: expect.stringMatching(/Accept: text\/event-stream/) },
+    });
     const del = await fetch(`${gw.url}/mcp`, { method: 'DELETE' });
     expect(del.status).toBe(405);
     expect(del.headers.get('allow')).toBe('GET, POST');
@@ -304,9 +384,18 @@ describe('MCP door (/mcp) with the SDK client', () => {
 
   it('answers a client that accepts only text/event-stream with an SSE stream, for every request', async () => {
     const post = (body: object) =>
-      fetch(`${gw.url}/mcp`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' }, body: JSON.stringify(body) });
+      fetch(`${gw.url}/mcp`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+        body: JSON.stringify(body),
+      });
     const init = { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '1' } };
-    for (const [id, method, params] of [[1, 'initialize', init], [2, 'tools/list', {}], [3, 'ping', {}], [4, 'tools/call', { name: 'echo', arguments: { text: 'hi' } }]] as const) {
+    for (const [id, method, params] of [
+      [1, 'initialize', init],
+      [2, 'tools/list', {}],
+      [3, 'ping', {}],
+      [4, 'tools/call', { name: 'echo', arguments: { text: 'hi' } }],
+    ] as const) {
       const res = await post({ jsonrpc: '2.0', id, method, params });
       expect(res.status, method).toBe(200);
       expect(res.headers.get('content-type'), method).toMatch(/^text\/event-stream/);
@@ -320,7 +409,11 @@ describe('MCP door (/mcp) with the SDK client', () => {
     const post = (body: unknown, version?: string) =>
       fetch(`${gw.url}/mcp`, {
         method: 'POST',
-        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...(version ? { 'MCP-Protocol-Version': version } : {}) },
+        headers: {
+          'Content-Type': 'application/json',
+          Accept: 'application/json, text/event-stream',
+          ...(version ? { 'MCP-Protocol-Version': version } : {}),
+        },
         body: JSON.stringify(body),
       });
     const batch = [
@@ -340,20 +433,30 @@ describe('MCP door (/mcp) with the SDK client', () => {
       expect(replies[1]).toEqual({ jsonrpc: '2.0', id: 2, result: {} });
       expect(replies[2].error).toMatchObject({ code: -32602, data: { error_code: 'invalid_arguments' } }); // 2025-03-26 keeps -32602
       expect(replies[3].error).toMatchObject({ code: -32602, data: { error_code: 'unknown_tool' } });
-      expect(replies[4].error).toMatchObject({ code: -32600, message: expect.stringMatching(/may not contain a batch/) });
+      expect(replies[4].error).toMatchObject({
+        code: -32600,
+        message: expect.stringMatching(/may not contain a batch/),
+      });
     }
     const notes = await post([{ jsonrpc: '2.0', method: 'notifications/initialized' }], '2025-03-26');
     expect(notes.status).toBe(202);
-    const tooMany = await post(Array.from({ length: 51 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })), '2025-03-26');
+    const tooMany = await post(
+      Array.from({ length: 51 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' })),
+      '2025-03-26',
+    );
     expect(tooMany.status).toBe(400);
-    expect(await tooMany.json()).toMatchObject({ error: { code: -32600, message: expect.stringMatching(/batch of 51 messages; at most 50/) } });
+    expect(await tooMany.json()).toMatchObject({
+      error: { code: -32600, message: expect.stringMatching(/batch of 51 messages; at most 50/) },
+    });
     const empty = await post([], '2025-03-26');
     expect(empty.status).toBe(400);
     await empty.arrayBuffer();
     for (const version of ['2025-06-18', '2025-11-25']) {
       const refused = await post([{ jsonrpc: '2.0', id: 1, method: 'ping' }], version);
       expect(refused.status).toBe(400);
-      expect(await refused.json()).toMatchObject({ error: { code: -32600, message: expect.stringMatching(new RegExp(`not supported under MCP ${version}`)) } });
+      expect(await refused.json()).toMatchObject({
+        error: { code: -32600, message: expect.stringMatching(new RegExp(`not supported under MCP ${version}`)) },
+      });
     }
   });
 
@@ -364,11 +467,26 @@ describe('MCP door (/mcp) with the SDK client', () => {
       let out = '';
       output.on('data', (c: Buffer) => (out += c));
       const door = new McpDoor({ engine: gw.gateway.engine, version: 't', pageSize: 10, callTimeoutS: 10 });
-      const served = serveMcpStdio({ door, input, output, logger: gw.gateway.logger, caller: { sessionId: '', principal: null }, maxLineBytes: 1 << 20, maxJsonDepth: 64 });
+      const served = serveMcpStdio({
+        door,
+        input,
+        output,
+        logger: gw.gateway.logger,
+        caller: { sessionId: '', principal: null },
+        maxLineBytes: 1 << 20,
+        maxJsonDepth: 64,
+      });
       const init = { protocolVersion: version, capabilities: {}, clientInfo: { name: 't', version: '1' } };
-      input.end([{ jsonrpc: '2.0', id: 0, method: 'initialize', params: init }, ...lines].map((l) => JSON.stringify(l)).join('\n') + '\n');
+      input.end(
+        [{ jsonrpc: '2.0', id: 0, method: 'initialize', params: init }, ...lines]
+          .map((l) => JSON.stringify(l))
+          .join('\n') + '\n',
+      );
       await served;
-      return out.trim().split('\n').map((l) => JSON.parse(l));
+      return out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
     };
     const batch = [
       { jsonrpc: '2.0', id: 1, method: 'ping' },
@@ -378,9 +496,17 @@ describe('MCP door (/mcp) with the SDK client', () => {
     expect(old[0].result.protocolVersion).toBe('2025-03-26');
     expect(old[1].map((r: { id: number }) => r.id)).toEqual([1, 2]);
     expect(old[1][1].result.structuredContent).toMatchObject({ text: 'two' });
-    const invalid = { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'shaped', arguments: { mode: 'warp' } } };
+    const invalid = {
+      jsonrpc: '2.0',
+      id: 3,
+      method: 'tools/call',
+      params: { name: 'shaped', arguments: { mode: 'warp' } },
+    };
     const latest = await session('2025-11-25', [batch, invalid]);
-    expect(latest[1].error).toMatchObject({ code: -32600, message: expect.stringMatching(/not supported under MCP 2025-11-25/) });
+    expect(latest[1].error).toMatchObject({
+      code: -32600,
+      message: expect.stringMatching(/not supported under MCP 2025-11-25/),
+    });
     expect(latest[2]).toMatchObject({ id: 3, result: { isError: true } });
   });
 
@@ -408,10 +534,17 @@ describe('MCP door (/mcp) with the SDK client', () => {
     const reply = (id: string | number, result: object) => `${JSON.stringify({ jsonrpc: '2.0', id, result })}\n`;
     const tricky = 'quote " backslash \\ newline \n tab \t unicode é ✓ \u2028 emoji 🎉 </script>';
     const echoed = await post('req-"1"', 'echo', { text: tricky });
-    expect(echoed).toBe(reply('req-"1"', { content: [{ type: 'text', text: JSON.stringify({ text: tricky }) }], structuredContent: { text: tricky } }));
+    expect(echoed).toBe(
+      reply('req-"1"', {
+        content: [{ type: 'text', text: JSON.stringify({ text: tricky }) }],
+        structuredContent: { text: tricky },
+      }),
+    );
     const parsed = JSONRPCResultResponseSchema.parse(JSON.parse(echoed));
     expect(CallToolResultSchema.parse(parsed.result).structuredContent).toEqual({ text: tricky });
-    expect(await post(7, 'answer', {})).toBe(reply(7, { content: [{ type: 'text', text: '42' }], structuredContent: { result: 42 } }));
+    expect(await post(7, 'answer', {})).toBe(
+      reply(7, { content: [{ type: 'text', text: '42' }], structuredContent: { result: 42 } }),
+    );
     expect(await post(8, 'fail', { message: 'no "luck"' })).toBe(
       reply(8, { content: [{ type: 'text', text: 'no "luck"' }], isError: true, structuredContent: { partial: true } }),
     );
@@ -422,9 +555,12 @@ describe('MCP door (/mcp) with the SDK client', () => {
       [10, 'list_dir', { path: '.' }],
     ] as const) {
       const text = await post(id, name, args);
-      const structured = CallToolResultSchema.parse(JSONRPCResultResponseSchema.parse(JSON.parse(text)).result).structuredContent!;
+      const structured = CallToolResultSchema.parse(JSONRPCResultResponseSchema.parse(JSON.parse(text)).result)
+        .structuredContent!;
       expect(JSON.stringify(structured)).toContain('hello.txt');
-      expect(text).toBe(reply(id, { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured }));
+      expect(text).toBe(
+        reply(id, { content: [{ type: 'text', text: JSON.stringify(structured) }], structuredContent: structured }),
+      );
     }
   });
 
@@ -441,7 +577,9 @@ describe('MCP door (/mcp) with the SDK client', () => {
       ['nope_nope', 'mcp', false, 'unknown_tool'],
     ]);
     const metrics = await scrape(gw.url);
-    expect(sample(metrics, 'a2e_tool_calls_total', { tool: 'echo', door: 'mcp', outcome: 'success' })).toBeGreaterThanOrEqual(1);
+    expect(
+      sample(metrics, 'a2e_tool_calls_total', { tool: 'echo', door: 'mcp', outcome: 'success' }),
+    ).toBeGreaterThanOrEqual(1);
   });
 });
 
@@ -471,7 +609,10 @@ describe('MCP door with auth', () => {
   });
 
   it('refuses a client without a token with 401', async () => {
-    await expect(connect(gw.url)).rejects.toMatchObject({ code: 401, message: expect.stringMatching(/requires a token; send Authorization: Bearer/) });
+    await expect(connect(gw.url)).rejects.toMatchObject({
+      code: 401,
+      message: expect.stringMatching(/requires a token; send Authorization: Bearer/),
+    });
     const res = await fetch(`${gw.url}/mcp`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json', Accept: 'application/json' },
@@ -492,13 +633,18 @@ describe('MCP door with auth', () => {
       expect(denied).toBeInstanceOf(McpError);
       expect((denied as McpError).message).toMatch(/not in the allow list of token "reader"/);
       expect((denied as McpError).data).toMatchObject({ error_code: 'tool_denied' });
-      expect((await reader.callTool({ name: 'echo', arguments: { text: 'ok' } })).structuredContent).toEqual({ text: 'ok' });
+      expect((await reader.callTool({ name: 'echo', arguments: { text: 'ok' } })).structuredContent).toEqual({
+        text: 'ok',
+      });
     } finally {
       await reader.close();
       await admin.close();
     }
     await gw.gateway.security.auditFile!.flush();
-    const lines = readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const lines = readFileSync(join(dir, 'audit.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.token, l.tool_name, l.door, l.error_code])).toEqual([
       ['reader', 'fail', 'mcp', 'tool_denied'],
       ['reader', 'echo', 'mcp', null],
@@ -507,20 +653,32 @@ describe('MCP door with auth', () => {
 });
 
 describe('MCP door with an A2A-backed tool', () => {
-  it('lists and calls a remote agent\'s skill like any other tool', async () => {
+  it("lists and calls a remote agent's skill like any other tool", async () => {
     let base = '';
     const peer = await startStub((r) => {
       if (r.path === '/.well-known/agent-card.json') {
-        return { json: { name: 'planner', url: `${base}/rpc`, skills: [{ id: 'plan', description: 'Plans a release' }] } };
+        return {
+          json: { name: 'planner', url: `${base}/rpc`, skills: [{ id: 'plan', description: 'Plans a release' }] },
+        };
       }
-      return r.rpc ? rpcResult(r, { id: 't1', status: { state: 'completed' }, artifacts: [{ parts: [{ kind: 'text', text: 'three steps' }] }] }) : undefined;
+      return r.rpc
+        ? rpcResult(r, {
+            id: 't1',
+            status: { state: 'completed' },
+            artifacts: [{ parts: [{ kind: 'text', text: 'three steps' }] }],
+          })
+        : undefined;
     });
     base = peer.url;
     const gw = await startGateway({ config: { agents: { planner: { card: peer.url } } } });
     const client = await connect(gw.url);
     try {
       const tool = (await client.listTools()).tools.find((t) => t.name === 'planner_plan')!;
-      expect(tool).toMatchObject({ description: 'Plans a release', annotations: { openWorldHint: true }, inputSchema: { required: ['task'] } });
+      expect(tool).toMatchObject({
+        description: 'Plans a release',
+        annotations: { openWorldHint: true },
+        inputSchema: { required: ['task'] },
+      });
       const r = await client.callTool({ name: 'planner_plan', arguments: { task: 'ship it' } });
       expect(r.isError).toBeFalsy();
       expect(r.structuredContent).toMatchObject({ output: 'three steps', state: 'completed' });
@@ -546,7 +704,8 @@ describe('progress notifications', () => {
   it('match the MCP schema', async () => {
     const { ProgressNotifier } = await import('../src/mcp-server/door.js');
     const n = new ProgressNotifier('t');
-    const ev = (kind: 'progress' | 'status', data: object) => ({ type: 'tool/event', id: 'x', version: '1.0', ts: 0, req_id: '', seq: 0, kind, data }) as never;
+    const ev = (kind: 'progress' | 'status', data: object) =>
+      ({ type: 'tool/event', id: 'x', version: '1.0', ts: 0, req_id: '', seq: 0, kind, data }) as never;
     const a = n.notification(ev('progress', { pct: 50, message: 'half' }))!;
     const b = n.notification(ev('status', { message: 'still going' }))!;
     const c = n.notification(ev('progress', { pct: 40, message: 'odd' }))!;

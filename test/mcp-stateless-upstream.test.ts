@@ -32,9 +32,13 @@ describe('a stateless MCP server over HTTP that answers 404 to GET', () => {
         if (message.method === 'initialize') initialized++;
         // A new server and transport per request, no session: the SDK's stateless mode.
         const server = new McpServer({ name: 'stateless', version: '1.0.0' });
-        server.registerTool('add_numbers', { description: 'Adds', inputSchema: { a: z.number(), b: z.number() } }, async ({ a, b }) => ({
-          content: [{ type: 'text', text: String(a + b) }],
-        }));
+        server.registerTool(
+          'add_numbers',
+          { description: 'Adds', inputSchema: { a: z.number(), b: z.number() } },
+          async ({ a, b }) => ({
+            content: [{ type: 'text', text: String(a + b) }],
+          }),
+        );
         const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined });
         void server.connect(transport).then(() => transport.handleRequest(req, res, JSON.parse(body)));
       });
@@ -42,7 +46,11 @@ describe('a stateless MCP server over HTTP that answers 404 to GET', () => {
     await new Promise<void>((r) => upstream.listen(0, '127.0.0.1', r));
     const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}/mcp`;
     gw = await startGateway({ config: { mcp: { servers: { up: { url } } } } });
-    await waitFor('the stateless server', () => gw.gateway.registry.all().some((t) => t.definition.name === 'up_add_numbers'), 20_000);
+    await waitFor(
+      'the stateless server',
+      () => gw.gateway.registry.all().some((t) => t.definition.name === 'up_add_numbers'),
+      20_000,
+    );
   }, 30_000);
   afterAll(async () => {
     await gw?.close();
@@ -53,7 +61,12 @@ describe('a stateless MCP server over HTTP that answers 404 to GET', () => {
     const res = await fetch(`${gw.url}/mcp`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', accept: 'application/json' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'up_add_numbers', arguments: { a: 5, b: 3 } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'up_add_numbers', arguments: { a: 5, b: 3 } },
+      }),
     });
     expect(await res.json()).toMatchObject({ id: 1, result: { content: [{ type: 'text', text: '8' }] } });
     await new Promise((r) => setTimeout(r, 300)); // time for a wrongly restarted connection to show

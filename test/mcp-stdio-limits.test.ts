@@ -28,7 +28,8 @@ describe('a2e-gateway mcp-stdio reading a line over server.body_limit_bytes', ()
     for (;;) {
       const found = answers.find(match);
       if (found) return found;
-      if (Date.now() > deadline) throw new Error(`no such answer within ${timeoutMs} ms; got ${JSON.stringify(answers).slice(0, 500)}`);
+      if (Date.now() > deadline)
+        throw new Error(`no such answer within ${timeoutMs} ms; got ${JSON.stringify(answers).slice(0, 500)}`);
       await new Promise<void>((resolve) => {
         waiters.push(resolve);
         setTimeout(resolve, 200).unref();
@@ -40,15 +41,25 @@ describe('a2e-gateway mcp-stdio reading a line over server.body_limit_bytes', ()
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'a2e-mcp-stdio-limits-'));
     const config = join(dir, 'gateway.yaml');
-    writeFileSync(config, `server:\n  body_limit_bytes: ${LIMIT}\ntools:\n  fs: { enabled: false }\n  shell: { enabled: false }\n  http: { enabled: false }\n  eval: { enabled: false }\n`);
-    child = spawn(process.execPath, [CLI, 'mcp-stdio', '--config', config], { env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn' } });
+    writeFileSync(
+      config,
+      `server:\n  body_limit_bytes: ${LIMIT}\ntools:\n  fs: { enabled: false }\n  shell: { enabled: false }\n  http: { enabled: false }\n  eval: { enabled: false }\n`,
+    );
+    child = spawn(process.execPath, [CLI, 'mcp-stdio', '--config', config], {
+      env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn' },
+    });
     createInterface({ input: child.stdout }).on('line', (line) => {
       answers.push(JSON.parse(line));
       const w = waiters;
       waiters = [];
       for (const resolve of w) resolve();
     });
-    send({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
+    send({
+      jsonrpc: '2.0',
+      id: 'init',
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    });
     await answer((m) => m.id === 'init');
   }, 60_000);
   afterAll(() => {
@@ -86,6 +97,8 @@ describe('a2e-gateway mcp-stdio reading a line over server.body_limit_bytes', ()
     expect((await answer((m) => m.id === 'fits')).result.tools).toBeInstanceOf(Array);
     child.stdin.write(`${'['.repeat(100)}${']'.repeat(100)}\n`);
     const deep = await answer((m) => m.error?.code === -32600 && /deeper than 64 levels/.test(m.error.message));
-    expect(deep.error.message).toBe('the message nests arrays/objects deeper than 64 levels (limits.max_json_depth); flatten the data');
+    expect(deep.error.message).toBe(
+      'the message nests arrays/objects deeper than 64 levels (limits.max_json_depth); flatten the data',
+    );
   }, 60_000);
 });

@@ -56,7 +56,9 @@ function viaNginx(
         let text = '';
         res.setEncoding('utf8');
         res.on('data', (c: string) => (text += c));
-        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, json: text ? JSON.parse(text) : null }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode!, headers: res.headers, json: text ? JSON.parse(text) : null }),
+        );
         res.on('error', reject);
       },
     );
@@ -71,12 +73,17 @@ describe(`behind nginx, reached as ${PUBLIC_HOST}`, () => {
     expect(list.status).toBe(200);
     expect(list.json.tools.map((t: { name: string }) => t.name)).toContain('list_dir');
 
-    const started = await viaNginx('POST', '/a2e/tool/calls', PUBLIC_HOST, { tool_name: 'list_dir', arguments: { path: '.' } });
+    const started = await viaNginx('POST', '/a2e/tool/calls', PUBLIC_HOST, {
+      tool_name: 'list_dir',
+      arguments: { path: '.' },
+    });
     expect(started.status).toBe(202);
     expect(started.json.result_url).toBe(`http://${PUBLIC_HOST}/a2e/tool/calls/${started.json.call_id}`);
     expect(started.headers.location).toBe(started.json.result_url);
     await expect
-      .poll(async () => (await viaNginx('GET', `/a2e/tool/calls/${started.json.call_id}`, PUBLIC_HOST)).json.state, { timeout: 10_000 })
+      .poll(async () => (await viaNginx('GET', `/a2e/tool/calls/${started.json.call_id}`, PUBLIC_HOST)).json.state, {
+        timeout: 10_000,
+      })
       .toBe('completed');
   });
 

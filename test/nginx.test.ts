@@ -7,7 +7,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { gatedPlugin } from './helpers/gated.js';
 import { readmeLocationBlock, startNginx, type Nginx } from './helpers/nginx.js';
-import { callBody, openSse, postJson, startGateway, type ReceivedEvent, type SseStream, type TestGateway } from './helpers/server.js';
+import {
+  callBody,
+  openSse,
+  postJson,
+  startGateway,
+  type ReceivedEvent,
+  type SseStream,
+  type TestGateway,
+} from './helpers/server.js';
 
 const gates = gatedPlugin();
 let gw: TestGateway;
@@ -29,7 +37,9 @@ async function nextEvent(s: SseStream, what: string, ms = 10_000): Promise<Recei
   let timer: NodeJS.Timeout | undefined;
   const e = await Promise.race([
     s.next(),
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing arrived within ${ms} ms`)), ms))),
+    new Promise<never>(
+      (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing arrived within ${ms} ms`)), ms)),
+    ),
   ]).finally(() => clearTimeout(timer));
   if (!e) throw new Error(`${what}: the stream ended`);
   return e;
@@ -43,7 +53,7 @@ async function startGated(steps: number, base = `${nginx.url}/a2e`) {
   return { key, ...(res.json as { call_id: string; events_url: string; result_url: string }) };
 }
 
-const state = async (url: string) => ((await (await fetch(url)).json()) as { state: string; events: number });
+const state = async (url: string) => (await (await fetch(url)).json()) as { state: string; events: number };
 
 describe('through nginx (docs/reverse-proxy.md location block, default proxy_buffering)', () => {
   it('returns URLs of the proxy (X-Forwarded-Proto/-Host, base path)', async () => {
@@ -128,10 +138,14 @@ describe('heartbeats and proxy_read_timeout', () => {
   let quiet: TestGateway;
   let quietNginx: Nginx;
   beforeAll(async () => {
-    const block = (port: number) => readmeLocationBlock(port).then((b) => b.replace('proxy_read_timeout 60s;', 'proxy_read_timeout 1s;'));
+    const block = (port: number) =>
+      readmeLocationBlock(port).then((b) => b.replace('proxy_read_timeout 60s;', 'proxy_read_timeout 1s;'));
     short = await startNginx({ server: await block(Number(new URL(gw.url).port)) });
     // Control: the same proxy in front of a gateway whose heartbeats are too rare.
-    quiet = await startGateway({ plugins: [gates.plugin], config: { server: { base_path: '/a2e', heartbeat_s: 600 } } });
+    quiet = await startGateway({
+      plugins: [gates.plugin],
+      config: { server: { base_path: '/a2e', heartbeat_s: 600 } },
+    });
     quietNginx = await startNginx({ server: await block(Number(new URL(quiet.url).port)) });
   });
   afterAll(async () => {
@@ -146,7 +160,8 @@ describe('heartbeats and proxy_read_timeout', () => {
     expect((await nextEvent(s, 'event 0')).json.seq).toBe(0);
     const base = s.comments.filter((x) => x.includes('heartbeat')).length;
     // Idle for 10 heartbeats (≈2 s, twice nginx's timeout) before the tool goes on.
-    while (s.comments.filter((x) => x.includes('heartbeat')).length < base + 10) await new Promise((r) => setTimeout(r, 50));
+    while (s.comments.filter((x) => x.includes('heartbeat')).length < base + 10)
+      await new Promise((r) => setTimeout(r, 50));
     gates.open(c.key, 0);
     expect((await nextEvent(s, 'event 1 after the idle time')).json.seq).toBe(1);
     gates.open(c.key, 1);
@@ -158,7 +173,7 @@ describe('heartbeats and proxy_read_timeout', () => {
     const s = await openSse(c.events_url);
     expect((await nextEvent(s, 'event 0')).json.seq).toBe(0);
     expect(await s.next()).toBeNull(); // cut by nginx, no tool/call/resp
-    expect((await nginxLogMentionsTimeout(quietNginx))).toBe(true);
+    expect(await nginxLogMentionsTimeout(quietNginx)).toBe(true);
     expect((await state(`${quiet.url}/tool/calls/${c.call_id}`)).state).toBe('running');
     gates.open(c.key, 0);
   });

@@ -67,14 +67,19 @@ describe('X-Request-Id', () => {
       expect(id).not.toBe(bad);
       expect(id).toMatch(/^[0-9a-f-]{36}$/);
     }
-    expect((await postJson(`${url}/tool/list`, {}, { 'X-Request-Id': 'x'.repeat(128) })).headers.get('x-request-id')).toBe('x'.repeat(128));
+    expect(
+      (await postJson(`${url}/tool/list`, {}, { 'X-Request-Id': 'x'.repeat(128) })).headers.get('x-request-id'),
+    ).toBe('x'.repeat(128));
   });
 });
 
 describe('logs', () => {
   it('one line per call with the request id, tool and outcome; every line of the request carries the id; no secrets', async () => {
     const secret = 'sk-very-secret-token-123';
-    await postJson(`${url}/tool/call`, callBody('echo', { text: 'hello' }), { 'X-Request-Id': 'log-ok', Authorization: `Bearer ${secret}` });
+    await postJson(`${url}/tool/call`, callBody('echo', { text: 'hello' }), {
+      'X-Request-Id': 'log-ok',
+      Authorization: `Bearer ${secret}`,
+    });
     await postJson(`${url}/tool/call`, callBody('fail', {}), { 'X-Request-Id': 'log-fail' });
     await postJson(`${url}/tool/call`, callBody('nope', {}), { 'X-Request-Id': 'log-refused' });
     const p = postJson(`${url}/tool/call`, callBody('wait', {}), { 'X-Request-Id': 'log-wait' });
@@ -82,15 +87,31 @@ describe('logs', () => {
     release.resolve();
     await p;
     // The request's line is written when the response is closed: wait for it rather than sleep.
-    await expect.poll(() => log.records.filter((l) => l.msg === 'call succeeded' && l.request_id === 'log-wait').length).toBe(1);
-    await expect.poll(() => log.records.filter((l) => l.msg === 'request finished' && l.request_id === 'log-refused').length).toBe(1);
+    await expect
+      .poll(() => log.records.filter((l) => l.msg === 'call succeeded' && l.request_id === 'log-wait').length)
+      .toBe(1);
+    await expect
+      .poll(() => log.records.filter((l) => l.msg === 'request finished' && l.request_id === 'log-refused').length)
+      .toBe(1);
 
     const lines = log.records;
     const of = (id: string) => lines.filter((l) => l.request_id === id);
     // A JSON answer to one call: the call's line is the request's access line too (method, path, status, both durations).
     const access = { method: 'POST', path: '/tool/call', request_duration_ms: expect.any(Number) };
-    expect(of('log-ok')).toEqual([expect.objectContaining({ msg: 'call succeeded', tool: 'echo', kind: 'native', outcome: 'success', level: 30, status: 200, ...access })]);
-    expect(of('log-fail')).toEqual([expect.objectContaining({ msg: 'call failed', tool: 'fail', outcome: 'tool_error', status: 200, ...access })]);
+    expect(of('log-ok')).toEqual([
+      expect.objectContaining({
+        msg: 'call succeeded',
+        tool: 'echo',
+        kind: 'native',
+        outcome: 'success',
+        level: 30,
+        status: 200,
+        ...access,
+      }),
+    ]);
+    expect(of('log-fail')).toEqual([
+      expect.objectContaining({ msg: 'call failed', tool: 'fail', outcome: 'tool_error', status: 200, ...access }),
+    ]);
     // A refused call never ran: its refusal, then the request's own line with the error status.
     expect(of('log-refused').map((l) => l.msg)).toEqual(['call refused: unknown_tool', 'request finished']);
     expect(of('log-refused')[0]).toMatchObject({ tool: 'nope', outcome: 'unknown_tool' });
@@ -110,7 +131,9 @@ describe('logs', () => {
       body: JSON.stringify(callBody('echo', { text: 'a' }, { streaming: true })),
     });
     await stream.rest();
-    await expect.poll(() => log.records.filter((l) => l.request_id === 'merge-sse' && l.msg === 'request finished').length).toBe(1);
+    await expect
+      .poll(() => log.records.filter((l) => l.request_id === 'merge-sse' && l.msg === 'request finished').length)
+      .toBe(1);
     await expect.poll(() => log.records.filter((l) => l.request_id === 'merge-json').length).toBe(1);
     const [merged] = log.records.filter((l) => l.request_id === 'merge-json');
     const sse = log.records.filter((l) => l.request_id === 'merge-sse');
@@ -155,10 +178,19 @@ describe('logs', () => {
     await pending;
     const gone = () => log.records.filter((l) => l.request_id === 'log-gone' && l.msg !== 'tool is waiting');
     // Whichever comes first, the call stopping or the response closing, nothing is lost and the call is logged once.
-    await expect.poll(() => gone().some((l) => l.aborted === true) && gone().some((l) => l.msg === 'call failed')).toBe(true);
+    await expect
+      .poll(() => gone().some((l) => l.aborted === true) && gone().some((l) => l.msg === 'call failed'))
+      .toBe(true);
     release.resolve();
     const merged = Object.assign({}, ...gone());
-    expect(merged).toMatchObject({ tool: 'wait', outcome: 'tool_error', stopped_by: 'disconnect', method: 'POST', path: '/tool/call', aborted: true });
+    expect(merged).toMatchObject({
+      tool: 'wait',
+      outcome: 'tool_error',
+      stopped_by: 'disconnect',
+      method: 'POST',
+      path: '/tool/call',
+      aborted: true,
+    });
     expect(gone().filter((l) => /^call (succeeded|failed)/.test(l.msg))).toHaveLength(1);
     expect(gone().length).toBeLessThanOrEqual(2);
   });
@@ -168,9 +200,11 @@ describe('GET /metrics', () => {
   it('counts calls by tool, kind and outcome, times them, and shows calls in flight, open streams, agents and process metrics', async () => {
     const before = await scrape(url);
     const count = (s: typeof before, labels: Record<string, string>) => sample(s, 'a2e_tool_calls_total', labels) ?? 0;
-    const durationCount = (s: typeof before) => sample(s, 'a2e_tool_call_duration_seconds_count', { tool: 'echo', kind: 'native' }) ?? 0;
+    const durationCount = (s: typeof before) =>
+      sample(s, 'a2e_tool_call_duration_seconds_count', { tool: 'echo', kind: 'native' }) ?? 0;
 
-    for (let i = 0; i < 3; i++) expect((await postJson(`${url}/tool/call`, callBody('echo', { text: `${i}` }))).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await postJson(`${url}/tool/call`, callBody('echo', { text: `${i}` }))).status).toBe(200);
     await postJson(`${url}/tool/call`, callBody('fail', {}));
     await postJson(`${url}/tool/call`, callBody('echo', { wrong: 1 })); // invalid_arguments: refused
     await postJson(`${url}/tool/call`, callBody(`made-up-${Date.now()}`, {}));
@@ -201,10 +235,20 @@ describe('GET /metrics', () => {
 
     await expect.poll(async () => sample(await scrape(url), 'a2e_sse_streams_open')).toBe(0);
     const after = await scrape(url);
-    expect(count(after, { tool: 'echo', kind: 'native', outcome: 'success' }) - count(before, { tool: 'echo', kind: 'native', outcome: 'success' })).toBe(3);
-    expect(count(after, { tool: 'fail', outcome: 'tool_error' }) - count(before, { tool: 'fail', outcome: 'tool_error' })).toBe(1);
-    expect(count(after, { tool: 'echo', outcome: 'invalid_arguments' }) - count(before, { tool: 'echo', outcome: 'invalid_arguments' })).toBe(1);
-    expect(count(after, { tool: 'wait', outcome: 'success' }) - count(before, { tool: 'wait', outcome: 'success' })).toBe(2);
+    expect(
+      count(after, { tool: 'echo', kind: 'native', outcome: 'success' }) -
+        count(before, { tool: 'echo', kind: 'native', outcome: 'success' }),
+    ).toBe(3);
+    expect(
+      count(after, { tool: 'fail', outcome: 'tool_error' }) - count(before, { tool: 'fail', outcome: 'tool_error' }),
+    ).toBe(1);
+    expect(
+      count(after, { tool: 'echo', outcome: 'invalid_arguments' }) -
+        count(before, { tool: 'echo', outcome: 'invalid_arguments' }),
+    ).toBe(1);
+    expect(
+      count(after, { tool: 'wait', outcome: 'success' }) - count(before, { tool: 'wait', outcome: 'success' }),
+    ).toBe(2);
     // A made-up name never becomes a label value: refusals of unknown tools share one series.
     expect(after.some((s) => s.labels.tool?.startsWith('made-up-'))).toBe(false);
     expect(count(after, { tool: '(unknown)', outcome: 'unknown_tool' })).toBeGreaterThanOrEqual(1);
@@ -265,7 +309,9 @@ describe('a2e_a2a_agents', () => {
     try {
       const states = async () => {
         const s = await scrape(gw.url);
-        return Object.fromEntries(['ok', 'failed', 'loading', 'disabled'].map((state) => [state, sample(s, 'a2e_a2a_agents', { state })]));
+        return Object.fromEntries(
+          ['ok', 'failed', 'loading', 'disabled'].map((state) => [state, sample(s, 'a2e_a2a_agents', { state })]),
+        );
       };
       await expect.poll(states, { timeout: 15_000 }).toEqual({ ok: 1, failed: 1, loading: 0, disabled: 1 });
     } finally {

@@ -33,7 +33,11 @@ const running: { gw: TestGateway; api: TestApi }[] = [];
 
 type SourceAuth = NonNullable<NonNullable<NonNullable<GatewayConfigInput['openapi']>['sources']>[string]['auth']>;
 
-async function setUp(apiAuth: ApiAuth, authOf: SourceAuth | ((apiUrl: string) => SourceAuth), extra: { tokenLifetimeS?: number; otherOrigin?: string } = {}) {
+async function setUp(
+  apiAuth: ApiAuth,
+  authOf: SourceAuth | ((apiUrl: string) => SourceAuth),
+  extra: { tokenLifetimeS?: number; otherOrigin?: string } = {},
+) {
   const api = await startTestApi({ auth: apiAuth, ...extra });
   const auth = typeof authOf === 'function' ? authOf(api.url) : authOf;
   const gw = await startGateway({
@@ -83,7 +87,10 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
   });
 
   it('header: an API key header; a parameter of that name is not offered to callers', async () => {
-    const { gw, api } = await setUp({ type: 'header', name: 'x-tenant', value: SECRETS.KEY }, { type: 'header', name: 'X-Tenant', value_env: 'KEY' });
+    const { gw, api } = await setUp(
+      { type: 'header', name: 'x-tenant', value: SECRETS.KEY },
+      { type: 'header', name: 'X-Tenant', value_env: 'KEY' },
+    );
     const get = (await list(gw)).find((t) => t.name === 'shop_getItem');
     expect(Object.keys(get.input_schema.properties)).not.toContain('x-tenant');
     expect((await call(gw, 'shop_getItem', { id: '7' })).data).toMatchObject({ success: true });
@@ -91,7 +98,10 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
   });
 
   it('query: an API key query parameter, hidden from the schema; an answer echoing it is scrubbed', async () => {
-    const { gw, api } = await setUp({ type: 'query', name: 'api_key', value: SECRETS.QKEY }, { type: 'query', name: 'api_key', value_env: 'QKEY' });
+    const { gw, api } = await setUp(
+      { type: 'query', name: 'api_key', value: SECRETS.QKEY },
+      { type: 'query', name: 'api_key', value_env: 'QKEY' },
+    );
     const get = (await list(gw)).find((t) => t.name === 'shop_getItem');
     expect(Object.keys(get.input_schema.properties)).not.toContain('api_key');
     const r = await call(gw, 'shop_getItem', ITEM);
@@ -101,7 +111,10 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
   });
 
   it('basic: user and password from the environment', async () => {
-    const { gw, api } = await setUp({ type: 'basic', username: SECRETS.USER, password: SECRETS.PASS }, { type: 'basic', username_env: 'USER', password_env: 'PASS' });
+    const { gw, api } = await setUp(
+      { type: 'basic', username: SECRETS.USER, password: SECRETS.PASS },
+      { type: 'basic', username_env: 'USER', password_env: 'PASS' },
+    );
     expect((await call(gw, 'shop_getItem', ITEM)).data).toMatchObject({ success: true });
     expect(api.requests.at(-1)!.headers.authorization).toMatch(/^Basic /);
   });
@@ -109,7 +122,12 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
   it('a refused credential is a tool failure naming the status; the API echoing the header shows it redacted', async () => {
     const { gw } = await setUp({ type: 'bearer', token: 'another-token' }, { type: 'bearer', token_env: 'TOKEN' });
     const r = await call(gw, 'shop_getItem', ITEM);
-    expect(r.data).toMatchObject({ success: false, error: expect.stringMatching(/^GET \/api\/items\/7 answered 401 \(check the source's auth\): .*Bearer \[redacted\]/) });
+    expect(r.data).toMatchObject({
+      success: false,
+      error: expect.stringMatching(
+        /^GET \/api\/items\/7 answered 401 \(check the source's auth\): .*Bearer \[redacted\]/,
+      ),
+    });
   });
 
   it('an unset environment variable leaves the source unhealthy, saying which variable', async () => {
@@ -117,13 +135,30 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
     expect(await list(gw)).toEqual([]);
     await waitFor('the warning', () => logs.records.find((l) => /NOT_SET_ANYWHERE is not set/.test(l.msg)));
     const [source] = (await (await fetch(`${gw.url}/sources`)).json()).sources;
-    expect(source).toMatchObject({ id: 'shop', kind: 'openapi', health: 'failed', tool_count: 0, last_error: 'environment variable NOT_SET_ANYWHERE is not set; set it to the bearer credential' });
+    expect(source).toMatchObject({
+      id: 'shop',
+      kind: 'openapi',
+      health: 'failed',
+      tool_count: 0,
+      last_error: 'environment variable NOT_SET_ANYWHERE is not set; set it to the bearer credential',
+    });
   });
 
   it('oauth2_client_credentials: a token is fetched, reused, renewed before it expires, and renewed once on a 401', async () => {
     const { gw, api } = await setUp(
-      { type: 'oauth2', clientId: SECRETS.CLIENT, clientSecret: SECRETS.CLIENT_SECRET, scope: 'items:read items:write' },
-      (url) => ({ type: 'oauth2_client_credentials', token_url: `${url}/oauth/token`, client_id_env: 'CLIENT', client_secret_env: 'CLIENT_SECRET', scopes: ['items:read', 'items:write'] }),
+      {
+        type: 'oauth2',
+        clientId: SECRETS.CLIENT,
+        clientSecret: SECRETS.CLIENT_SECRET,
+        scope: 'items:read items:write',
+      },
+      (url) => ({
+        type: 'oauth2_client_credentials',
+        token_url: `${url}/oauth/token`,
+        client_id_env: 'CLIENT',
+        client_secret_env: 'CLIENT_SECRET',
+        scopes: ['items:read', 'items:write'],
+      }),
       { tokenLifetimeS: 2 },
     );
     expect((await call(gw, 'shop_getItem', ITEM)).data).toMatchObject({ success: true });
@@ -140,15 +175,24 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
     const before = api.requests.length;
     expect((await call(gw, 'shop_getItem', ITEM)).data).toMatchObject({ success: true });
     expect(api.issued).toHaveLength(3);
-    expect(api.requests.slice(before).map((r) => r.url.split('?')[0])).toEqual(['/api/items/7', '/oauth/token', '/api/items/7']);
+    expect(api.requests.slice(before).map((r) => r.url.split('?')[0])).toEqual([
+      '/api/items/7',
+      '/oauth/token',
+      '/api/items/7',
+    ]);
     // Every token was fetched with the client's credentials over Basic, never seen by the caller.
-    for (const r of api.requests.filter((q) => q.url === '/oauth/token')) expect(r.body).toBe('grant_type=client_credentials&scope=items%3Aread+items%3Awrite');
+    for (const r of api.requests.filter((q) => q.url === '/oauth/token'))
+      expect(r.body).toBe('grant_type=client_credentials&scope=items%3Aread+items%3Awrite');
   });
 
   it('a redirect to another origin carries no credential; one within the origin does', async () => {
     const other = await startEchoServer();
     try {
-      const { gw, api } = await setUp({ type: 'bearer', token: SECRETS.TOKEN }, { type: 'bearer', token_env: 'TOKEN' }, { otherOrigin: other.url });
+      const { gw, api } = await setUp(
+        { type: 'bearer', token: SECRETS.TOKEN },
+        { type: 'bearer', token_env: 'TOKEN' },
+        { otherOrigin: other.url },
+      );
       const away = await call(gw, 'shop_elsewhere', {});
       expect(away.data).toMatchObject({ success: true, data: { body: { url: '/landing' } } });
       expect(other.requests).toHaveLength(1);
@@ -156,7 +200,10 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
       expect(JSON.stringify(other.requests)).not.toContain(SECRETS.TOKEN);
       const here = await call(gw, 'shop_here', {});
       expect(here.data).toMatchObject({ success: true, data: { status: 200 } });
-      expect(api.requests.at(-1)).toMatchObject({ url: '/api/items/moved?sort=asc', headers: { authorization: `Bearer ${SECRETS.TOKEN}` } });
+      expect(api.requests.at(-1)).toMatchObject({
+        url: '/api/items/moved?sort=asc',
+        headers: { authorization: `Bearer ${SECRETS.TOKEN}` },
+      });
     } finally {
       await other.close();
     }
@@ -168,6 +215,7 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
     expect(everything.length).toBeGreaterThan(10_000);
     expect(everything).toContain('shop_getItem');
     const basic = Buffer.from(`${SECRETS.USER}:${SECRETS.PASS}`).toString('base64');
-    for (const secret of [SECRETS.TOKEN, SECRETS.KEY, SECRETS.QKEY, SECRETS.PASS, SECRETS.CLIENT_SECRET, basic]) expect(everything).not.toContain(secret);
+    for (const secret of [SECRETS.TOKEN, SECRETS.KEY, SECRETS.QKEY, SECRETS.PASS, SECRETS.CLIENT_SECRET, basic])
+      expect(everything).not.toContain(secret);
   });
 });

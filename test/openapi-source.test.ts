@@ -7,9 +7,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startEchoServer, startTestApi, type TestApi } from './helpers/openapi-api.js';
 import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
-const list = async (gw: TestGateway, query = '') => (await postJson(`${gw.url}/tool/list`, { type: 'tool/list/req', query, include_deferred: true })).json.tools as any[];
-const call = async (gw: TestGateway, tool: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  (await postJson(`${gw.url}/tool/call`, callBody(tool, args, extra))).json;
+const list = async (gw: TestGateway, query = '') =>
+  (await postJson(`${gw.url}/tool/list`, { type: 'tool/list/req', query, include_deferred: true })).json.tools as any[];
+const call = async (
+  gw: TestGateway,
+  tool: string,
+  args: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) => (await postJson(`${gw.url}/tool/call`, callBody(tool, args, extra))).json;
 
 describe('an OpenAPI 3.0 document as a tool source', { timeout: 60_000 }, () => {
   let api: TestApi;
@@ -20,9 +25,26 @@ describe('an OpenAPI 3.0 document as a tool source', { timeout: 60_000 }, () => 
     other = await startEchoServer();
     api = await startTestApi({ otherOrigin: other.url });
     const spec = `${api.url}/openapi.json`;
-    gw = await startGateway({ config: { openapi: { sources: { shop: { spec, allow_private: true, timeout_s: 0.5, max_response_bytes: 1000 } } } } });
+    gw = await startGateway({
+      config: {
+        openapi: { sources: { shop: { spec, allow_private: true, timeout_s: 0.5, max_response_bytes: 1000 } } },
+      },
+    });
     writes = await startGateway({
-      config: { openapi: { sources: { shop: { spec, allow_private: true, operations: { include: ['createItem', 'POST /api/f*', 'tag:items', 'plantTree'], exclude: ['deleteItem'] } } } } },
+      config: {
+        openapi: {
+          sources: {
+            shop: {
+              spec,
+              allow_private: true,
+              operations: {
+                include: ['createItem', 'POST /api/f*', 'tag:items', 'plantTree'],
+                exclude: ['deleteItem'],
+              },
+            },
+          },
+        },
+      },
     });
   });
   afterAll(async () => {
@@ -35,9 +57,24 @@ describe('an OpenAPI 3.0 document as a tool source', { timeout: 60_000 }, () => 
   it('offers only the GET and HEAD operations by default, each a tool with the exact schema', async () => {
     const tools = await list(gw);
     const names = tools.map((t) => t.name).sort();
-    expect(names).toEqual(['shop_big', 'shop_broken', 'shop_elsewhere', 'shop_events', 'shop_getItem', 'shop_here', 'shop_missing', 'shop_slow']);
+    expect(names).toEqual([
+      'shop_big',
+      'shop_broken',
+      'shop_elsewhere',
+      'shop_events',
+      'shop_getItem',
+      'shop_here',
+      'shop_missing',
+      'shop_slow',
+    ]);
     const get = tools.find((t) => t.name === 'shop_getItem');
-    expect(get).toMatchObject({ kind: 'openapi', toolkit: 'shop', idempotent: true, defer_loading: false, description: expect.stringContaining('Get one item') });
+    expect(get).toMatchObject({
+      kind: 'openapi',
+      toolkit: 'shop',
+      idempotent: true,
+      defer_loading: false,
+      description: expect.stringContaining('Get one item'),
+    });
     expect(get.tags).toEqual(['items', 'openapi']);
     expect(get.input_schema).toEqual({
       type: 'object',
@@ -52,9 +89,14 @@ describe('an OpenAPI 3.0 document as a tool source', { timeout: 60_000 }, () => 
       required: ['id', 'x-tenant'],
       additionalProperties: false,
     });
-    expect(get.input_parameters.find((p: any) => p.name === 'sort')).toMatchObject({ type: 'string', enum: ['asc', 'desc'] });
+    expect(get.input_parameters.find((p: any) => p.name === 'sort')).toMatchObject({
+      type: 'string',
+      enum: ['asc', 'desc'],
+    });
     // Deprecated: found by search, not listed up front.
-    expect((await list(gw, 'deprecated')).find((t) => t.name === 'shop_oldThing')).toMatchObject({ defer_loading: true });
+    expect((await list(gw, 'deprecated')).find((t) => t.name === 'shop_oldThing')).toMatchObject({
+      defer_loading: true,
+    });
   });
 
   it('include opts into writes (operationIds, METHOD /path globs, tags), exclude wins; $refs are resolved, a cycle is any value', async () => {
@@ -68,7 +110,11 @@ describe('an OpenAPI 3.0 document as a tool source', { timeout: 60_000 }, () => 
       properties: {
         name: { type: 'string', minLength: 1, description: 'Item name' },
         category: { type: 'string', enum: ['book', 'tool', 'toy'] },
-        dimensions: { type: 'object', properties: { width: { type: 'number' }, height: { type: 'number' } }, required: ['width', 'height'] },
+        dimensions: {
+          type: 'object',
+          properties: { width: { type: 'number' }, height: { type: 'number' } },
+          required: ['width', 'height'],
+        },
       },
       required: ['name', 'category'],
       description: 'Request body (application/json)',
@@ -81,9 +127,23 @@ describe('an OpenAPI 3.0 document as a tool source', { timeout: 60_000 }, () => 
   });
 
   it('builds the request exactly: path parameters percent-encoded, query arrays in their style, headers', async () => {
-    const r = await call(gw, 'shop_getItem', { id: 'a/b c?', fields: ['x', 'y z'], tag: ['t1', 't2'], sort: 'asc', 'x-tenant': 'acme' });
-    expect(r.data).toMatchObject({ success: true, data: { status: 200, headers: { 'content-type': 'application/json' } } });
-    expect(r.data.data.body).toEqual({ id: 'a/b c?', name: 'raw:/api/items/a%2Fb%20c%3F?fields=x,y%20z&tag=t1&tag=t2&sort=asc', category: 'book', tags: ['acme'] });
+    const r = await call(gw, 'shop_getItem', {
+      id: 'a/b c?',
+      fields: ['x', 'y z'],
+      tag: ['t1', 't2'],
+      sort: 'asc',
+      'x-tenant': 'acme',
+    });
+    expect(r.data).toMatchObject({
+      success: true,
+      data: { status: 200, headers: { 'content-type': 'application/json' } },
+    });
+    expect(r.data.data.body).toEqual({
+      id: 'a/b c?',
+      name: 'raw:/api/items/a%2Fb%20c%3F?fields=x,y%20z&tag=t1&tag=t2&sort=asc',
+      category: 'book',
+      tags: ['acme'],
+    });
   });
 
   it('validates the arguments before any request leaves', async () => {
@@ -95,9 +155,18 @@ describe('an OpenAPI 3.0 document as a tool source', { timeout: 60_000 }, () => 
   });
 
   it('sends JSON and form bodies', async () => {
-    const created = await call(writes, 'shop_createItem', { body: { name: 'lamp', category: 'tool', dimensions: { width: 1, height: 2 } } });
-    expect(created.data).toMatchObject({ success: true, data: { status: 201, body: { id: 'new-1', name: 'lamp', category: 'tool', tags: ['{"width":1,"height":2}'] } } });
-    expect(api.requests.at(-1)).toMatchObject({ method: 'POST', url: '/api/items', headers: { 'content-type': 'application/json' } });
+    const created = await call(writes, 'shop_createItem', {
+      body: { name: 'lamp', category: 'tool', dimensions: { width: 1, height: 2 } },
+    });
+    expect(created.data).toMatchObject({
+      success: true,
+      data: { status: 201, body: { id: 'new-1', name: 'lamp', category: 'tool', tags: ['{"width":1,"height":2}'] } },
+    });
+    expect(api.requests.at(-1)).toMatchObject({
+      method: 'POST',
+      url: '/api/items',
+      headers: { 'content-type': 'application/json' },
+    });
     const form = await call(writes, 'shop_submitForm', { body: { name: 'a b', colors: ['red', 'blue'] } });
     expect(form.data).toMatchObject({ success: true, data: { body: { got: 'name=a+b&colors=red&colors=blue' } } });
     expect(api.requests.at(-1)!.headers['content-type']).toBe('application/x-www-form-urlencoded');
@@ -105,9 +174,17 @@ describe('an OpenAPI 3.0 document as a tool source', { timeout: 60_000 }, () => 
 
   it('a non-2xx answer is a tool failure naming the status and an excerpt of the body', async () => {
     const missing = await call(gw, 'shop_missing', {});
-    expect(missing.data).toMatchObject({ success: false, error_code: 'tool_error', error: 'GET /api/missing answered 404: {"error":"nothing here"}', data: { status: 404, body: { error: 'nothing here' } } });
+    expect(missing.data).toMatchObject({
+      success: false,
+      error_code: 'tool_error',
+      error: 'GET /api/missing answered 404: {"error":"nothing here"}',
+      data: { status: 404, body: { error: 'nothing here' } },
+    });
     const broken = await call(gw, 'shop_broken', {});
-    expect(broken.data).toMatchObject({ success: false, error: expect.stringMatching(/^GET \/api\/broken answered 500: .*the database is on fire/) });
+    expect(broken.data).toMatchObject({
+      success: false,
+      error: expect.stringMatching(/^GET \/api\/broken answered 500: .*the database is on fire/),
+    });
   });
 
   it('gives up at timeout_s, and cuts a body at max_response_bytes', async () => {
@@ -125,7 +202,11 @@ describe('an OpenAPI 3.0 document as a tool source', { timeout: 60_000 }, () => 
     expect(r.data).toMatchObject({ success: true });
     expect(r.data.data.body).toEqual([1, 2, 3].map((n) => ({ event: 'tick', data: { n }, id: String(n) })));
     const artifacts = (r.data.events as any[]).filter((e) => e.kind === 'artifact').map((e) => e.data);
-    expect(artifacts).toEqual([1, 2, 3].map((n) => expect.objectContaining({ name: 'tick', mime: 'text/event-stream', chunk: `{"n":${n}}`, final: false })));
+    expect(artifacts).toEqual(
+      [1, 2, 3].map((n) =>
+        expect.objectContaining({ name: 'tick', mime: 'text/event-stream', chunk: `{"n":${n}}`, final: false }),
+      ),
+    );
   });
 
   it('follows a redirect within the origin, and to another origin without the request headers', async () => {

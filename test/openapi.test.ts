@@ -21,12 +21,50 @@ describe('OpenAPI', () => {
     expect(res.status).toBe(200);
     const doc = await res.json();
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths).sort()).toEqual(['/a2e/v1/health', '/a2e/v1/send', '/a2e/v1/session', '/a2e/v1/stream', '/admin/approvals', '/admin/approvals/{id}', '/admin/events', '/admin/reload', '/admin/workspaces', '/admin/workspaces/{name}', '/agents', '/docs', '/handshake', '/healthz', '/mcp', '/mcp-servers', '/metrics', '/openapi.json', '/readyz', '/sources', '/tool/call', '/tool/calls', '/tool/calls/{id}', '/tool/calls/{id}/events', '/tool/list', '/ui']);
+    expect(Object.keys(doc.paths).sort()).toEqual([
+      '/a2e/v1/health',
+      '/a2e/v1/send',
+      '/a2e/v1/session',
+      '/a2e/v1/stream',
+      '/admin/approvals',
+      '/admin/approvals/{id}',
+      '/admin/events',
+      '/admin/reload',
+      '/admin/workspaces',
+      '/admin/workspaces/{name}',
+      '/agents',
+      '/docs',
+      '/handshake',
+      '/healthz',
+      '/mcp',
+      '/mcp-servers',
+      '/metrics',
+      '/openapi.json',
+      '/readyz',
+      '/sources',
+      '/tool/call',
+      '/tool/calls',
+      '/tool/calls/{id}',
+      '/tool/calls/{id}/events',
+      '/tool/list',
+      '/ui',
+    ]);
     const call = doc.paths['/tool/call'].post;
     expect(call.operationId).toBe('callTool');
     expect(call.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/ToolCallRequest');
     expect(Object.keys(call.responses['200'].content)).toEqual(['application/json', 'text/event-stream']);
-    expect(Object.keys(call.responses).sort()).toEqual(['200', '400', '401', '403', '404', '413', '422', '429', '500', '503']);
+    expect(Object.keys(call.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '413',
+      '422',
+      '429',
+      '500',
+      '503',
+    ]);
     // the request schema is the validating one: required fields and defaults match the spec
     const req = doc.components.schemas.ToolCallRequest;
     expect(req.required).toEqual(['tool_name', 'arguments']);
@@ -39,7 +77,10 @@ describe('OpenAPI', () => {
         expect(op.operationId, path).toBeTruthy();
         expect(op.summary, path).toBeTruthy();
         expect(op.parameters, path).toContainEqual({ $ref: '#/components/parameters/RequestId' });
-        expect(Object.keys(op.responses).some((s) => s.startsWith('4')), path).toBe(true);
+        expect(
+          Object.keys(op.responses).some((s) => s.startsWith('4')),
+          path,
+        ).toBe(true);
         // Examples everywhere a body travels (add `example` next to the schema in the route's createRoute)
         for (const [type, media] of Object.entries<any>(op.requestBody?.content ?? {})) {
           expect(media.example ?? media.examples, `${path} request ${type} example`).toBeDefined();
@@ -50,15 +91,23 @@ describe('OpenAPI', () => {
           }
         }
         for (const [status, response] of Object.entries<any>(op.responses)) {
-          expect(response.headers['X-Request-Id'], `${path} ${status}`).toEqual({ $ref: '#/components/headers/RequestId' });
+          expect(response.headers['X-Request-Id'], `${path} ${status}`).toEqual({
+            $ref: '#/components/headers/RequestId',
+          });
           if (status.startsWith('2')) continue;
           // The A2E message transport refuses sessions as the reference SDK's server does: {"detail": "…"}.
-          if (path.startsWith('/a2e/v1/') && response.content['application/json'].schema.$ref === '#/components/schemas/A2ETransportDetail') {
+          if (
+            path.startsWith('/a2e/v1/') &&
+            response.content['application/json'].schema.$ref === '#/components/schemas/A2ETransportDetail'
+          ) {
             expect(typeof response.content['application/json'].example.detail, `${path} ${status}`).toBe('string');
             continue;
           }
           // The MCP door answers protocol errors as JSON-RPC errors, as MCP clients expect; auth refusals are Errors.
-          if (path === '/mcp' && response.content['application/json'].schema.$ref === '#/components/schemas/JsonRpcErrorResponse') {
+          if (
+            path === '/mcp' &&
+            response.content['application/json'].schema.$ref === '#/components/schemas/JsonRpcErrorResponse'
+          ) {
             expect(response.content['application/json'].example.error.message, `${path} ${status}`).toBeTruthy();
             continue;
           }
@@ -67,14 +116,25 @@ describe('OpenAPI', () => {
             expect(response.content['application/json'].example.store.ok, `${path} ${status}`).toBe(false);
             continue;
           }
-          expect(response.content['application/json'].schema.$ref, `${path} ${status}`).toBe('#/components/schemas/Error');
+          expect(response.content['application/json'].schema.$ref, `${path} ${status}`).toBe(
+            '#/components/schemas/Error',
+          );
           expect(response.content['application/json'].example.type, `${path} ${status}`).toBe('error');
         }
       }
     }
     expect(call.responses['422'].content['application/json'].example.code).toBe('invalid_arguments');
     expect(doc.paths['/metrics'].get.responses['200'].content).toHaveProperty('text/plain');
-    for (const name of ['ToolDefinition', 'ToolParameter', 'ToolResult', 'ToolEvent', 'ToolListRequest', 'ToolListResponse', 'ToolCallResponse', 'Error']) {
+    for (const name of [
+      'ToolDefinition',
+      'ToolParameter',
+      'ToolResult',
+      'ToolEvent',
+      'ToolListRequest',
+      'ToolListResponse',
+      'ToolCallResponse',
+      'Error',
+    ]) {
       expect(doc.components.schemas).toHaveProperty(name);
     }
   });

@@ -40,7 +40,10 @@ describe('an OTLP collector answering with an endless body', () => {
     });
     await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
     const dir = await mkdtemp(join(tmpdir(), 'a2e-otlp-limit-'));
-    await writeFile(join(dir, 'gateway.yaml'), 'tools:\n  fs: { enabled: false }\n  shell: { enabled: false }\n  http: { enabled: false }\n  eval: { enabled: false }\n');
+    await writeFile(
+      join(dir, 'gateway.yaml'),
+      'tools:\n  fs: { enabled: false }\n  shell: { enabled: false }\n  http: { enabled: false }\n  eval: { enabled: false }\n',
+    );
     const { url, proc } = await startCli(['--config', join(dir, 'gateway.yaml')], {
       LOG_LEVEL: 'warn',
       LOG_FORMAT: 'json',
@@ -51,8 +54,14 @@ describe('an OTLP collector answering with an endless body', () => {
     proc.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     try {
       expect((await postJson(`${url}/tool/list`, {})).status).toBe(200);
-      const line = await waitFor('the export warning', () => stderr.split('\n').find((l) => l.includes('telemetry:')), 20_000);
-      expect(JSON.parse(line).msg).toBe(`telemetry: could not export spans: OTLP export response body exceeded size limit of ${4 * MiB} bytes`);
+      const line = await waitFor(
+        'the export warning',
+        () => stderr.split('\n').find((l) => l.includes('telemetry:')),
+        20_000,
+      );
+      expect(JSON.parse(line).msg).toBe(
+        `telemetry: could not export spans: OTLP export response body exceeded size limit of ${4 * MiB} bytes`,
+      );
       expect(sent.bytes).toBeLessThan(32 * MiB);
       // Still serving, and the next spans are sent to the collector again.
       const before = exports;

@@ -57,7 +57,15 @@ export default wordTools;
 `;
 
 const TSCONFIG = {
-  compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, outDir: 'dist', rootDir: 'src', skipLibCheck: false },
+  compilerOptions: {
+    target: 'ES2022',
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    strict: true,
+    outDir: 'dist',
+    rootDir: 'src',
+    skipLibCheck: false,
+  },
   include: ['src'],
 };
 
@@ -74,12 +82,21 @@ beforeAll(async () => {
 
   project = join(dir, 'my-tools');
   await mkdir(join(project, 'src'), { recursive: true });
-  await writeFile(join(project, 'package.json'), JSON.stringify({ name: 'my-tools', version: '1.0.0', private: true, type: 'module' }, null, 2));
-  await execa('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], { cwd: project, timeout: 300_000 });
+  await writeFile(
+    join(project, 'package.json'),
+    JSON.stringify({ name: 'my-tools', version: '1.0.0', private: true, type: 'module' }, null, 2),
+  );
+  await execa('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], {
+    cwd: project,
+    timeout: 300_000,
+  });
 
   await writeFile(join(project, 'tsconfig.json'), JSON.stringify(TSCONFIG, null, 2));
   await writeFile(join(project, 'src', 'word-tools.ts'), PLUGIN_TS);
-  await writeFile(join(project, 'gateway.yaml'), 'plugins:\n  - module: ./dist/word-tools.js\n    options:\n      min_length: 3\ntools:\n  shell: {enabled: false}\n');
+  await writeFile(
+    join(project, 'gateway.yaml'),
+    'plugins:\n  - module: ./dist/word-tools.js\n    options:\n      min_length: 3\ntools:\n  shell: {enabled: false}\n',
+  );
 }, 420_000);
 afterAll(async () => {
   // npx runs the gateway as its child: stop the whole process group it leads.
@@ -93,12 +110,25 @@ describe('a plugin project outside the repo', () => {
     const installed = join(project, 'node_modules', 'a2e-gateway');
     const pkg = JSON.parse(await readFile(join(installed, 'package.json'), 'utf8'));
     expect(pkg.scarfSettings).toEqual({ enabled: false }); // read by @scarf/scarf (swagger-ui-dist's dependency) down the chain
-    for (const file of ['dist/cli.js', 'dist/index.js', 'dist/plugin.js', 'dist/plugin.d.ts']) expect(existsSync(join(installed, file)), file).toBe(true);
+    for (const file of ['dist/cli.js', 'dist/index.js', 'dist/plugin.js', 'dist/plugin.d.ts'])
+      expect(existsSync(join(installed, file)), file).toBe(true);
     // The plugin entry has no dependency at run time: it loads with nothing but itself, imported (dist/ is CommonJS:
     // an ES module sees its exports by name, and the whole as the default) or required.
-    const entry = await execa('node', ['--input-type=module', '-e', "import('a2e-gateway/plugin').then((m) => console.log(Object.keys(m).sort().join()))"], { cwd: project });
+    const entry = await execa(
+      'node',
+      [
+        '--input-type=module',
+        '-e',
+        "import('a2e-gateway/plugin').then((m) => console.log(Object.keys(m).sort().join()))",
+      ],
+      { cwd: project },
+    );
     expect(entry.stdout).toBe('ToolError,ToolOutput,default');
-    const required = await execa('node', ['-e', "console.log(Object.keys(require('a2e-gateway/plugin')).sort().join())"], { cwd: project });
+    const required = await execa(
+      'node',
+      ['-e', "console.log(Object.keys(require('a2e-gateway/plugin')).sort().join())"],
+      { cwd: project },
+    );
     expect(required.stdout).toBe('ToolError,ToolOutput');
   });
 
@@ -107,7 +137,10 @@ describe('a plugin project outside the repo', () => {
     expect(ok.stdout + ok.stderr).toBe('');
     expect(ok.exitCode).toBe(0);
     // The types are real: a wrong event payload does not compile.
-    await writeFile(join(project, 'src', 'wrong.ts'), PLUGIN_TS.replace("{ pct: 100, message:", "{ percent: 100, message:"));
+    await writeFile(
+      join(project, 'src', 'wrong.ts'),
+      PLUGIN_TS.replace('{ pct: 100, message:', '{ percent: 100, message:'),
+    );
     const wrong = await execa('node', [tsc, '-p', 'tsconfig.json', '--noEmit'], { cwd: project, reject: false });
     await rm(join(project, 'src', 'wrong.ts'));
     expect(wrong.exitCode).not.toBe(0);
@@ -130,17 +163,26 @@ describe('a plugin project outside the repo', () => {
       });
       void serve!.then((r) => reject(new Error(`the gateway exited (${r.exitCode}) before listening: ${r.stderr}`)));
     });
-    const npx = (args: string[]) => execa('npx', ['a2e-gateway', ...args, '--url', url], { cwd: project, reject: false });
+    const npx = (args: string[]) =>
+      execa('npx', ['a2e-gateway', ...args, '--url', url], { cwd: project, reject: false });
     const ok = await npx(['call', 'count_words', '--arg', 'text=the quick brown fox is up']);
     expect(ok.stderr).toBe('');
     expect(JSON.parse(ok.stdout)).toEqual({ words: 4 });
     const failed = await npx(['call', 'count_words', '--arg', 'text=a b', '--json']);
     expect(failed.exitCode).toBe(1);
-    expect(JSON.parse(failed.stdout)).toMatchObject({ success: false, error: 'no words in the text; send some', data: { min_length: 3 } });
+    expect(JSON.parse(failed.stdout)).toMatchObject({
+      success: false,
+      error: 'no words in the text; send some',
+      data: { min_length: 3 },
+    });
     // The plugin's ToolOutput (from a2e-gateway/plugin) is the class the CLI's engine checks with instanceof (one
     // copy across the package's entries): its data and summary are the result's, not an object in its data.
     const output = await npx(['call', 'longest_word', '--arg', 'text=a quick fox', '--json']);
     expect(output.stderr).toBe('');
-    expect(JSON.parse(output.stdout)).toMatchObject({ success: true, data: { word: 'quick' }, summary: 'the longest word has 5 letters' });
+    expect(JSON.parse(output.stdout)).toMatchObject({
+      success: true,
+      data: { word: 'quick' },
+      summary: 'the longest word has 5 letters',
+    });
   }, 300_000);
 });

@@ -16,12 +16,17 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const cli = (args: string[], env: Record<string, string> = {}) => execa('node', [CLI, ...args], { reject: false, env: { LOG_LEVEL: 'silent', ...env }, cwd: dir });
+const cli = (args: string[], env: Record<string, string> = {}) =>
+  execa('node', [CLI, ...args], { reject: false, env: { LOG_LEVEL: 'silent', ...env }, cwd: dir });
 
 describe('plugins from the config', () => {
   it('loads the README example (examples/gateway.yaml) with its options, paths relative to the config file', async () => {
     // Started from another directory: the module path is resolved against the config file's folder.
-    const { url, proc } = await startCli(['--config', join(examples, 'gateway.yaml'), '--port', '0'], { LOG_LEVEL: 'info' }, { cwd: dir });
+    const { url, proc } = await startCli(
+      ['--config', join(examples, 'gateway.yaml'), '--port', '0'],
+      { LOG_LEVEL: 'info' },
+      { cwd: dir },
+    );
     try {
       const list = await cli(['list', '--json', '--url', url]);
       const tools: { name: string; description: string }[] = JSON.parse(list.stdout);
@@ -38,14 +43,20 @@ describe('plugins from the config', () => {
       expect(failed.stderr).toBe('a2e-gateway: tool failed: no words in the text; send some');
 
       const streamed = await cli(['call', 'count_words', '--stream', '--arg', 'text=one two three', '--url', url]);
-      expect(JSON.parse(streamed.stdout.split('\n')[0]!)).toMatchObject({ kind: 'progress', data: { pct: 100, message: 'counted 3 words' } });
+      expect(JSON.parse(streamed.stdout.split('\n')[0]!)).toMatchObject({
+        kind: 'progress',
+        data: { pct: 100, message: 'counted 3 words' },
+      });
     } finally {
       proc.kill('SIGTERM');
     }
     const result = await proc;
     expect(result.exitCode).toBe(0);
     // JSON log lines (stderr is not a terminal): one per call with the tool, the outcome and the request id.
-    const lines = String(result.stderr).trim().split('\n').map((l) => JSON.parse(l));
+    const lines = String(result.stderr)
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     const calls = lines.filter((l) => /^call (succeeded|failed)$/.test(l.msg));
     expect(calls.map((l) => [l.tool, l.outcome])).toEqual([
       ['count_words', 'success'],
@@ -74,38 +85,84 @@ describe('plugins from the config', () => {
   });
 
   const broken: [string, string, string | null, RegExp][] = [
-    ['missing', '', null, /plugins\[0\] \(module ".*missing\.mjs"\) failed to load: no such file: \/.*missing\.mjs \(a relative path is taken from the config file's folder\)$/],
+    [
+      'missing',
+      '',
+      null,
+      /plugins\[0\] \(module ".*missing\.mjs"\) failed to load: no such file: \/.*missing\.mjs \(a relative path is taken from the config file's folder\)$/,
+    ],
     [
       'imports-gateway',
       "import { ToolError } from 'a2e-gateway';\nexport default { name: 'g', listTools: () => [], executeTool: () => { throw new ToolError('x'); } };",
       null,
       /failed to load: it imports package "a2e-gateway", which is not installed for \/.*imports-gateway\.mjs: run npm install a2e-gateway in the plugin's folder \(or import from nothing: throw an Error whose name is "ToolError"/,
     ],
-    ['imports-missing-package', "import '@acme/text-utils/words.js';\nexport default {};", null, /failed to load: it imports package "@acme\/text-utils", which is not installed for \/.*imports-missing-package\.mjs: run npm install @acme\/text-utils in the plugin's folder$/],
-    ['imports-missing-file', "import './helpers/words.mjs';\nexport default {};", null, /failed to load: it imports \/.*helpers\/words\.mjs, which does not exist \(imported from \/.*imports-missing-file\.mjs\)$/],
+    [
+      'imports-missing-package',
+      "import '@acme/text-utils/words.js';\nexport default {};",
+      null,
+      /failed to load: it imports package "@acme\/text-utils", which is not installed for \/.*imports-missing-package\.mjs: run npm install @acme\/text-utils in the plugin's folder$/,
+    ],
+    [
+      'imports-missing-file',
+      "import './helpers/words.mjs';\nexport default {};",
+      null,
+      /failed to load: it imports \/.*helpers\/words\.mjs, which does not exist \(imported from \/.*imports-missing-file\.mjs\)$/,
+    ],
     ['syntax', 'export default {', null, /plugins\[0\] \(module ".*syntax\.mjs"\) failed to load: /],
-    ['nothing', 'export const x = 1;', null, /plugins\[0\] \(module ".*nothing\.mjs"\) does not provide a valid plugin \(nothing exported\); export a ToolPlugin/],
-    ['no-execute', "export default { name: 'x', listTools: () => [] };", null, /does not provide a valid plugin \("executeTool" must be a function\)/],
-    ['factory-throws', "export default () => { throw new Error('needs an api_key option'); };", null, /its plugin factory failed: needs an api_key option/],
-    ['bad-tool', "export default { name: 'bad', listTools: () => [{ name: '' }], executeTool: () => 1 };", null, /plugin "bad" offers an invalid tool definition/],
-    ['options-to-object', "export default { name: 'o', listTools: () => [], executeTool: () => 1 };", '{ a: 1 }', /has options but exports a plugin object, not a factory/],
+    [
+      'nothing',
+      'export const x = 1;',
+      null,
+      /plugins\[0\] \(module ".*nothing\.mjs"\) does not provide a valid plugin \(nothing exported\); export a ToolPlugin/,
+    ],
+    [
+      'no-execute',
+      "export default { name: 'x', listTools: () => [] };",
+      null,
+      /does not provide a valid plugin \("executeTool" must be a function\)/,
+    ],
+    [
+      'factory-throws',
+      "export default () => { throw new Error('needs an api_key option'); };",
+      null,
+      /its plugin factory failed: needs an api_key option/,
+    ],
+    [
+      'bad-tool',
+      "export default { name: 'bad', listTools: () => [{ name: '' }], executeTool: () => 1 };",
+      null,
+      /plugin "bad" offers an invalid tool definition/,
+    ],
+    [
+      'options-to-object',
+      "export default { name: 'o', listTools: () => [], executeTool: () => 1 };",
+      '{ a: 1 }',
+      /has options but exports a plugin object, not a factory/,
+    ],
   ];
-  it.each(broken)('a broken module stops start-up with a message naming it: %s', async (name, source, options, message) => {
-    if (source) await writeFile(join(dir, `${name}.mjs`), `${source}\n`);
-    const config = join(dir, `${name}.yaml`);
-    await writeFile(config, `plugins:\n  - module: ./${name}.mjs\n${options ? `    options: ${options}\n` : ''}`);
-    const r = await cli(['serve', '--config', config, '--port', '0']);
-    expect(r.exitCode).not.toBe(0);
-    expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/^a2e-gateway: /);
-    expect(r.stderr).toMatch(message);
-    expect(r.stderr).not.toMatch(/\n\s+at /);
-  });
+  it.each(broken)(
+    'a broken module stops start-up with a message naming it: %s',
+    async (name, source, options, message) => {
+      if (source) await writeFile(join(dir, `${name}.mjs`), `${source}\n`);
+      const config = join(dir, `${name}.yaml`);
+      await writeFile(config, `plugins:\n  - module: ./${name}.mjs\n${options ? `    options: ${options}\n` : ''}`);
+      const r = await cli(['serve', '--config', config, '--port', '0']);
+      expect(r.exitCode).not.toBe(0);
+      expect(r.stdout).toBe('');
+      expect(r.stderr).toMatch(/^a2e-gateway: /);
+      expect(r.stderr).toMatch(message);
+      expect(r.stderr).not.toMatch(/\n\s+at /);
+    },
+  );
 
   it('a plugin file with import/export that Node loads as CommonJS: the message says how to fix it', async () => {
     const sub = await mkdtemp(join(dir, 'cjs-'));
     await writeFile(join(sub, 'package.json'), '{"name": "my-tools", "type": "commonjs"}\n');
-    await writeFile(join(sub, 'tools.js'), "import { readFileSync } from 'node:fs';\nexport default { name: 'c', listTools: () => [], executeTool: () => readFileSync };\n");
+    await writeFile(
+      join(sub, 'tools.js'),
+      "import { readFileSync } from 'node:fs';\nexport default { name: 'c', listTools: () => [], executeTool: () => readFileSync };\n",
+    );
     await writeFile(join(sub, 'gw.yaml'), 'plugins:\n  - module: ./tools.js\n');
     const r = await cli(['serve', '--config', join(sub, 'gw.yaml'), '--port', '0']);
     expect(r.exitCode).toBe(2);
@@ -122,7 +179,7 @@ describe('plugins from the config', () => {
         'export default {',
         "  name: 'standalone',",
         "  listTools: () => [{ name: 'halve', description: 'Halve an even number', input_parameters: [{ name: 'n', type: 'integer', description: 'n', required: true }] }],",
-        "  executeTool: (_name, { n }) => { if (n % 2) throw new ToolError(`${n} is odd; send an even number`, { n }); return { half: n / 2 }; },",
+        '  executeTool: (_name, { n }) => { if (n % 2) throw new ToolError(`${n} is odd; send an even number`, { n }); return { half: n / 2 }; },',
         '};',
         '',
       ].join('\n'),
@@ -135,7 +192,12 @@ describe('plugins from the config', () => {
       const odd = await cli(['call', 'halve', '--arg', 'n=7', '--json', '--url', url]);
       expect(odd.exitCode).toBe(1);
       // A ToolError: its own message and data, not "tool failed: …" with the message screened.
-      expect(JSON.parse(odd.stdout)).toMatchObject({ success: false, error_code: 'tool_error', error: '7 is odd; send an even number', data: { n: 7 } });
+      expect(JSON.parse(odd.stdout)).toMatchObject({
+        success: false,
+        error_code: 'tool_error',
+        error: '7 is odd; send an even number',
+        data: { n: 7 },
+      });
     } finally {
       proc.kill('SIGTERM');
       await proc;

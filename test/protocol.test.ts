@@ -14,7 +14,8 @@ import {
 
 // The spec's "Wire Examples", verbatim.
 const WIRE = {
-  listReq: '{"type":"tool/list/req","id":"a1b2c3","version":"1.0","ts":1716123456.789,"filter_kind":"","filter_tags":[]}',
+  listReq:
+    '{"type":"tool/list/req","id":"a1b2c3","version":"1.0","ts":1716123456.789,"filter_kind":"","filter_tags":[]}',
   listResp:
     '{"type":"tool/list/resp","id":"d4e5f6","version":"1.0","ts":1716123456.800,"req_id":"a1b2c3","tools":[{"name":"read_file","description":"Read file contents","input_parameters":[{"name":"path","type":"string","description":"File path","required":true}],"output_parameters":[],"streaming":true,"idempotent":true,"tags":["fs"],"version":"1.0.0","toolkit":null}]}',
   callReq:
@@ -84,7 +85,14 @@ describe('message defaults', () => {
     expect(req.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(req.ts).toBeGreaterThanOrEqual(before - 1);
     expect(req.ts).toBeLessThan(before + 60);
-    expect(req).toMatchObject({ type: 'tool/call/req', version: '1.0', session_id: '', correlation_id: '', streaming: false, timeout: 30 });
+    expect(req).toMatchObject({
+      type: 'tool/call/req',
+      version: '1.0',
+      session_id: '',
+      correlation_id: '',
+      streaming: false,
+      timeout: 30,
+    });
     // two messages get two ids
     expect(ToolCallRequest.parse({ tool_name: 'echo', arguments: {} }).id).not.toBe(req.id);
   });
@@ -98,7 +106,9 @@ describe('message defaults', () => {
 
   it('ToolResult requires success, tool_name and duration_ms', () => {
     expect(ToolResult.safeParse({ success: true, tool_name: 't' }).success).toBe(false);
-    expect(ToolResult.parse({ success: false, tool_name: 't', duration_ms: 0, error: 'x', error_code: 'tool_error' })).toMatchObject({
+    expect(
+      ToolResult.parse({ success: false, tool_name: 't', duration_ms: 0, error: 'x', error_code: 'tool_error' }),
+    ).toMatchObject({
       events: [],
       truncated: false,
     });
@@ -127,7 +137,12 @@ describe('message defaults', () => {
       description: 'options',
       properties: {
         mode: { name: 'mode', type: 'string', description: 'mode', enum: ['fast', 'slow'], required: true },
-        inner: { name: 'inner', type: 'object', description: 'deeper', properties: { n: { name: 'n', type: 'integer', description: 'n' } } },
+        inner: {
+          name: 'inner',
+          type: 'object',
+          description: 'deeper',
+          properties: { n: { name: 'n', type: 'integer', description: 'n' } },
+        },
       },
     });
     expect(p.properties!.mode!.enum).toEqual(['fast', 'slow']);
@@ -143,15 +158,39 @@ describe('message defaults', () => {
       log: { level: 'info', message: 'c' },
     };
     for (const [kind, data] of Object.entries(shapes)) {
-      expect(ToolEvent.parse({ kind, data, seq: 1 })).toMatchObject({ type: 'tool/event', kind, data, seq: 1, req_id: '' });
+      expect(ToolEvent.parse({ kind, data, seq: 1 })).toMatchObject({
+        type: 'tool/event',
+        kind,
+        data,
+        seq: 1,
+        req_id: '',
+      });
     }
     expect(ToolEvent.safeParse({ kind: 'progress', data: {}, seq: -1 }).success).toBe(false);
   });
 
   it('the error message follows the A2E base error', () => {
     const e = ErrorMessage.parse({ code: 'unknown_tool', message: 'no tool named "x"' });
-    expect(Object.keys(e).sort()).toEqual(['capability_name', 'code', 'detail', 'id', 'message', 'req_id', 'retryable', 'ts', 'type', 'version']);
-    expect(e).toMatchObject({ type: 'error', version: '1.0', req_id: '', capability_name: '', detail: {}, retryable: false });
+    expect(Object.keys(e).sort()).toEqual([
+      'capability_name',
+      'code',
+      'detail',
+      'id',
+      'message',
+      'req_id',
+      'retryable',
+      'ts',
+      'type',
+      'version',
+    ]);
+    expect(e).toMatchObject({
+      type: 'error',
+      version: '1.0',
+      req_id: '',
+      capability_name: '',
+      detail: {},
+      retryable: false,
+    });
   });
 });
 

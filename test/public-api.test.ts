@@ -41,7 +41,13 @@ function importsIn(text: string): Array<[string, string[]]> {
   for (const m of text.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'(a2e-gateway(?:\/[a-z]+)?)'/g)) {
     const names = m[1]!
       .split(',')
-      .map((n) => n.replace(/^\s*type\s+/, '').replace(/\s+as\s+\w+/, '').replace(/\s*\*\s*/g, '').trim())
+      .map((n) =>
+        n
+          .replace(/^\s*type\s+/, '')
+          .replace(/\s+as\s+\w+/, '')
+          .replace(/\s*\*\s*/g, '')
+          .trim(),
+      )
       .filter(Boolean);
     found.push([m[2]!, names]);
   }
@@ -53,17 +59,61 @@ const names = exportedNames();
 describe('public API', () => {
   it('exports the deliberate list from the main entry, and no internals', () => {
     const main = names['a2e-gateway']!;
-    for (const expected of ['createGateway', 'defineConfig', 'ToolPlugin', 'ToolContext', 'ToolError', 'Engine', 'ToolRegistry', 'MemoryCallStore', 'ConfigError', 'ToolDefinition', 'a2aPlugin']) {
+    for (const expected of [
+      'createGateway',
+      'defineConfig',
+      'ToolPlugin',
+      'ToolContext',
+      'ToolError',
+      'Engine',
+      'ToolRegistry',
+      'MemoryCallStore',
+      'ConfigError',
+      'ToolDefinition',
+      'a2aPlugin',
+    ]) {
       expect(main.has(expected), `a2e-gateway should export ${expected}`).toBe(true);
     }
-    for (const internal of ['Watcher', 'LazyChildLogger', 'levelEnabled', 'fastToolCallRequest', 'checkShape', 'compileArguments', 'ByteBudget', 'ToolSearchIndex', 'ActivityFeed', 'errorMessage', 'asGatewayError', 'similarNames', 'parserFor', 'newId', 'sanitize']) {
+    for (const internal of [
+      'Watcher',
+      'LazyChildLogger',
+      'levelEnabled',
+      'fastToolCallRequest',
+      'checkShape',
+      'compileArguments',
+      'ByteBudget',
+      'ToolSearchIndex',
+      'ActivityFeed',
+      'errorMessage',
+      'asGatewayError',
+      'similarNames',
+      'parserFor',
+      'newId',
+      'sanitize',
+    ]) {
       expect(main.has(internal), `${internal} is internal and must not be exported by a2e-gateway`).toBe(false);
     }
   });
 
   it('keeps a2e-gateway/plugin to the plugin contract', () => {
     expect([...names['a2e-gateway/plugin']!].sort()).toEqual(
-      ['Logger', 'LogFn', 'PluginFactory', 'PluginFactoryContext', 'PluginHost', 'ToolContext', 'ToolDefinition', 'ToolDefinitionInput', 'ToolError', 'ToolEventDataMap', 'ToolEventKind', 'ToolOutput', 'ToolParameter', 'ToolPlugin', 'UnavailableTool'].sort(),
+      [
+        'Logger',
+        'LogFn',
+        'PluginFactory',
+        'PluginFactoryContext',
+        'PluginHost',
+        'ToolContext',
+        'ToolDefinition',
+        'ToolDefinitionInput',
+        'ToolError',
+        'ToolEventDataMap',
+        'ToolEventKind',
+        'ToolOutput',
+        'ToolParameter',
+        'ToolPlugin',
+        'UnavailableTool',
+      ].sort(),
     );
   });
 
@@ -75,8 +125,10 @@ describe('public API', () => {
 
   it('every import in README.md, docs/*.md and @example blocks names an export of its entry', () => {
     const texts: Array<[string, string]> = [['README.md', readFileSync(join(root, 'README.md'), 'utf8')]];
-    for (const f of readdirSync(join(root, 'docs'))) if (f.endsWith('.md')) texts.push([`docs/${f}`, readFileSync(join(root, 'docs', f), 'utf8')]);
-    for (const f of ['src/server.ts', 'src/engine/plugin.ts', 'src/client/tool-api.ts']) texts.push([f, readFileSync(join(root, f), 'utf8')]);
+    for (const f of readdirSync(join(root, 'docs')))
+      if (f.endsWith('.md')) texts.push([`docs/${f}`, readFileSync(join(root, 'docs', f), 'utf8')]);
+    for (const f of ['src/server.ts', 'src/engine/plugin.ts', 'src/client/tool-api.ts'])
+      texts.push([f, readFileSync(join(root, f), 'utf8')]);
     let checked = 0;
     for (const [file, text] of texts) {
       for (const [entry, imported] of importsIn(text)) {

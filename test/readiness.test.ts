@@ -39,10 +39,25 @@ describe('GET /', () => {
   it('answers a JSON client with where to go', async () => {
     const r = await fetch(`${gw.url}/`);
     expect(r.status).toBe(200);
-    expect(await r.json()).toMatchObject({ name: 'a2e-gateway', console: '/ui', docs: '/docs', openapi: '/openapi.json', tools: 'POST /tool/list', mcp: 'POST /mcp' });
-    expect(await (await fetch(`${proxied.url}`)).json()).toMatchObject({ console: '/a2e/ui', docs: '/a2e/docs', call: 'POST /a2e/tool/call', mcp: 'POST /a2e/mcp' });
+    expect(await r.json()).toMatchObject({
+      name: 'a2e-gateway',
+      console: '/ui',
+      docs: '/docs',
+      openapi: '/openapi.json',
+      tools: 'POST /tool/list',
+      mcp: 'POST /mcp',
+    });
+    expect(await (await fetch(`${proxied.url}`)).json()).toMatchObject({
+      console: '/a2e/ui',
+      docs: '/a2e/docs',
+      call: 'POST /a2e/tool/call',
+      mcp: 'POST /a2e/mcp',
+    });
     // A door that is off is not in the index; the A2A agent card is, when that door is on.
-    const other = await startGateway({ plugins, config: { ui: { enabled: false }, mcp: { serve: { enabled: false } }, a2a_server: { enabled: true } } });
+    const other = await startGateway({
+      plugins,
+      config: { ui: { enabled: false }, mcp: { serve: { enabled: false } }, a2a_server: { enabled: true } },
+    });
     try {
       const index = (await (await fetch(`${other.url}/`)).json()) as Record<string, string>;
       expect(index).not.toHaveProperty('console');
@@ -55,7 +70,11 @@ describe('GET /', () => {
 
   it('every JSON answer ends with a newline: list, call (the hot path), call resources, errors, health, readiness', async () => {
     const post = (path: string, body: unknown) =>
-      fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+      fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify(body),
+      });
     const answers: [string, Response][] = [
       ['POST /tool/list', await post('/tool/list', {})],
       ['POST /tool/call', await post('/tool/call', callBody('echo', { text: 'x' }))],
@@ -112,7 +131,9 @@ describe('GET /readyz', () => {
     card.resolve();
     await expect.poll(async () => (await fetch(`${gw.url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
     expect(await (await fetch(`${gw.url}/readyz`)).json()).toEqual({ status: 'ready' });
-    const tools = (await (await fetch(`${gw.url}/tool/list`, { method: 'POST', body: '{}' })).json()) as { tools: { name: string }[] };
+    const tools = (await (await fetch(`${gw.url}/tool/list`, { method: 'POST', body: '{}' })).json()) as {
+      tools: { name: string }[];
+    };
     expect(tools.tools.map((t) => t.name)).toContain('slow_think');
   });
 

@@ -16,7 +16,15 @@ import { RedisConnection, RedisSessions, type RedisSessionOptions } from '../src
 import { GatewayError, type Admitted } from '../src/engine/index.js';
 import { createLogger } from '../src/logger.js';
 
-const OPTIONS: RedisSessionOptions = { ttlS: 600, maxParallel: 1, maxSessions: 0, maxPerOwner: 0, ratePerS: 0, rateBurst: 1, leaseS: 10 };
+const OPTIONS: RedisSessionOptions = {
+  ttlS: 600,
+  maxParallel: 1,
+  maxSessions: 0,
+  maxPerOwner: 0,
+  ratePerS: 0,
+  rateBurst: 1,
+  leaseS: 10,
+};
 const TIMEOUT_MS = 400;
 
 let redis: RedisServer;
@@ -24,7 +32,12 @@ let connection: RedisConnection;
 let sessions: RedisSessions;
 beforeAll(async () => {
   redis = await startRedis();
-  connection = new RedisConnection({ url: redis.url, prefix: 'admission-test:', commandTimeoutMs: TIMEOUT_MS, logger: createLogger('silent') });
+  connection = new RedisConnection({
+    url: redis.url,
+    prefix: 'admission-test:',
+    commandTimeoutMs: TIMEOUT_MS,
+    logger: createLogger('silent'),
+  });
   expect(await connection.connect()).toBe(true);
   sessions = new RedisSessions(connection, OPTIONS, TIMEOUT_MS);
 });
@@ -35,11 +48,24 @@ afterAll(async () => {
 
 async function openSession(id: string): Promise<void> {
   const now = Date.now();
-  expect(await sessions.open({ id, agentId: 't', capabilities: new Set(['tools']), principal: 'alice', createdAt: now, lastSeen: now, owner: 'principal:alice' })).toBe(true);
+  expect(
+    await sessions.open({
+      id,
+      agentId: 't',
+      capabilities: new Set(['tools']),
+      principal: 'alice',
+      createdAt: now,
+      lastSeen: now,
+      owner: 'principal:alice',
+    }),
+  ).toBe(true);
 }
 
 function released(admitted: Admitted | undefined): () => void {
-  if (!admitted || 'refused' in admitted) throw new Error(`not admitted: ${admitted && 'refused' in admitted ? admitted.refused.message : 'unknown session'}`);
+  if (!admitted || 'refused' in admitted)
+    throw new Error(
+      `not admitted: ${admitted && 'refused' in admitted ? admitted.refused.message : 'unknown session'}`,
+    );
   return admitted.release;
 }
 
@@ -73,7 +99,9 @@ test('a Redis that stops answering fails the admission as retryable unavailable 
     expect(err).toBeInstanceOf(GatewayError);
     expect((err as GatewayError).code).toBe('unavailable');
     expect((err as GatewayError).retryable).toBe(true);
-    expect((err as GatewayError).message).toMatch(/shared store \(Redis\) is unavailable, so admitting the call cannot be done/);
+    expect((err as GatewayError).message).toMatch(
+      /shared store \(Redis\) is unavailable, so admitting the call cannot be done/,
+    );
     expect(waited).toBeGreaterThanOrEqual(TIMEOUT_MS - 50);
     expect(waited).toBeLessThan(TIMEOUT_MS * 2 + 2_000); // the deadline is checked every timeout / 4
   } finally {
@@ -86,8 +114,15 @@ test('a Redis that stops answering fails the admission as retryable unavailable 
 });
 
 /** A second gateway instance on the same Redis (its own connection and admission batches). */
-async function secondInstance(options: RedisSessionOptions): Promise<{ connection: RedisConnection; sessions: RedisSessions }> {
-  const other = new RedisConnection({ url: redis.url, prefix: 'admission-test:', commandTimeoutMs: TIMEOUT_MS, logger: createLogger('silent') });
+async function secondInstance(
+  options: RedisSessionOptions,
+): Promise<{ connection: RedisConnection; sessions: RedisSessions }> {
+  const other = new RedisConnection({
+    url: redis.url,
+    prefix: 'admission-test:',
+    commandTimeoutMs: TIMEOUT_MS,
+    logger: createLogger('silent'),
+  });
   expect(await other.connect()).toBe(true);
   return { connection: other, sessions: new RedisSessions(other, options, TIMEOUT_MS) };
 }
@@ -100,7 +135,9 @@ test('many admissions asked in one turn on two instances: max_parallel and the r
   const two = await secondInstance(options);
   try {
     // 40 admissions asked in one turn, half on each instance: 7 admitted, 33 refused for max_parallel.
-    const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => (i % 2 ? two.sessions : one).admitCall('alice', id)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => (i % 2 ? two.sessions : one).admitCall('alice', id)),
+    );
     const admitted = outcomes.filter((o) => o && 'release' in o.admitted);
     const refused = outcomes.map((o) => o?.admitted).filter((a) => a && 'refused' in a);
     expect(admitted).toHaveLength(7);
@@ -114,7 +151,9 @@ test('many admissions asked in one turn on two instances: max_parallel and the r
     expect(await connection.client.zCard(connection.key('session-calls', id))).toBe(7);
     // Released in one turn, admitted again in the same turn: the releases go first, so 7 fit again, not 8.
     for (const o of admitted) (o!.admitted as { release: () => void }).release();
-    const again = await Promise.all(Array.from({ length: 8 }, (_, i) => (i % 2 ? two.sessions : one).admitCall('alice', id)));
+    const again = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => (i % 2 ? two.sessions : one).admitCall('alice', id)),
+    );
     expect(again.filter((o) => o && 'release' in o.admitted)).toHaveLength(7);
     for (const o of again) if (o && 'release' in o.admitted) o.admitted.release();
 
@@ -133,7 +172,11 @@ test('many admissions asked in one turn on two instances: max_parallel and the r
       expect(refused.retryable).toBe(true);
     }
     // An unknown session in the same batch as known ones: only it is undefined (nothing taken).
-    const mixed = await Promise.all([one.admitCall('alice', 'd'.repeat(32)), one.admitCall('alice', id), one.admitCall('mallory', id)]);
+    const mixed = await Promise.all([
+      one.admitCall('alice', 'd'.repeat(32)),
+      one.admitCall('alice', id),
+      one.admitCall('mallory', id),
+    ]);
     expect(mixed[0]).toBeUndefined();
     expect(mixed[1] && 'release' in mixed[1].admitted).toBe(true);
     expect(mixed[2]).toBeUndefined(); // another principal's session
@@ -145,13 +188,28 @@ test('many admissions asked in one turn on two instances: max_parallel and the r
 
 test('Redis going away with a batch of admissions out gives every waiting call the retryable unavailable error', async () => {
   const other = await startRedis();
-  const conn = new RedisConnection({ url: other.url, prefix: 'admission-test:', commandTimeoutMs: 5_000, logger: createLogger('silent') });
+  const conn = new RedisConnection({
+    url: other.url,
+    prefix: 'admission-test:',
+    commandTimeoutMs: 5_000,
+    logger: createLogger('silent'),
+  });
   expect(await conn.connect()).toBe(true);
   const local = new RedisSessions(conn, { ...OPTIONS, maxParallel: 64 }, 5_000);
   try {
     const id = 'e'.repeat(32);
     const now = Date.now();
-    expect(await local.open({ id, agentId: 't', capabilities: new Set(['tools']), principal: 'alice', createdAt: now, lastSeen: now, owner: 'principal:alice' })).toBe(true);
+    expect(
+      await local.open({
+        id,
+        agentId: 't',
+        capabilities: new Set(['tools']),
+        principal: 'alice',
+        createdAt: now,
+        lastSeen: now,
+        owner: 'principal:alice',
+      }),
+    ).toBe(true);
     const pid = Number(/process_id:(\d+)/.exec(await conn.client.info('server'))?.[1]);
     process.kill(pid, 'SIGSTOP'); // the batch is sent but not answered
     const calls = Array.from({ length: 20 }, () => local.admitCall('alice', id).catch((e: unknown) => e));
@@ -163,7 +221,9 @@ test('Redis going away with a batch of admissions out gives every waiting call t
       expect(err).toBeInstanceOf(GatewayError);
       expect((err as GatewayError).code).toBe('unavailable');
       expect((err as GatewayError).retryable).toBe(true);
-      expect((err as GatewayError).message).toMatch(/shared store \(Redis\) is unavailable, so admitting the call cannot be done right now; retry shortly/);
+      expect((err as GatewayError).message).toMatch(
+        /shared store \(Redis\) is unavailable, so admitting the call cannot be done right now; retry shortly/,
+      );
     }
   } finally {
     await conn.close();

@@ -11,7 +11,11 @@ import { callBody, openSse, postJson } from './helpers/server.js';
 const LEASE_S = 2;
 let cluster: Cluster;
 beforeAll(async () => {
-  cluster = await startCluster({ count: 2, prefix: 'approvals:', config: `calls:\n  owner_lease_s: ${LEASE_S}\napprovals:\n  require: [hold]` });
+  cluster = await startCluster({
+    count: 2,
+    prefix: 'approvals:',
+    config: `calls:\n  owner_lease_s: ${LEASE_S}\napprovals:\n  require: [hold]`,
+  });
 }, 120_000);
 afterAll(() => cluster?.dispose());
 
@@ -36,9 +40,14 @@ it('a call waiting on A, followed from B: approved on A, B streams its result', 
   const [a, b] = [cluster.instances[0]!, cluster.instances[1]!];
   const { stream, approvalId } = await startHeld(a.url, b.url);
   // Listed and decided where the call is held (not shared through Redis yet: docs/approvals.md says so).
-  expect(((await fetch(`${a.url}/admin/approvals`).then((r) => r.json())) as any).approvals.map((x: any) => x.id)).toEqual([approvalId]);
+  expect(
+    ((await fetch(`${a.url}/admin/approvals`).then((r) => r.json())) as any).approvals.map((x: any) => x.id),
+  ).toEqual([approvalId]);
   expect(((await fetch(`${b.url}/admin/approvals`).then((r) => r.json())) as any).approvals).toEqual([]);
-  const decided = await postJson(`${a.url}/admin/approvals/${approvalId}`, { decision: 'approve', arguments: { ms: 10 } });
+  const decided = await postJson(`${a.url}/admin/approvals/${approvalId}`, {
+    decision: 'approve',
+    arguments: { ms: 10 },
+  });
   expect(decided.status).toBe(200);
   const rest = await stream.rest();
   expect(rest.at(-1)!.json.data).toMatchObject({ success: true, tool_name: 'hold' });

@@ -33,7 +33,9 @@ it('Redis down: 503 with Retry-After, the call finishes where it runs; Redis bac
   const res = await postJson(`${a.url}/tool/calls`, callBody('ticker', { count, every_ms: 100 }));
   expect(res.status).toBe(202);
   const onB = (res.json.result_url as string).replace(a.url, b.url);
-  await expect.poll(async () => ((await (await fetch(onB)).json()) as { events: number }).events).toBeGreaterThanOrEqual(3);
+  await expect
+    .poll(async () => ((await (await fetch(onB)).json()) as { events: number }).events)
+    .toBeGreaterThanOrEqual(3);
 
   await redis.stop();
   const down = await fetch(onB);
@@ -41,18 +43,26 @@ it('Redis down: 503 with Retry-After, the call finishes where it runs; Redis bac
   expect(down.headers.get('retry-after')).toBe('1');
   const body = (await down.json()) as { code: string; retryable: boolean; message: string };
   expect(body).toMatchObject({ code: 'unavailable', retryable: true });
-  expect(body.message).toContain('the shared store (Redis) is unavailable, so reading a call resource cannot be done right now');
+  expect(body.message).toContain(
+    'the shared store (Redis) is unavailable, so reading a call resource cannot be done right now',
+  );
   const refused = await postJson(`${a.url}/tool/calls`, callBody('whoami', {}));
   expect(refused.status).toBe(503);
   expect(refused.headers.get('retry-after')).toBe('1');
   // The owner still serves its own call from memory, and it runs to the end.
-  await expect.poll(async () => ((await (await fetch(res.json.result_url)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('completed');
+  await expect
+    .poll(async () => ((await (await fetch(res.json.result_url)).json()) as { state: string }).state, {
+      timeout: 10_000,
+    })
+    .toBe('completed');
   // A plain call needs no shared state.
   expect((await postJson(`${a.url}/tool/call`, callBody('whoami', {}))).status).toBe(200);
 
   await redis.start();
   await expect.poll(async () => (await fetch(onB)).status, { timeout: 10_000 }).toBe(200);
-  await expect.poll(async () => ((await (await fetch(onB)).json()) as { state: string }).state, { timeout: 10_000 }).toBe('completed');
+  await expect
+    .poll(async () => ((await (await fetch(onB)).json()) as { state: string }).state, { timeout: 10_000 })
+    .toBe('completed');
   const events = await (await openSse(`${onB}/events`)).rest();
   expect(events.slice(0, -1).map((e) => e.json.seq)).toEqual(Array.from({ length: count }, (_, i) => i));
   expect(events.at(-1)!.event).toBe('tool/call/resp');

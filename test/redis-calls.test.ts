@@ -82,8 +82,13 @@ describe('call resources across instances (store.kind: redis)', () => {
     const fromB = await getJson(c.at(b, c.result_url));
     expect(fromB.json).toMatchObject({ call_id: c.call_id, state: 'completed', events: count, tool_name: 'ticker' });
     expect(fromB.json.result).toEqual(final.json);
-    const replayOnB = await (await openSse(c.at(b, c.events_url), { headers: { ...auth, 'Last-Event-ID': '29' } })).rest();
-    expect(replayOnB.map((e) => e.id)).toEqual([...Array.from({ length: 10 }, (_, i) => String(30 + i)), String(count)]);
+    const replayOnB = await (
+      await openSse(c.at(b, c.events_url), { headers: { ...auth, 'Last-Event-ID': '29' } })
+    ).rest();
+    expect(replayOnB.map((e) => e.id)).toEqual([
+      ...Array.from({ length: 10 }, (_, i) => String(30 + i)),
+      String(count),
+    ]);
   });
 
   it('DELETE on B stops the tool on A within a second: its side effect never happens, every watcher gets the final response', async () => {
@@ -97,7 +102,10 @@ describe('call resources across instances (store.kind: redis)', () => {
     const del = await getJson(c.at(b, c.result_url), { method: 'DELETE' });
     const tookMs = performance.now() - t0;
     expect(del.status).toBe(200);
-    expect(del.json).toMatchObject({ state: 'canceled', result: { data: { success: false, error_code: 'tool_error' } } });
+    expect(del.json).toMatchObject({
+      state: 'canceled',
+      result: { data: { success: false, error_code: 'tool_error' } },
+    });
     expect(del.json.result.data.error).toBe('tool "hold" was canceled');
     // The owner settled (and so aborted ctx.signal) before B answered.
     expect(tookMs).toBeLessThan(1000);
@@ -110,23 +118,29 @@ describe('call resources across instances (store.kind: redis)', () => {
     expect((await getJson(c.result_url)).json.state).toBe('canceled');
   });
 
-  it("a per-call access token minted on A opens the events on B (no bearer token); a forged one is refused", async () => {
+  it('a per-call access token minted on A opens the events on B (no bearer token); a forged one is refused', async () => {
     const c = await start(a, 'ticker', { count: 3 });
     expect(c.events_url).toMatch(/\?access_token=[\w-]{43}$/);
     const onB = await openSse(c.at(b, c.events_url));
     expect(onB.status).toBe(200);
     const events = await onB.rest();
     expect(events.map((e) => e.event)).toEqual(['tool/event', 'tool/event', 'tool/event', 'tool/call/resp']);
-    const forged = c.at(b, c.events_url).replace(/access_token=(.)/, (_, ch: string) => `access_token=${ch === 'A' ? 'B' : 'A'}`);
+    const forged = c
+      .at(b, c.events_url)
+      .replace(/access_token=(.)/, (_, ch: string) => `access_token=${ch === 'A' ? 'B' : 'A'}`);
     const refused = await fetch(forged);
     expect(refused.status).toBe(401);
-    expect(((await refused.json()) as { message: string }).message).toContain('needs the events_url returned by POST /tool/calls');
+    expect(((await refused.json()) as { message: string }).message).toContain(
+      'needs the events_url returned by POST /tool/calls',
+    );
   });
 
   it('retention is enforced in Redis: the stream is trimmed to calls.max_events (readers get a gap notice), and a finished call expires after calls.retain_s', async () => {
     const count = 200;
     const c = await start(a, 'ticker', { count });
-    await expect.poll(async () => (await getJson(c.at(b, c.result_url))).json.state, { timeout: 10_000 }).toBe('completed');
+    await expect
+      .poll(async () => (await getJson(c.at(b, c.result_url))).json.state, { timeout: 10_000 })
+      .toBe('completed');
     const hash = `calls-x:call:${c.call_id}`;
     const stream = `${hash}:events`;
     expect(await redis.xLen(stream)).toBe(MAX_EVENTS + 1); // the kept events and the final response
@@ -145,17 +159,26 @@ describe('call resources across instances (store.kind: redis)', () => {
     expect(events.slice(1, -1).map((e) => e.json.seq)).toEqual(Array.from({ length: MAX_EVENTS }, (_, i) => first + i));
     expect(events.at(-1)!.event).toBe('tool/call/resp');
 
-    await expect.poll(async () => (await getJson(c.at(b, c.result_url))).status, { timeout: (RETAIN_S + 5) * 1000, interval: 250 }).toBe(404);
+    await expect
+      .poll(async () => (await getJson(c.at(b, c.result_url))).status, {
+        timeout: (RETAIN_S + 5) * 1000,
+        interval: 250,
+      })
+      .toBe(404);
     expect(await redis.exists([hash, stream])).toBe(0);
   });
 
   it('the watchers of one instance share one blocking Redis connection, however many calls they follow', async () => {
     const calls = await Promise.all([0, 1, 2].map(() => start(a, 'hold', { ms: 30_000 })));
-    const watchers = await Promise.all([...calls, ...calls].map((c) => openSse(c.at(b, c.events_url), { headers: auth })));
+    const watchers = await Promise.all(
+      [...calls, ...calls].map((c) => openSse(c.at(b, c.events_url), { headers: auth })),
+    );
     for (const w of watchers) expect((await w.next())!.json.kind).toBe('status');
     // Six streams on B over three calls: one XREAD BLOCK connection (B's), blocked on all of them.
     await expect.poll(async () => (await redis.sendCommand(['CLIENT', 'LIST'])) as string).toMatch(/cmd=xread/);
-    const blocked = String(await redis.sendCommand(['CLIENT', 'LIST'])).split('\n').filter((l) => /cmd=xread/.test(l));
+    const blocked = String(await redis.sendCommand(['CLIENT', 'LIST']))
+      .split('\n')
+      .filter((l) => /cmd=xread/.test(l));
     expect(blocked).toHaveLength(1);
     for (const w of watchers) w.abort();
     await Promise.all(calls.map((c) => getJson(c.result_url, { method: 'DELETE' })));

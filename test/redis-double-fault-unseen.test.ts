@@ -26,7 +26,11 @@ let b: Instance;
 let c: Instance;
 let d: Instance;
 beforeAll(async () => {
-  cluster = await startCluster({ count: 4, prefix: 'double-fault-unseen:', config: `calls:\n  owner_lease_s: ${LEASE_S}` });
+  cluster = await startCluster({
+    count: 4,
+    prefix: 'double-fault-unseen:',
+    config: `calls:\n  owner_lease_s: ${LEASE_S}`,
+  });
   [a, b, c, d] = cluster.instances as [Instance, Instance, Instance, Instance];
 }, 120_000);
 afterAll(() => cluster?.dispose());
@@ -38,11 +42,17 @@ it('a transport call on A that sent no event, streamed by B: Redis restarted emp
   client.sendTo = `${a.url}/a2e/v1`; // the call runs on A
   client.streamFrom = `${b.url}/a2e/v1`; // the session's stream is held by B
   expect((await client.openStream()).status).toBe(200);
-  expect((await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' })).response).toMatchObject({ ok: true });
+  expect(
+    (await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' }))
+      .response,
+  ).toMatchObject({ ok: true });
   const id = 'unseen-across-a-double-fault';
   const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
   // streaming: false: no event of it passes through B's stream before the fault.
-  expect((await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: false })).status).toBe(202);
+  expect(
+    (await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: false }))
+      .status,
+  ).toBe(202);
   await sleep(300);
   expect(client.received.filter((m) => m.req_id === id)).toEqual([]);
 
@@ -68,20 +78,40 @@ it('a transport call on A that sent no event, streamed by B: Redis restarted emp
   await client.dropStream();
 }, 90_000);
 
-it('a transport call on C, whose stream C holds too: Redis restarted empty while C is SIGKILLed → B (running another call of the session, told of the call when it was accepted) puts the session and the call\'s lease back: one failed tool/call/resp', async () => {
+it("a transport call on C, whose stream C holds too: Redis restarted empty while C is SIGKILLed → B (running another call of the session, told of the call when it was accepted) puts the session and the call's lease back: one failed tool/call/resp", async () => {
   const client = await A2eTestClient.open(`${c.url}/a2e/v1`);
   client.sendTo = `${c.url}/a2e/v1`;
   client.streamFrom = `${c.url}/a2e/v1`;
   expect((await client.openStream()).status).toBe(200);
-  expect((await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' })).response).toMatchObject({ ok: true });
+  expect(
+    (await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' }))
+      .response,
+  ).toMatchObject({ ok: true });
   const id = 'unseen-holder-and-owner';
   const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
-  expect((await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: false })).status).toBe(202);
+  expect(
+    (await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: false }))
+      .status,
+  ).toBe(202);
   // Another call of the session runs on B: B serves the session and puts it back.
   client.sendTo = `${b.url}/a2e/v1`;
   const other = 'unseen-other-call';
-  const otherAnswered = client.waitFor((m) => m.req_id === other && m.type === 'tool/call/resp', 60_000, 'the other answer');
-  expect((await client.send({ type: 'tool/call/req', id: other, tool_name: 'hold', arguments: { ms: 6_000 }, streaming: false })).status).toBe(202);
+  const otherAnswered = client.waitFor(
+    (m) => m.req_id === other && m.type === 'tool/call/resp',
+    60_000,
+    'the other answer',
+  );
+  expect(
+    (
+      await client.send({
+        type: 'tool/call/req',
+        id: other,
+        tool_name: 'hold',
+        arguments: { ms: 6_000 },
+        streaming: false,
+      })
+    ).status,
+  ).toBe(202);
   await sleep(300);
 
   await cluster.redis.kill();
@@ -127,6 +157,9 @@ it('a call resource running on D that no other instance read: Redis restarted em
     if (r.status === 200 && body.state !== 'running') break;
   }
   expect([...statuses].filter((s) => s !== 200 && s !== 503)).toEqual([]);
-  expect(body).toMatchObject({ state: 'failed', result: { data: { success: false, error_code: 'tool_error', tool_name: 'hold' } } });
+  expect(body).toMatchObject({
+    state: 'failed',
+    result: { data: { success: false, error_code: 'tool_error', tool_name: 'hold' } },
+  });
   expect(body.result.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
 }, 90_000);

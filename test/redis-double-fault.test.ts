@@ -33,11 +33,19 @@ it('a transport call running on A, streamed by B: Redis restarted empty while A 
   client.sendTo = `${a.url}/a2e/v1`; // the call runs on A
   client.streamFrom = `${b.url}/a2e/v1`; // its events pass through B
   expect((await client.openStream()).status).toBe(200);
-  expect((await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' })).response).toMatchObject({ ok: true });
+  expect(
+    (await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' }))
+      .response,
+  ).toMatchObject({ ok: true });
   const id = 'held-across-a-double-fault';
   const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
-  expect((await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: true })).status).toBe(202);
-  expect((await client.waitFor((m) => m.req_id === id && m.type === 'tool/event', 20_000, 'the hold event')).data.pid).toBe(a.pid);
+  expect(
+    (await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: true }))
+      .status,
+  ).toBe(202);
+  expect(
+    (await client.waitFor((m) => m.req_id === id && m.type === 'tool/event', 20_000, 'the hold event')).data.pid,
+  ).toBe(a.pid);
 
   await cluster.redis.kill();
   await a.kill();
@@ -61,16 +69,24 @@ it('a transport call running on A, streamed by B: Redis restarted empty while A 
   await client.dropStream();
 }, 90_000);
 
-it('the same when the stream was resumed after the call\'s events: C runs it, B streams it from a Last-Event-ID past its events; Redis restarted empty while C is SIGKILLed → one failed answer', async () => {
+it("the same when the stream was resumed after the call's events: C runs it, B streams it from a Last-Event-ID past its events; Redis restarted empty while C is SIGKILLed → one failed answer", async () => {
   const client = await A2eTestClient.open(`${b.url}/a2e/v1`);
   client.sendTo = `${c.url}/a2e/v1`; // the call runs on C
   client.streamFrom = `${b.url}/a2e/v1`; // its events pass through B
   expect((await client.openStream()).status).toBe(200);
-  expect((await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' })).response).toMatchObject({ ok: true });
+  expect(
+    (await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' }))
+      .response,
+  ).toMatchObject({ ok: true });
   const id = 'held-across-a-double-fault-resumed';
   const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
-  expect((await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: true })).status).toBe(202);
-  expect((await client.waitFor((m) => m.req_id === id && m.type === 'tool/event', 20_000, 'the hold event')).data.pid).toBe(c.pid);
+  expect(
+    (await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: true }))
+      .status,
+  ).toBe(202);
+  expect(
+    (await client.waitFor((m) => m.req_id === id && m.type === 'tool/event', 20_000, 'the hold event')).data.pid,
+  ).toBe(c.pid);
   // A new stream (on B again: a new holder, which did not see the event pass) from after the event.
   await client.dropStream();
   expect((await client.openStream({ lastEventId: client.lastEventId })).status).toBe(200);
@@ -119,7 +135,10 @@ it('a call resource running on D, read on B: Redis restarted empty while D is SI
     if (r.status === 200 && body.state !== 'running') break;
   }
   expect([...statuses].filter((s) => s !== 200 && s !== 503)).toEqual([]);
-  expect(body).toMatchObject({ state: 'failed', result: { data: { success: false, error_code: 'tool_error', tool_name: 'hold' } } });
+  expect(body).toMatchObject({
+    state: 'failed',
+    result: { data: { success: false, error_code: 'tool_error', tool_name: 'hold' } },
+  });
   expect(body.result.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
 }, 90_000);
 
@@ -133,7 +152,12 @@ it('an instance started after Redis lost its data waits for a missing call like 
   await owner.kill();
   await cluster.redis.start();
   // B is back on the empty Redis (it set the new epoch when it reconnected, before it could register a call).
-  await expect.poll(async () => (await postJson(`${b.url}/tool/calls`, callBody('whoami', {}))).status, { timeout: 20_000, interval: 100 }).toBe(202);
+  await expect
+    .poll(async () => (await postJson(`${b.url}/tool/calls`, callBody('whoami', {}))).status, {
+      timeout: 20_000,
+      interval: 100,
+    })
+    .toBe(202);
 
   const fresh = await cluster.add();
   const started = performance.now();

@@ -24,17 +24,38 @@ it('an A2E transport call running on A, its session streaming from B: A killed (
   client.sendTo = at(0); // the calls run on A
   client.streamFrom = at(1);
   expect((await client.openStream()).status).toBe(200);
-  const hs = await client.request({ type: 'handshake/req', agent_id: 'lost-owner', agent_caps: ['tools'], auth_token: '' });
+  const hs = await client.request({
+    type: 'handshake/req',
+    agent_id: 'lost-owner',
+    agent_caps: ['tools'],
+    auth_token: '',
+  });
   expect(hs.response).toMatchObject({ ok: true });
 
   const doomed = cluster.instances[0]!;
   const plain = 'held-without-events';
   const streamed = 'held-with-events';
-  const answers = [plain, streamed].map((id) => client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 30_000, `the answer to ${id}`));
-  expect((await client.send({ type: 'tool/call/req', id: plain, tool_name: 'hold', arguments: { ms: 60_000 } })).status).toBe(202);
-  expect((await client.send({ type: 'tool/call/req', id: streamed, tool_name: 'hold', arguments: { ms: 60_000 }, streaming: true })).status).toBe(202);
+  const answers = [plain, streamed].map((id) =>
+    client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 30_000, `the answer to ${id}`),
+  );
+  expect(
+    (await client.send({ type: 'tool/call/req', id: plain, tool_name: 'hold', arguments: { ms: 60_000 } })).status,
+  ).toBe(202);
+  expect(
+    (
+      await client.send({
+        type: 'tool/call/req',
+        id: streamed,
+        tool_name: 'hold',
+        arguments: { ms: 60_000 },
+        streaming: true,
+      })
+    ).status,
+  ).toBe(202);
   // Both run on A: the streamed one says so; the plain one is admitted before it (one message at a time, in order).
-  expect((await client.waitFor((m) => m.req_id === streamed && m.type === 'tool/event', 20_000, 'the hold event')).data.pid).toBe(doomed.pid);
+  expect(
+    (await client.waitFor((m) => m.req_id === streamed && m.type === 'tool/event', 20_000, 'the hold event')).data.pid,
+  ).toBe(doomed.pid);
 
   const killedAt = performance.now();
   await doomed.kill();
@@ -52,7 +73,8 @@ it('an A2E transport call running on A, its session streaming from B: A killed (
   client.sendTo = at(2);
   expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
   await new Promise((r) => setTimeout(r, LEASE_S * 1000));
-  for (const id of [plain, streamed]) expect(client.received.filter((m) => m.req_id === id && m.type === 'tool/call/resp')).toHaveLength(1);
+  for (const id of [plain, streamed])
+    expect(client.received.filter((m) => m.req_id === id && m.type === 'tool/call/resp')).toHaveLength(1);
   await client.dropStream();
 }, 60_000);
 
@@ -75,7 +97,9 @@ it('POST /send answers 202 once the call holds its lease: the instance killed ri
   await client.request({ type: 'handshake/req', agent_id: 'lost-owner', agent_caps: ['tools'], auth_token: '' });
   const id = 'killed-right-after-202';
   const answer = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 30_000, 'the answer');
-  expect((await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 60_000 } })).status).toBe(202);
+  expect((await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 60_000 } })).status).toBe(
+    202,
+  );
   await cluster.instances[2]!.kill();
   const r = await answer;
   expect(r.data).toMatchObject({ success: false, error_code: 'tool_error', tool_name: 'hold' });

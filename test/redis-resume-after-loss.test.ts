@@ -19,7 +19,11 @@ let a: Instance;
 let b: Instance;
 let c: Instance;
 beforeAll(async () => {
-  cluster = await startCluster({ count: 4, prefix: 'resume-after-loss:', config: 'calls:\n  owner_lease_s: 2\ntransport:\n  handshake_timeout_s: 2' });
+  cluster = await startCluster({
+    count: 4,
+    prefix: 'resume-after-loss:',
+    config: 'calls:\n  owner_lease_s: 2\ntransport:\n  handshake_timeout_s: 2',
+  });
   [a, b, c] = cluster.instances.slice(1) as [Instance, Instance, Instance];
 }, 120_000);
 afterAll(() => cluster?.dispose());
@@ -32,10 +36,23 @@ it('holder lost with Redis, session put back by the instance running its call fr
   const client = await A2eTestClient.open(`${b.url}/a2e/v1`);
   client.streamFrom = `${b.url}/a2e/v1`;
   expect((await client.openStream()).status).toBe(200);
-  expect((await client.request({ type: 'handshake/req', agent_id: 'resume', agent_caps: ['tools'], auth_token: '' })).response).toMatchObject({ ok: true });
+  expect(
+    (await client.request({ type: 'handshake/req', agent_id: 'resume', agent_caps: ['tools'], auth_token: '' }))
+      .response,
+  ).toMatchObject({ ok: true });
   // A runs a long call (its event is the last frame A pushed) ...
   client.sendTo = `${a.url}/a2e/v1`;
-  expect((await client.send({ type: 'tool/call/req', id: 'long', tool_name: 'hold', arguments: { ms: 120_000 }, streaming: true })).status).toBe(202);
+  expect(
+    (
+      await client.send({
+        type: 'tool/call/req',
+        id: 'long',
+        tool_name: 'hold',
+        arguments: { ms: 120_000 },
+        streaming: true,
+      })
+    ).status,
+  ).toBe(202);
   await client.waitFor((m) => m.req_id === 'long' && m.type === 'tool/event', 20_000, 'the hold event');
   // ... then B answers pings: the client sees frames A never pushed.
   client.sendTo = `${b.url}/a2e/v1`;
@@ -74,7 +91,10 @@ it('a quiet session (no stream attached, no call running) that C served: Redis r
   client.streamFrom = `${a.url}/a2e/v1`;
   client.sendTo = `${a.url}/a2e/v1`;
   expect((await client.openStream()).status).toBe(200);
-  expect((await client.request({ type: 'handshake/req', agent_id: 'quiet', agent_caps: ['tools'], auth_token: '' })).response).toMatchObject({ ok: true });
+  expect(
+    (await client.request({ type: 'handshake/req', agent_id: 'quiet', agent_caps: ['tools'], auth_token: '' }))
+      .response,
+  ).toMatchObject({ ok: true });
   client.sendTo = `${c.url}/a2e/v1`;
   expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
   await client.dropStream();

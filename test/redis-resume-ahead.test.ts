@@ -31,7 +31,9 @@ it('Last-Event-ID ahead of what Redis holds of a running call, on an instance th
   expect(res.status).toBe(202);
   const { events_url, result_url } = res.json as { events_url: string; result_url: string };
   const onB = (url: string) => url.replace(a.url, b.url);
-  await expect.poll(async () => (await getJson(onB(result_url))).json.events, { timeout: 10_000 }).toBeGreaterThanOrEqual(3);
+  await expect
+    .poll(async () => (await getJson(onB(result_url))).json.events, { timeout: 10_000 })
+    .toBeGreaterThanOrEqual(3);
   const known = (await getJson(onB(result_url))).json.events as number;
   const after = known + 4; // ahead of B's view: as a reader that saw events Redis does not hold (yet)
 
@@ -58,7 +60,9 @@ it('a Last-Event-ID ahead of a lagging view past where the call ends: the final 
   const res = await postJson(`${a.url}/tool/calls`, callBody('ticker', { count: 10, every_ms: 100 }));
   expect(res.status).toBe(202);
   const onB = (url: string) => url.replace(a.url, b.url);
-  await expect.poll(async () => (await getJson(onB(res.json.result_url))).json.events, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+  await expect
+    .poll(async () => (await getJson(onB(res.json.result_url))).json.events, { timeout: 10_000 })
+    .toBeGreaterThanOrEqual(1);
   const stream = await openSse(onB(res.json.events_url), { headers: { 'Last-Event-ID': '50' } });
   expect(stream.status).toBe(200);
   const frames: string[] = [];

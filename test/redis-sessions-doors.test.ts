@@ -28,7 +28,11 @@ describe('a handshake on the A2E transport of one instance', () => {
   let a: SecureGateway;
   let b: SecureGateway;
   beforeAll(async () => {
-    const config = { store: store('doors:'), auth: { tokens: [{ name: 'alice', token_sha256: sha256(TOKEN) }] }, sessions: { max_parallel: 1 } };
+    const config = {
+      store: store('doors:'),
+      auth: { tokens: [{ name: 'alice', token_sha256: sha256(TOKEN) }] },
+      sessions: { max_parallel: 1 },
+    };
     a = await startSecureGateway({ config });
     b = await startSecureGateway({ config });
   });
@@ -39,15 +43,27 @@ describe('a handshake on the A2E transport of one instance', () => {
     expect(handshake.response).toMatchObject({ type: 'handshake/resp', ok: true, max_parallel: 1 });
     const session = handshake.response.session_id as string;
 
-    const onTransport = await client.request({ type: 'tool/call/req', session_id: session, tool_name: 'echo', arguments: { text: 'a2e' } });
-    expect(onTransport.response).toMatchObject({ type: 'tool/call/resp', data: { success: true, data: { text: 'a2e' } } });
+    const onTransport = await client.request({
+      type: 'tool/call/req',
+      session_id: session,
+      tool_name: 'echo',
+      arguments: { text: 'a2e' },
+    });
+    expect(onTransport.response).toMatchObject({
+      type: 'tool/call/resp',
+      data: { success: true, data: { text: 'a2e' } },
+    });
     const onB = await post(`${b.url}/tool/call`, callBody('echo', { text: 'rest' }, { session_id: session }), auth);
     expect(onB.status).toBe(200);
     expect(onB.json.data.data).toEqual({ text: 'rest' });
 
     await client.send({ type: 'shutdown', timeout: 0 });
     await expect
-      .poll(async () => (await post(`${b.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: session }), auth)).status, { timeout: 10_000, interval: 100 })
+      .poll(
+        async () =>
+          (await post(`${b.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: session }), auth)).status,
+        { timeout: 10_000, interval: 100 },
+      )
       .toBe(401);
     const refused = await post(`${b.url}/tool/list`, { session_id: session }, auth);
     expect(refused.status).toBe(401);
@@ -56,7 +72,7 @@ describe('a handshake on the A2E transport of one instance', () => {
 });
 
 describe("a token's rate limit on every door", () => {
-  it('one bucket in Redis for REST on A, MCP and A2A on B: refusals are the doors\' usual rate_limited', async () => {
+  it("one bucket in Redis for REST on A, MCP and A2A on B: refusals are the doors' usual rate_limited", async () => {
     const config = {
       store: store('rate-doors:'),
       auth: { tokens: [{ name: 'alice', token_sha256: sha256(TOKEN) }] },
@@ -66,7 +82,8 @@ describe("a token's rate limit on every door", () => {
     const a = await startSecureGateway({ config });
     const b = await startSecureGateway({ config });
     try {
-      for (let i = 0; i < 2; i++) expect((await post(`${a.url}/tool/call`, callBody('echo', { text: 'x' }), auth)).status).toBe(200);
+      for (let i = 0; i < 2; i++)
+        expect((await post(`${a.url}/tool/call`, callBody('echo', { text: 'x' }), auth)).status).toBe(200);
       const rest = await post(`${b.url}/tool/call`, callBody('echo', { text: 'x' }), auth);
       expect(rest.status).toBe(429);
       expect(rest.json.message).toMatch(/too many calls for token "alice"/);
@@ -74,7 +91,12 @@ describe("a token's rate limit on every door", () => {
       const mcp = await fetch(`${b.url}/mcp`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json', ...auth },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'x' } } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name: 'echo', arguments: { text: 'x' } },
+        }),
       });
       const mcpJson = (await mcp.json()) as { error?: { message: string; data?: unknown } };
       expect(mcpJson.error?.message).toMatch(/too many calls for token "alice" \(limits\.rate_per_s\)/);
@@ -85,7 +107,15 @@ describe("a token's rate limit on every door", () => {
           jsonrpc: '2.0',
           id: 'r1',
           method: 'message/send',
-          params: { message: { kind: 'message', messageId: 'm1', role: 'user', parts: [{ kind: 'data', data: { text: 'x' } }], metadata: { skillId: 'echo' } } },
+          params: {
+            message: {
+              kind: 'message',
+              messageId: 'm1',
+              role: 'user',
+              parts: [{ kind: 'data', data: { text: 'x' } }],
+              metadata: { skillId: 'echo' },
+            },
+          },
         },
         auth,
       );
@@ -102,13 +132,16 @@ describe('a Redis outage', () => {
     try {
       const { json: hs } = await post(`${gw.url}/handshake`, { type: 'handshake/req', agent_caps: ['tools'] });
       expect(hs.ok).toBe(true);
-      const withSession = () => post(`${gw.url}/tool/call`, callBody('echo', { text: 's' }, { session_id: hs.session_id }));
+      const withSession = () =>
+        post(`${gw.url}/tool/call`, callBody('echo', { text: 's' }, { session_id: hs.session_id }));
       expect((await withSession()).status).toBe(200);
 
       // A plain call (no session, no token to rate limit) sends Redis nothing: only the two INFO commands are counted.
-      const processed = async () => Number(/total_commands_processed:(\d+)/.exec(await gw.gateway.stores.redis!.client.info('stats'))![1]);
+      const processed = async () =>
+        Number(/total_commands_processed:(\d+)/.exec(await gw.gateway.stores.redis!.client.info('stats'))![1]);
       const before = await processed();
-      for (let i = 0; i < 20; i++) expect((await post(`${gw.url}/tool/call`, callBody('echo', { text: 'p' }))).status).toBe(200);
+      for (let i = 0; i < 20; i++)
+        expect((await post(`${gw.url}/tool/call`, callBody('echo', { text: 'p' }))).status).toBe(200);
       expect((await processed()) - before).toBe(1);
 
       await redis.stop();

@@ -18,16 +18,18 @@ const bearer = (name: keyof typeof TOKENS) => ({ Authorization: `Bearer ${TOKENS
 
 /** The whole config file (startCluster's format), with or without the `user` token and with this rate limit. */
 function configFile(cluster: Cluster, { user, rate, burst }: { user: boolean; rate: number; burst: number }): string {
-  return [
-    'server:\n  port: 0',
-    `store:\n  kind: redis\n  url: ${cluster.redis.url}\n  prefix: "${PREFIX}"`,
-    `plugins:\n  - module: ${JSON.stringify(SCALE_TOOLS)}`,
-    'auth:\n  tokens:',
-    `    - name: ops\n      token_sha256: "${sha256(TOKENS.ops)}"\n      admin: true`,
-    ...(user ? [`    - name: user\n      token_sha256: "${sha256(TOKENS.user)}"`] : []),
-    'sessions:\n  required: false',
-    `limits:\n  rate_per_s: ${rate}\n  rate_burst: ${burst}`,
-  ].join('\n') + '\n';
+  return (
+    [
+      'server:\n  port: 0',
+      `store:\n  kind: redis\n  url: ${cluster.redis.url}\n  prefix: "${PREFIX}"`,
+      `plugins:\n  - module: ${JSON.stringify(SCALE_TOOLS)}`,
+      'auth:\n  tokens:',
+      `    - name: ops\n      token_sha256: "${sha256(TOKENS.ops)}"\n      admin: true`,
+      ...(user ? [`    - name: user\n      token_sha256: "${sha256(TOKENS.user)}"`] : []),
+      'sessions:\n  required: false',
+      `limits:\n  rate_per_s: ${rate}\n  rate_burst: ${burst}`,
+    ].join('\n') + '\n'
+  );
 }
 
 let cluster: Cluster;
@@ -36,7 +38,11 @@ let b: Instance;
 let redis: ReturnType<typeof createClient>;
 beforeAll(async () => {
   // startCluster writes its own file first; every reload below rewrites it whole.
-  cluster = await startCluster({ count: 2, prefix: PREFIX, config: configTail({ user: true, rate: 1000, burst: 1000 }) });
+  cluster = await startCluster({
+    count: 2,
+    prefix: PREFIX,
+    config: configTail({ user: true, rate: 1000, burst: 1000 }),
+  });
   [a, b] = cluster.instances as [Instance, Instance];
   redis = createClient({ url: cluster.redis.url });
   await redis.connect();
@@ -66,11 +72,16 @@ async function reload(on: Instance, o: { user: boolean; rate: number; burst: num
 }
 
 async function handshake(on: Instance, who: keyof typeof TOKENS): Promise<string> {
-  const r = await postJson(`${on.url}/handshake`, { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] }, bearer(who));
+  const r = await postJson(
+    `${on.url}/handshake`,
+    { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] },
+    bearer(who),
+  );
   expect(r.status).toBe(200);
   return r.json.session_id as string;
 }
-const call = (on: Instance, who: keyof typeof TOKENS, session = '') => postJson(`${on.url}/tool/call`, callBody('whoami', {}, { session_id: session }), bearer(who));
+const call = (on: Instance, who: keyof typeof TOKENS, session = '') =>
+  postJson(`${on.url}/tool/call`, callBody('whoami', {}, { session_id: session }), bearer(who));
 
 describe('config reload with store.kind redis', () => {
   it("a removed token's sessions end in Redis, for every instance, and stay ended when the name comes back", async () => {
@@ -94,7 +105,10 @@ describe('config reload with store.kind redis', () => {
 
     // The token is added again (say, with the old secret by mistake): its old sessions do not come back.
     await reload(a, { user: true, rate: 1000, burst: 1000 });
-    for (const [on, session] of [[a, userOnA], [b, userOnB]] as const) {
+    for (const [on, session] of [
+      [a, userOnA],
+      [b, userOnB],
+    ] as const) {
       const again = await call(on, 'user', session);
       expect(again.status).toBe(401);
       expect(again.json.message).toMatch(/unknown or expired/);

@@ -12,7 +12,11 @@ import { sha256 } from './security/helpers.js';
 import { postJson, callBody } from './helpers/server.js';
 import { startCluster, type Cluster, type Instance } from './helpers/instances.js';
 
-const TOKENS = { alice: 'redis-sessions-alice-0123456789', bob: 'redis-sessions-bob-0123456789ab', carol: 'redis-sessions-carol-0123456789' };
+const TOKENS = {
+  alice: 'redis-sessions-alice-0123456789',
+  bob: 'redis-sessions-bob-0123456789ab',
+  carol: 'redis-sessions-carol-0123456789',
+};
 const bearer = (name: keyof typeof TOKENS) => ({ Authorization: `Bearer ${TOKENS[name]}` });
 const RATE = 20;
 const BURST = 20;
@@ -43,7 +47,11 @@ afterAll(async () => {
 });
 
 async function handshake(on: Instance, who: keyof typeof TOKENS): Promise<string> {
-  const r = await postJson(`${on.url}/handshake`, { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] }, bearer(who));
+  const r = await postJson(
+    `${on.url}/handshake`,
+    { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] },
+    bearer(who),
+  );
   expect(r.status).toBe(200);
   return r.json.session_id as string;
 }
@@ -51,11 +59,16 @@ const whoami = (on: Instance, who: keyof typeof TOKENS, session = '') =>
   postJson(`${on.url}/tool/call`, callBody('whoami', {}, { session_id: session }), bearer(who));
 /** A call resource holding a slot of `session` until cancelled. */
 async function hold(on: Instance, session: string): Promise<string> {
-  const r = await postJson(`${on.url}/tool/calls`, callBody('hold', { ms: 60_000 }, { session_id: session }), bearer('alice'));
+  const r = await postJson(
+    `${on.url}/tool/calls`,
+    callBody('hold', { ms: 60_000 }, { session_id: session }),
+    bearer('alice'),
+  );
   expect(r.status).toBe(202);
   return r.json.call_id as string;
 }
-const cancel = (on: Instance, callId: string) => fetch(`${on.url}/tool/calls/${callId}`, { method: 'DELETE', headers: bearer('alice') });
+const cancel = (on: Instance, callId: string) =>
+  fetch(`${on.url}/tool/calls/${callId}`, { method: 'DELETE', headers: bearer('alice') });
 
 describe('handshake sessions across instances', () => {
   it('a session opened on A lists and calls on B, where B runs the call', async () => {
@@ -95,11 +108,13 @@ describe('handshake sessions across instances', () => {
     expect(ttl).toBeLessThanOrEqual(1000);
     expect((await cancel(b, onB)).status).toBe(200);
     // The slot is given back when the call settles (a moment after the cancel).
-    await expect.poll(async () => (await whoami(a, 'alice', session)).status, { timeout: 10_000, interval: 100 }).toBe(200);
+    await expect
+      .poll(async () => (await whoami(a, 'alice', session)).status, { timeout: 10_000, interval: 100 })
+      .toBe(200);
     expect((await cancel(a, onA)).status).toBe(200);
   });
 
-  it('a session closed by its owner\'s quota on A is refused on B; the other sessions go on', async () => {
+  it("a session closed by its owner's quota on A is refused on B; the other sessions go on", async () => {
     const first = await handshake(a, 'carol');
     const second = await handshake(b, 'carol');
     const third = await handshake(a, 'carol');
@@ -115,7 +130,9 @@ describe('handshake sessions across instances', () => {
     const perInstance = 60;
     const started = performance.now();
     const results = await Promise.all(
-      Array.from({ length: perInstance * 2 }, (_, i) => whoami(i % 2 === 0 ? a : b, 'bob').then((r) => ({ on: i % 2, r }))),
+      Array.from({ length: perInstance * 2 }, (_, i) =>
+        whoami(i % 2 === 0 ? a : b, 'bob').then((r) => ({ on: i % 2, r })),
+      ),
     );
     const seconds = (performance.now() - started) / 1000;
     const accepted = results.filter(({ r }) => r.status === 200);
@@ -139,6 +156,8 @@ describe('handshake sessions across instances', () => {
     expect((await whoami(b, 'alice', session)).status).toBe(429);
     await a.kill();
     // calls.owner_lease_s is 1: B admits calls in the session again within a few seconds.
-    await expect.poll(async () => (await whoami(b, 'alice', session)).status, { timeout: 15_000, interval: 200 }).toBe(200);
+    await expect
+      .poll(async () => (await whoami(b, 'alice', session)).status, { timeout: 15_000, interval: 200 })
+      .toBe(200);
   });
 });

@@ -24,7 +24,11 @@ beforeAll(async () => {
     count: 2,
     prefix: 'volatile:',
     env: { VOLATILE_TOKEN: TOKEN, LOG_LEVEL: 'warn' },
-    config: [`calls:\n  owner_lease_s: ${LEASE_S}`, 'auth:\n  tokens:\n    - {name: tester, token_env: VOLATILE_TOKEN}', 'sessions:\n  required: false'].join('\n'),
+    config: [
+      `calls:\n  owner_lease_s: ${LEASE_S}`,
+      'auth:\n  tokens:\n    - {name: tester, token_env: VOLATILE_TOKEN}',
+      'sessions:\n  required: false',
+    ].join('\n'),
   });
   [a, b] = cluster.instances as [Instance, Instance];
 }, 120_000);
@@ -61,7 +65,9 @@ it('a call resource running while Redis is SIGKILLed and restarted empty complet
   const finished = await postJson(`${a.url}/tool/calls`, callBody('whoami', {}), auth);
   expect(finished.status).toBe(202);
   const finishedOnB = onB(finished.json.result_url as string);
-  await expect.poll(async () => (await (await fetch(finishedOnB, { headers: auth })).json()).state, { timeout: 10_000 }).toBe('completed');
+  await expect
+    .poll(async () => (await (await fetch(finishedOnB, { headers: auth })).json()).state, { timeout: 10_000 })
+    .toBe('completed');
 
   await cluster.redis.kill();
   await sleep(300);
@@ -91,7 +97,10 @@ it('a call resource running while Redis is SIGKILLed and restarted empty complet
 
   const retained = await fetch(finishedOnB, { headers: auth });
   expect(retained.status).toBe(200);
-  expect(await retained.json()).toMatchObject({ state: 'completed', result: { data: { success: true, data: { pid: a.pid } } } });
+  expect(await retained.json()).toMatchObject({
+    state: 'completed',
+    result: { data: { success: true, data: { pid: a.pid } } },
+  });
 
   for (const url of [result_url, onB(result_url)]) {
     const r = await fetch(url, { headers: auth });
@@ -104,12 +113,27 @@ it('an A2E transport session with a call running while Redis is SIGKILLed and re
   const client = await A2eTestClient.open(`${b.url}/a2e/v1`, auth);
   client.sendTo = `${a.url}/a2e/v1`; // the call runs on A, the stream is held by B
   expect((await client.openStream()).status).toBe(200);
-  const hs = await client.request({ type: 'handshake/req', agent_id: 'volatile', agent_caps: ['tools'], auth_token: '' });
+  const hs = await client.request({
+    type: 'handshake/req',
+    agent_id: 'volatile',
+    agent_caps: ['tools'],
+    auth_token: '',
+  });
   expect(hs.response).toMatchObject({ ok: true });
   const id = 'ticker-across-a-redis-loss';
   const count = 40;
   const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the ticker answer');
-  expect((await client.send({ type: 'tool/call/req', id, tool_name: 'ticker', arguments: { count, every_ms: 100 }, streaming: true })).status).toBe(202);
+  expect(
+    (
+      await client.send({
+        type: 'tool/call/req',
+        id,
+        tool_name: 'ticker',
+        arguments: { count, every_ms: 100 },
+        streaming: true,
+      })
+    ).status,
+  ).toBe(202);
   await client.waitFor((m) => m.req_id === id && m.seq === 5, 20_000, 'tick 5');
 
   await cluster.redis.kill();
@@ -148,9 +172,19 @@ it('an A2E transport session with a call running while Redis is SIGKILLed and re
   client.sendTo = `${b.url}/a2e/v1`;
   expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
   const refused = await client.request({ type: 'tool/call/req', tool_name: 'whoami', arguments: {} });
-  expect(refused.response).toMatchObject({ type: 'error', code: 'unauthorized', retryable: true, detail: { store: 'redis' } });
-  expect(refused.response.message).toMatch(/^the shared store \(Redis\) lost its data .*the handshake of this session.*send handshake\/req again, then send this request again$/);
-  expect((await client.request({ type: 'handshake/req', agent_id: 'volatile', agent_caps: ['tools'], auth_token: '' })).response).toMatchObject({ ok: true });
+  expect(refused.response).toMatchObject({
+    type: 'error',
+    code: 'unauthorized',
+    retryable: true,
+    detail: { store: 'redis' },
+  });
+  expect(refused.response.message).toMatch(
+    /^the shared store \(Redis\) lost its data .*the handshake of this session.*send handshake\/req again, then send this request again$/,
+  );
+  expect(
+    (await client.request({ type: 'handshake/req', agent_id: 'volatile', agent_caps: ['tools'], auth_token: '' }))
+      .response,
+  ).toMatchObject({ ok: true });
   const who = await client.request({ type: 'tool/call/req', tool_name: 'whoami', arguments: {} });
   expect(who.response.data).toMatchObject({ success: true, data: { pid: b.pid } });
   await client.dropStream();

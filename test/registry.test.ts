@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { createGateway, createLogger, defineConfig, type ToolPlugin } from '../src/index.js';
 import { definePlugin, echoTool } from './helpers/plugins.js';
 
-const build = (plugins: ToolPlugin[]) => createGateway({ config: defineConfig({ server: { port: 0 } }), plugins, logger: createLogger('silent') });
+const build = (plugins: ToolPlugin[]) =>
+  createGateway({ config: defineConfig({ server: { port: 0 } }), plugins, logger: createLogger('silent') });
 
 describe('plugin registry', () => {
   it('two plugins offering one tool name is a start-up error naming both', async () => {
@@ -12,19 +13,41 @@ describe('plugin registry', () => {
   });
 
   it('an invalid tool definition is a start-up error naming the plugin, tool and field', async () => {
-    const bad = definePlugin('broken', [[{ name: 'bad', description: 'x', input_parameters: [{ name: 'p', type: 'date' as never, description: '' }] }, () => null]]);
-    await expect(build([bad])).rejects.toThrow(/plugin "broken" offers an invalid tool definition "bad": input_parameters\.0\.type/);
+    const bad = definePlugin('broken', [
+      [
+        { name: 'bad', description: 'x', input_parameters: [{ name: 'p', type: 'date' as never, description: '' }] },
+        () => null,
+      ],
+    ]);
+    await expect(build([bad])).rejects.toThrow(
+      /plugin "broken" offers an invalid tool definition "bad": input_parameters\.0\.type/,
+    );
   });
 
   it('a parameter declared twice is a start-up error', async () => {
     const dup = definePlugin('dup', [
-      [{ name: 'd', description: 'x', input_parameters: [{ name: 'a', type: 'string', description: '' }, { name: 'a', type: 'integer', description: '' }] }, () => null],
+      [
+        {
+          name: 'd',
+          description: 'x',
+          input_parameters: [
+            { name: 'a', type: 'string', description: '' },
+            { name: 'a', type: 'integer', description: '' },
+          ],
+        },
+        () => null,
+      ],
     ]);
     await expect(build([dup])).rejects.toThrow('plugin "dup", tool "d": input parameter "a" is declared twice');
   });
 
   it('a plugin whose start() fails stops start-up with its name', async () => {
-    const failing: ToolPlugin = { name: 'flaky', listTools: () => [], executeTool: () => null, start: () => Promise.reject(new Error('no connection')) };
+    const failing: ToolPlugin = {
+      name: 'flaky',
+      listTools: () => [],
+      executeTool: () => null,
+      start: () => Promise.reject(new Error('no connection')),
+    };
     await expect(build([failing])).rejects.toThrow('plugin "flaky" failed to start: no connection');
   });
 

@@ -12,7 +12,11 @@ describe('configChanges', () => {
 
   it('live keys are applied; the others are reported and keep their running value', () => {
     const running = defineConfig({ server: { port: 8080, base_path: '/a' }, policy: { deny: ['x'] } });
-    const next = defineConfig({ server: { port: 9090, base_path: '/b', max_timeout_s: 60 }, policy: { deny: ['y'] }, agents: { p: { card: 'http://127.0.0.1:1' } } });
+    const next = defineConfig({
+      server: { port: 9090, base_path: '/b', max_timeout_s: 60 },
+      policy: { deny: ['y'] },
+      agents: { p: { card: 'http://127.0.0.1:1' } },
+    });
     const changes = configChanges(running, next);
     expect(changes.applied).toEqual(['server.max_timeout_s', 'agents.p', 'policy.deny']);
     expect(changes.restartNeeded).toEqual(['server.port', 'server.base_path']);
@@ -36,14 +40,24 @@ describe('configChanges', () => {
   });
 
   it('the retention of finished calls and server.trust_proxy need a restart', () => {
-    const next = defineConfig({ calls: { max_retained: 5, max_retained_per_principal: 2 }, server: { trust_proxy: ['10.0.0.0/8'] } });
+    const next = defineConfig({
+      calls: { max_retained: 5, max_retained_per_principal: 2 },
+      server: { trust_proxy: ['10.0.0.0/8'] },
+    });
     const changes = configChanges(defineConfig({}), next);
     expect(changes.applied).toEqual([]);
-    expect(changes.restartNeeded.sort()).toEqual(['calls.max_retained', 'calls.max_retained_per_principal', 'server.trust_proxy']);
+    expect(changes.restartNeeded.sort()).toEqual([
+      'calls.max_retained',
+      'calls.max_retained_per_principal',
+      'server.trust_proxy',
+    ]);
   });
 
   it('mcp.serve needs a restart while mcp.servers is live', () => {
-    const changes = configChanges(defineConfig({}), defineConfig({ mcp: { serve: { enabled: false }, start_wait_ms: 10 } }));
+    const changes = configChanges(
+      defineConfig({}),
+      defineConfig({ mcp: { serve: { enabled: false }, start_wait_ms: 10 } }),
+    );
     expect(changes.applied).toEqual(['mcp.start_wait_ms']);
     expect(changes.restartNeeded).toEqual(['mcp.serve.enabled']);
     expect(changes.effective.mcp.serve.enabled).toBe(true);

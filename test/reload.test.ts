@@ -18,7 +18,8 @@ import { startSdkPeer, type SdkPeer } from './helpers/a2a-sdk-peer.js';
 import { callBody, postJson } from './helpers/server.js';
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/mcp-test-server.mjs', import.meta.url));
-const NATIVE_OFF = 'tools: {fs: {enabled: false}, shell: {enabled: false}, http: {enabled: false}, eval: {enabled: false}}\n';
+const NATIVE_OFF =
+  'tools: {fs: {enabled: false}, shell: {enabled: false}, http: {enabled: false}, eval: {enabled: false}}\n';
 
 /** A plugin module whose `hold` tool waits for the test's gate and records when the plugin is stopped. */
 const HOLD_PLUGIN = `import { appendFileSync } from 'node:fs';
@@ -160,10 +161,18 @@ describe('config reload', { timeout: 180_000 }, () => {
     await gate.arrived; // the call is running inside the plugin
 
     peer = await startSdkPeer('strict');
-    await writeFile(join(dir, 'gateway.yaml'), `server: {port: 0}\n${NATIVE_OFF}agents:\n  peer: {card: "${peer.url}", poll_ms: 50}\n`);
+    await writeFile(
+      join(dir, 'gateway.yaml'),
+      `server: {port: 0}\n${NATIVE_OFF}agents:\n  peer: {card: "${peer.url}", poll_ms: 50}\n`,
+    );
     const answer = await reload(gw);
     expect(answer.status).toBe(200);
-    expect(answer.json).toEqual({ status: 'reloaded', changed: ['agents.peer', 'plugins'], restart_needed: [], sessions_ended: 0 });
+    expect(answer.json).toEqual({
+      status: 'reloaded',
+      changed: ['agents.peer', 'plugins'],
+      restart_needed: [],
+      sessions_ended: 0,
+    });
     await gw.waitForLog((l) => l.msg === 'config reloaded' && l.trigger === 'POST /admin/reload', '"config reloaded"');
 
     // New calls of the removed tool: it no longer exists.
@@ -181,7 +190,10 @@ describe('config reload', { timeout: 180_000 }, () => {
     );
     expect(list.json.tools.map((t: any) => t.name)).toContain('SDK_Agent_complete');
     const viaAgent = await postJson(`${gw.url}/tool/call`, callBody('SDK_Agent_complete', { task: 'after reload' }));
-    expect(viaAgent.json.data).toMatchObject({ success: true, data: { output: 'done: after reload', state: 'completed' } });
+    expect(viaAgent.json.data).toMatchObject({
+      success: true,
+      data: { output: 'done: after reload', state: 'completed' },
+    });
 
     // The call that started before the reload finishes under the old config, successfully.
     gate.release('let go');
@@ -189,7 +201,11 @@ describe('config reload', { timeout: 180_000 }, () => {
     expect(finished.status).toBe(200);
     expect(finished.json.data).toMatchObject({ success: true, tool_name: 'hold', data: { released: 'let go' } });
     // …and then the removed plugin is stopped.
-    await eventually(async () => existsSync(marker), (v) => v, 'the removed plugin is stopped once its call finished');
+    await eventually(
+      async () => existsSync(marker),
+      (v) => v,
+      'the removed plugin is stopped once its call finished',
+    );
     expect(await readFile(marker, 'utf8')).toBe('stopped\n');
   });
 
@@ -205,7 +221,10 @@ describe('config reload', { timeout: 180_000 }, () => {
     const broken = `${good}policy: {deny: [7]}\nlimits: {max_json_depth: 1}\n`;
     await writeFile(join(dir, 'gateway.yaml'), broken);
     // What start-up says about this file (config check runs the same start-up short of listening).
-    const check = await execa('node', [CLI, 'config', 'check', '--config', 'gateway.yaml'], { cwd: dir, reject: false });
+    const check = await execa('node', [CLI, 'config', 'check', '--config', 'gateway.yaml'], {
+      cwd: dir,
+      reject: false,
+    });
     expect(check.exitCode).toBe(2);
     const startupMessage = check.stderr.trim().replace(/^a2e-gateway: /, '');
     expect(startupMessage).toMatch(/^invalid config in gateway\.yaml: /);
@@ -214,7 +233,10 @@ describe('config reload', { timeout: 180_000 }, () => {
     expect(refused.status).toBe(400);
     expect(refused.json).toMatchObject({ type: 'error', code: 'invalid_request', detail: { error: startupMessage } });
     expect(refused.json.message).toBe(`config not reloaded, the running config keeps serving: ${startupMessage}`);
-    const logged = await gw.waitForLog((l) => l.trigger === 'POST /admin/reload' && l.level === 50, 'of the refused reload');
+    const logged = await gw.waitForLog(
+      (l) => l.trigger === 'POST /admin/reload' && l.level === 50,
+      'of the refused reload',
+    );
     expect(logged.error).toBe(startupMessage);
     expect(await toolNames()).toEqual(before);
 
@@ -224,9 +246,15 @@ describe('config reload', { timeout: 180_000 }, () => {
     expect(await toolNames()).toEqual(before);
 
     // A valid file: the file tools go (live), the port change is reported and kept.
-    await writeFile(join(dir, 'gateway.yaml'), good.replace('port: 0', 'port: 1').replace('fs: {enabled: true, root: "."}', 'fs: {enabled: false}'));
+    await writeFile(
+      join(dir, 'gateway.yaml'),
+      good.replace('port: 0', 'port: 1').replace('fs: {enabled: true, root: "."}', 'fs: {enabled: false}'),
+    );
     process.kill(gw.pid, 'SIGHUP');
-    const applied = await gw.waitForLog((l) => l.trigger === 'SIGHUP' && l.msg === 'config reloaded', 'of the SIGHUP reload');
+    const applied = await gw.waitForLog(
+      (l) => l.trigger === 'SIGHUP' && l.msg === 'config reloaded',
+      'of the SIGHUP reload',
+    );
     expect(applied.changed).toEqual(['tools.fs.enabled', 'tools.fs.root']);
     expect(applied.restart_needed).toEqual(['server.port']);
     expect(await toolNames()).toEqual([]);
@@ -244,11 +272,16 @@ describe('config reload', { timeout: 180_000 }, () => {
     const gw = await serve(dir, env);
     const as = (token: string) => ({ Authorization: `Bearer ${token}` });
     const open = async (token: string) => {
-      const r = await postJson(`${gw.url}/handshake`, { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] }, as(token));
+      const r = await postJson(
+        `${gw.url}/handshake`,
+        { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] },
+        as(token),
+      );
       expect(r.status).toBe(200);
       return r.json.session_id as string;
     };
-    const list = (token: string, session: string) => postJson(`${gw.url}/tool/list`, { session_id: session }, as(token));
+    const list = (token: string, session: string) =>
+      postJson(`${gw.url}/tool/list`, { session_id: session }, as(token));
     const userSession = await open(env.USER_TOKEN);
     const opsSession = await open(env.OPS_TOKEN);
     expect((await list(env.USER_TOKEN, userSession)).status).toBe(200);
@@ -261,7 +294,12 @@ describe('config reload', { timeout: 180_000 }, () => {
     await writeFile(join(dir, 'gateway.yaml'), `server: {port: 0}\n${NATIVE_OFF}${tokens(false)}`);
     const answer = await reload(gw, as(env.OPS_TOKEN));
     expect(answer.status).toBe(200);
-    expect(answer.json).toEqual({ status: 'reloaded', changed: ['auth.tokens'], restart_needed: [], sessions_ended: 1 });
+    expect(answer.json).toEqual({
+      status: 'reloaded',
+      changed: ['auth.tokens'],
+      restart_needed: [],
+      sessions_ended: 1,
+    });
 
     const after = await list(env.USER_TOKEN, userSession);
     expect(after.status).toBe(401);
@@ -271,8 +309,10 @@ describe('config reload', { timeout: 180_000 }, () => {
 
   it('MCP stdio servers: an unchanged section keeps its processes across a reload; a changed one replaces them and the old ones exit', async () => {
     const dir = await tempDir();
-    const server = (id: string) => `    ${id}: {command: "${process.execPath}", args: ["${FIXTURE}", "normal"], sandbox: false}\n`;
-    const config = (servers: string[], extra = '') => `server: {port: 0}\n${NATIVE_OFF}mcp:\n  servers:\n${servers.map(server).join('')}${extra}`;
+    const server = (id: string) =>
+      `    ${id}: {command: "${process.execPath}", args: ["${FIXTURE}", "normal"], sandbox: false}\n`;
+    const config = (servers: string[], extra = '') =>
+      `server: {port: 0}\n${NATIVE_OFF}mcp:\n  servers:\n${servers.map(server).join('')}${extra}`;
     await writeFile(join(dir, 'gateway.yaml'), config(['one']));
     const gw = await serve(dir);
     const pids = async () => {
@@ -300,14 +340,26 @@ describe('config reload', { timeout: 180_000 }, () => {
     // A server is added: the MCP servers are started anew and the old process ends.
     await writeFile(join(dir, 'gateway.yaml'), config(['one', 'two'], 'policy: {deny: ["one_crash"]}\n'));
     expect((await reload(gw)).json).toMatchObject({ status: 'reloaded', changed: ['mcp.servers.two'] });
-    const second = await eventually(pids, (p) => typeof p.one === 'number' && typeof p.two === 'number', 'both servers are ready');
+    const second = await eventually(
+      pids,
+      (p) => typeof p.one === 'number' && typeof p.two === 'number',
+      'both servers are ready',
+    );
     expect(second.one).not.toBe(first.one);
-    await eventually(async () => alive(first.one), (a) => !a, 'the replaced server process exits');
+    await eventually(
+      async () => alive(first.one),
+      (a) => !a,
+      'the replaced server process exits',
+    );
     const viaNew = await postJson(`${gw.url}/tool/call`, callBody('two_pid', {}));
     expect(viaNew.json.data).toMatchObject({ success: true });
 
     // Shutdown ends the servers of the running config too.
     await gw.stop();
-    await eventually(async () => [second.one, second.two].some(alive), (a) => !a, 'the servers exit with the gateway');
+    await eventually(
+      async () => [second.one, second.two].some(alive),
+      (a) => !a,
+      'the servers exit with the gateway',
+    );
   });
 });

@@ -61,7 +61,9 @@ describe('RemoteToolSet', () => {
     set.rebuild([source('a', [tool('a_gone')])]);
     set.rebuild([source('a', [])]);
     expect(() => set.lookup('a_gone')).toThrow(ToolError);
-    expect(() => set.lookup('a_gone')).toThrow('tool "a_gone" is no longer offered by its MCP server; list the tools again to see the current ones');
+    expect(() => set.lookup('a_gone')).toThrow(
+      'tool "a_gone" is no longer offered by its MCP server; list the tools again to see the current ones',
+    );
   });
 
   it("reports each source's callable tools, its clashes and what a local plugin kept", () => {
@@ -73,8 +75,16 @@ describe('RemoteToolSet', () => {
       { tool: 'a_two', kept: 'local', skipped: 'mcp' },
       { tool: 'b_one', kept: 'local', skipped: 'other-plugin' },
     ];
-    expect(set.contribution(a, conflicts, 'mcp')).toEqual({ tools: ['a_one', 'both'], clashes: [], lost: [{ tool: 'a_two', kept: 'local' }] });
+    expect(set.contribution(a, conflicts, 'mcp')).toEqual({
+      tools: ['a_one', 'both'],
+      clashes: [],
+      lost: [{ tool: 'a_two', kept: 'local' }],
+    });
     // b_one's conflict belongs to another plugin's tool of that name, not to this plugin.
-    expect(set.contribution(b, conflicts, 'mcp')).toEqual({ tools: ['b_one'], clashes: [{ tool: 'both', source: 'b', kept: 'a' }], lost: [] });
+    expect(set.contribution(b, conflicts, 'mcp')).toEqual({
+      tools: ['b_one'],
+      clashes: [{ tool: 'both', source: 'b', kept: 'a' }],
+      lost: [],
+    });
   });
 });

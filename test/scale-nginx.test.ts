@@ -18,7 +18,8 @@ async function readmeUpstream(ports: number[]): Promise<{ http: string; server: 
   const block = await readmeBlock('scale-upstream', 'nginx');
   const upstream = /upstream a2e_gateways \{[\s\S]*?\n\}/.exec(block)?.[0];
   const location = / {4}location \/ \{[\s\S]*?\n {4}\}/.exec(block)?.[0];
-  if (!upstream || !location) throw new Error('the documented scale-upstream block lost its upstream or its location /');
+  if (!upstream || !location)
+    throw new Error('the documented scale-upstream block lost its upstream or its location /');
   const servers = upstream.match(/^\s*server 127\.0\.0\.1:\d+;$/gm) ?? [];
   expect(servers.length).toBe(2);
   let i = 0;
@@ -48,7 +49,11 @@ describe('two instances behind nginx round-robin, one Redis', () => {
     expect(hs.json.ok).toBe(true);
     const pids = new Set<number>();
     for (let i = 0; i < 8; i++) {
-      const r = await postJson(`${nginx.url}/tool/call`, { tool_name: 'whoami', arguments: {}, session_id: hs.json.session_id });
+      const r = await postJson(`${nginx.url}/tool/call`, {
+        tool_name: 'whoami',
+        arguments: {},
+        session_id: hs.json.session_id,
+      });
       expect(r.status, JSON.stringify(r.json)).toBe(200);
       pids.add(r.json.data.data.pid);
     }

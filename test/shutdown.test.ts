@@ -42,13 +42,15 @@ describe('graceful shutdown', () => {
     await started.promise;
     const closed = gw.close();
     // new calls are refused while the running one drains
-    await expect.poll(async () => {
-      try {
-        return (await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }))).status;
-      } catch {
-        return 'refused';
-      }
-    }).toBe('refused');
+    await expect
+      .poll(async () => {
+        try {
+          return (await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }))).status;
+        } catch {
+          return 'refused';
+        }
+      })
+      .toBe('refused');
     gate.resolve();
     const r = await running;
     expect(r.status).toBe(200);

@@ -12,7 +12,11 @@ let hangStarted = deferred<void>();
 const streaming = definePlugin('streaming', [
   echoTool,
   [
-    { name: 'gated', description: 'Emits an event, then waits for the test before each next step', input_parameters: [{ name: 'steps', type: 'integer', description: 'steps', required: true }] },
+    {
+      name: 'gated',
+      description: 'Emits an event, then waits for the test before each next step',
+      input_parameters: [{ name: 'steps', type: 'integer', description: 'steps', required: true }],
+    },
     async (args, ctx: ToolContext) => {
       const steps = Number(args.steps);
       for (let i = 0; i < steps; i++) {
@@ -81,14 +85,24 @@ describe('POST /tool/call as Server-Sent Events', () => {
       expect(e).not.toBeNull();
       expect(e!.event).toBe('tool/event');
       expect(e!.id).toBe(String(i));
-      expect(e!.json).toMatchObject({ type: 'tool/event', kind: 'progress', seq: i, req_id: 'sse-1', data: { message: `step ${i}` } });
+      expect(e!.json).toMatchObject({
+        type: 'tool/event',
+        kind: 'progress',
+        seq: i,
+        req_id: 'sse-1',
+        data: { message: `step ${i}` },
+      });
       received.push(e!);
       gates[i]!.resolve();
     }
     const rest = await s.rest();
     expect(rest.map((e) => e.event)).toEqual(['tool/event', 'tool/call/resp']);
     expect(rest[0]!.json).toMatchObject({ kind: 'artifact', seq: 3, data: { chunk: 'done', final: true } });
-    expect(rest[1]!.json).toMatchObject({ type: 'tool/call/resp', req_id: 'sse-1', data: { success: true, data: { steps: 3 }, events: [] } });
+    expect(rest[1]!.json).toMatchObject({
+      type: 'tool/call/resp',
+      req_id: 'sse-1',
+      data: { success: true, data: { steps: 3 }, events: [] },
+    });
   });
 
   it('sends comment heartbeats while idle', async () => {
@@ -129,7 +143,13 @@ describe('POST /tool/call as Server-Sent Events', () => {
     const agent = new Agent({ connections: 1 });
     try {
       const post = (body: unknown, signal?: AbortSignal) =>
-        undiciFetch(`${gw.url}/tool/call`, { method: 'POST', dispatcher: agent, signal, headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
+        undiciFetch(`${gw.url}/tool/call`, {
+          method: 'POST',
+          dispatcher: agent,
+          signal,
+          headers: { 'Content-Type': 'application/json' },
+          body: JSON.stringify(body),
+        });
       const first = await post(callBody('echo', { text: 'one' }));
       expect(first.status).toBe(200);
       await first.text();

@@ -9,13 +9,26 @@ import { startRedis, type RedisServer } from './helpers/redis.js';
 import { postJson, startGateway, type TestGateway } from './helpers/server.js';
 import { definePlugin } from './helpers/plugins.js';
 
-const echoPlugin = () => definePlugin('health-test', [[{ name: 'echo', description: 'Echo the text', input_parameters: [{ name: 'text', type: 'string', description: 'text', required: true }] }, (args) => args]]);
+const echoPlugin = () =>
+  definePlugin('health-test', [
+    [
+      {
+        name: 'echo',
+        description: 'Echo the text',
+        input_parameters: [{ name: 'text', type: 'string', description: 'text', required: true }],
+      },
+      (args) => args,
+    ],
+  ]);
 
 let redis: RedisServer;
 let gw: TestGateway;
 beforeAll(async () => {
   redis = await startRedis();
-  gw = await startGateway({ config: { store: { kind: 'redis', url: redis.url, command_timeout_ms: 500 } }, plugins: [echoPlugin()] });
+  gw = await startGateway({
+    config: { store: { kind: 'redis', url: redis.url, command_timeout_ms: 500 } },
+    plugins: [echoPlugin()],
+  });
 });
 afterAll(async () => {
   await gw?.close();

@@ -16,7 +16,12 @@ beforeAll(async () => {
 afterAll(async () => redis?.dispose());
 
 test('a Redis outage is a retryable 503-class error, and the connection recovers by itself with its data', async () => {
-  const store = new RedisConnection({ url: redis.url, prefix: 'conn-test:', commandTimeoutMs: 500, logger: createLogger('silent') });
+  const store = new RedisConnection({
+    url: redis.url,
+    prefix: 'conn-test:',
+    commandTimeoutMs: 500,
+    logger: createLogger('silent'),
+  });
   expect(await store.connect()).toBe(true);
   try {
     await store.run('write', (c) => c.set(store.key('k'), 'v'));
@@ -27,7 +32,9 @@ test('a Redis outage is a retryable 503-class error, and the connection recovers
     expect(err).toBeInstanceOf(GatewayError);
     expect((err as GatewayError).code).toBe('unavailable');
     expect((err as GatewayError).retryable).toBe(true);
-    expect((err as GatewayError).message).toMatch(/shared store \(Redis\) is unavailable, so read the key cannot be done/);
+    expect((err as GatewayError).message).toMatch(
+      /shared store \(Redis\) is unavailable, so read the key cannot be done/,
+    );
     expect((err as GatewayError).message).not.toContain(redis.url);
     expect(store.health.ok).toBe(false);
     expect(store.health.error).toBeTruthy();
@@ -41,13 +48,23 @@ test('a Redis outage is a retryable 503-class error, and the connection recovers
 });
 
 test('an unreachable Redis at start degrades instead of failing, and health says why without the URL', async () => {
-  const store = new RedisConnection({ url: 'redis://user:secret@127.0.0.1:1/0', prefix: 'x:', commandTimeoutMs: 500, logger: createLogger('silent') });
+  const store = new RedisConnection({
+    url: 'redis://user:secret@127.0.0.1:1/0',
+    prefix: 'x:',
+    commandTimeoutMs: 500,
+    logger: createLogger('silent'),
+  });
   try {
     expect(await store.connect()).toBe(false);
     expect(store.health.ok).toBe(false);
     expect(store.health.error).toMatch(/connection refused/);
     expect(JSON.stringify(store.health)).not.toContain('secret');
-    const err = await store.run('start a call', (c) => c.get('k')).then(() => undefined, (e: unknown) => e as GatewayError);
+    const err = await store
+      .run('start a call', (c) => c.get('k'))
+      .then(
+        () => undefined,
+        (e: unknown) => e as GatewayError,
+      );
     expect(err).toBeInstanceOf(GatewayError);
     expect(err?.code).toBe('unavailable');
   } finally {

@@ -9,12 +9,16 @@ import { definePlugin, echoTool } from './helpers/plugins.js';
 import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
 const tool = (name: string) =>
-  [{ name, description: `The ${name} tool`, input_parameters: [], tags: ['test'] }, () => ({ name })] as Parameters<typeof definePlugin>[1][number];
+  [{ name, description: `The ${name} tool`, input_parameters: [], tags: ['test'] }, () => ({ name })] as Parameters<
+    typeof definePlugin
+  >[1][number];
 
 let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway({
-    plugins: [definePlugin('names', [echoTool, tool('read_file'), tool('write_file'), tool('count_down'), tool('list_dir')])],
+    plugins: [
+      definePlugin('names', [echoTool, tool('read_file'), tool('write_file'), tool('count_down'), tool('list_dir')]),
+    ],
   });
 });
 afterAll(() => gw.close());

@@ -63,7 +63,11 @@ const slow = definePlugin('slow', [
 
 const emitter = definePlugin('emitter', [
   [
-    { name: 'count_up', description: 'Emits n progress events', input_parameters: [{ name: 'n', type: 'integer', description: 'n', required: true }] },
+    {
+      name: 'count_up',
+      description: 'Emits n progress events',
+      input_parameters: [{ name: 'n', type: 'integer', description: 'n', required: true }],
+    },
     (args, ctx) => {
       const n = Number(args.n);
       for (let i = 0; i < n; i++) ctx.emit('progress', { pct: Math.round(((i + 1) / n) * 100), message: `step ${i}` });
@@ -76,7 +80,10 @@ let gw: TestGateway;
 beforeAll(async () => {
   gw = await startGateway({
     plugins: [definePlugin('basic', [echoTool, failTool, crashTool, outputTool]), typed, slow, emitter],
-    config: { server: { max_output_bytes: 10_000, body_limit_bytes: 64 * 1024, max_timeout_s: 2 }, calls: { max_events: 100 } },
+    config: {
+      server: { max_output_bytes: 10_000, body_limit_bytes: 64 * 1024, max_timeout_s: 2 },
+      calls: { max_events: 100 },
+    },
   });
 });
 afterAll(() => gw.close());
@@ -93,7 +100,15 @@ describe('POST /tool/call (JSON)', () => {
       type: 'tool/call/resp',
       req_id: 'req-1',
       version: '1.0',
-      data: { success: true, tool_name: 'echo', data: { text: 'héllo ✓' }, truncated: false, error: null, error_code: null, events: [] },
+      data: {
+        success: true,
+        tool_name: 'echo',
+        data: { text: 'héllo ✓' },
+        truncated: false,
+        error: null,
+        error_code: null,
+        events: [],
+      },
     });
     expect(Number.isInteger(r.json.data.duration_ms)).toBe(true);
     expect(typeof r.json.created_at).toBe('number');
@@ -103,7 +118,14 @@ describe('POST /tool/call (JSON)', () => {
     const r = await call('Echo', { text: 'x' }, { id: 'r2' });
     expect(r.status).toBe(404);
     // The request's id is echoed, as on the A2E transport; a tool message's error names its capability.
-    expect(r.json).toMatchObject({ type: 'error', code: 'unknown_tool', req_id: 'r2', capability_name: 'tools', detail: {}, retryable: false });
+    expect(r.json).toMatchObject({
+      type: 'error',
+      code: 'unknown_tool',
+      req_id: 'r2',
+      capability_name: 'tools',
+      detail: {},
+      retryable: false,
+    });
     expect(r.json.message).toContain('"Echo"');
     expect(r.json.message).toContain('Did you mean "echo"');
   });
@@ -111,7 +133,13 @@ describe('POST /tool/call (JSON)', () => {
   it('a tool failure is 200 with success false and tool_error', async () => {
     const r = await call('fail', { message: 'disk full' });
     expect(r.status).toBe(200);
-    expect(r.json.data).toMatchObject({ success: false, error: 'disk full', error_code: 'tool_error', data: { partial: true }, exit_code: 3 });
+    expect(r.json.data).toMatchObject({
+      success: false,
+      error: 'disk full',
+      error_code: 'tool_error',
+      data: { partial: true },
+      exit_code: 3,
+    });
   });
 
   it('an unexpected exception is a tool_error whose message hides host paths', async () => {
@@ -139,7 +167,12 @@ describe('POST /tool/call (JSON)', () => {
     const r = await call('count_up', { n: 3 }, { streaming: true, id: 'c1' });
     expect(r.json.data.success).toBe(true);
     expect(r.json.data.events.map((e: { seq: number }) => e.seq)).toEqual([0, 1, 2]);
-    expect(r.json.data.events[2]).toMatchObject({ type: 'tool/event', kind: 'progress', req_id: 'c1', data: { pct: 100, message: 'step 2' } });
+    expect(r.json.data.events[2]).toMatchObject({
+      type: 'tool/event',
+      kind: 'progress',
+      req_id: 'c1',
+      data: { pct: 100, message: 'step 2' },
+    });
     // not streaming: no events are produced at all
     const quiet = await call('count_up', { n: 3 });
     expect(quiet.json.data.events).toEqual([]);
@@ -164,7 +197,16 @@ describe('argument validation (422 invalid_arguments)', () => {
   };
 
   it('accepts valid arguments of every type and passes them on', async () => {
-    const args = { name: 'n', count: 3, ratio: 0.5, flag: true, mode: 'fast', opts: { depth: 2, label: 'l' }, items: [1, 'a'], meta: { any: ['thing'] } };
+    const args = {
+      name: 'n',
+      count: 3,
+      ratio: 0.5,
+      flag: true,
+      mode: 'fast',
+      opts: { depth: 2, label: 'l' },
+      items: [1, 'a'],
+      meta: { any: ['thing'] },
+    };
     const r = await call('typed', args);
     expect(r.status).toBe(200);
     expect(r.json.data.data.received).toEqual(args);
@@ -253,14 +295,27 @@ describe('malformed requests', () => {
         c.close();
       },
     });
-    const res = await fetch(`${gw.url}/tool/call`, { method: 'POST', body: chunks, duplex: 'half', headers: { 'Content-Type': 'application/json' } } as RequestInit);
+    const res = await fetch(`${gw.url}/tool/call`, {
+      method: 'POST',
+      body: chunks,
+      duplex: 'half',
+      headers: { 'Content-Type': 'application/json' },
+    } as RequestInit);
     expect(res.status).toBe(413);
     expect((await res.json()).code).toBe('payload_too_large');
   });
 
   it('invalid UTF-8 → 400', async () => {
-    const bytes = Buffer.concat([Buffer.from('{"tool_name":"echo","arguments":{"text":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}}')]);
-    const res = await fetch(`${gw.url}/tool/call`, { method: 'POST', body: bytes, headers: { 'Content-Type': 'application/json' } });
+    const bytes = Buffer.concat([
+      Buffer.from('{"tool_name":"echo","arguments":{"text":"'),
+      Buffer.from([0xff, 0xfe]),
+      Buffer.from('"}}'),
+    ]);
+    const res = await fetch(`${gw.url}/tool/call`, {
+      method: 'POST',
+      body: bytes,
+      headers: { 'Content-Type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect((await res.json()).message).toContain('UTF-8');
   });

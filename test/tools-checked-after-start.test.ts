@@ -45,7 +45,8 @@ function checkedPlugin() {
   return { plugin, check, entered };
 }
 
-const names = async (url: string) => ((await postJson(`${url}/tool/list`, {})).json.tools as { name: string }[]).map((t) => t.name);
+const names = async (url: string) =>
+  ((await postJson(`${url}/tool/list`, {})).json.tools as { name: string }[]).map((t) => t.name);
 
 let gw: TestGateway | undefined;
 afterEach(async () => {
@@ -83,13 +84,17 @@ describe('a tool checked after the gateway listens', () => {
     expect(await names(gw.url)).toContain('checked_tool');
   });
 
-  it('when the check fails: a waiting call fails with the plugin\'s error, later calls get unknown_tool, /readyz turns 200', async () => {
+  it("when the check fails: a waiting call fails with the plugin's error, later calls get unknown_tool, /readyz turns 200", async () => {
     const { plugin, check, entered } = checkedPlugin();
     gw = await startGateway({ plugins: [plugin] });
     const early = postJson(`${gw.url}/tool/call`, callBody('checked_tool', { text: 'early' }));
     await entered.promise;
     check.resolve(false);
-    expect((await early).json.data).toMatchObject({ success: false, error_code: 'tool_error', error: expect.stringMatching(/the check failed/) });
+    expect((await early).json.data).toMatchObject({
+      success: false,
+      error_code: 'tool_error',
+      error: expect.stringMatching(/the check failed/),
+    });
 
     const later = await postJson(`${gw.url}/tool/call`, callBody('checked_tool', { text: 'later' }));
     expect(later.status).toBe(404);
@@ -102,7 +107,11 @@ describe('a tool checked after the gateway listens', () => {
     const { plugin, check } = checkedPlugin();
     const lines: string[] = [];
     const logger = pino({ level: 'warn' }, { write: (line: string) => void lines.push(line) });
-    gw = await startGateway({ plugins: [plugin], logger, config: { policy: { deny: ['checked_tool', 'no_such_tool'] } } });
+    gw = await startGateway({
+      plugins: [plugin],
+      logger,
+      config: { policy: { deny: ['checked_tool', 'no_such_tool'] } },
+    });
     const rules = lines.map((l) => JSON.parse(l) as { rule?: string }).flatMap((l) => l.rule ?? []);
     expect(rules).toEqual(['no_such_tool']); // the check of the rules works, and knows the pending tool
     check.resolve(true);

@@ -32,13 +32,17 @@ describe('tracing with sample_ratio 0.5', () => {
       const ours = () => receiver.spans.filter((s) => s.name === 'call echo');
       // Wait for the exports to settle: the count stops changing.
       let last = -1;
-      await waitFor('the exports to settle', async () => {
-        const now = ours().length;
-        const settled = now === last && now > 0;
-        last = now;
-        if (!settled) await new Promise((r) => setTimeout(r, 300));
-        return settled || undefined;
-      }, 20_000);
+      await waitFor(
+        'the exports to settle',
+        async () => {
+          const now = ours().length;
+          const settled = now === last && now > 0;
+          last = now;
+          if (!settled) await new Promise((r) => setTimeout(r, 300));
+          return settled || undefined;
+        },
+        20_000,
+      );
       const callSpans = ours();
       // Half of 300, give or take ~4 standard deviations; drawing twice (once before the span, once by the SDK) gives a quarter.
       expect(callSpans.length).toBeGreaterThan(115);
@@ -51,5 +55,4 @@ describe('tracing with sample_ratio 0.5', () => {
       await half.close();
     }
   });
-
 });

@@ -15,8 +15,12 @@ import { callBody, postJson, startGateway, type TestGateway } from './helpers/se
 
 process.env.OTEL_BSP_SCHEDULE_DELAY = '50';
 
-const hex = (bytes: number) => [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
-const listen = (server: Server) => new Promise<number>((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+const hex = (bytes: number) =>
+  [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
+const listen = (server: Server) =>
+  new Promise<number>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)),
+  );
 
 describe('tracing on, a call not sampled', () => {
   let receiver: OtlpReceiver;
@@ -42,10 +46,13 @@ describe('tracing on, a call not sampled', () => {
     // The MCP peer is another gateway; this proxy in front of it records what the hop sent.
     proxy = createServer((req, res) => {
       mcpHeaders.push(req.headers);
-      const forward = request({ host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const forward = request(
+        { host: up.hostname, port: up.port, path: req.url, method: req.method, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       forward.on('error', () => res.destroy());
       req.pipe(forward);
     });
@@ -87,15 +94,23 @@ describe('tracing on, a call not sampled', () => {
     const a2a = await callThrough('SDK_Agent_complete', { task: 'ship it' }, { traceparent });
     expect(a2a.a2a.length).toBeGreaterThan(0);
     expect(a2a.a2a.every((t) => t === traceparent)).toBe(true);
-    expect((await callThrough('http_request', { url: `http://127.0.0.1:${targetPort}/` }, { traceparent })).http).toEqual([traceparent]);
+    expect(
+      (await callThrough('http_request', { url: `http://127.0.0.1:${targetPort}/` }, { traceparent })).http,
+    ).toEqual([traceparent]);
     const mcp = await callThrough('up_echo', { text: 'hi' }, { traceparent });
     expect(mcp.mcp.length).toBeGreaterThan(0);
     expect(mcp.mcp.every((t) => t === traceparent)).toBe(true);
 
     // A sampled caller's request afterwards is exported; by then the unsampled ones' spans would have been too.
     const sampled = hex(16);
-    await postJson(`${gw.url}/tool/call`, callBody('http_request', { url: `http://127.0.0.1:${targetPort}/` }), { traceparent: `00-${sampled}-${hex(8)}-01` });
-    await waitFor('the sampled call span', () => receiver.spans.find((s) => s.traceId === sampled && s.name === 'call http_request'), 15_000);
+    await postJson(`${gw.url}/tool/call`, callBody('http_request', { url: `http://127.0.0.1:${targetPort}/` }), {
+      traceparent: `00-${sampled}-${hex(8)}-01`,
+    });
+    await waitFor(
+      'the sampled call span',
+      () => receiver.spans.find((s) => s.traceId === sampled && s.name === 'call http_request'),
+      15_000,
+    );
     expect(receiver.spans.filter((s) => s.traceId === traceId)).toEqual([]);
   });
 
@@ -104,8 +119,14 @@ describe('tracing on, a call not sampled', () => {
     const seen = await callThrough('http_request', { url: `http://127.0.0.1:${targetPort}/` }, {});
     expect(seen.http).toEqual([undefined]);
     const sampled = hex(16);
-    await postJson(`${gw.url}/tool/call`, callBody('http_request', { url: `http://127.0.0.1:${targetPort}/` }), { traceparent: `00-${sampled}-${hex(8)}-01` });
-    await waitFor('the sampled call span', () => receiver.spans.find((s) => s.traceId === sampled && s.name === 'call http_request'), 15_000);
+    await postJson(`${gw.url}/tool/call`, callBody('http_request', { url: `http://127.0.0.1:${targetPort}/` }), {
+      traceparent: `00-${sampled}-${hex(8)}-01`,
+    });
+    await waitFor(
+      'the sampled call span',
+      () => receiver.spans.find((s) => s.traceId === sampled && s.name === 'call http_request'),
+      15_000,
+    );
     // Only the sampled request's spans arrived: its request, call and hop.
     expect(receiver.spans.slice(before).every((s) => s.traceId === sampled)).toBe(true);
   });

@@ -30,7 +30,8 @@ const RECORD_IMPORTS = fileURLToPath(new URL('./fixtures/record-imports.mjs', im
 /** Argument values that must never appear in what is exported. */
 const SECRET = 'argument-value-7f3c91';
 
-const hex = (bytes: number) => [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
+const hex = (bytes: number) =>
+  [...crypto.getRandomValues(new Uint8Array(bytes))].map((b) => b.toString(16).padStart(2, '0')).join('');
 
 describe('OpenTelemetry traces', () => {
   let receiver: OtlpReceiver;
@@ -131,12 +132,18 @@ describe('OpenTelemetry traces', () => {
     expect(request.traceId).not.toBe('0'.repeat(32));
 
     const traceId = hex(16);
-    const unknown = await postJson(`${gw.url}/tool/call`, callBody('no_such_tool', {}), { traceparent: `00-${traceId}-${hex(8)}-01` });
+    const unknown = await postJson(`${gw.url}/tool/call`, callBody('no_such_tool', {}), {
+      traceparent: `00-${traceId}-${hex(8)}-01`,
+    });
     expect(unknown.status).toBe(404);
     const refused = await span(traceId, 'refused call', (s) => s.kind === SPAN_KIND.internal);
     // A made-up name is an attribute, not the span's name (span names stay a small set).
     expect(refused.name).toBe('call (unknown tool)');
-    expect(refused.attributes).toMatchObject({ 'a2e.tool.name': 'no_such_tool', 'a2e.call.outcome': 'unknown_tool', 'a2e.call.door': 'rest' });
+    expect(refused.attributes).toMatchObject({
+      'a2e.tool.name': 'no_such_tool',
+      'a2e.call.outcome': 'unknown_tool',
+      'a2e.call.door': 'rest',
+    });
     expect(refused.status).toBe(2);
     const refusedRequest = await span(traceId, 'request', (s) => s.kind === SPAN_KIND.server);
     expect(refusedRequest.attributes).toMatchObject({ 'http.response.status_code': 404 });
@@ -146,8 +153,12 @@ describe('OpenTelemetry traces', () => {
   it('a caller that asks not to sample (flags 00) gets no spans recorded for its trace', async () => {
     const unsampled = hex(16);
     const sampled = hex(16);
-    await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'quiet' }), { traceparent: `00-${unsampled}-${hex(8)}-00` });
-    await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'loud' }), { traceparent: `00-${sampled}-${hex(8)}-01` });
+    await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'quiet' }), {
+      traceparent: `00-${unsampled}-${hex(8)}-00`,
+    });
+    await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'loud' }), {
+      traceparent: `00-${sampled}-${hex(8)}-01`,
+    });
     // The sampled request's spans came after the unsampled one's would have.
     await span(sampled, 'call', (s) => s.name === 'call echo');
     await span(sampled, 'request', (s) => s.kind === SPAN_KIND.server);
@@ -160,7 +171,10 @@ describe('OpenTelemetry traces', () => {
     const before = targetHeaders.length;
     const res = await postJson(
       `${gw.url}/tool/call`,
-      callBody('http_request', { url: `http://127.0.0.1:${port}/private/${SECRET}?key=${SECRET}`, headers: { 'x-api-key': SECRET } }),
+      callBody('http_request', {
+        url: `http://127.0.0.1:${port}/private/${SECRET}?key=${SECRET}`,
+        headers: { 'x-api-key': SECRET },
+      }),
       { traceparent: `00-${traceId}-${hex(8)}-01` },
     );
     expect(res.json.data).toMatchObject({ success: true, data: { status: 200, body: 'hello from the target' } });
@@ -180,7 +194,10 @@ describe('OpenTelemetry traces', () => {
 
     // A caller that sends its own traceparent keeps it.
     const own = `00-${hex(16)}-${hex(8)}-01`;
-    await postJson(`${gw.url}/tool/call`, callBody('http_request', { url: `http://127.0.0.1:${port}/`, headers: { traceparent: own } }));
+    await postJson(
+      `${gw.url}/tool/call`,
+      callBody('http_request', { url: `http://127.0.0.1:${port}/`, headers: { traceparent: own } }),
+    );
     expect(targetHeaders.at(-1)!.traceparent).toBe(own);
   });
 
@@ -190,20 +207,34 @@ describe('OpenTelemetry traces', () => {
       config: { telemetry: { otlp_endpoint: receiver.url } },
     });
     const downstream = await startGateway({
-      config: { telemetry: { otlp_endpoint: receiver.url }, mcp: { servers: { up: { url: `${upstream.url}/mcp` } }, start_wait_ms: 30_000 } },
+      config: {
+        telemetry: { otlp_endpoint: receiver.url },
+        mcp: { servers: { up: { url: `${upstream.url}/mcp` } }, start_wait_ms: 30_000 },
+      },
     });
     try {
       const traceId = hex(16);
-      const res = await postJson(`${downstream.url}/tool/call`, callBody('up_echo', { text: SECRET }), { traceparent: `00-${traceId}-${hex(8)}-01` });
+      const res = await postJson(`${downstream.url}/tool/call`, callBody('up_echo', { text: SECRET }), {
+        traceparent: `00-${traceId}-${hex(8)}-01`,
+      });
       expect(res.json.data).toMatchObject({ success: true, data: { structuredContent: { text: SECRET } } });
 
       const downCall = await span(traceId, 'downstream call', (s) => s.name === 'call up_echo');
       const hop = await span(traceId, 'MCP hop', (s) => s.kind === SPAN_KIND.client);
       expect(hop.parentSpanId).toBe(downCall.spanId);
       expect(hop).toMatchObject({ name: 'tools/call echo' });
-      expect(hop.attributes).toMatchObject({ 'mcp.method.name': 'tools/call', 'gen_ai.tool.name': 'echo', 'a2e.mcp.server': 'up', 'network.transport': 'tcp' });
+      expect(hop.attributes).toMatchObject({
+        'mcp.method.name': 'tools/call',
+        'gen_ai.tool.name': 'echo',
+        'a2e.mcp.server': 'up',
+        'network.transport': 'tcp',
+      });
       // The upstream's request span is the child of the hop: the traceparent went over the wire.
-      const upRequest = await span(traceId, 'upstream request', (s) => s.kind === SPAN_KIND.server && s.parentSpanId === hop.spanId);
+      const upRequest = await span(
+        traceId,
+        'upstream request',
+        (s) => s.kind === SPAN_KIND.server && s.parentSpanId === hop.spanId,
+      );
       expect(upRequest.attributes).toMatchObject({ 'http.route': '/mcp', 'http.request.method': 'POST' });
       const upCall = await span(traceId, 'upstream call', (s) => s.name === 'call echo');
       expect(upCall.parentSpanId).toBe(upRequest.spanId);
@@ -219,18 +250,34 @@ describe('OpenTelemetry traces', () => {
       plugins: [definePlugin('more', [echoTool])],
       config: { telemetry: { otlp_endpoint: receiver.url }, a2a_server: { name: 'Upstream' } },
     });
-    const downstream = await startGateway({ config: { telemetry: { otlp_endpoint: receiver.url }, agents: { up: { card: upstream.url, poll_ms: 50 } } } });
+    const downstream = await startGateway({
+      config: { telemetry: { otlp_endpoint: receiver.url }, agents: { up: { card: upstream.url, poll_ms: 50 } } },
+    });
     try {
       const traceId = hex(16);
-      const res = await postJson(`${downstream.url}/tool/call`, callBody('Upstream_echo', { task: SECRET }), { traceparent: `00-${traceId}-${hex(8)}-01` });
+      const res = await postJson(`${downstream.url}/tool/call`, callBody('Upstream_echo', { task: SECRET }), {
+        traceparent: `00-${traceId}-${hex(8)}-01`,
+      });
       expect(res.json.data).toMatchObject({ success: true, data: { state: 'completed' } });
       const downCall = await span(traceId, 'downstream call', (s) => s.name === 'call Upstream_echo');
-      const hop = await span(traceId, 'A2A hop', (s) => s.kind === SPAN_KIND.client && s.parentSpanId === downCall.spanId);
-      const upRequest = await span(traceId, 'upstream request', (s) => s.kind === SPAN_KIND.server && s.parentSpanId === hop.spanId);
+      const hop = await span(
+        traceId,
+        'A2A hop',
+        (s) => s.kind === SPAN_KIND.client && s.parentSpanId === downCall.spanId,
+      );
+      const upRequest = await span(
+        traceId,
+        'upstream request',
+        (s) => s.kind === SPAN_KIND.server && s.parentSpanId === hop.spanId,
+      );
       expect(upRequest.attributes).toMatchObject({ 'http.route': '/a2a', 'http.request.method': 'POST' });
       const upCall = await span(traceId, 'upstream call', (s) => s.name === 'call echo');
       expect(upCall.parentSpanId).toBe(upRequest.spanId);
-      expect(upCall.attributes).toMatchObject({ 'a2e.call.door': 'a2a', 'a2e.tool.kind': 'native', 'a2e.call.outcome': 'success' });
+      expect(upCall.attributes).toMatchObject({
+        'a2e.call.door': 'a2a',
+        'a2e.tool.kind': 'native',
+        'a2e.call.outcome': 'success',
+      });
     } finally {
       await downstream.close();
       await upstream.close();
@@ -281,7 +328,8 @@ describe('telemetry on and off in the CLI', () => {
     }
     return loadedModulesIn(log);
   };
-  const otel = (imports: string[], pkg: string) => imports.some((u) => u.includes(`/node_modules/@opentelemetry/${pkg}/`));
+  const otel = (imports: string[], pkg: string) =>
+    imports.some((u) => u.includes(`/node_modules/@opentelemetry/${pkg}/`));
 
   it('off (no telemetry section, no OTEL_* endpoint): neither the SDK nor the exporter is loaded', async () => {
     const imports = await run('off', { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: '' }, true);
@@ -291,14 +339,25 @@ describe('telemetry on and off in the CLI', () => {
     // Required (CommonJS) packages too: prom-client, loaded from node_modules by the /metrics scrape.
     expect(imports.some((u) => u.includes('/node_modules/prom-client/lib/'))).toBe(true);
     // (The API package may be loaded: prom-client, loaded by the first /metrics scrape, requires it for its own use.)
-    for (const pkg of ['sdk-trace-base', 'sdk-trace', 'exporter-trace-otlp-http', 'otlp-exporter-base', 'resources', 'core', 'context-async-hooks']) {
+    for (const pkg of [
+      'sdk-trace-base',
+      'sdk-trace',
+      'exporter-trace-otlp-http',
+      'otlp-exporter-base',
+      'resources',
+      'core',
+      'context-async-hooks',
+    ]) {
       expect(otel(imports, pkg), `@opentelemetry/${pkg} loaded with telemetry off`).toBe(false);
     }
     expect(imports.some((u) => u.endsWith('/src/observability/otel-sdk.ts'))).toBe(false);
   });
 
   it('on through OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_SERVICE_NAME: the exporter is loaded and the spans arrive', async () => {
-    const imports = await run('env', { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_SERVICE_NAME: 'gateway-from-env' });
+    const imports = await run('env', {
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_SERVICE_NAME: 'gateway-from-env',
+    });
     expect(otel(imports, 'exporter-trace-otlp-http')).toBe(true);
     expect(otel(imports, 'sdk-trace-base')).toBe(true);
     expect(otel(imports, 'api')).toBe(true);
@@ -309,7 +368,9 @@ describe('telemetry on and off in the CLI', () => {
   });
 
   it('a collector that refuses the spans: one warning line naming the failure, no stack; calls go on', async () => {
-    const refusing = createServer((req, res) => req.resume().on('end', () => res.writeHead(400, { 'content-type': 'text/plain' }).end('no')));
+    const refusing = createServer((req, res) =>
+      req.resume().on('end', () => res.writeHead(400, { 'content-type': 'text/plain' }).end('no')),
+    );
     await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve));
     const { url, proc } = await startCli(['--config', join(dir, 'gateway.yaml')], {
       LOG_LEVEL: 'warn',
@@ -322,7 +383,11 @@ describe('telemetry on and off in the CLI', () => {
     try {
       const res = await postJson(`${url}/tool/call`, callBody('list_dir', { path: '.' }));
       expect(res.json.data).toMatchObject({ success: true });
-      const line = await waitFor('the export warning', () => stderr.split('\n').find((l) => l.includes('telemetry:')), 20_000);
+      const line = await waitFor(
+        'the export warning',
+        () => stderr.split('\n').find((l) => l.includes('telemetry:')),
+        20_000,
+      );
       const entry = JSON.parse(line);
       expect(entry).toMatchObject({ level: 40, endpoint: expect.stringMatching(/\/v1\/traces$/) });
       expect(entry.msg).toBe('telemetry: could not export spans: Bad Request');
@@ -342,17 +407,25 @@ describe('telemetry settings: the config section, completed by OTEL_* variables'
   it('off unless an endpoint is known or telemetry.enabled is true', () => {
     expect(settings({})).toBeUndefined();
     expect(settings({ service_name: 'x', sample_ratio: 0.5 })).toBeUndefined();
-    expect(settings({ enabled: true })).toMatchObject({ endpoint: 'http://localhost:4318/v1/traces', serviceName: 'a2e-gateway' });
+    expect(settings({ enabled: true })).toMatchObject({
+      endpoint: 'http://localhost:4318/v1/traces',
+      serviceName: 'a2e-gateway',
+    });
   });
 
   it('the config endpoint: a bare origin gets /v1/traces, a path is kept; config wins over the environment', () => {
     expect(settings({ otlp_endpoint: 'http://collector:4318' })?.endpoint).toBe('http://collector:4318/v1/traces');
-    expect(settings({ otlp_endpoint: 'https://otel.example.com/custom/traces' })?.endpoint).toBe('https://otel.example.com/custom/traces');
-    const both = settings({ otlp_endpoint: 'http://a:4318', service_name: 'from-config', sample_ratio: 0.25 }, {
-      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://b:4318',
-      OTEL_SERVICE_NAME: 'from-env',
-      OTEL_TRACES_SAMPLER: 'always_off',
-    });
+    expect(settings({ otlp_endpoint: 'https://otel.example.com/custom/traces' })?.endpoint).toBe(
+      'https://otel.example.com/custom/traces',
+    );
+    const both = settings(
+      { otlp_endpoint: 'http://a:4318', service_name: 'from-config', sample_ratio: 0.25 },
+      {
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://b:4318',
+        OTEL_SERVICE_NAME: 'from-env',
+        OTEL_TRACES_SAMPLER: 'always_off',
+      },
+    );
     expect(both).toEqual({
       endpoint: 'http://a:4318/v1/traces',
       serviceName: 'from-config',
@@ -366,19 +439,39 @@ describe('telemetry settings: the config section, completed by OTEL_* variables'
       endpoint: 'http://c:4318/v1/traces',
       sampler: { kind: 'always_on', parentBased: true },
     });
-    expect(settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/base', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://d:9/exact' })?.endpoint).toBe('http://d:9/exact');
-    expect(settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/base' })?.endpoint).toBe('http://c:4318/base/v1/traces');
     expect(
-      settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_SERVICE_NAME: 'svc', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '0.1' }),
+      settings(
+        {},
+        { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/base', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://d:9/exact' },
+      )?.endpoint,
+    ).toBe('http://d:9/exact');
+    expect(settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318/base' })?.endpoint).toBe(
+      'http://c:4318/base/v1/traces',
+    );
+    expect(
+      settings(
+        {},
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+          OTEL_SERVICE_NAME: 'svc',
+          OTEL_TRACES_SAMPLER: 'traceidratio',
+          OTEL_TRACES_SAMPLER_ARG: '0.1',
+        },
+      ),
     ).toMatchObject({ serviceName: 'svc', sampler: { kind: 'ratio', parentBased: false, ratio: 0.1 } });
-    expect(settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_SAMPLER: 'parentbased_always_off' })?.sampler).toEqual({
+    expect(
+      settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_SAMPLER: 'parentbased_always_off' })
+        ?.sampler,
+    ).toEqual({
       kind: 'always_off',
       parentBased: true,
     });
     // The kill switches: OTEL_SDK_DISABLED, OTEL_TRACES_EXPORTER=none, telemetry.enabled: false.
     expect(settings({ otlp_endpoint: 'http://a:4318' }, { OTEL_SDK_DISABLED: 'true' })).toBeUndefined();
     expect(settings({ enabled: true, otlp_endpoint: 'http://a:4318' }, { OTEL_SDK_DISABLED: 'true' })).toBeDefined();
-    expect(settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' })).toBeUndefined();
+    expect(
+      settings({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_EXPORTER: 'none' }),
+    ).toBeUndefined();
     expect(settings({ enabled: false }, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318' })).toBeUndefined();
   });
 
@@ -392,15 +485,28 @@ describe('telemetry settings: the config section, completed by OTEL_* variables'
       }
       throw new Error('accepted');
     };
-    expect(refusal({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toMatch(/only http:\/\/ and https:\/\/ collectors/);
-    expect(refusal({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toMatch(/OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" is not a URL; write .* e\.g\. http:\/\/127\.0\.0\.1:4318/);
+    expect(refusal({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toMatch(
+      /only http:\/\/ and https:\/\/ collectors/,
+    );
+    expect(refusal({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'not a url' })).toMatch(
+      /OTEL_EXPORTER_OTLP_ENDPOINT: "not a url" is not a URL; write .* e\.g\. http:\/\/127\.0\.0\.1:4318/,
+    );
     expect(refusal({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_SAMPLER: 'jaeger_remote' })).toMatch(
       /OTEL_TRACES_SAMPLER: "jaeger_remote" is not supported; use one of always_on, .*parentbased_traceidratio/,
     );
-    expect(refusal({}, { OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318', OTEL_TRACES_SAMPLER: 'traceidratio', OTEL_TRACES_SAMPLER_ARG: '5' })).toMatch(
-      /OTEL_TRACES_SAMPLER_ARG: "5" is not a ratio; write a number from 0 to 1/,
+    expect(
+      refusal(
+        {},
+        {
+          OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c:4318',
+          OTEL_TRACES_SAMPLER: 'traceidratio',
+          OTEL_TRACES_SAMPLER_ARG: '5',
+        },
+      ),
+    ).toMatch(/OTEL_TRACES_SAMPLER_ARG: "5" is not a ratio; write a number from 0 to 1/);
+    expect(() => defineConfig({ telemetry: { otlp_endpoint: 'grpc://collector:4317' } })).toThrow(
+      /telemetry\.otlp_endpoint.*http:\/\/ or https:\/\//,
     );
-    expect(() => defineConfig({ telemetry: { otlp_endpoint: 'grpc://collector:4317' } })).toThrow(/telemetry\.otlp_endpoint.*http:\/\/ or https:\/\//);
     expect(() => defineConfig({ telemetry: { sample_ratio: 2 } })).toThrow(/telemetry\.sample_ratio/);
     expect(() => defineConfig({ telemetry: { endpoint: 'http://x' } } as never)).toThrow(/endpoint/);
   });

@@ -26,13 +26,17 @@ interface Answer {
 function post(url: string, body: unknown, from: string, headers: Record<string, string> = {}): Promise<Answer> {
   const payload = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json', ...headers } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('end', () => resolve({ status: res.statusCode!, json: text ? JSON.parse(text) : null }));
-      res.on('error', reject);
-    });
+    const req = request(
+      url,
+      { method: 'POST', localAddress: from, headers: { 'content-type': 'application/json', ...headers } },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (text += c));
+        res.on('end', () => resolve({ status: res.statusCode!, json: text ? JSON.parse(text) : null }));
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
@@ -44,7 +48,8 @@ const handshake = (base: string, from: string, headers: Record<string, string> =
 /** Whether a session still works (a session closed to make room answers 401). */
 async function alive(base: string, sessionId: string): Promise<boolean> {
   const res = await post(`${base}/tool/list`, { type: 'tool/list/req', session_id: sessionId }, '127.0.0.1');
-  if (res.status !== 200 && res.status !== 401) throw new Error(`tool/list answered ${res.status}: ${JSON.stringify(res.json)}`);
+  if (res.status !== 200 && res.status !== 401)
+    throw new Error(`tool/list answered ${res.status}: ${JSON.stringify(res.json)}`);
   return res.status === 200;
 }
 
@@ -52,7 +57,11 @@ async function alive(base: string, sessionId: string): Promise<boolean> {
  * Whether two handshakes count against the same per-address quota: with `max_per_principal: 1`, the second of the
  * same owner closes the first.
  */
-async function sameQuota(base: string, first: [string, Record<string, string>?], second: [string, Record<string, string>?]): Promise<boolean> {
+async function sameQuota(
+  base: string,
+  first: [string, Record<string, string>?],
+  second: [string, Record<string, string>?],
+): Promise<boolean> {
   const a = await handshake(base, first[0], first[1]);
   expect(a.status).toBe(200);
   const b = await handshake(base, second[0], second[1]);
@@ -71,7 +80,8 @@ describe('the nginx blocks in docs/*.md', () => {
   it('each one that proxies to the gateway replaces X-Forwarded-For with the address nginx saw', async () => {
     const blocks = await gatewayBlocks();
     expect(blocks.length, 'docs/deployment.md has the documented nginx block').toBeGreaterThan(0);
-    for (const b of blocks) expect({ file: b.file, sets: b.text.includes(EDGE_HEADER) }).toEqual({ file: b.file, sets: true });
+    for (const b of blocks)
+      expect({ file: b.file, sets: b.text.includes(EDGE_HEADER) }).toEqual({ file: b.file, sets: true });
   });
 });
 
@@ -88,17 +98,20 @@ describe('server.trust_proxy: true behind the documented nginx block', () => {
       },
     });
     const [block] = await gatewayBlocks();
-    nginx = await startNginx({ server: block!.text.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${gw.port}/`) });
+    nginx = await startNginx({
+      server: block!.text.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${gw.port}/`),
+    });
   });
   afterAll(async () => {
     await nginx?.stop();
     await gw?.close();
   });
 
-  it('60 handshakes with spoofed X-Forwarded-For count against the spoofer\'s own address; another caller still gets a session', async () => {
+  it("60 handshakes with spoofed X-Forwarded-For count against the spoofer's own address; another caller still gets a session", async () => {
     const base = `${nginx.url}/a2e`;
     const spoofed: Answer[] = [];
-    for (let i = 0; i < 60; i++) spoofed.push(await handshake(base, '127.0.0.2', { 'x-forwarded-for': `10.0.${i >> 8}.${i & 255}` }));
+    for (let i = 0; i < 60; i++)
+      spoofed.push(await handshake(base, '127.0.0.2', { 'x-forwarded-for': `10.0.${i >> 8}.${i & 255}` }));
     // max_per_principal: each handshake beyond 3 closed the spoofer's own least recently used session.
     expect(spoofed.map((r) => r.status)).toEqual(Array(60).fill(200));
     const stillOpen = [];
@@ -110,8 +123,9 @@ describe('server.trust_proxy: true behind the documented nginx block', () => {
     expect(await alive(base, other.json.session_id)).toBe(true);
   });
 
-  it('A2E transport sessions: 30 opened with spoofed X-Forwarded-For count against the spoofer\'s address; another caller still opens one', async () => {
-    const open = (from: string, headers: Record<string, string> = {}) => post(`${nginx.url}/a2e/a2e/v1/session`, {}, from, headers);
+  it("A2E transport sessions: 30 opened with spoofed X-Forwarded-For count against the spoofer's address; another caller still opens one", async () => {
+    const open = (from: string, headers: Record<string, string> = {}) =>
+      post(`${nginx.url}/a2e/a2e/v1/session`, {}, from, headers);
     const spoofed: Answer[] = [];
     for (let i = 0; i < 30; i++) spoofed.push(await open('127.0.0.2', { 'x-forwarded-for': `10.1.0.${i}` }));
     // max_sessions_per_address: each one beyond 2 closed the spoofer's own oldest; the gateway's 10 never filled.
@@ -135,7 +149,9 @@ describe('server.trust_proxy as a hop count: two proxies in front of the gateway
   let inner: Nginx;
   let edge: Nginx;
   beforeAll(async () => {
-    gw = await startGateway({ config: { server: { base_path: '/a2e', trust_proxy: 2 }, sessions: { max_per_principal: 1 } } });
+    gw = await startGateway({
+      config: { server: { base_path: '/a2e', trust_proxy: 2 }, sessions: { max_per_principal: 1 } },
+    });
     // The inner proxy appends what it saw (the edge's address) to the edge's header.
     inner = await startNginx({
       server: `location /a2e/ {
@@ -144,7 +160,9 @@ describe('server.trust_proxy as a hop count: two proxies in front of the gateway
 }`,
     });
     const [block] = await gatewayBlocks();
-    edge = await startNginx({ server: block!.text.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${inner.port}/`) });
+    edge = await startNginx({
+      server: block!.text.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${inner.port}/`),
+    });
   });
   afterAll(async () => {
     await edge?.stop();
@@ -154,7 +172,13 @@ describe('server.trust_proxy as a hop count: two proxies in front of the gateway
 
   it('the address is what the edge proxy saw: a spoofed header changes nothing, another address is another quota', async () => {
     const base = `${edge.url}/a2e`;
-    expect(await sameQuota(base, ['127.0.0.2', { 'x-forwarded-for': '10.1.1.1' }], ['127.0.0.2', { 'x-forwarded-for': '10.2.2.2' }])).toBe(true);
+    expect(
+      await sameQuota(
+        base,
+        ['127.0.0.2', { 'x-forwarded-for': '10.1.1.1' }],
+        ['127.0.0.2', { 'x-forwarded-for': '10.2.2.2' }],
+      ),
+    ).toBe(true);
     expect(await sameQuota(base, ['127.0.0.2'], ['127.0.0.3'])).toBe(false);
   });
 });
@@ -165,10 +189,15 @@ describe('server.trust_proxy as a list of proxy addresses', () => {
   beforeAll(async () => {
     gw = await startGateway({
       plugins: [definePlugin('t', [echoTool])],
-      config: { server: { base_path: '/a2e', trust_proxy: ['127.0.0.1', '192.168.0.0/16'] }, sessions: { max_per_principal: 1 } },
+      config: {
+        server: { base_path: '/a2e', trust_proxy: ['127.0.0.1', '192.168.0.0/16'] },
+        sessions: { max_per_principal: 1 },
+      },
     });
     const [block] = await gatewayBlocks();
-    nginx = await startNginx({ server: block!.text.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${gw.port}/`) });
+    nginx = await startNginx({
+      server: block!.text.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${gw.port}/`),
+    });
   });
   afterAll(async () => {
     await nginx?.stop();
@@ -177,15 +206,30 @@ describe('server.trust_proxy as a list of proxy addresses', () => {
 
   it('through the listed proxy the address is the one it saw', async () => {
     const base = `${nginx.url}/a2e`;
-    expect(await sameQuota(base, ['127.0.0.2', { 'x-forwarded-for': '10.1.1.1' }], ['127.0.0.2', { 'x-forwarded-for': '10.2.2.2' }])).toBe(true);
+    expect(
+      await sameQuota(
+        base,
+        ['127.0.0.2', { 'x-forwarded-for': '10.1.1.1' }],
+        ['127.0.0.2', { 'x-forwarded-for': '10.2.2.2' }],
+      ),
+    ).toBe(true);
     expect(await sameQuota(base, ['127.0.0.2'], ['127.0.0.3'])).toBe(false);
   });
 
   it('a request whose peer is not a listed proxy is taken as is: its forwarded headers are not believed', async () => {
     const base = gw.url; // straight to the gateway (its URL has the base path)
     expect(base).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/a2e$/);
-    expect(await sameQuota(base, ['127.0.0.2', { 'x-forwarded-for': '10.1.1.1' }], ['127.0.0.2', { 'x-forwarded-for': '10.2.2.2' }])).toBe(true);
-    const started = await post(`${base}/tool/calls`, callBody('echo', { text: 'x' }), '127.0.0.2', { 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' });
+    expect(
+      await sameQuota(
+        base,
+        ['127.0.0.2', { 'x-forwarded-for': '10.1.1.1' }],
+        ['127.0.0.2', { 'x-forwarded-for': '10.2.2.2' }],
+      ),
+    ).toBe(true);
+    const started = await post(`${base}/tool/calls`, callBody('echo', { text: 'x' }), '127.0.0.2', {
+      'x-forwarded-host': 'evil.example',
+      'x-forwarded-proto': 'https',
+    });
     expect(started.status).toBe(202);
     expect(started.json.result_url).toBe(`${gw.url}/tool/calls/${started.json.call_id}`);
     // Through the proxy, the same headers are believed.

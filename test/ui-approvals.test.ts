@@ -18,7 +18,12 @@ beforeAll(async () => {
     env,
     config: {
       sessions: { required: false },
-      auth: { tokens: [{ name: 'agent', token_env: 'AGENT_TOKEN' }, { name: 'lead', token_env: 'LEAD_TOKEN' }] },
+      auth: {
+        tokens: [
+          { name: 'agent', token_env: 'AGENT_TOKEN' },
+          { name: 'lead', token_env: 'LEAD_TOKEN' },
+        ],
+      },
       approvals: { require: ['echo'], approvers: { names: ['lead'] } },
     },
   });
@@ -73,16 +78,24 @@ describe('console: Approvals', () => {
     const { context, page } = await consoleAs(env.AGENT_TOKEN, '');
     await page.waitForSelector('.tool-item');
     // The tab's fate is decided by GET /admin/approvals: wait for its 403.
-    await page.waitForFunction(() => performance.getEntriesByType('resource').some((e) => e.name.endsWith('/admin/approvals')));
+    await page.waitForFunction(() =>
+      performance.getEntriesByType('resource').some((e) => e.name.endsWith('/admin/approvals')),
+    );
     expect(await page.locator('#tab-approvals').isHidden()).toBe(true);
     // Its own waiting call is in flight in Live activity (not among the finished ones) until someone decides.
-    const call = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'mine' }, { correlation_id: 'ui-own' }), agent);
+    const call = postJson(
+      `${gw.url}/tool/call`,
+      callBody('echo', { text: 'mine' }, { correlation_id: 'ui-own' }),
+      agent,
+    );
     await page.click('#tab-activity');
     const row = page.locator('ul[aria-label="Running calls"] li[data-state="awaiting_approval"]');
     await row.waitFor({ timeout: 10_000 });
     expect(await row.locator('.name').textContent()).toBe('echo');
     const lead = { Authorization: `Bearer ${env.LEAD_TOKEN}` };
-    const list = (await fetch(`${gw.url}/admin/approvals?correlation_id=ui-own`, { headers: lead }).then((r) => r.json())) as any;
+    const list = (await fetch(`${gw.url}/admin/approvals?correlation_id=ui-own`, { headers: lead }).then((r) =>
+      r.json(),
+    )) as any;
     await postJson(`${gw.url}/admin/approvals/${list.approvals[0].id}`, { decision: 'deny' }, lead);
     expect((await call).json.data.error_code).toBe('tool_denied');
     await row.waitFor({ state: 'detached' }); // finished: out of the in-flight list

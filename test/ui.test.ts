@@ -52,7 +52,12 @@ function stepperPlugin() {
         for (let i = 0; i < steps; i++) {
           ctx.emit('progress', { pct: Math.round((i / steps) * 100), message: `step ${i}` });
           ctx.emit('log', { level: 'info', message: `line ${i}` });
-          ctx.emit('artifact', { name: 'report.txt', mime: 'text/plain', chunk: `part ${i}\n`, final: i === steps - 1 });
+          ctx.emit('artifact', {
+            name: 'report.txt',
+            mime: 'text/plain',
+            chunk: `part ${i}\n`,
+            final: i === steps - 1,
+          });
           emitted.set(key, i + 1);
           await gate(key, i).promise;
         }
@@ -74,8 +79,18 @@ function stepperPlugin() {
             type: 'object',
             description: 'Rollout options',
             properties: {
-              strategy: { name: 'strategy', type: 'string', description: 'Rollout strategy', enum: ['rolling', 'blue-green'] },
-              max_surge: { name: 'max_surge', type: 'integer', description: 'Extra instances during the rollout', required: true },
+              strategy: {
+                name: 'strategy',
+                type: 'string',
+                description: 'Rollout strategy',
+                enum: ['rolling', 'blue-green'],
+              },
+              max_surge: {
+                name: 'max_surge',
+                type: 'integer',
+                description: 'Extra instances during the rollout',
+                required: true,
+              },
               dry_run: { name: 'dry_run', type: 'boolean', description: 'Only print the plan' },
             },
           },
@@ -89,7 +104,11 @@ function stepperPlugin() {
       () => ({ archived: 0 }),
     ],
   ]);
-  return { plugin, open: (key: string, i: number) => gate(key, i).resolve(), emitted: (key: string) => emitted.get(key) ?? 0 };
+  return {
+    plugin,
+    open: (key: string, i: number) => gate(key, i).resolve(),
+    emitted: (key: string) => emitted.get(key) ?? 0,
+  };
 }
 
 const gates = gatedPlugin();
@@ -102,7 +121,10 @@ let gw: TestGateway;
 let authGw: TestGateway;
 let browser: Browser;
 beforeAll(async () => {
-  gw = await startGateway({ plugins: [gates.plugin, stepper.plugin], config: { server: { base_path: '/a2e', heartbeat_s: 1 } } });
+  gw = await startGateway({
+    plugins: [gates.plugin, stepper.plugin],
+    config: { server: { base_path: '/a2e', heartbeat_s: 1 } },
+  });
   authGw = await startGateway({
     plugins: [gates.plugin, stepper.plugin],
     config: {
@@ -156,7 +178,11 @@ const toolNames = (page: Page) => page.$$eval('.tool-item', (els) => els.map((el
 const logLines = (page: Page) => page.$$eval('.call .logs li', (els) => els.map((el) => el.textContent));
 const fieldError = (page: Page, path: string) => page.locator(`.field:has(> [name="${path}"]) > .error`);
 
-async function runTool(page: Page, tool: string, values: Record<string, string>): Promise<{ call_id: string; events_url: string }> {
+async function runTool(
+  page: Page,
+  tool: string,
+  values: Record<string, string>,
+): Promise<{ call_id: string; events_url: string }> {
   await page.click(`.tool-item[data-tool="${tool}"]`);
   for (const [path, value] of Object.entries(values)) await page.fill(`[name="${path}"]`, value);
   const [response] = await Promise.all([
@@ -187,7 +213,11 @@ describe('console', { timeout: 120_000 }, () => {
     expect((await fetch(`${gw.url}/ui/assets/..%2Fpackage.json`)).status).toBe(404);
 
     // The default: on for a loopback bind or with auth, off otherwise (the route as createApp mounts it).
-    for (const [loopback, authOn, expected] of [[true, false, 200], [false, true, 200], [false, false, 404]] as const) {
+    for (const [loopback, authOn, expected] of [
+      [true, false, 200],
+      [false, true, 200],
+      [false, false, 404],
+    ] as const) {
       const app = new OpenAPIHono();
       app.onError((err, c) => errorResponse(c, asGatewayError(err)));
       registerUiRoutes(app, { enabled: undefined, authOn, loopbackBind: () => loopback });
@@ -238,13 +268,18 @@ describe('console', { timeout: 120_000 }, () => {
       listTools: () => [],
       executeTool: () => null,
       unavailableTools: () => [
-        { tool: { name: 'render_video', description: 'Render a video on the GPU', input_parameters: [] }, reason: 'this host has no GPU; run the gateway on one that has' },
+        {
+          tool: { name: 'render_video', description: 'Render a video on the GPU', input_parameters: [] },
+          reason: 'this host has no GPU; run the gateway on one that has',
+        },
       ],
     };
     const g = await startGateway({ plugins: [stepper.plugin, hostBound] });
     try {
       const { context, page, errors } = await openConsole(`${g.url}/ui`);
-      await expect.poll(() => page.textContent('#health')).toContain('render_video is unavailable: this host has no GPU; run the gateway on one that has');
+      await expect
+        .poll(() => page.textContent('#health'))
+        .toContain('render_video is unavailable: this host has no GPU; run the gateway on one that has');
       expect(await page.textContent('#health')).toMatch(/^3 tools registered/);
       expect(errors).toEqual([]);
       await context.close();
@@ -257,8 +292,16 @@ describe('console', { timeout: 120_000 }, () => {
     const { context, page, errors } = await openConsole(`${gw.url}/ui`);
     await page.click('.tool-item[data-tool="deploy"]');
     // Enum → select with its values; nested object → a fieldset of its own fields; required marks; help text.
-    expect(await page.$$eval('select[name="arguments.env"] option', (os) => os.map((o) => o.textContent))).toEqual(['— choose —', 'staging', 'prod']);
-    expect(await page.$$eval('select[name="arguments.options.strategy"] option', (os) => os.map((o) => (o as HTMLOptionElement).value))).toEqual(['', 'rolling', 'blue-green']);
+    expect(await page.$$eval('select[name="arguments.env"] option', (os) => os.map((o) => o.textContent))).toEqual([
+      '— choose —',
+      'staging',
+      'prod',
+    ]);
+    expect(
+      await page.$$eval('select[name="arguments.options.strategy"] option', (os) =>
+        os.map((o) => (o as HTMLOptionElement).value),
+      ),
+    ).toEqual(['', 'rolling', 'blue-green']);
     expect(await page.textContent('fieldset.nested legend')).toContain('options');
     expect(await page.getAttribute('[name="arguments.options.max_surge"]', 'aria-required')).toBe('true');
     expect(await page.getAttribute('[name="arguments.replicas"]', 'aria-required')).toBeNull();
@@ -276,7 +319,8 @@ describe('console', { timeout: 120_000 }, () => {
       page.click('button:has-text("Run")'),
     ]);
     expect(refusal.status()).toBe(422);
-    const problems = ((await refusal.json()) as { detail: { problems: { path: string; message: string }[] } }).detail.problems;
+    const problems = ((await refusal.json()) as { detail: { problems: { path: string; message: string }[] } }).detail
+      .problems;
     expect(problems).toEqual(
       expect.arrayContaining([
         { path: 'arguments.replicas', message: 'expected integer, got string' },
@@ -318,9 +362,13 @@ describe('console', { timeout: 120_000 }, () => {
       // The tool is parked on gate i: it has emitted step i and cannot finish, so what the page shows came live.
       await page.waitForFunction((n) => document.querySelectorAll('.call .logs li').length === n, i + 1);
       expect(stepper.emitted(key)).toBe(i + 1);
-      expect(await page.$eval('.call progress', (p) => (p as HTMLProgressElement).value)).toBe(Math.round((i / steps) * 100));
+      expect(await page.$eval('.call progress', (p) => (p as HTMLProgressElement).value)).toBe(
+        Math.round((i / steps) * 100),
+      );
       expect(await page.textContent('.call .status')).toBe(`Running: step ${i}`);
-      expect(await page.textContent('.call .artifact pre')).toBe(Array.from({ length: i + 1 }, (_, j) => `part ${j}\n`).join(''));
+      expect(await page.textContent('.call .artifact pre')).toBe(
+        Array.from({ length: i + 1 }, (_, j) => `part ${j}\n`).join(''),
+      );
       expect(await page.$('.call .result .json')).toBeNull();
       if (i === 2) {
         // Mid-call, for the docs: at 1280 and 375 px (no horizontal scrolling there).
@@ -369,12 +417,15 @@ describe('console', { timeout: 120_000 }, () => {
     await watcher.page.evaluate(() => {
       const seen: Record<string, number> = ((window as any).seen = {});
       new MutationObserver(() => {
-        for (const li of document.querySelectorAll<HTMLElement>('.activity li[data-call-id]')) seen[li.dataset.callId!] ??= Date.now();
+        for (const li of document.querySelectorAll<HTMLElement>('.activity li[data-call-id]'))
+          seen[li.dataset.callId!] ??= Date.now();
       }).observe(document.body, { childList: true, subtree: true });
     });
     const key = 'ui-live';
     const { call_id } = await runTool(runner.page, 'gated', { 'arguments.key': key, 'arguments.steps': '2' });
-    await watcher.page.waitForSelector(`.activity li[data-call-id="${call_id}"][data-state="running"]`, { timeout: 5000 });
+    await watcher.page.waitForSelector(`.activity li[data-call-id="${call_id}"][data-state="running"]`, {
+      timeout: 5000,
+    });
     // From the call's start in the gateway to its row in the other tab.
     const { created_at } = await (await fetch(`${gw.url}/tool/calls/${call_id}`)).json();
     const shownAt: number = await watcher.page.evaluate((id) => (window as any).seen[id], call_id);
@@ -385,7 +436,9 @@ describe('console', { timeout: 120_000 }, () => {
 
     // Watch it from the activity tab, then let it finish: both tabs see the end.
     await watcher.page.click(`.activity li[data-call-id="${call_id}"] button`);
-    await watcher.page.waitForFunction(() => document.querySelector('.watch .call .status')?.textContent === 'Running: step 0');
+    await watcher.page.waitForFunction(
+      () => document.querySelector('.watch .call .status')?.textContent === 'Running: step 0',
+    );
     gates.open(key, 0);
     gates.open(key, 1);
     await watcher.page.waitForSelector(`.activity li[data-call-id="${call_id}"][data-state="completed"]`);
@@ -409,7 +462,10 @@ describe('console', { timeout: 120_000 }, () => {
       rows.map((row) => [...row.children].map((cell) => Math.round(cell.getBoundingClientRect().left))),
     );
     for (let column = 0; column < lefts[0]!.length; column++) {
-      expect(new Set(lefts.map((row) => row[column])), `column ${column}: ${JSON.stringify(lefts)}`).toHaveProperty('size', 1);
+      expect(new Set(lefts.map((row) => row[column])), `column ${column}: ${JSON.stringify(lefts)}`).toHaveProperty(
+        'size',
+        1,
+      );
     }
     await context.close();
   });
@@ -435,7 +491,12 @@ describe('console', { timeout: 120_000 }, () => {
     await page.waitForSelector('.call.ok .result .json');
     expect(await logLines(page)).toEqual(['info line 0', 'info line 1', 'info line 2', 'info line 3']);
     expect(await page.textContent('.call .artifact pre')).toBe('part 0\npart 1\npart 2\npart 3\n');
-    expect(await page.$$eval('.call .logs li', (els) => els.map((el) => (el as HTMLElement).dataset.seq))).toEqual(['1', '4', '7', '10']);
+    expect(await page.$$eval('.call .logs li', (els) => els.map((el) => (el as HTMLElement).dataset.seq))).toEqual([
+      '1',
+      '4',
+      '7',
+      '10',
+    ]);
     expect(errors).toEqual([]);
     await context.close();
   });
@@ -459,8 +520,16 @@ describe('console', { timeout: 120_000 }, () => {
     await page.click('#tab-activity');
     await page.waitForFunction(() => document.querySelector('.live')?.textContent === '● Live');
     // Sessions are required with auth: the admin opens one, then starts a call the limited token must not see.
-    const hs = await postJson(`${authGw.url}/handshake`, { type: 'handshake/req', agent_caps: ['tools'], auth_token: ADMIN }, { Authorization: `Bearer ${ADMIN}` });
-    const admin = await postJson(`${authGw.url}/tool/calls`, callBody('echo', { text: 'from admin' }, { session_id: hs.json.session_id }), { Authorization: `Bearer ${ADMIN}` });
+    const hs = await postJson(
+      `${authGw.url}/handshake`,
+      { type: 'handshake/req', agent_caps: ['tools'], auth_token: ADMIN },
+      { Authorization: `Bearer ${ADMIN}` },
+    );
+    const admin = await postJson(
+      `${authGw.url}/tool/calls`,
+      callBody('echo', { text: 'from admin' }, { session_id: hs.json.session_id }),
+      { Authorization: `Bearer ${ADMIN}` },
+    );
     expect(admin.status).toBe(202);
     await page.click('#tab-tools');
     await runTool(page, 'echo', { 'arguments.text': 'from the console' });
@@ -483,14 +552,19 @@ describe('console', { timeout: 120_000 }, () => {
     await new Promise((resolve) => closed.close(resolve));
     const agentsGw = await startGateway({ config: { agents: { billing: { card: `http://127.0.0.1:${port}` } } } });
     try {
-      await expect.poll(async () => (await (await fetch(`${agentsGw.url}/agents`)).json()).agents[0].state, { timeout: 20_000 }).toBe('failed');
+      await expect
+        .poll(async () => (await (await fetch(`${agentsGw.url}/agents`)).json()).agents[0].state, { timeout: 20_000 })
+        .toBe('failed');
       const { context, page } = await openConsole(`${agentsGw.url}/ui#sources`);
       await page.waitForSelector('.agent');
       expect(await page.textContent('.agent h4')).toContain('billing');
       expect(await page.textContent('.agent .pill')).toBe('failed');
       expect(await page.textContent('.agent .error')).toMatch(/^Last error: .+/);
       expect(await page.textContent('.agent')).toContain(`http://127.0.0.1:${port}`);
-      const [again] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/agents')), page.click('button:has-text("Refresh")')]);
+      const [again] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/agents')),
+        page.click('button:has-text("Refresh")'),
+      ]);
       expect(again.status()).toBe(200);
       await context.close();
     } finally {
@@ -499,18 +573,33 @@ describe('console', { timeout: 120_000 }, () => {
   });
 
   it('Sources lists every source in one table (GET /sources): kind, health, tool count, last error', async () => {
-    const gw = await startGateway({ config: { tools: { http: { enabled: true } }, openapi: { sources: { billing: { spec: 'http://127.0.0.1:1/openapi.json' } } } } });
+    const gw = await startGateway({
+      config: {
+        tools: { http: { enabled: true } },
+        openapi: { sources: { billing: { spec: 'http://127.0.0.1:1/openapi.json' } } },
+      },
+    });
     try {
-      await expect.poll(async () => (await (await fetch(`${gw.url}/sources`)).json()).sources.find((s: any) => s.id === 'billing')?.health, { timeout: 20_000 }).toBe('failed');
+      await expect
+        .poll(
+          async () =>
+            (await (await fetch(`${gw.url}/sources`)).json()).sources.find((s: any) => s.id === 'billing')?.health,
+          { timeout: 20_000 },
+        )
+        .toBe('failed');
       const { context, page } = await openConsole(`${gw.url}/ui#sources`);
       await page.waitForSelector('table.sources tr[data-source="billing"]');
       expect(await page.textContent('section[aria-labelledby="sources-all"] h3')).toBe('All sources');
-      const cells = async (id: string) => page.$$eval(`table.sources tr[data-source="${id}"] td`, (tds) => tds.map((td) => td.textContent));
+      const cells = async (id: string) =>
+        page.$$eval(`table.sources tr[data-source="${id}"] td`, (tds) => tds.map((td) => td.textContent));
       expect(await cells('http')).toEqual(['http', 'native', 'ok', '1', 'never', '—']);
       const billing = await cells('billing');
       expect(billing.slice(0, 4)).toEqual(['billing', 'openapi', 'failed', '0']);
       expect(billing[5]).toMatch(/^the OpenAPI document could not be loaded: .*loopback/);
-      const [again] = await Promise.all([page.waitForResponse((r) => r.url().endsWith('/sources')), page.click('button:has-text("Refresh")')]);
+      const [again] = await Promise.all([
+        page.waitForResponse((r) => r.url().endsWith('/sources')),
+        page.click('button:has-text("Refresh")'),
+      ]);
       expect(again.status()).toBe(200);
       await context.close();
     } finally {
@@ -520,9 +609,15 @@ describe('console', { timeout: 120_000 }, () => {
 
   it('Sources shows the MCP servers with their state and last error, and Refresh reads them again', async () => {
     // A command that does not exist: the server fails to start, and says why.
-    const mcpGw = await startGateway({ config: { mcp: { servers: { broken: { command: '/nonexistent/mcp-server', sandbox: false } } } } });
+    const mcpGw = await startGateway({
+      config: { mcp: { servers: { broken: { command: '/nonexistent/mcp-server', sandbox: false } } } },
+    });
     try {
-      await expect.poll(async () => (await (await fetch(`${mcpGw.url}/mcp-servers`)).json()).servers[0]?.last_error, { timeout: 20_000 }).toBeTruthy();
+      await expect
+        .poll(async () => (await (await fetch(`${mcpGw.url}/mcp-servers`)).json()).servers[0]?.last_error, {
+          timeout: 20_000,
+        })
+        .toBeTruthy();
       const { state } = (await (await fetch(`${mcpGw.url}/mcp-servers`)).json()).servers[0];
       const { context, page } = await openConsole(`${mcpGw.url}/ui#sources`);
       await page.waitForSelector('.mcp-server[data-server="broken"]');
@@ -534,7 +629,9 @@ describe('console', { timeout: 120_000 }, () => {
       expect(await page.textContent('.mcp-server')).toContain('/nonexistent/mcp-server');
       expect(await page.textContent('.mcp-server')).toContain('stdio');
       // No agents configured: that list says so rather than staying empty.
-      expect(await page.textContent('section[aria-labelledby="sources-agents"] [role="status"]')).toContain('No A2A agents are configured');
+      expect(await page.textContent('section[aria-labelledby="sources-agents"] [role="status"]')).toContain(
+        'No A2A agents are configured',
+      );
       const [agents, servers] = await Promise.all([
         page.waitForResponse((r) => r.url().endsWith('/agents')),
         page.waitForResponse((r) => r.url().endsWith('/mcp-servers')),

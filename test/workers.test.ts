@@ -16,20 +16,32 @@ import { startRedis, type RedisServer } from './helpers/redis.js';
 
 /** POST /tool/call on a fresh connection (no keep-alive), so the primary hands each one to a worker in turn. */
 function call(url: string, tool: string, args: Record<string, unknown> = {}): Promise<{ status: number; body: any }> {
-  const body = JSON.stringify({ type: 'tool/call/req', id: `w-${tool}`, version: '1.0', ts: Date.now() / 1000, tool_name: tool, arguments: args });
+  const body = JSON.stringify({
+    type: 'tool/call/req',
+    id: `w-${tool}`,
+    version: '1.0',
+    ts: Date.now() / 1000,
+    tool_name: tool,
+    arguments: args,
+  });
   return new Promise((resolve, reject) => {
-    const req = request(`${url}/tool/call`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } }, (res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
-    });
+    const req = request(
+      `${url}/tool/call`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      },
+    );
     req.on('error', reject);
     req.setTimeout(20_000, () => req.destroy(new Error(`no answer from ${url} in 20 s`)));
     req.end(body);
   });
 }
 
-const parentOf = (pid: number): number => Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
+const parentOf = (pid: number): number =>
+  Number(readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ')[1]);
 
 let redis: RedisServer;
 let dir: string;
@@ -49,10 +61,16 @@ afterAll(async () => {
 
 describe('serve --workers', () => {
   it('refuses more than one worker without a shared store, saying what to set', async () => {
-    const r = await execa('node', [CLI, 'serve', '--config', join(dir, 'memory.yaml')], { reject: false, env: { LOG_LEVEL: 'silent' } });
+    const r = await execa('node', [CLI, 'serve', '--config', join(dir, 'memory.yaml')], {
+      reject: false,
+      env: { LOG_LEVEL: 'silent' },
+    });
     expect(r.exitCode).toBe(2);
     expect(r.stderr).toMatch(/2 worker processes need a store they share: set store\.kind: redis/);
-    const bad = await execa('node', [CLI, 'serve', '--workers', 'lots'], { reject: false, env: { LOG_LEVEL: 'silent' } });
+    const bad = await execa('node', [CLI, 'serve', '--workers', 'lots'], {
+      reject: false,
+      env: { LOG_LEVEL: 'silent' },
+    });
     expect(bad.exitCode).toBe(2);
     expect(bad.stderr).toMatch(/--workers must be a number of processes from 1 to 256, or "auto"/);
   }, 120_000);
@@ -104,7 +122,9 @@ describe('serve --workers', () => {
             let t = '';
             res.on('data', (c: Buffer) => (t += c.toString()));
             res.on('end', () => resolve(JSON.parse(t)));
-          }).on('error', reject).end(),
+          })
+            .on('error', reject)
+            .end(),
         );
         if (h.running_calls >= 1) break;
       }

@@ -4,7 +4,16 @@ import { readFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem, release, platform } from 'node:os';
 import { ROOT } from './proc.mjs';
 
-const PACKAGES = ['hono', '@hono/node-server', '@hono/zod-openapi', 'zod', 'autocannon', '@modelcontextprotocol/sdk', 'eventsource-parser', 'undici'];
+const PACKAGES = [
+  'hono',
+  '@hono/node-server',
+  '@hono/zod-openapi',
+  'zod',
+  'autocannon',
+  '@modelcontextprotocol/sdk',
+  'eventsource-parser',
+  'undici',
+];
 
 function packageVersion(name) {
   // Read node_modules/<name>/package.json directly: some packages' exports hide it or point at a nested one.

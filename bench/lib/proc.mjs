@@ -47,7 +47,14 @@ const running = new Set();
  */
 export function startServer(
   nodeArgs,
-  { env = {}, readyPattern = /listening on (http:\/\/\S+)/, ipc = true, timeoutMs = 30_000, stderrFile, onStdoutLine } = {},
+  {
+    env = {},
+    readyPattern = /listening on (http:\/\/\S+)/,
+    ipc = true,
+    timeoutMs = 30_000,
+    stderrFile,
+    onStdoutLine,
+  } = {},
 ) {
   const [cmd, args] = command(pinning.server, nodeArgs);
   // `stderrFile`: the server's stderr (its log) goes to that file, as an operator would redirect it.
@@ -65,13 +72,18 @@ export function startServer(
   child.stderr?.on('data', (d) => (stderr = (stderr + d).slice(-4000)));
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => fail(new Error(`server ${nodeArgs.join(' ')} did not print its listening line in ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(
+      () => fail(new Error(`server ${nodeArgs.join(' ')} did not print its listening line in ${timeoutMs} ms`)),
+      timeoutMs,
+    );
     const fail = (err) => {
       clearTimeout(timer);
       child.kill('SIGKILL');
       reject(err);
     };
-    child.once('exit', (code) => fail(new Error(`server ${nodeArgs.join(' ')} exited with ${code} before listening: ${stderr}`)));
+    child.once('exit', (code) =>
+      fail(new Error(`server ${nodeArgs.join(' ')} exited with ${code} before listening: ${stderr}`)),
+    );
     child.stdout.on('data', (d) => {
       out += d;
       const m = readyPattern.exec(out);

@@ -2,7 +2,11 @@
 
 const esc = (s) => String(s).replace(/\|/g, '\\|');
 const table = (columns, rows) =>
-  [`| ${columns.map(esc).join(' | ')} |`, `|${columns.map(() => '---').join('|')}|`, ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`)].join('\n');
+  [
+    `| ${columns.map(esc).join(' | ')} |`,
+    `|${columns.map(() => '---').join('|')}|`,
+    ...rows.map((r) => `| ${r.map(esc).join(' | ')} |`),
+  ].join('\n');
 
 /** met: true / false, or null for a figure that is reported without a target. */
 const verdict = (met) => (met === null ? 'reported' : met ? 'met' : '**not met**');
@@ -62,7 +66,12 @@ export function renderReport({ machine, quick, pinning, seconds, command, result
     }
     lines.push(r.what, '', table(r.columns, r.rows), '');
     for (const t of r.targets) {
-      lines.push(t.met === null ? `Reported: ${t.text} — ${t.value}.` : `Target: ${t.text} — measured ${t.value}: **${t.met ? 'met' : 'not met'}**.`, '');
+      lines.push(
+        t.met === null
+          ? `Reported: ${t.text} — ${t.value}.`
+          : `Target: ${t.text} — measured ${t.value}: **${t.met ? 'met' : 'not met'}**.`,
+        '',
+      );
     }
     if (r.notes) lines.push(...r.notes.map((n) => `${n}`), '');
     lines.push('Commands (run from the repository root by the harness):', '', '```sh', ...r.commands, '```', '');

@@ -19,7 +19,8 @@ export async function interleavedRounds(targets, spec, { rounds, name, log }) {
   for (let r = 0; r < rounds; r++) {
     for (const t of targets) {
       const res = await runLoad('bench/load/autocannon.mjs', spec(t));
-      if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+      if (res.errors || res.non2xx)
+        throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
       results[t.key].push(res);
       log(`  ${name} round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
     }
@@ -32,12 +33,20 @@ export const rpsOf = (results, key) => results[key].map((x) => x.rps);
 
 /** Median req/s, p50 and p99 of a target's runs, formatted for the table. */
 export function rateCells(runs) {
-  return [fmt.int(median(runs.map((x) => x.rps))), fmt.latency(median(runs.map((x) => x.p50))), fmt.latency(median(runs.map((x) => x.p99)))];
+  return [
+    fmt.int(median(runs.map((x) => x.rps))),
+    fmt.latency(median(runs.map((x) => x.p50))),
+    fmt.latency(median(runs.map((x) => x.p99))),
+  ];
 }
 
 /** A table row: the target's label, its rate cells, and its req/s paired with `baseline`'s (× baseline). */
 export function rateRow(t, results, baseline) {
-  return [t.label, ...rateCells(results[t.key]), fmt.ratio(pairedRatio(rpsOf(results, t.key), rpsOf(results, baseline)))];
+  return [
+    t.label,
+    ...rateCells(results[t.key]),
+    fmt.ratio(pairedRatio(rpsOf(results, t.key), rpsOf(results, baseline))),
+  ];
 }
 
 /** POST `body` as JSON (with `headers`) and read the JSON answer: what a scenario checks before loading a target. */

@@ -14,7 +14,12 @@ export function pairedRatio(a, b) {
 
 export const fmt = {
   int: (n) => (Number.isFinite(n) ? Math.round(n).toLocaleString('en-US') : '—'),
-  ms: (n) => (Number.isFinite(n) ? (n >= 1000 ? `${(n / 1000).toFixed(2)} s` : `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms`) : '—'),
+  ms: (n) =>
+    Number.isFinite(n)
+      ? n >= 1000
+        ? `${(n / 1000).toFixed(2)} s`
+        : `${n < 10 ? n.toFixed(2) : n.toFixed(1)} ms`
+      : '—',
   /** autocannon reports latencies in whole milliseconds. */
   latency: (n) => (Number.isFinite(n) ? (n < 1 ? '< 1 ms' : `${Math.round(n)} ms`) : '—'),
   /**

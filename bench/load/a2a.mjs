@@ -16,9 +16,15 @@ const dispatcher = new Agent({ connections: spec.mode === 'concurrent' ? spec.ru
 
 async function viaGateway(i) {
   const body = JSON.stringify({ type: 'tool/call/req', tool_name: spec.tool, arguments: { task: `task ${i}` } });
-  const res = await request(`${spec.url}/tool/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher });
+  const res = await request(`${spec.url}/tool/call`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    dispatcher,
+  });
   const json = await res.body.json();
-  if (res.statusCode !== 200 || json.data?.success !== true) throw new Error(`${res.statusCode} ${JSON.stringify(json).slice(0, 300)}`);
+  if (res.statusCode !== 200 || json.data?.success !== true)
+    throw new Error(`${res.statusCode} ${JSON.stringify(json).slice(0, 300)}`);
 }
 
 let client;
@@ -30,7 +36,9 @@ async function direct(i) {
       contextId: '',
       taskId: '',
       role: Role.ROLE_USER,
-      parts: [{ content: { $case: 'text', value: `task ${i}` }, metadata: undefined, filename: '', mediaType: 'text/plain' }],
+      parts: [
+        { content: { $case: 'text', value: `task ${i}` }, metadata: undefined, filename: '', mediaType: 'text/plain' },
+      ],
       metadata: { skillId: spec.skill },
       extensions: [],
       referenceTaskIds: [],
@@ -40,7 +48,8 @@ async function direct(i) {
     tenant: '',
   });
   const task = result?.id !== undefined && result.status ? result : result?.task;
-  if (task?.status?.state !== TaskState.TASK_STATE_COMPLETED) throw new Error(`not completed: ${JSON.stringify(result).slice(0, 300)}`);
+  if (task?.status?.state !== TaskState.TASK_STATE_COMPLETED)
+    throw new Error(`not completed: ${JSON.stringify(result).slice(0, 300)}`);
 }
 
 const one = spec.mode === 'direct' ? direct : viaGateway;

@@ -13,10 +13,16 @@ const started = performance.now();
 const post = await request(`${spec.start}/tool/calls`, {
   method: 'POST',
   headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({ type: 'tool/call/req', tool_name: 'ticks', arguments: { count: spec.count, every_ms: spec.everyMs ?? 0 }, timeout: 600 }),
+  body: JSON.stringify({
+    type: 'tool/call/req',
+    tool_name: 'ticks',
+    arguments: { count: spec.count, every_ms: spec.everyMs ?? 0 },
+    timeout: 600,
+  }),
 });
 const accepted = await post.body.json();
-if (post.statusCode !== 202) throw new Error(`POST /tool/calls answered ${post.statusCode}: ${JSON.stringify(accepted)}`);
+if (post.statusCode !== 202)
+  throw new Error(`POST /tool/calls answered ${post.statusCode}: ${JSON.stringify(accepted)}`);
 const eventsUrl = accepted.events_url.replace(spec.start, spec.watch);
 const res = await request(eventsUrl, { headers: { accept: 'text/event-stream' } });
 const openedAt = performance.timeOrigin + performance.now();

@@ -10,9 +10,14 @@ const body = JSON.stringify({ type: 'tool/call/req', tool_name: spec.tool, argum
 const ms = [];
 for (let i = 0; i < spec.runs; i++) {
   const t = performance.now();
-  const res = await request(`${spec.url}/tool/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+  const res = await request(`${spec.url}/tool/call`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+  });
   const json = await res.body.json();
   ms.push(performance.now() - t);
-  if (res.statusCode !== 200 || json.data?.success !== true) throw new Error(`${spec.tool} failed: ${res.statusCode} ${JSON.stringify(json)}`);
+  if (res.statusCode !== 200 || json.data?.success !== true)
+    throw new Error(`${spec.tool} failed: ${res.statusCode} ${JSON.stringify(json)}`);
 }
 process.stdout.write(`${JSON.stringify({ ms })}\n`);

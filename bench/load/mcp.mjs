@@ -15,7 +15,12 @@ const dispatcher = new Agent({ connections: 8 });
 async function viaGateway(i) {
   const text = `hi ${i}`;
   const body = JSON.stringify({ type: 'tool/call/req', tool_name: spec.tool, arguments: { text } });
-  const res = await request(`${spec.url}/tool/call`, { method: 'POST', headers: { 'content-type': 'application/json' }, body, dispatcher });
+  const res = await request(`${spec.url}/tool/call`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body,
+    dispatcher,
+  });
   const json = await res.body.json();
   if (res.statusCode !== 200 || json.data?.success !== true || json.data.data?.text !== text) {
     throw new Error(`${res.statusCode} ${JSON.stringify(json).slice(0, 300)}`);
@@ -30,7 +35,8 @@ async function direct(i) {
   }
   const text = `hi ${i}`;
   const result = await client.callTool({ name: spec.remote, arguments: { text } });
-  if (result.isError || result.content?.[0]?.text !== text) throw new Error(`unexpected result: ${JSON.stringify(result).slice(0, 300)}`);
+  if (result.isError || result.content?.[0]?.text !== text)
+    throw new Error(`unexpected result: ${JSON.stringify(result).slice(0, 300)}`);
 }
 
 const one = spec.mode === 'direct' ? direct : viaGateway;

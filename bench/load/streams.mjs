@@ -12,17 +12,43 @@ const spec = JSON.parse(process.argv[2]);
 const agent = new http.Agent({ keepAlive: true, maxSockets: spec.concurrency });
 const streamAgent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 
-const stats = { opened: 0, completed: 0, errors: 0, events: 0, heartbeats: 0, minHeartbeats: Infinity, firstError: null, postRetries: 0 };
+const stats = {
+  opened: 0,
+  completed: 0,
+  errors: 0,
+  events: 0,
+  heartbeats: 0,
+  minHeartbeats: Infinity,
+  firstError: null,
+  postRetries: 0,
+};
 
 function startCall(tries = 3) {
-  const body = JSON.stringify({ type: 'tool/call/req', tool_name: 'hold', arguments: { ms: spec.holdMs }, timeout: 600 });
+  const body = JSON.stringify({
+    type: 'tool/call/req',
+    tool_name: 'hold',
+    arguments: { ms: spec.holdMs },
+    timeout: 600,
+  });
   return new Promise((resolve, reject) => {
-    const req = http.request(`${spec.url}/tool/calls`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (text += d));
-      res.on('end', () => (res.statusCode === 202 ? resolve(JSON.parse(text)) : reject(new Error(`POST /tool/calls: ${res.statusCode} ${text}`))));
-    });
+    const req = http.request(
+      `${spec.url}/tool/calls`,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (text += d));
+        res.on('end', () =>
+          res.statusCode === 202
+            ? resolve(JSON.parse(text))
+            : reject(new Error(`POST /tool/calls: ${res.statusCode} ${text}`)),
+        );
+      },
+    );
     req.on('error', (err) => {
       // A kept-alive connection the server closed as idle just as this request went out on it (the keep-alive race
       // Node's docs describe for req.reusedSocket): nothing reached the server, so send it again on a fresh one. Counted.

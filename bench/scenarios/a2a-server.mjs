@@ -13,22 +13,52 @@ const SEND_BODY = JSON.stringify({
   jsonrpc: '2.0',
   id: 1,
   method: 'SendMessage',
-  params: { message: { messageId: 'bench', role: 'ROLE_USER', parts: [{ data: { text: 'hi' } }], metadata: { skillId: 'echo' } } },
+  params: {
+    message: {
+      messageId: 'bench',
+      role: 'ROLE_USER',
+      parts: [{ data: { text: 'hi' } }],
+      metadata: { skillId: 'echo' },
+    },
+  },
 });
 const A2A = { 'a2a-version': '1.0' };
 
 const TARGETS = [
-  { key: 'a2a', label: 'a2e-gateway `POST /a2a` `SendMessage` (blocking, echo)', script: 'bench/servers/gateway.mjs', path: '/a2a', body: SEND_BODY, headers: A2A },
-  { key: 'rest', label: 'a2e-gateway `POST /tool/call` (echo)', script: 'bench/servers/gateway.mjs', path: '/tool/call', body: ECHO_BODY },
-  { key: 'sdk', label: '@a2a-js/sdk Express server, echo executor (`SendMessage`)', script: 'bench/servers/a2a-sdk-echo.mjs', path: '/a2a', body: SEND_BODY, headers: A2A },
+  {
+    key: 'a2a',
+    label: 'a2e-gateway `POST /a2a` `SendMessage` (blocking, echo)',
+    script: 'bench/servers/gateway.mjs',
+    path: '/a2a',
+    body: SEND_BODY,
+    headers: A2A,
+  },
+  {
+    key: 'rest',
+    label: 'a2e-gateway `POST /tool/call` (echo)',
+    script: 'bench/servers/gateway.mjs',
+    path: '/tool/call',
+    body: ECHO_BODY,
+  },
+  {
+    key: 'sdk',
+    label: '@a2a-js/sdk Express server, echo executor (`SendMessage`)',
+    script: 'bench/servers/a2a-sdk-echo.mjs',
+    path: '/a2a',
+    body: SEND_BODY,
+    headers: A2A,
+  },
 ];
 
 async function checkAnswer(t, url) {
   const { status, json } = await postJson(url, t.body, t.headers);
   const text =
-    t.key === 'rest' ? json.data?.data?.text : json.result?.task?.artifacts?.[0]?.parts?.find((p) => p.data !== undefined)?.data?.text;
+    t.key === 'rest'
+      ? json.data?.data?.text
+      : json.result?.task?.artifacts?.[0]?.parts?.find((p) => p.data !== undefined)?.data?.text;
   const state = t.key === 'rest' ? 'TASK_STATE_COMPLETED' : json.result?.task?.status?.state;
-  if (status !== 200 || text !== 'hi' || state !== 'TASK_STATE_COMPLETED') throw new Error(`${t.label} answered ${status} ${JSON.stringify(json)}`);
+  if (status !== 200 || text !== 'hi' || state !== 'TASK_STATE_COMPLETED')
+    throw new Error(`${t.label} answered ${status} ${JSON.stringify(json)}`);
 }
 
 export async function a2aServer({ quick, log }) {
@@ -66,7 +96,10 @@ export async function a2aServer({ quick, log }) {
       commands: [
         shownCommand('server', ['bench/servers/gateway.mjs']),
         shownCommand('server', ['bench/servers/a2a-sdk-echo.mjs']),
-        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/a2a', body: '<body>', headers: A2A, connections, duration })]),
+        shownCommand('load', [
+          'bench/load/autocannon.mjs',
+          JSON.stringify({ url: '<server>/a2a', body: '<body>', headers: A2A, connections, duration }),
+        ]),
       ],
       raw: results,
     };

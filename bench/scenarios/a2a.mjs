@@ -36,10 +36,17 @@ export async function a2a({ quick, log }) {
       inst.direct.push(...check(await direct('instant', runs), 'instant direct').ms);
       slow.gateway.push(...check(await viaGateway('Bench_Peer_slow', slowRuns), 'slow via gateway').ms);
       slow.direct.push(...check(await direct('slow', slowRuns), 'slow direct').ms);
-      log(`  a2a round ${r + 1}/${rounds}: instant p50 gateway ${fmt.ms(median(inst.gateway))} / direct ${fmt.ms(median(inst.direct))}; 300 ms skill p50 ${fmt.ms(median(slow.gateway))}`);
+      log(
+        `  a2a round ${r + 1}/${rounds}: instant p50 gateway ${fmt.ms(median(inst.gateway))} / direct ${fmt.ms(median(inst.direct))}; 300 ms skill p50 ${fmt.ms(median(slow.gateway))}`,
+      );
     }
     const connsBefore = (await peer.ask({ cmd: 'connections' })).connections;
-    const conc = await runLoad('bench/load/a2a.mjs', { mode: 'concurrent', url: gw.url, tool: 'Bench_Peer_instant', runs: concurrent });
+    const conc = await runLoad('bench/load/a2a.mjs', {
+      mode: 'concurrent',
+      url: gw.url,
+      tool: 'Bench_Peer_instant',
+      runs: concurrent,
+    });
     const connsAfter = (await peer.ask({ cmd: 'connections' })).connections;
     const opened = connsAfter - connsBefore;
     log(`  a2a: ${concurrent} concurrent calls, ${conc.errors} errors, ${opened} new TCP connections to the peer`);
@@ -60,9 +67,19 @@ export async function a2a({ quick, log }) {
       rows: [
         ['(a) instant skill, p50', fmt.ms(median(inst.gateway)), fmt.ms(median(inst.direct)), fmt.ms(addedP50)],
         ['(a) instant skill, p99', fmt.ms(pct(inst.gateway, 99)), fmt.ms(pct(inst.direct, 99)), fmt.ms(addedP99)],
-        ['(b) 300 ms skill, p50 end-to-end', fmt.ms(slowP50), fmt.ms(median(slow.direct)), fmt.ms(slowP50 - median(slow.direct))],
+        [
+          '(b) 300 ms skill, p50 end-to-end',
+          fmt.ms(slowP50),
+          fmt.ms(median(slow.direct)),
+          fmt.ms(slowP50 - median(slow.direct)),
+        ],
         ['(b) 300 ms skill, p99 end-to-end', fmt.ms(pct(slow.gateway, 99)), fmt.ms(pct(slow.direct, 99)), ''],
-        [`(c) ${concurrent} concurrent calls: errors / wall time`, `${conc.errors} / ${fmt.ms(conc.seconds * 1000)}`, '', ''],
+        [
+          `(c) ${concurrent} concurrent calls: errors / wall time`,
+          `${conc.errors} / ${fmt.ms(conc.seconds * 1000)}`,
+          '',
+          '',
+        ],
         [`(c) TCP connections the peer accepted for them`, fmt.int(opened), '', ''],
       ],
       targets: [
@@ -77,9 +94,18 @@ export async function a2a({ quick, log }) {
       commands: [
         shownCommand('server', ['bench/servers/a2a-peer.mjs']),
         `BENCH_AGENT_CARD=<peer> ${shownCommand('server', ['bench/servers/gateway.mjs'])}`,
-        shownCommand('load', ['bench/load/a2a.mjs', JSON.stringify({ mode: 'gateway', url: '<gateway>', tool: 'Bench_Peer_instant', runs })]),
-        shownCommand('load', ['bench/load/a2a.mjs', JSON.stringify({ mode: 'direct', url: '<peer>', skill: 'instant', runs })]),
-        shownCommand('load', ['bench/load/a2a.mjs', JSON.stringify({ mode: 'concurrent', url: '<gateway>', tool: 'Bench_Peer_instant', runs: concurrent })]),
+        shownCommand('load', [
+          'bench/load/a2a.mjs',
+          JSON.stringify({ mode: 'gateway', url: '<gateway>', tool: 'Bench_Peer_instant', runs }),
+        ]),
+        shownCommand('load', [
+          'bench/load/a2a.mjs',
+          JSON.stringify({ mode: 'direct', url: '<peer>', skill: 'instant', runs }),
+        ]),
+        shownCommand('load', [
+          'bench/load/a2a.mjs',
+          JSON.stringify({ mode: 'concurrent', url: '<gateway>', tool: 'Bench_Peer_instant', runs: concurrent }),
+        ]),
       ],
       raw: { inst, slow, conc, opened },
     };

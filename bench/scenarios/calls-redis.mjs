@@ -29,13 +29,20 @@ export async function callsRedis({ quick, log }) {
     servers.a = await startServer(['bench/servers/gateway-calls.mjs'], { env });
     servers.b = await startServer(['bench/servers/gateway-calls.mjs'], { env });
     const modes = [
-      { key: 'memory', label: 'memory, one instance (started and watched on it)', start: servers.memory.url, watch: servers.memory.url },
+      {
+        key: 'memory',
+        label: 'memory, one instance (started and watched on it)',
+        start: servers.memory.url,
+        watch: servers.memory.url,
+      },
       { key: 'redis', label: 'Redis, started on A, watched on B', start: servers.a.url, watch: servers.b.url },
     ];
     const run = async (m, n, everyMs) => {
       const res = await runLoad('bench/load/call-events.mjs', { start: m.start, watch: m.watch, count: n, everyMs });
       if (res.status !== 200 || res.events !== n || res.outOfOrder || !res.finalOk) {
-        throw new Error(`${m.label}: status ${res.status}, ${res.events}/${n} events, ${res.outOfOrder} out of order, final ok ${res.finalOk}`);
+        throw new Error(
+          `${m.label}: status ${res.status}, ${res.events}/${n} events, ${res.outOfOrder} out of order, final ok ${res.finalOk}`,
+        );
       }
       return res;
     };
@@ -46,7 +53,9 @@ export async function callsRedis({ quick, log }) {
       for (const m of modes) {
         fast[m.key].push(await run(m, count, 0));
         slow[m.key].push(await run(m, paced, 1));
-        log(`  calls-redis round ${r + 1}/${rounds} ${m.key}: ${fmt.int(fast[m.key].at(-1).eventsPerS)} events/s, paced p50 ${fmt.ms(slow[m.key].at(-1).p50)}`);
+        log(
+          `  calls-redis round ${r + 1}/${rounds} ${m.key}: ${fmt.int(fast[m.key].at(-1).eventsPerS)} events/s, paced p50 ${fmt.ms(slow[m.key].at(-1).p50)}`,
+        );
       }
     }
     const eps = (k) => fast[k].map((x) => x.eventsPerS);
@@ -70,8 +79,12 @@ export async function callsRedis({ quick, log }) {
       targets: [{ text: 'p50 emit-to-arrival across instances (paced) ≤ 5 ms', value: fmt.ms(p50), met: p50 <= 5 }],
       commands: [
         `redis-server --port <port> --save '' --appendonly no`,
-        shownCommand('server', ['bench/servers/gateway-calls.mjs']) + '   # A and B with BENCH_STORE_URL=redis://127.0.0.1:<port>/0',
-        shownCommand('load', ['bench/load/call-events.mjs', JSON.stringify({ start: '<A>', watch: '<B>', count, everyMs: 0 })]),
+        shownCommand('server', ['bench/servers/gateway-calls.mjs']) +
+          '   # A and B with BENCH_STORE_URL=redis://127.0.0.1:<port>/0',
+        shownCommand('load', [
+          'bench/load/call-events.mjs',
+          JSON.stringify({ start: '<A>', watch: '<B>', count, everyMs: 0 }),
+        ]),
       ],
       raw: { fast, slow },
     };
@@ -84,7 +97,8 @@ export async function callsRedis({ quick, log }) {
 /** A throwaway redis-server on a free port of 127.0.0.1, persistence off. */
 async function startRedis() {
   const bin = REDIS_BINARIES.find((p) => existsSync(p));
-  if (!bin) throw new Error('redis-server is not installed: apt-get install -y redis-server (it is in .ci/apt-packages)');
+  if (!bin)
+    throw new Error('redis-server is not installed: apt-get install -y redis-server (it is in .ci/apt-packages)');
   const port = await new Promise((resolve) => {
     const s = createServer().listen(0, '127.0.0.1', () => {
       const { port: p } = s.address();
@@ -92,7 +106,11 @@ async function startRedis() {
     });
   });
   const dir = mkdtempSync(join(tmpdir(), 'bench-redis-'));
-  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    bin,
+    ['--port', String(port), '--bind', '127.0.0.1', '--dir', dir, '--save', '', '--appendonly', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   await new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 10_000);

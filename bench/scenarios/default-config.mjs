@@ -23,7 +23,10 @@ export async function defaultConfig({ quick, log }) {
   const logFile = join(dir, 'gateway.log');
   const servers = {};
   try {
-    servers.gateway = await startServer(['bench/servers/gateway.mjs'], { env: { BENCH_LOG_LEVEL: 'info' }, stderrFile: logFile });
+    servers.gateway = await startServer(['bench/servers/gateway.mjs'], {
+      env: { BENCH_LOG_LEVEL: 'info' },
+      stderrFile: logFile,
+    });
     servers.hono = await startServer(['bench/servers/hono.mjs']);
     const targets = [
       { key: 'gateway', label: 'gateway' },
@@ -31,7 +34,8 @@ export async function defaultConfig({ quick, log }) {
     ];
     for (const { key } of targets) {
       const { status, json } = await postJson(`${servers[key].url}/tool/call`, ECHO_BODY);
-      if (status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${key} answered ${status} ${JSON.stringify(json)}`);
+      if (status !== 200 || json.data?.data?.text !== 'hi')
+        throw new Error(`${key} answered ${status} ${JSON.stringify(json)}`);
     }
     const spec = (t) => ({ url: `${servers[t.key].url}/tool/call`, body: ECHO_BODY, connections, duration });
     await warmUp(targets, spec, quick ? 1 : 5);
@@ -47,14 +51,24 @@ export async function defaultConfig({ quick, log }) {
       what:
         `The echo call of scenario 1, ${connections} connections, ${duration} s per run, ${rounds} interleaved rounds after a warm-up run each. ` +
         'The gateway runs its default configuration, logging included: `info` level, JSON lines on stderr, which the harness ' +
-        'redirects to a file (as an operator redirects stderr): one line per call, the call\'s outcome line carrying the ' +
-        'request\'s method, path, status and duration (docs/logging.md). Bare Hono logs nothing.',
+        "redirects to a file (as an operator redirects stderr): one line per call, the call's outcome line carrying the " +
+        "request's method, path, status and duration (docs/logging.md). Bare Hono logs nothing.",
       columns: ['Server', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
       rows: [
-        ['a2e-gateway `POST /tool/call` (echo plugin), info logs to a file', ...rateCells(results.gateway), fmt.ratio(ratio)],
+        [
+          'a2e-gateway `POST /tool/call` (echo plugin), info logs to a file',
+          ...rateCells(results.gateway),
+          fmt.ratio(ratio),
+        ],
         ['bare Hono route, no logging', ...rateCells(results.hono), fmt.ratio(1)],
       ],
-      targets: [{ text: 'gateway with default logging ≥ 0.8× bare Hono req/s (50 connections)', value: fmt.ratio(ratio), met: ratio >= 0.8 }],
+      targets: [
+        {
+          text: 'gateway with default logging ≥ 0.8× bare Hono req/s (50 connections)',
+          value: fmt.ratio(ratio),
+          met: ratio >= 0.8,
+        },
+      ],
       notes: [
         `Log written: ${fmt.int(lines)} lines for ${fmt.int(calls)} measured calls plus warm-up (${fmt.int(bytes / Math.max(1, lines))} bytes a line). A call's line:`,
         '',
@@ -62,43 +76,46 @@ export async function defaultConfig({ quick, log }) {
         sample ?? '(none)',
         '```',
         '',
-        'Where logging\'s time went (`node --cpu-prof` of the bench gateway, pinned, this echo call, self time in the load window; ' +
+        "Where logging's time went (`node --cpu-prof` of the bench gateway, pinned, this echo call, self time in the load window; " +
           'issue 15): before, a JSON call wrote two lines, `call succeeded` and `request finished`, and the top entries of logging were ' +
           'pino-shaped serialisation of their fields (`members` in logger.js, ~3 % of the CPU), the line writer (~1.4 %), the write to ' +
-          'the file (`writeString`/`writeSync`, ~3 %), the access line\'s closure and level checks (~1 %). Now the two are one line ' +
+          "the file (`writeString`/`writeSync`, ~3 %), the access line's closure and level checks (~1 %). Now the two are one line " +
           '(engine/call-line.ts): one serialisation, one string, about a third fewer bytes to write, no separate call-line level check; ' +
           'the remaining cost of logging is that one line and its share of one synchronous write per event-loop turn.',
         '',
-        'Where the rest of the gap goes (2 Dec 2026: the server process\'s CPU time per call, user + system from /proc, over 6 s of this ' +
+        "Where the rest of the gap goes (2 Dec 2026: the server process's CPU time per call, user + system from /proc, over 6 s of this " +
           'load, 6 alternating runs of each, medians): gateway at info ~84 µs, the same gateway with logging off ~75 µs, bare Hono ' +
-          '~65 µs (run to run ±20 %). So logging is ~9 µs a call and the gateway\'s own call path (the request check, the `Call` ' +
-          'lifecycle and its ids, metrics, the response\'s JSON) ~10 µs; most of each call is what both servers share, Node\'s HTTP ' +
+          "~65 µs (run to run ±20 %). So logging is ~9 µs a call and the gateway's own call path (the request check, the `Call` " +
+          "lifecycle and its ids, metrics, the response's JSON) ~10 µs; most of each call is what both servers share, Node's HTTP " +
           'parsing and the socket writes. That shared part is what moves from day to day on this VM: the same call path measured 0.84× ' +
           'in the full run of 1 Dec, when this VM ran bare Hono at 8,246 req/s, and 0.70–0.72× in two runs of 2 Dec, when it ran it ' +
-          'at ~18,500: the faster the shared part, the more the gateway\'s own ~19 µs weighs in the ratio.',
+          "at ~18,500: the faster the shared part, the more the gateway's own ~19 µs weighs in the ratio.",
         '',
         'On 4 Dec 2026 this VM was faster again (bare Hono ~46,000 req/s in the same layout): CPU per call, 5 alternating 5-s runs, ' +
           'medians: gateway at info ~30 µs, logging off ~28 µs, bare Hono ~21 µs, so ~0.70× at info. Logging is ~2.3 µs of that, ' +
-          'the gateway\'s own path ~7 µs; by `node --cpu-prof` the socket write (writev) is ~24 % of the gateway\'s samples and ~30 % ' +
-          'of bare Hono\'s, and the gateway\'s own part is spread over ~20 functions of 0.2-0.7 µs each (the body\'s strict decode ' +
+          "the gateway's own path ~7 µs; by `node --cpu-prof` the socket write (writev) is ~24 % of the gateway's samples and ~30 % " +
+          "of bare Hono's, and the gateway's own part is spread over ~20 functions of 0.2-0.7 µs each (the body's strict decode " +
           'and check, the response text, three ids, the deadline set, metrics, the call line and its write): no single cost left ' +
           'to remove without removing what it does.',
         '',
         'On 7 Dec 2026 (5 interleaved 4-s rounds, process CPU per call): gateway at info 53.3 µs, logging off 51.2 µs, bare Hono ' +
           '39.8 µs (0.76× and 0.78× by req/s in those rounds). `perf record -e cpu-clock` of the server process, logging off: the ' +
           'kernel took 19.6 µs a request in the gateway against 12.9 µs in bare Hono, and nearly all of that difference is one ' +
-          'place, `pvm_irq_enable` under `sock_def_readable` (9.2 against 4.1 µs): the socket write waking the load generator\'s ' +
+          "place, `pvm_irq_enable` under `sock_def_readable` (9.2 against 4.1 µs): the socket write waking the load generator's " +
           'thread on the other CPU, which on this paravirtualised VM costs an interrupt round trip through the hypervisor. ' +
           'autocannon sleeps between responses more often the slower the server it loads (~80 % busy against bare Hono, ~55 % ' +
           'against the gateway), so the slower server also pays more wake-ups per response: part of the gap is this set-up, not the ' +
-          'gateway\'s code. The gateway\'s own JavaScript is ~5 µs a request more than bare Hono\'s (JIT code 11.6 against 6.5 µs) ' +
-          'and the runtime\'s C++ ~4 µs (25.2 against 21.5 µs). Unlike the file tools (scenario 10), the echo call leaves nothing ' +
-          'for the garbage collector to promote (~1 KB a scavenge): it settles within the request\'s own turn.',
+          "gateway's code. The gateway's own JavaScript is ~5 µs a request more than bare Hono's (JIT code 11.6 against 6.5 µs) " +
+          "and the runtime's C++ ~4 µs (25.2 against 21.5 µs). Unlike the file tools (scenario 10), the echo call leaves nothing " +
+          "for the garbage collector to promote (~1 KB a scavenge): it settles within the request's own turn.",
       ],
       commands: [
         `BENCH_LOG_LEVEL=info ${shownCommand('server', ['bench/servers/gateway.mjs'])} 2> gateway.log`,
         shownCommand('server', ['bench/servers/hono.mjs']),
-        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<body>', connections, duration })]),
+        shownCommand('load', [
+          'bench/load/autocannon.mjs',
+          JSON.stringify({ url: '<server>/tool/call', body: '<body>', connections, duration }),
+        ]),
       ],
       raw: results,
     };

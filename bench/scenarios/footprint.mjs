@@ -34,7 +34,9 @@ export async function footprint({ quick, log }) {
       await s.stop();
     }
   }
-  log(`  footprint: start-up ${fmt.ms(median(startup.cli))} (Hono ${fmt.ms(median(startup.hono))}), idle RSS ${fmt.mb(median(idle.cli))}`);
+  log(
+    `  footprint: start-up ${fmt.ms(median(startup.cli))} (Hono ${fmt.ms(median(startup.hono))}), idle RSS ${fmt.mb(median(idle.cli))}`,
+  );
 
   // Growth over many calls, measured inside the process after a full GC.
   const s = await startServer(['--expose-gc', 'bench/servers/gateway.mjs']);
@@ -59,7 +61,9 @@ export async function footprint({ quick, log }) {
   }
   const growth = after.rss / before.rss - 1;
   const heapGrowth = after.heapUsed / before.heapUsed - 1;
-  log(`  footprint: RSS ${fmt.mb(before.rss)} → ${fmt.mb(after.rss)} (${fmt.pct(growth)}) over ${fmt.int(calls)} calls`);
+  log(
+    `  footprint: RSS ${fmt.mb(before.rss)} → ${fmt.mb(after.rss)} (${fmt.pct(growth)}) over ${fmt.int(calls)} calls`,
+  );
   return {
     id: 6,
     title: 'Footprint',
@@ -76,13 +80,29 @@ export async function footprint({ quick, log }) {
       ['RSS cold, after GC (bench gateway)', fmt.mb(cold.rss), ''],
       [`RSS after ${fmt.int(warmCalls)} warm-up calls, after GC`, fmt.mb(before.rss), ''],
       [`RSS after ${fmt.int(calls)} more calls, after GC`, `${fmt.mb(after.rss)} (${fmt.pct(growth)})`, ''],
-      ['V8 heap used, before → after', `${fmt.mb(before.heapUsed)} → ${fmt.mb(after.heapUsed)} (${fmt.pct(heapGrowth)})`, ''],
+      [
+        'V8 heap used, before → after',
+        `${fmt.mb(before.heapUsed)} → ${fmt.mb(after.heapUsed)} (${fmt.pct(heapGrowth)})`,
+        '',
+      ],
     ],
-    targets: [{ text: `RSS growth after ${fmt.int(calls)} echo calls (after GC) ≤ 5 %`, value: fmt.pct(growth), met: growth <= 0.05 }],
+    targets: [
+      {
+        text: `RSS growth after ${fmt.int(calls)} echo calls (after GC) ≤ 5 %`,
+        value: fmt.pct(growth),
+        met: growth <= 0.05,
+      },
+    ],
     commands: [
-      shownCommand('server', cliArgs.map((a) => a.replace(ROOT, ''))),
+      shownCommand(
+        'server',
+        cliArgs.map((a) => a.replace(ROOT, '')),
+      ),
       shownCommand('server', ['--expose-gc', 'bench/servers/gateway.mjs']),
-      shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<echo>', connections: 50, amount: calls })]),
+      shownCommand('load', [
+        'bench/load/autocannon.mjs',
+        JSON.stringify({ url: '<server>/tool/call', body: '<echo>', connections: 50, amount: calls }),
+      ]),
     ],
     raw: { startup, idle, cold, before, after, load },
   };

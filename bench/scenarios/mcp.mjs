@@ -13,14 +13,31 @@ import { warmUp, postJson, rateRow, rpsOf } from '../lib/rounds.mjs';
 import { fmt, median, pairedRatio } from '../lib/stats.mjs';
 
 const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
-const MCP_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } });
+const MCP_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: { text: 'hi' } },
+});
 /** What an MCP client sends (the spec asks it to accept both). */
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
 
 const TARGETS = [
-  { key: 'mcp', label: 'a2e-gateway `POST /mcp` `tools/call` (echo)', path: '/mcp', body: MCP_BODY, headers: MCP_HEADERS },
+  {
+    key: 'mcp',
+    label: 'a2e-gateway `POST /mcp` `tools/call` (echo)',
+    path: '/mcp',
+    body: MCP_BODY,
+    headers: MCP_HEADERS,
+  },
   { key: 'rest', label: 'a2e-gateway `POST /tool/call` (echo)', path: '/tool/call', body: ECHO_BODY },
-  { key: 'sdk', label: 'MCP SDK Streamable HTTP (stateless, JSON), echo', path: '/mcp', body: MCP_BODY, headers: MCP_HEADERS },
+  {
+    key: 'sdk',
+    label: 'MCP SDK Streamable HTTP (stateless, JSON), echo',
+    path: '/mcp',
+    body: MCP_BODY,
+    headers: MCP_HEADERS,
+  },
 ];
 
 /** CPU time (user + system) a process has used so far, µs, from /proc (USER_HZ 100). */
@@ -37,7 +54,8 @@ const pct = (values, p) => {
 async function checkAnswer(t, url) {
   const { status, json } = await postJson(url, t.body, t.headers);
   const text = t.key === 'rest' ? json.data?.data?.text : json.result?.structuredContent?.text;
-  if (status !== 200 || text !== 'hi' || json.result?.isError) throw new Error(`${t.label} answered ${status} ${JSON.stringify(json)}`);
+  if (status !== 200 || text !== 'hi' || json.result?.isError)
+    throw new Error(`${t.label} answered ${status} ${JSON.stringify(json)}`);
 }
 
 /** Wait until the gateway's MCP server `peer` is ready (it connects after the gateway listens). */
@@ -78,10 +96,13 @@ export async function mcp({ quick, log }) {
       for (const t of TARGETS) {
         const cpuBefore = cpuMicros(pidOf(t));
         const res = await runLoad('bench/load/autocannon.mjs', spec(t));
-        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+        if (res.errors || res.non2xx)
+          throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
         res.serverUs = (cpuMicros(pidOf(t)) - cpuBefore) / res.requests;
         results[t.key].push(res);
-        log(`  mcp round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms, server CPU per call ${res.serverUs.toFixed(0)} µs`);
+        log(
+          `  mcp round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms, server CPU per call ${res.serverUs.toFixed(0)} µs`,
+        );
       }
     }
     const rps = (k) => rpsOf(results, k);
@@ -91,8 +112,10 @@ export async function mcp({ quick, log }) {
     const cpuVsSdk = pairedRatio(cpuUs('sdk'), cpuUs('mcp'));
 
     // (b) latency added to an MCP-sourced tool
-    const viaGateway = (n) => runLoad('bench/load/mcp.mjs', { mode: 'gateway', url: gateway.url, tool: 'peer_echo', runs: n });
-    const direct = (n) => runLoad('bench/load/mcp.mjs', { mode: 'direct', url: `${sdk.url}/mcp`, remote: 'echo', runs: n });
+    const viaGateway = (n) =>
+      runLoad('bench/load/mcp.mjs', { mode: 'gateway', url: gateway.url, tool: 'peer_echo', runs: n });
+    const direct = (n) =>
+      runLoad('bench/load/mcp.mjs', { mode: 'direct', url: `${sdk.url}/mcp`, remote: 'echo', runs: n });
     const check = (r, what) => {
       if (r.errors) throw new Error(`${what}: ${r.errors} errors, first: ${r.firstError}`);
       return r;
@@ -103,7 +126,9 @@ export async function mcp({ quick, log }) {
     for (let r = 0; r < sourceRounds; r++) {
       source.gateway.push(...check(await viaGateway(runs), 'MCP echo via gateway').ms);
       source.direct.push(...check(await direct(runs), 'MCP echo direct').ms);
-      log(`  mcp source round ${r + 1}/${sourceRounds}: p50 gateway ${fmt.ms(median(source.gateway))} / direct ${fmt.ms(median(source.direct))}`);
+      log(
+        `  mcp source round ${r + 1}/${sourceRounds}: p50 gateway ${fmt.ms(median(source.gateway))} / direct ${fmt.ms(median(source.direct))}`,
+      );
     }
     const addedP50 = median(source.gateway) - median(source.direct);
 
@@ -125,23 +150,64 @@ export async function mcp({ quick, log }) {
         `\`POST /mcp\` call (the source is only reached when one of its tools is called; measured the same CPU per echo call with and without it).`,
       columns: ['Measure', 'req/s (median)', 'p50', 'p99', '× `POST /tool/call`', 'server CPU per call (median)'],
       rows: [
-        ...TARGETS.map((t) => [...rateRow({ ...t, label: `(a) ${t.label}` }, results, 'rest'), `${median(cpuUs(t.key)).toFixed(0)} µs`]),
-        ['(b) MCP `echo` through the gateway (`peer_echo`, one call at a time)', '', fmt.ms(median(source.gateway)), fmt.ms(pct(source.gateway, 99)), '', ''],
-        ['(b) the same server with the SDK `Client` directly', '', fmt.ms(median(source.direct)), fmt.ms(pct(source.direct, 99)), '', ''],
-        ['(b) added by the gateway', '', fmt.ms(addedP50), fmt.ms(pct(source.gateway, 99) - pct(source.direct, 99)), '', ''],
+        ...TARGETS.map((t) => [
+          ...rateRow({ ...t, label: `(a) ${t.label}` }, results, 'rest'),
+          `${median(cpuUs(t.key)).toFixed(0)} µs`,
+        ]),
+        [
+          '(b) MCP `echo` through the gateway (`peer_echo`, one call at a time)',
+          '',
+          fmt.ms(median(source.gateway)),
+          fmt.ms(pct(source.gateway, 99)),
+          '',
+          '',
+        ],
+        [
+          '(b) the same server with the SDK `Client` directly',
+          '',
+          fmt.ms(median(source.direct)),
+          fmt.ms(pct(source.direct, 99)),
+          '',
+          '',
+        ],
+        [
+          '(b) added by the gateway',
+          '',
+          fmt.ms(addedP50),
+          fmt.ms(pct(source.gateway, 99) - pct(source.direct, 99)),
+          '',
+          '',
+        ],
       ],
       targets: [
-        { text: '(a) `/mcp` `tools/call` ≥ 0.7× `POST /tool/call` req/s', value: fmt.ratio(vsRest), met: vsRest >= 0.7 },
-        { text: '(a) `/mcp` `tools/call` ≥ 10× the MCP SDK’s stateless server req/s', value: fmt.ratio(vsSdk), met: vsSdk >= 10 },
+        {
+          text: '(a) `/mcp` `tools/call` ≥ 0.7× `POST /tool/call` req/s',
+          value: fmt.ratio(vsRest),
+          met: vsRest >= 0.7,
+        },
+        {
+          text: '(a) `/mcp` `tools/call` ≥ 10× the MCP SDK’s stateless server req/s',
+          value: fmt.ratio(vsSdk),
+          met: vsSdk >= 10,
+        },
         { text: '(a) server CPU per call: the MCP SDK’s ÷ `/mcp`’s (reported)', value: fmt.ratio(cpuVsSdk), met: null },
         { text: '(b) MCP-sourced tool: ≤ 1 ms added at p50', value: fmt.ms(addedP50), met: addedP50 <= 1 },
       ],
       commands: [
         shownCommand('server', ['bench/servers/mcp.mjs']),
         `BENCH_MCP_URL=<sdk server>/mcp ${shownCommand('server', ['bench/servers/gateway.mjs'])}`,
-        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/mcp', body: '<body>', headers: MCP_HEADERS, connections, duration })]),
-        shownCommand('load', ['bench/load/mcp.mjs', JSON.stringify({ mode: 'gateway', url: '<gateway>', tool: 'peer_echo', runs })]),
-        shownCommand('load', ['bench/load/mcp.mjs', JSON.stringify({ mode: 'direct', url: '<sdk server>/mcp', remote: 'echo', runs })]),
+        shownCommand('load', [
+          'bench/load/autocannon.mjs',
+          JSON.stringify({ url: '<server>/mcp', body: '<body>', headers: MCP_HEADERS, connections, duration }),
+        ]),
+        shownCommand('load', [
+          'bench/load/mcp.mjs',
+          JSON.stringify({ mode: 'gateway', url: '<gateway>', tool: 'peer_echo', runs }),
+        ]),
+        shownCommand('load', [
+          'bench/load/mcp.mjs',
+          JSON.stringify({ mode: 'direct', url: '<sdk server>/mcp', remote: 'echo', runs }),
+        ]),
       ],
       raw: { throughput: results, source },
     };

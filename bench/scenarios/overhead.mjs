@@ -9,10 +9,21 @@ import { interleavedRounds, warmUp, postJson, rateRow, rpsOf } from '../lib/roun
 import { fmt, pairedRatio } from '../lib/stats.mjs';
 
 const ECHO_BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' } });
-const MCP_BODY = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } });
+const MCP_BODY = JSON.stringify({
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'tools/call',
+  params: { name: 'echo', arguments: { text: 'hi' } },
+});
 
 const TARGETS = [
-  { key: 'gateway', label: 'a2e-gateway `POST /tool/call` (echo plugin)', script: 'bench/servers/gateway.mjs', path: '/tool/call', body: ECHO_BODY },
+  {
+    key: 'gateway',
+    label: 'a2e-gateway `POST /tool/call` (echo plugin)',
+    script: 'bench/servers/gateway.mjs',
+    path: '/tool/call',
+    body: ECHO_BODY,
+  },
   { key: 'node', label: 'raw `node:http`', script: 'bench/servers/node-http.mjs', path: '/tool/call', body: ECHO_BODY },
   { key: 'hono', label: 'bare Hono route', script: 'bench/servers/hono.mjs', path: '/tool/call', body: ECHO_BODY },
   {
@@ -57,10 +68,15 @@ export async function overhead({ quick, log }) {
         'config (native tool groups, metrics, request ids) with logging off (`silent`), like the baselines, which log nothing.',
       columns: ['Server', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
       rows: TARGETS.map((t) => rateRow(t, results, 'hono')),
-      targets: [{ text: 'gateway ≥ 0.8× bare Hono req/s (50 connections)', value: fmt.ratio(ratio), met: ratio >= 0.8 }],
+      targets: [
+        { text: 'gateway ≥ 0.8× bare Hono req/s (50 connections)', value: fmt.ratio(ratio), met: ratio >= 0.8 },
+      ],
       commands: [
         ...TARGETS.map((t) => shownCommand('server', [t.script])),
-        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: `<server>${TARGETS[0].path}`, body: '<body>', connections, duration })]),
+        shownCommand('load', [
+          'bench/load/autocannon.mjs',
+          JSON.stringify({ url: `<server>${TARGETS[0].path}`, body: '<body>', connections, duration }),
+        ]),
       ],
       raw: results,
     };

@@ -31,7 +31,10 @@ export async function responsive({ quick, log }) {
   const delays = [];
   const loads = [];
   try {
-    s = await startServer(['bench/servers/gateway.mjs'], { env: { BENCH_LOG_LEVEL: 'info', BENCH_WORKSPACE: workspace }, stderrFile: join(dir, 'gateway.log') });
+    s = await startServer(['bench/servers/gateway.mjs'], {
+      env: { BENCH_LOG_LEVEL: 'info', BENCH_WORKSPACE: workspace },
+      stderrFile: join(dir, 'gateway.log'),
+    });
     const spec = { url: `${s.url}/tool/call`, body, connections, duration: seconds };
     await runLoad('bench/load/autocannon.mjs', { ...spec, duration: 1 });
     for (let r = 0; r < rounds; r++) {
@@ -41,11 +44,14 @@ export async function responsive({ quick, log }) {
         runLoad('bench/load/probe.mjs', { url: s.url, path: '/healthz', ms: (seconds - 0.5) * 1000, pauseMs: 5 }),
       ]);
       const delay = await s.ask({ cmd: 'eld', action: 'stop' });
-      if (load.errors || load.non2xx) throw new Error(`read_file under load: ${load.errors} errors, ${load.non2xx} non-2xx responses`);
+      if (load.errors || load.non2xx)
+        throw new Error(`read_file under load: ${load.errors} errors, ${load.non2xx} non-2xx responses`);
       loads.push(load);
       probes.push(probe.ms);
       delays.push(delay);
-      log(`  responsive round ${r + 1}/${rounds}: read_file ${fmt.int(load.rps)} req/s; /healthz p99 ${fmt.ms(percentile(probe.ms, 99))}; event-loop delay p99 ${fmt.ms(delay.p99)}`);
+      log(
+        `  responsive round ${r + 1}/${rounds}: read_file ${fmt.int(load.rps)} req/s; /healthz p99 ${fmt.ms(percentile(probe.ms, 99))}; event-loop delay p99 ${fmt.ms(delay.p99)}`,
+      );
     }
   } finally {
     await s?.stop();
@@ -68,7 +74,10 @@ export async function responsive({ quick, log }) {
       ['read_file p99 latency', fmt.latency(median(loads.map((l) => l.p99)))],
       ['`GET /healthz` p50 / p99', `${fmt.ms(median(probes.map((ms) => percentile(ms, 50))))} / ${fmt.ms(healthP99)}`],
       ['probe requests per round', fmt.int(median(probes.map((ms) => ms.length)))],
-      ['event-loop delay p50 / p99 / max', `${fmt.ms(median(delays.map((d) => d.p50)))} / ${fmt.ms(median(delays.map((d) => d.p99)))} / ${fmt.ms(median(delays.map((d) => d.max)))}`],
+      [
+        'event-loop delay p50 / p99 / max',
+        `${fmt.ms(median(delays.map((d) => d.p50)))} / ${fmt.ms(median(delays.map((d) => d.p99)))} / ${fmt.ms(median(delays.map((d) => d.max)))}`,
+      ],
       ...(delays.every((d) => d.waitShare !== undefined)
         ? [
             [
@@ -79,13 +88,27 @@ export async function responsive({ quick, log }) {
         : []),
     ],
     targets: [
-      { text: '`GET /healthz` p99 ≤ 20 ms with 200 read_file calls in flight', value: fmt.ms(healthP99), met: healthP99 <= 20 },
-      { text: 'event-loop delay p99 under that load (reported)', value: fmt.ms(median(delays.map((d) => d.p99))), met: null },
+      {
+        text: '`GET /healthz` p99 ≤ 20 ms with 200 read_file calls in flight',
+        value: fmt.ms(healthP99),
+        met: healthP99 <= 20,
+      },
+      {
+        text: 'event-loop delay p99 under that load (reported)',
+        value: fmt.ms(median(delays.map((d) => d.p99))),
+        met: null,
+      },
     ],
     commands: [
       `BENCH_LOG_LEVEL=info BENCH_WORKSPACE=<tmp dir> ${shownCommand('server', ['bench/servers/gateway.mjs'])} 2> gateway.log`,
-      shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<read_file small.txt>', connections, duration: seconds })]),
-      shownCommand('load', ['bench/load/probe.mjs', JSON.stringify({ url: '<server>', path: '/healthz', ms: (seconds - 0.5) * 1000, pauseMs: 5 })]),
+      shownCommand('load', [
+        'bench/load/autocannon.mjs',
+        JSON.stringify({ url: '<server>/tool/call', body: '<read_file small.txt>', connections, duration: seconds }),
+      ]),
+      shownCommand('load', [
+        'bench/load/probe.mjs',
+        JSON.stringify({ url: '<server>', path: '/healthz', ms: (seconds - 0.5) * 1000, pauseMs: 5 }),
+      ]),
     ],
     raw: { loads, probes, delays },
   };

@@ -32,10 +32,16 @@ export async function startup({ quick, log }) {
       await h.stop();
     }
     log(`  start-up: serve ${fmt.ms(median(times.serve))}, bare Hono ${fmt.ms(median(times.hono))}`);
-    gateway = await startServer(serveArgs, { ipc: false, readyPattern: /a2e-gateway listening on (http:\/\/\S+)/, env: { LOG_LEVEL: 'info' }, stderrFile: join(dir, 'serve.log') });
+    gateway = await startServer(serveArgs, {
+      ipc: false,
+      readyPattern: /a2e-gateway listening on (http:\/\/\S+)/,
+      env: { LOG_LEVEL: 'info' },
+      stderrFile: join(dir, 'serve.log'),
+    });
     for (let i = 0; i < lists; i++) {
       const r = await timeProcess(['dist/cli.js', 'list', '--url', gateway.url]);
-      if (r.code !== 0 || !r.stdout.includes('read_file')) throw new Error(`a2e-gateway list failed (${r.code}): ${r.stderr}`);
+      if (r.code !== 0 || !r.stdout.includes('read_file'))
+        throw new Error(`a2e-gateway list failed (${r.code}): ${r.stderr}`);
       times.list.push(r.ms);
       times.node.push((await timeProcess(['-e', '0'])).ms);
     }
@@ -68,13 +74,13 @@ export async function startup({ quick, log }) {
       { text: '`a2e-gateway list` against a running gateway ≤ 200 ms', value: fmt.ms(listMs), met: listMs <= 200 },
     ],
     notes: [
-      'Where `serve`\'s time goes before its listening line (`node --cpu-prof --cpu-prof-interval 50` of `serve`, issue 15, ' +
-        'measured on 1 Dec 2026 on a machine where `node -e 0` took 134 ms and bare Hono 253 ms): Node\'s own start-up; compiling ' +
-        'the bundle\'s ~700 KB of minified JavaScript (~80 ms: Node 20 has no compile cache for ES modules, ' +
-        '`module.enableCompileCache` is Node 22); Node\'s bundled undici (~45 ms), loaded when @hono/node-server reads the global ' +
-        '`Request` at import, which bare Hono pays too; the modules\' top-level code (~100 ms, most of it zod: the first schemas ' +
-        'built pay for compiling zod\'s own code, so building the rest lazily saves little while the config is parsed with zod ' +
-        'before listening); then the config, the plugins (the workspace, the sandbox check\'s spawn) and the app (~60 ms). ' +
+      "Where `serve`'s time goes before its listening line (`node --cpu-prof --cpu-prof-interval 50` of `serve`, issue 15, " +
+        "measured on 1 Dec 2026 on a machine where `node -e 0` took 134 ms and bare Hono 253 ms): Node's own start-up; compiling " +
+        "the bundle's ~700 KB of minified JavaScript (~80 ms: Node 20 has no compile cache for ES modules, " +
+        "`module.enableCompileCache` is Node 22); Node's bundled undici (~45 ms), loaded when @hono/node-server reads the global " +
+        "`Request` at import, which bare Hono pays too; the modules' top-level code (~100 ms, most of it zod: the first schemas " +
+        "built pay for compiling zod's own code, so building the rest lazily saves little while the config is parsed with zod " +
+        "before listening); then the config, the plugins (the workspace, the sandbox check's spawn) and the app (~60 ms). " +
         'The gap to bare Hono is mostly code size and zod, not any one step. ' +
         'Since 2 Dec 2026 dist/ is CommonJS and the CLI compiles it through a cache of the code V8 compiled on the last start ' +
         '(src/compile-cache.ts, docs/build.md: dist/.compile-cache, written once after a build or a Node upgrade; these starts ' +

@@ -16,16 +16,32 @@ import { fmt, median, pairedRatio } from '../lib/stats.mjs';
 
 const TOKEN = 'bench-store-token-0123456789abcdef';
 const SERVER = 'bench/servers/gateway-store.mjs';
-const echoBody = (session) => JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'hi' }, ...(session && { session_id: session }) });
+const echoBody = (session) =>
+  JSON.stringify({
+    type: 'tool/call/req',
+    tool_name: 'echo',
+    arguments: { text: 'hi' },
+    ...(session && { session_id: session }),
+  });
 
 const TARGETS = [
   { key: 'plainMemory', label: 'plain call, `kind: memory`', sessions: false, redis: false },
   // Control: the same as plainMemory in other processes. Its ratio is this run's noise floor between identical
   // gateways (measured up to 20% on a shared machine), against which the plain Redis row is read.
-  { key: 'plainMemoryControl', label: 'plain call, `kind: memory` again (control: other processes)', sessions: false, redis: false },
+  {
+    key: 'plainMemoryControl',
+    label: 'plain call, `kind: memory` again (control: other processes)',
+    sessions: false,
+    redis: false,
+  },
   { key: 'plainRedis', label: 'plain call, `kind: redis` (no Redis traffic)', sessions: false, redis: true },
   { key: 'sessionsMemory', label: 'session + rate limit, `kind: memory`', sessions: true, redis: false },
-  { key: 'sessionsRedis', label: 'session + rate limit, `kind: redis` (one script per call)', sessions: true, redis: true },
+  {
+    key: 'sessionsRedis',
+    label: 'session + rate limit, `kind: redis` (one script per call)',
+    sessions: true,
+    redis: true,
+  },
 ];
 
 function freePort() {
@@ -47,10 +63,19 @@ function cpuMicros(pid) {
 }
 
 export async function startRedis() {
-  const bin = ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'].find((p) => existsSync(p));
-  if (!bin) throw new Error('redis-server is not installed; install the Debian package "redis-server" (listed in .ci/apt-packages)');
+  const bin = ['/usr/bin/redis-server', '/usr/local/bin/redis-server', '/usr/sbin/redis-server'].find((p) =>
+    existsSync(p),
+  );
+  if (!bin)
+    throw new Error(
+      'redis-server is not installed; install the Debian package "redis-server" (listed in .ci/apt-packages)',
+    );
   const port = await freePort();
-  const child = spawn(bin, ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(
+    bin,
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   await new Promise((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out.slice(-500)}`)), 10_000);
@@ -87,7 +112,10 @@ export async function store({ quick, log }) {
         const server = await startServer([SERVER], {
           env: {
             ...(t.redis && { BENCH_STORE_URL: redis.url, BENCH_STORE_PREFIX: `${t.key}${i}:` }),
-            ...(t.sessions && { BENCH_SESSIONS: '1', BENCH_TOKEN_SHA256: createHash('sha256').update(TOKEN).digest('hex') }),
+            ...(t.sessions && {
+              BENCH_SESSIONS: '1',
+              BENCH_TOKEN_SHA256: createHash('sha256').update(TOKEN).digest('hex'),
+            }),
           },
         });
         servers[t.key].push(server);
@@ -104,24 +132,33 @@ export async function store({ quick, log }) {
         }
         const spec = { url: `${server.url}/tool/call`, body: echoBody(session), headers, connections, duration };
         specs[t.key].push(spec);
-        const check = await fetch(spec.url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: spec.body });
+        const check = await fetch(spec.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...headers },
+          body: spec.body,
+        });
         const json = await check.json();
-        if (check.status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${t.label} answered ${check.status} ${JSON.stringify(json)}`);
+        if (check.status !== 200 || json.data?.data?.text !== 'hi')
+          throw new Error(`${t.label} answered ${check.status} ${JSON.stringify(json)}`);
       }
     }
-    for (const t of TARGETS) for (const spec of specs[t.key]) await runLoad('bench/load/autocannon.mjs', { ...spec, duration: quick ? 1 : 5 });
+    for (const t of TARGETS)
+      for (const spec of specs[t.key]) await runLoad('bench/load/autocannon.mjs', { ...spec, duration: quick ? 1 : 5 });
     const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
     for (let r = 0; r < rounds; r++) {
       for (const t of TARGETS) {
         const server = servers[t.key][r % processes];
         const cpuBefore = [cpuMicros(server.pid), cpuMicros(redis.pid)];
         const res = await runLoad('bench/load/autocannon.mjs', specs[t.key][r % processes]);
-        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+        if (res.errors || res.non2xx)
+          throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
         // CPU per call: robust to other work on the machine, where req/s is not.
         res.gatewayUs = (cpuMicros(server.pid) - cpuBefore[0]) / res.requests;
         res.redisUs = (cpuMicros(redis.pid) - cpuBefore[1]) / res.requests;
         results[t.key].push(res);
-        log(`  store round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms, CPU per call: gateway ${res.gatewayUs.toFixed(0)} µs, redis ${res.redisUs.toFixed(0)} µs`);
+        log(
+          `  store round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms, CPU per call: gateway ${res.gatewayUs.toFixed(0)} µs, redis ${res.redisUs.toFixed(0)} µs`,
+        );
       }
     }
     const rps = (k) => results[k].map((x) => x.rps);
@@ -140,8 +177,16 @@ export async function store({ quick, log }) {
         'slots of the calls that ended in one turn of the event loop given back in one ZREM. redis-server runs unpinned on the same ' +
         'machine, persistence off, so its CPU comes out of what the gateway and autocannon would otherwise get. CPU per call: the ' +
         "process's user + system time over the run (from /proc) divided by the calls it served, median over rounds (redis-server's " +
-        'includes its own background work and the idle gateways\' blocking reads, a few µs per call at full load).',
-      columns: ['Gateway', 'req/s (median)', 'p50 (median)', 'p99 (median)', 'CPU per call: gateway', 'CPU per call: redis-server', '× memory'],
+        "includes its own background work and the idle gateways' blocking reads, a few µs per call at full load).",
+      columns: [
+        'Gateway',
+        'req/s (median)',
+        'p50 (median)',
+        'p99 (median)',
+        'CPU per call: gateway',
+        'CPU per call: redis-server',
+        '× memory',
+      ],
       rows: TARGETS.map((t) => [
         t.label,
         fmt.int(median(rps(t.key))),
@@ -153,16 +198,20 @@ export async function store({ quick, log }) {
       ]),
       targets: [
         { text: 'plain POST /tool/call, redis ≥ 0.95× memory', value: fmt.ratio(plain), met: plain >= 0.95 },
-        { text: 'with a session and a rate limit, redis ≥ 0.7× memory', value: fmt.ratio(sessions), met: sessions >= 0.7 },
+        {
+          text: 'with a session and a rate limit, redis ≥ 0.7× memory',
+          value: fmt.ratio(sessions),
+          met: sessions >= 0.7,
+        },
       ],
       notes: [
         'Reading the plain row (measured 4 Dec 2026): with `kind: redis` a plain call sends Redis nothing. In a `node --cpu-prof` of ' +
-          'the two gateways under this load, the Redis client and the store have no samples beyond their start-up (loading the client\'s command table), and the CPU per call was ' +
+          "the two gateways under this load, the Redis client and the store have no samples beyond their start-up (loading the client's command table), and the CPU per call was " +
           'the same (28 µs each). What the row measures is how far two gateway processes differ: over the last nine full runs the ' +
           'control row (the same memory config, other processes) ranged 0.84–1.10× and the plain Redis row 0.89–1.06×, so a 0.95× ' +
-          'target sits inside this VM\'s noise between identical processes.',
+          "target sits inside this VM's noise between identical processes.",
         '',
-        'Where the session row\'s time goes (4 Dec 2026, `perf record` of the gateway, this load): the admissions of one turn of ' +
+        "Where the session row's time goes (4 Dec 2026, `perf record` of the gateway, this load): the admissions of one turn of " +
           'the event loop share one script, ~14 calls a round trip here, so Redis work is a few µs a call on each side. Most of the ' +
           'difference to memory is the garbage collector: a call waiting for Redis keeps its request, context and promises alive ' +
           'across young-generation collections, and some are promoted, so the Redis row spends ~3 µs a call more in the scavenger ' +
@@ -171,12 +220,19 @@ export async function store({ quick, log }) {
       ],
       commands: [
         shownCommand('server', [SERVER]),
-        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<body>', connections, duration })]),
+        shownCommand('load', [
+          'bench/load/autocannon.mjs',
+          JSON.stringify({ url: '<server>/tool/call', body: '<body>', connections, duration }),
+        ]),
       ],
       raw: results,
     };
   } finally {
-    await Promise.all(Object.values(servers).flat().map((s) => s.stop()));
+    await Promise.all(
+      Object.values(servers)
+        .flat()
+        .map((s) => s.stop()),
+    );
     redis.stop();
   }
 }

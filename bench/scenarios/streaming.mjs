@@ -10,22 +10,38 @@ import { fmt, median, pairedRatio } from '../lib/stats.mjs';
 export async function streaming({ quick, log }) {
   const count = quick ? 10_000 : 100_000;
   const rounds = quick ? 2 : 5;
-  const body = JSON.stringify({ type: 'tool/call/req', tool_name: 'stream', arguments: { count }, streaming: true, timeout: 600 });
+  const body = JSON.stringify({
+    type: 'tool/call/req',
+    tool_name: 'stream',
+    arguments: { count },
+    streaming: true,
+    timeout: 600,
+  });
   const targets = [
-    { key: 'gateway', label: 'a2e-gateway `POST /tool/call` SSE (`stream` plugin tool)', script: 'bench/servers/gateway.mjs', path: '/tool/call' },
+    {
+      key: 'gateway',
+      label: 'a2e-gateway `POST /tool/call` SSE (`stream` plugin tool)',
+      script: 'bench/servers/gateway.mjs',
+      path: '/tool/call',
+    },
     { key: 'hono', label: 'bare Hono `streamSSE`', script: 'bench/servers/hono.mjs', path: '/stream' },
   ];
   const servers = {};
   try {
     for (const t of targets) servers[t.key] = await startServer([t.script]);
-    const spec = (t, n = count) => ({ url: servers[t.key].url + t.path, body: body.replace(`"count":${count}`, `"count":${n}`) });
+    const spec = (t, n = count) => ({
+      url: servers[t.key].url + t.path,
+      body: body.replace(`"count":${count}`, `"count":${n}`),
+    });
     for (const t of targets) await runLoad('bench/load/sse.mjs', spec(t, Math.min(count, 20_000))); // warm-up
     const results = Object.fromEntries(targets.map((t) => [t.key, []]));
     for (let r = 0; r < rounds; r++) {
       for (const t of targets) {
         const res = await runLoad('bench/load/sse.mjs', spec(t));
         if (res.status !== 200 || res.events !== count || res.outOfOrder || !res.finalOk) {
-          throw new Error(`${t.label}: status ${res.status}, ${res.events}/${count} events, ${res.outOfOrder} out of order, final ok ${res.finalOk}`);
+          throw new Error(
+            `${t.label}: status ${res.status}, ${res.events}/${count} events, ${res.outOfOrder} out of order, final ok ${res.finalOk}`,
+          );
         }
         results[t.key].push(res);
         log(`  streaming round ${r + 1}/${rounds} ${t.key}: ${fmt.int(res.eventsPerS)} events/s`);

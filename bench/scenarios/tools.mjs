@@ -21,7 +21,15 @@ const call = (tool, args) => JSON.stringify({ type: 'tool/call/req', tool_name: 
  */
 function operations(targetUrl) {
   return [
-    { key: 'read', label: '`read_file` of a 12-byte file', baseline: '`readFile`', tool: 'read_file', args: { path: 'small.txt' }, route: '/read', target: 0.7 },
+    {
+      key: 'read',
+      label: '`read_file` of a 12-byte file',
+      baseline: '`readFile`',
+      tool: 'read_file',
+      args: { path: 'small.txt' },
+      route: '/read',
+      target: 0.7,
+    },
     {
       key: 'list',
       label: '`list_dir` of a 100-entry directory',
@@ -41,14 +49,23 @@ function operations(targetUrl) {
       route: '/list-sizes',
       target: null,
     },
-    { key: 'http', label: '`http_request` GET of a local server', baseline: '`undici.request`', tool: 'http_request', args: { url: `${targetUrl}/` }, route: '/fetch', target: 0.7 },
+    {
+      key: 'http',
+      label: '`http_request` GET of a local server',
+      baseline: '`undici.request`',
+      tool: 'http_request',
+      args: { url: `${targetUrl}/` },
+      route: '/fetch',
+      target: 0.7,
+    },
   ];
 }
 
 async function check(url, body, what) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
   const json = await res.json();
-  if (res.status !== 200 || json.data?.success !== true) throw new Error(`${what} answered ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
+  if (res.status !== 200 || json.data?.success !== true)
+    throw new Error(`${what} answered ${res.status} ${JSON.stringify(json).slice(0, 500)}`);
   return json.data.data;
 }
 
@@ -61,13 +78,17 @@ export async function tools({ quick, log }) {
   const workspace = join(dir, 'workspace');
   mkdirSync(join(workspace, 'dir100'), { recursive: true });
   writeFileSync(join(workspace, 'small.txt'), 'hello world\n');
-  for (let i = 0; i < 100; i++) writeFileSync(join(workspace, 'dir100', `file-${String(i).padStart(3, '0')}.txt`), `${i}\n`);
+  for (let i = 0; i < 100; i++)
+    writeFileSync(join(workspace, 'dir100', `file-${String(i).padStart(3, '0')}.txt`), `${i}\n`);
   const servers = {};
   try {
     servers.target = await startServer(['bench/servers/http-target.mjs']);
     const targetHost = new URL(servers.target.url).host;
     const gatewayEnv = { BENCH_LOG_LEVEL: 'info', BENCH_WORKSPACE: workspace, BENCH_HTTP_ALLOW: targetHost };
-    servers.gateway = await startServer(['bench/servers/gateway.mjs'], { env: gatewayEnv, stderrFile: join(dir, 'gateway.log') });
+    servers.gateway = await startServer(['bench/servers/gateway.mjs'], {
+      env: gatewayEnv,
+      stderrFile: join(dir, 'gateway.log'),
+    });
     servers.hono = await startServer(['bench/servers/hono-tools.mjs'], { env: { BENCH_WORKSPACE: workspace } });
     const ops = operations(servers.target.url);
     const specs = {};
@@ -75,12 +96,14 @@ export async function tools({ quick, log }) {
       const body = call(op.tool, op.args);
       const got = await check(`${servers.gateway.url}/tool/call`, body, op.tool);
       const bare = await check(`${servers.hono.url}${op.route}`, body, `Hono ${op.route}`);
-      if (op.key === 'read' && got.content !== 'hello world\n') throw new Error(`read_file read ${JSON.stringify(got)}`);
+      if (op.key === 'read' && got.content !== 'hello world\n')
+        throw new Error(`read_file read ${JSON.stringify(got)}`);
       if (op.key.startsWith('list')) {
         // Both sides answer the same entries: paths, types and (with sizes) each file's size (list_dir sorts them, readdir does not).
         if (got.entries?.length !== 100) throw new Error(`list_dir listed ${got.entries?.length} entries`);
         const sorted = (entries) => JSON.stringify(entries.map((e) => JSON.stringify(e)).sort());
-        if (sorted(got.entries) !== sorted(bare.entries)) throw new Error(`list_dir and Hono ${op.route} answer different entries`);
+        if (sorted(got.entries) !== sorted(bare.entries))
+          throw new Error(`list_dir and Hono ${op.route} answer different entries`);
       }
       specs[op.key] = {
         gateway: { url: `${servers.gateway.url}/tool/call`, body, connections, duration },
@@ -88,13 +111,18 @@ export async function tools({ quick, log }) {
       };
     }
     // Warm-up, then interleaved rounds: every operation on both servers in each round.
-    for (const op of ops) for (const side of Object.keys(specs[op.key])) await runLoad('bench/load/autocannon.mjs', { ...specs[op.key][side], duration: 1 });
-    const results = Object.fromEntries(ops.map((op) => [op.key, Object.fromEntries(Object.keys(specs[op.key]).map((side) => [side, []]))]));
+    for (const op of ops)
+      for (const side of Object.keys(specs[op.key]))
+        await runLoad('bench/load/autocannon.mjs', { ...specs[op.key][side], duration: 1 });
+    const results = Object.fromEntries(
+      ops.map((op) => [op.key, Object.fromEntries(Object.keys(specs[op.key]).map((side) => [side, []]))]),
+    );
     for (let r = 0; r < rounds; r++) {
       for (const op of ops) {
         for (const side of Object.keys(specs[op.key])) {
           const res = await runLoad('bench/load/autocannon.mjs', specs[op.key][side]);
-          if (res.errors || res.non2xx) throw new Error(`${op.tool} (${side}): ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+          if (res.errors || res.non2xx)
+            throw new Error(`${op.tool} (${side}): ${res.errors} errors, ${res.non2xx} non-2xx responses`);
           results[op.key][side].push(res);
           log(`  tools round ${r + 1}/${rounds} ${op.key} ${side}: ${fmt.int(res.rps)} req/s, p99 ${res.p99} ms`);
         }
@@ -121,24 +149,54 @@ export async function tools({ quick, log }) {
     await servers.gateway.stop();
     await servers.hono.stop();
     const gc = {
-      gateway: await gcUnderLoad(['bench/servers/gateway.mjs'], { env: gatewayEnv, stderrFile: join(dir, 'gateway-gc.log') }, (url) => ({ ...specs.list.gateway, url: `${url}/tool/call` }), quick),
-      hono: await gcUnderLoad(['bench/servers/hono-tools.mjs'], { env: { BENCH_WORKSPACE: workspace } }, (url) => ({ ...specs.list.hono, url: `${url}/list` }), quick),
+      gateway: await gcUnderLoad(
+        ['bench/servers/gateway.mjs'],
+        { env: gatewayEnv, stderrFile: join(dir, 'gateway-gc.log') },
+        (url) => ({ ...specs.list.gateway, url: `${url}/tool/call` }),
+        quick,
+      ),
+      hono: await gcUnderLoad(
+        ['bench/servers/hono-tools.mjs'],
+        { env: { BENCH_WORKSPACE: workspace } },
+        (url) => ({ ...specs.list.hono, url: `${url}/list` }),
+        quick,
+      ),
     };
 
     const rps = (key, side) => results[key][side].map((x) => x.rps);
-    const ratios = Object.fromEntries(ops.map((op) => [op.key, pairedRatio(rps(op.key, 'gateway'), rps(op.key, 'hono'))]));
+    const ratios = Object.fromEntries(
+      ops.map((op) => [op.key, pairedRatio(rps(op.key, 'gateway'), rps(op.key, 'hono'))]),
+    );
     const rows = [];
     for (const op of ops) {
       for (const side of Object.keys(specs[op.key])) {
         const res = results[op.key][side];
         const label = side === 'gateway' ? `a2e-gateway ${op.label}` : `bare Hono route, ${op.baseline}`;
         const ratio = side === 'gateway' ? ratios[op.key] : 1;
-        rows.push([label, fmt.int(median(rps(op.key, side))), fmt.latency(median(res.map((x) => x.p50))), fmt.latency(median(res.map((x) => x.p99))), fmt.ratio(ratio)]);
+        rows.push([
+          label,
+          fmt.int(median(rps(op.key, side))),
+          fmt.latency(median(res.map((x) => x.p50))),
+          fmt.latency(median(res.map((x) => x.p99))),
+          fmt.ratio(ratio),
+        ]);
       }
     }
     rows.push(
-      ['a2e-gateway `eval_js` of `1+1`, one call at a time', fmt.int(perSecond(viaGateway)), fmt.ms(median(viaGateway)), '', ''],
-      ['raw QuickJS in one worker (fresh runtime and context each), round trip', fmt.int(perSecond(direct.ms)), fmt.ms(median(direct.ms)), '', ''],
+      [
+        'a2e-gateway `eval_js` of `1+1`, one call at a time',
+        fmt.int(perSecond(viaGateway)),
+        fmt.ms(median(viaGateway)),
+        '',
+        '',
+      ],
+      [
+        'raw QuickJS in one worker (fresh runtime and context each), round trip',
+        fmt.int(perSecond(direct.ms)),
+        fmt.ms(median(direct.ms)),
+        '',
+        '',
+      ],
     );
     return {
       id: 10,
@@ -153,44 +211,52 @@ export async function tools({ quick, log }) {
       columns: ['Path', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× bare Hono'],
       rows,
       notes: [
-        'Where list_dir\'s time goes (issue 15): the listing is made off the event loop, never by path as the bare route does: ' +
-          'the directory is opened with O_DIRECTORY|O_NOFOLLOW from the workspace root\'s descriptor and read through ' +
+        "Where list_dir's time goes (issue 15): the listing is made off the event loop, never by path as the bare route does: " +
+          "the directory is opened with O_DIRECTORY|O_NOFOLLOW from the workspace root's descriptor and read through " +
           '/proc/self/fd, its JSON written as text from the names (fs/listing-json.ts). ' +
           `${process.getuid?.() === 0 ? 'This run was as root: ' : 'Run as root, '}the file tools run in the privilege-separated worker process (the workspace owner's uid), ` +
           'which makes the system calls on its own thread; what a turn sends each way goes as one message (fs/ipc-batch.ts), ' +
           'the answers come back framed on a pipe of their own (fs/answer-stream.ts), and their JSON text stays UTF-8 bytes from ' +
           'that pipe to the socket (utils/json-text.ts). ' +
-          'On 7 Dec 2026 the garbage collector was found to be most of the gateway\'s gap (`--trace-gc-nvp`, 4-s loads): ~75 % of ' +
+          "On 7 Dec 2026 the garbage collector was found to be most of the gateway's gap (`--trace-gc-nvp`, 4-s loads): ~75 % of " +
           'what survived a scavenge was promoted (~1.2 MB a scavenge, a full collection every 1-2 s, 6-9 ms scavenges), ' +
           'against nothing for bare Hono and for an echo tool that waits 2 ms before it answers. Three things kept every finished call alive ' +
-          'past the young generation: the waiting calls kept in a `Map` by id (V8 copies a long-lived Map\'s table into the old ' +
+          "past the young generation: the waiting calls kept in a `Map` by id (V8 copies a long-lived Map's table into the old " +
           'generation, and each table it leaves behind still holds its values until a full collection: utils/id-table.ts), ' +
           'the array of answers waiting to be handed out, which under steady load only grew (fs/hand-out.ts), and a getter ' +
           'made per call (a new hidden class per object, made in the old generation: json-text.ts parseOnRead, fs/context.ts, ' +
-          'the worker\'s call context). Without them, 4 s of this load promoted 0.8 MB instead of 23 MB (the worker: 0.007 ' +
+          "the worker's call context). Without them, 4 s of this load promoted 0.8 MB instead of 23 MB (the worker: 0.007 " +
           'instead of 12 MB), with no full collection; by process CPU time per listing (6 interleaved 4-s rounds, medians), ' +
           'gateway and worker 184 µs against 223 µs before and 129 µs for the bare route: 0.705× against 0.606×. What is left is ' +
           'the second process, the price of the privilege separation, kept as strong: its readdir through the descriptor ' +
           '(~46 µs for 100 entries in a tight loop, of which libuv sorts and copies each name, then the tool sorts them by ' +
-          'JavaScript\'s order), the listing\'s JSON, and the wake-ups of two processes sharing one CPU. ' +
-          'Sizes are opt-in: with them, an lstat per file through the directory\'s descriptor, several times the listing itself.',
+          "JavaScript's order), the listing's JSON, and the wake-ups of two processes sharing one CPU. " +
+          "Sizes are opt-in: with them, an lstat per file through the directory's descriptor, several times the listing itself.",
         '',
-        'Where eval_js\'s time goes (issues 15 and 58): a new WebAssembly instance of the compiled QuickJS module (its own ' +
+        "Where eval_js's time goes (issues 15 and 58): a new WebAssembly instance of the compiled QuickJS module (its own " +
           '16 MiB memory, QuickJS started in it) took ~5-13 ms of CPU here, against well under 1 ms for a new runtime, context ' +
           'and evaluation in an instance already made, which is what the raw row does. So a worker keeps its instance and, ' +
           'after answering, puts its memory back as it was when new (tools/eval/memory-reset.ts: the static data and the ' +
-          'top of the stack copied back, the stack QuickJS can reach and the heap up to the allocator\'s break zeroed; ' +
+          "top of the stack copied back, the stack QuickJS can reach and the heap up to the allocator's break zeroed; " +
           '~0.15-0.3 ms for this evaluation), so nothing one evaluation leaves behind is seen by the next; every evaluation ' +
           'still gets a fresh runtime and context, and an evaluation that hits a limit gets its worker a new instance.',
       ],
       targets: [
         ...ops.map((op) =>
           op.target === null
-            ? { text: `${op.label} vs a Hono route doing ${op.baseline} (reported)`, value: fmt.ratio(ratios[op.key]), met: null }
-            : { text: `${op.label} ≥ ${op.target}× a Hono route doing ${op.baseline}`, value: fmt.ratio(ratios[op.key]), met: ratios[op.key] >= op.target },
+            ? {
+                text: `${op.label} vs a Hono route doing ${op.baseline} (reported)`,
+                value: fmt.ratio(ratios[op.key]),
+                met: null,
+              }
+            : {
+                text: `${op.label} ≥ ${op.target}× a Hono route doing ${op.baseline}`,
+                value: fmt.ratio(ratios[op.key]),
+                met: ratios[op.key] >= op.target,
+              },
         ),
         {
-          text: '`eval_js` of `1+1` ≥ 0.6× raw QuickJS in one worker (calls/s, median of the rounds\' ratios) with p50 ≤ 1 ms',
+          text: "`eval_js` of `1+1` ≥ 0.6× raw QuickJS in one worker (calls/s, median of the rounds' ratios) with p50 ≤ 1 ms",
           value: `${fmt.ratio(evalRatio)}: ${fmt.int(perSecond(viaGateway))}/s, p50 ${fmt.ms(median(viaGateway))} vs ${fmt.int(perSecond(direct.ms))}/s, p50 ${fmt.ms(median(direct.ms))} (evaluation alone ${fmt.ms(median(direct.inWorker))})`,
           met: evalRatio >= 0.6 && median(viaGateway) <= 1,
         },
@@ -204,7 +270,10 @@ export async function tools({ quick, log }) {
         shownCommand('server', ['bench/servers/http-target.mjs']),
         `BENCH_LOG_LEVEL=info BENCH_WORKSPACE=<tmp dir> BENCH_HTTP_ALLOW=<target host:port> ${shownCommand('server', ['bench/servers/gateway.mjs'])} 2> gateway.log`,
         `BENCH_WORKSPACE=<tmp dir> ${shownCommand('server', ['bench/servers/hono-tools.mjs'])}`,
-        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<call>', connections, duration })]),
+        shownCommand('load', [
+          'bench/load/autocannon.mjs',
+          JSON.stringify({ url: '<server>/tool/call', body: '<call>', connections, duration }),
+        ]),
         shownCommand('load', ['bench/load/calls.mjs', JSON.stringify({ ...evalSpec, url: '<gateway>' })]),
         shownCommand('server', ['bench/load/quickjs-direct.mjs', JSON.stringify({ code: '1+1', runs: evalRuns })]),
         `BENCH_LOG_LEVEL=info BENCH_WORKSPACE=<tmp dir> ${shownCommand('server', ['--trace-gc-nvp', 'bench/servers/gateway.mjs'])} 2> gateway.log`,

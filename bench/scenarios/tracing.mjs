@@ -29,7 +29,11 @@ async function startSink() {
     });
   });
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${server.address().port}`, spans: () => spans, close: () => new Promise((r) => server.close(r)) };
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    spans: () => spans,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
 export async function tracing({ quick, log }) {
@@ -41,15 +45,24 @@ export async function tracing({ quick, log }) {
     { key: 'off', label: 'telemetry off (default)', env: {} },
     // The same gateway again: how far two identical servers differ on this machine (the noise band).
     { key: 'off2', label: 'telemetry off, a second identical gateway (noise)', env: {} },
-    { key: 'ratio0', label: 'telemetry on, `sample_ratio: 0` (nothing recorded)', env: { BENCH_OTLP_ENDPOINT: sink.url, BENCH_SAMPLE_RATIO: '0' } },
-    { key: 'all', label: 'telemetry on, every call recorded and exported', env: { BENCH_OTLP_ENDPOINT: sink.url, BENCH_SAMPLE_RATIO: '1' } },
+    {
+      key: 'ratio0',
+      label: 'telemetry on, `sample_ratio: 0` (nothing recorded)',
+      env: { BENCH_OTLP_ENDPOINT: sink.url, BENCH_SAMPLE_RATIO: '0' },
+    },
+    {
+      key: 'all',
+      label: 'telemetry on, every call recorded and exported',
+      env: { BENCH_OTLP_ENDPOINT: sink.url, BENCH_SAMPLE_RATIO: '1' },
+    },
   ];
   const servers = {};
   try {
     for (const t of targets) {
       servers[t.key] = await startServer(['bench/servers/gateway.mjs'], { env: t.env });
       const { status, json } = await postJson(`${servers[t.key].url}/tool/call`, BODY);
-      if (status !== 200 || json.data?.data?.text !== 'hi') throw new Error(`${t.label} answered ${status} ${JSON.stringify(json)}`);
+      if (status !== 200 || json.data?.data?.text !== 'hi')
+        throw new Error(`${t.label} answered ${status} ${JSON.stringify(json)}`);
     }
     const spec = (t) => ({ url: `${servers[t.key].url}/tool/call`, body: BODY, connections, duration });
     await warmUp(targets, spec, 1);
@@ -71,21 +84,37 @@ export async function tracing({ quick, log }) {
         'batch queue of 2048 spans drops what it cannot export in time). A second telemetry-off gateway shows how far two ' +
         'identical servers differ here: the noise a difference must exceed to mean anything. Not sampled (issue 58), a ' +
         'request makes no span and enters no AsyncLocalStorage context: what is left is the trace middleware and the ' +
-        'sampler\'s decision (a random trace-id part, the parent-based ratio sampler). Every call exported pays for two ' +
+        "sampler's decision (a random trace-id part, the parent-based ratio sampler). Every call exported pays for two " +
         'spans, their OTLP JSON and its POST on the same CPU, and the AsyncLocalStorage context manager that carries the ' +
         'active span across awaits, which makes every promise on Node 20 dearer (async hooks).',
       columns: ['Gateway', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× telemetry off'],
       rows: targets.map((t) => rateRow(t, results, 'off')),
       // Off is the default and its path is the untraced one; what tracing on costs is reported, not a pass/fail target.
       targets: [
-        { text: 'noise: a second telemetry-off gateway, × the first (req/s)', value: fmt.ratio(pairedRatio(rps('off2'), rps('off'))), met: null },
-        { text: 'telemetry on, not sampling, × telemetry off (req/s)', value: fmt.ratio(pairedRatio(rps('ratio0'), rps('off'))), met: null },
-        { text: 'telemetry on, every call exported, × telemetry off (req/s)', value: fmt.ratio(pairedRatio(rps('all'), rps('off'))), met: null },
+        {
+          text: 'noise: a second telemetry-off gateway, × the first (req/s)',
+          value: fmt.ratio(pairedRatio(rps('off2'), rps('off'))),
+          met: null,
+        },
+        {
+          text: 'telemetry on, not sampling, × telemetry off (req/s)',
+          value: fmt.ratio(pairedRatio(rps('ratio0'), rps('off'))),
+          met: null,
+        },
+        {
+          text: 'telemetry on, every call exported, × telemetry off (req/s)',
+          value: fmt.ratio(pairedRatio(rps('all'), rps('off'))),
+          met: null,
+        },
       ],
       commands: [
         shownCommand('server', ['bench/servers/gateway.mjs']),
-        'BENCH_OTLP_ENDPOINT=<collector> BENCH_SAMPLE_RATIO=0|1 ' + shownCommand('server', ['bench/servers/gateway.mjs']),
-        shownCommand('load', ['bench/load/autocannon.mjs', JSON.stringify({ url: '<server>/tool/call', body: '<body>', connections, duration })]),
+        'BENCH_OTLP_ENDPOINT=<collector> BENCH_SAMPLE_RATIO=0|1 ' +
+          shownCommand('server', ['bench/servers/gateway.mjs']),
+        shownCommand('load', [
+          'bench/load/autocannon.mjs',
+          JSON.stringify({ url: '<server>/tool/call', body: '<body>', connections, duration }),
+        ]),
       ],
       raw: { ...results, exported_spans: exported },
     };

@@ -31,17 +31,54 @@ const BODY = JSON.stringify({ type: 'tool/call/req', tool_name: 'echo', argument
 const BOTH = pinning.enabled ? `0-${pinning.cpus - 1}` : null;
 
 const TARGETS = [
-  { key: 'one', label: 'one process, wrk (gateway and wrk on any CPU)', gateway: 'one', workers: 1, server: BOTH, load: BOTH, generator: 'wrk' },
-  { key: 'two', label: '`--workers 2`, wrk (workers and wrk on any CPU)', gateway: 'two', workers: 2, server: BOTH, load: BOTH, generator: 'wrk' },
-  { key: 'oneAc', label: 'one process, autocannon (gateway and autocannon on any CPU)', gateway: 'one', load: BOTH, generator: 'autocannon' },
-  { key: 'twoAc', label: '`--workers 2`, autocannon (workers and autocannon on any CPU)', gateway: 'two', load: BOTH, generator: 'autocannon' },
-  { key: 'onePinned', label: 'one process on CPU 0, autocannon on CPU 1 (the other scenarios’ layout)', gateway: 'onePinned', workers: 1, server: pinning.server, load: pinning.load, generator: 'autocannon' },
+  {
+    key: 'one',
+    label: 'one process, wrk (gateway and wrk on any CPU)',
+    gateway: 'one',
+    workers: 1,
+    server: BOTH,
+    load: BOTH,
+    generator: 'wrk',
+  },
+  {
+    key: 'two',
+    label: '`--workers 2`, wrk (workers and wrk on any CPU)',
+    gateway: 'two',
+    workers: 2,
+    server: BOTH,
+    load: BOTH,
+    generator: 'wrk',
+  },
+  {
+    key: 'oneAc',
+    label: 'one process, autocannon (gateway and autocannon on any CPU)',
+    gateway: 'one',
+    load: BOTH,
+    generator: 'autocannon',
+  },
+  {
+    key: 'twoAc',
+    label: '`--workers 2`, autocannon (workers and autocannon on any CPU)',
+    gateway: 'two',
+    load: BOTH,
+    generator: 'autocannon',
+  },
+  {
+    key: 'onePinned',
+    label: 'one process on CPU 0, autocannon on CPU 1 (the other scenarios’ layout)',
+    gateway: 'onePinned',
+    workers: 1,
+    server: pinning.server,
+    load: pinning.load,
+    generator: 'autocannon',
+  },
 ];
 /** The gateways the targets load: the first target naming each says how it runs. */
 const GATEWAYS = TARGETS.filter((t) => t.workers);
 
 const children = new Set();
-const argv = (cpus, nodeArgs, bin = 'node') => (cpus !== null && pinning.enabled ? ['taskset', ['-c', cpus, bin, ...nodeArgs]] : [bin, nodeArgs]);
+const argv = (cpus, nodeArgs, bin = 'node') =>
+  cpus !== null && pinning.enabled ? ['taskset', ['-c', cpus, bin, ...nodeArgs]] : [bin, nodeArgs];
 const shown = (cpus, nodeArgs, bin) => {
   const [cmd, args] = argv(cpus, nodeArgs, bin);
   return [cmd, ...args].map((a) => (/^[\w@%+=:,./-]+$/.test(a) ? a : `'${a}'`)).join(' ');
@@ -65,14 +102,21 @@ function cpuSeconds(pid) {
 /** `node dist/cli.js serve --config FILE --workers N` on `cpus`; resolves once it prints its listening line. */
 function startGateway(configPath, workers, cpus) {
   const [cmd, args] = argv(cpus, [CLI, 'serve', '--config', configPath, '--workers', String(workers)]);
-  const child = spawn(cmd, args, { cwd: ROOT, env: { ...process.env, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, args, {
+    cwd: ROOT,
+    env: { ...process.env, LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   child.once('exit', () => children.delete(child));
   let err = '';
   child.stderr.on('data', (d) => (err = (err + d).slice(-2000)));
   return new Promise((resolve, reject) => {
     let out = '';
-    const timer = setTimeout(() => reject(new Error(`serve --workers ${workers} printed no listening line in 60 s: ${err}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`serve --workers ${workers} printed no listening line in 60 s: ${err}`)),
+      60_000,
+    );
     child.once('exit', (code) => reject(new Error(`serve --workers ${workers} exited with ${code}: ${err}`)));
     child.stdout.on('data', (d) => {
       out += d;
@@ -99,11 +143,19 @@ function startGateway(configPath, workers, cpus) {
   });
 }
 
-const wrkArgs = (url, { connections, duration }) => ['-t1', `-c${connections}`, `-d${duration}s`, '-s', WRK_SCRIPT, url];
+const wrkArgs = (url, { connections, duration }) => [
+  '-t1',
+  `-c${connections}`,
+  `-d${duration}s`,
+  '-s',
+  WRK_SCRIPT,
+  url,
+];
 
 /** One load run on `cpus` (autocannon or wrk); its JSON line (rps, latencies in ms, its own CPU seconds). */
 function load(cpus, generator, spec) {
-  const [cmd, args] = generator === 'wrk' ? argv(cpus, wrkArgs(spec.url, spec), 'wrk') : argv(cpus, [AUTOCANNON, JSON.stringify(spec)]);
+  const [cmd, args] =
+    generator === 'wrk' ? argv(cpus, wrkArgs(spec.url, spec), 'wrk') : argv(cpus, [AUTOCANNON, JSON.stringify(spec)]);
   const env = generator === 'wrk' ? { ...process.env, BENCH_BODY: spec.body } : process.env;
   const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
@@ -125,11 +177,15 @@ function load(cpus, generator, spec) {
 function whoami(url) {
   return new Promise((resolve, reject) => {
     const body = JSON.stringify({ type: 'tool/call/req', tool_name: 'whoami', arguments: {} });
-    const req = request(`${url}/tool/call`, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close' } }, (res) => {
-      let text = '';
-      res.on('data', (d) => (text += d));
-      res.on('end', () => resolve(JSON.parse(text).data?.data?.pid));
-    });
+    const req = request(
+      `${url}/tool/call`,
+      { method: 'POST', agent: false, headers: { 'content-type': 'application/json', connection: 'close' } },
+      (res) => {
+        let text = '';
+        res.on('data', (d) => (text += d));
+        res.on('end', () => resolve(JSON.parse(text).data?.data?.pid));
+      },
+    );
     req.once('error', reject);
     req.end(body);
   });
@@ -141,7 +197,8 @@ async function checkWorkers(url, workers) {
   for (let i = 0; i < 20 && pids.size < workers; i++) {
     for (const pid of await Promise.all(Array.from({ length: 20 }, () => whoami(url)))) pids.add(pid);
   }
-  if (pids.size !== workers) throw new Error(`${workers} worker(s) expected to answer, saw pid(s) ${[...pids].join(', ')}`);
+  if (pids.size !== workers)
+    throw new Error(`${workers} worker(s) expected to answer, saw pid(s) ${[...pids].join(', ')}`);
   return [...pids];
 }
 
@@ -149,7 +206,8 @@ export async function workers({ quick, log }) {
   const rounds = quick ? 2 : 7;
   const duration = quick ? 2 : 5;
   const connections = 50;
-  if (!wrkVersion()) throw new Error('wrk is not installed; install the Debian package "wrk" (listed in .ci/apt-packages)');
+  if (!wrkVersion())
+    throw new Error('wrk is not installed; install the Debian package "wrk" (listed in .ci/apt-packages)');
   const redis = await startRedis();
   const dir = await mkdtemp(join(tmpdir(), 'a2e-bench-workers-'));
   const configPath = join(dir, 'gateway.yaml');
@@ -168,14 +226,21 @@ export async function workers({ quick, log }) {
       gateways[t.key] = await startGateway(configPath, t.workers, t.server);
       answering[t.key] = await checkWorkers(gateways[t.key].url, t.workers);
     }
-    for (const t of TARGETS) await load(t.load, t.generator, { url: `${gateways[t.gateway].url}/tool/call`, body: BODY, connections, duration: quick ? 1 : 3 });
+    for (const t of TARGETS)
+      await load(t.load, t.generator, {
+        url: `${gateways[t.gateway].url}/tool/call`,
+        body: BODY,
+        connections,
+        duration: quick ? 1 : 3,
+      });
     const results = Object.fromEntries(TARGETS.map((t) => [t.key, []]));
     for (let r = 0; r < rounds; r++) {
       for (const t of TARGETS) {
         const g = gateways[t.gateway];
         const before = g.cpu();
         const res = await load(t.load, t.generator, { url: `${g.url}/tool/call`, body: BODY, connections, duration });
-        if (res.errors || res.non2xx) throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
+        if (res.errors || res.non2xx)
+          throw new Error(`${t.label}: ${res.errors} errors, ${res.non2xx} non-2xx responses`);
         res.gatewayCpuS = g.cpu() - before;
         results[t.key].push(res);
         log(
@@ -205,8 +270,10 @@ export async function workers({ quick, log }) {
         `${(twoCpu / oneCpu).toFixed(2)} × ${fmt.ratio(efficiencyOf(two, one)).slice(0, -1)}`
       );
     };
-    const wrkCommand = (cpus) => `BENCH_BODY='<echo>' ${shown(cpus, wrkArgs('<server>/tool/call', { connections, duration }), 'wrk')}`;
-    const acCommand = (cpus) => shown(cpus, [AUTOCANNON, JSON.stringify({ url: '<server>/tool/call', body: '<echo>', connections, duration })]);
+    const wrkCommand = (cpus) =>
+      `BENCH_BODY='<echo>' ${shown(cpus, wrkArgs('<server>/tool/call', { connections, duration }), 'wrk')}`;
+    const acCommand = (cpus) =>
+      shown(cpus, [AUTOCANNON, JSON.stringify({ url: '<server>/tool/call', body: '<echo>', connections, duration })]);
     return {
       id: 16,
       title: 'Several workers',
@@ -222,7 +289,16 @@ export async function workers({ quick, log }) {
         'one-process layout of the other scenarios (gateway on CPU 0, autocannon on CPU 1), for reference. CPU columns: CPU seconds ' +
         'used per second of the run by the gateway (primary and workers, from /proc) and by the load generator (its own, from ' +
         '/proc for wrk, process.cpuUsage for autocannon).',
-      columns: ['Gateway, load generator', 'req/s (median)', 'p50 (median)', 'p99 (median)', 'CPU/s gateway', 'CPU/s load generator', 'req per gateway CPU-s', '× one process'],
+      columns: [
+        'Gateway, load generator',
+        'req/s (median)',
+        'p50 (median)',
+        'p99 (median)',
+        'CPU/s gateway',
+        'CPU/s load generator',
+        'req per gateway CPU-s',
+        '× one process',
+      ],
       rows: TARGETS.map((t) => [
         t.label,
         fmt.int(median(rps(t.key))),
@@ -234,7 +310,11 @@ export async function workers({ quick, log }) {
         t.key === base(t) ? '1.00×' : fmt.ratio(speedup(t.key, base(t))),
       ]),
       targets: [
-        { text: '`--workers 2` vs one process on this 2-CPU machine, load generator (wrk) on it too, ≥ 1.5×', value: fmt.ratio(ratio), met: ratio >= 1.5 },
+        {
+          text: '`--workers 2` vs one process on this 2-CPU machine, load generator (wrk) on it too, ≥ 1.5×',
+          value: fmt.ratio(ratio),
+          met: ratio >= 1.5,
+        },
         { text: 'the same with autocannon as the load generator (reported)', value: fmt.ratio(ratioAc), met: null },
         {
           text: 'requests per gateway CPU-second, 2 workers vs one process, wrk / autocannon (what a second CPU free of the load generator would add)',

@@ -10,7 +10,12 @@ import { TaskState } from '@a2a-js/sdk';
 import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from '@a2a-js/sdk/server';
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from '@a2a-js/sdk/server/express';
 
-const text = (value) => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+const text = (value) => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+});
 const app = express();
 let connections = 0;
 const server = await new Promise((resolve) => {
@@ -48,9 +53,21 @@ const executor = {
     const msg = ctx.userMessage;
     const task = msg.parts.map((p) => (p.content?.$case === 'text' ? p.content.value : '')).join('');
     const ids = { taskId: ctx.taskId, contextId: ctx.contextId };
-    const status = (state) => AgentEvent.statusUpdate({ ...ids, status: { state, timestamp: new Date().toISOString(), message: undefined }, metadata: undefined });
+    const status = (state) =>
+      AgentEvent.statusUpdate({
+        ...ids,
+        status: { state, timestamp: new Date().toISOString(), message: undefined },
+        metadata: undefined,
+      });
     bus.publish(
-      AgentEvent.task({ id: ctx.taskId, contextId: ctx.contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: undefined }, artifacts: [], history: [msg], metadata: undefined }),
+      AgentEvent.task({
+        id: ctx.taskId,
+        contextId: ctx.contextId,
+        status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: undefined },
+        artifacts: [],
+        history: [msg],
+        metadata: undefined,
+      }),
     );
     if (msg.metadata?.skillId === 'slow') {
       bus.publish(status(TaskState.TASK_STATE_WORKING));
@@ -59,7 +76,14 @@ const executor = {
     bus.publish(
       AgentEvent.artifactUpdate({
         ...ids,
-        artifact: { artifactId: 'result', name: 'result', description: '', parts: [text(`done: ${task}`)], metadata: undefined, extensions: [] },
+        artifact: {
+          artifactId: 'result',
+          name: 'result',
+          description: '',
+          parts: [text(`done: ${task}`)],
+          metadata: undefined,
+          extensions: [],
+        },
         append: false,
         lastChunk: true,
         metadata: undefined,
@@ -73,7 +97,11 @@ const executor = {
 
 const handler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
 app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: handler }));
-app.use('/a2a/jsonrpc', express.json(), jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }));
+app.use(
+  '/a2a/jsonrpc',
+  express.json(),
+  jsonRpcHandler({ requestHandler: handler, userBuilder: UserBuilder.noAuthentication }),
+);
 
 process.stdout.write(`listening on ${base}\n`);
 process.on('message', (m) => {

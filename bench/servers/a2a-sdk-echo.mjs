@@ -28,7 +28,18 @@ const card = {
   securityRequirements: [],
   defaultInputModes: ['application/json'],
   defaultOutputModes: ['application/json'],
-  skills: [{ id: 'echo', name: 'echo', description: 'Echo', tags: ['bench'], examples: [], inputModes: [], outputModes: [], securityRequirements: [] }],
+  skills: [
+    {
+      id: 'echo',
+      name: 'echo',
+      description: 'Echo',
+      tags: ['bench'],
+      examples: [],
+      inputModes: [],
+      outputModes: [],
+      securityRequirements: [],
+    },
+  ],
   signatures: [],
 };
 
@@ -40,7 +51,14 @@ const executor = {
     const result = { text: data.text };
     const ids = { taskId: ctx.taskId, contextId: ctx.contextId };
     bus.publish(
-      AgentEvent.task({ id: ctx.taskId, contextId: ctx.contextId, status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined }, artifacts: [], history: [], metadata: undefined }),
+      AgentEvent.task({
+        id: ctx.taskId,
+        contextId: ctx.contextId,
+        status: { state: TaskState.TASK_STATE_WORKING, message: undefined, timestamp: undefined },
+        artifacts: [],
+        history: [],
+        metadata: undefined,
+      }),
     );
     bus.publish(
       AgentEvent.artifactUpdate({
@@ -49,7 +67,10 @@ const executor = {
           artifactId: 'result',
           name: 'result',
           description: '',
-          parts: [part({ $case: 'data', value: result }, 'application/json'), part({ $case: 'text', value: JSON.stringify(result) }, '')],
+          parts: [
+            part({ $case: 'data', value: result }, 'application/json'),
+            part({ $case: 'text', value: JSON.stringify(result) }, ''),
+          ],
           metadata: undefined,
           extensions: [],
         },
@@ -58,7 +79,13 @@ const executor = {
         metadata: undefined,
       }),
     );
-    bus.publish(AgentEvent.statusUpdate({ ...ids, status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: new Date().toISOString(), message: undefined }, metadata: undefined }));
+    bus.publish(
+      AgentEvent.statusUpdate({
+        ...ids,
+        status: { state: TaskState.TASK_STATE_COMPLETED, timestamp: new Date().toISOString(), message: undefined },
+        metadata: undefined,
+      }),
+    );
     bus.finished();
   },
   async cancelTask() {},

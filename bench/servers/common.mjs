@@ -56,7 +56,10 @@ export function progressEvent(reqId, seq) {
 /** The event loop's thread's time on the CPU and waiting for it (ns, Linux schedstat), or {} where there is none. */
 function mainThreadSched() {
   try {
-    const [runNs, waitNs] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').trim().split(' ').map(Number);
+    const [runNs, waitNs] = readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8')
+      .trim()
+      .split(' ')
+      .map(Number);
     return { runNs, waitNs };
   } catch {
     return {};
@@ -91,7 +94,11 @@ export function ready(url) {
           p99: ms(delay.percentile(99)),
           max: ms(delay.max),
           // Shares of the window the event loop's thread ran, and was ready to run but waited for the CPU.
-          ...(now.runNs !== undefined && sched.runNs !== undefined && { runShare: ms(now.runNs - sched.runNs) / elapsed, waitShare: ms(now.waitNs - sched.waitNs) / elapsed }),
+          ...(now.runNs !== undefined &&
+            sched.runNs !== undefined && {
+              runShare: ms(now.runNs - sched.runNs) / elapsed,
+              waitShare: ms(now.waitNs - sched.waitNs) / elapsed,
+            }),
         });
       }
     }

@@ -15,7 +15,8 @@ const ticksPlugin = {
   listTools: () => [
     {
       name: 'ticks',
-      description: 'Emit `count` progress events carrying their emit time, one every `every_ms` (0: as fast as possible)',
+      description:
+        'Emit `count` progress events carrying their emit time, one every `every_ms` (0: as fast as possible)',
       input_parameters: [
         { name: 'count', type: 'integer', description: 'Number of events', required: true },
         { name: 'every_ms', type: 'integer', description: 'Pause between events, ms', required: false },
@@ -45,7 +46,11 @@ const ticksPlugin = {
 const config = defineConfig({
   server: { host: '127.0.0.1', port: 0, max_timeout_s: 600, heartbeat_s: 15 },
   calls: { max_events: 200_000 },
-  limits: { call_events_bytes: 1024 * 1024 * 1024, events_total_bytes: 1024 * 1024 * 1024, call_retained_events_bytes: 1024 * 1024 * 1024 },
+  limits: {
+    call_events_bytes: 1024 * 1024 * 1024,
+    events_total_bytes: 1024 * 1024 * 1024,
+    call_retained_events_bytes: 1024 * 1024 * 1024,
+  },
   tools: { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } },
   ...storeFromEnv(),
 });

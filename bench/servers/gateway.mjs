@@ -65,7 +65,10 @@ const config = defineConfig({
   ...(process.env.BENCH_AGENT_CARD && { agents: { peer: { card: process.env.BENCH_AGENT_CARD } } }),
   ...(process.env.BENCH_MCP_URL && { mcp: { servers: { peer: { url: process.env.BENCH_MCP_URL } } } }),
   ...(process.env.BENCH_OTLP_ENDPOINT && {
-    telemetry: { otlp_endpoint: process.env.BENCH_OTLP_ENDPOINT, sample_ratio: Number(process.env.BENCH_SAMPLE_RATIO ?? 1) },
+    telemetry: {
+      otlp_endpoint: process.env.BENCH_OTLP_ENDPOINT,
+      sample_ratio: Number(process.env.BENCH_SAMPLE_RATIO ?? 1),
+    },
   }),
 });
 await serveGateway(config, [benchPlugin], process.env.BENCH_LOG_LEVEL ?? 'silent');

@@ -26,7 +26,10 @@ app.post('/list', async (c) => {
   const startedAt = performance.now();
   const req = await c.req.json();
   const dirents = await readdir(join(root, req.arguments.path), { withFileTypes: true });
-  const entries = dirents.map((d) => ({ path: `${req.arguments.path}/${d.name}`, type: d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other' }));
+  const entries = dirents.map((d) => ({
+    path: `${req.arguments.path}/${d.name}`,
+    type: d.isDirectory() ? 'dir' : d.isFile() ? 'file' : 'other',
+  }));
   return c.json(toolResponse(req, 'list_dir', { path: req.arguments.path, entries }, startedAt));
 });
 app.post('/list-sizes', async (c) => {

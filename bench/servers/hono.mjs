@@ -29,5 +29,7 @@ app.post('/stream', async (c) => {
     await stream.writeSSE({ event: 'tool/call/resp', data: JSON.stringify(resp) });
   });
 });
-const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => ready(`http://127.0.0.1:${info.port}`));
+const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
+  ready(`http://127.0.0.1:${info.port}`),
+);
 void server;

@@ -59,7 +59,9 @@ export function agentCard({ config, version, endpoint, tools, bearer }: CardOpti
 }
 
 function skillOf(tool: ToolDefinition): Record<string, unknown> {
-  const onlyText = tool.input_parameters.filter((p) => p.required).length === 1 && tool.input_parameters.find((p) => p.required)?.type === 'string';
+  const onlyText =
+    tool.input_parameters.filter((p) => p.required).length === 1 &&
+    tool.input_parameters.find((p) => p.required)?.type === 'string';
   return {
     id: tool.name,
     name: tool.name,

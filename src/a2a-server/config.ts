@@ -11,7 +11,10 @@ export const A2AServerConfig = z.strictObject({
   /** Where the JSON-RPC endpoint is (under server.base_path). */
   path: z
     .string()
-    .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'must start with "/", have no trailing "/" and use only letters, digits and . _ ~ -')
+    .regex(
+      /^(\/[A-Za-z0-9._~-]+)+$/,
+      'must start with "/", have no trailing "/" and use only letters, digits and . _ ~ -',
+    )
     .default('/a2a'),
   /** Timeout of a call started through A2A, seconds (capped by server.max_timeout_s); a task may set `metadata.timeout`. */
   call_timeout_s: z.int().positive().default(300),

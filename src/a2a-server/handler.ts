@@ -15,8 +15,24 @@
  *   the push notification config methods        -32003: push notifications are not offered
  */
 import { DIALECTS, otherDialect, type DialectName } from '../wire/a2a.js';
-import { asGatewayError, type Admitted, type Call, type CallStore, type Caller, type Engine, type Logger, type Watcher } from '../engine/index.js';
-import { PROTOCOL_VERSION, newId, nowTs, type ToolCallRequest, type ToolDefinition, type ToolEvent } from '../protocol/index.js';
+import {
+  asGatewayError,
+  type Admitted,
+  type Call,
+  type CallStore,
+  type Caller,
+  type Engine,
+  type Logger,
+  type Watcher,
+} from '../engine/index.js';
+import {
+  PROTOCOL_VERSION,
+  newId,
+  nowTs,
+  type ToolCallRequest,
+  type ToolDefinition,
+  type ToolEvent,
+} from '../protocol/index.js';
 import { RPC, asRpcError, type RpcRequest } from './jsonrpc.js';
 import { RpcError } from '../wire/jsonrpc.js';
 import { listTasks, readListQuery } from './list.js';
@@ -87,9 +103,13 @@ const SERVER_METHODS: Record<DialectName, Record<string, Method>> = {
     'tasks/pushNotificationConfig/delete': 'push',
   },
 };
-const methodNames = (dialect: DialectName): string[] => [...CLIENT_METHODS.map((m) => DIALECTS[dialect][m]), ...Object.keys(SERVER_METHODS[dialect])];
+const methodNames = (dialect: DialectName): string[] => [
+  ...CLIENT_METHODS.map((m) => DIALECTS[dialect][m]),
+  ...Object.keys(SERVER_METHODS[dialect]),
+];
 const methodOf = (dialect: DialectName, name: string): Method | undefined =>
-  CLIENT_METHODS.find((m) => DIALECTS[dialect][m] === name) ?? (Object.hasOwn(SERVER_METHODS[dialect], name) ? SERVER_METHODS[dialect][name] : undefined);
+  CLIENT_METHODS.find((m) => DIALECTS[dialect][m] === name) ??
+  (Object.hasOwn(SERVER_METHODS[dialect], name) ? SERVER_METHODS[dialect][name] : undefined);
 
 export class A2AHandler {
   constructor(private readonly deps: A2AHandlerDeps) {}
@@ -98,7 +118,9 @@ export class A2AHandler {
   async handle(req: RpcRequest, ctx: RpcContext): Promise<RpcOutcome> {
     const method = this.method(req.method, ctx.dialect);
     const admitting = (method === 'send' || method === 'stream') && ctx.admit?.();
-    const admitted = admitting ? await admitting.catch((err: unknown) => ({ refused: asGatewayError(err) })) : undefined;
+    const admitted = admitting
+      ? await admitting.catch((err: unknown) => ({ refused: asGatewayError(err) }))
+      : undefined;
     switch (method) {
       case 'send':
         return this.send(req.params, ctx, admitted);
@@ -145,7 +167,8 @@ export class A2AHandler {
 
   private async send(params: Json, ctx: RpcContext, admitted: Admitted | undefined): Promise<RpcOutcome> {
     const configuration = isObject(params.configuration) ? params.configuration : {};
-    const returnImmediately = ctx.dialect === '1.0' ? configuration.returnImmediately === true : configuration.blocking === false;
+    const returnImmediately =
+      ctx.dialect === '1.0' ? configuration.returnImmediately === true : configuration.blocking === false;
     const wire = WIRES[ctx.dialect];
     // A blocking send reports no updates, so its call records none.
     const call = this.start(params, ctx, returnImmediately, admitted);
@@ -196,7 +219,8 @@ export class A2AHandler {
     }
     // A shared store (store.kind: redis) that cannot take the task now: it is still served by this instance.
     const kept = this.deps.store.put(call);
-    if (kept) kept.catch((err: unknown) => ctx.logger.warn({ err, call_id: call.id }, 'A2A task not shared through the store'));
+    if (kept)
+      kept.catch((err: unknown) => ctx.logger.warn({ err, call_id: call.id }, 'A2A task not shared through the store'));
     return call;
   }
 
@@ -209,16 +233,21 @@ export class A2AHandler {
   private refuseFollowUp(params: Json, ctx: RpcContext): void {
     const taskId = isObject(params.message) ? params.message.taskId : undefined;
     if (taskId === undefined || taskId === null || taskId === '') return;
-    if (typeof taskId !== 'string') throw new RpcError(RPC.INVALID_PARAMS, 'message.taskId must be the id (a string) of a task this agent returned');
+    if (typeof taskId !== 'string')
+      throw new RpcError(RPC.INVALID_PARAMS, 'message.taskId must be the id (a string) of a task this agent returned');
     const call = this.find({ id: taskId }, ctx);
     const state = taskState(call);
     const why = call.settled
       ? `task "${call.id}" is already ${state} and takes no more messages`
       : `task "${call.id}" is still ${state}: a tool takes all its input when it starts, so a running task takes no more messages (wait for it with ${DIALECTS[ctx.dialect].subscribe}, or stop it with ${DIALECTS[ctx.dialect].cancel})`;
-    throw new RpcError(RPC.UNSUPPORTED_OPERATION, `${why}; send the message without message.taskId to start a new task (it may keep the contextId)`, {
-      id: call.id,
-      state,
-    });
+    throw new RpcError(
+      RPC.UNSUPPORTED_OPERATION,
+      `${why}; send the message without message.taskId to start a new task (it may keep the contextId)`,
+      {
+        id: call.id,
+        state,
+      },
+    );
   }
 
   /** An engine refusal as a JSON-RPC error; an unknown skill lists the ones this caller may call. */
@@ -235,12 +264,26 @@ export class A2AHandler {
 
   /** The tools this caller may call (the skills of its agent card). */
   skills(caller: Caller): ToolDefinition[] {
-    return this.deps.engine.list({ type: 'tool/list/req', id: '', version: PROTOCOL_VERSION, ts: 0, session_id: '', filter_kind: '', filter_tags: [], query: '', include_deferred: false }, caller);
+    return this.deps.engine.list(
+      {
+        type: 'tool/list/req',
+        id: '',
+        version: PROTOCOL_VERSION,
+        ts: 0,
+        session_id: '',
+        filter_kind: '',
+        filter_tags: [],
+        query: '',
+        include_deferred: false,
+      },
+      caller,
+    );
   }
 
   private find(params: Json, ctx: RpcContext): Call {
     const id = params.id;
-    if (typeof id !== 'string' || !id) throw new RpcError(RPC.INVALID_PARAMS, 'params.id must be the id of a task this agent returned');
+    if (typeof id !== 'string' || !id)
+      throw new RpcError(RPC.INVALID_PARAMS, 'params.id must be the id of a task this agent returned');
     const call = this.deps.store.get(id);
     if (!call || !ctx.owns(call)) {
       throw new RpcError(
@@ -257,7 +300,10 @@ export class A2AHandler {
     const call = this.find(params, ctx);
     const n = params.historyLength;
     if (n !== undefined && n !== null && (!Number.isInteger(n) || (n as number) < 0)) {
-      throw new RpcError(RPC.INVALID_PARAMS, 'params.historyLength must be an integer of 0 or more (unset: the whole history)');
+      throw new RpcError(
+        RPC.INVALID_PARAMS,
+        'params.historyLength must be an integer of 0 or more (unset: the whole history)',
+      );
     }
     const wire = WIRES[ctx.dialect];
     return wire.task(snapshot(wire, call), { historyLength: (n ?? undefined) as number | undefined });
@@ -271,10 +317,14 @@ export class A2AHandler {
   private subscribe(params: Json, ctx: RpcContext): RpcStream {
     const call = this.find(params, ctx);
     if (call.settled && ctx.dialect === '1.0') {
-      throw new RpcError(RPC.UNSUPPORTED_OPERATION, `task "${call.id}" is already ${taskState(call)}: there are no updates to follow; read it with GetTask`, {
-        id: call.id,
-        state: taskState(call),
-      });
+      throw new RpcError(
+        RPC.UNSUPPORTED_OPERATION,
+        `task "${call.id}" is already ${taskState(call)}: there are no updates to follow; read it with GetTask`,
+        {
+          id: call.id,
+          state: taskState(call),
+        },
+      );
     }
     return this.follow(call, WIRES[ctx.dialect], call.eventCount - 1, false);
   }
@@ -283,10 +333,14 @@ export class A2AHandler {
     const call = this.find(params, ctx);
     const wire = WIRES[ctx.dialect];
     if (call.settled) {
-      throw new RpcError(RPC.TASK_NOT_CANCELABLE, `task "${call.id}" is already ${taskState(call)}; only a working task can be canceled`, {
-        id: call.id,
-        state: taskState(call),
-      });
+      throw new RpcError(
+        RPC.TASK_NOT_CANCELABLE,
+        `task "${call.id}" is already ${taskState(call)}; only a working task can be canceled`,
+        {
+          id: call.id,
+          state: taskState(call),
+        },
+      );
     }
     call.stop('cancel');
     return wire.task(snapshot(wire, call));
@@ -308,7 +362,13 @@ export class A2AHandler {
 async function* updates(call: Call, wire: Wire, watcher: Watcher, fresh: boolean): AsyncGenerator<unknown> {
   const t = { id: call.id, contextId: call.request.correlation_id };
   if (fresh) {
-    yield wire.taskResult({ ...t, state: 'working', statusText: '', artifacts: [], metadata: { tool_name: call.tool.definition.name } });
+    yield wire.taskResult({
+      ...t,
+      state: 'working',
+      statusText: '',
+      artifacts: [],
+      metadata: { tool_name: call.tool.definition.name },
+    });
   } else {
     yield wire.taskResult(snapshot(wire, call));
     if (call.settled) return;

@@ -23,7 +23,8 @@ export function parseRpcRequest(json: unknown): RpcRequest {
   const r = json as Record<string, unknown>;
   const id = r.id;
   if (r.jsonrpc !== '2.0') throw new RpcError(RPC.INVALID_REQUEST, 'the request must have "jsonrpc": "2.0"');
-  if (typeof r.method !== 'string' || !r.method) throw new RpcError(RPC.INVALID_REQUEST, 'the request must name its "method"');
+  if (typeof r.method !== 'string' || !r.method)
+    throw new RpcError(RPC.INVALID_REQUEST, 'the request must name its "method"');
   if (id !== undefined && id !== null && typeof id !== 'string' && typeof id !== 'number') {
     throw new RpcError(RPC.INVALID_REQUEST, '"id" must be a string, a number or null');
   }
@@ -56,5 +57,8 @@ export function asRpcError(err: unknown): RpcError {
         return new RpcError(RPC.INVALID_REQUEST, err.message, { ...data, retryable: err.retryable });
     }
   }
-  return new RpcError(RPC.INTERNAL_ERROR, 'internal error in the gateway; it was logged. Retry, or report it if it persists');
+  return new RpcError(
+    RPC.INTERNAL_ERROR,
+    'internal error in the gateway; it was logged. Retry, or report it if it persists',
+  );
 }

@@ -13,7 +13,16 @@ import type { Wire } from './wire.js';
 
 type Json = Record<string, unknown>;
 
-const STATES: ReadonlySet<TaskState> = new Set(['submitted', 'working', 'input-required', 'completed', 'canceled', 'failed', 'rejected', 'auth-required']);
+const STATES: ReadonlySet<TaskState> = new Set([
+  'submitted',
+  'working',
+  'input-required',
+  'completed',
+  'canceled',
+  'failed',
+  'rejected',
+  'auth-required',
+]);
 const DEFAULT_PAGE = 50;
 const MAX_PAGE = 100;
 
@@ -41,7 +50,9 @@ export function readListQuery(params: Json): ListQuery {
   if (status !== undefined && status !== '' && status !== 'TASK_STATE_UNSPECIFIED') {
     const state = normalizeState(status);
     if (!STATES.has(state)) {
-      throw invalid(`params.status "${String(status).slice(0, 50)}" is not a task state: use e.g. TASK_STATE_WORKING (A2A 1.0) or working (0.3)`);
+      throw invalid(
+        `params.status "${String(status).slice(0, 50)}" is not a task state: use e.g. TASK_STATE_WORKING (A2A 1.0) or working (0.3)`,
+      );
     }
     q.state = state;
   }
@@ -53,12 +64,17 @@ export function readListQuery(params: Json): ListQuery {
   }
   if (pageToken !== undefined && pageToken !== '') q.cursor = readCursor(pageToken);
   if (historyLength !== undefined) {
-    if (!Number.isInteger(historyLength) || (historyLength as number) < 0) throw invalid('params.historyLength must be an integer of 0 or more');
+    if (!Number.isInteger(historyLength) || (historyLength as number) < 0)
+      throw invalid('params.historyLength must be an integer of 0 or more');
     q.historyLength = historyLength as number;
   }
   if (statusTimestampAfter !== undefined && statusTimestampAfter !== '') {
-    const at = typeof statusTimestampAfter === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(statusTimestampAfter) ? Date.parse(statusTimestampAfter) : NaN;
-    if (Number.isNaN(at)) throw invalid('params.statusTimestampAfter must be an ISO 8601 time, e.g. "2026-01-31T10:00:00Z"');
+    const at =
+      typeof statusTimestampAfter === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(statusTimestampAfter)
+        ? Date.parse(statusTimestampAfter)
+        : NaN;
+    if (Number.isNaN(at))
+      throw invalid('params.statusTimestampAfter must be an ISO 8601 time, e.g. "2026-01-31T10:00:00Z"');
     q.after = at;
   }
   if (includeArtifacts !== undefined) {
@@ -72,11 +88,14 @@ function readCursor(token: unknown): { at: number; id: string } {
   try {
     if (typeof token !== 'string') throw new Error('not a string');
     const c = JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as unknown;
-    if (Array.isArray(c) && c.length === 2 && Number.isFinite(c[0]) && typeof c[1] === 'string') return { at: c[0] as number, id: c[1] };
+    if (Array.isArray(c) && c.length === 2 && Number.isFinite(c[0]) && typeof c[1] === 'string')
+      return { at: c[0] as number, id: c[1] };
   } catch {
     // below
   }
-  throw invalid('params.pageToken is not a token this agent gave: pass the nextPageToken of the previous page, or none for the first page');
+  throw invalid(
+    'params.pageToken is not a token this agent gave: pass the nextPageToken of the previous page, or none for the first page',
+  );
 }
 
 const cursorOf = (at: number, id: string) => Buffer.from(JSON.stringify([at, id])).toString('base64url');
@@ -92,7 +111,8 @@ export function listTasks(calls: Iterable<Call>, q: ListQuery, wire: Wire): Json
     matching.push({ call, at });
   }
   // Most recently updated first; the id breaks ties so the order (and the cursor) is total.
-  const before = (a: { at: number; id: string }, b: { at: number; id: string }) => a.at > b.at || (a.at === b.at && a.id > b.id);
+  const before = (a: { at: number; id: string }, b: { at: number; id: string }) =>
+    a.at > b.at || (a.at === b.at && a.id > b.id);
   matching.sort((a, b) => (before({ at: a.at, id: a.call.id }, { at: b.at, id: b.call.id }) ? -1 : 1));
   const cursor = q.cursor;
   const start = cursor ? matching.findIndex((m) => before(cursor, { at: m.at, id: m.call.id })) : 0;
@@ -100,7 +120,9 @@ export function listTasks(calls: Iterable<Call>, q: ListQuery, wire: Wire): Json
   const last = page.at(-1);
   const more = last !== undefined && start + page.length < matching.length;
   return {
-    tasks: page.map(({ call }) => wire.task(snapshot(wire, call), { historyLength: q.historyLength, artifacts: q.includeArtifacts })),
+    tasks: page.map(({ call }) =>
+      wire.task(snapshot(wire, call), { historyLength: q.historyLength, artifacts: q.includeArtifacts }),
+    ),
     nextPageToken: more ? cursorOf(last.at, last.call.id) : '',
     pageSize: page.length,
     totalSize: matching.length,

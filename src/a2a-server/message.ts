@@ -46,14 +46,17 @@ export function checkMessage(message: unknown, dialect: DialectName): void {
   const bad = (what: string) => new RpcError(RPC.INVALID_PARAMS, `params.message ${what}`);
   if (!isObject(message)) throw bad('must be an A2A message: {messageId, role, parts}');
   if (!Array.isArray(message.parts) || message.parts.length === 0) throw bad('must have a non-empty "parts" array');
-  if (typeof message.messageId !== 'string' || !message.messageId) throw bad('must have a "messageId" (a non-empty string the client chooses)');
+  if (typeof message.messageId !== 'string' || !message.messageId)
+    throw bad('must have a "messageId" (a non-empty string the client chooses)');
   if (typeof message.role !== 'string' || !ROLES.has(message.role)) {
     throw bad(`must have a "role": ${dialect === '1.0' ? '"ROLE_USER"' : '"user"'}`);
   }
   message.parts.forEach((part, i) => {
     const known =
       isObject(part) &&
-      (dialect === '0.3' ? typeof part.kind === 'string' && KINDS_03.has(part.kind) : CONTENT_10.some((k) => part[k] !== undefined));
+      (dialect === '0.3'
+        ? typeof part.kind === 'string' && KINDS_03.has(part.kind)
+        : CONTENT_10.some((k) => part[k] !== undefined));
     if (!known) {
       throw bad(
         dialect === '0.3'
@@ -86,7 +89,9 @@ export function readToolRequest(
   }
   const metadata = isObject(message.metadata) ? message.metadata : {};
   const requestMetadata = isObject(params.metadata) ? params.metadata : {};
-  const skillId = [metadata.skillId, requestMetadata.skillId].find((s): s is string => typeof s === 'string' && s !== '');
+  const skillId = [metadata.skillId, requestMetadata.skillId].find(
+    (s): s is string => typeof s === 'string' && s !== '',
+  );
   const data = message.parts.map(dataOf).find((d) => d !== undefined);
   const call = isObject(data) && typeof data.tool_name === 'string' ? data : undefined;
   const messageId = typeof message.messageId === 'string' ? message.messageId : '';
@@ -107,7 +112,13 @@ export function readToolRequest(
       `message.metadata.skillId names "${skillId}" but the data part's tool_name names "${call.tool_name as string}"; name one skill`,
     );
   }
-  return { toolName, arguments: argumentsOf(toolName, call, data, message.parts, tool), messageId, contextId, metadata };
+  return {
+    toolName,
+    arguments: argumentsOf(toolName, call, data, message.parts, tool),
+    messageId,
+    contextId,
+    metadata,
+  };
 }
 
 function argumentsOf(
@@ -120,12 +131,16 @@ function argumentsOf(
   if (call) {
     if (call.arguments === undefined) return {};
     if (!isObject(call.arguments)) {
-      throw new RpcError(RPC.INVALID_PARAMS, `the data part's "arguments" must be an object of the arguments of "${toolName}"`);
+      throw new RpcError(
+        RPC.INVALID_PARAMS,
+        `the data part's "arguments" must be an object of the arguments of "${toolName}"`,
+      );
     }
     return call.arguments;
   }
   if (data !== undefined) {
-    if (!isObject(data)) throw new RpcError(RPC.INVALID_PARAMS, `the data part must be an object: the arguments of "${toolName}"`);
+    if (!isObject(data))
+      throw new RpcError(RPC.INVALID_PARAMS, `the data part must be an object: the arguments of "${toolName}"`);
     return data;
   }
   const definition = tool(toolName);

@@ -124,7 +124,12 @@ export function requestMessage(wire: Wire, call: Call): Record<string, unknown> 
   const args = call.request.arguments;
   const required = call.tool.definition.input_parameters.filter((p) => p.required);
   const names = Object.keys(args);
-  const only = required.length === 1 && required[0]!.type === 'string' && names.length === 1 && names[0] === required[0]!.name ? args[names[0]] : undefined;
+  const only =
+    required.length === 1 && required[0]!.type === 'string' && names.length === 1 && names[0] === required[0]!.name
+      ? args[names[0]]
+      : undefined;
   const part = typeof only === 'string' ? wire.textPart(only) : wire.dataPart(args);
-  return wire.userMessage([part], call.request.id, call.id, call.request.correlation_id, { skillId: call.tool.definition.name });
+  return wire.userMessage([part], call.request.id, call.id, call.request.correlation_id, {
+    skillId: call.tool.definition.name,
+  });
 }

@@ -116,7 +116,12 @@ export class Wire {
     return this.v1 ? { statusUpdate: update } : { kind: 'status-update', ...update, final: options.final === true };
   }
 
-  artifactUpdate(t: { id: string; contextId: string }, artifact: ArtifactView, append: boolean, lastChunk: boolean): Json {
+  artifactUpdate(
+    t: { id: string; contextId: string },
+    artifact: ArtifactView,
+    append: boolean,
+    lastChunk: boolean,
+  ): Json {
     const update = { taskId: t.id, contextId: t.contextId, artifact: this.artifact(artifact), append, lastChunk };
     return this.v1 ? { artifactUpdate: update } : { kind: 'artifact-update', ...update };
   }

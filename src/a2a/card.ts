@@ -72,7 +72,12 @@ export function cardCandidates(url: string): string[] {
  * every candidate is on the same host). Throws PeerError saying what was
  * wrong at each URL tried.
  */
-export async function fetchCard(http: PeerHttp, url: string, headers: Headers, signal: AbortSignal): Promise<ResolvedCard> {
+export async function fetchCard(
+  http: PeerHttp,
+  url: string,
+  headers: Headers,
+  signal: AbortSignal,
+): Promise<ResolvedCard> {
   const problems: string[] = [];
   for (const candidate of cardCandidates(url)) {
     let raw: unknown;
@@ -98,7 +103,8 @@ export async function fetchCard(http: PeerHttp, url: string, headers: Headers, s
 /** Endpoint and dialect of an already-parsed card found at `cardUrl`. */
 export function resolveCard(card: AgentCard, cardUrl: string): ResolvedCard {
   const origin = new URL('/', cardUrl).href;
-  const isJsonRpc = (i: z.output<typeof Interface>) => (i.protocolBinding ?? i.transport ?? 'JSONRPC').toUpperCase() === 'JSONRPC';
+  const isJsonRpc = (i: z.output<typeof Interface>) =>
+    (i.protocolBinding ?? i.transport ?? 'JSONRPC').toUpperCase() === 'JSONRPC';
   let endpoint: string | undefined;
   let dialect: DialectName = '1.0';
   if (card.supportedInterfaces?.length) {

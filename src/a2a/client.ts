@@ -105,7 +105,15 @@ export class AgentClient {
     const timer = new AbortController();
     const timeout = setTimeout(() => timer.abort(new DOMException('agent timeout', 'TimeoutError')), budget);
     const signal = ctx.signal ? AbortSignal.any([ctx.signal, timer.signal]) : timer.signal;
-    const p: Progress = { taskId: '', state: 'submitted', statusText: '', artifacts: [], polls: 0, messageText: undefined, reported: undefined };
+    const p: Progress = {
+      taskId: '',
+      state: 'submitted',
+      statusText: '',
+      artifacts: [],
+      polls: 0,
+      messageText: undefined,
+      reported: undefined,
+    };
     const emit = ctx.streaming && ctx.emit ? ctx.emit.bind(ctx) : undefined;
     const taken = emit && ctx.eventsTaken ? ctx.eventsTaken.bind(ctx) : undefined;
     const finish = (error?: string): RunResult => {
@@ -128,7 +136,8 @@ export class AgentClient {
     };
     try {
       // One streaming request ends with the task: a task that finishes at once costs one round trip, not a send and a poll.
-      if (this.agent.mode === 'auto' && this.resolved.streaming && !this.noStreaming) await this.runStreaming(skillId, task, p, signal, emit, taken);
+      if (this.agent.mode === 'auto' && this.resolved.streaming && !this.noStreaming)
+        await this.runStreaming(skillId, task, p, signal, emit, taken);
       else await this.runPolling(skillId, task, p, signal, emit);
       return finish();
     } catch (err) {
@@ -155,11 +164,18 @@ export class AgentClient {
     }
   }
 
-  private async runPolling(skillId: string, task: string, p: Progress, signal: AbortSignal, emit: RunContext['emit']): Promise<void> {
+  private async runPolling(
+    skillId: string,
+    task: string,
+    p: Progress,
+    signal: AbortSignal,
+    emit: RunContext['emit'],
+  ): Promise<void> {
     const sentAt = performance.now();
     const first = await this.rpc('send', (d) => DIALECTS[d].sendParams(task, skillId, false), signal);
     if (this.absorb(classify(first), p, emit)) return;
-    if (!p.taskId) throw new PeerError(`agent "${this.agent.name}" answered the message with neither a task nor a message`);
+    if (!p.taskId)
+      throw new PeerError(`agent "${this.agent.name}" answered the message with neither a task nor a message`);
     await this.pollUntilFinal(p, signal, emit, sentAt);
   }
 
@@ -169,7 +185,12 @@ export class AgentClient {
    * older than at the previous one (+10%), counted from send times so that round
    * trips do not add up; a task finishing at t is seen by about 1.1·t.
    */
-  private async pollUntilFinal(p: Progress, signal: AbortSignal, emit: RunContext['emit'], startedAt: number): Promise<void> {
+  private async pollUntilFinal(
+    p: Progress,
+    signal: AbortSignal,
+    emit: RunContext['emit'],
+    startedAt: number,
+  ): Promise<void> {
     let lastSent = startedAt;
     while (!isFinal(p.state)) {
       // The first poll goes out at once: a task that finishes right after the send costs one round trip, not MIN_POLL_MS.
@@ -182,7 +203,8 @@ export class AgentClient {
       lastSent = performance.now();
       p.polls++;
       const answer = classify(await this.rpc('get', () => ({ id: p.taskId }), signal));
-      if (answer.kind !== 'task') throw new PeerError(`agent "${this.agent.name}" answered ${DIALECTS[this.dialect].get} without a task`);
+      if (answer.kind !== 'task')
+        throw new PeerError(`agent "${this.agent.name}" answered ${DIALECTS[this.dialect].get} without a task`);
       this.absorb(answer, p, emit);
     }
   }
@@ -212,7 +234,10 @@ export class AgentClient {
     for await (const item of this.http.postStream(this.resolved.endpoint, body, headers, signal)) {
       const rpcError = errorOf(item);
       if (rpcError) {
-        if (seen === 0 && (rpcError.code === JSONRPC.METHOD_NOT_FOUND || rpcError.code === A2A_ERRORS.VERSION_NOT_SUPPORTED)) {
+        if (
+          seen === 0 &&
+          (rpcError.code === JSONRPC.METHOD_NOT_FOUND || rpcError.code === A2A_ERRORS.VERSION_NOT_SUPPORTED)
+        ) {
           await this.runPolling(skillId, task, p, signal, emit);
           if (this.dialect === d.name && rpcError.code === JSONRPC.METHOD_NOT_FOUND) this.streamingUnserved(d.stream);
           return;
@@ -270,7 +295,9 @@ export class AgentClient {
         });
         return false;
       case 'unknown':
-        throw new PeerError(`agent "${this.agent.name}" sent an answer that is neither a task, a message nor a task update`);
+        throw new PeerError(
+          `agent "${this.agent.name}" sent an answer that is neither a task, a message nor a task update`,
+        );
     }
   }
 
@@ -286,7 +313,11 @@ export class AgentClient {
   }
 
   /** One JSON-RPC call; switches dialect once (for good) when the peer does not know the method or version. */
-  private async rpc(kind: 'send' | 'get' | 'cancel', params: (d: DialectName) => Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
+  private async rpc(
+    kind: 'send' | 'get' | 'cancel',
+    params: (d: DialectName) => Record<string, unknown>,
+    signal: AbortSignal,
+  ): Promise<unknown> {
     for (;;) {
       const d = DIALECTS[this.dialect];
       const body = { jsonrpc: '2.0', id: randomUUID(), method: d[kind], params: params(this.dialect) };
@@ -304,11 +335,15 @@ export class AgentClient {
   }
 
   private maybeSwitch(error: RpcError): boolean {
-    if (this.switched || (error.code !== JSONRPC.METHOD_NOT_FOUND && error.code !== A2A_ERRORS.VERSION_NOT_SUPPORTED)) return false;
+    if (this.switched || (error.code !== JSONRPC.METHOD_NOT_FOUND && error.code !== A2A_ERRORS.VERSION_NOT_SUPPORTED))
+      return false;
     this.switched = true;
     const from = this.dialect;
     this.dialect = otherDialect(from);
-    this.logger.info({ agent: this.agent.name, from, to: this.dialect }, `agent "${this.agent.name}" does not speak A2A ${from}; using ${this.dialect}`);
+    this.logger.info(
+      { agent: this.agent.name, from, to: this.dialect },
+      `agent "${this.agent.name}" does not speak A2A ${from}; using ${this.dialect}`,
+    );
     return true;
   }
 
@@ -316,7 +351,11 @@ export class AgentClient {
   cancel(taskId: string): void {
     this.rpc('cancel', () => ({ id: taskId }), AbortSignal.timeout(CANCEL_TIMEOUT_MS)).then(
       () => this.logger.info({ agent: this.agent.name, task_id: taskId }, 'remote task canceled'),
-      (err: Error) => this.logger.warn({ agent: this.agent.name, task_id: taskId, error: err.message }, 'could not cancel the remote task'),
+      (err: Error) =>
+        this.logger.warn(
+          { agent: this.agent.name, task_id: taskId, error: err.message },
+          'could not cancel the remote task',
+        ),
     );
   }
 
@@ -337,7 +376,8 @@ export class AgentClient {
   }
 
   private transportMessage(err: unknown): string {
-    if (err instanceof RpcError) return `agent "${this.agent.name}" answered with JSON-RPC error ${err.code}: ${err.message}`;
+    if (err instanceof RpcError)
+      return `agent "${this.agent.name}" answered with JSON-RPC error ${err.code}: ${err.message}`;
     if (err instanceof PeerError) return `agent "${this.agent.name}": ${err.message}`;
     return `agent "${this.agent.name}" could not be called: ${(err as Error).message}`;
   }
@@ -395,7 +435,10 @@ async function caughtUp(taken: () => Promise<void>, signal: AbortSignal): Promis
   signal.throwIfAborted();
   let onAbort: (() => void) | undefined;
   try {
-    await Promise.race([taken(), new Promise<void>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve()), { once: true }))]);
+    await Promise.race([
+      taken(),
+      new Promise<void>((resolve) => signal.addEventListener('abort', (onAbort = () => resolve()), { once: true })),
+    ]);
   } finally {
     signal.removeEventListener('abort', onAbort!);
   }

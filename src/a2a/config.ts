@@ -17,7 +17,9 @@ export const AgentConfig = z.strictObject({
    * A credential the gateway adds to the card fetch and every call (as openapi.sources.<id>.auth; a header kind:
    * `query` is not offered, the card's discovery builds its own URLs). It follows the same origin rule as `headers`.
    */
-  auth: CredentialConfig.refine((a) => a.type !== 'query', { message: 'an agent takes a header credential (bearer, header, basic, oauth2_client_credentials), not "query"' }).optional(),
+  auth: CredentialConfig.refine((a) => a.type !== 'query', {
+    message: 'an agent takes a header credential (bearer, header, basic, oauth2_client_credentials), not "query"',
+  }).optional(),
   /** Longest a call may run on this agent, ms; the call's own timeout still applies when it is shorter. */
   timeout_ms: z.int().positive().default(300_000),
   /** Longest pause between two polls of a running remote task, ms (polling starts faster and backs off to this). */
@@ -57,7 +59,10 @@ export const A2AConfig = z.strictObject({
    * Largest answer read from an agent, bytes: a card, a JSON-RPC answer, each event of a stream; counted before it
    * is buffered. A larger one fails the call (or the card fetch), saying so.
    */
-  max_message_bytes: z.int().min(1024).default(16 * 1024 * 1024),
+  max_message_bytes: z
+    .int()
+    .min(1024)
+    .default(16 * 1024 * 1024),
 });
 export type A2AConfig = z.output<typeof A2AConfig>;
 
@@ -69,7 +74,10 @@ export interface AgentDescriptor extends AgentConfig {
 }
 
 /** `agent.headers` with its credential set (when it has one). */
-export async function agentHeaders(agent: AgentDescriptor, base: Record<string, string> = agent.headers): Promise<Record<string, string>> {
+export async function agentHeaders(
+  agent: AgentDescriptor,
+  base: Record<string, string> = agent.headers,
+): Promise<Record<string, string>> {
   if (!agent.credential) return base;
   if (agent.credential instanceof Error) throw agent.credential;
   const headers = { ...base };

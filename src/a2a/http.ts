@@ -131,7 +131,9 @@ export class PeerHttp {
         const { largest } = events.scan(chunk as Buffer);
         if (largest > this.maxBytes || events.current > this.maxBytes) {
           res.body.destroy();
-          throw new PeerError(`an event of the stream of POST ${url} is larger than ${this.maxBytes} bytes (a2a.max_message_bytes); ${TOO_LARGE_HINT}`);
+          throw new PeerError(
+            `an event of the stream of POST ${url} is larger than ${this.maxBytes} bytes (a2a.max_message_bytes); ${TOO_LARGE_HINT}`,
+          );
         }
         parser.feed(decoder.decode(chunk as Buffer, { stream: true }));
         while (queue.length) yield parseJson(queue.shift()!, `an event of POST ${url}`);
@@ -149,19 +151,34 @@ export class PeerHttp {
     }
   }
 
-  private async send(url: string, options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { signal: AbortSignal }) {
+  private async send(
+    url: string,
+    options: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { signal: AbortSignal },
+  ) {
     try {
       const { Agent, request } = await loadUndici();
-      this.dispatcher ??= new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 300_000, connections: 64, pipelining: 1 });
+      this.dispatcher ??= new Agent({
+        keepAliveTimeout: 30_000,
+        keepAliveMaxTimeout: 300_000,
+        connections: 64,
+        pipelining: 1,
+      });
       return await request(url, { ...options, dispatcher: this.dispatcher });
     } catch (err) {
       if (options.signal.aborted) throw options.signal.reason ?? err;
-      throw new PeerError(`${options.method} ${url} failed: ${describeNetworkError(err)}`, { network: true, cause: err });
+      throw new PeerError(`${options.method} ${url} failed: ${describeNetworkError(err)}`, {
+        network: true,
+        cause: err,
+      });
     }
   }
 
   /** A small request whose text answer is read up to `maxBytes` (a credential's token endpoint). */
-  async fetchText(url: string, init: { method: 'POST'; headers: Record<string, string>; body: string }, maxBytes: number): Promise<{ status: number; text: string }> {
+  async fetchText(
+    url: string,
+    init: { method: 'POST'; headers: Record<string, string>; body: string },
+    maxBytes: number,
+  ): Promise<{ status: number; text: string }> {
     const res = await this.send(url, { ...init, signal: AbortSignal.timeout(30_000) });
     return { status: res.statusCode, text: await readText(res.body, url, maxBytes) };
   }
@@ -197,7 +214,9 @@ async function readText(body: Dispatcher.ResponseData['body'], url: string, maxB
     size += (chunk as Buffer).length;
     if (size > maxBytes) {
       body.destroy();
-      throw new PeerError(`the answer of ${url} is larger than ${maxBytes} bytes (a2a.max_message_bytes); ${TOO_LARGE_HINT}`);
+      throw new PeerError(
+        `the answer of ${url} is larger than ${maxBytes} bytes (a2a.max_message_bytes); ${TOO_LARGE_HINT}`,
+      );
     }
     chunks.push(chunk as Buffer);
   }

@@ -4,7 +4,14 @@
  * offers no tools, and never stops or delays the gateway past a short bound.
  * Cards are re-fetched every `a2a.refresh_s`.
  */
-import { ToolError, type Logger, type PluginHost, type ToolConflict, type ToolContext, type ToolPlugin } from '../engine/index.js';
+import {
+  ToolError,
+  type Logger,
+  type PluginHost,
+  type ToolConflict,
+  type ToolContext,
+  type ToolPlugin,
+} from '../engine/index.js';
 import { RemoteToolSet } from '../engine/remote-tool-set.js';
 import type { AgentStatus, ToolDefinitionInput } from '../protocol/index.js';
 import { checkEndpointOrigin, fetchCard } from './card.js';
@@ -124,7 +131,12 @@ export class A2APlugin implements ToolPlugin {
         entry.tools = toolsFromCard(resolved, client, this.logger);
         entry.cardJson = json;
         this.logger.info(
-          { agent: agent.name, tools: entry.tools.map((t) => t.name), dialect: resolved.dialect, endpoint: redactUrl(resolved.endpoint) },
+          {
+            agent: agent.name,
+            tools: entry.tools.map((t) => t.name),
+            dialect: resolved.dialect,
+            endpoint: redactUrl(resolved.endpoint),
+          },
           `agent "${agent.name}" offers ${entry.tools.length} tool(s)`,
         );
       }
@@ -139,7 +151,10 @@ export class A2APlugin implements ToolPlugin {
       entry.state = 'failed';
       entry.lastError = message;
       // A peer that was up keeps its last tools (calls say what is wrong); one never seen offers none.
-      this.logger.warn({ agent: agent.name, card: redactUrl(agent.card), error: message }, `agent "${agent.name}" could not be loaded: ${message}`);
+      this.logger.warn(
+        { agent: agent.name, card: redactUrl(agent.card), error: message },
+        `agent "${agent.name}" could not be loaded: ${message}`,
+      );
     }
     this.tools.rebuild(this.entries);
   }
@@ -190,7 +205,12 @@ export class A2APlugin implements ToolPlugin {
 }
 
 /** The A2A plugin for the `agents` and `a2a` config sections. */
-export function a2aPlugin(agents: AgentsConfig, settings: A2AConfig, logger: Logger, env: NodeJS.ProcessEnv = process.env): A2APlugin {
+export function a2aPlugin(
+  agents: AgentsConfig,
+  settings: A2AConfig,
+  logger: Logger,
+  env: NodeJS.ProcessEnv = process.env,
+): A2APlugin {
   return new A2APlugin(agents, settings, logger, env);
 }
 

@@ -10,7 +10,6 @@ import { AgentConfig, type AgentConfigInput, type AgentDescriptor } from './conf
 import { PeerHttp } from './http.js';
 import { toolNamePart } from '../wire/tool-name.js';
 
-
 /** One skill of a remote agent, as a tool. */
 export interface AgentTool {
   readonly name: string;
@@ -35,7 +34,10 @@ export function toolsFromCard(resolved: ResolvedCard, client: AgentClient, logge
   for (const skill of card.skills) {
     const skillId = skill.id || skill.name;
     if (!skillId) {
-      logger?.warn({ agent: client.agent.name }, `agent "${client.agent.name}" lists a skill with neither id nor name; it is left out`);
+      logger?.warn(
+        { agent: client.agent.name },
+        `agent "${client.agent.name}" lists a skill with neither id nor name; it is left out`,
+      );
       continue;
     }
     const name = `${prefix}_${toolNamePart(skillId)}`;

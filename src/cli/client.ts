@@ -42,7 +42,12 @@ const common = {
 } as const;
 
 /** Run `list` or `call`; returns the exit code. Every failure is one line on stderr. */
-export async function runClientCommand(command: 'list' | 'call', argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promise<number> {
+export async function runClientCommand(
+  command: 'list' | 'call',
+  argv: string[],
+  env: NodeJS.ProcessEnv,
+  io: ClientIo,
+): Promise<number> {
   try {
     return command === 'list' ? await list(argv, env, io) : await call(argv, env, io);
   } catch (err) {
@@ -50,8 +55,8 @@ export async function runClientCommand(command: 'list' | 'call', argv: string[],
       err instanceof ToolAPIError && err.code === 'connection_failed'
         ? `${err.message}; check that it is running, or pass --url (or set A2E_URL)`
         : err instanceof UsageError || err instanceof ToolAPIError
-        ? err.message
-        : `unexpected error: ${(err as Error).message}`;
+          ? err.message
+          : `unexpected error: ${(err as Error).message}`;
     io.stderr.write(`a2e-gateway: ${message}\n`);
     return 2;
   }
@@ -63,7 +68,10 @@ function connect(values: { url?: string; token?: string }, env: NodeJS.ProcessEn
 }
 
 /** The gateway's URL (checked) and the bearer token, from the options and the environment. */
-function gatewayOf(values: { url?: string; token?: string }, env: NodeJS.ProcessEnv): { url: string; token: string | undefined } {
+function gatewayOf(
+  values: { url?: string; token?: string },
+  env: NodeJS.ProcessEnv,
+): { url: string; token: string | undefined } {
   const url = values.url ?? env.A2E_URL ?? DEFAULT_URL;
   let parsed: URL;
   try {
@@ -107,7 +115,12 @@ async function list(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
   // Two plain JSON requests (as ToolAPI's handshake() and list() would send them), without the web fetch machinery.
   const { url, token } = gatewayOf(values, env);
   const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-  const session = await postJson(url, '/handshake', { type: 'handshake/req', agent_id: CLI_AGENT_ID, agent_caps: ['tools'], auth_token: token ?? null }, headers);
+  const session = await postJson(
+    url,
+    '/handshake',
+    { type: 'handshake/req', agent_id: CLI_AGENT_ID, agent_caps: ['tools'], auth_token: token ?? null },
+    headers,
+  );
   let sessionId = '';
   // A gateway without POST /handshake (404) is used without a session, as openSession() does.
   if (session.status !== 404) {
@@ -129,21 +142,26 @@ async function list(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
     },
     headers,
   );
-  if (listed.status < 200 || listed.status > 299 || listed.json === undefined) throw answerError(listed, 'POST /tool/list');
+  if (listed.status < 200 || listed.status > 299 || listed.json === undefined)
+    throw answerError(listed, 'POST /tool/list');
   const tools = ((listed.json as { tools?: ToolDefinition[] }).tools ?? []) as ToolDefinition[];
   if (values.json) io.stdout.write(`${JSON.stringify(tools, null, 2)}\n`);
-  else io.stdout.write(toolTable(tools, io.stdout.isTTY ? (io.stdout.columns || 80) : Infinity));
+  else io.stdout.write(toolTable(tools, io.stdout.isTTY ? io.stdout.columns || 80 : Infinity));
   return 0;
 }
 
 /** name, kind, tags, description as aligned columns; descriptions are cut to the terminal width. */
 export function toolTable(tools: readonly ToolDefinition[], width: number): string {
   if (tools.length === 0) return 'no tools\n';
-  const rows = [['NAME', 'KIND', 'TAGS', 'DESCRIPTION'], ...tools.map((t) => [t.name, t.kind, t.tags.join(','), oneLine(t.description)])];
+  const rows = [
+    ['NAME', 'KIND', 'TAGS', 'DESCRIPTION'],
+    ...tools.map((t) => [t.name, t.kind, t.tags.join(','), oneLine(t.description)]),
+  ];
   const widths = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows
     .map((r) => {
-      const line = `${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!.padEnd(widths[2]!)}  ${r[3]}`.trimEnd();
+      const line =
+        `${r[0]!.padEnd(widths[0]!)}  ${r[1]!.padEnd(widths[1]!)}  ${r[2]!.padEnd(widths[2]!)}  ${r[3]}`.trimEnd();
       return line.length > width ? `${line.slice(0, Math.max(width - 1, 0))}…` : line;
     })
     .join('\n')
@@ -171,13 +189,18 @@ async function call(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
     return 0;
   }
   if (positionals.length !== 1) {
-    throw new UsageError(positionals.length === 0 ? 'call needs a tool name: a2e-gateway call TOOL [--arg key=value]…' : `call takes one tool name, got ${positionals.length}: ${positionals.join(' ')}`);
+    throw new UsageError(
+      positionals.length === 0
+        ? 'call needs a tool name: a2e-gateway call TOOL [--arg key=value]…'
+        : `call takes one tool name, got ${positionals.length}: ${positionals.join(' ')}`,
+    );
   }
   const toolName = positionals[0]!;
   let timeout: number | undefined;
   if (values.timeout !== undefined) {
     timeout = Number(values.timeout);
-    if (!(timeout > 0) || !Number.isFinite(timeout)) throw new UsageError(`--timeout must be a positive number of seconds, got "${values.timeout}"`);
+    if (!(timeout > 0) || !Number.isFinite(timeout))
+      throw new UsageError(`--timeout must be a positive number of seconds, got "${values.timeout}"`);
   }
   const api = await openSession(connect(values, env));
   const args = await buildArguments(api, toolName, values['args-json'], values.arg ?? []);
@@ -185,7 +208,15 @@ async function call(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
   const controller = new AbortController();
   const interrupt = () => controller.abort();
   process.once('SIGINT', interrupt);
-  const live = values.stream && io.stdout.isTTY ? new LiveView({ write: (t) => io.stdout.write(t), get columns() { return io.stdout.columns || 80; } }) : undefined;
+  const live =
+    values.stream && io.stdout.isTTY
+      ? new LiveView({
+          write: (t) => io.stdout.write(t),
+          get columns() {
+            return io.stdout.columns || 80;
+          },
+        })
+      : undefined;
   let result: ToolResult;
   try {
     result = await api.call(toolName, args, {
@@ -219,7 +250,9 @@ async function call(argv: string[], env: NodeJS.ProcessEnv, io: ClientIo): Promi
   }
   if (result.success) return 0;
   const ranAndFailed = result.error_code === 'tool_error';
-  io.stderr.write(`a2e-gateway: ${ranAndFailed ? 'tool failed' : `call refused (${result.error_code})`}: ${oneLine(result.error ?? 'no message')}\n`);
+  io.stderr.write(
+    `a2e-gateway: ${ranAndFailed ? 'tool failed' : `call refused (${result.error_code})`}: ${oneLine(result.error ?? 'no message')}\n`,
+  );
   return ranAndFailed ? 1 : 2;
 }
 
@@ -246,7 +279,12 @@ function formatData(data: unknown): string {
  * the tool's declared parameter (integer, boolean, object, …); keys the tool
  * does not declare are sent as strings, and the gateway says what is wrong.
  */
-async function buildArguments(api: ToolAPI, toolName: string, json: string | undefined, pairs: string[]): Promise<Record<string, unknown>> {
+async function buildArguments(
+  api: ToolAPI,
+  toolName: string,
+  json: string | undefined,
+  pairs: string[],
+): Promise<Record<string, unknown>> {
   let args: Record<string, unknown> = {};
   if (json !== undefined) {
     let parsed: unknown;
@@ -255,7 +293,8 @@ async function buildArguments(api: ToolAPI, toolName: string, json: string | und
     } catch (err) {
       throw new UsageError(`--args-json is not valid JSON: ${(err as Error).message}`);
     }
-    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new UsageError('--args-json must be a JSON object, e.g. \'{"path": "README.md"}\'');
+    if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed))
+      throw new UsageError('--args-json must be a JSON object, e.g. \'{"path": "README.md"}\'');
     args = parsed as Record<string, unknown>;
   }
   if (pairs.length === 0) return args;

@@ -51,8 +51,12 @@ export async function runConfigCommand(argv: string[], env: NodeJS.ProcessEnv, i
     io.stdout.write(CONFIG_USAGE);
     return sub === undefined ? 2 : 0;
   }
-  if (sub !== 'check') throw new UsageError(`unknown config command "${sub}"; the one there is: a2e-gateway config check [--config FILE]`);
-  const { values } = parseOptions('config check', rest, { config: { type: 'string', short: 'c' }, help: { type: 'boolean', short: 'h' } });
+  if (sub !== 'check')
+    throw new UsageError(`unknown config command "${sub}"; the one there is: a2e-gateway config check [--config FILE]`);
+  const { values } = parseOptions('config check', rest, {
+    config: { type: 'string', short: 'c' },
+    help: { type: 'boolean', short: 'h' },
+  });
   if (values.help) {
     io.stdout.write(CONFIG_USAGE);
     return 0;
@@ -81,6 +85,8 @@ export async function runConfigCommand(argv: string[], env: NodeJS.ProcessEnv, i
   }
   io.stdout.write(`# effective config${file ? ` of ${file}` : ' (no file: the defaults)'}; secrets masked\n`);
   io.stdout.write(stringify(maskSecrets(config)));
-  io.stderr.write(`a2e-gateway: config OK${file ? ` (${file})` : ''}: the gateway would start with ${tools} tool${tools === 1 ? '' : 's'}\n`);
+  io.stderr.write(
+    `a2e-gateway: config OK${file ? ` (${file})` : ''}: the gateway would start with ${tools} tool${tools === 1 ? '' : 's'}\n`,
+  );
   return 0;
 }

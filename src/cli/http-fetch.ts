@@ -32,7 +32,8 @@ export async function cliFetch(input: string | URL | Request, init?: RequestInit
     const outgoing = send(url, { method: req.method, headers }, (res) => {
       signal.removeEventListener('abort', onAbort);
       const responseHeaders = new Headers();
-      for (let i = 0; i + 1 < res.rawHeaders.length; i += 2) responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
+      for (let i = 0; i + 1 < res.rawHeaders.length; i += 2)
+        responseHeaders.append(res.rawHeaders[i]!, res.rawHeaders[i + 1]!);
       const init = { status: res.statusCode ?? 0, statusText: res.statusMessage ?? '', headers: responseHeaders };
       if (NULL_BODY.has(init.status) || req.method === 'HEAD') {
         res.resume();

@@ -16,7 +16,12 @@ export interface JsonAnswer {
   json: unknown;
 }
 
-export async function postJson(baseUrl: string, path: string, body: unknown, headers: Record<string, string>): Promise<JsonAnswer> {
+export async function postJson(
+  baseUrl: string,
+  path: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<JsonAnswer> {
   const url = new URL(`${baseUrl.replace(/\/+$/, '')}${path}`);
   // node:https (and tls) only for an https gateway: loading them costs a plain-http command more than its request.
   const send = url.protocol === 'https:' ? process.getBuiltinModule('node:https').request : httpRequest;
@@ -26,7 +31,12 @@ export async function postJson(baseUrl: string, path: string, body: unknown, hea
       url,
       {
         method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', accept: 'application/json', 'content-length': String(payload.length) },
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          accept: 'application/json',
+          'content-length': String(payload.length),
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -50,7 +60,10 @@ export async function postJson(baseUrl: string, path: string, body: unknown, hea
 }
 
 const unreachable = (baseUrl: string, err: Error & { code?: string }) =>
-  new ToolAPIError('connection_failed', `cannot reach the gateway at ${baseUrl} (${err.code ?? err.message})`, { cause: err });
+  new ToolAPIError('connection_failed', `cannot reach the gateway at ${baseUrl} (${err.code ?? err.message})`, {
+    cause: err,
+  });
 
 /** The gateway's A2E error answer as a ToolAPIError; anything else as bad_response: ToolAPI's own mapping. */
-export const answerError = (answer: JsonAnswer, what: string): ToolAPIError => errorFrom(answer.json, answer.status, what);
+export const answerError = (answer: JsonAnswer, what: string): ToolAPIError =>
+  errorFrom(answer.json, answer.status, what);

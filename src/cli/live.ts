@@ -80,7 +80,12 @@ export class LiveView {
     const width = Math.max(20, this.term.columns - 1);
     if (this.pct !== undefined) {
       const filled = Math.round((this.pct / 100) * BAR_WIDTH);
-      lines.push(fit(`[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${String(this.pct).padStart(3)}% ${this.progressMessage}`, width));
+      lines.push(
+        fit(
+          `[${'#'.repeat(filled)}${'-'.repeat(BAR_WIDTH - filled)}] ${String(this.pct).padStart(3)}% ${this.progressMessage}`,
+          width,
+        ),
+      );
     }
     if (this.status) lines.push(fit(`status: ${this.status}`, width));
     const partial = [...this.artifacts].map(([name, a]) => `${name} ${a.text.length} chars`);
@@ -98,6 +103,8 @@ function fit(line: string, width: number): string {
 function formatArtifact(name: string, a: Artifact, unfinished = false): string {
   const head = `--- artifact ${name} (${a.mime}, ${a.text.length} chars${unfinished ? ', unfinished' : ''}) ---\n`;
   const textual = /^text\/|json|xml|yaml|javascript|csv/.test(a.mime);
-  const body = textual ? a.text : `(${a.mime} content not shown; use --stream without a terminal to get the raw chunks)`;
+  const body = textual
+    ? a.text
+    : `(${a.mime} content not shown; use --stream without a terminal to get the raw chunks)`;
   return `${head}${body}${body.endsWith('\n') ? '' : '\n'}`;
 }

@@ -12,7 +12,12 @@ import { traceCallsAsRoots } from '../observability/tracing.js';
 import { createGateway, VERSION } from '../server.js';
 
 export async function runMcpStdio(argv: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { config: { type: 'string', short: 'c' } }, strict: true, allowPositionals: false });
+  const { values } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string', short: 'c' } },
+    strict: true,
+    allowPositionals: false,
+  });
   const configFile = values.config ?? env.A2E_CONFIG;
   const config: GatewayConfig = configFile ? await loadConfigFile(configFile, env) : defineConfig();
   // Quieter than serve by default: a desktop client shows stderr to its user.
@@ -29,7 +34,12 @@ export async function runMcpStdio(argv: string[], env: NodeJS.ProcessEnv): Promi
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
   logger.info({ tools: gateway.registry.all().length, version: VERSION }, 'MCP server on stdio started');
-  await serveMcpStdio({ door, input: process.stdin, output: process.stdout, logger, caller: { sessionId: '', principal: null },
+  await serveMcpStdio({
+    door,
+    input: process.stdin,
+    output: process.stdout,
+    logger,
+    caller: { sessionId: '', principal: null },
     maxLineBytes: config.server.body_limit_bytes,
     maxJsonDepth: config.limits.max_json_depth,
   });

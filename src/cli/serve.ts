@@ -30,7 +30,8 @@ const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'erro
 
 function parsePort(value: string, source: string): number {
   const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535) throw new UsageError(`${source} must be a port number from 0 to 65535, got "${value}"`);
+  if (!/^\d+$/.test(value) || port > 65535)
+    throw new UsageError(`${source} must be a port number from 0 to 65535, got "${value}"`);
   return port;
 }
 
@@ -55,13 +56,15 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<voi
     return;
   }
   const envLevel = env.LOG_LEVEL?.toLowerCase() as LogLevel | undefined;
-  if (envLevel !== undefined && !LOG_LEVELS.includes(envLevel)) throw new UsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
+  if (envLevel !== undefined && !LOG_LEVELS.includes(envLevel))
+    throw new UsageError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${env.LOG_LEVEL}"`);
 
   const configFile = values.config ?? env.A2E_CONFIG;
   const config: GatewayConfig = configFile ? await loadConfigFile(configFile, env) : defineConfig();
   const level = envLevel ?? config.log.level ?? 'info';
   const hostOption = values.host ?? env.HOST;
-  const portOption = values.port !== undefined ? parsePort(values.port, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : undefined;
+  const portOption =
+    values.port !== undefined ? parsePort(values.port, '--port') : env.PORT ? parsePort(env.PORT, 'PORT') : undefined;
   const host = hostOption ?? config.server.host;
   const port = portOption ?? config.server.port;
   // --host/--port and HOST/PORT win over the file, at start and on every reload.
@@ -71,11 +74,18 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<voi
   });
 
   const format = (env.LOG_FORMAT ?? '').toLowerCase();
-  if (!['', 'json', 'pretty'].includes(format)) throw new UsageError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
-  const logger = createLogger(level, { pretty: format === 'pretty' || (format === '' && process.stderr.isTTY === true) });
+  if (!['', 'json', 'pretty'].includes(format))
+    throw new UsageError(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
+  const logger = createLogger(level, {
+    pretty: format === 'pretty' || (format === '' && process.stderr.isTTY === true),
+  });
   if (!isWorker()) {
     const workersValue = values.workers ?? env.A2E_WORKERS;
-    const workers = workerCount(workersValue !== undefined ? parseWorkersOption(workersValue, values.workers !== undefined ? '--workers' : 'A2E_WORKERS') : config.server.workers);
+    const workers = workerCount(
+      workersValue !== undefined
+        ? parseWorkersOption(workersValue, values.workers !== undefined ? '--workers' : 'A2E_WORKERS')
+        : config.server.workers,
+    );
     if (workers > 1) {
       if (config.store.kind !== 'redis') {
         throw new UsageError(
@@ -136,4 +146,3 @@ export async function openapi(argv: string[]): Promise<void> {
   if (values.out) await writeFile(values.out, text);
   else process.stdout.write(text);
 }
-

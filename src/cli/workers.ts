@@ -79,7 +79,10 @@ export function runPrimary(options: PrimaryOptions): Promise<number> {
       }
       crashes = lived >= STABLE_MS ? 1 : crashes + 1;
       const delay = Math.min(MAX_BACKOFF_MS, 250 * 2 ** (crashes - 1));
-      logger.error({ worker_pid: worker.process.pid, code, signal, restart_in_ms: delay }, 'a worker process died; starting another');
+      logger.error(
+        { worker_pid: worker.process.pid, code, signal, restart_in_ms: delay },
+        'a worker process died; starting another',
+      );
       setTimeout(() => stopping || fork(), delay).unref();
     });
 

@@ -84,7 +84,11 @@ export class ToolAPIError extends Error {
   /** HTTP status, when there was a response. */
   readonly status: number | undefined;
   readonly detail: Record<string, unknown> | null;
-  constructor(code: string, message: string, options: { status?: number; detail?: Record<string, unknown> | null; cause?: unknown } = {}) {
+  constructor(
+    code: string,
+    message: string,
+    options: { status?: number; detail?: Record<string, unknown> | null; cause?: unknown } = {},
+  ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'ToolAPIError';
     this.code = code;
@@ -126,7 +130,11 @@ export class ToolAPI {
     this.fetchFn = o.fetch ?? ((input, init) => globalThis.fetch(input, init));
     this.headers = { ...o.headers, ...(o.token ? { Authorization: `Bearer ${o.token}` } : {}) };
     const fetchFn = this.fetchFn;
-    this.client = createClient<paths, 'application/json'>({ baseUrl: this.baseUrl, headers: this.headers, fetch: (request) => fetchFn(request) });
+    this.client = createClient<paths, 'application/json'>({
+      baseUrl: this.baseUrl,
+      headers: this.headers,
+      fetch: (request) => fetchFn(request),
+    });
   }
 
   /** Open a session (POST /handshake) asking for the tools capability; later requests carry its session id. */
@@ -190,11 +198,18 @@ export class ToolAPI {
       ...(options.timeout !== undefined ? { timeout: Math.max(1, Math.ceil(options.timeout)) } : {}),
     };
     if (!streaming) {
-      const { data, error, response } = await this.send(() => this.client.POST('/tool/call', { body, signal: options.signal }));
-      if (error !== undefined || !data) return failedResult(toolName, errorFrom(error, response.status, 'POST /tool/call'));
+      const { data, error, response } = await this.send(() =>
+        this.client.POST('/tool/call', { body, signal: options.signal }),
+      );
+      if (error !== undefined || !data)
+        return failedResult(toolName, errorFrom(error, response.status, 'POST /tool/call'));
       return normalise(data.data);
     }
-    const { data: stream, error, response } = await this.send(() =>
+    const {
+      data: stream,
+      error,
+      response,
+    } = await this.send(() =>
       this.client.POST('/tool/call', {
         body,
         parseAs: 'stream',
@@ -251,7 +266,11 @@ export class ToolAPI {
       }
     } catch (err) {
       if (isAbort(err) || err === handlerError) throw err;
-      throw new ToolAPIError('connection_failed', `the event stream of "${toolName}" broke off: ${(err as Error).message}`, { cause: err });
+      throw new ToolAPIError(
+        'connection_failed',
+        `the event stream of "${toolName}" broke off: ${(err as Error).message}`,
+        { cause: err },
+      );
     } finally {
       reader.releaseLock();
     }
@@ -268,7 +287,9 @@ export class ToolAPI {
       if (isAbort(err)) throw err;
       const cause = (err as { cause?: { code?: string; message?: string } }).cause;
       const why = cause?.code ?? cause?.message ?? (err as Error).message;
-      throw new ToolAPIError('connection_failed', `cannot reach the gateway at ${this.baseUrl} (${why})`, { cause: err });
+      throw new ToolAPIError('connection_failed', `cannot reach the gateway at ${this.baseUrl} (${why})`, {
+        cause: err,
+      });
     }
   }
 }

@@ -6,7 +6,15 @@
 import type { z } from 'zod';
 import { editDistance, similarNames } from '../utils/similar.js';
 
-type Def = { type: string; shape?: Record<string, z.ZodType>; innerType?: z.ZodType; in?: z.ZodType; element?: z.ZodType; valueType?: z.ZodType; options?: z.ZodType[] };
+type Def = {
+  type: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  in?: z.ZodType;
+  element?: z.ZodType;
+  valueType?: z.ZodType;
+  options?: z.ZodType[];
+};
 
 const defOf = (schema: z.ZodType): Def => (schema as unknown as { _zod: { def: Def } })._zod.def;
 
@@ -61,7 +69,10 @@ export function suggestKey(root: z.ZodType, path: readonly string[], key: string
   let paths = pathsCache.get(root);
   if (!paths) pathsCache.set(root, (paths = keyPaths(root)));
   // The same key elsewhere, nearest the top first: a key put in the wrong section.
-  const elsewhere = paths.filter((p) => p.at(-1) === key).sort((a, b) => a.length - b.length).slice(0, 2);
+  const elsewhere = paths
+    .filter((p) => p.at(-1) === key)
+    .sort((a, b) => a.length - b.length)
+    .slice(0, 2);
   if (typo.length === 0 && elsewhere.length === 0) return null;
   const named = [...typo.map((n) => `"${n}"`), ...elsewhere.map((p) => p.join('.'))];
   return `did you mean ${named.join(' or ')}?${typo.length === 0 ? ' (move it there)' : ''}`;

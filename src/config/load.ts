@@ -21,17 +21,27 @@ export { ConfigError } from '../utils/config-error.js';
  * path of every value that came from a variable is recorded with its names
  * (so a value that turns out wrong can be traced to the variable).
  */
-export function expandEnv(value: unknown, env: NodeJS.ProcessEnv, path: string[] = [], sources?: Map<string, string[]>): unknown {
+export function expandEnv(
+  value: unknown,
+  env: NodeJS.ProcessEnv,
+  path: string[] = [],
+  sources?: Map<string, string[]>,
+): unknown {
   if (typeof value === 'string') {
     const names: string[] = [];
-    const out = value.replace(/\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g, (whole, escaped, name, fallback) => {
-      if (escaped) return whole.slice(1);
-      names.push(name as string);
-      const v = env[name as string];
-      if (v !== undefined && v !== '') return v;
-      if (fallback !== undefined) return fallback as string;
-      throw new ConfigError(`${path.join('.') || '(root)'}: environment variable ${name} is not set; set it or write \${${name}:-default}`);
-    });
+    const out = value.replace(
+      /\$(\$?)\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g,
+      (whole, escaped, name, fallback) => {
+        if (escaped) return whole.slice(1);
+        names.push(name as string);
+        const v = env[name as string];
+        if (v !== undefined && v !== '') return v;
+        if (fallback !== undefined) return fallback as string;
+        throw new ConfigError(
+          `${path.join('.') || '(root)'}: environment variable ${name} is not set; set it or write \${${name}:-default}`,
+        );
+      },
+    );
     if (names.length > 0) sources?.set(path.join('.'), names);
     return out;
   }
@@ -66,7 +76,8 @@ function unionAlternatives(issue: z.core.$ZodIssueInvalidUnion): string | undefi
   for (const branch of issue.errors) {
     if (branch.length !== 1 || branch[0]!.path.length !== 0) return undefined;
     const only = branch[0]!;
-    if (only.code === 'invalid_value') words.push(...only.values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))));
+    if (only.code === 'invalid_value')
+      words.push(...only.values.map((v) => (typeof v === 'string' ? v : JSON.stringify(v))));
     else if (only.code === 'invalid_type' && only.expected === 'boolean') types.push('true', 'false');
     else if (only.code === 'invalid_type') types.push(only.expected === 'array' ? 'a list' : `a ${only.expected}`);
     else return undefined;
@@ -89,7 +100,8 @@ function describeConfigIssue(issue: z.core.$ZodIssue, sources: ReadonlyMap<strin
   }
   if (issue.code === 'invalid_union') {
     const alternatives = unionAlternatives(issue);
-    if (alternatives) message = `must be ${alternatives}${issue.input === undefined ? '' : `, got ${typeOf(issue.input)}`}`;
+    if (alternatives)
+      message = `must be ${alternatives}${issue.input === undefined ? '' : `, got ${typeOf(issue.input)}`}`;
   }
   const names = sources.get(issue.path.map(String).join('.'));
   if (names && ['string', 'number', 'boolean'].includes(typeof issue.input)) {
@@ -173,7 +185,9 @@ export async function loadConfigFile(file: string, env: NodeJS.ProcessEnv = proc
     }
   }
   if (raw !== null && raw !== undefined && (typeof raw !== 'object' || Array.isArray(raw))) {
-    throw new ConfigError(`config file ${file} must hold a mapping of sections (server, tools, …), not a ${Array.isArray(raw) ? 'list' : typeof raw}`);
+    throw new ConfigError(
+      `config file ${file} must hold a mapping of sections (server, tools, …), not a ${Array.isArray(raw) ? 'list' : typeof raw}`,
+    );
   }
   const config = parseConfig(raw, { source: file, env });
   // Plugin modules are named relative to the config file, wherever the gateway is started from.

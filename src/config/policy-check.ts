@@ -17,7 +17,8 @@ const BUILTIN_KINDS = ['native', 'a2a'];
 
 function configuredRules(config: GatewayConfig): { where: string; rule: string }[] {
   const out: { where: string; rule: string }[] = [];
-  const add = (where: string, rules: readonly string[] | undefined) => rules?.forEach((rule, i) => out.push({ where: `${where}[${i}]`, rule }));
+  const add = (where: string, rules: readonly string[] | undefined) =>
+    rules?.forEach((rule, i) => out.push({ where: `${where}[${i}]`, rule }));
   add('policy.allow', config.policy.allow);
   add('policy.deny', config.policy.deny);
   for (const t of config.auth?.tokens ?? []) {
@@ -50,6 +51,9 @@ export function checkPolicyRules(config: GatewayConfig, tools: readonly Register
           (close.length ? ` (did you mean "${close[0]}:${rule.slice(prefix.length + 1)}"?)` : ''),
       );
     }
-    logger.warn({ rule, where }, `${where}: "${rule}" matches no tool at start-up; check it for a typo (tools of A2A agents that are still loading are not counted)`);
+    logger.warn(
+      { rule, where },
+      `${where}: "${rule}" matches no tool at start-up; check it for a typo (tools of A2A agents that are still loading are not counted)`,
+    );
   }
 }

@@ -9,7 +9,14 @@ import { BasePath } from './base-path.js';
 import { CallsConfig } from '../store/calls-config.js';
 import { PluginsConfig } from '../operator-plugins/config.js';
 import { ApprovalsConfig } from '../security/approvals-config.js';
-import { AuditConfig, AuthConfig, LimitsConfig, PolicyConfig, SessionsConfig, serverSecurityFields } from '../security/config.js';
+import {
+  AuditConfig,
+  AuthConfig,
+  LimitsConfig,
+  PolicyConfig,
+  SessionsConfig,
+  serverSecurityFields,
+} from '../security/config.js';
 
 import { TransportConfig } from '../transport/a2e-http/config.js';
 import { LimitsSection } from './memory.js';
@@ -39,7 +46,10 @@ export const ServerConfig = z.strictObject({
   /** Largest accepted request body, bytes. */
   body_limit_bytes: z.int().positive().default(MiB),
   /** Byte cap on a result's data (as JSON); larger results are truncated. */
-  max_output_bytes: z.int().positive().default(4 * MiB),
+  max_output_bytes: z
+    .int()
+    .positive()
+    .default(4 * MiB),
   /** On SIGTERM/SIGINT, how long running calls may take to finish before they are stopped, seconds. */
   shutdown_grace_s: z.number().min(0).default(10),
   /** Path prefix every route is served under, e.g. "/a2e" behind a reverse proxy ("" = none). */

@@ -14,7 +14,10 @@ const ProxyAddress = z.string().refine(
     if (!family || rest.length > 0) return false;
     return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
   },
-  { message: 'expected an IP address (e.g. 10.0.0.5) or a CIDR range (e.g. 10.0.0.0/8) of a proxy in front of the gateway' },
+  {
+    message:
+      'expected an IP address (e.g. 10.0.0.5) or a CIDR range (e.g. 10.0.0.0/8) of a proxy in front of the gateway',
+  },
 );
 
 export const TrustProxy = z.union([z.boolean(), z.int().min(1).max(16), z.array(ProxyAddress).min(1).max(1000)]);

@@ -15,6 +15,7 @@ export function workerCount(workers: Workers): number {
 export function parseWorkers(value: string, source: string): Workers {
   if (value === 'auto') return 'auto';
   const n = Number(value);
-  if (!/^\d+$/.test(value) || n < 1 || n > 256) throw new Error(`${source} must be a number of processes from 1 to 256, or "auto" (one per CPU); got "${value}"`);
+  if (!/^\d+$/.test(value) || n < 1 || n > 256)
+    throw new Error(`${source} must be a number of processes from 1 to 256, or "auto" (one per CPU); got "${value}"`);
   return n;
 }

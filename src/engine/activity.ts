@@ -120,7 +120,14 @@ export class ActivityFeed {
   }
 
   /** @internal Engine: a call was refused before it ran. */
-  refused(attempt: { req_id: string; tool_name: string; kind: string | null; principal: string | null; session_id: string; error_code: string }): void {
+  refused(attempt: {
+    req_id: string;
+    tool_name: string;
+    kind: string | null;
+    principal: string | null;
+    session_id: string;
+    error_code: string;
+  }): void {
     const ts = nowTs();
     this.publish(
       { seq: 0, type: 'call.refused', ts, call_id: '', state: 'refused', created_at: ts, duration_ms: 0, ...attempt },
@@ -137,7 +144,12 @@ export class ActivityFeed {
 }
 
 /** A snapshot line for a call (running or settled), in the shape of its lifecycle events. */
-export function describeCall(call: Call, type: ActivityType, errorCode: string | null, durationMs: number | null = null): CallActivity {
+export function describeCall(
+  call: Call,
+  type: ActivityType,
+  errorCode: string | null,
+  durationMs: number | null = null,
+): CallActivity {
   return {
     seq: -1,
     type,

@@ -80,10 +80,14 @@ export function checkShape(value: unknown, limits: ArgumentLimits, root = 'argum
   const stack: [object, string, number][] = [[value, root, 1]];
   while (stack.length) {
     const [v, path, depth] = stack.pop()!;
-    if (depth > limits.maxDepth) return { path, message: `nested deeper than ${limits.maxDepth} levels (limits.max_json_depth)` };
+    if (depth > limits.maxDepth)
+      return { path, message: `nested deeper than ${limits.maxDepth} levels (limits.max_json_depth)` };
     if (Array.isArray(v)) {
       if (v.length > limits.maxArrayItems) {
-        return { path, message: `array of ${v.length} items is longer than ${limits.maxArrayItems} (limits.max_array_items)` };
+        return {
+          path,
+          message: `array of ${v.length} items is longer than ${limits.maxArrayItems} (limits.max_array_items)`,
+        };
       }
       for (let i = v.length - 1; i >= 0; i--) {
         const item: unknown = v[i];
@@ -94,7 +98,10 @@ export function checkShape(value: unknown, limits: ArgumentLimits, root = 'argum
     } else {
       for (const k of Object.keys(v)) {
         if (k.length > limits.maxStringLength) {
-          return { path, message: `a key of ${k.length} characters is longer than ${limits.maxStringLength} (limits.max_string_length)` };
+          return {
+            path,
+            message: `a key of ${k.length} characters is longer than ${limits.maxStringLength} (limits.max_string_length)`,
+          };
         }
         const item: unknown = (v as Record<string, unknown>)[k];
         if (typeof item === 'string') {
@@ -133,7 +140,8 @@ export class Admission {
     if (maxConcurrentCalls > 0 && this.running >= maxConcurrentCalls) throw this.gatewayFull();
     const session = caller.sessionId;
     const inSession = session ? (this.perSession.get(session) ?? 0) : 0;
-    if (session && maxParallelPerSession > 0 && inSession >= maxParallelPerSession) throw sessionFull(maxParallelPerSession);
+    if (session && maxParallelPerSession > 0 && inSession >= maxParallelPerSession)
+      throw sessionFull(maxParallelPerSession);
     this.running++;
     if (session) this.perSession.set(session, inSession + 1);
     let released = false;
@@ -171,10 +179,14 @@ export class Admission {
 
   private gatewayFull(): GatewayError {
     const max = this.options.maxConcurrentCalls;
-    return new GatewayError('unavailable', `the gateway is running its maximum of ${max} calls (limits.max_concurrent_calls); retry shortly`, {
-      retryable: true,
-      detail: { retry_after_s: 1 },
-    });
+    return new GatewayError(
+      'unavailable',
+      `the gateway is running its maximum of ${max} calls (limits.max_concurrent_calls); retry shortly`,
+      {
+        retryable: true,
+        detail: { retry_after_s: 1 },
+      },
+    );
   }
 }
 
@@ -188,16 +200,24 @@ export type Admitted = { release: () => void } | { refused: GatewayError };
 
 /** The refusal of a call over its token's rate limit; `waitS` until a unit is available. */
 export function rateLimited(principal: string, waitS: number): GatewayError {
-  return new GatewayError('rate_limited', `too many calls for token "${principal}" (limits.rate_per_s); retry after ${Math.ceil(waitS)} s`, {
-    retryable: true,
-    detail: { retry_after_s: Math.max(1, Math.ceil(waitS)) },
-  });
+  return new GatewayError(
+    'rate_limited',
+    `too many calls for token "${principal}" (limits.rate_per_s); retry after ${Math.ceil(waitS)} s`,
+    {
+      retryable: true,
+      detail: { retry_after_s: Math.max(1, Math.ceil(waitS)) },
+    },
+  );
 }
 
 /** The refusal of a call in a session already running `maxParallel` calls. */
 export function sessionFull(maxParallel: number): GatewayError {
-  return new GatewayError('rate_limited', `this session already runs ${maxParallel} calls (its max_parallel); wait for one to finish`, {
-    retryable: true,
-    detail: { retry_after_s: 1, max_parallel: maxParallel },
-  });
+  return new GatewayError(
+    'rate_limited',
+    `this session already runs ${maxParallel} calls (its max_parallel); wait for one to finish`,
+    {
+      retryable: true,
+      detail: { retry_after_s: 1, max_parallel: maxParallel },
+    },
+  );
 }

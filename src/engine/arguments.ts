@@ -22,7 +22,8 @@ function parameterSchema(p: ToolParameter): z.ZodType {
     case 'integer':
       // zod reports a non-number for z.int() as "expected number": say integer.
       schema = z.int({
-        error: (iss) => (iss.input === undefined ? 'required integer is missing' : `expected integer, got ${typeOf(iss.input)}`),
+        error: (iss) =>
+          iss.input === undefined ? 'required integer is missing' : `expected integer, got ${typeOf(iss.input)}`,
       });
       break;
     case 'number':
@@ -57,7 +58,10 @@ function objectSchema(params: readonly ToolParameter[]): z.ZodType {
  * Build the validator for one tool. Throws if the parameters are themselves
  * malformed. `fastPath: false` leaves out the hand-written check (tests compare both).
  */
-export function compileArguments(params: readonly ToolParameter[], options: { fastPath?: boolean } = {}): ArgumentValidator {
+export function compileArguments(
+  params: readonly ToolParameter[],
+  options: { fastPath?: boolean } = {},
+): ArgumentValidator {
   const names = new Set<string>();
   for (const p of params) {
     if (names.has(p.name)) throw new Error(`input parameter "${p.name}" is declared twice`);
@@ -85,7 +89,8 @@ const SCALAR_CHECKS: Partial<Record<ToolParameter['type'], (v: unknown) => boole
 
 /** An object parameter without declared properties (a record of anything): what its schema takes unchanged. */
 function plainRecord(v: unknown): boolean {
-  if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.getPrototypeOf(v) !== Object.prototype) return false;
+  if (v === null || typeof v !== 'object' || Array.isArray(v) || Object.getPrototypeOf(v) !== Object.prototype)
+    return false;
   // The schema drops an own "__proto__" key: left to it.
   return !Object.hasOwn(v, '__proto__');
 }
@@ -107,7 +112,10 @@ function fastValidator(params: readonly ToolParameter[]): ((args: Record<string,
     if (p.enum && p.enum.length > 0) {
       // As the schema: a string is one of the values; another type is valid and its String() is one of them.
       const allowed = new Set<string>(p.enum);
-      check = p.type === 'string' ? (v) => allowed.has(v as string) && typeof v === 'string' : (v) => scalar(v) && allowed.has(String(v));
+      check =
+        p.type === 'string'
+          ? (v) => allowed.has(v as string) && typeof v === 'string'
+          : (v) => scalar(v) && allowed.has(String(v));
     }
     checks.set(p.name, check);
     if (p.required) required.push(p.name);

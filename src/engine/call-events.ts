@@ -194,7 +194,10 @@ export class CallEvents {
       cut = Math.max(cut, this.base + this.countToDrop(Math.min(this.keptBytes >> 1, (maxEventBytes * 3) >> 2)));
     } else if (this.keptBytes > maxEventBytes) {
       const unreadOver = this.lag() > maxEventBytes;
-      cut = Math.max(cut, this.base + this.countToDrop((maxEventBytes * 3) >> 2, unreadOver ? this.sizes.length : taken - this.base));
+      cut = Math.max(
+        cut,
+        this.base + this.countToDrop((maxEventBytes * 3) >> 2, unreadOver ? this.sizes.length : taken - this.base),
+      );
     }
     this.dropBefore(cut);
     this.trimAt = this.events.length + Math.max(64, this.limits.maxEvents >> 2);

@@ -26,7 +26,9 @@ export interface AccessFields {
 /** True when the call's logger carries its outcome line on a line of its own (asked once, as the call settles). */
 export function lineCarried(call: Call): boolean {
   const logger = call.logger;
-  return logger instanceof LazyChildLogger && logger.callLineCarrier !== undefined && logger.callLineCarrier.carry(call);
+  return (
+    logger instanceof LazyChildLogger && logger.callLineCarrier !== undefined && logger.callLineCarrier.carry(call)
+  );
 }
 
 /** Write `call`'s outcome line (the call has settled), with the door's access fields when given. */

@@ -205,7 +205,10 @@ export class Call {
   responseWithEvents(): ToolCallResponse | undefined {
     const r = this._response;
     if (!r) return undefined;
-    return { ...r, data: { ...r.data, events: this.keptEvents.slice(), truncated: r.data.truncated || this.firstSeq > 0 } };
+    return {
+      ...r,
+      data: { ...r.data, events: this.keptEvents.slice(), truncated: r.data.truncated || this.firstSeq > 0 },
+    };
   }
 
   /**
@@ -239,7 +242,9 @@ export class Call {
     const dataJson = this.dataJson;
     if (dataJson === null || this._response === undefined) return undefined;
     this.dataJson = null;
-    return typeof dataJson === 'string' ? dataJson : Buffer.from(dataJson.buffer, dataJson.byteOffset, dataJson.byteLength).toString('utf8');
+    return typeof dataJson === 'string'
+      ? dataJson
+      : Buffer.from(dataJson.buffer, dataJson.byteOffset, dataJson.byteLength).toString('utf8');
   }
 
   /** @internal The turn the call settled in ended (settled-turn.ts): its data's JSON is no longer kept. */
@@ -338,7 +343,10 @@ export class Call {
       const out = await this.tool.plugin.executeTool(this.tool.definition.name, args, ctx);
       if (this.settled) return;
       if (out instanceof ToolOutput) {
-        this.settle({ success: true, data: out.data, summary: out.summary, exit_code: out.exitCode, truncated: out.truncated }, 'completed');
+        this.settle(
+          { success: true, data: out.data, summary: out.summary, exit_code: out.exitCode, truncated: out.truncated },
+          'completed',
+        );
       } else {
         this.settle({ success: true, data: out === undefined ? null : out }, 'completed');
       }
@@ -360,7 +368,11 @@ export class Call {
       } else {
         this.logger.warn({ err }, `tool "${this.tool.definition.name}" threw`);
         this.settle(
-          { success: false, error: `tool "${this.tool.definition.name}" failed: ${safeErrorMessage(err)}`, error_code: 'tool_error' },
+          {
+            success: false,
+            error: `tool "${this.tool.definition.name}" failed: ${safeErrorMessage(err)}`,
+            error_code: 'tool_error',
+          },
           'failed',
         );
       }

@@ -75,7 +75,10 @@ export interface StartOptions {
 /** What a config reload may change for new calls (calls already running keep theirs). */
 export interface EngineSettings {
   registry: ToolRegistry;
-  limits: Pick<EngineLimits, 'maxTimeoutS' | 'maxOutputBytes' | 'maxEvents' | 'maxBufferedEvents' | 'maxEventBytes' | 'retainedEventBytes'>;
+  limits: Pick<
+    EngineLimits,
+    'maxTimeoutS' | 'maxOutputBytes' | 'maxEvents' | 'maxBufferedEvents' | 'maxEventBytes' | 'retainedEventBytes'
+  >;
 }
 
 export class Engine {
@@ -276,9 +279,13 @@ export class Engine {
     const shape = checkShape(raw, this.admission.limits);
     if (shape) {
       const tooBig = capProblem(shape); // its path may hold a hostile key
-      throw new GatewayError('invalid_arguments', `invalid arguments for tool "${tool.definition.name}": ${tooBig.path}: ${tooBig.message}`, {
-        detail: { problems: [tooBig] },
-      });
+      throw new GatewayError(
+        'invalid_arguments',
+        `invalid arguments for tool "${tool.definition.name}": ${tooBig.path}: ${tooBig.message}`,
+        {
+          detail: { problems: [tooBig] },
+        },
+      );
     }
     const checked = tool.validate(raw);
     if (!checked.ok) {
@@ -313,9 +320,7 @@ export class Engine {
       });
     }
     const similar = this.registry.similarNames(name).filter((n) => this.allowed(caller, n));
-    const hint = similar.length
-      ? ` Did you mean ${similar.map((n) => `"${n}"`).join(' or ')}?`
-      : ` ${LIST_TOOLS_HINT}`;
+    const hint = similar.length ? ` Did you mean ${similar.map((n) => `"${n}"`).join(' or ')}?` : ` ${LIST_TOOLS_HINT}`;
     return new GatewayError('unknown_tool', `no tool named "${name}".${hint}`, { detail: { tool_name: name } });
   }
 
@@ -363,14 +368,25 @@ export class Engine {
     this.record(
       { id: attempt.req_id, tool_name: attempt.tool_name, correlation_id: attempt.correlation_id ?? '' },
       { sessionId: attempt.session_id ?? '', principal: attempt.principal ?? null },
-      { door: attempt.door ?? 'rest', kind: null, success: false, error_code: attempt.error_code, duration_ms: 0, input_bytes: attempt.input_bytes ?? 0, output_bytes: 0 },
+      {
+        door: attempt.door ?? 'rest',
+        kind: null,
+        success: false,
+        error_code: attempt.error_code,
+        duration_ms: 0,
+        input_bytes: attempt.input_bytes ?? 0,
+        output_bytes: 0,
+      },
     );
   }
 
   private record(
     req: Pick<ToolCallRequest, 'id' | 'tool_name' | 'correlation_id'>,
     caller: Caller,
-    outcome: Pick<AuditRecord, 'door' | 'kind' | 'success' | 'error_code' | 'duration_ms' | 'input_bytes' | 'output_bytes'>,
+    outcome: Pick<
+      AuditRecord,
+      'door' | 'kind' | 'success' | 'error_code' | 'duration_ms' | 'input_bytes' | 'output_bytes'
+    >,
     approval?: AuditRecord['approval'],
   ): void {
     try {

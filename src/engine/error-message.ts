@@ -28,7 +28,11 @@ export function errorMessage(err: GatewayError, reqId = '', capabilityName = '')
 /** Anything thrown → GatewayError; unknown errors are logged by the caller and hidden from the client. */
 export function asGatewayError(err: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
-  return new GatewayError('internal', 'internal error in the gateway; it was logged. Retry, or report it if it persists', {
-    retryable: true,
-  });
+  return new GatewayError(
+    'internal',
+    'internal error in the gateway; it was logged. Retry, or report it if it persists',
+    {
+      retryable: true,
+    },
+  );
 }

@@ -4,7 +4,16 @@
  * plugin bug, dropped and logged once per tool, and the call goes on.
  */
 import type { z } from 'zod';
-import { ArtifactData, LogData, ProgressData, StatusData, TOOL_EVENT_KINDS, formatProblems, toProblems, truncateText } from '../protocol/index.js';
+import {
+  ArtifactData,
+  LogData,
+  ProgressData,
+  StatusData,
+  TOOL_EVENT_KINDS,
+  formatProblems,
+  toProblems,
+  truncateText,
+} from '../protocol/index.js';
 import type { Logger } from './plugin.js';
 import type { RegisteredTool } from './registry.js';
 
@@ -23,13 +32,23 @@ export function isToolEvent(kind: unknown, data: unknown): boolean {
     case 'log':
       return typeof d.level === 'string' && typeof d.message === 'string';
     case 'artifact':
-      return typeof d.name === 'string' && typeof d.mime === 'string' && typeof d.chunk === 'string' && typeof d.final === 'boolean';
+      return (
+        typeof d.name === 'string' &&
+        typeof d.mime === 'string' &&
+        typeof d.chunk === 'string' &&
+        typeof d.final === 'boolean'
+      );
     default:
       return false;
   }
 }
 
-const DATA_SCHEMAS: Record<string, z.ZodType> = { progress: ProgressData, status: StatusData, artifact: ArtifactData, log: LogData };
+const DATA_SCHEMAS: Record<string, z.ZodType> = {
+  progress: ProgressData,
+  status: StatusData,
+  artifact: ArtifactData,
+  log: LogData,
+};
 
 /** What is wrong with an event `isToolEvent` refused (zod, for the message only: bad events are rare). */
 export function eventProblem(kind: unknown, data: unknown): string {

@@ -38,7 +38,10 @@ export function compileJsonSchema(schema: Record<string, unknown>): ArgumentVali
   const ajv = ajvFor(schema);
   const dialect = schema.$schema;
   // Ajv knows the draft-07/2019/2020 meta-schemas by their ids; any other (draft-04, a typo) only names a dialect.
-  const own = typeof dialect === 'string' && !/draft-07|2019-09|2020-12/.test(dialect) ? { ...schema, $schema: undefined } : schema;
+  const own =
+    typeof dialect === 'string' && !/draft-07|2019-09|2020-12/.test(dialect)
+      ? { ...schema, $schema: undefined }
+      : schema;
   let validate: ReturnType<AjvInstance['compile']>;
   try {
     validate = ajv.compile(own);

@@ -45,7 +45,8 @@ export function nestsDeeperThan(bytes: Uint8Array, max: number): boolean {
   for (let i = 0; i < bytes.length; i++) {
     const b = bytes[i];
     if (inString) {
-      if (b === 0x5c) i++; // backslash: skip the escaped byte
+      if (b === 0x5c)
+        i++; // backslash: skip the escaped byte
       else if (b === 0x22) inString = false;
     } else if (b === 0x22) inString = true;
     else if (b === 0x5b || b === 0x7b) {
@@ -63,9 +64,13 @@ export function decodeMessage(bytes: Uint8Array, wording: MessageWording, maxDep
   const { subject } = wording;
   if (bytes.byteLength === 0) throw new GatewayError('invalid_request', `${subject} is empty; ${wording.emptyHint}`);
   if (maxDepth !== undefined && nestsDeeperThan(bytes, maxDepth)) {
-    throw new GatewayError('invalid_request', `${subject} nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`, {
-      detail: { max_depth: maxDepth },
-    });
+    throw new GatewayError(
+      'invalid_request',
+      `${subject} nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`,
+      {
+        detail: { max_depth: maxDepth },
+      },
+    );
   }
   let text: string;
   try {
@@ -91,7 +96,9 @@ export function checkMessage<S extends z.ZodType>(schema: S, json: unknown, word
   const r = parserFor(schema)(json);
   if (!r.success) {
     const problems = toProblems(r.error.issues);
-    throw new GatewayError('invalid_request', `${wording.invalid}: ${formatProblems(problems)}`, { detail: { problems } });
+    throw new GatewayError('invalid_request', `${wording.invalid}: ${formatProblems(problems)}`, {
+      detail: { problems },
+    });
   }
   return r.data;
 }

@@ -3,12 +3,7 @@
  * ToolPlugin (`_list_tools`, `_execute_tool`, `_search_tools`, `emit`) in
  * TypeScript. Plugins know nothing of HTTP.
  */
-import type {
-  ToolDefinition,
-  ToolDefinitionInput,
-  ToolEventDataMap,
-  ToolEventKind,
-} from '../protocol/index.js';
+import type { ToolDefinition, ToolDefinitionInput, ToolEventDataMap, ToolEventKind } from '../protocol/index.js';
 
 /** Structured logger (pino-compatible subset). */
 export interface LogFn {

@@ -90,11 +90,15 @@ export class ToolRegistry {
     for (const plugin of order) {
       for (const { tool, reason } of plugin.unavailableTools?.() ?? []) {
         const parsed = ToolDefinition.safeParse(tool);
-        if (parsed.success && !byName.has(parsed.data.name)) missing.set(parsed.data.name, { definition: parsed.data, reason });
+        if (parsed.success && !byName.has(parsed.data.name))
+          missing.set(parsed.data.name, { definition: parsed.data, reason });
       }
     }
     for (const c of skipped) {
-      this.logger.warn(c, `tool "${c.tool}" from plugin "${c.skipped}" skipped: plugin "${c.kept}" already offers that name`);
+      this.logger.warn(
+        c,
+        `tool "${c.tool}" from plugin "${c.skipped}" skipped: plugin "${c.kept}" already offers that name`,
+      );
     }
     this.byName = byName;
     this.ordered = ordered;
@@ -110,7 +114,9 @@ export class ToolRegistry {
     if (!parsed.success) {
       const name = (raw as { name?: unknown } | null)?.name;
       const problems = parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ');
-      throw new Error(`${label} offers an invalid tool definition${typeof name === 'string' ? ` "${name}"` : ''}: ${problems}`);
+      throw new Error(
+        `${label} offers an invalid tool definition${typeof name === 'string' ? ` "${name}"` : ''}: ${problems}`,
+      );
     }
     try {
       const { input_schema: schema, input_parameters: params } = parsed.data;
@@ -155,7 +161,11 @@ export class ToolRegistry {
 
   /** Names close to `name` (another case, containing it, or a few edits away), closest first, to suggest on unknown_tool. */
   similarNames(name: string, max = 3): string[] {
-    return similarNames(name, this.ordered.map((t) => t.definition.name), max);
+    return similarNames(
+      name,
+      this.ordered.map((t) => t.definition.name),
+      max,
+    );
   }
 
   /**

@@ -88,7 +88,10 @@ export class RemoteToolSet<T extends RemoteTool, S extends RemoteSource<T>> {
    */
   lookup(name: string): { tool: T; source: S } {
     const found = this.byName.get(name);
-    if (!found) throw new ToolError(`tool "${name}" is no longer offered by its ${this.options.noun}; list the tools again to see the current ones`);
+    if (!found)
+      throw new ToolError(
+        `tool "${name}" is no longer offered by its ${this.options.noun}; list the tools again to see the current ones`,
+      );
     return found;
   }
 

@@ -19,7 +19,9 @@ export function responseJson(
 ): string | Uint8Array<ArrayBuffer> {
   const d = r.data;
   const around =
-    dataJson === null || (!dataIsText && hasOwnToJson(d.data)) || d.events.length !== 0 ? undefined : responseAround(r, d);
+    dataJson === null || (!dataIsText && hasOwnToJson(d.data)) || d.events.length !== 0
+      ? undefined
+      : responseAround(r, d);
   if (around === undefined) return JSON.stringify(r) + after;
   const [head, tail] = around;
   return typeof dataJson === 'string' ? head + dataJson + tail + after : utf8Between(head, dataJson!, tail + after);
@@ -43,22 +45,48 @@ function responseAround(r: ToolCallResponse, d: ToolResult): [head: string, tail
   const createdAt = r.created_at === r.ts ? ts : numberJson(r.created_at);
   const durationMs = numberJson(d.duration_ms);
   if (
-    typeof d.success !== 'boolean' || typeof d.truncated !== 'boolean' || typeof r.id !== 'string' ||
-    typeof r.req_id !== 'string' || typeof d.tool_name !== 'string' || summary === undefined ||
-    exitCode === undefined || error === undefined || errorCode === undefined || ts === undefined ||
-    createdAt === undefined || durationMs === undefined
+    typeof d.success !== 'boolean' ||
+    typeof d.truncated !== 'boolean' ||
+    typeof r.id !== 'string' ||
+    typeof r.req_id !== 'string' ||
+    typeof d.tool_name !== 'string' ||
+    summary === undefined ||
+    exitCode === undefined ||
+    error === undefined ||
+    errorCode === undefined ||
+    ts === undefined ||
+    createdAt === undefined ||
+    durationMs === undefined
   ) {
     return undefined;
   }
-  const type = r.type === 'tool/call/resp' ? '{"type":"tool/call/resp","id":' : '{"type":' + JSON.stringify(r.type) + ',"id":';
-  const version = r.version === PROTOCOL_VERSION ? VERSION_MEMBER : ',"version":' + JSON.stringify(r.version) + ',"ts":';
+  const type =
+    r.type === 'tool/call/resp' ? '{"type":"tool/call/resp","id":' : '{"type":' + JSON.stringify(r.type) + ',"id":';
+  const version =
+    r.version === PROTOCOL_VERSION ? VERSION_MEMBER : ',"version":' + JSON.stringify(r.version) + ',"ts":';
   return [
-    type + JSON.stringify(r.id) + version + ts + ',"req_id":' + JSON.stringify(r.req_id) +
+    type +
+      JSON.stringify(r.id) +
+      version +
+      ts +
+      ',"req_id":' +
+      JSON.stringify(r.req_id) +
       (d.success ? ',"data":{"success":true,"tool_name":' : ',"data":{"success":false,"tool_name":') +
-      JSON.stringify(d.tool_name) + ',"data":',
-    ',"summary":' + summary + (d.truncated ? ',"truncated":true,"exit_code":' : ',"truncated":false,"exit_code":') + exitCode +
-      ',"error":' + error + ',"error_code":' + errorCode + ',"duration_ms":' + durationMs + ',"events":[]},"created_at":' +
-      createdAt + '}',
+      JSON.stringify(d.tool_name) +
+      ',"data":',
+    ',"summary":' +
+      summary +
+      (d.truncated ? ',"truncated":true,"exit_code":' : ',"truncated":false,"exit_code":') +
+      exitCode +
+      ',"error":' +
+      error +
+      ',"error_code":' +
+      errorCode +
+      ',"duration_ms":' +
+      durationMs +
+      ',"events":[]},"created_at":' +
+      createdAt +
+      '}',
   ];
 }
 
@@ -100,4 +128,3 @@ function nullableJson(v: unknown): string | undefined {
 function hasOwnToJson(v: unknown): boolean {
   return v !== null && typeof v === 'object' && typeof (v as { toJSON?: unknown }).toJSON === 'function';
 }
-

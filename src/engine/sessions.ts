@@ -71,7 +71,10 @@ export interface SharedSessionStore {
    * round trip: undefined when the session is unknown, expired or another
    * principal's (then nothing was taken).
    */
-  admitCall(principal: string | null, sessionId: string): Promise<{ session: Session | undefined; admitted: Admitted } | undefined>;
+  admitCall(
+    principal: string | null,
+    sessionId: string,
+  ): Promise<{ session: Session | undefined; admitted: Admitted } | undefined>;
   /**
    * When the store last lost its data (a restart without persistence), epoch ms, if it did recently enough
    * that a session missing now may have been lost with it rather than have expired.
@@ -158,7 +161,12 @@ export class SessionManager {
    * capabilities that were asked for and that the gateway serves; names
    * outside the A2E set are never echoed back.
    */
-  handshake(req: HandshakeRequest, principal: string | null, owner: string = quotaKey(principal, undefined), credential?: string): HandshakeResponse {
+  handshake(
+    req: HandshakeRequest,
+    principal: string | null,
+    owner: string = quotaKey(principal, undefined),
+    credential?: string,
+  ): HandshakeResponse {
     this.makeRoom(owner);
     const { session, response } = this.newSession(req, principal, owner, credential);
     this.store.put(session);
@@ -166,7 +174,12 @@ export class SessionManager {
     return response;
   }
 
-  private newSession(req: HandshakeRequest, principal: string | null, owner: string, credential?: string): { session: Session; response: HandshakeResponse } {
+  private newSession(
+    req: HandshakeRequest,
+    principal: string | null,
+    owner: string,
+    credential?: string,
+  ): { session: Session; response: HandshakeResponse } {
     const asked = new Set(req.agent_caps.filter((c) => (A2E_CAPABILITIES as readonly string[]).includes(c)));
     const accepted = [...asked].map((capability) => ({
       capability,
@@ -183,15 +196,27 @@ export class SessionManager {
       owner,
       ...(credential !== undefined && { credential }),
     };
-    return { session, response: answer(req, { session_id: session.id, accepted_caps: accepted, max_parallel: this.options.maxParallel, ok: true }) };
+    return {
+      session,
+      response: answer(req, {
+        session_id: session.id,
+        accepted_caps: accepted,
+        max_parallel: this.options.maxParallel,
+        ok: true,
+      }),
+    };
   }
 
   private full(): GatewayError {
     const max = this.options.maxSessions ?? 0;
-    return new GatewayError('unavailable', `the gateway has its maximum of ${max} open sessions (sessions.max_sessions); retry later`, {
-      retryable: true,
-      detail: { retry_after_s: 1 },
-    });
+    return new GatewayError(
+      'unavailable',
+      `the gateway has its maximum of ${max} open sessions (sessions.max_sessions); retry later`,
+      {
+        retryable: true,
+        detail: { retry_after_s: 1 },
+      },
+    );
   }
 
   /** A refused handshake (e.g. bad token). */

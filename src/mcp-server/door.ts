@@ -21,11 +21,25 @@ import type {
   RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError, type Admitted, type Call, type Caller, type Engine, type Logger } from '../engine/index.js';
-import { PROTOCOL_VERSION, newId, nowTs, type ToolCallRequest, type ToolEvent, type ToolListRequest, type ToolResult } from '../protocol/index.js';
-import { LATEST_PROTOCOL_VERSION, MAX_BATCH_MESSAGES, SUPPORTED_PROTOCOL_VERSIONS, batchesAllowed, checkInitialize, cursorOf } from './protocol.js';
+import {
+  PROTOCOL_VERSION,
+  newId,
+  nowTs,
+  type ToolCallRequest,
+  type ToolEvent,
+  type ToolListRequest,
+  type ToolResult,
+} from '../protocol/index.js';
+import {
+  LATEST_PROTOCOL_VERSION,
+  MAX_BATCH_MESSAGES,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  batchesAllowed,
+  checkInitialize,
+  cursorOf,
+} from './protocol.js';
 import { mcpTool } from './tools.js';
 import { JSONRPC, rpcErrorResponse } from '../wire/jsonrpc.js';
-
 
 export interface McpDoorOptions {
   engine: Engine;
@@ -107,13 +121,21 @@ export class McpDoor {
       );
     }
     if (!isObject(message) || message.jsonrpc !== '2.0') {
-      return reply(errorMessage(null, JSONRPC.INVALID_REQUEST, 'not a JSON-RPC 2.0 message: send an object with "jsonrpc": "2.0"'));
+      return reply(
+        errorMessage(null, JSONRPC.INVALID_REQUEST, 'not a JSON-RPC 2.0 message: send an object with "jsonrpc": "2.0"'),
+      );
     }
     const { id, method } = message;
     if (typeof method !== 'string') {
       // A response to a request of ours (we send none) or garbage.
       if (id !== undefined && ('result' in message || 'error' in message)) return { kind: 'accepted' };
-      return reply(errorMessage(isRequestId(id) ? id : null, JSONRPC.INVALID_REQUEST, 'a JSON-RPC request needs a string "method"'));
+      return reply(
+        errorMessage(
+          isRequestId(id) ? id : null,
+          JSONRPC.INVALID_REQUEST,
+          'a JSON-RPC request needs a string "method"',
+        ),
+      );
     }
     if (id === undefined) {
       this.notification(method, message.params, ex);
@@ -141,18 +163,34 @@ export class McpDoor {
           return reply(result(id, {}));
         default:
           return reply(
-            errorMessage(id, JSONRPC.METHOD_NOT_FOUND, `method "${method.slice(0, 100)}" is not supported: this gateway serves tools (tools/list, tools/call) and ping`),
+            errorMessage(
+              id,
+              JSONRPC.METHOD_NOT_FOUND,
+              `method "${method.slice(0, 100)}" is not supported: this gateway serves tools (tools/list, tools/call) and ping`,
+            ),
           );
       }
     } catch (err) {
       if (err instanceof McpParamsError) return reply(errorMessage(id, JSONRPC.INVALID_PARAMS, err.message));
-      if (err instanceof GatewayError && err.code === 'invalid_arguments' && inputErrorsAreToolErrors(ex.protocolVersion)) {
+      if (
+        err instanceof GatewayError &&
+        err.code === 'invalid_arguments' &&
+        inputErrorsAreToolErrors(ex.protocolVersion)
+      ) {
         // SEP-1303: the model reads a tool execution error and can correct its arguments; a protocol error it never sees.
-        return reply(result(id, { content: [{ type: 'text', text: err.message }], isError: true } satisfies CallToolResult));
+        return reply(
+          result(id, { content: [{ type: 'text', text: err.message }], isError: true } satisfies CallToolResult),
+        );
       }
       if (err instanceof GatewayError) return reply(gatewayErrorMessage(id, err));
       ex.logger.error({ err, method }, 'MCP request failed');
-      return reply(errorMessage(id, JSONRPC.INTERNAL_ERROR, 'internal error in the gateway; it was logged. Retry, or report it if it persists'));
+      return reply(
+        errorMessage(
+          id,
+          JSONRPC.INTERNAL_ERROR,
+          'internal error in the gateway; it was logged. Retry, or report it if it persists',
+        ),
+      );
     }
   }
 
@@ -184,9 +222,11 @@ export class McpDoor {
 
   private call(id: RequestId, params: Record<string, unknown> | undefined, ex: McpExchange): McpOutcome {
     const name = params?.name;
-    if (typeof name !== 'string' || name.length === 0) throw new McpParamsError('tools/call needs params.name: the name of the tool (tools/list shows them)');
+    if (typeof name !== 'string' || name.length === 0)
+      throw new McpParamsError('tools/call needs params.name: the name of the tool (tools/list shows them)');
     const args = params!.arguments ?? {};
-    if (!isObject(args)) throw new McpParamsError('params.arguments of tools/call must be an object of the tool\'s arguments');
+    if (!isObject(args))
+      throw new McpParamsError("params.arguments of tools/call must be an object of the tool's arguments");
     const meta = params!._meta;
     let progressToken: ProgressToken | undefined;
     let correlationId = '';
@@ -212,7 +252,12 @@ export class McpDoor {
       streaming: progressToken !== undefined || ex.hearsLogs === true,
       timeout: this.options.callTimeoutS,
     };
-    const call = this.engine.start(req, ex.caller, { inputBytes: ex.inputBytes, logger: ex.logger, door: 'mcp', admitted: ex.admitted });
+    const call = this.engine.start(req, ex.caller, {
+      inputBytes: ex.inputBytes,
+      logger: ex.logger,
+      door: 'mcp',
+      admitted: ex.admitted,
+    });
     const owner = ownerKey(ex.scope, ex.caller);
     let calls = this.inflight.get(owner);
     if (calls === undefined) this.inflight.set(owner, (calls = new Map()));
@@ -258,7 +303,14 @@ export class McpDoor {
     if (r.success && !r.truncated && call.tool.definition.kind !== 'mcp') {
       // JSON text of an object starts with `{` (JSON.stringify writes no leading space); anything else takes the long way.
       const kept = call.takeDataJson();
-      const data = kept !== undefined ? (kept.charCodeAt(0) === 123 ? kept : undefined) : isObject(r.data) ? JSON.stringify(r.data) : undefined;
+      const data =
+        kept !== undefined
+          ? kept.charCodeAt(0) === 123
+            ? kept
+            : undefined
+          : isObject(r.data)
+            ? JSON.stringify(r.data)
+            : undefined;
       if (data !== undefined) {
         return `{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":{"content":[{"type":"text","text":${JSON.stringify(data)}}],"structuredContent":${data}}}`;
       }
@@ -273,11 +325,23 @@ class McpParamsError extends Error {}
  * The messages of a JSON-RPC batch the door will take one by one, or the error to answer instead; undefined when
  * `message` is no batch, or one the version does not allow (handle() refuses it then).
  */
-export function batchOf(message: unknown, protocolVersion: string | undefined): { messages: unknown[] } | { refused: JSONRPCMessage } | undefined {
+export function batchOf(
+  message: unknown,
+  protocolVersion: string | undefined,
+): { messages: unknown[] } | { refused: JSONRPCMessage } | undefined {
   if (!Array.isArray(message) || !batchesAllowed(protocolVersion)) return undefined;
-  if (message.length === 0) return { refused: errorMessage(null, JSONRPC.INVALID_REQUEST, 'an empty JSON-RPC batch: send at least one message') };
+  if (message.length === 0)
+    return {
+      refused: errorMessage(null, JSONRPC.INVALID_REQUEST, 'an empty JSON-RPC batch: send at least one message'),
+    };
   if (message.length > MAX_BATCH_MESSAGES) {
-    return { refused: errorMessage(null, JSONRPC.INVALID_REQUEST, `a JSON-RPC batch of ${message.length} messages; at most ${MAX_BATCH_MESSAGES}: split it`) };
+    return {
+      refused: errorMessage(
+        null,
+        JSONRPC.INVALID_REQUEST,
+        `a JSON-RPC batch of ${message.length} messages; at most ${MAX_BATCH_MESSAGES}: split it`,
+      ),
+    };
   }
   return { messages: message };
 }
@@ -302,7 +366,8 @@ const LIST_ALL: ToolListRequest = {
 };
 
 /** Who may cancel a call: its session scope and principal (no string built for the common sessionless, tokenless case). */
-const ownerKey = (scope: string, caller: Caller) => (scope === '' && caller.principal === null ? '' : `${scope}\u0000${caller.principal ?? ''}`);
+const ownerKey = (scope: string, caller: Caller) =>
+  scope === '' && caller.principal === null ? '' : `${scope}\u0000${caller.principal ?? ''}`;
 
 const reply = (message: JSONRPCMessage): McpOutcome => ({ kind: 'reply', message });
 
@@ -325,8 +390,15 @@ export function gatewayErrorMessage(id: RequestId | null, err: GatewayError): JS
           ? JSONRPC.INTERNAL_ERROR
           : JSONRPC.SERVER_ERROR;
   // The REST hint names the REST route; an MCP client lists tools with tools/list.
-  const message = err.message.replace('POST /tool/list to see the available tools.', 'tools/list shows the available tools.');
-  return errorMessage(id, code, message, { error_code: err.code, retryable: err.retryable, ...(err.detail ? { detail: err.detail } : {}) });
+  const message = err.message.replace(
+    'POST /tool/list to see the available tools.',
+    'tools/list shows the available tools.',
+  );
+  return errorMessage(id, code, message, {
+    error_code: err.code,
+    retryable: err.retryable,
+    ...(err.detail ? { detail: err.detail } : {}),
+  });
 }
 
 /**
@@ -420,7 +492,12 @@ function cursorStart(cursor: string, tools: readonly { name: string }[]): number
   } catch {
     decoded = undefined;
   }
-  if (!Array.isArray(decoded) || !Number.isSafeInteger(decoded[0]) || decoded[0] < 0 || typeof decoded[1] !== 'string') {
+  if (
+    !Array.isArray(decoded) ||
+    !Number.isSafeInteger(decoded[0]) ||
+    decoded[0] < 0 ||
+    typeof decoded[1] !== 'string'
+  ) {
     throw new McpParamsError('invalid cursor: pass the nextCursor of a previous tools/list answer as it was');
   }
   const [offset, name] = decoded as [number, string];

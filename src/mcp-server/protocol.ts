@@ -7,7 +7,13 @@
  */
 
 /** Protocol versions the door speaks, newest first (the SDK's SUPPORTED_PROTOCOL_VERSIONS). */
-export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+export const SUPPORTED_PROTOCOL_VERSIONS: readonly string[] = [
+  '2025-11-25',
+  '2025-06-18',
+  '2025-03-26',
+  '2024-11-05',
+  '2024-10-07',
+];
 export const LATEST_PROTOCOL_VERSION = SUPPORTED_PROTOCOL_VERSIONS[0]!;
 
 /** Messages one JSON-RPC batch may hold (each still a request of its own: the body limit covers the whole batch). */
@@ -23,8 +29,10 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
 /** What is wrong with `initialize` params, or undefined; the protocol version the client asked for. */
 export function checkInitialize(params: Record<string, unknown>): { problem?: string; version: string } {
   const { protocolVersion, capabilities, clientInfo } = params;
-  if (typeof protocolVersion !== 'string') return { problem: 'params.protocolVersion: required string is missing', version: '' };
-  if (!isObject(capabilities)) return { problem: 'params.capabilities: required object is missing', version: protocolVersion };
+  if (typeof protocolVersion !== 'string')
+    return { problem: 'params.protocolVersion: required string is missing', version: '' };
+  if (!isObject(capabilities))
+    return { problem: 'params.capabilities: required object is missing', version: protocolVersion };
   if (!isObject(clientInfo) || typeof clientInfo.name !== 'string' || typeof clientInfo.version !== 'string') {
     return { problem: 'params.clientInfo: required object with string "name" and "version"', version: protocolVersion };
   }

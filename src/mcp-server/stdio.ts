@@ -27,7 +27,15 @@ export interface McpStdioOptions {
 }
 
 /** Serve until the input ends; resolves once every answer has been written. */
-export async function serveMcpStdio({ door, input, output, logger, caller, maxLineBytes, maxJsonDepth }: McpStdioOptions): Promise<void> {
+export async function serveMcpStdio({
+  door,
+  input,
+  output,
+  logger,
+  caller,
+  maxLineBytes,
+  maxJsonDepth,
+}: McpStdioOptions): Promise<void> {
   const send = (message: unknown) => output.write(`${JSON.stringify(message)}\n`);
   const pending = new Set<Promise<void>>();
   // What initialize agreed on: one client per stdio connection, so it holds for every later message.
@@ -39,7 +47,13 @@ export async function serveMcpStdio({ door, input, output, logger, caller, maxLi
     if (!line.trim()) continue;
     if (nestsDeeperThan(bytes, maxJsonDepth)) {
       // As POST /mcp answers it.
-      send(errorMessage(null, JSONRPC.INVALID_REQUEST, `the message nests arrays/objects deeper than ${maxJsonDepth} levels (limits.max_json_depth); flatten the data`));
+      send(
+        errorMessage(
+          null,
+          JSONRPC.INVALID_REQUEST,
+          `the message nests arrays/objects deeper than ${maxJsonDepth} levels (limits.max_json_depth); flatten the data`,
+        ),
+      );
       continue;
     }
     let message: unknown;
@@ -57,7 +71,13 @@ export async function serveMcpStdio({ door, input, output, logger, caller, maxLi
         const done = (async () => {
           const answers = await Promise.all(
             batch.messages.map(async (m) => {
-              const outcome = door.handle(m, { caller, logger, scope: 'stdio', inputBytes: Buffer.byteLength(JSON.stringify(m) ?? ''), protocolVersion });
+              const outcome = door.handle(m, {
+                caller,
+                logger,
+                scope: 'stdio',
+                inputBytes: Buffer.byteLength(JSON.stringify(m) ?? ''),
+                protocolVersion,
+              });
               if (outcome.kind === 'reply') return outcome.message;
               if (outcome.kind === 'accepted') return undefined;
               await outcome.call.result;
@@ -72,13 +92,21 @@ export async function serveMcpStdio({ door, input, output, logger, caller, maxLi
       }
       continue;
     }
-    const outcome = door.handle(message, { caller, logger, scope: 'stdio', inputBytes: Buffer.byteLength(line), protocolVersion, hearsLogs: true });
+    const outcome = door.handle(message, {
+      caller,
+      logger,
+      scope: 'stdio',
+      inputBytes: Buffer.byteLength(line),
+      protocolVersion,
+      hearsLogs: true,
+    });
     if (outcome.kind === 'reply') {
-      if (outcome.initialized) protocolVersion = (outcome.message as unknown as { result: { protocolVersion: string } }).result.protocolVersion;
+      if (outcome.initialized)
+        protocolVersion = (outcome.message as unknown as { result: { protocolVersion: string } }).result
+          .protocolVersion;
       send(outcome.message);
       if (outcome.initialized) stopWatching ??= door.onToolListChanged(send);
-    }
-    else if (outcome.kind === 'call') {
+    } else if (outcome.kind === 'call') {
       const { call, id, progressToken } = outcome;
       const done = (async () => {
         const notifier = new ProgressNotifier(progressToken);

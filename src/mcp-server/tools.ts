@@ -12,12 +12,16 @@ import { HINT_TAGS } from '../wire/mcp-hints.js';
 
 type JsonSchema = Record<string, unknown>;
 
-
 function parameterSchema(p: ToolParameter): JsonSchema {
   const schema: JsonSchema = { type: p.type };
   if (p.description) schema.description = p.description;
   if (p.enum && p.enum.length > 0) {
-    schema.enum = p.type === 'integer' || p.type === 'number' ? p.enum.map(Number) : p.type === 'boolean' ? p.enum.map((v) => v === 'true') : p.enum;
+    schema.enum =
+      p.type === 'integer' || p.type === 'number'
+        ? p.enum.map(Number)
+        : p.type === 'boolean'
+          ? p.enum.map((v) => v === 'true')
+          : p.enum;
   }
   if (p.type === 'object' && p.properties) Object.assign(schema, objectSchema(Object.values(p.properties)));
   return schema;
@@ -37,7 +41,8 @@ function objectSchema(params: readonly ToolParameter[]): JsonSchema {
 /** The JSON Schema of a tool's arguments. */
 export function inputSchemaOf(definition: ToolDefinition): Tool['inputSchema'] {
   const original = (definition as { input_schema?: unknown }).input_schema;
-  if (original && typeof original === 'object' && (original as JsonSchema).type === 'object') return original as Tool['inputSchema'];
+  if (original && typeof original === 'object' && (original as JsonSchema).type === 'object')
+    return original as Tool['inputSchema'];
   return objectSchema(definition.input_parameters) as Tool['inputSchema'];
 }
 
@@ -56,7 +61,12 @@ export function mcpTool(definition: ToolDefinition): Tool {
   const own = definition.mcp as Partial<Tool> | undefined;
   if (definition.kind === 'mcp' && own) {
     // A tool of an MCP server: its title, annotations, outputSchema, icons and _meta exactly as the server gave them.
-    tool = { name: definition.name, description: definition.description, inputSchema: inputSchemaOf(definition), ...own };
+    tool = {
+      name: definition.name,
+      description: definition.description,
+      inputSchema: inputSchemaOf(definition),
+      ...own,
+    };
   } else {
     tool = {
       name: definition.name,
@@ -82,6 +92,7 @@ function annotationsOf(definition: ToolDefinition): NonNullable<Tool['annotation
   if (tags.has(HINT_TAGS.readOnlyHint)) hints.readOnlyHint = true;
   if (tags.has(HINT_TAGS.destructiveHint)) hints.destructiveHint = true;
   if (definition.idempotent || tags.has(HINT_TAGS.idempotentHint)) hints.idempotentHint = true;
-  if (tags.has(HINT_TAGS.openWorldHint) || definition.kind === 'a2a' || definition.kind === 'mcp') hints.openWorldHint = true;
+  if (tags.has(HINT_TAGS.openWorldHint) || definition.kind === 'a2a' || definition.kind === 'mcp')
+    hints.openWorldHint = true;
   return hints;
 }

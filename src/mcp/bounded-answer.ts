@@ -30,7 +30,9 @@ export async function* boundedJson(body: Body, limit: AnswerLimit, requestBody: 
     bytes += chunk.length;
     if (bytes > limit.maxBytes) {
       body.destroy();
-      yield Buffer.from(JSON.stringify(tooLargeAnswer(idOf(requestBody, limit), undefined, limit.maxBytes, limit.serverId)));
+      yield Buffer.from(
+        JSON.stringify(tooLargeAnswer(idOf(requestBody, limit), undefined, limit.maxBytes, limit.serverId)),
+      );
       return;
     }
     chunks.push(chunk);
@@ -72,5 +74,7 @@ function idOf(requestBody: unknown, limit: AnswerLimit): RequestId {
     id = undefined;
   }
   if (typeof id === 'string' || typeof id === 'number') return id;
-  throw new Error(`MCP server "${limit.serverId}" sent a message over mcp.max_message_bytes (${limit.maxBytes}) on a stream that answers no call; the stream was closed`);
+  throw new Error(
+    `MCP server "${limit.serverId}" sent a message over mcp.max_message_bytes (${limit.maxBytes}) on a stream that answers no call; the stream was closed`,
+  );
 }

@@ -73,18 +73,31 @@ export const McpServerConfig = z
   })
   .superRefine((s, ctx) => {
     if (s.per_principal && s.url !== undefined) {
-      ctx.addIssue({ code: 'custom', message: 'per_principal needs a stdio server ("command"): the gateway cannot start instances of a server at a URL' });
+      ctx.addIssue({
+        code: 'custom',
+        message:
+          'per_principal needs a stdio server ("command"): the gateway cannot start instances of a server at a URL',
+      });
     }
     if (s.per_principal && s.sandbox === false) {
       ctx.addIssue({
         code: 'custom',
-        message: 'per_principal needs the sandbox: unconfined instances would share the host\'s files (and each other\'s state); remove sandbox: false',
+        message:
+          "per_principal needs the sandbox: unconfined instances would share the host's files (and each other's state); remove sandbox: false",
       });
     }
     if ((s.command === undefined) === (s.url === undefined)) {
-      ctx.addIssue({ code: 'custom', message: 'give either "command" (a stdio server) or "url" (a Streamable HTTP server), not both or neither' });
+      ctx.addIssue({
+        code: 'custom',
+        message: 'give either "command" (a stdio server) or "url" (a Streamable HTTP server), not both or neither',
+      });
     }
-    if (s.auth !== undefined && s.url === undefined) ctx.addIssue({ code: 'custom', path: ['auth'], message: '"auth" is for a server at a "url"; give a stdio server its secrets in "env"' });
+    if (s.auth !== undefined && s.url === undefined)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['auth'],
+        message: '"auth" is for a server at a "url"; give a stdio server its secrets in "env"',
+      });
   });
 export type McpServerConfig = z.output<typeof McpServerConfig>;
 
@@ -115,6 +128,9 @@ export const McpConfig = z.strictObject({
    * Largest message read from an MCP server, bytes (a stdio line, an SSE event, a JSON answer), counted before it
    * is buffered. A larger answer fails its own call, saying so; anything else over it is skipped.
    */
-  max_message_bytes: z.int().min(1024).default(10 * 1024 * 1024),
+  max_message_bytes: z
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
 });
 export type McpConfig = z.output<typeof McpConfig>;

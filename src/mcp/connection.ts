@@ -153,11 +153,14 @@ export class McpServerConnection {
     };
     client.onclose = () => this.closed(client);
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
-      void this.loadTools(client).catch((err: unknown) => this.logger.warn({ error: (err as Error).message }, 'tool list refresh failed'));
+      void this.loadTools(client).catch((err: unknown) =>
+        this.logger.warn({ error: (err as Error).message }, 'tool list refresh failed'),
+      );
     });
     try {
       await client.connect(transport, { timeout: this.settings.connect_timeout_ms });
-      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined) this.withSession.add(client);
+      if (transport instanceof StreamableHTTPClientTransport && transport.sessionId !== undefined)
+        this.withSession.add(client);
       this.hearCallNotifications(transport);
       this.serverName = client.getServerVersion()?.name ?? null;
       await this.loadTools(client);
@@ -165,7 +168,10 @@ export class McpServerConnection {
       this.state = 'ready';
       this.lastError = null;
       this.failures = 0;
-      this.logger.info({ tools: this.tools.map((t) => t.name), pid: this.pid }, `MCP server "${this.id}" offers ${this.tools.length} tool(s)`);
+      this.logger.info(
+        { tools: this.tools.map((t) => t.name), pid: this.pid },
+        `MCP server "${this.id}" offers ${this.tools.length} tool(s)`,
+      );
       this.startEnded();
     } catch (err) {
       if (this.client !== client || this.stopping) return;
@@ -185,7 +191,9 @@ export class McpServerConnection {
       const method = (message as { method?: unknown }).method;
       const params = (message as { params?: Record<string, unknown> }).params;
       if (method === 'notifications/progress' && params) {
-        this.progress.get(params.progressToken as string)?.(params as { progress: number; total?: number; message?: string });
+        this.progress.get(params.progressToken as string)?.(
+          params as { progress: number; total?: number; message?: string },
+        );
         return;
       }
       if (method === 'notifications/message' && params) {
@@ -202,12 +210,19 @@ export class McpServerConnection {
   private async makeTransport(client: Client): Promise<Transport> {
     const c = this.config;
     if (c.url !== undefined) {
-      const bounded = mcpFetchFor({ maxBytes: this.settings.max_message_bytes, serverId: this.id }, (reason) => this.connectionLost(client, reason));
+      const bounded = mcpFetchFor({ maxBytes: this.settings.max_message_bytes, serverId: this.id }, (reason) =>
+        this.connectionLost(client, reason),
+      );
       // An unset variable fails this start (reported as the server's last_error, naming the variable).
-      const credential = c.auth ? new Credential(c.auth, this.env, (url, init, max) => readBounded(mcpPool(), new URL(url), max, init)) : null;
+      const credential = c.auth
+        ? new Credential(c.auth, this.env, (url, init, max) => readBounded(mcpPool(), new URL(url), max, init))
+        : null;
       const fetch = credential ? withCredential(bounded, credential, new URL(c.url).origin) : bounded;
       // With tracing on, each POST carries the active span's traceparent (the MCP call's client span).
-      return new StreamableHTTPClientTransport(new URL(c.url), { requestInit: { headers: c.headers }, fetch: tracingOn ? tracedFetchOf(fetch) : fetch });
+      return new StreamableHTTPClientTransport(new URL(c.url), {
+        requestInit: { headers: c.headers },
+        fetch: tracingOn ? tracedFetchOf(fetch) : fetch,
+      });
     }
     const limits = { maxMessageBytes: this.settings.max_message_bytes, serverId: this.id };
     const onStderr = (line: string) => {
@@ -217,17 +232,32 @@ export class McpServerConnection {
     if (c.sandbox !== false) {
       if (!this.sandbox) {
         const unavailable = await sandboxAvailable((names) =>
-          this.logger.info({ removed: names }, `removed ${names.length} scratch folder(s) that gateways no longer running left behind`),
+          this.logger.info(
+            { removed: names },
+            `removed ${names.length} scratch folder(s) that gateways no longer running left behind`,
+          ),
         );
         if (unavailable && c.sandbox === true) throw new Error(`sandbox: true, but ${unavailable}`);
         if (unavailable) {
-          this.logger.warn({ reason: unavailable }, `MCP server "${this.id}" runs unconfined: ${unavailable} (set sandbox: false to silence this)`);
+          this.logger.warn(
+            { reason: unavailable },
+            `MCP server "${this.id}" runs unconfined: ${unavailable} (set sandbox: false to silence this)`,
+          );
         } else {
-          this.sandbox = sandboxedCommand(this.id, c, { PATH: process.env.PATH ?? '' }, this.scratchBytes, this.stateDir);
+          this.sandbox = sandboxedCommand(
+            this.id,
+            c,
+            { PATH: process.env.PATH ?? '' },
+            this.scratchBytes,
+            this.stateDir,
+          );
           this.sandboxed = true;
           if (this.scratchBytes !== null) this.watchScratch(new ScratchQuota(this.sandbox.dataDir, this.scratchBytes));
           const { mounts, rwMounts, dataDir } = this.sandbox;
-          this.logger.info({ mounts, rw_mounts: rwMounts, data_dir: dataDir, network: c.network }, `MCP server "${this.id}" runs in the sandbox`);
+          this.logger.info(
+            { mounts, rw_mounts: rwMounts, data_dir: dataDir, network: c.network },
+            `MCP server "${this.id}" runs in the sandbox`,
+          );
         }
       }
       if (this.sandbox) {
@@ -235,7 +265,14 @@ export class McpServerConnection {
         const used = this.scratch && (await this.scratch.over());
         if (used) throw new Error(this.overQuota(used, 'the server is not started until it holds less'));
         // bwrap gets an empty environment; the server's own is set inside the sandbox.
-        return new ProcessTransport({ file: this.sandbox.file, args: this.sandbox.args, env: {}, diesWithParent: true, onStderr, ...limits });
+        return new ProcessTransport({
+          file: this.sandbox.file,
+          args: this.sandbox.args,
+          env: {},
+          diesWithParent: true,
+          onStderr,
+          ...limits,
+        });
       }
     }
     const env: Record<string, string> = {};
@@ -270,7 +307,10 @@ export class McpServerConnection {
         tools.push(this.mapTool(tool));
       } catch (err) {
         skipped.push({ tool: tool.name, reason: (err as Error).message });
-        this.logger.warn({ tool: tool.name, error: (err as Error).message }, `tool "${tool.name}" of MCP server "${this.id}" left out: ${(err as Error).message}`);
+        this.logger.warn(
+          { tool: tool.name, error: (err as Error).message },
+          `tool "${tool.name}" of MCP server "${this.id}" left out: ${(err as Error).message}`,
+        );
       }
     }
     this.tools = tools;
@@ -306,7 +346,11 @@ export class McpServerConnection {
   }
 
   /** Call one tool of this server. */
-  async call(tool: McpTool, args: Record<string, unknown>, ctx: ToolContext): Promise<{ text: string; content: CallToolResult['content']; structuredContent?: unknown }> {
+  async call(
+    tool: McpTool,
+    args: Record<string, unknown>,
+    ctx: ToolContext,
+  ): Promise<{ text: string; content: CallToolResult['content']; structuredContent?: unknown }> {
     let client = this.client;
     // The server lost our session a moment ago and a new one is being initialized: wait for it.
     if ((!client || this.state !== 'ready') && this.reinitializing) client = await this.restarted(undefined, ctx);
@@ -332,15 +376,31 @@ export class McpServerConnection {
     const progressToken = `a2e-${++this.progressSeq}`;
     this.progress.set(progressToken, ({ progress, total, message }) => {
       const pct = total ? Math.max(0, Math.min(100, Math.round((progress / total) * 100))) : 0;
-      ctx.emit('progress', { pct, message: message ?? `${progress}${total ? ` of ${total}` : ''}`, progress, ...(total === undefined ? {} : { total }) });
+      ctx.emit('progress', {
+        pct,
+        message: message ?? `${progress}${total ? ` of ${total}` : ''}`,
+        progress,
+        ...(total === undefined ? {} : { total }),
+      });
     });
     const request = (client: Client) =>
-      client.callTool({ name: tool.remoteName, arguments: args, _meta: { progressToken } }, undefined, { signal: inFlight.signal, timeout });
+      client.callTool({ name: tool.remoteName, arguments: args, _meta: { progressToken } }, undefined, {
+        signal: inFlight.signal,
+        timeout,
+      });
     // Over HTTP each request is counted on its connection (one replaced for a lost session waits for them).
-    const invoke = this.transportKind === 'http' ? (client: Client) => this.counted(client, () => request(client)) : request;
+    const invoke =
+      this.transportKind === 'http' ? (client: Client) => this.counted(client, () => request(client)) : request;
     // Over HTTP the call's SSE answer is read only as fast as the caller takes its events (see http-fetch.ts). Over
     // stdio it cannot be: one pipe carries every call's messages, and holding it for one slow reader would hold all.
-    const paced = ctx.streaming && this.transportKind === 'http' ? (c: Client) => eventPacing.run(() => ctx.eventsTaken(), () => invoke(c)) : invoke;
+    const paced =
+      ctx.streaming && this.transportKind === 'http'
+        ? (c: Client) =>
+            eventPacing.run(
+              () => ctx.eventsTaken(),
+              () => invoke(c),
+            )
+        : invoke;
     // Refused because the server lost the session: it never ran, so it is sent again once the server is initialized again.
     let used = client;
     const send = async () => {
@@ -366,15 +426,24 @@ export class McpServerConnection {
       this.running.delete(ctx);
       this.progress.delete(progressToken);
       // The call may have written there: measured within a second (one walk for a burst of calls).
-      if (this.scratch) this.scratchSoon ??= setTimeout(() => ((this.scratchSoon = undefined), this.checkScratch()), SCRATCH_AFTER_CALL_MS);
+      if (this.scratch)
+        this.scratchSoon ??= setTimeout(
+          () => ((this.scratchSoon = undefined), this.checkScratch()),
+          SCRATCH_AFTER_CALL_MS,
+        );
     }
     const content = result.content ?? [];
     const text = content
       .filter((c): c is { type: 'text'; text: string } => c.type === 'text')
       .map((c) => c.text)
       .join('\n');
-    const data = { text, content, ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }) };
-    if (result.isError) throw new ToolError(text || `tool "${tool.remoteName}" of MCP server "${this.id}" reported an error`, { data });
+    const data = {
+      text,
+      content,
+      ...(result.structuredContent === undefined ? {} : { structuredContent: result.structuredContent }),
+    };
+    if (result.isError)
+      throw new ToolError(text || `tool "${tool.remoteName}" of MCP server "${this.id}" reported an error`, { data });
     return data;
   }
 
@@ -394,19 +463,30 @@ export class McpServerConnection {
     const retired = this.retired.get(client);
     if (retired !== undefined && isConnectionClosed(err)) {
       // The server was running it in the session it lost: its answer will never come.
-      return new ToolError(`MCP server "${this.id}" was lost while the call ran (${retired}, and it never answered the call); retry the call`);
+      return new ToolError(
+        `MCP server "${this.id}" was lost while the call ran (${retired}, and it never answered the call); retry the call`,
+      );
     }
-    if (this.transportKind === 'http' && (isConnectionClosed(err) || (!(err instanceof McpError) && this.state !== 'ready'))) {
+    if (
+      this.transportKind === 'http' &&
+      (isConnectionClosed(err) || (!(err instanceof McpError) && this.state !== 'ready'))
+    ) {
       // The connection was lost under the call (lastError says how); it may or may not have run.
-      return new ToolError(`MCP server "${this.id}" was lost while the call ran (${this.lastError ?? 'the connection closed'}); it is being reconnected, retry the call`);
+      return new ToolError(
+        `MCP server "${this.id}" was lost while the call ran (${this.lastError ?? 'the connection closed'}); it is being reconnected, retry the call`,
+      );
     }
     if (err instanceof McpError) {
       if (err.code === ErrorCode.ConnectionClosed) {
         const status = this.transport instanceof ProcessTransport ? this.transport.exitStatus : undefined;
-        return new ToolError(`MCP server "${this.id}" went away while the call ran${status ? ` (${status})` : ''}; it is being restarted, retry the call`);
+        return new ToolError(
+          `MCP server "${this.id}" went away while the call ran${status ? ` (${status})` : ''}; it is being restarted, retry the call`,
+        );
       }
       if (err.code === ErrorCode.RequestTimeout) {
-        return new ToolError(`MCP server "${this.id}" did not answer within ${timeoutMs} ms (mcp.servers.${this.id}.timeout_ms or the call's timeout); the call was cancelled`);
+        return new ToolError(
+          `MCP server "${this.id}" did not answer within ${timeoutMs} ms (mcp.servers.${this.id}.timeout_ms or the call's timeout); the call was cancelled`,
+        );
       }
       // An answer over mcp.max_message_bytes: its error (oversized-message.ts) says all.
       if (err.code === MESSAGE_TOO_LARGE) return new ToolError(err.message.replace(/^MCP error -?\d+: /, ''));
@@ -459,7 +539,9 @@ export class McpServerConnection {
       if (this.client !== undefined && this.client !== old && this.state === 'ready') return this.client;
       if (ctx.signal.aborted) throw ctx.signal.reason;
       if (waited || Date.now() >= until) {
-        throw new ToolError(`MCP server "${this.id}" lost the call's session and is not back yet (${this.lastError ?? 'still starting'}); retry the call shortly`);
+        throw new ToolError(
+          `MCP server "${this.id}" lost the call's session and is not back yet (${this.lastError ?? 'still starting'}); retry the call shortly`,
+        );
       }
       // Woken by the next start's outcome (ready or failed), the call's end, or the time limit.
       await new Promise<void>((resolve) => {
@@ -500,7 +582,11 @@ export class McpServerConnection {
         if (used === null || !client || this.stopping) return;
         this.fail(client, this.overQuota(used, 'the server was stopped and starts again once it holds less'));
       },
-      (err: unknown) => this.logger.warn({ error: (err as Error).message }, `MCP server "${this.id}": its data directory could not be measured`),
+      (err: unknown) =>
+        this.logger.warn(
+          { error: (err as Error).message },
+          `MCP server "${this.id}": its data directory could not be measured`,
+        ),
     );
   }
 
@@ -515,7 +601,12 @@ export class McpServerConnection {
   private closed(client: Client): void {
     if (this.client !== client || this.stopping) return;
     const status = this.transport instanceof ProcessTransport ? this.transport.exitStatus : undefined;
-    this.fail(client, this.transportKind === 'stdio' ? this.withStderr(`the server process exited${status ? ` (${status})` : ''}`) : 'the connection closed');
+    this.fail(
+      client,
+      this.transportKind === 'stdio'
+        ? this.withStderr(`the server process exited${status ? ` (${status})` : ''}`)
+        : 'the connection closed',
+    );
   }
 
   /**
@@ -532,17 +623,25 @@ export class McpServerConnection {
   }
 
   /** `client` failed: close it, report why, start again after `delay` ms (by default the backoff's next). */
-  private fail(client: Client, message: string, delay = Math.min(this.settings.restart_max_ms, this.settings.restart_min_ms * 2 ** this.failures)): void {
+  private fail(
+    client: Client,
+    message: string,
+    delay = Math.min(this.settings.restart_max_ms, this.settings.restart_min_ms * 2 ** this.failures),
+  ): void {
     const wasReady = this.client === client && this.state === 'ready';
     this.client = undefined;
     this.state = this.tools.length > 0 ? 'restarting' : 'failed';
     this.lastError = message;
     // A connection retired for a lost session is closed once its requests are answered (see counted).
-    if (!this.retired.has(client) || (this.inFlight.get(client) ?? 0) === 0) this.closing = client.close().catch(() => undefined);
+    if (!this.retired.has(client) || (this.inFlight.get(client) ?? 0) === 0)
+      this.closing = client.close().catch(() => undefined);
     // A failed start ends the wait of calls that hoped for it; losing a ready connection starts that wait.
     if (!wasReady) this.startEnded();
     this.failures++;
-    this.logger.warn({ error: message, retry_in_ms: delay }, `MCP server "${this.id}": ${message}; starting it again in ${delay} ms`);
+    this.logger.warn(
+      { error: message, retry_in_ms: delay },
+      `MCP server "${this.id}": ${message}; starting it again in ${delay} ms`,
+    );
     clearTimeout(this.timer);
     this.timer = setTimeout(() => {
       this.restarts++;
@@ -568,7 +667,8 @@ export class McpServerConnection {
 /** What the server said of a tool beyond its name, description and input schema, as it said it (re-served at /mcp). */
 function described(tool: Tool): Record<string, unknown> | undefined {
   const out: Record<string, unknown> = {};
-  for (const key of ['title', 'annotations', 'outputSchema', 'icons', '_meta'] as const) if (tool[key] !== undefined) out[key] = tool[key];
+  for (const key of ['title', 'annotations', 'outputSchema', 'icons', '_meta'] as const)
+    if (tool[key] !== undefined) out[key] = tool[key];
   return Object.keys(out).length > 0 ? out : undefined;
 }
 
@@ -585,6 +685,7 @@ function describeStartError(err: unknown, timeoutMs: number): string {
   if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
     return `the server did not answer initialize/tools/list within ${timeoutMs} ms (mcp.connect_timeout_ms)`;
   }
-  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) return 'the server closed the connection during start-up';
+  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed)
+    return 'the server closed the connection during start-up';
   return `could not start: ${(err as Error).message}`;
 }

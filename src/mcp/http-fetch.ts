@@ -77,7 +77,12 @@ export const mcpFetchFor =
   (url, init) =>
     send(url, init, limit, onLost);
 
-async function send(url: string | URL, init: RequestInit = {}, limit: AnswerLimit, onLost: ConnectionLost): Promise<Response> {
+async function send(
+  url: string | URL,
+  init: RequestInit = {},
+  limit: AnswerLimit,
+  onLost: ConnectionLost,
+): Promise<Response> {
   const headers: Record<string, string> = {};
   new Headers(init.headers).forEach((value, key) => (headers[key] = value));
   let res: Dispatcher.ResponseData;
@@ -107,14 +112,22 @@ async function send(url: string | URL, init: RequestInit = {}, limit: AnswerLimi
   const taken = eventPacing.getStore();
   // A JSON answer whose length is known and within the limit needs no counting (undici reads no more than it says).
   const length = Number(res.headers['content-length'] ?? NaN);
-  const bounded = sse ? boundedSse(res.body, limit, init.body) : length <= limit.maxBytes ? res.body : boundedJson(res.body, limit, init.body);
+  const bounded = sse
+    ? boundedSse(res.body, limit, init.body)
+    : length <= limit.maxBytes
+      ? res.body
+      : boundedJson(res.body, limit, init.body);
   let body: AsyncIterable<Buffer> = taken && sse ? paced(bounded, taken) : bounded;
   if (sse) body = watched(body, init.signal, onLost);
   return new Response(body as unknown as ReadableStream, { status: res.statusCode, headers: out });
 }
 
 /** An event stream that reports its breaking (not its end, nor our own abort) to `onLost`. */
-async function* watched(body: AsyncIterable<Buffer>, signal: AbortSignal | null | undefined, onLost: ConnectionLost): AsyncGenerator<Buffer> {
+async function* watched(
+  body: AsyncIterable<Buffer>,
+  signal: AbortSignal | null | undefined,
+  onLost: ConnectionLost,
+): AsyncGenerator<Buffer> {
   try {
     yield* body;
   } catch (err) {

@@ -106,13 +106,19 @@ export class JsonRpcIdScan {
   }
 
   private endValue(): void {
-    if (this.value && this.value.length > 0 && this.value.length < MAX_TOKEN) this.idText = Buffer.from(this.value).toString('utf8');
+    if (this.value && this.value.length > 0 && this.value.length < MAX_TOKEN)
+      this.idText = Buffer.from(this.value).toString('utf8');
     this.value = null;
   }
 }
 
 /** What the gateway reads in place of a response too large to keep: an error for the same request. */
-export function tooLargeAnswer(id: RequestId, bytes: number | undefined, maxBytes: number, server: string): JSONRPCMessage {
+export function tooLargeAnswer(
+  id: RequestId,
+  bytes: number | undefined,
+  maxBytes: number,
+  server: string,
+): JSONRPCMessage {
   const size = bytes === undefined ? `more than ${maxBytes} bytes` : `${bytes} bytes`;
   return {
     jsonrpc: '2.0',

@@ -53,7 +53,16 @@ export class PerPrincipalServer {
   private connection(dir: string, logger: Logger, toolsChanged: () => void): McpServerConnection {
     // Always sandboxed: only the sandbox gives each instance a /workspace of its own (unconfined, they would share state).
     const config = { ...this.config, sandbox: true, data_dir: join(this.base, dir) };
-    return new McpServerConnection(this.id, config, this.settings, logger, toolsChanged, this.scratchBytes, this.stateDir, this.env);
+    return new McpServerConnection(
+      this.id,
+      config,
+      this.settings,
+      logger,
+      toolsChanged,
+      this.scratchBytes,
+      this.stateDir,
+      this.env,
+    );
   }
 
   // What GET /mcp-servers and the tool set read: the listing instance's, with the tools it found.
@@ -61,7 +70,9 @@ export class PerPrincipalServer {
     return this.lister.tools;
   }
   get state(): McpServerState {
-    return this.lister.state === 'stopped' && this.lister.tools.length > 0 && !this.stopping ? 'ready' : this.lister.state;
+    return this.lister.state === 'stopped' && this.lister.tools.length > 0 && !this.stopping
+      ? 'ready'
+      : this.lister.state;
   }
   get lastError(): string | null {
     return this.lister.lastError;
@@ -104,7 +115,11 @@ export class PerPrincipalServer {
     if (any) await (await any.ready).refreshTools();
   }
 
-  async call(tool: McpTool, args: Record<string, unknown>, ctx: ToolContext): Promise<Awaited<ReturnType<McpServerConnection['call']>>> {
+  async call(
+    tool: McpTool,
+    args: Record<string, unknown>,
+    ctx: ToolContext,
+  ): Promise<Awaited<ReturnType<McpServerConnection['call']>>> {
     const inst = this.instanceFor(ctx.principal);
     inst.running++;
     clearTimeout(inst.idle);
@@ -127,7 +142,9 @@ export class PerPrincipalServer {
       return known;
     }
     if (this.instances.size >= this.config.max_instances) {
-      const idle = [...this.instances.entries()].filter(([, i]) => i.running === 0).sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
+      const idle = [...this.instances.entries()]
+        .filter(([, i]) => i.running === 0)
+        .sort((a, b) => a[1].lastUsed - b[1].lastUsed)[0];
       if (!idle) {
         throw new ToolError(
           `MCP server "${this.id}" runs one instance per principal and all ${this.config.max_instances} (mcp.servers.${this.id}.max_instances) ` +
@@ -142,20 +159,26 @@ export class PerPrincipalServer {
       if (conn.state !== 'ready') {
         const why = conn.lastError ?? conn.state;
         this.retire(key, inst, 'could not start');
-        throw new ToolError(`MCP server "${this.id}" could not start an instance for you (${why}); retry shortly`, { data: { retryable: true, retry_after_s: 5 } });
+        throw new ToolError(`MCP server "${this.id}" could not start an instance for you (${why}); retry shortly`, {
+          data: { retryable: true, retry_after_s: 5 },
+        });
       }
       return conn;
     });
     ready.catch(() => {});
     const inst: Instance = { conn, ready, running: 0, lastUsed: Date.now(), idle: undefined };
     this.instances.set(key, inst);
-    this.logger.info({ principal, instances: this.instances.size }, `MCP server "${this.id}": started an instance for a principal`);
+    this.logger.info(
+      { principal, instances: this.instances.size },
+      `MCP server "${this.id}": started an instance for a principal`,
+    );
     return inst;
   }
 
   private stopWhenIdle(inst: Instance): void {
     inst.idle = setTimeout(() => {
-      for (const [key, i] of this.instances) if (i === inst && i.running === 0) this.retire(key, i, `idle for ${this.config.idle_s} s`);
+      for (const [key, i] of this.instances)
+        if (i === inst && i.running === 0) this.retire(key, i, `idle for ${this.config.idle_s} s`);
     }, this.config.idle_s * 1000);
     inst.idle.unref();
   }
@@ -164,7 +187,10 @@ export class PerPrincipalServer {
     if (this.instances.get(key) !== inst) return;
     this.instances.delete(key);
     clearTimeout(inst.idle);
-    this.logger.info({ instances: this.instances.size }, `MCP server "${this.id}": stopped a principal's instance (${why})`);
+    this.logger.info(
+      { instances: this.instances.size },
+      `MCP server "${this.id}": stopped a principal's instance (${why})`,
+    );
     void inst.conn.stop();
   }
 

@@ -62,7 +62,16 @@ export class McpPlugin implements ToolPlugin {
     const { PerPrincipalServer } = await import('./per-principal.js');
     this.servers = configured.map(([id, cfg]) => {
       const Source = cfg.per_principal ? PerPrincipalServer : McpServerConnection;
-      return new Source(id, cfg, this.settings, this.logger.child({ mcp_server: id }), () => this.tools.rebuild(this.servers), this.scratchBytes, this.stateDir, this.env);
+      return new Source(
+        id,
+        cfg,
+        this.settings,
+        this.logger.child({ mcp_server: id }),
+        () => this.tools.rebuild(this.servers),
+        this.scratchBytes,
+        this.stateDir,
+        this.env,
+      );
     });
     const enabled = this.servers.filter((s) => s.config.enabled);
     if (enabled.length === 0) return;
@@ -82,7 +91,9 @@ export class McpPlugin implements ToolPlugin {
       running = true;
       server
         .refreshTools()
-        .catch((err: unknown) => this.logger.warn({ mcp_server: server.id, error: (err as Error).message }, 'tool list refresh failed'))
+        .catch((err: unknown) =>
+          this.logger.warn({ mcp_server: server.id, error: (err as Error).message }, 'tool list refresh failed'),
+        )
         .finally(() => (running = false));
     }, seconds * 1000);
     timer.unref();
@@ -108,7 +119,10 @@ export class McpPlugin implements ToolPlugin {
         pid: s.pid,
         tools,
         skipped: [
-          ...clashes.map((c) => ({ tool: c.tool, reason: `MCP server "${c.kept}" (configured earlier) offers that name` })),
+          ...clashes.map((c) => ({
+            tool: c.tool,
+            reason: `MCP server "${c.kept}" (configured earlier) offers that name`,
+          })),
           ...lost.map((l) => ({ tool: l.tool, reason: `plugin "${l.kept}" offers that name` })),
           ...s.skipped,
         ],

@@ -11,13 +11,27 @@
 import { chownSync, existsSync, mkdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { delimiter, dirname, isAbsolute, join, resolve } from 'node:path';
 import type { ShellLimits } from '../tools/shell/config.js';
-import { SANDBOX_GID, SANDBOX_PATH, SANDBOX_UID, SANDBOX_WORKSPACE, probeSandbox, sandboxCommand, unsearchableBySandboxUser } from '../tools/shell/sandbox.js';
+import {
+  SANDBOX_GID,
+  SANDBOX_PATH,
+  SANDBOX_UID,
+  SANDBOX_WORKSPACE,
+  probeSandbox,
+  sandboxCommand,
+  unsearchableBySandboxUser,
+} from '../tools/shell/sandbox.js';
 import { toolNamePart } from '../wire/tool-name.js';
 import type { McpServerConfig } from './config.js';
 import { makeScratch, removeStaleScratch } from './scratch.js';
 
 /** Limits for a long-lived server: like run_command's, but no CPU-time cap (a server runs for days). */
-const LIMITS: ShellLimits = { processes: 256, memory_mb: 4096, file_size_mb: 1024, cpu_s: 10 * 365 * 86_400, open_files: 1024 };
+const LIMITS: ShellLimits = {
+  processes: 256,
+  memory_mb: 4096,
+  file_size_mb: 1024,
+  cpu_s: 10 * 365 * 86_400,
+  open_files: 1024,
+};
 /** Size of the server's private /tmp (a tmpfs), MiB. */
 const TMP_MB = 64;
 
@@ -84,14 +98,17 @@ export function sandboxedCommand(
   stateDir: string,
 ): SandboxedCommand {
   const command = findCommand(config.command!, config.cwd, env.PATH ?? process.env.PATH ?? '');
-  const fromConfig = (p: string) => (isAbsolute(p) ? p : config.cwd && isAbsolute(config.cwd) ? resolve(config.cwd, p) : undefined);
+  const fromConfig = (p: string) =>
+    isAbsolute(p) ? p : config.cwd && isAbsolute(config.cwd) ? resolve(config.cwd, p) : undefined;
   const wanted: Mount[] = config.mounts.map((m, i) => {
     const { path, rw } = typeof m === 'string' ? { path: m, rw: false } : m;
-    if (!existsSync(path)) throw new Error(`mounts[${i}] "${path}" does not exist; create it or remove it from mcp.servers.${id}.mounts`);
+    if (!existsSync(path))
+      throw new Error(`mounts[${i}] "${path}" does not exist; create it or remove it from mcp.servers.${id}.mounts`);
     return { path: resolve(path), from: `mounts[${i}]`, configured: fromConfig(path), rw };
   });
   const commandPath = config.command!.includes('/') ? fromConfig(config.command!) : undefined;
-  for (const m of installMounts(command)) wanted.push({ path: m, from: `command "${config.command}"`, configured: commandPath });
+  for (const m of installMounts(command))
+    wanted.push({ path: m, from: `command "${config.command}"`, configured: commandPath });
   config.args.forEach((arg, i) => {
     const path = isAbsolute(arg) ? arg : config.cwd ? resolve(config.cwd, arg) : undefined;
     if (!path || !existsSync(path)) return;
@@ -107,15 +124,21 @@ export function sandboxedCommand(
     wanted.push({ path: dirname(nodeBin), from: 'Node.js (the gateway\'s own, for "#!/usr/bin/env node" scripts)' });
     path = `${nodeBin}:${path}`;
   }
-  if (config.cwd) wanted.push({ path: resolve(config.cwd), from: `cwd "${config.cwd}"`, configured: fromConfig(config.cwd) });
+  if (config.cwd)
+    wanted.push({ path: resolve(config.cwd), from: `cwd "${config.cwd}"`, configured: fromConfig(config.cwd) });
   // A writable mount wins over the same path derived read-only; system paths are in every sandbox already.
   const rw = [...new Set(wanted.filter((m) => m.rw).map((m) => m.path))];
-  const ro = [...new Set(wanted.filter((m) => !m.rw && !rw.includes(m.path) && !isSystemPath(`${m.path}/`)).map((m) => m.path))];
+  const ro = [
+    ...new Set(wanted.filter((m) => !m.rw && !rw.includes(m.path) && !isSystemPath(`${m.path}/`)).map((m) => m.path)),
+  ];
   const dataDir = makeDataDir(id, config, stateDir);
   if (process.getuid?.() === 0) {
-    const used = wanted.filter((m, i) => (ro.includes(m.path) || rw.includes(m.path)) && wanted.findIndex((o) => o.path === m.path) === i);
+    const used = wanted.filter(
+      (m, i) => (ro.includes(m.path) || rw.includes(m.path)) && wanted.findIndex((o) => o.path === m.path) === i,
+    );
     const elsewhere = `set ${config.data_dir !== undefined ? `mcp.servers.${id}.data_dir` : 'server.state_dir'} to a directory other users can enter`;
-    for (const m of [...used, { path: dataDir, from: 'its data directory', configured: dataDir, elsewhere }]) checkReachable(id, m);
+    for (const m of [...used, { path: dataDir, from: 'its data directory', configured: dataDir, elsewhere }])
+      checkReachable(id, m);
     for (const m of wanted) if (m.rw) checkWritable(id, m);
   }
   const { file, args } = sandboxCommand({
@@ -145,7 +168,9 @@ function makeDataDir(id: string, config: McpServerConfig, stateDir: string): str
     if (process.getuid?.() === 0 && statSync(dir).uid !== SANDBOX_UID) chownSync(dir, SANDBOX_UID, SANDBOX_GID);
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-    throw new Error(`its data directory could not be made (${why}); set ${key} to a directory the gateway may create and write`);
+    throw new Error(
+      `its data directory could not be made (${why}); set ${key} to a directory the gateway may create and write`,
+    );
   }
   return dir;
 }
@@ -158,8 +183,11 @@ function makeDataDir(id: string, config: McpServerConfig, stateDir: string): str
 function checkReachable(id: string, mount: Mount): void {
   const blocked = unsearchableBySandboxUser(mount.path, true);
   if (blocked === null) return;
-  const named = mount.configured !== undefined && (mount.configured === blocked || mount.configured.startsWith(`${blocked}/`));
-  const where = named ? `"${blocked}" is not searchable by others` : 'a directory above its install directory is not searchable by others';
+  const named =
+    mount.configured !== undefined && (mount.configured === blocked || mount.configured.startsWith(`${blocked}/`));
+  const where = named
+    ? `"${blocked}" is not searchable by others`
+    : 'a directory above its install directory is not searchable by others';
   throw new Error(
     `the sandbox user (uid ${SANDBOX_UID}) cannot reach ${mount.from}: ${where}. Make the path traversable ` +
       `(${named ? `chmod o+x "${blocked}"` : 'chmod o+x on each directory above it'}), or ` +
@@ -172,7 +200,10 @@ function checkReachable(id: string, mount: Mount): void {
 /** A root gateway's sandbox runs as SANDBOX_UID: a `rw: true` mount that user cannot write would fail each write. */
 function checkWritable(id: string, mount: Mount): void {
   const s = statSync(mount.path);
-  const writable = (s.mode & 0o002) !== 0 || (s.uid === SANDBOX_UID && (s.mode & 0o200) !== 0) || (s.gid === SANDBOX_GID && (s.mode & 0o020) !== 0);
+  const writable =
+    (s.mode & 0o002) !== 0 ||
+    (s.uid === SANDBOX_UID && (s.mode & 0o200) !== 0) ||
+    (s.gid === SANDBOX_GID && (s.mode & 0o020) !== 0);
   if (writable) return;
   throw new Error(
     `${mount.from} is rw: true, but the sandbox user (uid ${SANDBOX_UID}) cannot write it: make it that user's ` +

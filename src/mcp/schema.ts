@@ -20,8 +20,12 @@ export function parametersFromSchema(schema: Schema): ToolParameter[] {
 
 function objectParameters(schema: Schema, root: Schema, depth: number): ToolParameter[] {
   const properties = isSchema(schema.properties) ? schema.properties : {};
-  const required = new Set(Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : []);
-  return Object.entries(properties).map(([name, raw]) => parameter(name, resolve(raw, root), required.has(name), root, depth));
+  const required = new Set(
+    Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === 'string') : [],
+  );
+  return Object.entries(properties).map(([name, raw]) =>
+    parameter(name, resolve(raw, root), required.has(name), root, depth),
+  );
 }
 
 function parameter(name: string, schema: Schema, required: boolean, root: Schema, depth: number): ToolParameter {
@@ -44,7 +48,8 @@ function describe(schema: Schema): string {
 /** The one A2E type for a schema: its `type` (the first non-null one), else the first typed branch of a union. */
 function typeOf(schema: Schema, root: Schema, depth = 0): ParameterType {
   const declared = Array.isArray(schema.type) ? schema.type.find((t) => t !== 'null') : schema.type;
-  if (typeof declared === 'string' && (PARAMETER_TYPES as readonly string[]).includes(declared)) return declared as ParameterType;
+  if (typeof declared === 'string' && (PARAMETER_TYPES as readonly string[]).includes(declared))
+    return declared as ParameterType;
   const values = Array.isArray(schema.enum) ? schema.enum : 'const' in schema ? [schema.const] : undefined;
   if (values && values.length > 0) return jsonType(values[0]);
   if (depth < MAX_DEPTH) {

@@ -60,7 +60,9 @@ export class ProcessTransport implements Transport {
   start(): Promise<void> {
     const { file, args, env, cwd } = this.spec;
     const [program, argv] =
-      !this.spec.diesWithParent && existsSync(SETPRIV) ? [SETPRIV, ['--pdeathsig', 'KILL', '--', file, ...args]] : [file, [...args]];
+      !this.spec.diesWithParent && existsSync(SETPRIV)
+        ? [SETPRIV, ['--pdeathsig', 'KILL', '--', file, ...args]]
+        : [file, [...args]];
     const child = spawn(program, argv, { env, cwd, stdio: ['pipe', 'pipe', 'pipe'], detached: true });
     this.child = child;
     this.exited = new Promise((resolve) =>
@@ -100,7 +102,11 @@ export class ProcessTransport implements Transport {
     let answered = false;
     const answer = (id: RequestId, bytes: number | undefined) => {
       answered = true;
-      this.onerror?.(new Error(`the server wrote a message of ${bytes ?? `more than ${maxBytes}`} bytes, over mcp.max_message_bytes (${maxBytes}); it was dropped and its call failed`));
+      this.onerror?.(
+        new Error(
+          `the server wrote a message of ${bytes ?? `more than ${maxBytes}`} bytes, over mcp.max_message_bytes (${maxBytes}); it was dropped and its call failed`,
+        ),
+      );
       this.onmessage?.(tooLargeAnswer(id, bytes, maxBytes, this.spec.serverId));
     };
     /** Bytes of the oversized line so far. */
@@ -124,7 +130,11 @@ export class ProcessTransport implements Transport {
         try {
           message = deserializeMessage(bytes.toString('utf8'));
         } catch (err) {
-          this.onerror?.(new Error(`the server wrote a line on stdout that is not a JSON-RPC message (${(err as Error).message.slice(0, 200)}); skipped`));
+          this.onerror?.(
+            new Error(
+              `the server wrote a line on stdout that is not a JSON-RPC message (${(err as Error).message.slice(0, 200)}); skipped`,
+            ),
+          );
           return;
         }
         this.onmessage?.(message);
@@ -141,7 +151,11 @@ export class ProcessTransport implements Transport {
         scan = undefined;
         if (answered) return;
         if (id !== undefined) return answer(id, bytes);
-        this.onerror?.(new Error(`the server wrote a message of ${bytes} bytes on stdout, over mcp.max_message_bytes (${maxBytes}) and not an answer to a call; skipped`));
+        this.onerror?.(
+          new Error(
+            `the server wrote a message of ${bytes} bytes on stdout, over mcp.max_message_bytes (${maxBytes}) and not an answer to a call; skipped`,
+          ),
+        );
       },
     });
   }
@@ -160,7 +174,8 @@ export class ProcessTransport implements Transport {
     const child = this.child;
     if (!child || !this.exited) return;
     const gone = this.exited;
-    const wait = (ms: number) => Promise.race([gone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
+    const wait = (ms: number) =>
+      Promise.race([gone.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms).unref())]);
     child.stdin?.end();
     if (await wait(1000)) return;
     killGroup(child, 'SIGTERM');

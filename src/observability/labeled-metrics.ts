@@ -113,7 +113,12 @@ export class LabeledHistogram extends LabeledMetric<HistogramSample> {
     private readonly bounds: readonly number[],
     registry?: Registry,
   ) {
-    super('histogram', name, help, registry, (labels) => ({ labels, buckets: new Array<number>(bounds.length).fill(0), sum: 0, count: 0 }));
+    super('histogram', name, help, registry, (labels) => ({
+      labels,
+      buckets: new Array<number>(bounds.length).fill(0),
+      sum: 0,
+      count: 0,
+    }));
   }
 
   observe(sample: HistogramSample, value: number): void {

@@ -37,7 +37,10 @@ export class GatewayMetrics {
     'Duration of tool calls that ran, by tool, kind and door',
     [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300],
   );
-  private readonly approvals = new LabeledCounter('a2e_approvals_total', 'Approval outcomes of gated calls by decision (approve, deny, expired)');
+  private readonly approvals = new LabeledCounter(
+    'a2e_approvals_total',
+    'Approval outcomes of gated calls by decision (approve, deny, expired)',
+  );
   private readonly approvalWait = new LabeledHistogram(
     'a2e_approval_wait_seconds',
     'Time gated calls waited for their approval decision',
@@ -57,47 +60,49 @@ export class GatewayMetrics {
 
   /** The prom-client registry with every metric, loading prom-client the first time. */
   private loadRegistry(): Promise<Registry> {
-    this.registry ??= loadPackage<typeof PromClient>('prom-client').then(({ collectDefaultMetrics, Gauge, Registry }) => {
-      const registry = new Registry();
-      const registers = [registry];
-      registry.registerMetric(this.calls as never);
-      registry.registerMetric(this.duration as never);
-      registry.registerMetric(this.approvals as never);
-      registry.registerMetric(this.approvalWait as never);
-      const { inFlight } = this.options;
-      new Gauge({
-        name: 'a2e_tool_calls_in_flight',
-        help: 'Tool calls currently running',
-        registers,
-        collect() {
-          this.set(inFlight());
-        },
-      });
-      const open = () => this.openStreams;
-      new Gauge({
-        name: 'a2e_sse_streams_open',
-        help: 'Server-Sent-Events streams currently open',
-        registers,
-        collect() {
-          this.set(open());
-        },
-      });
-      const sources = this.agentSources;
-      new Gauge({
-        name: 'a2e_a2a_agents',
-        help: 'Configured A2A agents by connection state',
-        labelNames: ['state'],
-        registers,
-        collect() {
-          this.reset();
-          for (const source of sources) {
-            for (const [state, count] of Object.entries(source())) this.inc({ state }, count);
-          }
-        },
-      });
-      if (this.options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
-      return registry;
-    });
+    this.registry ??= loadPackage<typeof PromClient>('prom-client').then(
+      ({ collectDefaultMetrics, Gauge, Registry }) => {
+        const registry = new Registry();
+        const registers = [registry];
+        registry.registerMetric(this.calls as never);
+        registry.registerMetric(this.duration as never);
+        registry.registerMetric(this.approvals as never);
+        registry.registerMetric(this.approvalWait as never);
+        const { inFlight } = this.options;
+        new Gauge({
+          name: 'a2e_tool_calls_in_flight',
+          help: 'Tool calls currently running',
+          registers,
+          collect() {
+            this.set(inFlight());
+          },
+        });
+        const open = () => this.openStreams;
+        new Gauge({
+          name: 'a2e_sse_streams_open',
+          help: 'Server-Sent-Events streams currently open',
+          registers,
+          collect() {
+            this.set(open());
+          },
+        });
+        const sources = this.agentSources;
+        new Gauge({
+          name: 'a2e_a2a_agents',
+          help: 'Configured A2A agents by connection state',
+          labelNames: ['state'],
+          registers,
+          collect() {
+            this.reset();
+            for (const source of sources) {
+              for (const [state, count] of Object.entries(source())) this.inc({ state }, count);
+            }
+          },
+        });
+        if (this.options.processMetrics ?? true) collectDefaultMetrics({ register: registry });
+        return registry;
+      },
+    );
     return this.registry;
   }
 
@@ -116,7 +121,8 @@ export class GatewayMetrics {
     const outcome = r.success ? 'success' : (r.error_code ?? 'error');
     const series = this.seriesFor(r.door, tool, kind, outcome);
     this.calls.inc(series.calls);
-    if (ran && (r.success || r.error_code === 'tool_error')) this.duration.observe(series.duration, r.duration_ms / 1000);
+    if (ran && (r.success || r.error_code === 'tool_error'))
+      this.duration.observe(series.duration, r.duration_ms / 1000);
   };
 
   /** The samples of one (tool, kind, outcome), looked up once: a call then builds no strings or objects. */
@@ -127,7 +133,11 @@ export class GatewayMetrics {
     if (!byOutcome) byTool.set(tool, (byOutcome = new Map()));
     let s = byOutcome.get(outcome);
     if (!s || s.kind !== kind) {
-      s = { kind, calls: this.calls.sample({ tool, kind, door, outcome }), duration: this.duration.sample({ tool, kind, door }) };
+      s = {
+        kind,
+        calls: this.calls.sample({ tool, kind, door, outcome }),
+        duration: this.duration.sample({ tool, kind, door }),
+      };
       byOutcome.set(outcome, s);
     }
     return s;

@@ -57,7 +57,9 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
   );
   const resource = defaultResource()
     .merge(detectResources({ detectors: [envDetector] }))
-    .merge(resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': settings.serviceVersion }));
+    .merge(
+      resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': settings.serviceVersion }),
+    );
   const decided = new DecidedSampler(sampler(settings.sampler));
   const provider = new BasicTracerProvider({
     resource,
@@ -68,8 +70,15 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
   api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   api.trace.setGlobalTracerProvider(provider);
   running = { provider, settings, users: 1 };
-  setTracer({ api, tracer: api.trace.getTracer('a2e-gateway', settings.serviceVersion), sample: (parent, name, kind) => decided.decide(parent, name, kind) });
-  logger.info({ endpoint, service_name: settings.serviceName, sampler: settings.sampler }, 'telemetry: traces go to the OTLP collector');
+  setTracer({
+    api,
+    tracer: api.trace.getTracer('a2e-gateway', settings.serviceVersion),
+    sample: (parent, name, kind) => decided.decide(parent, name, kind),
+  });
+  logger.info(
+    { endpoint, service_name: settings.serviceName, sampler: settings.sampler },
+    'telemetry: traces go to the OTLP collector',
+  );
   return handle(running);
 }
 
@@ -135,7 +144,10 @@ class DecidedSampler implements Sampler {
     return result.decision === SamplingDecision.NOT_RECORD ? undefined : parent.setValue(DECISION, result);
   }
 
-  shouldSample(context: api.Context, ...rest: Parameters<Sampler['shouldSample']> extends [unknown, ...infer R] ? R : never): SamplingResult {
+  shouldSample(
+    context: api.Context,
+    ...rest: Parameters<Sampler['shouldSample']> extends [unknown, ...infer R] ? R : never
+  ): SamplingResult {
     return (context.getValue(DECISION) as SamplingResult | undefined) ?? this.inner.shouldSample(context, ...rest);
   }
 
@@ -151,10 +163,15 @@ class DecidedSampler implements Sampler {
  * draws as evenly as a whole random id, for one Math.random per request (crypto.randomBytes was a system
  * call per request, and four random parts showed in a profile).
  */
-const randomTraceId = (): string => `a2e0000000000000a2e00000${((Math.random() * 0x100000000) >>> 0).toString(16).padStart(8, '0')}`;
+const randomTraceId = (): string =>
+  `a2e0000000000000a2e00000${((Math.random() * 0x100000000) >>> 0).toString(16).padStart(8, '0')}`;
 
 function sampler(s: SamplerSetting): Sampler {
   const root =
-    s.kind === 'ratio' ? new TraceIdRatioBasedSampler(s.ratio) : s.kind === 'always_on' ? new AlwaysOnSampler() : new AlwaysOffSampler();
+    s.kind === 'ratio'
+      ? new TraceIdRatioBasedSampler(s.ratio)
+      : s.kind === 'always_on'
+        ? new AlwaysOnSampler()
+        : new AlwaysOffSampler();
   return s.parentBased ? new ParentBasedSampler({ root }) : root;
 }

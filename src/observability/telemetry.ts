@@ -12,19 +12,34 @@ export type { SamplerSetting, Telemetry, TelemetrySettings } from './telemetry-s
 
 const TRACES_PATH = '/v1/traces';
 const DEFAULT_ENDPOINT = `http://localhost:4318${TRACES_PATH}`;
-const SAMPLERS = ['always_on', 'always_off', 'traceidratio', 'parentbased_always_on', 'parentbased_always_off', 'parentbased_traceidratio'];
+const SAMPLERS = [
+  'always_on',
+  'always_off',
+  'traceidratio',
+  'parentbased_always_on',
+  'parentbased_always_off',
+  'parentbased_traceidratio',
+];
 
 /** The effective settings, or undefined when tracing is off. Throws a ConfigError for an unusable OTEL_* value. */
-export function telemetrySettings(config: TelemetryConfig, env: NodeJS.ProcessEnv, serviceVersion: string): TelemetrySettings | undefined {
+export function telemetrySettings(
+  config: TelemetryConfig,
+  env: NodeJS.ProcessEnv,
+  serviceVersion: string,
+): TelemetrySettings | undefined {
   if (config.enabled === false) return undefined;
   if (config.enabled === undefined && String(env.OTEL_SDK_DISABLED).trim().toLowerCase() === 'true') return undefined;
-  const endpoint = config.otlp_endpoint !== undefined ? tracesUrl(config.otlp_endpoint, 'telemetry.otlp_endpoint') : envEndpoint(env);
+  const endpoint =
+    config.otlp_endpoint !== undefined ? tracesUrl(config.otlp_endpoint, 'telemetry.otlp_endpoint') : envEndpoint(env);
   if (endpoint === undefined && config.enabled !== true) return undefined;
   return {
     endpoint: endpoint ?? DEFAULT_ENDPOINT,
     serviceName: config.service_name ?? (env.OTEL_SERVICE_NAME?.trim() || 'a2e-gateway'),
     serviceVersion,
-    sampler: config.sample_ratio !== undefined ? { kind: 'ratio', parentBased: true, ratio: config.sample_ratio } : envSampler(env),
+    sampler:
+      config.sample_ratio !== undefined
+        ? { kind: 'ratio', parentBased: true, ratio: config.sample_ratio }
+        : envSampler(env),
   };
 }
 
@@ -53,10 +68,14 @@ function checkedUrl(text: string, where: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new ConfigError(`${where}: ${JSON.stringify(text)} is not a URL; write the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318`);
+    throw new ConfigError(
+      `${where}: ${JSON.stringify(text)} is not a URL; write the collector's OTLP/HTTP address, e.g. http://127.0.0.1:4318`,
+    );
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') {
-    throw new ConfigError(`${where}: only http:// and https:// collectors are supported (OTLP/HTTP), not "${url.protocol}"; write it like http://127.0.0.1:4318`);
+    throw new ConfigError(
+      `${where}: only http:// and https:// collectors are supported (OTLP/HTTP), not "${url.protocol}"; write it like http://127.0.0.1:4318`,
+    );
   }
   return url;
 }
@@ -64,7 +83,9 @@ function checkedUrl(text: string, where: string): URL {
 function envSampler(env: NodeJS.ProcessEnv): SamplerSetting {
   const name = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase() || 'parentbased_always_on';
   if (!SAMPLERS.includes(name)) {
-    throw new ConfigError(`OTEL_TRACES_SAMPLER: "${name}" is not supported; use one of ${SAMPLERS.join(', ')} (or telemetry.sample_ratio)`);
+    throw new ConfigError(
+      `OTEL_TRACES_SAMPLER: "${name}" is not supported; use one of ${SAMPLERS.join(', ')} (or telemetry.sample_ratio)`,
+    );
   }
   const parentBased = name.startsWith('parentbased_');
   const kind = name.replace('parentbased_', '');

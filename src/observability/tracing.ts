@@ -171,7 +171,11 @@ export function startClientSpan(name: string, attributes: () => Attributes): Act
  * `tracingOn`. A server span when the sampler records it; else the caller's context when it sent a
  * traceparent (to pass on, no span); else undefined, and nothing is to be done for the request.
  */
-export function startServerSpan(name: string, headers: IncomingHttpHeaders, attributes: () => Attributes): ActiveSpan | Context | undefined {
+export function startServerSpan(
+  name: string,
+  headers: IncomingHttpHeaders,
+  attributes: () => Attributes,
+): ActiveSpan | Context | undefined {
   const parent = otel.propagation.extract(otel.ROOT_CONTEXT, headers);
   const under = sample(parent, name, otel.SpanKind.SERVER);
   if (!under) return parent === otel.ROOT_CONTEXT ? undefined : parent;
@@ -201,7 +205,11 @@ export function tracedFetchOf(base: (url: string | URL, init?: RequestInit) => P
   return (url, init) => tracedVia(base, url, init);
 }
 
-function tracedVia(base: (url: string | URL, init?: RequestInit) => Promise<Response>, url: string | URL, init?: RequestInit): Promise<Response> {
+function tracedVia(
+  base: (url: string | URL, init?: RequestInit) => Promise<Response>,
+  url: string | URL,
+  init?: RequestInit,
+): Promise<Response> {
   const headers = new Headers(init?.headers);
   otel.propagation.inject(otel.context.active(), headers, { set: (h, key, value) => h.set(key, value) });
   return base(url, { ...init, headers });

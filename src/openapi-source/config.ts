@@ -21,7 +21,9 @@ export const OpenApiSourceConfig = z.strictObject({
   /** Offer this source's tools (a disabled source is listed in GET /sources and not loaded). */
   enabled: z.boolean().default(true),
   /** Where requests go; the document's first `servers` entry (resolved against the spec URL) when absent. */
-  base_url: z.url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. "https://api.example.com/v1"' }).optional(),
+  base_url: z
+    .url({ protocol: /^https?$/, error: 'must be an http(s) URL, e.g. "https://api.example.com/v1"' })
+    .optional(),
   /** Re-read the document every this many seconds (a changed document changes the tools); never when absent. */
   refresh_s: z.int().positive().optional(),
   operations: OperationsConfig.prefault({}),
@@ -44,6 +46,9 @@ export const OpenApiConfig = z.strictObject({
   /** Longest the gateway waits for the documents at start before it listens, ms; slower ones join when loaded. */
   start_wait_ms: z.int().min(0).default(5000),
   /** Largest document read, bytes. */
-  max_spec_bytes: z.int().min(1024).default(10 * MiB),
+  max_spec_bytes: z
+    .int()
+    .min(1024)
+    .default(10 * MiB),
 });
 export type OpenApiConfig = z.output<typeof OpenApiConfig>;

@@ -34,16 +34,19 @@ export async function loadDocument(spec: string, fetchText: FetchText, maxBytes:
   let text: string;
   if (url) {
     const answer = await fetchText(url, maxBytes);
-    if (answer.status !== 200) throw new Error(`GET ${url.host}${url.pathname} answered ${answer.status}; check the spec URL`);
+    if (answer.status !== 200)
+      throw new Error(`GET ${url.host}${url.pathname} answered ${answer.status}; check the spec URL`);
     text = answer.text;
   } else {
     text = await readBounded(spec, maxBytes);
   }
   const document = parseDocument(text);
   const { $RefParser } = await (refParser ??= loadPackage<RefParserModule>('@apidevtools/json-schema-ref-parser'));
-  await $RefParser.dereference(document, { resolve: { external: false }, dereference: { circular: 'ignore' } }).catch((err: unknown) => {
-    throw new Error(`its $refs could not be resolved: ${(err as Error).message.split('\n')[0]}`);
-  });
+  await $RefParser
+    .dereference(document, { resolve: { external: false }, dereference: { circular: 'ignore' } })
+    .catch((err: unknown) => {
+      throw new Error(`its $refs could not be resolved: ${(err as Error).message.split('\n')[0]}`);
+    });
   return { document, url, text };
 }
 
@@ -53,11 +56,16 @@ async function readBounded(path: string, maxBytes: number): Promise<string> {
     file = await open(path, 'r');
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    throw new Error(code === 'ENOENT' ? 'the spec file does not exist; check openapi.sources.<id>.spec' : `the spec file cannot be read (${code ?? 'error'})`);
+    throw new Error(
+      code === 'ENOENT'
+        ? 'the spec file does not exist; check openapi.sources.<id>.spec'
+        : `the spec file cannot be read (${code ?? 'error'})`,
+    );
   }
   try {
     const { size } = await file.stat();
-    if (size > maxBytes) throw new Error(`the spec file has ${size} bytes, more than openapi.max_spec_bytes (${maxBytes})`);
+    if (size > maxBytes)
+      throw new Error(`the spec file has ${size} bytes, more than openapi.max_spec_bytes (${maxBytes})`);
     return await file.readFile('utf8');
   } finally {
     await file.close();
@@ -71,7 +79,8 @@ function parseDocument(text: string): Document {
   } catch (err) {
     throw new Error(`it is neither valid JSON nor valid YAML (${(err as Error).message.split('\n')[0]})`);
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw new Error('it is not an OpenAPI document (not a JSON/YAML object)');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new Error('it is not an OpenAPI document (not a JSON/YAML object)');
   const doc = value as Document;
   const version = typeof doc.openapi === 'string' ? doc.openapi : doc.swagger === '2.0' ? '2.0' : null;
   if (version === null || !(version === '2.0' || version.startsWith('3.'))) {

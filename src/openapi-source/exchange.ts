@@ -19,8 +19,20 @@ const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 const CROSS_ORIGIN_HEADERS = new Set(['accept', 'accept-language', 'content-language', 'user-agent']);
 /** Response headers a caller sees: none that sets state or names internals. */
 const SAFE_RESPONSE_HEADERS = new Set([
-  'content-type', 'content-length', 'content-language', 'content-encoding', 'etag', 'last-modified', 'cache-control', 'expires',
-  'location', 'retry-after', 'link', 'date', 'x-request-id', 'x-total-count',
+  'content-type',
+  'content-length',
+  'content-language',
+  'content-encoding',
+  'etag',
+  'last-modified',
+  'cache-control',
+  'expires',
+  'location',
+  'retry-after',
+  'link',
+  'date',
+  'x-request-id',
+  'x-total-count',
 ]);
 const PROGRESS_STEP = 64 * 1024;
 /** Most characters of a failed answer's body put in the error message. */
@@ -46,7 +58,12 @@ interface Answer {
   events: unknown[] | null;
 }
 
-export async function exchange(s: ExchangeSettings, request: BuiltRequest, ctx: ToolContext, streams: boolean): Promise<ToolOutput> {
+export async function exchange(
+  s: ExchangeSettings,
+  request: BuiltRequest,
+  ctx: ToolContext,
+  streams: boolean,
+): Promise<ToolOutput> {
   // An operation that may answer with an event stream reads its answer as a stream (events passed on as they
   // come); any other reads it with http_request's buffered reader, which costs less per call.
   const abort = new Abort();
@@ -56,10 +73,13 @@ export async function exchange(s: ExchangeSettings, request: BuiltRequest, ctx: 
     controller?.abort(reason);
   };
   let timedOut = false;
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop(new DOMException('timed out', 'TimeoutError'));
-  }, Math.round(s.timeoutS * 1000)).unref();
+  const timer = setTimeout(
+    () => {
+      timedOut = true;
+      stop(new DOMException('timed out', 'TimeoutError'));
+    },
+    Math.round(s.timeoutS * 1000),
+  ).unref();
   const offStop = ctx.onStop(stop);
   const label = `${request.method} ${request.url.pathname}`;
   const send: Send = controller ? streamed(s, ctx, controller.signal) : buffered(s, ctx, abort);
@@ -87,7 +107,14 @@ type Send = (url: URL, method: string, headers: Record<string, string>, body: st
 
 function streamed(s: ExchangeSettings, ctx: ToolContext, signal: AbortSignal): Send {
   return async (url, method, headers, body) => {
-    const res = await s.dispatcher.request({ origin: url.origin, path: url.pathname + url.search, method: method as Dispatcher.HttpMethod, headers, body, signal });
+    const res = await s.dispatcher.request({
+      origin: url.origin,
+      path: url.pathname + url.search,
+      method: method as Dispatcher.HttpMethod,
+      headers,
+      body,
+      signal,
+    });
     const location = res.headers.location;
     return {
       status: res.statusCode,
@@ -112,13 +139,25 @@ function buffered(s: ExchangeSettings, ctx: ToolContext, abort: Abort): Send {
     return {
       status: a.status,
       location: a.headers.location,
-      read: async () => ({ status: a.status, headers: safeHeaders(a.headers), bytes: a.bytes, truncated: a.truncated, events: null }),
+      read: async () => ({
+        status: a.status,
+        headers: safeHeaders(a.headers),
+        bytes: a.bytes,
+        truncated: a.truncated,
+        events: null,
+      }),
       drop: async () => {},
     };
   };
 }
 
-async function follow(s: ExchangeSettings, first: BuiltRequest, ctx: ToolContext, send: Send, renew: boolean): Promise<Answer> {
+async function follow(
+  s: ExchangeSettings,
+  first: BuiltRequest,
+  ctx: ToolContext,
+  send: Send,
+  renew: boolean,
+): Promise<Answer> {
   let { method, body } = first;
   let url = new URL(first.url.href);
   let headers = { ...first.headers };
@@ -158,7 +197,8 @@ async function follow(s: ExchangeSettings, first: BuiltRequest, ctx: ToolContext
       headers = { ...headers };
       delete headers['content-type'];
     }
-    if (next.origin !== url.origin) headers = Object.fromEntries(Object.entries(headers).filter(([name]) => CROSS_ORIGIN_HEADERS.has(name)));
+    if (next.origin !== url.origin)
+      headers = Object.fromEntries(Object.entries(headers).filter(([name]) => CROSS_ORIGIN_HEADERS.has(name)));
     ctx.emit('status', { message: `redirect ${res.status} to ${next.origin}${next.pathname}` });
     url = next;
   }
@@ -168,7 +208,11 @@ async function follow(s: ExchangeSettings, first: BuiltRequest, ctx: ToolContext
 function safeHeaders(raw: Record<string, string | string[] | undefined>): Record<string, string> {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(raw)) {
-    if (value === undefined || !(SAFE_RESPONSE_HEADERS.has(name) || name.startsWith('x-ratelimit-') || name.startsWith('ratelimit'))) continue;
+    if (
+      value === undefined ||
+      !(SAFE_RESPONSE_HEADERS.has(name) || name.startsWith('x-ratelimit-') || name.startsWith('ratelimit'))
+    )
+      continue;
     headers[name] = Array.isArray(value) ? value.join(', ') : value;
   }
   return headers;
@@ -208,7 +252,12 @@ async function read(s: ExchangeSettings, res: Dispatcher.ResponseData, ctx: Tool
 }
 
 /** An event stream: each event passed on as an `artifact` event as it comes, and kept (up to the byte cap) for the result. */
-async function readEvents(s: ExchangeSettings, res: Dispatcher.ResponseData, headers: Record<string, string>, ctx: ToolContext): Promise<Answer> {
+async function readEvents(
+  s: ExchangeSettings,
+  res: Dispatcher.ResponseData,
+  headers: Record<string, string>,
+  ctx: ToolContext,
+): Promise<Answer> {
   const events: unknown[] = [];
   let kept = 0;
   let truncated = false;
@@ -216,10 +265,21 @@ async function readEvents(s: ExchangeSettings, res: Dispatcher.ResponseData, hea
   const parser = createParser({
     onEvent(e) {
       const data = scrub(e.data, secrets);
-      ctx.emit('artifact', { name: e.event ?? 'message', mime: 'text/event-stream', chunk: data, final: false, ...(e.id !== undefined && { id: e.id }) });
+      ctx.emit('artifact', {
+        name: e.event ?? 'message',
+        mime: 'text/event-stream',
+        chunk: data,
+        final: false,
+        ...(e.id !== undefined && { id: e.id }),
+      });
       kept += data.length;
       if (kept > s.maxResponseBytes) truncated = true;
-      else events.push({ event: e.event ?? 'message', data: parseJson(data) ?? data, ...(e.id !== undefined && { id: e.id }) });
+      else
+        events.push({
+          event: e.event ?? 'message',
+          data: parseJson(data) ?? data,
+          ...(e.id !== undefined && { id: e.id }),
+        });
     },
   });
   const decoder = new TextDecoder();
@@ -248,28 +308,53 @@ function result(s: ExchangeSettings, label: string, a: Answer): ToolOutput {
   let encoding = 'utf8';
   if (a.events) body = a.events;
   else if (a.bytes.length === 0) body = null;
-  else if (isUtf8(a.bytes) && (type === '' || type.startsWith('text/') || /json|xml|yaml|javascript|x-www-form-urlencoded/.test(type))) {
+  else if (
+    isUtf8(a.bytes) &&
+    (type === '' || type.startsWith('text/') || /json|xml|yaml|javascript|x-www-form-urlencoded/.test(type))
+  ) {
     const text = scrub(a.bytes.toString('utf8'), secrets);
     body = /json/.test(type) && !a.truncated ? (parseJson(text) ?? text) : text;
   } else {
     body = a.bytes.toString('base64');
     encoding = 'base64';
   }
-  const data = { status: a.status, headers: a.headers, body, ...(encoding === 'base64' && { body_encoding: 'base64' }), truncated: a.truncated };
+  const data = {
+    status: a.status,
+    headers: a.headers,
+    body,
+    ...(encoding === 'base64' && { body_encoding: 'base64' }),
+    truncated: a.truncated,
+  };
   if (a.status < 200 || a.status >= 300) {
     const excerpt = typeof body === 'string' ? body : JSON.stringify(body);
     const shown = excerpt && excerpt.length > EXCERPT_CHARS ? `${excerpt.slice(0, EXCERPT_CHARS)}…` : excerpt;
-    const hint = a.status === 401 || a.status === 403 ? ' (check the source\'s auth)' : a.status >= 300 && a.status < 400 ? ' (the redirect was not followed)' : '';
-    throw new ToolError(`${label} answered ${a.status}${hint}${shown ? `: ${shown}` : ''}`, { data, truncated: a.truncated });
+    const hint =
+      a.status === 401 || a.status === 403
+        ? " (check the source's auth)"
+        : a.status >= 300 && a.status < 400
+          ? ' (the redirect was not followed)'
+          : '';
+    throw new ToolError(`${label} answered ${a.status}${hint}${shown ? `: ${shown}` : ''}`, {
+      data,
+      truncated: a.truncated,
+    });
   }
-  return new ToolOutput({ data, summary: `${label} → ${a.status}${a.truncated ? ' (truncated)' : ''}`, truncated: a.truncated });
+  return new ToolOutput({
+    data,
+    summary: `${label} → ${a.status}${a.truncated ? ' (truncated)' : ''}`,
+    truncated: a.truncated,
+  });
 }
 
 /** A ToolError for a request that got no answer, naming the host (never a secret or internal detail). */
 function failure(err: unknown, url: URL, timedOutAfter: number | null, secrets: string[]): ToolError {
-  if (timedOutAfter !== null) return new ToolError(`request to ${url.host} timed out after ${timedOutAfter} s; raise the source's timeout_s if it needs longer`);
+  if (timedOutAfter !== null)
+    return new ToolError(
+      `request to ${url.host} timed out after ${timedOutAfter} s; raise the source's timeout_s if it needs longer`,
+    );
   for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: string }).code === 'A2E_REFUSED_ADDRESS') return new ToolError(`${(e as Error).message} (or set allow_private on the source)`);
+    if ((e as { code?: string }).code === 'A2E_REFUSED_ADDRESS')
+      return new ToolError(`${(e as Error).message} (or set allow_private on the source)`);
   }
   if ((err as Error | null)?.name === 'CredentialError') return new ToolError(scrub((err as Error).message, secrets));
   const raw = (err as { code?: unknown } | null)?.code;

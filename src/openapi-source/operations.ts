@@ -142,7 +142,9 @@ function swagger2Parts(doc: Document, op: Obj, raw: Obj[], operation: Operation)
     const where = str(p.in);
     const name = str(p.name);
     if (where === 'body') {
-      const consumes = (Array.isArray(op.consumes) ? op.consumes : Array.isArray(doc.consumes) ? doc.consumes : []) as string[];
+      const consumes = (
+        Array.isArray(op.consumes) ? op.consumes : Array.isArray(doc.consumes) ? doc.consumes : []
+      ) as string[];
       operation.body = {
         mediaType: consumes.find(isJson) ?? 'application/json',
         form: false,
@@ -187,7 +189,24 @@ function swagger2Parts(doc: Document, op: Obj, raw: Obj[], operation: Operation)
 
 /** A Swagger 2.0 non-body parameter's inline type as a schema. */
 function inlineSchema(p: Obj): Obj {
-  const keys = ['type', 'format', 'items', 'enum', 'default', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'minLength', 'maxLength', 'pattern', 'minItems', 'maxItems', 'uniqueItems', 'multipleOf'];
+  const keys = [
+    'type',
+    'format',
+    'items',
+    'enum',
+    'default',
+    'minimum',
+    'maximum',
+    'exclusiveMinimum',
+    'exclusiveMaximum',
+    'minLength',
+    'maxLength',
+    'pattern',
+    'minItems',
+    'maxItems',
+    'uniqueItems',
+    'multipleOf',
+  ];
   const schema: Obj = {};
   for (const k of keys) if (k in p) schema[k] = p[k];
   if (isObj(schema.items)) schema.items = inlineSchema(schema.items);
@@ -197,16 +216,19 @@ function inlineSchema(p: Obj): Obj {
 /** Whether an operation's documented answers include an event stream (or document no content types at all). */
 function mayStream(op: Obj): boolean {
   const responses = isObj(op.responses) ? Object.values(op.responses).filter(isObj) : [];
-  if (Array.isArray(op.produces)) return op.produces.some((t) => typeof t === 'string' && t.startsWith('text/event-stream'));
+  if (Array.isArray(op.produces))
+    return op.produces.some((t) => typeof t === 'string' && t.startsWith('text/event-stream'));
   if (responses.length === 0) return true;
-  return responses.some((r) => isObj(r.content) && Object.keys(r.content).some((t) => t.startsWith('text/event-stream') || t === '*/*'));
+  return responses.some(
+    (r) => isObj(r.content) && Object.keys(r.content).some((t) => t.startsWith('text/event-stream') || t === '*/*'),
+  );
 }
 
 /** The API's base URL from the document: OpenAPI 3's first server (variables at their defaults), Swagger 2.0's scheme, host and basePath. */
 export function documentBaseUrl(doc: Document, specUrl: URL | null): URL | null {
   if (doc.swagger === '2.0') {
     const schemes = Array.isArray(doc.schemes) ? (doc.schemes as string[]) : [];
-    const scheme = schemes.includes('https') ? 'https' : schemes[0] ?? specUrl?.protocol.slice(0, -1) ?? 'https';
+    const scheme = schemes.includes('https') ? 'https' : (schemes[0] ?? specUrl?.protocol.slice(0, -1) ?? 'https');
     const host = str(doc.host) || specUrl?.host;
     if (!host) return null;
     return new URL(`${scheme}://${host}${str(doc.basePath)}`);
@@ -216,7 +238,8 @@ export function documentBaseUrl(doc: Document, specUrl: URL | null): URL | null 
   if (!first || typeof first.url !== 'string') return specUrl ? new URL('/', specUrl) : null;
   let url = first.url;
   if (isObj(first.variables)) {
-    for (const [name, v] of Object.entries(first.variables)) if (isObj(v)) url = url.split(`{${name}}`).join(str(v.default));
+    for (const [name, v] of Object.entries(first.variables))
+      if (isObj(v)) url = url.split(`{${name}}`).join(str(v.default));
   }
   try {
     return specUrl ? new URL(url, specUrl) : new URL(url);

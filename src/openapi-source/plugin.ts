@@ -25,7 +25,10 @@ export class OpenApiPlugin implements ToolPlugin {
   private readonly tools = new RemoteToolSet<OperationTool, OpenApiSource>({
     noun: 'OpenAPI source',
     onClash: (c) =>
-      this.logger.warn({ tool: c.tool, openapi_source: c.source, kept: c.kept }, `tool "${c.tool}" of OpenAPI source "${c.source}" skipped: source "${c.kept}" (configured earlier) already offers that name`),
+      this.logger.warn(
+        { tool: c.tool, openapi_source: c.source, kept: c.kept },
+        `tool "${c.tool}" of OpenAPI source "${c.source}" skipped: source "${c.kept}" (configured earlier) already offers that name`,
+      ),
     onChange: () => this.host?.toolsChanged(),
   });
   private host: PluginHost | undefined;
@@ -48,7 +51,10 @@ export class OpenApiPlugin implements ToolPlugin {
     const configured = Object.entries(this.settings.sources);
     if (configured.length === 0) return;
     // Loaded only when a source is configured (undici, the dereferencer, the YAML parser).
-    const [{ OpenApiSource }, { createGuardedAgent }] = await Promise.all([import('./source.js'), import('../tools/http/dispatcher.js')]);
+    const [{ OpenApiSource }, { createGuardedAgent }] = await Promise.all([
+      import('./source.js'),
+      import('../tools/http/dispatcher.js'),
+    ]);
     const guarded = createGuardedAgent(new AddressPolicy(this.http));
     const open = createGuardedAgent(new AddressPolicy({ allow_hosts: [], allow_private: true }));
     this.agents.push(guarded, open);

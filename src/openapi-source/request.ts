@@ -14,9 +14,15 @@ export interface BuiltRequest {
 }
 
 const enc = encodeURIComponent;
-const text = (v: unknown): string => (typeof v === 'string' ? v : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v));
+const text = (v: unknown): string =>
+  typeof v === 'string' ? v : typeof v === 'object' && v !== null ? JSON.stringify(v) : String(v);
 
-export function buildRequest(base: URL, tool: OperationTool, args: Record<string, unknown>, fixedHeaders: Record<string, string>): BuiltRequest {
+export function buildRequest(
+  base: URL,
+  tool: OperationTool,
+  args: Record<string, unknown>,
+  fixedHeaders: Record<string, string>,
+): BuiltRequest {
   const { operation, plan } = tool;
   let path = operation.path;
   const query: string[] = [];
@@ -69,7 +75,8 @@ function simple(value: unknown, explode: boolean): string {
 function queryPairs(name: string, value: unknown, style: string, explode: boolean): string[] {
   if (Array.isArray(value)) {
     if (explode && style === 'form') return value.map((v) => `${enc(name)}=${enc(text(v))}`);
-    const sep = style === 'spaceDelimited' ? '%20' : style === 'pipeDelimited' ? '|' : style === 'tabDelimited' ? '%09' : ',';
+    const sep =
+      style === 'spaceDelimited' ? '%20' : style === 'pipeDelimited' ? '|' : style === 'tabDelimited' ? '%09' : ',';
     return [`${enc(name)}=${value.map((v) => enc(text(v))).join(sep)}`];
   }
   if (value !== null && typeof value === 'object') {

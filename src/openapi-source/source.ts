@@ -57,7 +57,11 @@ export class OpenApiSource {
     if (!this.config.enabled) return;
     try {
       const auth = this.config.auth;
-      this.credential = auth ? new Credential(auth, this.deps.env, (url, init, max) => readBounded(this.deps.dispatcher, new URL(url), max, init)) : null;
+      this.credential = auth
+        ? new Credential(auth, this.deps.env, (url, init, max) =>
+            readBounded(this.deps.dispatcher, new URL(url), max, init),
+          )
+        : null;
     } catch (err) {
       this.fail((err as Error).message);
       return; // an unset variable needs a config change (a reload), not a retry
@@ -67,7 +71,11 @@ export class OpenApiSource {
 
   private async load(): Promise<void> {
     try {
-      const loaded = await loadDocument(this.config.spec, (url, max) => readBounded(this.deps.dispatcher, url, max), this.deps.maxSpecBytes);
+      const loaded = await loadDocument(
+        this.config.spec,
+        (url, max) => readBounded(this.deps.dispatcher, url, max),
+        this.deps.maxSpecBytes,
+      );
       if (this.stopped) return;
       this.failures = 0;
       this.lastRefresh = Date.now();
@@ -84,7 +92,9 @@ export class OpenApiSource {
       if (this.stopped) return;
       this.failures++;
       this.fail(`the OpenAPI document could not be loaded: ${(err as Error).message}`);
-      this.schedule(Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (this.failures - 1), (this.config.refresh_s ?? Infinity) * 1000));
+      this.schedule(
+        Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** (this.failures - 1), (this.config.refresh_s ?? Infinity) * 1000),
+      );
     }
   }
 
@@ -92,7 +102,10 @@ export class OpenApiSource {
     this.lastError = scrub(message, this.secrets());
     const had = this.tools.length > 0;
     if (!had) this.state = 'failed';
-    this.deps.logger.warn({ openapi_source: this.id, error: this.lastError }, `OpenAPI source "${this.id}": ${this.lastError}`);
+    this.deps.logger.warn(
+      { openapi_source: this.id, error: this.lastError },
+      `OpenAPI source "${this.id}": ${this.lastError}`,
+    );
     if (!had) this.deps.changed();
   }
 
@@ -107,7 +120,10 @@ export class OpenApiSource {
     this.base = configured ? new URL(configured) : documentBaseUrl(document, specUrl);
     const select = operationSelector(this.config.operations.include, this.config.operations.exclude);
     const hidden = {
-      headers: new Set([...(this.credential?.headerNames ?? []), ...Object.keys(this.config.headers).map((h) => h.toLowerCase())]),
+      headers: new Set([
+        ...(this.credential?.headerNames ?? []),
+        ...Object.keys(this.config.headers).map((h) => h.toLowerCase()),
+      ]),
       query: this.credential?.queryNames ?? new Set<string>(),
     };
     const openapi31 = typeof document.openapi === 'string' && document.openapi.startsWith('3.1');
@@ -127,7 +143,8 @@ export class OpenApiSource {
       names.add(name);
       tools.push(operationTool(this.id, name, op, hidden, openapi31, resolve));
     }
-    if (this.base === null) skipped.push({ operation: '*', reason: 'no base URL: the document has no servers (or host); set base_url' });
+    if (this.base === null)
+      skipped.push({ operation: '*', reason: 'no base URL: the document has no servers (or host); set base_url' });
     this.tools = this.base === null ? [] : tools;
     this.skipped = skipped;
   }

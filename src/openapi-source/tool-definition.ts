@@ -29,7 +29,8 @@ export function refResolver(document: Obj): RefResolver {
   return (ref) => {
     if (!ref.startsWith('#/')) return undefined;
     let at: unknown = document;
-    for (const part of ref.slice(2).split('/')) at = isObj(at) ? at[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
+    for (const part of ref.slice(2).split('/'))
+      at = isObj(at) ? at[part.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined;
     return at;
   };
 }
@@ -59,11 +60,21 @@ export function toolName(sourceId: string, operation: Operation): string {
   return `${sanitize(sourceId)}_${sanitize(own).replace(/_+/g, '_').replace(/^_|_$/g, '')}`;
 }
 
-export function operationTool(sourceId: string, name: string, operation: Operation, hidden: HiddenParameters, openapi31: boolean, resolve: RefResolver): OperationTool {
+export function operationTool(
+  sourceId: string,
+  name: string,
+  operation: Operation,
+  hidden: HiddenParameters,
+  openapi31: boolean,
+  resolve: RefResolver,
+): OperationTool {
   const offered = operation.parameters.filter(
     (p) =>
       p.name !== '' &&
-      !(p.in === 'header' && (RESERVED_HEADERS.has(p.name.toLowerCase()) || hidden.headers.has(p.name.toLowerCase()))) &&
+      !(
+        p.in === 'header' &&
+        (RESERVED_HEADERS.has(p.name.toLowerCase()) || hidden.headers.has(p.name.toLowerCase()))
+      ) &&
       !(p.in === 'query' && hidden.query.has(p.name)),
   );
   const counts = new Map<string, number>();
@@ -80,7 +91,13 @@ export function operationTool(sourceId: string, name: string, operation: Operati
   if (operation.body) {
     const arg = properties.body === undefined ? 'body' : 'request_body';
     plan.bodyArg = arg;
-    properties[arg] = jsonSchema(withDescription(operation.body.schema, operation.body.description || `Request body (${operation.body.mediaType})`), resolve);
+    properties[arg] = jsonSchema(
+      withDescription(
+        operation.body.schema,
+        operation.body.description || `Request body (${operation.body.mediaType})`,
+      ),
+      resolve,
+    );
     if (operation.body.required) required.push(arg);
   }
   const inputSchema: Obj = {
@@ -91,7 +108,8 @@ export function operationTool(sourceId: string, name: string, operation: Operati
     additionalProperties: false,
   };
   const method = operation.method;
-  const description = [operation.summary, operation.description].filter(Boolean).join('\n\n') || `${method} ${operation.path}`;
+  const description =
+    [operation.summary, operation.description].filter(Boolean).join('\n\n') || `${method} ${operation.path}`;
   const definition: ToolDefinitionInput = {
     name,
     description: `${description}\n\n(${method} ${operation.path} of the OpenAPI source "${sourceId}")`,
@@ -100,11 +118,17 @@ export function operationTool(sourceId: string, name: string, operation: Operati
     output_parameters: [
       { name: 'status', type: 'integer', description: 'HTTP status code' },
       { name: 'headers', type: 'object', description: 'A safe subset of the response headers (lower-case names)' },
-      { name: 'body', type: 'string', description: 'The response body: parsed JSON, text, base64 (binary) or, for an event stream, the list of events' },
+      {
+        name: 'body',
+        type: 'string',
+        description:
+          'The response body: parsed JSON, text, base64 (binary) or, for an event stream, the list of events',
+      },
       { name: 'truncated', type: 'boolean', description: 'True when the body was cut at max_response_bytes' },
     ],
     streaming: true,
-    idempotent: method === 'GET' || method === 'HEAD' || method === 'PUT' || method === 'DELETE' || method === 'OPTIONS',
+    idempotent:
+      method === 'GET' || method === 'HEAD' || method === 'PUT' || method === 'DELETE' || method === 'OPTIONS',
     tags: [...new Set([...operation.tags, 'openapi'])],
     toolkit: sourceId,
     kind: 'openapi',
@@ -150,11 +174,31 @@ export function jsonSchema(schema: unknown, resolve: RefResolver, depth = 0, see
   seen.add(schema);
   const out: Obj = {};
   for (const [key, value] of Object.entries(schema)) {
-    if (key === 'discriminator' || key === 'xml' || key === 'example' || key === 'externalDocs' || key === 'nullable' || key.startsWith('x-')) continue;
+    if (
+      key === 'discriminator' ||
+      key === 'xml' ||
+      key === 'example' ||
+      key === 'externalDocs' ||
+      key === 'nullable' ||
+      key.startsWith('x-')
+    )
+      continue;
     if (key === 'readOnly' || key === 'writeOnly') continue;
     if (key === 'properties' || key === 'patternProperties' || key === '$defs' || key === 'definitions') {
-      if (isObj(value)) out[key] = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, jsonSchema(v, resolve, depth + 1, seen)]));
-    } else if (key === 'items' || key === 'additionalProperties' || key === 'not' || key === 'contains' || key === 'propertyNames' || key === 'if' || key === 'then' || key === 'else') {
+      if (isObj(value))
+        out[key] = Object.fromEntries(
+          Object.entries(value).map(([k, v]) => [k, jsonSchema(v, resolve, depth + 1, seen)]),
+        );
+    } else if (
+      key === 'items' ||
+      key === 'additionalProperties' ||
+      key === 'not' ||
+      key === 'contains' ||
+      key === 'propertyNames' ||
+      key === 'if' ||
+      key === 'then' ||
+      key === 'else'
+    ) {
       out[key] = isObj(value) ? jsonSchema(value, resolve, depth + 1, seen) : value;
     } else if (key === 'allOf' || key === 'anyOf' || key === 'oneOf' || key === 'prefixItems') {
       out[key] = Array.isArray(value) ? value.map((v) => jsonSchema(v, resolve, depth + 1, seen)) : value;
@@ -164,7 +208,10 @@ export function jsonSchema(schema: unknown, resolve: RefResolver, depth = 0, see
   }
   seen.delete(schema);
   if (schema.nullable === true && typeof out.type === 'string') out.type = [out.type, 'null'];
-  for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+  for (const [flag, bound] of [
+    ['exclusiveMinimum', 'minimum'],
+    ['exclusiveMaximum', 'maximum'],
+  ] as const) {
     if (typeof out[flag] === 'boolean') {
       if (out[flag] === true && typeof out[bound] === 'number') {
         out[flag] = out[bound];
@@ -172,7 +219,10 @@ export function jsonSchema(schema: unknown, resolve: RefResolver, depth = 0, see
       } else delete out[flag];
     }
   }
-  if (typeof out.format === 'string' && !(typeof out.description === 'string' && out.description.includes(out.format))) {
+  if (
+    typeof out.format === 'string' &&
+    !(typeof out.description === 'string' && out.description.includes(out.format))
+  ) {
     out.description = `${typeof out.description === 'string' && out.description ? `${out.description} ` : ''}(format: ${out.format})`;
   }
   return out;

@@ -5,4 +5,7 @@ import type { Logger, ToolPlugin } from '../engine/plugin.js';
 export interface PluginFactoryContext {
   logger: Logger;
 }
-export type PluginFactory = (options: Record<string, unknown>, ctx: PluginFactoryContext) => ToolPlugin | Promise<ToolPlugin>;
+export type PluginFactory = (
+  options: Record<string, unknown>,
+  ctx: PluginFactoryContext,
+) => ToolPlugin | Promise<ToolPlugin>;

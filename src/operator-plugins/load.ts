@@ -33,12 +33,16 @@ export async function loadConfiguredPlugins(entries: readonly PluginEntry[], log
     let plugin: unknown = exported;
     if (typeof exported === 'function') {
       try {
-        plugin = await (exported as PluginFactory)(entry.options, { logger: logger.child({ plugin_module: entry.module }) });
+        plugin = await (exported as PluginFactory)(entry.options, {
+          logger: logger.child({ plugin_module: entry.module }),
+        });
       } catch (err) {
         throw new ConfigError(`${label}: its plugin factory failed: ${(err as Error).message}`);
       }
     } else if (Object.keys(entry.options).length > 0 && exported !== undefined) {
-      throw new ConfigError(`${label} has options but exports a plugin object, not a factory; export a function (options) => plugin`);
+      throw new ConfigError(
+        `${label} has options but exports a plugin object, not a factory; export a function (options) => plugin`,
+      );
     }
     const problem = contractProblem(plugin);
     if (problem) throw new ConfigError(`${label} does not provide a valid plugin (${problem}); ${CONTRACT}`);
@@ -58,7 +62,9 @@ export function whyNotLoaded(spec: string, err: Error & { code?: string }): stri
     const m = /^Cannot find (package|module) '([^']+)' imported from (.+)$/.exec(first);
     const missing = m?.[2] ?? '';
     const from = m?.[3] ?? '';
-    const isEntry = !isPath(spec) ? missing === spec : missing === resolve(spec) || pathToFileURL(resolve(spec)).href === missing;
+    const isEntry = !isPath(spec)
+      ? missing === spec
+      : missing === resolve(spec) || pathToFileURL(resolve(spec)).href === missing;
     if (isEntry || !m) {
       return isPath(spec)
         ? `no such file: ${resolve(spec)} (a relative path is taken from the config file's folder)`
@@ -74,10 +80,13 @@ export function whyNotLoaded(spec: string, err: Error & { code?: string }): stri
     }
     return `it imports ${missing}, which does not exist (imported from ${from})`;
   }
-  if (err.name === 'SyntaxError' && /Cannot use import statement outside a module|Unexpected token 'export'/.test(first)) {
+  if (
+    err.name === 'SyntaxError' &&
+    /Cannot use import statement outside a module|Unexpected token 'export'/.test(first)
+  ) {
     return (
       `it uses import/export, but Node loads it as CommonJS (${first}): name the file .mjs, or add "type": "module" ` +
-      "to the package.json next to it (or the nearest one above it)"
+      'to the package.json next to it (or the nearest one above it)'
     );
   }
   if (/(require|module|exports) is not defined in ES module scope/.test(first)) {
@@ -87,7 +96,11 @@ export function whyNotLoaded(spec: string, err: Error & { code?: string }): stri
 }
 
 /** "@scope/name/sub" → "@scope/name"; "name/sub" → "name". */
-const packageName = (spec: string) => spec.split('/').slice(0, spec.startsWith('@') ? 2 : 1).join('/');
+const packageName = (spec: string) =>
+  spec
+    .split('/')
+    .slice(0, spec.startsWith('@') ? 2 : 1)
+    .join('/');
 
 function contractProblem(p: unknown): string | undefined {
   if (p === undefined) return 'nothing exported';

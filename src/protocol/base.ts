@@ -61,7 +61,10 @@ const commonFields = {
  * so a client may omit them; `version` defaults to "1.0".
  */
 export const messageFields = <T extends string>(type: T) => ({
-  type: z.literal(type).default(type as never).meta({ description: 'Message type identifier', example: type }),
+  type: z
+    .literal(type)
+    .default(type as never)
+    .meta({ description: 'Message type identifier', example: type }),
   ...commonFields,
 });
 
@@ -75,7 +78,10 @@ export const messageFields = <T extends string>(type: T) => ({
 export function messageParser<S extends z.ZodType>(schema: S): (input: unknown) => z.ZodSafeParseResult<z.output<S>> {
   const shape = schema instanceof z.ZodObject ? (schema.shape as Record<string, z.ZodType>) : undefined;
   if (!shape || !('id' in shape) || !('ts' in shape)) return (input) => schema.safeParse(input, { reportInput: true });
-  const fast = (schema as unknown as z.ZodObject).extend({ id: z.string().max(FIELD_LIMITS.id).optional(), ts: z.number().optional() });
+  const fast = (schema as unknown as z.ZodObject).extend({
+    id: z.string().max(FIELD_LIMITS.id).optional(),
+    ts: z.number().optional(),
+  });
   return (input) => {
     const r = fast.safeParse(input, { reportInput: true });
     if (r.success) {

@@ -32,7 +32,12 @@ export function fastToolCallRequest(input: Record<string, unknown>): ToolCallReq
   if (type !== undefined && type !== 'tool/call/req') return undefined;
   if (typeof tool_name !== 'string' || tool_name.length === 0 || tool_name.length > FIELD_LIMITS.name) return undefined;
   const { id: maxId, version: maxVersion } = FIELD_LIMITS;
-  if (!optionalString(id, maxId) || !optionalString(version, maxVersion) || !optionalString(session_id, maxId) || !optionalString(correlation_id, maxId)) {
+  if (
+    !optionalString(id, maxId) ||
+    !optionalString(version, maxVersion) ||
+    !optionalString(session_id, maxId) ||
+    !optionalString(correlation_id, maxId)
+  ) {
     return undefined;
   }
   if (ts !== undefined && (typeof ts !== 'number' || !Number.isFinite(ts))) return undefined;

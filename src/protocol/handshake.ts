@@ -22,9 +22,22 @@ export type A2ECapability = (typeof A2E_CAPABILITIES)[number];
 export const HandshakeRequest = z
   .object({
     ...messageFields('handshake/req'),
-    agent_id: z.string().max(FIELD_LIMITS.name).default('').meta({ description: 'Who the agent is (free text, for logs and audit)' }),
-    agent_caps: z.array(z.string().max(FIELD_LIMITS.name)).max(FIELD_LIMITS.listItems).default([]).meta({ description: 'Capabilities the agent wants, e.g. ["tools"]' }),
-    auth_token: z.string().max(FIELD_LIMITS.token).nullable().default(null).meta({ description: 'Bearer token, when the gateway requires one' }),
+    agent_id: z
+      .string()
+      .max(FIELD_LIMITS.name)
+      .default('')
+      .meta({ description: 'Who the agent is (free text, for logs and audit)' }),
+    agent_caps: z
+      .array(z.string().max(FIELD_LIMITS.name))
+      .max(FIELD_LIMITS.listItems)
+      .default([])
+      .meta({ description: 'Capabilities the agent wants, e.g. ["tools"]' }),
+    auth_token: z
+      .string()
+      .max(FIELD_LIMITS.token)
+      .nullable()
+      .default(null)
+      .meta({ description: 'Bearer token, when the gateway requires one' }),
   })
   .meta({ id: 'HandshakeRequest', description: 'Open a session and negotiate capabilities' });
 export type HandshakeRequest = z.output<typeof HandshakeRequest>;

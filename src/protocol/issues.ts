@@ -71,13 +71,20 @@ export function toProblems(issues: readonly z.core.$ZodIssue[], root?: string): 
     return capProblem({ path: parts.join('.') || '(top level)', message: describeIssue(issue) });
   });
   const more = issues.length - problems.length;
-  if (more > 0) problems.push({ path: '(more)', message: `${more} more problem${more > 1 ? 's' : ''} not listed; fix the ones above and send again` });
+  if (more > 0)
+    problems.push({
+      path: '(more)',
+      message: `${more} more problem${more > 1 ? 's' : ''} not listed; fix the ones above and send again`,
+    });
   return problems;
 }
 
 /** One problem with its path and message cut to `MAX_PROBLEM_CHARS`. */
 export function capProblem(problem: Problem): Problem {
-  return { path: truncateText(problem.path, MAX_PROBLEM_CHARS), message: truncateText(problem.message, MAX_PROBLEM_CHARS) };
+  return {
+    path: truncateText(problem.path, MAX_PROBLEM_CHARS),
+    message: truncateText(problem.message, MAX_PROBLEM_CHARS),
+  };
 }
 
 /** "a: x; b: y" */

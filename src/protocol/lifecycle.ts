@@ -2,7 +2,9 @@ import { z } from 'zod';
 import { messageFields } from './base.js';
 
 /** A2E lifecycle messages of the message transport (base protocol): ping/pong and shutdown. */
-export const Ping = z.object({ ...messageFields('ping') }).meta({ id: 'Ping', description: 'Liveness check; answered by a pong' });
+export const Ping = z
+  .object({ ...messageFields('ping') })
+  .meta({ id: 'Ping', description: 'Liveness check; answered by a pong' });
 export type Ping = z.output<typeof Ping>;
 
 export const Pong = z
@@ -17,7 +19,11 @@ export type Pong = z.output<typeof Pong>;
 export const Shutdown = z
   .object({
     ...messageFields('shutdown'),
-    timeout: z.int().min(0).default(10).meta({ description: 'Seconds running calls may take to finish before they are stopped' }),
+    timeout: z
+      .int()
+      .min(0)
+      .default(10)
+      .meta({ description: 'Seconds running calls may take to finish before they are stopped' }),
   })
   .meta({ id: 'Shutdown', description: 'Close the session: running calls get `timeout` seconds, then are stopped' });
 export type Shutdown = z.output<typeof Shutdown>;

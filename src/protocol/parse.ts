@@ -21,7 +21,8 @@ export function parserFor<S extends z.ZodType>(schema: S): MessageParser<S> {
     const fast = FAST_PATHS.get(schema);
     parse = fast
       ? (input) => {
-          const value = input !== null && typeof input === 'object' ? fast(input as Record<string, unknown>) : undefined;
+          const value =
+            input !== null && typeof input === 'object' ? fast(input as Record<string, unknown>) : undefined;
           return value !== undefined ? { success: true, data: value } : checked(input);
         }
       : checked;

@@ -6,7 +6,11 @@
 import { z } from 'zod';
 
 /** `{ <key>: [entry, …] }`, registered in the OpenAPI document as `id`. */
-export function sourceStatusList<K extends string, T extends z.ZodType>(key: K, entry: T, meta: { id: string; description: string }) {
+export function sourceStatusList<K extends string, T extends z.ZodType>(
+  key: K,
+  entry: T,
+  meta: { id: string; description: string },
+) {
   return z.object({ [key]: z.array(entry) } as { [k in K]: z.ZodArray<T> }).meta(meta);
 }
 

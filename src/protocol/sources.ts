@@ -7,11 +7,17 @@ import { isoTimeOrNull, lastError, sourceStatusList } from './source-status.js';
  */
 export const SourceStatus = z
   .object({
-    id: z.string().meta({ description: 'The source: a native group or plugin name, or the id from the config (agents.<id>, mcp.servers.<id>, openapi.sources.<id>)' }),
-    kind: z.enum(['native', 'plugin', 'a2a', 'mcp', 'openapi']).meta({ description: 'What the source is (the `kind` of its tools, "plugin" for plugins)' }),
-    health: z
-      .enum(['ok', 'loading', 'degraded', 'failed', 'disabled'])
-      .meta({ description: 'ok: its tools can be called; loading: not there yet; degraded: it serves its last tools but its last refresh or restart failed; failed: it offers nothing (see last_error); disabled: off in the config' }),
+    id: z.string().meta({
+      description:
+        'The source: a native group or plugin name, or the id from the config (agents.<id>, mcp.servers.<id>, openapi.sources.<id>)',
+    }),
+    kind: z
+      .enum(['native', 'plugin', 'a2a', 'mcp', 'openapi'])
+      .meta({ description: 'What the source is (the `kind` of its tools, "plugin" for plugins)' }),
+    health: z.enum(['ok', 'loading', 'degraded', 'failed', 'disabled']).meta({
+      description:
+        'ok: its tools can be called; loading: not there yet; degraded: it serves its last tools but its last refresh or restart failed; failed: it offers nothing (see last_error); disabled: off in the config',
+    }),
     tool_count: z.int().min(0).meta({ description: 'Tools it currently contributes' }),
     last_refresh: isoTimeOrNull('When its tools were last read (ISO 8601); null when not known'),
     last_error: lastError('Why it last failed; null when it did not'),
@@ -21,7 +27,8 @@ export type SourceStatus = z.output<typeof SourceStatus>;
 
 export const SourcesResponse = sourceStatusList('sources', SourceStatus, {
   id: 'SourcesResponse',
-  description: 'Every tool source: native groups and plugins first, then A2A agents, MCP servers and OpenAPI documents in configuration order',
+  description:
+    'Every tool source: native groups and plugins first, then A2A agents, MCP servers and OpenAPI documents in configuration order',
 });
 export type SourcesResponse = z.output<typeof SourcesResponse>;
 
@@ -33,7 +40,9 @@ export const OpenApiSourceStatus = z
     base_url: z.string().nullable().meta({ description: 'Where requests go' }),
     state: z.enum(['disabled', 'loading', 'ready', 'failed']),
     tools: z.array(z.string()),
-    skipped: z.array(z.object({ operation: z.string(), reason: z.string() })).meta({ description: 'Selected operations that could not be tools, and why' }),
+    skipped: z
+      .array(z.object({ operation: z.string(), reason: z.string() }))
+      .meta({ description: 'Selected operations that could not be tools, and why' }),
     last_refresh: isoTimeOrNull('When the document was last read successfully'),
     last_error: lastError('Why the document last failed to load'),
   })

@@ -53,10 +53,9 @@ export const ToolDefinition = z
       .boolean()
       .default(false)
       .meta({ description: 'Exclude from the initial list; discoverable via search' }),
-    kind: z
-      .string()
-      .default('native')
-      .meta({ description: 'Extension: where the tool comes from ("native", "a2a", "mcp", …); matched by filter_kind' }),
+    kind: z.string().default('native').meta({
+      description: 'Extension: where the tool comes from ("native", "a2a", "mcp", …); matched by filter_kind',
+    }),
     input_schema: z
       .record(z.string(), z.unknown())
       .optional()
@@ -148,10 +147,22 @@ export type ToolResult = z.output<typeof ToolResult>;
 export const ToolListRequest = z
   .object({
     ...messageFields('tool/list/req'),
-    session_id: z.string().max(FIELD_LIMITS.id).default('').meta({ description: 'Session from the handshake (when sessions are used)' }),
+    session_id: z
+      .string()
+      .max(FIELD_LIMITS.id)
+      .default('')
+      .meta({ description: 'Session from the handshake (when sessions are used)' }),
     filter_kind: z.string().max(FIELD_LIMITS.name).default('').meta({ description: 'Tool kind filter (empty = all)' }),
-    filter_tags: z.array(z.string().max(FIELD_LIMITS.name)).max(FIELD_LIMITS.listItems).default([]).meta({ description: 'Tag filter list (AND semantics)' }),
-    query: z.string().max(FIELD_LIMITS.query).default('').meta({ description: 'Search query — empty = list mode, non-empty = search mode' }),
+    filter_tags: z
+      .array(z.string().max(FIELD_LIMITS.name))
+      .max(FIELD_LIMITS.listItems)
+      .default([])
+      .meta({ description: 'Tag filter list (AND semantics)' }),
+    query: z
+      .string()
+      .max(FIELD_LIMITS.query)
+      .default('')
+      .meta({ description: 'Search query — empty = list mode, non-empty = search mode' }),
     include_deferred: z
       .boolean()
       .default(false)
@@ -177,8 +188,15 @@ export const ToolCallRequest = z
     arguments: z
       .record(z.string(), z.unknown())
       .meta({ description: "Input arguments, validated against the tool's input_parameters" }),
-    correlation_id: z.string().max(FIELD_LIMITS.id).default('').meta({ description: 'Ties this call to an agent turn for tracing' }),
-    streaming: z.boolean().default(false).meta({ description: 'If true, the host emits ToolEvents before the final response' }),
+    correlation_id: z
+      .string()
+      .max(FIELD_LIMITS.id)
+      .default('')
+      .meta({ description: 'Ties this call to an agent turn for tracing' }),
+    streaming: z
+      .boolean()
+      .default(false)
+      .meta({ description: 'If true, the host emits ToolEvents before the final response' }),
     timeout: z
       .int()
       .positive()

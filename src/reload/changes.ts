@@ -45,7 +45,8 @@ export interface ConfigChanges {
 }
 
 const isLive = (path: string): boolean => LIVE_KEYS.some((k) => path === k || path.startsWith(`${k}.`));
-const isMapping = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isMapping = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Dotted paths where `a` and `b` differ: into mappings key by key; lists and values compared whole. */
 function differences(a: unknown, b: unknown, path: string[] = [], out: string[] = []): string[] {

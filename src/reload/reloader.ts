@@ -69,9 +69,15 @@ export class Reloader {
         restart_needed: changes.restartNeeded,
         sessions_ended: sessionsEnded,
       };
-      logger.info({ trigger, changed: outcome.changed, restart_needed: outcome.restart_needed, sessions_ended: sessionsEnded }, 'config reloaded');
+      logger.info(
+        { trigger, changed: outcome.changed, restart_needed: outcome.restart_needed, sessions_ended: sessionsEnded },
+        'config reloaded',
+      );
       if (outcome.restart_needed.length > 0) {
-        logger.warn({ restart_needed: outcome.restart_needed }, `config reload: ${outcome.restart_needed.join(', ')} changed but need a restart; the running values are kept`);
+        logger.warn(
+          { restart_needed: outcome.restart_needed },
+          `config reload: ${outcome.restart_needed.join(', ')} changed but need a restart; the running values are kept`,
+        );
       }
       return outcome;
     } catch (err) {

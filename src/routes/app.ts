@@ -52,7 +52,12 @@ export function createApp(options: AppOptions): OpenAPIHono {
                 options.engine.recordRefused({ tool_name: '', req_id: c.get('requestId') ?? '', error_code: err.code });
               }
               if (c.req.method === 'POST' && options.a2aServer?.enabled && path === options.a2aServer.path) {
-                options.engine.recordRefused({ tool_name: '', req_id: c.get('requestId') ?? '', error_code: err.code, door: 'a2a' });
+                options.engine.recordRefused({
+                  tool_name: '',
+                  req_id: c.get('requestId') ?? '',
+                  error_code: err.code,
+                  door: 'a2a',
+                });
               }
             },
           })
@@ -62,7 +67,8 @@ export function createApp(options: AppOptions): OpenAPIHono {
   const caller =
     options.caller ??
     (security
-      ? (c: Context, sessionId: string) => withCredential(c, resolveCaller(security, c.get('principal')?.name ?? null, sessionId))
+      ? (c: Context, sessionId: string) =>
+          withCredential(c, resolveCaller(security, c.get('principal')?.name ?? null, sessionId))
       : (_c: Context, sessionId: string) => resolveCaller({ sessions, sessionsRequired: false }, null, sessionId));
   // With sessions in a shared store (store.kind redis), finding a session, and admitting a call, may take a round trip.
   const rules = security ?? { sessions, sessionsRequired: false };
@@ -74,7 +80,9 @@ export function createApp(options: AppOptions): OpenAPIHono {
     options.caller ??
     ((c: Context, sessionId: string) => {
       const admitted = admitCaller(rules, c.get('principal')?.name ?? null, sessionId);
-      return admitted instanceof Promise ? admitted.then((a) => (withCredential(c, a.caller), a)) : withCredential(c, admitted);
+      return admitted instanceof Promise
+        ? admitted.then((a) => (withCredential(c, a.caller), a))
+        : withCredential(c, admitted);
     });
 
   app.notFound((c) => {
@@ -91,7 +99,10 @@ export function createApp(options: AppOptions): OpenAPIHono {
     }
     return errorResponse(
       c,
-      new GatewayError('not_found', `no route ${c.req.method} ${c.req.path}; GET ${basePath}/openapi.json lists the routes`),
+      new GatewayError(
+        'not_found',
+        `no route ${c.req.method} ${c.req.path}; GET ${basePath}/openapi.json lists the routes`,
+      ),
     );
   });
 

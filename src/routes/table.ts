@@ -24,7 +24,12 @@ import { mcpServersRoute, registerMcpServersRoute } from './admin/mcp-servers.js
 import { registerSourcesRoute, sourcesRoute } from './admin/sources.js';
 import { registerReloadRoute, reloadRoute } from './admin/reload.js';
 import { deleteWorkspaceRoute, registerWorkspacesRoutes, workspacesRoute } from './admin/workspaces.js';
-import { decideApprovalRoute, getApprovalRoute, listApprovalsRoute, registerApprovalRoutes } from './admin/approvals.js';
+import {
+  decideApprovalRoute,
+  getApprovalRoute,
+  listApprovalsRoute,
+  registerApprovalRoutes,
+} from './admin/approvals.js';
 import { readyRoute, registerReadyRoute } from './admin/ready.js';
 import { metricsRoute, registerMetricsRoute } from './admin/metrics.js';
 import { registerUiRoutes, uiRoute } from './pages/ui.js';
@@ -72,7 +77,13 @@ export const ROUTE_TABLE: readonly RouteGroup[] = [
   {
     specs: () => [listRoute, callRoute],
     register: (app, x) =>
-      registerToolRoutes(app, { engine: x.options.engine, logger: x.options.logger, limits: x.limits, caller: x.caller, admit: x.admit }),
+      registerToolRoutes(app, {
+        engine: x.options.engine,
+        logger: x.options.logger,
+        limits: x.limits,
+        caller: x.caller,
+        admit: x.admit,
+      }),
   },
   {
     specs: () => [handshakeRoute],
@@ -155,7 +166,8 @@ export const ROUTE_TABLE: readonly RouteGroup[] = [
   },
   {
     specs: () => [workspacesRoute, deleteWorkspaceRoute],
-    register: (app, x) => registerWorkspacesRoutes(app, { workspaces: x.options.workspaces ?? (() => undefined), admin: x.admin }),
+    register: (app, x) =>
+      registerWorkspacesRoutes(app, { workspaces: x.options.workspaces ?? (() => undefined), admin: x.admin }),
   },
   {
     specs: () => [readyRoute],
@@ -219,7 +231,8 @@ export const ROUTE_TABLE: readonly RouteGroup[] = [
   },
   {
     specs: () => [healthRoute, openapiRoute, docsRoute],
-    register: (app, { options, document }) => registerDocsRoutes(app, { engine: options.engine, document, store: options.store }),
+    register: (app, { options, document }) =>
+      registerDocsRoutes(app, { engine: options.engine, document, store: options.store }),
   },
   {
     // The A2E transport: server.ts mounts it after createApp (mountA2eTransport), with the transport it opens; so last.

@@ -58,14 +58,20 @@ export interface AdmittedCaller {
  * rate limit to take): then one round trip resolves the session and takes
  * the shared limits together, and engine.start applies the outcome.
  */
-export function admitCaller(rules: AccessRules, principal: string | null, sessionId: string): Caller | Promise<AdmittedCaller> {
+export function admitCaller(
+  rules: AccessRules,
+  principal: string | null,
+  sessionId: string,
+): Caller | Promise<AdmittedCaller> {
   const shared = rules.sessions.shared;
   if (!shared || !shared.needed(principal, sessionId)) return resolveCaller(rules, principal, sessionId);
   if (!sessionId && rules.sessionsRequired) throw noSession('this gateway requires a session (sessions.required)');
   return shared.admitCall(principal, sessionId).then((outcome) => {
     if (!outcome) throw noSession('session_id is unknown or expired');
     const { session, admitted } = outcome;
-    const caller: Caller = session ? { sessionId: session.id, principal, capabilities: session.capabilities } : { sessionId: '', principal };
+    const caller: Caller = session
+      ? { sessionId: session.id, principal, capabilities: session.capabilities }
+      : { sessionId: '', principal };
     return { caller, admitted };
   });
 }
@@ -75,8 +81,14 @@ export function admitCaller(rules: AccessRules, principal: string | null, sessio
  * A2A doors): undefined when it needs none (memory store, or no session and
  * no rate limit to take).
  */
-export function admitShared(rules: AccessRules, principal: string | null, sessionId = ''): Promise<Admitted> | undefined {
+export function admitShared(
+  rules: AccessRules,
+  principal: string | null,
+  sessionId = '',
+): Promise<Admitted> | undefined {
   const shared = rules.sessions.shared;
   if (!shared || !shared.needed(principal, sessionId)) return undefined;
-  return shared.admitCall(principal, sessionId).then((outcome) => outcome?.admitted ?? { refused: noSession('session_id is unknown or expired') });
+  return shared
+    .admitCall(principal, sessionId)
+    .then((outcome) => outcome?.admitted ?? { refused: noSession('session_id is unknown or expired') });
 }

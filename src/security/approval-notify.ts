@@ -32,7 +32,12 @@ export function notifyApprovals(deps: NotifyDeps): () => void {
     if (agent?.key !== key) {
       const { createGuardedAgent } = await import('../tools/http/dispatcher.js');
       void agent?.dispatcher.close();
-      agent = { key, dispatcher: createGuardedAgent(new AddressPolicy({ allow_hosts: http.allow_hosts, allow_private: http.allow_private })) };
+      agent = {
+        key,
+        dispatcher: createGuardedAgent(
+          new AddressPolicy({ allow_hosts: http.allow_hosts, allow_private: http.allow_private }),
+        ),
+      };
     }
     return agent.dispatcher;
   };
@@ -61,13 +66,19 @@ export function notifyApprovals(deps: NotifyDeps): () => void {
       failure = reason(err);
     }
     if (attempt + 1 >= notify.attempts || stopped) {
-      deps.logger.warn({ approval_id: approval.id, host: target.host, attempts: attempt + 1 }, `approvals.notify: the webhook at ${target.host} was not told of a pending approval: ${failure}`);
+      deps.logger.warn(
+        { approval_id: approval.id, host: target.host, attempts: attempt + 1 },
+        `approvals.notify: the webhook at ${target.host} was not told of a pending approval: ${failure}`,
+      );
       return;
     }
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      void send(approval, attempt + 1);
-    }, FIRST_RETRY_MS * 2 ** attempt);
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        void send(approval, attempt + 1);
+      },
+      FIRST_RETRY_MS * 2 ** attempt,
+    );
     timer.unref();
     timers.add(timer);
   };

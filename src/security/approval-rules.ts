@@ -65,9 +65,15 @@ export interface ApprovalSetup {
   isApprover(principal: string | null): boolean;
 }
 
-export function buildApprovals(config: ApprovalsConfig, auth: AuthConfig | undefined, jwtRules?: (name: string) => JwtRules | undefined): ApprovalSetup {
+export function buildApprovals(
+  config: ApprovalsConfig,
+  auth: AuthConfig | undefined,
+  jwtRules?: (name: string) => JwtRules | undefined,
+): ApprovalSetup {
   const global = compileAll(config.require);
-  const perToken = new Map<string, RuleMatcher | undefined>((auth?.tokens ?? []).map((t) => [t.name, compileAll(t.approve ?? [])]));
+  const perToken = new Map<string, RuleMatcher | undefined>(
+    (auth?.tokens ?? []).map((t) => [t.name, compileAll(t.approve ?? [])]),
+  );
   const compiled = new WeakMap<object, RuleMatcher | undefined>();
   const dynamic = (name: string): RuleMatcher | undefined => {
     const rules = jwtRules?.(name);
@@ -93,7 +99,11 @@ export function buildApprovals(config: ApprovalsConfig, auth: AuthConfig | undef
     isApprover(principal) {
       if (auth === undefined) return true;
       if (principal === null) return false;
-      return names.has(principal) || admins.has(principal) || (!perToken.has(principal) && jwtRules?.(principal)?.approver === true);
+      return (
+        names.has(principal) ||
+        admins.has(principal) ||
+        (!perToken.has(principal) && jwtRules?.(principal)?.approver === true)
+      );
     },
   };
 }

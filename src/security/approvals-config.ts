@@ -33,7 +33,9 @@ export const ApprovalRule = z.union([
     /** A tool-name glob, `tag:NAME` or `kind:NAME`. */
     tool: z.string().min(1),
     /** Argument name → condition; all must hold. */
-    when: z.record(z.string().min(1), ArgumentCondition).refine((w) => Object.keys(w).length > 0, { message: 'name at least one argument' }),
+    when: z
+      .record(z.string().min(1), ArgumentCondition)
+      .refine((w) => Object.keys(w).length > 0, { message: 'name at least one argument' }),
   }),
 ]);
 export type ApprovalRule = z.output<typeof ApprovalRule>;
@@ -59,7 +61,11 @@ export const ApprovalsConfig = z.strictObject({
   /** Calls of every caller matching any of these rules wait for an approver (tokens and JWT rules add their own `approve`). */
   require: z.array(ApprovalRule).default([]),
   /** How long a call waits for a decision before it ends tool_denied, seconds. Its own timeout starts when approved. */
-  timeout_s: z.number().positive().max(7 * 24 * 3600).default(900),
+  timeout_s: z
+    .number()
+    .positive()
+    .max(7 * 24 * 3600)
+    .default(900),
   /** Who may list and decide approvals; without auth, anyone who reaches the gateway may. */
   approvers: ApproversConfig.prefault({}),
   /** Let an approver approve a call it started itself. */

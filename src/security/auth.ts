@@ -22,7 +22,11 @@ export type Authenticate = ((token: string | null | undefined) => Principal | nu
 };
 
 /** `fallback` for a refused `token`, with what is wrong with it when the authenticator can tell the holder. */
-export function refusal(authenticate: Authenticate | undefined, token: string | null | undefined, fallback: string): string {
+export function refusal(
+  authenticate: Authenticate | undefined,
+  token: string | null | undefined,
+  fallback: string,
+): string {
   const why = token ? authenticate?.explain?.(token) : undefined;
   return why ? `${fallback.split(';')[0]}: ${why}` : fallback;
 }
@@ -38,7 +42,9 @@ export function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
   if (t.token_sha256) return Buffer.from(t.token_sha256, 'hex');
   const value = env[t.token_env!];
   if (!value) {
-    throw new ConfigError(`auth.tokens "${t.name}": environment variable ${t.token_env} is not set or empty; set it to the token`);
+    throw new ConfigError(
+      `auth.tokens "${t.name}": environment variable ${t.token_env} is not set or empty; set it to the token`,
+    );
   }
   return sha256(value);
 }
@@ -48,12 +54,23 @@ export function digestOf(t: TokenConfig, env: NodeJS.ProcessEnv): Buffer {
  * compared (no early exit), so the time taken does not reveal which token
  * was closest or where it sits in the list.
  */
-export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv): (token: string | null | undefined) => Principal | null;
+export function createAuthenticator(
+  auth: AuthConfig,
+  env: NodeJS.ProcessEnv,
+): (token: string | null | undefined) => Principal | null;
 export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jwt?: JwtVerifier): Authenticate;
 export function createAuthenticator(auth: AuthConfig, env: NodeJS.ProcessEnv, jwt?: JwtVerifier): Authenticate {
   const entries = auth.tokens.map((t) => {
     const digest = digestOf(t, env);
-    return { digest, principal: Object.freeze({ name: t.name, credential: staticCredential(t.name, digest), allow: t.allow, deny: t.deny }) as Principal };
+    return {
+      digest,
+      principal: Object.freeze({
+        name: t.name,
+        credential: staticCredential(t.name, digest),
+        allow: t.allow,
+        deny: t.deny,
+      }) as Principal,
+    };
   });
   const authenticate: Authenticate = (token) => {
     if (!token) return null;

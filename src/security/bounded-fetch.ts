@@ -12,7 +12,10 @@ export const MAX_IDP_DOCUMENT_BYTES = 1024 * 1024;
 export function boundedFetch(maxBytes: number) {
   return async (url: string | URL, init?: RequestInit): Promise<Response> => {
     const res = await fetch(url, init);
-    const tooLarge = () => new Error(`${String(url)} answered with more than ${maxBytes} bytes, more than a discovery document or key set has; check the identity provider's URL`);
+    const tooLarge = () =>
+      new Error(
+        `${String(url)} answered with more than ${maxBytes} bytes, more than a discovery document or key set has; check the identity provider's URL`,
+      );
     if (Number(res.headers.get('content-length')) > maxBytes) {
       await res.body?.cancel().catch(() => undefined);
       throw tooLarge();

@@ -17,9 +17,13 @@ export const serverSecurityFields = {
    * Host names (without port) accepted in the Host header on a loopback bind besides the loopback ones, e.g.
    * the public name a reverse proxy on this machine forwards. Case-insensitive.
    */
-  allowed_hosts: z.array(z.string().regex(/^[A-Za-z0-9.-]+$|^\[[0-9A-Fa-f:.]+\]$/, 'must be a host name like gateway.example.com')).default([]),
+  allowed_hosts: z
+    .array(z.string().regex(/^[A-Za-z0-9.-]+$|^\[[0-9A-Fa-f:.]+\]$/, 'must be a host name like gateway.example.com'))
+    .default([]),
   /** Browser origins (scheme://host[:port]) allowed to call the gateway; others are refused. */
-  cors_origins: z.array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'must be an origin like https://app.example.com')).default([]),
+  cors_origins: z
+    .array(z.string().regex(/^https?:\/\/[^/\s]+$/, 'must be an origin like https://app.example.com'))
+    .default([]),
   /** Time allowed to receive a request's headers, seconds. */
   headers_timeout_s: z.number().positive().max(300).default(10),
   /** Time allowed to receive a whole request (headers and body), seconds. */
@@ -125,7 +129,10 @@ export const AuditConfig = z.strictObject({
   /** File to append one JSON line per call to; unset = no audit file. */
   path: z.string().min(1).optional(),
   /** Rotate when the file reaches this size: file → file.1 → file.2 …, bytes. */
-  max_bytes: z.int().positive().default(10 * MiB),
+  max_bytes: z
+    .int()
+    .positive()
+    .default(10 * MiB),
   /** Rotated files kept. */
   keep: z.int().min(0).default(5),
 });

@@ -28,7 +28,9 @@ export class CredentialMatcher {
     this.entries = entries.map((e, i) => {
       const { origin, prefix } = parseMatch(e.match);
       try {
-        const credential = new Credential(e.auth, env, async (url, init, max) => readBounded(await dispatcher(), new URL(url), max, init));
+        const credential = new Credential(e.auth, env, async (url, init, max) =>
+          readBounded(await dispatcher(), new URL(url), max, init),
+        );
         return { origin, prefix, credential };
       } catch (err) {
         throw new Error(`tools.http.credentials[${i}] (${e.match}): ${(err as Error).message}`, { cause: err });

@@ -13,7 +13,11 @@ const REFRESH_MARGIN_MS = 30_000;
 const MAX_TOKEN_ANSWER_BYTES = 64 * 1024;
 
 /** Fetches a token endpoint's answer (the source's own dispatcher, with its address rules). */
-export type TokenFetch = (url: string, init: { method: 'POST'; headers: Record<string, string>; body: string }, maxBytes: number) => Promise<{ status: number; text: string }>;
+export type TokenFetch = (
+  url: string,
+  init: { method: 'POST'; headers: Record<string, string>; body: string },
+  maxBytes: number,
+) => Promise<{ status: number; text: string }>;
 
 /** A credential that cannot be used; the message names what to fix, never a secret. */
 export class CredentialError extends Error {
@@ -39,7 +43,8 @@ export class Credential {
   ) {
     const read = (name: string) => {
       const value = env[name];
-      if (value === undefined || value === '') throw new CredentialError(`environment variable ${name} is not set; set it to the ${config.type} credential`);
+      if (value === undefined || value === '')
+        throw new CredentialError(`environment variable ${name} is not set; set it to the ${config.type} credential`);
       return value;
     };
     switch (config.type) {
@@ -57,14 +62,17 @@ export class Credential {
         this.values = { client_id: read(config.client_id_env), client_secret: read(config.client_secret_env) };
         break;
     }
-    this.headerNames = new Set(config.type === 'query' ? [] : [config.type === 'header' ? config.name.toLowerCase() : 'authorization']);
+    this.headerNames = new Set(
+      config.type === 'query' ? [] : [config.type === 'header' ? config.name.toLowerCase() : 'authorization'],
+    );
     this.queryNames = new Set(config.type === 'query' ? [config.name] : []);
   }
 
   /** Every secret this credential holds or has fetched (to scrub from anything shown). */
   secrets(): string[] {
     const all = Object.values(this.values).filter((v) => v.length >= 4);
-    if (this.config.type === 'basic') all.push(Buffer.from(`${this.values.username}:${this.values.password}`).toString('base64'));
+    if (this.config.type === 'basic')
+      all.push(Buffer.from(`${this.values.username}:${this.values.password}`).toString('base64'));
     if (this.token) all.push(this.token.value);
     return all;
   }
@@ -108,17 +116,29 @@ export class Credential {
     if (!this.fetchToken) throw new CredentialError('no way to reach the token endpoint');
     const form = new URLSearchParams({ grant_type: 'client_credentials' });
     if (c.scopes.length > 0) form.set('scope', c.scopes.join(' '));
-    const basic = Buffer.from(`${encodeURIComponent(this.values.client_id!)}:${encodeURIComponent(this.values.client_secret!)}`).toString('base64');
+    const basic = Buffer.from(
+      `${encodeURIComponent(this.values.client_id!)}:${encodeURIComponent(this.values.client_secret!)}`,
+    ).toString('base64');
     const where = new URL(c.token_url).host;
     let answer: { status: number; text: string };
     try {
       answer = await this.fetchToken(
         c.token_url,
-        { method: 'POST', headers: { authorization: `Basic ${basic}`, 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' }, body: form.toString() },
+        {
+          method: 'POST',
+          headers: {
+            authorization: `Basic ${basic}`,
+            'content-type': 'application/x-www-form-urlencoded',
+            accept: 'application/json',
+          },
+          body: form.toString(),
+        },
         MAX_TOKEN_ANSWER_BYTES,
       );
     } catch (err) {
-      throw new CredentialError(`the token endpoint at ${where} could not be reached (${(err as Error).message}); the call may be retried`);
+      throw new CredentialError(
+        `the token endpoint at ${where} could not be reached (${(err as Error).message}); the call may be retried`,
+      );
     }
     let parsed: { access_token?: unknown; expires_in?: unknown; error?: unknown } = {};
     try {
@@ -128,9 +148,12 @@ export class Credential {
     }
     if (answer.status !== 200 || typeof parsed.access_token !== 'string' || parsed.access_token === '') {
       const why = typeof parsed.error === 'string' ? ` (error "${parsed.error.slice(0, 100)}")` : '';
-      throw new CredentialError(`the token endpoint at ${where} answered ${answer.status} without an access token${why}; check the client id, secret and scopes`);
+      throw new CredentialError(
+        `the token endpoint at ${where} answered ${answer.status} without an access token${why}; check the client id, secret and scopes`,
+      );
     }
-    const lifetime = typeof parsed.expires_in === 'number' && parsed.expires_in > 0 ? parsed.expires_in * 1000 : 3600_000;
+    const lifetime =
+      typeof parsed.expires_in === 'number' && parsed.expires_in > 0 ? parsed.expires_in * 1000 : 3600_000;
     // A lifetime shorter than twice the margin is renewed at half its life instead.
     const margin = Math.min(REFRESH_MARGIN_MS, lifetime / 2);
     this.token = { value: parsed.access_token, expires: Date.now() + lifetime - margin + REFRESH_MARGIN_MS };

@@ -3,7 +3,15 @@
  * sessions, policy, admission limits and the audit file. server.ts hands
  * the pieces to the engine and the HTTP app.
  */
-import { Admission, MemoryRateLimiter, PrincipalStreams, SessionManager, type AdmissionOptions, type Logger, type Policy } from '../engine/index.js';
+import {
+  Admission,
+  MemoryRateLimiter,
+  PrincipalStreams,
+  SessionManager,
+  type AdmissionOptions,
+  type Logger,
+  type Policy,
+} from '../engine/index.js';
 import type { SecuritySections } from './config.js';
 import { openAuditFile, type AuditFile } from './audit-file.js';
 import { createAuthenticator, digestOf, staticCredential, type Authenticate } from './auth.js';
@@ -14,8 +22,22 @@ import { createJwtVerifier, jwtCredentialPrefix, type JwtVerifier } from './jwt.
 import type { Stores } from '../store/index.js';
 import type { RedisSessionOptions } from '../store/redis/index.js';
 
-export { createAuthenticator, bearerToken, refusal, WWW_AUTHENTICATE, type Authenticate, type Principal } from './auth.js';
-export { admitCaller, admitShared, findCaller, resolveCaller, type AccessRules, type AdmittedCaller } from './access.js';
+export {
+  createAuthenticator,
+  bearerToken,
+  refusal,
+  WWW_AUTHENTICATE,
+  type Authenticate,
+  type Principal,
+} from './auth.js';
+export {
+  admitCaller,
+  admitShared,
+  findCaller,
+  resolveCaller,
+  type AccessRules,
+  type AdmittedCaller,
+} from './access.js';
 export { buildPolicy } from './policy.js';
 export { compileRules } from './rules.js';
 export { notifyApprovals } from './approval-notify.js';
@@ -97,10 +119,16 @@ function buildRules(config: SecuritySections, env: NodeJS.ProcessEnv, logger: Lo
   };
 }
 
-function admissionOptions(config: SecuritySections, previous?: { options: AdmissionOptions; config: SecuritySections }): AdmissionOptions {
+function admissionOptions(
+  config: SecuritySections,
+  previous?: { options: AdmissionOptions; config: SecuritySections },
+): AdmissionOptions {
   const { limits } = config;
   // The rate limiter keeps its buckets unless its rate changed.
-  const sameRate = previous && previous.config.limits.rate_per_s === limits.rate_per_s && previous.config.limits.rate_burst === limits.rate_burst;
+  const sameRate =
+    previous &&
+    previous.config.limits.rate_per_s === limits.rate_per_s &&
+    previous.config.limits.rate_burst === limits.rate_burst;
   return {
     maxConcurrentCalls: limits.max_concurrent_calls,
     maxParallelPerSession: config.sessions.max_parallel,
@@ -141,7 +169,13 @@ function stillValid(principal: string | null, before: Rules, after: Rules): bool
   if (was !== undefined) return after.tokens.get(principal) === was;
   if (after.tokens.has(principal)) return false; // a JWT subject's name now a static token's
   const [a, b] = [before.auth?.jwt, after.auth.jwt];
-  return a !== undefined && b !== undefined && a.issuer === b.issuer && a.name_claim === b.name_claim && after.jwt !== undefined;
+  return (
+    a !== undefined &&
+    b !== undefined &&
+    a.issuer === b.issuer &&
+    a.name_claim === b.name_claim &&
+    after.jwt !== undefined
+  );
 }
 
 /** The last frame of a stream whose credential a reload revoked says this. */
@@ -159,7 +193,12 @@ function liveUnder(rules: Rules, credential: string): boolean {
 }
 
 /** `stores`: with store.kind redis, sessions and the shared admission limits live in Redis. */
-export function buildSecurity(config: SecuritySections, env: NodeJS.ProcessEnv, logger: Logger, stores?: Stores): Security {
+export function buildSecurity(
+  config: SecuritySections,
+  env: NodeJS.ProcessEnv,
+  logger: Logger,
+  stores?: Stores,
+): Security {
   let rules = buildRules(config, env, logger);
   const shared = stores?.sessions(sharedSessionOptions(config));
   const sessions = new SessionManager({
@@ -180,14 +219,20 @@ export function buildSecurity(config: SecuritySections, env: NodeJS.ProcessEnv, 
   return {
     // The same functions for the gateway's life; they follow the rules of the latest reload.
     authenticate:
-      rules.authenticate && Object.assign((token: string | null | undefined) => rules.authenticate!(token), { explain: (token: string) => rules.authenticate?.explain?.(token) }),
+      rules.authenticate &&
+      Object.assign((token: string | null | undefined) => rules.authenticate!(token), {
+        explain: (token: string) => rules.authenticate?.explain?.(token),
+      }),
     sessions,
     streams,
     credentialLive: (credential) => liveUnder(rules, credential),
     sessionsRequired: config.sessions.required ?? config.auth !== undefined,
     policy: (caller, tool) => rules.policy(caller, tool),
     approvals: {
-      gate: { need: (caller, tool, args) => rules.approvals.gate.need(caller, tool, args), selfAllowed: () => rules.approvals.gate.selfAllowed() },
+      gate: {
+        need: (caller, tool, args) => rules.approvals.gate.need(caller, tool, args),
+        selfAllowed: () => rules.approvals.gate.selfAllowed(),
+      },
       isApprover: (principal) => rules.approvals.isApprover(principal),
     },
     admission,
@@ -210,10 +255,15 @@ export function buildSecurity(config: SecuritySections, env: NodeJS.ProcessEnv, 
         // A JWT subject whose name a static token now has is refused from now on (createJwtVerifier), so it ends too.
         const revoked = (principal: string | null, credential?: string) =>
           credential !== undefined
-            ? !liveUnder(nextRules, credential) || (credential.startsWith('j.') && principal !== null && nextRules.tokens.has(principal))
+            ? !liveUnder(nextRules, credential) ||
+              (credential.startsWith('j.') && principal !== null && nextRules.tokens.has(principal))
             : !stillValid(principal, before, nextRules);
         const streamsEnded = streams.endWhere(revoked, REVOKED);
-        if (!shared) return { sessionsEnded: sessions.closeWhere((s) => revoked(s.principal, s.credential)) + streamsEnded, revoked };
+        if (!shared)
+          return {
+            sessionsEnded: sessions.closeWhere((s) => revoked(s.principal, s.credential)) + streamsEnded,
+            revoked,
+          };
         shared.update(sharedSessionOptions(next));
         const ended = shared.closeWhere(revoked);
         return {
@@ -221,7 +271,10 @@ export function buildSecurity(config: SecuritySections, env: NodeJS.ProcessEnv, 
           sessionsEnded: ended.then(
             (n) => n + streamsEnded,
             (err: unknown) => {
-              logger.error({ error: (err as Error).message }, 'config reload: the sessions of removed tokens could not be closed in Redis; they expire after sessions.ttl_s');
+              logger.error(
+                { error: (err as Error).message },
+                'config reload: the sessions of removed tokens could not be closed in Redis; they expire after sessions.ttl_s',
+              );
               return streamsEnded;
             },
           ),
@@ -249,5 +302,7 @@ export function checkBind(address: string, config: SecuritySections): { error?: 
         'Configure auth.tokens, bind 127.0.0.1, or set server.allow_insecure: true to accept the risk',
     };
   }
-  return { warning: `INSECURE: listening on ${address} without authentication (server.allow_insecure: true); anyone who can reach it can run tools` };
+  return {
+    warning: `INSECURE: listening on ${address} without authentication (server.allow_insecure: true); anyone who can reach it can run tools`,
+  };
 }

@@ -7,7 +7,19 @@ import { z } from 'zod';
 import { ApprovalRule } from './approvals-config.js';
 
 /** Signature algorithms with a public key. Shared-secret (HS*) and "none" are never accepted. */
-export const ASYMMETRIC_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA', 'Ed25519'] as const;
+export const ASYMMETRIC_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+  'Ed25519',
+] as const;
 
 const Algorithm = z.string().refine((a) => (ASYMMETRIC_ALGORITHMS as readonly string[]).includes(a), {
   message:
@@ -31,7 +43,9 @@ const ClaimValue = z.union([z.string(), z.number(), z.boolean()]);
 
 export const JwtRuleConfig = z.strictObject({
   /** Every claim listed must match for the rule to apply. */
-  when: z.record(z.string().min(1), ClaimValue).refine((w) => Object.keys(w).length > 0, { message: 'name at least one claim' }),
+  when: z
+    .record(z.string().min(1), ClaimValue)
+    .refine((w) => Object.keys(w).length > 0, { message: 'name at least one claim' }),
   /** Tool rules (globs, tag:NAME, kind:NAME) this rule makes callable; matching rules' lists add up. */
   allow: z.array(z.string().min(1)).default([]),
   /** Tool rules refused to tokens this rule matches; wins over allow. */

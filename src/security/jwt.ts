@@ -50,7 +50,9 @@ const MAX_REDIRECTS = 3;
 function unverifiedClaims(token: string): Record<string, unknown> | undefined {
   try {
     const claims: unknown = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8'));
-    return claims !== null && typeof claims === 'object' && !Array.isArray(claims) ? (claims as Record<string, unknown>) : undefined;
+    return claims !== null && typeof claims === 'object' && !Array.isArray(claims)
+      ? (claims as Record<string, unknown>)
+      : undefined;
   } catch {
     return undefined;
   }
@@ -60,12 +62,17 @@ function unverifiedClaims(token: string): Record<string, unknown> | undefined {
 async function fetchSameOrigin(url: string, origin: string): Promise<Response> {
   let at = url;
   for (let hop = 0; ; hop++) {
-    const res = await idpFetch(at, { redirect: 'manual', signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), headers: { accept: 'application/json' } });
+    const res = await idpFetch(at, {
+      redirect: 'manual',
+      signal: AbortSignal.timeout(FETCH_TIMEOUT_MS),
+      headers: { accept: 'application/json' },
+    });
     const location = res.status >= 300 && res.status < 400 ? res.headers.get('location') : null;
     if (location === null) return res;
     await res.body?.cancel();
     const next = new URL(location, at);
-    if (next.origin !== origin) throw new Error(`discovery ${url} redirects to another origin (${next.origin}); not followed`);
+    if (next.origin !== origin)
+      throw new Error(`discovery ${url} redirects to another origin (${next.origin}); not followed`);
     if (hop >= MAX_REDIRECTS) throw new Error(`discovery ${url} redirects more than ${MAX_REDIRECTS} times`);
     at = next.href;
   }
@@ -77,7 +84,8 @@ const digest = (...parts: string[]) => createHash('sha256').update(parts.join('\
  * The prefix of the credential ids of one issuer's tokens, named by one claim (Principal.credential):
  * `j.<digest of the issuer and name claim>.`
  */
-export const jwtCredentialPrefix = (config: Pick<JwtConfig, 'issuer' | 'name_claim'>): string => `j.${digest(config.issuer, config.name_claim).slice(0, 16)}.`;
+export const jwtCredentialPrefix = (config: Pick<JwtConfig, 'issuer' | 'name_claim'>): string =>
+  `j.${digest(config.issuer, config.name_claim).slice(0, 16)}.`;
 
 /** Does a claim match a `when` value: equal, an array containing it, or a space-separated list (scope) containing it. */
 function claimMatches(claim: unknown, expected: string | number | boolean): boolean {
@@ -100,7 +108,10 @@ export interface JwtVerifier {
 
 /** JWT principals whose rules are remembered; beyond it the least recently seen is forgotten (and denied until seen again). */
 const MAX_REMEMBERED_PRINCIPALS = 10_000;
-const NOTHING_ALLOWED = Object.freeze({ allow: Object.freeze([]) as readonly string[], deny: Object.freeze([]) as readonly string[] });
+const NOTHING_ALLOWED = Object.freeze({
+  allow: Object.freeze([]) as readonly string[],
+  deny: Object.freeze([]) as readonly string[],
+});
 
 /**
  * `staticNames`: static token names; a JWT naming one of them is refused,
@@ -127,12 +138,17 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
     const res = await fetchSameOrigin(url, origin);
     if (!res.ok) throw new Error(`discovery ${url} answered HTTP ${res.status}`);
     const doc = (await res.json()) as { issuer?: unknown; jwks_uri?: unknown };
-    if (doc.issuer !== config.issuer) throw new Error(`discovery ${url} names issuer ${JSON.stringify(doc.issuer)}, not the configured auth.jwt.issuer`);
+    if (doc.issuer !== config.issuer)
+      throw new Error(
+        `discovery ${url} names issuer ${JSON.stringify(doc.issuer)}, not the configured auth.jwt.issuer`,
+      );
     if (typeof doc.jwks_uri !== 'string') throw new Error(`discovery ${url} has no jwks_uri`);
     const jwks = new URL(doc.jwks_uri);
     // Keys from anywhere the document names would let whoever altered it sign tokens; elsewhere must be configured.
     if (jwks.origin !== origin) {
-      throw new Error(`discovery ${url}: jwks_uri ${jwks.href} is not on the issuer's origin (${origin}); if the identity provider publishes its keys there, set auth.jwt.jwks_url to it`);
+      throw new Error(
+        `discovery ${url}: jwks_uri ${jwks.href} is not on the issuer's origin (${origin}); if the identity provider publishes its keys there, set auth.jwt.jwks_url to it`,
+      );
     }
     return keySetFor(jwks.href);
   };
@@ -140,7 +156,8 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
     if (keySet) return keySet;
     if (config.jwks_url) return (fixedKeySet ??= keySetFor(config.jwks_url));
     if (!discovering) {
-      if (Date.now() - discoveryFailedAt < DISCOVERY_RETRY_MS) throw new Error('OIDC discovery failed moments ago; retrying shortly');
+      if (Date.now() - discoveryFailedAt < DISCOVERY_RETRY_MS)
+        throw new Error('OIDC discovery failed moments ago; retrying shortly');
       discovering = discover().then(
         (ks) => (keySet = ks),
         (err: unknown) => {
@@ -210,13 +227,20 @@ export function createJwtVerifier(config: JwtConfig, logger: Logger, staticNames
         return refuse(`could not check the token: ${err instanceof Error ? err.message : String(err)}`);
       }
       const name = payload[config.name_claim];
-      if (typeof name !== 'string' || name === '') return refuse(`claim "${config.name_claim}" (auth.jwt.name_claim) is missing or not a string`);
-      if (staticNames.has(name)) return refuse(`claim "${config.name_claim}" is "${name}", the name of a static token in auth.tokens`);
+      if (typeof name !== 'string' || name === '')
+        return refuse(`claim "${config.name_claim}" (auth.jwt.name_claim) is missing or not a string`);
+      if (staticNames.has(name))
+        return refuse(`claim "${config.name_claim}" is "${name}", the name of a static token in auth.tokens`);
       const rules = rulesOf(payload);
       seen.delete(name);
       seen.set(name, rules);
       if (seen.size > MAX_REMEMBERED_PRINCIPALS) seen.delete(seen.keys().next().value!);
-      return { name, credential: credentialPrefix + digest(String(payload.sub ?? ''), name).slice(0, 32), allow: rules.allow, deny: rules.deny };
+      return {
+        name,
+        credential: credentialPrefix + digest(String(payload.sub ?? ''), name).slice(0, 32),
+        allow: rules.allow,
+        deny: rules.deny,
+      };
     },
     explain(token) {
       if (config.require_exp && unverifiedClaims(token)?.exp === undefined) {

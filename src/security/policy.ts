@@ -22,11 +22,14 @@ function ruleSet(allow: readonly string[] | undefined, deny: readonly string[]):
 
 const NO_TOOLS_CAPABILITY: PolicyDecision = Object.freeze({
   allow: false,
-  reason: 'this session did not negotiate the "tools" capability; open a new one with POST /handshake and agent_caps ["tools"]',
+  reason:
+    'this session did not negotiate the "tools" capability; open a new one with POST /handshake and agent_caps ["tools"]',
 });
 
 /** Rules of principals not in auth.tokens (identity-provider tokens), by name. */
-export type DynamicRules = (name: string) => { allow: readonly string[] | undefined; deny: readonly string[] } | undefined;
+export type DynamicRules = (
+  name: string,
+) => { allow: readonly string[] | undefined; deny: readonly string[] } | undefined;
 
 export function buildPolicy(policy: PolicyConfig, auth: AuthConfig | undefined, dynamicRules?: DynamicRules): Policy {
   const global = ruleSet(policy.allow.length ? policy.allow : undefined, policy.deny);
@@ -41,7 +44,8 @@ export function buildPolicy(policy: PolicyConfig, auth: AuthConfig | undefined, 
     return set;
   };
   const hidden = policy.hide_denied;
-  const deny = (reason: string): PolicyDecision => (hidden ? { allow: false, reason, hidden: true } : { allow: false, reason });
+  const deny = (reason: string): PolicyDecision =>
+    hidden ? { allow: false, reason, hidden: true } : { allow: false, reason };
   const rules = (caller: Caller, tool: ToolDefinition): PolicyDecision => {
     if (global.deny(tool)) return deny('denied by the gateway policy (policy.deny)');
     if (global.allow && !global.allow(tool)) return deny('not in the gateway policy allow list (policy.allow)');
@@ -49,9 +53,11 @@ export function buildPolicy(policy: PolicyConfig, auth: AuthConfig | undefined, 
     const own = staticRules ?? (caller.principal === null ? undefined : dynamic(caller.principal));
     if (own) {
       // Say where the rule that refused is: a static token's own lists, or the JWT claim rules that applied.
-      const where = (list: string) => (staticRules ? `auth.tokens[].${list}` : `auth.jwt.rules[].${list} of the rules its claims match`);
+      const where = (list: string) =>
+        staticRules ? `auth.tokens[].${list}` : `auth.jwt.rules[].${list} of the rules its claims match`;
       if (own.deny(tool)) return deny(`denied for token "${caller.principal}" (${where('deny')})`);
-      if (own.allow && !own.allow(tool)) return deny(`not in the allow list of token "${caller.principal}" (${where('allow')})`);
+      if (own.allow && !own.allow(tool))
+        return deny(`not in the allow list of token "${caller.principal}" (${where('allow')})`);
     }
     return ALLOW;
   };

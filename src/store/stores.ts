@@ -63,16 +63,25 @@ export async function openStores(config: StoreConfig, logger: Logger, settings: 
       close: async () => {},
     };
   }
-  const [{ RedisConnection, RedisSessions }, { RedisA2eTransport }, { RedisCallStore }, { Leases }, { DataLoss }] = await Promise.all([
-    import('./redis/index.js'),
-    import('./redis/transport-sessions.js'),
-    import('./redis/calls.js'),
-    import('./redis/leases.js'),
-    import('./redis/data-loss.js'),
-  ]);
-  const redis = new RedisConnection({ url: config.url, prefix: config.prefix, commandTimeoutMs: config.command_timeout_ms, logger });
+  const [{ RedisConnection, RedisSessions }, { RedisA2eTransport }, { RedisCallStore }, { Leases }, { DataLoss }] =
+    await Promise.all([
+      import('./redis/index.js'),
+      import('./redis/transport-sessions.js'),
+      import('./redis/calls.js'),
+      import('./redis/leases.js'),
+      import('./redis/data-loss.js'),
+    ]);
+  const redis = new RedisConnection({
+    url: config.url,
+    prefix: config.prefix,
+    commandTimeoutMs: config.command_timeout_ms,
+    logger,
+  });
   if (!(await redis.connect())) {
-    logger.error({ store: 'redis', error: redis.health.error }, 'Redis (store.url) is not reachable; starting anyway: what needs the shared store answers 503 until it is');
+    logger.error(
+      { store: 'redis', error: redis.health.error },
+      'Redis (store.url) is not reachable; starting anyway: what needs the shared store answers 503 until it is',
+    );
   }
   // One lease board for everything that can outlive its instance; one watch for Redis losing its data.
   const leases = new Leases(redis, settings.leaseS, logger);
@@ -80,8 +89,16 @@ export async function openStores(config: StoreConfig, logger: Logger, settings: 
   dataLoss.start();
   let calls: RedisCallStore | undefined;
   const callStore = (local: MemoryCallStore, c: CallsConfig) => {
-    calls = new RedisCallStore({ redis, local, logger, retainS: c.retain_s, maxEvents: c.max_events, leases, dataLoss,
-      shares: { maxRetained: c.max_retained, maxRetainedPerPrincipal: c.max_retained_per_principal } });
+    calls = new RedisCallStore({
+      redis,
+      local,
+      logger,
+      retainS: c.retain_s,
+      maxEvents: c.max_events,
+      leases,
+      dataLoss,
+      shares: { maxRetained: c.max_retained, maxRetainedPerPrincipal: c.max_retained_per_principal },
+    });
     calls.start();
     return calls;
   };

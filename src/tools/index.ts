@@ -24,7 +24,11 @@ export function nativePlugins(
   env: NodeJS.ProcessEnv = process.env,
   quotaOf: (principal: string | null) => number | undefined = () => undefined,
 ): ToolPlugin[] {
-  const workspaces = new Workspaces(tools.fs.root, (principal) => quotaOf(principal) ?? tools.fs.max_workspace_bytes, tools.fs.expire_idle_days);
+  const workspaces = new Workspaces(
+    tools.fs.root,
+    (principal) => quotaOf(principal) ?? tools.fs.max_workspace_bytes,
+    tools.fs.expire_idle_days,
+  );
   const ctx: NativeContext = { workspaces, logger, env };
   const plugins: ToolPlugin[] = [];
 

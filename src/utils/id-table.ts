@@ -64,7 +64,8 @@ export class IdTable<T extends NonNullable<unknown>> {
     const slot = slotOf(id);
     if (slot < 0) throw new Error(`IdTable: ${id} is not an id (a non-negative integer)`);
     this.mirror = true;
-    if (this.values[slot] !== undefined) throw new Error(`IdTable: id ${id} is set while id ${this.ids[slot]} waits in its slot`);
+    if (this.values[slot] !== undefined)
+      throw new Error(`IdTable: id ${id} is set while id ${this.ids[slot]} waits in its slot`);
     this.ids[slot] = id;
     this.values[slot] = value;
     this.count++;

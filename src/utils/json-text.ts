@@ -25,7 +25,9 @@ export class JsonText {
 
   /** The JSON text (decoded once, on first use, when given as bytes). */
   get json(): string {
-    return (this.text ??= Buffer.from(this.utf8!.buffer, this.utf8!.byteOffset, this.utf8!.byteLength).toString('utf8'));
+    return (this.text ??= Buffer.from(this.utf8!.buffer, this.utf8!.byteOffset, this.utf8!.byteLength).toString(
+      'utf8',
+    ));
   }
 
   /** Its size in UTF-8 bytes. */

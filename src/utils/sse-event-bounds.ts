@@ -54,7 +54,8 @@ export class SseEventBounds {
       const b = chunk[i];
       if (b === LF && this.afterCr) {
         this.afterCr = false;
-        if (end === i) end = i + 1; // the LF of a CRLF that ended an event goes with it
+        if (end === i)
+          end = i + 1; // the LF of a CRLF that ended an event goes with it
         else current++;
         continue;
       }

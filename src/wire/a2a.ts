@@ -54,7 +54,13 @@ export const DIALECTS: Record<DialectName, Dialect> = {
     subscribe: 'tasks/resubscribe',
     headers: {},
     sendParams: (text, skillId, streaming) => ({
-      message: { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'text', text }], metadata: { skillId } },
+      message: {
+        kind: 'message',
+        messageId: randomUUID(),
+        role: 'user',
+        parts: [{ kind: 'text', text }],
+        metadata: { skillId },
+      },
       ...(streaming ? {} : { configuration: { blocking: false } }),
     }),
   },
@@ -79,7 +85,10 @@ export function wireState(dialect: DialectName, state: TaskState): string {
 /** "TASK_STATE_INPUT_REQUIRED" / "input-required" / "cancelled" → "input-required" / "canceled". */
 export function normalizeState(raw: unknown): TaskState {
   if (typeof raw !== 'string' || !raw) return 'unknown';
-  const s = raw.replace(/^TASK_STATE_/i, '').toLowerCase().replace(/_/g, '-');
+  const s = raw
+    .replace(/^TASK_STATE_/i, '')
+    .toLowerCase()
+    .replace(/_/g, '-');
   return s === 'cancelled' ? 'canceled' : s;
 }
 
@@ -211,6 +220,9 @@ export function artifactMime(a: Artifact): string {
 export function artifactChunk(a: Artifact): string {
   const text = partsText(a.parts);
   if (text) return text;
-  const data = a.parts.filter(isObject).map((p) => p.data).filter((d) => d !== undefined);
+  const data = a.parts
+    .filter(isObject)
+    .map((p) => p.data)
+    .filter((d) => d !== undefined);
   return data.length ? JSON.stringify(data.length === 1 ? data[0] : data) : '';
 }

@@ -60,7 +60,10 @@ async function follow(t: Traffic, id: string, startedAt: number): Promise<void> 
   };
   for (;;) {
     if (Date.now() >= deadline) {
-      ledger.outcome('resource', 'lost', { id, note: `call ${id}: no final response within ${t.answerWithinMs} ms of the last sign of life (${last}); ${check.lastSeq + 1} events read; ${ledger.ownerNote(owner)}` });
+      ledger.outcome('resource', 'lost', {
+        id,
+        note: `call ${id}: no final response within ${t.answerWithinMs} ms of the last sign of life (${last}); ${check.lastSeq + 1} events read; ${ledger.ownerNote(owner)}`,
+      });
       return;
     }
     const headers: Record<string, string> = check.lastSeq >= 0 ? { 'Last-Event-ID': String(check.lastSeq) } : {};
@@ -78,7 +81,9 @@ async function follow(t: Traffic, id: string, startedAt: number): Promise<void> 
     }
     if (opened.status === 204) {
       // Every event read and the call settled, but the response frame was cut off: read the result.
-      const res = await fetch(`${t.url}/tool/calls/${id}`, { signal: AbortSignal.timeout(10_000) }).catch(() => undefined);
+      const res = await fetch(`${t.url}/tool/calls/${id}`, { signal: AbortSignal.timeout(10_000) }).catch(
+        () => undefined,
+      );
       const body = res?.status === 200 ? await res.json() : undefined;
       if (body?.result) return final(body.result, String(body.events));
       last = `204, then GET answered ${res?.status}`;
@@ -90,7 +95,10 @@ async function follow(t: Traffic, id: string, startedAt: number): Promise<void> 
       ledger.error('resource', e.kind, e.text, e.acceptable);
       last = `${e.kind}: ${e.text}`;
       if (opened.status === 404) {
-        ledger.outcome('resource', 'lost', { id, note: `call ${id}: ${last}; ${check.lastSeq + 1} events read; ${ledger.ownerNote(owner)}` });
+        ledger.outcome('resource', 'lost', {
+          id,
+          note: `call ${id}: ${last}; ${check.lastSeq + 1} events read; ${ledger.ownerNote(owner)}`,
+        });
         return;
       }
       await new Promise((r) => setTimeout(r, 250));

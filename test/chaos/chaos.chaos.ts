@@ -25,9 +25,15 @@ const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const SECONDS = Number(process.env.CHAOS_SECONDS ?? LONG_SECONDS);
 const LONG = SECONDS >= LONG_SECONDS;
 const SEED = Number(process.env.CHAOS_SEED ?? Date.now() % 1_000_000);
-const VARIANTS = ALL_VARIANTS.filter((v) => !process.env.CHAOS_VARIANTS || process.env.CHAOS_VARIANTS.split(',').includes(v.name));
-if (!(SECONDS >= 10)) throw new Error(`CHAOS_SECONDS must be a number of seconds ≥ 10 (got "${process.env.CHAOS_SECONDS}")`);
-if (VARIANTS.length === 0) throw new Error(`CHAOS_VARIANTS names no variant (got "${process.env.CHAOS_VARIANTS}"): use volatile, appendonly or both`);
+const VARIANTS = ALL_VARIANTS.filter(
+  (v) => !process.env.CHAOS_VARIANTS || process.env.CHAOS_VARIANTS.split(',').includes(v.name),
+);
+if (!(SECONDS >= 10))
+  throw new Error(`CHAOS_SECONDS must be a number of seconds ≥ 10 (got "${process.env.CHAOS_SECONDS}")`);
+if (VARIANTS.length === 0)
+  throw new Error(
+    `CHAOS_VARIANTS names no variant (got "${process.env.CHAOS_VARIANTS}"): use volatile, appendonly or both`,
+  );
 
 const results: VariantResult[] = [];
 const run: RunInfo = {
@@ -51,7 +57,14 @@ afterAll(async () => {
 describe(`chaos run, ${SECONDS} s per variant (seed ${SEED})`, () => {
   for (const v of VARIANTS) {
     it(`${v.name}: nothing lost, nothing out of order, every error retryable and saying what happened`, async () => {
-      const result = await runVariant({ ...v, seconds: SECONDS, seed: SEED, instances: INSTANCES, leaseS: LEASE_S, killEveryS: KILL_EVERY_S });
+      const result = await runVariant({
+        ...v,
+        seconds: SECONDS,
+        seed: SEED,
+        instances: INSTANCES,
+        leaseS: LEASE_S,
+        killEveryS: KILL_EVERY_S,
+      });
       results.push(result);
       const l = result.ledger;
       // The run did what it claims: faults happened and every door carried calls.
@@ -59,17 +72,32 @@ describe(`chaos run, ${SECONDS} s per variant (seed ${SEED})`, () => {
       expect(result.faults.redisRestarts).toBe(1);
       for (const door of Object.values(l.doors)) expect(door.started).toBeGreaterThan(0);
       expect(l.events.resumes).toBeGreaterThan(0);
-      expect(verdict(result).reasons, JSON.stringify({ lost: DOORS(l), errors: l.unacceptableErrors.slice(0, 5), notes: [...l.events.notes, ...l.frames.notes].slice(0, 5) }, null, 1)).toEqual([]);
+      expect(
+        verdict(result).reasons,
+        JSON.stringify(
+          {
+            lost: DOORS(l),
+            errors: l.unacceptableErrors.slice(0, 5),
+            notes: [...l.events.notes, ...l.frames.notes].slice(0, 5),
+          },
+          null,
+          1,
+        ),
+      ).toEqual([]);
     });
   }
 });
 
-const DOORS = (l: VariantResult['ledger']) => Object.fromEntries(Object.entries(l.doors).map(([k, t]) => [k, t.lostNotes.slice(0, 3).map((n) => n.note)]));
+const DOORS = (l: VariantResult['ledger']) =>
+  Object.fromEntries(Object.entries(l.doors).map(([k, t]) => [k, t.lostNotes.slice(0, 3).map((n) => n.note)]));
 
 function commit(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--untracked-files=no'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
     return dirty ? `${head} (with uncommitted changes)` : head;
   } catch {
     return 'unknown';

@@ -20,11 +20,19 @@ export function httpError(status: number, body: string): Classified {
   const json = parse(body);
   if (json && typeof json.code === 'string' && typeof json.message === 'string') {
     // The gateway's A2E error message.
-    return { kind: `HTTP ${status} ${json.code}`, text: json.message, acceptable: json.retryable === true && json.message.trim() !== '' };
+    return {
+      kind: `HTTP ${status} ${json.code}`,
+      text: json.message,
+      acceptable: json.retryable === true && json.message.trim() !== '',
+    };
   }
   if (json && typeof json.detail === 'string') {
     // The A2E transport's refusals ({"detail": "…"}): retryable by status.
-    return { kind: `HTTP ${status} (transport)`, text: json.detail, acceptable: retryableStatus(status) && json.detail.trim() !== '' };
+    return {
+      kind: `HTTP ${status} (transport)`,
+      text: json.detail,
+      acceptable: retryableStatus(status) && json.detail.trim() !== '',
+    };
   }
   const title = /<title>([^<]*)<\/title>/i.exec(body)?.[1]?.trim();
   if (title && retryableStatus(status)) {
@@ -48,8 +56,13 @@ export function toolFailure(data: { error?: unknown; error_code?: unknown }, ins
   const text = typeof data.error === 'string' ? data.error : '(no error text)';
   const instanceLost = data.error_code === 'tool_error' && /instance running .* was lost/.test(text);
   const storeDown = data.error_code === 'unavailable';
-  if (instanceLost && !instanceDied) return { kind: 'tool tool_error (instance lost, but it was not killed)', text, acceptable: false };
-  return { kind: `tool ${String(data.error_code)}${instanceLost ? ' (instance lost)' : ''}`, text, acceptable: instanceLost || storeDown };
+  if (instanceLost && !instanceDied)
+    return { kind: 'tool tool_error (instance lost, but it was not killed)', text, acceptable: false };
+  return {
+    kind: `tool ${String(data.error_code)}${instanceLost ? ' (instance lost)' : ''}`,
+    text,
+    acceptable: instanceLost || storeDown,
+  };
 }
 
 /** A request that got no HTTP answer at all (the proxy in front never dies, so this is not expected). */

@@ -32,7 +32,11 @@ export interface FaultLog {
   timeline: string[];
 }
 
-export async function runFaults(stage: Stage, plan: FaultPlan, onKill: (at: number, pid: number) => void): Promise<FaultLog> {
+export async function runFaults(
+  stage: Stage,
+  plan: FaultPlan,
+  onKill: (at: number, pid: number) => void,
+): Promise<FaultLog> {
   const redis = stage.cluster.redis;
   const log: FaultLog = { kills: 0, restartMs: [], redisRestarts: 0, timeline: [] };
   const at = () => `+${((Date.now() - plan.t0) / 1000).toFixed(1)} s`;

@@ -28,7 +28,10 @@ async function worker(t: Traffic): Promise<void> {
       t.ledger.error('json', e.kind, e.text, e.acceptable);
       t.ledger.outcome('json', 'failed');
     } else {
-      const e = status === 200 ? { kind: 'HTTP 200, not a tool response', text: body.slice(0, 240), acceptable: false } : httpError(status, body);
+      const e =
+        status === 200
+          ? { kind: 'HTTP 200, not a tool response', text: body.slice(0, 240), acceptable: false }
+          : httpError(status, body);
       t.ledger.error('json', e.kind, e.text, e.acceptable);
       t.ledger.outcome('json', 'failed');
       // An instance or Redis is down: give it a moment rather than spinning on errors.

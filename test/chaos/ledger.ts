@@ -51,9 +51,29 @@ const trim = (text: string) => (text.length > 240 ? `${text.slice(0, 240)}…` :
 
 export class Ledger {
   readonly doors: Record<Door, DoorTally> = { json: tally(), resource: tally(), transport: tally() };
-  readonly events: StreamTally = { streams: 0, events: 0, duplicated: 0, missing: 0, missingAnnounced: 0, outOfOrder: 0, wrongContent: 0, resumes: 0, notes: [] };
+  readonly events: StreamTally = {
+    streams: 0,
+    events: 0,
+    duplicated: 0,
+    missing: 0,
+    missingAnnounced: 0,
+    outOfOrder: 0,
+    wrongContent: 0,
+    resumes: 0,
+    notes: [],
+  };
   /** Transport frames (the session's SSE ids 0, 1, 2, …), checked like events. */
-  readonly frames: StreamTally = { streams: 0, events: 0, duplicated: 0, missing: 0, missingAnnounced: 0, outOfOrder: 0, wrongContent: 0, resumes: 0, notes: [] };
+  readonly frames: StreamTally = {
+    streams: 0,
+    events: 0,
+    duplicated: 0,
+    missing: 0,
+    missingAnnounced: 0,
+    outOfOrder: 0,
+    wrongContent: 0,
+    resumes: 0,
+    notes: [],
+  };
   readonly errors: SeenError[] = [];
   /** Transport sessions lost (their session answered 404) and reopened. */
   sessionsLost = 0;
@@ -75,7 +95,9 @@ export class Ledger {
   ownerNote(owner: number | undefined): string {
     if (owner === undefined) return 'no event named the instance running it';
     const at = this.killedPids.get(owner);
-    return at === undefined ? `it ran on pid ${owner}, never killed` : `it ran on pid ${owner}, SIGKILLed at +${((at - this.t0) / 1000).toFixed(1)} s`;
+    return at === undefined
+      ? `it ran on pid ${owner}, never killed`
+      : `it ran on pid ${owner}, SIGKILLed at +${((at - this.t0) / 1000).toFixed(1)} s`;
   }
 
   started(door: Door): void {
@@ -186,6 +208,9 @@ export class SeqCheck {
     const n = to - from + 1;
     this.tally.missing += n;
     if (announced) this.tally.missingAnnounced += n;
-    this.ledger.note(this.tally, `${this.name}: ${from}..${to} ${announced ? 'skipped with a gap notice' : 'never came'}`);
+    this.ledger.note(
+      this.tally,
+      `${this.name}: ${from}..${to} ${announced ? 'skipped with a gap notice' : 'never came'}`,
+    );
   }
 }

@@ -32,7 +32,8 @@ export function verdict(r: VariantResult): { pass: boolean; reasons: string[] } 
   if (l.lost) reasons.push(`${l.lost} call(s) lost`);
   if (l.unaccounted) reasons.push(`${l.unaccounted} call(s) without an outcome`);
   if (l.disorder) reasons.push(`${l.disorder} duplicated / missing / out-of-order event(s) or frame(s)`);
-  if (l.unacceptableErrors.length) reasons.push(`${l.unacceptableErrors.length} error(s) not retryable or not saying what happened`);
+  if (l.unacceptableErrors.length)
+    reasons.push(`${l.unacceptableErrors.length} error(s) not retryable or not saying what happened`);
   if (r.faults.kills === 0 || r.faults.redisRestarts === 0) reasons.push('the faults did not all happen');
   return { pass: reasons.length === 0, reasons };
 }
@@ -84,9 +85,13 @@ function variant(r: VariantResult): string[] {
     out.push(`| ${label} | ${t.started} | ${t.ok} | ${t.failed} | ${t.lost} |`);
   }
   out.push('');
-  out.push(`Transport sessions opened: ${l.sessionsOpened}; lost (the gateway answered 404 for them): ${l.sessionsLost}.`);
+  out.push(
+    `Transport sessions opened: ${l.sessionsOpened}; lost (the gateway answered 404 for them): ${l.sessionsLost}.`,
+  );
   out.push('');
-  out.push('| Stream check | Streams | Items | Resumes | Duplicated | Missing (of which announced by a gap notice) | Out of order | Wrong content |');
+  out.push(
+    '| Stream check | Streams | Items | Resumes | Duplicated | Missing (of which announced by a gap notice) | Out of order | Wrong content |',
+  );
   out.push('|---|---|---|---|---|---|---|---|');
   out.push(streamRow('Call events (resources and transport calls)', l.events));
   out.push(streamRow('Transport frames (session SSE ids)', l.frames));
@@ -96,8 +101,12 @@ function variant(r: VariantResult): string[] {
   if (lostNotes.length) {
     out.push('', 'Lost calls (what the client knew; what the gateways logged about each):', '');
     for (const { id, note } of lostNotes) {
-      const said = r.gatewayLines.filter((line) => line.includes(id)).map((line) => (JSON.parse(line) as { msg?: string }).msg);
-      out.push(`- ${note}${said.length ? `. Gateways: ${said.map((m) => `"${m}"`).join('; ')}` : '. Gateways logged nothing about it'}`);
+      const said = r.gatewayLines
+        .filter((line) => line.includes(id))
+        .map((line) => (JSON.parse(line) as { msg?: string }).msg);
+      out.push(
+        `- ${note}${said.length ? `. Gateways: ${said.map((m) => `"${m}"`).join('; ')}` : '. Gateways logged nothing about it'}`,
+      );
     }
   }
   out.push('', 'Errors clients saw (grouped; first text of each):', '');
@@ -119,7 +128,10 @@ function variant(r: VariantResult): string[] {
   out.push('', 'Faults:', '', ...r.faults.timeline.map((line) => `- ${line}`));
   if (r.faults.restartMs.length) {
     const sorted = [...r.faults.restartMs].sort((a, b) => a - b);
-    out.push('', `Instance restart to listening: median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms.`);
+    out.push(
+      '',
+      `Instance restart to listening: median ${sorted[Math.floor(sorted.length / 2)]} ms, max ${sorted.at(-1)} ms.`,
+    );
   }
   out.push('', 'Warnings and errors the gateways logged:', '');
   if (r.gatewayLog.size === 0) out.push('None.');

@@ -71,11 +71,21 @@ export async function runVariant(o: VariantOptions): Promise<VariantResult> {
     await stage.dispose();
   }
   const log = await gatewayLog(stage.all);
-  return { name: o.name, persistence: o.persist ? '`appendonly yes`' : 'no persistence', seconds: o.seconds, ledger, faults: faults!, gatewayLog: log.counts, gatewayLines: log.lines };
+  return {
+    name: o.name,
+    persistence: o.persist ? '`appendonly yes`' : 'no persistence',
+    seconds: o.seconds,
+    ledger,
+    faults: faults!,
+    gatewayLog: log.counts,
+    gatewayLines: log.lines,
+  };
 }
 
 /** Warnings and errors in the instances' JSON log lines (stderr): counted by message, and the lines themselves. */
-async function gatewayLog(instances: { proc: PromiseLike<{ stderr?: unknown }> }[]): Promise<{ counts: Map<string, number>; lines: string[] }> {
+async function gatewayLog(
+  instances: { proc: PromiseLike<{ stderr?: unknown }> }[],
+): Promise<{ counts: Map<string, number>; lines: string[] }> {
   const counts = new Map<string, number>();
   const lines: string[] = [];
   for (const instance of instances) {

@@ -43,7 +43,8 @@ export async function openEvents(url: string, headers: Record<string, string>, s
   void (async () => {
     const decoder = new TextDecoder();
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+        parser.feed(decoder.decode(chunk, { stream: true }));
     } catch {
       // cut: the instance died, or close()
     }

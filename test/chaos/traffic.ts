@@ -21,7 +21,10 @@ export interface Traffic {
  * The tool every door runs: `ticker` emits `count` events ("tick N" at seq N, with the pid of the instance
  * running it), one every `every_ms`, so kills land mid-call.
  */
-export const ticker = (count: number, everyMs: number) => ({ tool_name: 'ticker', arguments: { count, every_ms: everyMs, pid_in_events: true } });
+export const ticker = (count: number, everyMs: number) => ({
+  tool_name: 'ticker',
+  arguments: { count, every_ms: everyMs, pid_in_events: true },
+});
 
 /** The pid of the instance that ran a ticker event, if it says. */
 export function pidOf(ev: { data?: { pid?: unknown } }): number | undefined {

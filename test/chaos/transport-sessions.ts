@@ -111,13 +111,21 @@ class Session {
   /** Send handshake/req and wait for its answer (one at a time); a failure is an error the client saw. */
   handshake(): Promise<boolean> {
     this.handshaking ??= (async () => {
-      const hs = await this.request({ type: 'handshake/req', agent_id: 'chaos', agent_caps: ['tools'], auth_token: '' });
+      const hs = await this.request({
+        type: 'handshake/req',
+        agent_id: 'chaos',
+        agent_caps: ['tools'],
+        auth_token: '',
+      });
       this.handshaking = undefined;
       if (hs?.type === 'handshake/resp' && hs.ok === true) {
         this.needsHandshake = false;
         return true;
       }
-      const e = hs?.type === 'error' ? a2eError(hs) : { kind: 'handshake', text: JSON.stringify(hs ?? 'no answer').slice(0, 240), acceptable: false };
+      const e =
+        hs?.type === 'error'
+          ? a2eError(hs)
+          : { kind: 'handshake', text: JSON.stringify(hs ?? 'no answer').slice(0, 240), acceptable: false };
       this.t.ledger.error('transport', e.kind, e.text, e.acceptable);
       return false;
     })();
@@ -179,7 +187,8 @@ class Session {
     if (sent && sent.status !== 202) {
       const e = httpError(sent.status, sent.body);
       if (sent.status === 404) this.markLost(e);
-      else if (sent.status === 502 || sent.status === 504) pending.sendFailed = e; // it may still have started: wait for an answer
+      else if (sent.status === 502 || sent.status === 504)
+        pending.sendFailed = e; // it may still have started: wait for an answer
       else {
         pending.done('failed', e);
         // Refused (e.g. 503 while Redis is down): give it a moment rather than spinning on refusals.
@@ -218,7 +227,8 @@ class Session {
   async close(): Promise<void> {
     this.stop.abort();
     await this.reading;
-    for (const p of [...this.pending.values()]) p.done('lost', undefined, `transport call on session ${this.id}: still unanswered when the session was closed`);
+    for (const p of [...this.pending.values()])
+      p.done('lost', undefined, `transport call on session ${this.id}: still unanswered when the session was closed`);
   }
 
   private async read(): Promise<void> {
@@ -296,7 +306,12 @@ class Session {
       if (m.data?.success === true) {
         p.events.end(TICKS);
         if (m.data.data?.ticks === TICKS) p.done('ok');
-        else p.done('failed', { kind: 'wrong result', text: JSON.stringify(m.data.data).slice(0, 240), acceptable: false });
+        else
+          p.done('failed', {
+            kind: 'wrong result',
+            text: JSON.stringify(m.data.data).slice(0, 240),
+            acceptable: false,
+          });
       } else {
         p.done('failed', toolFailure(m.data ?? {}, this.t.ledger.instanceDied(p.owner, p.startedAt)));
       }

@@ -4,7 +4,17 @@
  * behaviour through HTTP; here each rule is pinned where it is implemented.
  */
 import { describe, expect, it } from 'vitest';
-import { ANONYMOUS, Engine, ToolError, ToolOutput, ToolRegistry, type AuditRecord, type EngineLimits, type Logger, type ToolContext } from '../../src/index.js';
+import {
+  ANONYMOUS,
+  Engine,
+  ToolError,
+  ToolOutput,
+  ToolRegistry,
+  type AuditRecord,
+  type EngineLimits,
+  type Logger,
+  type ToolContext,
+} from '../../src/index.js';
 import { LazyChildLogger } from '../../src/engine/index.js';
 import type { Call } from '../../src/engine/call.js';
 import { JsonText } from '../../src/utils/json-text.js';
@@ -61,7 +71,10 @@ function setup(limits: Partial<EngineLimits> = {}) {
 }
 
 /** Every event (and gap) a watcher sees until the call is over. */
-async function drain(call: Call, afterSeq = -1): Promise<{ seqs: number[]; gaps: Array<{ from: number; to: number }> }> {
+async function drain(
+  call: Call,
+  afterSeq = -1,
+): Promise<{ seqs: number[]; gaps: Array<{ from: number; to: number }> }> {
   const seqs: number[] = [];
   const gaps: Array<{ from: number; to: number }> = [];
   for await (const batch of call.watch(afterSeq)) {
@@ -83,7 +96,11 @@ describe('Call lifecycle', () => {
     expect(call.state).toBe('completed');
     expect(call.settled).toBe(true);
     expect(call.response).toBe(response);
-    expect(response).toMatchObject({ type: 'tool/call/resp', req_id: 'req-1', data: { success: true, tool_name: 'echo', data: { text: 'hi' }, error_code: null } });
+    expect(response).toMatchObject({
+      type: 'tool/call/resp',
+      req_id: 'req-1',
+      data: { success: true, tool_name: 'echo', data: { text: 'hi' }, error_code: null },
+    });
     expect(call.stoppedBy).toBeUndefined();
     expect(audits).toHaveLength(1);
     expect(audits[0]).toMatchObject({ tool_name: 'echo', success: true, door: 'rest', req_id: 'req-1' });
@@ -92,7 +109,13 @@ describe('Call lifecycle', () => {
   it('a ToolError → failed with its data and exit code; any other error → failed with a generic tool_error', async () => {
     const { start } = setup();
     const failed = await start('fail', { arguments: { message: 'nope' } }).result;
-    expect(failed.data).toMatchObject({ success: false, error: 'nope', error_code: 'tool_error', data: { partial: true }, exit_code: 3 });
+    expect(failed.data).toMatchObject({
+      success: false,
+      error: 'nope',
+      error_code: 'tool_error',
+      data: { partial: true },
+      exit_code: 3,
+    });
     const crash = start('crash');
     const crashed = await crash.result;
     expect(crash.state).toBe('failed');
@@ -155,7 +178,9 @@ describe('Call lifecycle', () => {
     const { start, remote } = setup();
     const call = start('remote', { timeout: 1 });
     const ctx = await remote.started();
-    const aborted = new Promise<unknown>((resolve) => ctx.signal.addEventListener('abort', () => resolve(ctx.signal.reason), { once: true }));
+    const aborted = new Promise<unknown>((resolve) =>
+      ctx.signal.addEventListener('abort', () => resolve(ctx.signal.reason), { once: true }),
+    );
     const response = await call.result;
     expect(call.state).toBe('failed');
     expect(call.stoppedBy).toBe('timeout');
@@ -255,7 +280,9 @@ describe('events and watchers', () => {
     // The notice a door sends for the gap: a status event carrying seq gap.to, so resuming after it continues right after.
     const notice = call.gapNotice(gaps[0]!);
     expect(notice).toMatchObject({ type: 'tool/event', kind: 'status', seq: first - 1 });
-    expect((notice.data as { message: string }).message).toMatch(new RegExp(`events 0\\.\\.${first - 1} .*continues with event ${first}`));
+    expect((notice.data as { message: string }).message).toMatch(
+      new RegExp(`events 0\\.\\.${first - 1} .*continues with event ${first}`),
+    );
     expect(call.responseWithEvents()!.data.truncated).toBe(true);
   });
 
@@ -264,7 +291,13 @@ describe('events and watchers', () => {
     const call = start('remote');
     await remote.started();
     // The view another instance makes of the call's hash (its store is not asked for a notice).
-    const view = new RemoteCall(NO_HOST, call.id, { owner: 'other', req: call.requestId, tool: 'remote', state: 'running', events: '0' });
+    const view = new RemoteCall(NO_HOST, call.id, {
+      owner: 'other',
+      req: call.requestId,
+      tool: 'remote',
+      state: 'running',
+      events: '0',
+    });
     const gap = { from: 3, to: 41 };
     const { id: _a, ts: _b, ...local } = call.gapNotice(gap);
     const { id: _c, ts: _d, ...remoteNotice } = view.gapNotice(gap);
@@ -320,7 +353,7 @@ describe('event byte budgets', () => {
     expect(kept.at(-1)!.seq).toBe(49);
   });
 
-  it('over the running calls\' shared budget, the call that emits drops its own oldest events', async () => {
+  it("over the running calls' shared budget, the call that emits drops its own oldest events", async () => {
     const { start, remote, engine } = setup({ maxEventBytes: 1 << 20, eventsTotalBytes: 150_000 });
     const first = start('remote');
     const ctx1 = await remote.started();
@@ -344,7 +377,10 @@ describe('the response as JSON text (a JSON answer)', () => {
   // Results of every shape a plugin can return: the text must be what JSON.stringify writes for the response.
   const outcomes: Array<[string, () => unknown]> = [
     ['plain object', () => ({ text: 'hi' })],
-    ['escapes and non-ASCII', () => ({ text: 'a "quoted" \\ line\nwith\ttabs, é, 😀 and \u2028', n: -0, big: 1e21, small: 5e-7 })],
+    [
+      'escapes and non-ASCII',
+      () => ({ text: 'a "quoted" \\ line\nwith\ttabs, é, 😀 and \u2028', n: -0, big: 1e21, small: 5e-7 }),
+    ],
     ['nested arrays', () => [1, [2, [3, { x: null }]], 'z']],
     ['string', () => 'just text'],
     ['number', () => 42.5],
@@ -358,17 +394,49 @@ describe('the response as JSON text (a JSON answer)', () => {
     ['too large (cut to the cap)', () => ({ text: 'x'.repeat(5000), more: ['y'.repeat(3000)] })],
     ['ToolOutput', () => new ToolOutput({ data: { out: 'ok' }, summary: 'done "ok"', exitCode: 0, truncated: true })],
     ['ToolOutput, odd summary', () => new ToolOutput({ data: 1, summary: { not: 'a string' }, exitCode: Number.NaN })],
-    ['ToolOutput of JSON text (JsonText)', () => new ToolOutput({ data: new JsonText(JSON.stringify({ entries: [{ path: 'a "b" é', type: 'file' }] })), summary: 's' })],
-    ['JSON text over the cap (parsed, then cut)', () => new ToolOutput({ data: new JsonText(JSON.stringify({ text: 'x'.repeat(5000), n: 1 })) })],
-    ['ToolOutput of JSON text as UTF-8 bytes', () => new ToolOutput({ data: new JsonText(Buffer.from(JSON.stringify({ entries: [{ path: 'a "b" é ✓', type: 'file' }] }))), summary: 'é' })],
-    ['JSON bytes over the cap (parsed, then cut)', () => new ToolOutput({ data: new JsonText(Buffer.from(JSON.stringify({ text: 'é'.repeat(3000), n: 1 }))) })],
-    ['ToolError', () => { throw new ToolError('it "failed"\n', { data: { partial: [1] }, exitCode: 2 }); }],
-    ['other error', () => { throw new Error('boom'); }],
+    [
+      'ToolOutput of JSON text (JsonText)',
+      () =>
+        new ToolOutput({
+          data: new JsonText(JSON.stringify({ entries: [{ path: 'a "b" é', type: 'file' }] })),
+          summary: 's',
+        }),
+    ],
+    [
+      'JSON text over the cap (parsed, then cut)',
+      () => new ToolOutput({ data: new JsonText(JSON.stringify({ text: 'x'.repeat(5000), n: 1 })) }),
+    ],
+    [
+      'ToolOutput of JSON text as UTF-8 bytes',
+      () =>
+        new ToolOutput({
+          data: new JsonText(Buffer.from(JSON.stringify({ entries: [{ path: 'a "b" é ✓', type: 'file' }] }))),
+          summary: 'é',
+        }),
+    ],
+    [
+      'JSON bytes over the cap (parsed, then cut)',
+      () => new ToolOutput({ data: new JsonText(Buffer.from(JSON.stringify({ text: 'é'.repeat(3000), n: 1 }))) }),
+    ],
+    [
+      'ToolError',
+      () => {
+        throw new ToolError('it "failed"\n', { data: { partial: [1] }, exitCode: 2 });
+      },
+    ],
+    [
+      'other error',
+      () => {
+        throw new Error('boom');
+      },
+    ],
   ];
 
   for (const [name, run] of outcomes) {
     it(`${name}: responseJson() is JSON.stringify(response)`, async () => {
-      const plugin = definePlugin('json-text', [[{ name: 'out', description: 'Returns what the test says' }, async () => run()]]);
+      const plugin = definePlugin('json-text', [
+        [{ name: 'out', description: 'Returns what the test says' }, async () => run()],
+      ]);
       const engine = new Engine({
         registry: new ToolRegistry([plugin], quiet),
         logger: quiet,
@@ -387,36 +455,66 @@ describe('the response as JSON text (a JSON answer)', () => {
   it.each([
     ['text', (json: string) => json],
     ['UTF-8 bytes', (json: string) => Buffer.from(json)],
-  ])('data given as JSON %s is answered as it is, and parsed only when read, to the same value', async (form, given) => {
-    const value = { path: 'dir', entries: [{ path: 'dir/a "quoted" name', type: 'file' }, { path: 'dir/é ✓', type: 'dir' }], truncated: false };
-    const json = JSON.stringify(value);
-    const parsed: string[] = [];
-    const realParse = JSON.parse;
-    const plugin = definePlugin('json-text', [[{ name: 'out', description: 'Returns JSON text' }, async () => new ToolOutput({ data: new JsonText(given(json)) })]]);
-    const engine = new Engine({ registry: new ToolRegistry([plugin], quiet), logger: quiet, limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 1000, maxBufferedEvents: 100_000 } });
-    engine.registry.rebuild();
-    const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS);
-    await call.result;
-    JSON.parse = ((text: string, ...rest: []) => (parsed.push(text), realParse(text, ...rest))) as typeof JSON.parse;
-    try {
-      const answer = call.responseJson()!;
-      // Bytes in, bytes out: the door sends them without the text ever being decoded.
-      expect(typeof answer === 'string').toBe(form === 'text');
-      const text = textOf(answer);
-      expect(text).toContain(`"data":${json},`);
-      expect(parsed).toEqual([]); // answered without parsing it
-      expect(call.response!.data.data).toEqual(value);
-      expect(parsed).toEqual([json]);
-      expect(call.response!.data.data).toBe(call.response!.data.data); // parsed once
-      expect(parsed).toHaveLength(1);
-      expect(realParse(text)).toEqual(realParse(JSON.stringify(call.response)));
-    } finally {
-      JSON.parse = realParse;
-    }
-    expect(Object.keys(call.response!.data)).toEqual(['success', 'tool_name', 'data', 'summary', 'truncated', 'exit_code', 'error', 'error_code', 'duration_ms', 'events']);
-    call.response!.data.data = 'replaced';
-    expect(call.response!.data.data).toBe('replaced');
-  });
+  ])(
+    'data given as JSON %s is answered as it is, and parsed only when read, to the same value',
+    async (form, given) => {
+      const value = {
+        path: 'dir',
+        entries: [
+          { path: 'dir/a "quoted" name', type: 'file' },
+          { path: 'dir/é ✓', type: 'dir' },
+        ],
+        truncated: false,
+      };
+      const json = JSON.stringify(value);
+      const parsed: string[] = [];
+      const realParse = JSON.parse;
+      const plugin = definePlugin('json-text', [
+        [
+          { name: 'out', description: 'Returns JSON text' },
+          async () => new ToolOutput({ data: new JsonText(given(json)) }),
+        ],
+      ]);
+      const engine = new Engine({
+        registry: new ToolRegistry([plugin], quiet),
+        logger: quiet,
+        limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 1000, maxBufferedEvents: 100_000 },
+      });
+      engine.registry.rebuild();
+      const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS);
+      await call.result;
+      JSON.parse = ((text: string, ...rest: []) => (parsed.push(text), realParse(text, ...rest))) as typeof JSON.parse;
+      try {
+        const answer = call.responseJson()!;
+        // Bytes in, bytes out: the door sends them without the text ever being decoded.
+        expect(typeof answer === 'string').toBe(form === 'text');
+        const text = textOf(answer);
+        expect(text).toContain(`"data":${json},`);
+        expect(parsed).toEqual([]); // answered without parsing it
+        expect(call.response!.data.data).toEqual(value);
+        expect(parsed).toEqual([json]);
+        expect(call.response!.data.data).toBe(call.response!.data.data); // parsed once
+        expect(parsed).toHaveLength(1);
+        expect(realParse(text)).toEqual(realParse(JSON.stringify(call.response)));
+      } finally {
+        JSON.parse = realParse;
+      }
+      expect(Object.keys(call.response!.data)).toEqual([
+        'success',
+        'tool_name',
+        'data',
+        'summary',
+        'truncated',
+        'exit_code',
+        'error',
+        'error_code',
+        'duration_ms',
+        'events',
+      ]);
+      call.response!.data.data = 'replaced';
+      expect(call.response!.data.data).toBe('replaced');
+    },
+  );
 
   it('a call stopped before its tool answers (timeout, cancel) answers the same text', async () => {
     const { engine, remote } = setup();
@@ -425,7 +523,9 @@ describe('the response as JSON text (a JSON answer)', () => {
     call.stop('cancel');
     await call.result;
     expect(call.responseJson()).toBe(JSON.stringify(call.response));
-    expect(JSON.parse(textOf(call.responseJson()))).toMatchObject({ data: { error: expect.stringMatching(/was canceled/) } });
+    expect(JSON.parse(textOf(call.responseJson()))).toMatchObject({
+      data: { error: expect.stringMatching(/was canceled/) },
+    });
   });
 });
 
@@ -440,8 +540,14 @@ describe('what a door gets of a settled call: it asks, or is asked; it owes the 
   const turnEnds = () => new Promise<void>((resolve) => setImmediate(resolve));
 
   function engineWith(log: Logger) {
-    const plugin = definePlugin('take', [[{ name: 'out', description: 'Answers an object' }, async () => ({ text: 'hi "there"' })]]);
-    const engine = new Engine({ registry: new ToolRegistry([plugin], quiet), logger: log, limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 10, maxBufferedEvents: 100 } });
+    const plugin = definePlugin('take', [
+      [{ name: 'out', description: 'Answers an object' }, async () => ({ text: 'hi "there"' })],
+    ]);
+    const engine = new Engine({
+      registry: new ToolRegistry([plugin], quiet),
+      logger: log,
+      limits: { maxTimeoutS: 30, maxOutputBytes: 4096, maxEvents: 10, maxBufferedEvents: 100 },
+    });
     engine.registry.rebuild();
     return engine;
   }
@@ -468,7 +574,9 @@ describe('what a door gets of a settled call: it asks, or is asked; it owes the 
       const request = new LazyChildLogger(log, { request_id: `r-${carries}` });
       if (carries !== undefined) request.callLineCarrier = { carry: (c) => (asked.push(c), carries) };
       lines.length = 0;
-      const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS, { logger: request });
+      const call = engine.start(ToolCallRequest.parse({ tool_name: 'out', arguments: {} }), ANONYMOUS, {
+        logger: request,
+      });
       await call.result;
       // Written (or not) as it settled, before the door's code after `await call.result` runs.
       expect(outcomeLines(), `carrier says ${carries}`).toHaveLength(carries ? 0 : 1);

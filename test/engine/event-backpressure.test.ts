@@ -62,7 +62,14 @@ function setup() {
   const engine = new Engine({
     registry: new ToolRegistry([plugin], quiet),
     logger: quiet,
-    limits: { maxTimeoutS: 60, maxOutputBytes: 1 << 20, maxEvents: 100_000, maxBufferedEvents: 1_000_000, maxEventBytes: BUDGET, retainedEventBytes: 16 * KB },
+    limits: {
+      maxTimeoutS: 60,
+      maxOutputBytes: 1 << 20,
+      maxEvents: 100_000,
+      maxBufferedEvents: 1_000_000,
+      maxEventBytes: BUDGET,
+      retainedEventBytes: 16 * KB,
+    },
     audit: () => {},
   });
   engine.registry.rebuild();

@@ -4,7 +4,12 @@ import { GatewayError } from '../../src/index.js';
 import { checkMessage, decodeMessage, nestsDeeperThan, type MessageWording } from '../../src/engine/message-reader.js';
 import { ToolCallRequest } from '../../src/protocol/index.js';
 
-const wording: MessageWording = { subject: 'the thing', invalid: 'invalid thing', emptyHint: 'send one', objectHint: 'a JSON object' };
+const wording: MessageWording = {
+  subject: 'the thing',
+  invalid: 'invalid thing',
+  emptyHint: 'send one',
+  objectHint: 'a JSON object',
+};
 const bytes = (text: string) => new TextEncoder().encode(text);
 
 function refusal(fn: () => unknown): GatewayError {
@@ -35,7 +40,9 @@ describe('message reader', () => {
   it('refuses nesting deeper than maxDepth before parsing, and only when a depth is given', () => {
     const deep = bytes(`{"a":${'['.repeat(40)}${']'.repeat(40)}}`);
     const err = refusal(() => decodeMessage(deep, wording, 20));
-    expect(err.message).toBe('the thing nests arrays/objects deeper than 20 levels (limits.max_json_depth); flatten the data');
+    expect(err.message).toBe(
+      'the thing nests arrays/objects deeper than 20 levels (limits.max_json_depth); flatten the data',
+    );
     expect(err.detail).toEqual({ max_depth: 20 });
     expect(decodeMessage(deep, wording)).toHaveProperty('a');
     expect(decodeMessage(deep, wording, 64)).toHaveProperty('a');

@@ -51,9 +51,18 @@ export interface SdkPeerOptions {
   floodChunk?: string;
 }
 
-const text = (value: string): Part => ({ content: { $case: 'text', value }, metadata: undefined, filename: '', mediaType: 'text/plain' });
+const text = (value: string): Part => ({
+  content: { $case: 'text', value },
+  metadata: undefined,
+  filename: '',
+  mediaType: 'text/plain',
+});
 
-export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent', options: SdkPeerOptions = {}): Promise<SdkPeer> {
+export async function startSdkPeer(
+  mode: 'strict' | 'compat',
+  name = 'SDK Agent',
+  options: SdkPeerOptions = {},
+): Promise<SdkPeer> {
   const responses: ServerResponse[] = [];
   let flooded = 0;
   const calls: SdkPeer['calls'] = [];
@@ -73,7 +82,14 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
     name,
     description: 'A peer built with @a2a-js/sdk for the gateway tests',
     version: '2.0.0',
-    supportedInterfaces: [{ url: `${base}/a2a/jsonrpc`, protocolBinding: 'JSONRPC', protocolVersion: mode === 'strict' ? '1.0' : '0.3', tenant: '' }],
+    supportedInterfaces: [
+      {
+        url: `${base}/a2a/jsonrpc`,
+        protocolBinding: 'JSONRPC',
+        protocolVersion: mode === 'strict' ? '1.0' : '0.3',
+        tenant: '',
+      },
+    ],
     provider: undefined,
     capabilities: { streaming: true, pushNotifications: false, extensions: [] },
     securitySchemes: {},
@@ -115,7 +131,14 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
         return;
       }
       bus.publish(
-        AgentEvent.task({ id: ctx.taskId, contextId: ctx.contextId, status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: undefined }, artifacts: [], history: [msg], metadata: undefined }),
+        AgentEvent.task({
+          id: ctx.taskId,
+          contextId: ctx.contextId,
+          status: { state: TaskState.TASK_STATE_SUBMITTED, message: undefined, timestamp: undefined },
+          artifacts: [],
+          history: [msg],
+          metadata: undefined,
+        }),
       );
       bus.publish(status(TaskState.TASK_STATE_WORKING, 'on it'));
       if (skill === 'fail') {
@@ -127,7 +150,14 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
           bus.publish(
             AgentEvent.artifactUpdate({
               ...ids,
-              artifact: { artifactId: 'story', name: 'story.txt', description: '', parts: [text(chunk)], metadata: undefined, extensions: [] },
+              artifact: {
+                artifactId: 'story',
+                name: 'story.txt',
+                description: '',
+                parts: [text(chunk)],
+                metadata: undefined,
+                extensions: [],
+              },
               append: i > 0,
               lastChunk: i === 2,
               metadata: undefined,
@@ -142,7 +172,14 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
           bus.publish(
             AgentEvent.artifactUpdate({
               ...ids,
-              artifact: { artifactId: 'flood', name: 'flood.txt', description: '', parts: [text(`${i} ${chunk}`)], metadata: undefined, extensions: [] },
+              artifact: {
+                artifactId: 'flood',
+                name: 'flood.txt',
+                description: '',
+                parts: [text(`${i} ${chunk}`)],
+                metadata: undefined,
+                extensions: [],
+              },
               append: false, // each chunk replaces the last: the SDK's task store copies the whole task per update
               lastChunk: false,
               metadata: undefined,
@@ -159,7 +196,14 @@ export async function startSdkPeer(mode: 'strict' | 'compat', name = 'SDK Agent'
         bus.publish(
           AgentEvent.artifactUpdate({
             ...ids,
-            artifact: { artifactId: 'result', name: 'result', description: '', parts: [text(`done: ${task}`)], metadata: undefined, extensions: [] },
+            artifact: {
+              artifactId: 'result',
+              name: 'result',
+              description: '',
+              parts: [text(`done: ${task}`)],
+              metadata: undefined,
+              extensions: [],
+            },
             append: false,
             lastChunk: true,
             metadata: undefined,

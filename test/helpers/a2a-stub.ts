@@ -19,7 +19,9 @@ export interface StubRequest {
 }
 
 /** `sse` events are written at once; the stream ends then, or when `holdUntil` resolves. */
-export type StubAnswer = { status?: number; json?: unknown; text?: string; sse?: unknown[]; holdUntil?: Promise<unknown> } | undefined;
+export type StubAnswer =
+  | { status?: number; json?: unknown; text?: string; sse?: unknown[]; holdUntil?: Promise<unknown> }
+  | undefined;
 
 export interface Stub {
   url: string;
@@ -34,7 +36,10 @@ export interface Stub {
  * Start a peer. `handle` answers each request (undefined → 404). `port`
  * lets a test bring a peer up on a port that was down before.
  */
-export async function startStub(handle: (req: StubRequest) => StubAnswer | Promise<StubAnswer>, port = 0): Promise<Stub> {
+export async function startStub(
+  handle: (req: StubRequest) => StubAnswer | Promise<StubAnswer>,
+  port = 0,
+): Promise<Stub> {
   const requests: StubRequest[] = [];
   const server: Server = createServer(async (req, res) => {
     const chunks: Buffer[] = [];
@@ -92,14 +97,21 @@ export async function startStub(handle: (req: StubRequest) => StubAnswer | Promi
 }
 
 /** A JSON-RPC success answer. */
-export const rpcResult = (req: StubRequest, result: unknown): StubAnswer => ({ json: { jsonrpc: '2.0', id: req.rpc?.id ?? null, result } });
+export const rpcResult = (req: StubRequest, result: unknown): StubAnswer => ({
+  json: { jsonrpc: '2.0', id: req.rpc?.id ?? null, result },
+});
 /** A JSON-RPC error answer. */
 export const rpcError = (req: StubRequest, code: number, message: string): StubAnswer => ({
   json: { jsonrpc: '2.0', id: req.rpc?.id ?? null, error: { code, message } },
 });
 
 /** Poll `check` until it returns a truthy value, or fail after `timeoutMs` naming `what`. */
-export async function waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs = 10_000, everyMs = 25): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | Promise<T>,
+  timeoutMs = 10_000,
+  everyMs = 25,
+): Promise<NonNullable<T>> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

@@ -79,7 +79,13 @@ export class A2eTestClient {
     const client = await A2eTestClient.open(base, headers);
     const [, hs] = await Promise.all([
       client.openStream(),
-      client.request({ type: 'handshake/req', agent_id: 'test-agent', agent_caps: ['tools'], auth_token: '', ...handshake }),
+      client.request({
+        type: 'handshake/req',
+        agent_id: 'test-agent',
+        agent_caps: ['tools'],
+        auth_token: '',
+        ...handshake,
+      }),
     ]);
     return { client, handshake: hs };
   }
@@ -87,7 +93,11 @@ export class A2eTestClient {
   /** GET /stream; resolves once the response headers are in. Frames are parsed as they arrive. */
   async openStream(options: { lastEventId?: string } = {}): Promise<Response> {
     const controller = new AbortController();
-    const headers: Record<string, string> = { ...this.headers, 'X-Session-Id': this.sessionId, Accept: 'text/event-stream' };
+    const headers: Record<string, string> = {
+      ...this.headers,
+      'X-Session-Id': this.sessionId,
+      Accept: 'text/event-stream',
+    };
     if (options.lastEventId !== undefined) headers['Last-Event-ID'] = options.lastEventId;
     const res = await fetch(`${this.streamFrom}/stream`, { headers, signal: controller.signal });
     this.streamResponse = res;
@@ -104,7 +114,8 @@ export class A2eTestClient {
     this.reading = (async () => {
       const decoder = new TextDecoder();
       try {
-        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+          parser.feed(decoder.decode(chunk, { stream: true }));
       } catch {
         // aborted by dropStream()
       }
@@ -139,7 +150,11 @@ export class A2eTestClient {
   /** Send a request and wait for its answer on the stream. */
   async request(message: Record<string, unknown>, timeoutMs = 20_000): Promise<Exchange> {
     const id = (message.id as string | undefined) ?? randomUUID().replaceAll('-', '');
-    const answered = this.waitFor((m) => m.req_id === id && m.type !== 'tool/event', timeoutMs, `the answer to ${String(message.type)} ${id}`);
+    const answered = this.waitFor(
+      (m) => m.req_id === id && m.type !== 'tool/event',
+      timeoutMs,
+      `the answer to ${String(message.type)} ${id}`,
+    );
     const res = await this.send({ ...message, id });
     if (res.status < 200 || res.status > 299) throw new Error(`POST /send answered ${res.status}: ${await res.text()}`);
     const response = await answered;
@@ -158,7 +173,11 @@ export class A2eTestClient {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.waiters = this.waiters.filter((w) => w !== waiter);
-        reject(new Error(`timed out waiting for ${what}; received: ${JSON.stringify(this.received.map((m) => [m.type, m.req_id]))}`));
+        reject(
+          new Error(
+            `timed out waiting for ${what}; received: ${JSON.stringify(this.received.map((m) => [m.type, m.req_id]))}`,
+          ),
+        );
       }, timeoutMs);
       const waiter: Waiter = {
         match,

@@ -13,7 +13,12 @@ export async function startCli(
   env: Record<string, string> = {},
   options: { cwd?: string } = {},
 ): Promise<{ url: string; proc: ResultPromise; firstLine: string }> {
-  const proc = execa('node', [CLI, 'serve', ...args], { env: { LOG_LEVEL: 'silent', ...env }, reject: false, buffer: true, ...options });
+  const proc = execa('node', [CLI, 'serve', ...args], {
+    env: { LOG_LEVEL: 'silent', ...env },
+    reject: false,
+    buffer: true,
+    ...options,
+  });
   const firstLine = await new Promise<string>((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (chunk: Buffer) => {
@@ -32,7 +37,9 @@ export async function startCli(
  * fresh directory of its own that the shell sandbox's user can reach (0755),
  * for tests that drive the CLI against it. `stop()` ends it and removes the directory.
  */
-export async function startShellCli(prefix: string): Promise<Awaited<ReturnType<typeof startCli>> & { dir: string; stop(): Promise<void> }> {
+export async function startShellCli(
+  prefix: string,
+): Promise<Awaited<ReturnType<typeof startCli>> & { dir: string; stop(): Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   await chmod(dir, 0o755);
   await writeFile(

@@ -76,12 +76,17 @@ export const resourceRule =
     return who.token === undefined ? 'unauthorized' : foreignWithToken;
   };
 
-const bearer = (token: string | undefined): Record<string, string> => (token ? { Authorization: `Bearer ${token}` } : {});
+const bearer = (token: string | undefined): Record<string, string> =>
+  token ? { Authorization: `Bearer ${token}` } : {};
 
 /** A REST session for `who` when it opens one: POST /handshake with its token. */
 async function restSession(gw: DoorGateway, who: Pick<Knock, 'token' | 'session'>): Promise<string | Outcome> {
   if (!who.session) return '';
-  const hs = await postJson(`${gw.url}/handshake`, { type: 'handshake/req', agent_id: 'door-test', agent_caps: ['tools'] }, bearer(who.token));
+  const hs = await postJson(
+    `${gw.url}/handshake`,
+    { type: 'handshake/req', agent_id: 'door-test', agent_caps: ['tools'] },
+    bearer(who.token),
+  );
   if (hs.status !== 200 || hs.json.ok !== true) return classify(hs.status, hs.json, 'POST /handshake');
   return hs.json.session_id as string;
 }
@@ -107,7 +112,9 @@ function callAnswer(status: number, json: any, where: string): Outcome {
 function listAnswer(status: number, json: any, where: string): Outcome {
   if (json?.type !== 'tool/list/resp') return classify(status, json, where);
   const names = (json.tools as { name: string }[]).map((t) => t.name);
-  return names.includes(TOOL) ? { result: 'ran', evidence: where } : { result: 'denied', evidence: `${where}: listed ${names.join(', ')}` };
+  return names.includes(TOOL)
+    ? { result: 'ran', evidence: where }
+    : { result: 'denied', evidence: `${where}: listed ${names.join(', ')}` };
 }
 
 const callBody = (sessionId: string, extra: Record<string, unknown> = {}) => ({
@@ -126,16 +133,25 @@ async function lastFrame(url: string, init: RequestInit): Promise<{ status: numb
 }
 
 /** Open a transport session for `who`: POST /session with its token, the stream, and a handshake when it opens a session. */
-async function transportSession(gw: DoorGateway, who: Pick<Knock, 'token' | 'session'>): Promise<A2eTestClient | Outcome> {
+async function transportSession(
+  gw: DoorGateway,
+  who: Pick<Knock, 'token' | 'session'>,
+): Promise<A2eTestClient | Outcome> {
   const base = `${gw.url}/a2e/v1`;
   const open = await fetch(`${base}/session`, { method: 'POST', headers: bearer(who.token) });
   const body = await open.json().catch(() => ({}));
   if (open.status !== 200) return classify(open.status, body, 'POST /a2e/v1/session');
   const client = A2eTestClient.forSession(base, (body as { session_id: string }).session_id, bearer(who.token));
   const stream = await client.openStream();
-  if (stream.status !== 200) return classify(stream.status, await stream.json().catch(() => ({})), 'GET /a2e/v1/stream');
+  if (stream.status !== 200)
+    return classify(stream.status, await stream.json().catch(() => ({})), 'GET /a2e/v1/stream');
   if (who.session) {
-    const hs = await client.request({ type: 'handshake/req', agent_id: 'door-test', agent_caps: ['tools'], auth_token: '' });
+    const hs = await client.request({
+      type: 'handshake/req',
+      agent_id: 'door-test',
+      agent_caps: ['tools'],
+      auth_token: '',
+    });
     if (hs.response.ok !== true) {
       await client.dropStream();
       // A refused handshake (ok: false) is the transport's way of refusing a credential.
@@ -150,10 +166,18 @@ async function transportSession(gw: DoorGateway, who: Pick<Knock, 'token' | 'ses
  * credential) and read its answer on the stream; a refused POST /send is
  * the outcome itself.
  */
-async function transportRequest(client: A2eTestClient, message: Record<string, unknown>, read: typeof callAnswer): Promise<Outcome> {
+async function transportRequest(
+  client: A2eTestClient,
+  message: Record<string, unknown>,
+  read: typeof callAnswer,
+): Promise<Outcome> {
   try {
     const id = `door-${Math.random().toString(36).slice(2)}`;
-    const answered = client.waitFor((m) => m.req_id === id && m.type !== 'tool/event', 20_000, `the answer to ${String(message.type)}`);
+    const answered = client.waitFor(
+      (m) => m.req_id === id && m.type !== 'tool/event',
+      20_000,
+      `the answer to ${String(message.type)}`,
+    );
     answered.catch(() => {}); // not awaited when the send is refused
     const sent = await client.send({ ...message, id });
     if (sent.status !== 202) return classify(sent.status, await sent.json().catch(() => ({})), 'POST /a2e/v1/send');
@@ -175,15 +199,29 @@ export function bearerRule(gw: DoorGateway, who: Knock): Result {
 }
 
 /** A JSON-RPC answer (JSON or the last frame of an SSE answer) of the MCP and A2A doors. */
-async function jsonRpc(url: string, body: unknown, headers: Record<string, string>): Promise<{ status: number; json: any }> {
+async function jsonRpc(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ status: number; json: any }> {
   const r = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...headers },
     body: JSON.stringify(body),
   });
   const text = await r.text();
-  if (!(r.headers.get('content-type') ?? '').includes('text/event-stream')) return { status: r.status, json: text ? JSON.parse(text) : undefined };
-  const frames = text.split(/\n\n/).map((f) => f.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('\n')).filter(Boolean);
+  if (!(r.headers.get('content-type') ?? '').includes('text/event-stream'))
+    return { status: r.status, json: text ? JSON.parse(text) : undefined };
+  const frames = text
+    .split(/\n\n/)
+    .map((f) =>
+      f
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trim())
+        .join('\n'),
+    )
+    .filter(Boolean);
   return { status: r.status, json: frames.length ? JSON.parse(frames.at(-1)!) : undefined };
 }
 
@@ -236,7 +274,11 @@ export const DOORS: Door[] = [
     async attempt(gw, who) {
       const session = await restSession(gw, who);
       if (typeof session !== 'string') return session;
-      const r = await postJson(`${gw.url}/tool/list`, { type: 'tool/list/req', session_id: session }, bearer(who.token));
+      const r = await postJson(
+        `${gw.url}/tool/list`,
+        { type: 'tool/list/req', session_id: session },
+        bearer(who.token),
+      );
       return listAnswer(r.status, r.json, 'POST /tool/list');
     },
   },
@@ -265,7 +307,8 @@ export const DOORS: Door[] = [
       const url = new URL(started.json.events_url as string, gw.url);
       url.searchParams.delete('access_token');
       const r = await fetch(url, { headers: { Accept: 'text/event-stream', ...bearer(who.token) } });
-      if (r.status !== 200) return classify(r.status, await r.json().catch(() => ({})), 'GET events_url without access_token');
+      if (r.status !== 200)
+        return classify(r.status, await r.json().catch(() => ({})), 'GET events_url without access_token');
       const events = await lastFrame(url.href, { headers: bearer(who.token) });
       await r.body?.cancel();
       return callAnswer(events.status, events.json, 'GET events_url without access_token');
@@ -304,7 +347,9 @@ export const DOORS: Door[] = [
       if (stream.status !== 200) {
         const streamOutcome = classify(stream.status, await stream.json().catch(() => ({})), 'GET /a2e/v1/stream');
         const sendOutcome = classify(sent.status, await sent.json().catch(() => ({})), 'POST /a2e/v1/send');
-        return sendOutcome.result === streamOutcome.result ? streamOutcome : { result: 'other', evidence: `${sendOutcome.evidence}; ${streamOutcome.evidence}` };
+        return sendOutcome.result === streamOutcome.result
+          ? streamOutcome
+          : { result: 'other', evidence: `${sendOutcome.evidence}; ${streamOutcome.evidence}` };
       }
       return transportRequest(intruder, callBody(''), callAnswer);
     },
@@ -315,7 +360,12 @@ export const DOORS: Door[] = [
     async attempt(gw, who) {
       const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: TOOL, arguments: { text: TEXT } } };
       const r = await jsonRpc(`${gw.url}/mcp`, body, { 'MCP-Protocol-Version': '2025-06-18', ...bearer(who.token) });
-      return rpcAnswer(r.status, r.json, 'POST /mcp tools/call', (result) => result.isError !== true && JSON.stringify(result).includes(TEXT));
+      return rpcAnswer(
+        r.status,
+        r.json,
+        'POST /mcp tools/call',
+        (result) => result.isError !== true && JSON.stringify(result).includes(TEXT),
+      );
     },
   },
   {
@@ -329,8 +379,17 @@ export const DOORS: Door[] = [
         parts: [{ kind: 'data', data: { text: TEXT } }],
         metadata: { skillId: TOOL },
       };
-      const r = await jsonRpc(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message } }, bearer(who.token));
-      return rpcAnswer(r.status, r.json, 'POST /a2a message/send', (task) => task.status?.state === 'completed' && JSON.stringify(task.artifacts ?? []).includes(TEXT));
+      const r = await jsonRpc(
+        `${gw.url}/a2a`,
+        { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message } },
+        bearer(who.token),
+      );
+      return rpcAnswer(
+        r.status,
+        r.json,
+        'POST /a2a message/send',
+        (task) => task.status?.state === 'completed' && JSON.stringify(task.artifacts ?? []).includes(TEXT),
+      );
     },
   },
 ];

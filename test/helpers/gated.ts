@@ -78,11 +78,18 @@ export function gatedTool(): GatedTool {
         const steps = Number(args.steps);
         const times: number[] = [];
         emitted.set(key, times);
-        ctx.signal.addEventListener('abort', () => abort(key).resolve(String((ctx.signal.reason as Error).message)), { once: true });
+        ctx.signal.addEventListener('abort', () => abort(key).resolve(String((ctx.signal.reason as Error).message)), {
+          once: true,
+        });
         for (let i = 0; i < steps; i++) {
           ctx.emit('progress', { pct: Math.round((i / steps) * 100), message: `step ${i}` });
           times.push(performance.now());
-          await Promise.race([gate(key, i).promise, new Promise((_, reject) => ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }))]);
+          await Promise.race([
+            gate(key, i).promise,
+            new Promise((_, reject) =>
+              ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true }),
+            ),
+          ]);
         }
         return { key, steps };
       },

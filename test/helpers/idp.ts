@@ -14,7 +14,8 @@ export class TestIdp {
     this.key = { privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' } };
     this.server = createServer((req, res) => {
       res.setHeader('content-type', 'application/json');
-      if (req.url === '/.well-known/openid-configuration') res.end(JSON.stringify({ issuer: this.issuer, jwks_uri: `${this.issuer}/keys` }));
+      if (req.url === '/.well-known/openid-configuration')
+        res.end(JSON.stringify({ issuer: this.issuer, jwks_uri: `${this.issuer}/keys` }));
       else if (req.url === '/keys') res.end(JSON.stringify({ keys: [this.key.publicJwk] }));
       else {
         res.statusCode = 404;

@@ -64,7 +64,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     configPath,
     [
       'server:\n  port: 0',
-      options.storeSection ?? `store:\n  kind: redis\n  url: ${redis.url}\n  prefix: "${options.prefix ?? 'a2e-test:'}"`,
+      options.storeSection ??
+        `store:\n  kind: redis\n  url: ${redis.url}\n  prefix: "${options.prefix ?? 'a2e-test:'}"`,
       `plugins:\n  - module: ${JSON.stringify(SCALE_TOOLS)}`,
       options.config ?? '',
     ].join('\n') + '\n',
@@ -72,8 +73,16 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   const instances: Instance[] = [];
   const add = async (addOptions: { port?: number } = {}): Promise<Instance> => {
     const portArgs = addOptions.port === undefined ? [] : ['--port', String(addOptions.port)];
-    const { url, proc } = await startCli(['--config', configPath, ...portArgs], { REDIS_URL: redis.url, ...options.env }, { cwd: dir });
-    const wait = () => proc.then(() => undefined, () => undefined);
+    const { url, proc } = await startCli(
+      ['--config', configPath, ...portArgs],
+      { REDIS_URL: redis.url, ...options.env },
+      { cwd: dir },
+    );
+    const wait = () =>
+      proc.then(
+        () => undefined,
+        () => undefined,
+      );
     const instance: Instance = {
       url,
       pid: proc.pid!,

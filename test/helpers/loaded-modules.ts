@@ -21,7 +21,10 @@ export function loadedModules(recorded: string[]): string[] {
     let sources = sourcesOf.get(file);
     if (!sources) {
       const map = `${file}.map`;
-      if (existsSync(map)) sources = (JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] }).sources.map((s) => resolve(dirname(file), s));
+      if (existsSync(map))
+        sources = (JSON.parse(readFileSync(map, 'utf8')) as { sources: string[] }).sources.map((s) =>
+          resolve(dirname(file), s),
+        );
       // rolldown's own helpers (CommonJS interop), the one file it writes without a map: none of our modules.
       else if (file === `${DIST}chunks/rolldown-runtime.js`) sources = [];
       else throw new Error(`${file} was loaded but has no source map: rebuild dist/ (npm run build)`);
@@ -32,4 +35,5 @@ export function loadedModules(recorded: string[]): string[] {
 }
 
 /** The recorder's log file, read and expanded to modules. */
-export const loadedModulesIn = (log: string): string[] => loadedModules(readFileSync(log, 'utf8').split('\n').filter(Boolean));
+export const loadedModulesIn = (log: string): string[] =>
+  loadedModules(readFileSync(log, 'utf8').split('\n').filter(Boolean));

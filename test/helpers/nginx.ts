@@ -48,7 +48,9 @@ const BLOCK_FILES: Record<string, string> = {
 export async function readmeBlock(name: string, lang: string): Promise<string> {
   const file = BLOCK_FILES[name] ?? 'README.md';
   const text = await readFile(new URL(`../../${file}`, import.meta.url), 'utf8');
-  const m = new RegExp(`<!-- ${name}:start -->\\s*\`\`\`${lang}\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`).exec(text);
+  const m = new RegExp(`<!-- ${name}:start -->\\s*\`\`\`${lang}\\n([\\s\\S]*?)\`\`\`\\s*<!-- ${name}:end -->`).exec(
+    text,
+  );
   if (!m) throw new Error(`${file} has no \`\`\`${lang} block between <!-- ${name}:start --> and <!-- ${name}:end -->`);
   return m[1]!;
 }
@@ -56,7 +58,8 @@ export async function readmeBlock(name: string, lang: string): Promise<string> {
 /** The nginx `location` block documented in docs/reverse-proxy.md (between its nginx-location markers), proxying to `upstreamPort`. */
 export async function readmeLocationBlock(upstreamPort: number): Promise<string> {
   const block = await readmeBlock('nginx-location', 'nginx');
-  if (!block.includes('http://127.0.0.1:8080/')) throw new Error('the documented nginx block no longer proxies to http://127.0.0.1:8080/');
+  if (!block.includes('http://127.0.0.1:8080/'))
+    throw new Error('the documented nginx block no longer proxies to http://127.0.0.1:8080/');
   return block.replaceAll('http://127.0.0.1:8080/', `http://127.0.0.1:${upstreamPort}/`);
 }
 
@@ -89,7 +92,8 @@ export async function startNginx(options: NginxOptions): Promise<Nginx> {
   const dir = await mkdtemp(join(tmpdir(), 'a2e-nginx-'));
   const www = join(dir, 'www');
   await mkdir(www);
-  for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi']) await mkdir(join(dir, 'tmp', sub), { recursive: true });
+  for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi'])
+    await mkdir(join(dir, 'tmp', sub), { recursive: true });
   for (const [name, content] of Object.entries(options.files ?? {})) await writeFile(join(www, name), content);
   const port = await freePort();
   const errorLogPath = join(dir, 'error.log');

@@ -48,9 +48,14 @@ const NewItem = z
   })
   .meta({ id: 'NewItem' });
 const Problem = z.object({ error: z.string() }).meta({ id: 'Problem' });
-const json = <T extends z.ZodType>(schema: T, description = 'OK') => ({ description, content: { 'application/json': { schema } } });
+const json = <T extends z.ZodType>(schema: T, description = 'OK') => ({
+  description,
+  content: { 'application/json': { schema } },
+});
 
-export async function startTestApi(options: { auth?: ApiAuth; tokenLifetimeS?: number; otherOrigin?: string } = {}): Promise<TestApi> {
+export async function startTestApi(
+  options: { auth?: ApiAuth; tokenLifetimeS?: number; otherOrigin?: string } = {},
+): Promise<TestApi> {
   const auth = options.auth ?? { type: 'none' };
   const requests: TestApi['requests'] = [];
   const issued: string[] = [];
@@ -60,7 +65,12 @@ export async function startTestApi(options: { auth?: ApiAuth; tokenLifetimeS?: n
 
   app.use('*', async (c, next) => {
     const body = c.req.method === 'GET' || c.req.method === 'HEAD' ? '' : await c.req.raw.clone().text();
-    requests.push({ method: c.req.method, url: c.req.url.replace(/^https?:\/\/[^/]+/, ''), headers: Object.fromEntries(c.req.raw.headers), body });
+    requests.push({
+      method: c.req.method,
+      url: c.req.url.replace(/^https?:\/\/[^/]+/, ''),
+      headers: Object.fromEntries(c.req.raw.headers),
+      body,
+    });
     await next();
   });
 
@@ -119,52 +129,108 @@ export async function startTestApi(options: { auth?: ApiAuth; tokenLifetimeS?: n
       request: {
         params: z.object({ id: z.string().meta({ param: { name: 'id', in: 'path' }, description: 'Item id' }) }),
         query: z.object({
-          fields: z.array(z.string()).optional().meta({ param: { name: 'fields', in: 'query', style: 'form', explode: false }, description: 'Fields to return' }),
-          tag: z.array(z.string()).optional().meta({ param: { name: 'tag', in: 'query', style: 'form', explode: true } }),
-          sort: z.enum(['asc', 'desc']).optional().meta({ param: { name: 'sort', in: 'query' } }),
-          api_key: z.string().optional().meta({ param: { name: 'api_key', in: 'query' }, description: 'The API key (when it is not in a header)' }),
+          fields: z
+            .array(z.string())
+            .optional()
+            .meta({
+              param: { name: 'fields', in: 'query', style: 'form', explode: false },
+              description: 'Fields to return',
+            }),
+          tag: z
+            .array(z.string())
+            .optional()
+            .meta({ param: { name: 'tag', in: 'query', style: 'form', explode: true } }),
+          sort: z
+            .enum(['asc', 'desc'])
+            .optional()
+            .meta({ param: { name: 'sort', in: 'query' } }),
+          api_key: z
+            .string()
+            .optional()
+            .meta({ param: { name: 'api_key', in: 'query' }, description: 'The API key (when it is not in a header)' }),
         }),
-        headers: z.object({ 'x-tenant': z.string().meta({ param: { name: 'x-tenant', in: 'header', required: true }, description: 'Tenant' }) }),
+        headers: z.object({
+          'x-tenant': z
+            .string()
+            .meta({ param: { name: 'x-tenant', in: 'header', required: true }, description: 'Tenant' }),
+        }),
       },
       responses: { 200: json(Item), 404: json(Problem, 'No such item') },
     }),
   );
   app.get('/api/items/:id', (c) => {
-      const url = new URL(c.req.url);
-      return c.json(
-        {
-          id: c.req.param('id'),
-          name: `raw:${url.pathname}?${url.search.slice(1)}`,
-          category: 'book' as const,
-          tags: [c.req.header('x-tenant') ?? ''],
-        },
-        200,
-      );
+    const url = new URL(c.req.url);
+    return c.json(
+      {
+        id: c.req.param('id'),
+        name: `raw:${url.pathname}?${url.search.slice(1)}`,
+        category: 'book' as const,
+        tags: [c.req.header('x-tenant') ?? ''],
+      },
+      200,
+    );
   });
 
   app.openapi(
-    createRoute({ method: 'post', path: '/api/items', operationId: 'createItem', summary: 'Create an item', tags: ['items'], request: { body: { required: true, content: { 'application/json': { schema: NewItem } } } }, responses: { 201: json(Item, 'Created') } }),
+    createRoute({
+      method: 'post',
+      path: '/api/items',
+      operationId: 'createItem',
+      summary: 'Create an item',
+      tags: ['items'],
+      request: { body: { required: true, content: { 'application/json': { schema: NewItem } } } },
+      responses: { 201: json(Item, 'Created') },
+    }),
     async (c) => {
       const body = (await c.req.json()) as z.infer<typeof NewItem>;
-      return c.json({ id: 'new-1', name: body.name, category: body.category, tags: [JSON.stringify(body.dimensions ?? null)] }, 201);
+      return c.json(
+        { id: 'new-1', name: body.name, category: body.category, tags: [JSON.stringify(body.dimensions ?? null)] },
+        201,
+      );
     },
   );
 
   app.openapi(
-    createRoute({ method: 'delete', path: '/api/items/{id}', operationId: 'deleteItem', tags: ['items'], request: { params: z.object({ id: z.string() }) }, responses: { 204: { description: 'Deleted' } } }),
+    createRoute({
+      method: 'delete',
+      path: '/api/items/{id}',
+      operationId: 'deleteItem',
+      tags: ['items'],
+      request: { params: z.object({ id: z.string() }) },
+      responses: { 204: { description: 'Deleted' } },
+    }),
     (c) => c.body(null, 204),
   );
 
   app.openapi(
-    createRoute({ method: 'get', path: '/api/missing', operationId: 'missing', summary: 'Always 404', responses: { 404: json(Problem, 'Not found') } }),
+    createRoute({
+      method: 'get',
+      path: '/api/missing',
+      operationId: 'missing',
+      summary: 'Always 404',
+      responses: { 404: json(Problem, 'Not found') },
+    }),
     (c) => c.json({ error: 'nothing here' }, 404),
   );
   app.openapi(
-    createRoute({ method: 'get', path: '/api/broken', operationId: 'broken', summary: 'Always 500', responses: { 500: json(Problem, 'Broken') } }),
+    createRoute({
+      method: 'get',
+      path: '/api/broken',
+      operationId: 'broken',
+      summary: 'Always 500',
+      responses: { 500: json(Problem, 'Broken') },
+    }),
     (c) => c.json({ error: 'the database is on fire' }, 500),
   );
   app.openapi(
-    createRoute({ method: 'get', path: '/api/slow', operationId: 'slow', summary: 'Answers after ms milliseconds', request: { query: z.object({ ms: z.coerce.number().int() }) }, responses: { 200: json(z.object({ waited: z.number() })) } }),
+    createRoute({
+      method: 'get',
+      path: '/api/slow',
+      operationId: 'slow',
+      summary: 'Answers after ms milliseconds',
+      request: { query: z.object({ ms: z.coerce.number().int() }) },
+      responses: { 200: json(z.object({ waited: z.number() })) },
+    }),
     async (c) => {
       const ms = Number(c.req.query('ms'));
       await new Promise((r) => setTimeout(r, ms));
@@ -172,11 +238,24 @@ export async function startTestApi(options: { auth?: ApiAuth; tokenLifetimeS?: n
     },
   );
   app.openapi(
-    createRoute({ method: 'get', path: '/api/big', operationId: 'big', summary: 'n bytes of text', request: { query: z.object({ n: z.coerce.number().int() }) }, responses: { 200: { description: 'text', content: { 'text/plain': { schema: z.string() } } } } }),
+    createRoute({
+      method: 'get',
+      path: '/api/big',
+      operationId: 'big',
+      summary: 'n bytes of text',
+      request: { query: z.object({ n: z.coerce.number().int() }) },
+      responses: { 200: { description: 'text', content: { 'text/plain': { schema: z.string() } } } },
+    }),
     (c) => c.text('x'.repeat(Number(c.req.query('n'))), 200),
   );
   app.openapi(
-    createRoute({ method: 'get', path: '/api/events', operationId: 'events', summary: 'Three events', responses: { 200: { description: 'events', content: { 'text/event-stream': { schema: z.string() } } } } }),
+    createRoute({
+      method: 'get',
+      path: '/api/events',
+      operationId: 'events',
+      summary: 'Three events',
+      responses: { 200: { description: 'events', content: { 'text/event-stream': { schema: z.string() } } } },
+    }),
     () => {
       const enc = new TextEncoder();
       const stream = new ReadableStream({
@@ -192,11 +271,23 @@ export async function startTestApi(options: { auth?: ApiAuth; tokenLifetimeS?: n
     },
   );
   app.openapi(
-    createRoute({ method: 'get', path: '/api/elsewhere', operationId: 'elsewhere', summary: 'Redirects to another origin', responses: { 302: { description: 'Redirect' } } }),
+    createRoute({
+      method: 'get',
+      path: '/api/elsewhere',
+      operationId: 'elsewhere',
+      summary: 'Redirects to another origin',
+      responses: { 302: { description: 'Redirect' } },
+    }),
     (c) => c.redirect(`${options.otherOrigin ?? 'http://127.0.0.1:9'}/landing`, 302) as never,
   );
   app.openapi(
-    createRoute({ method: 'get', path: '/api/here', operationId: 'here', summary: 'Redirects within the origin', responses: { 302: { description: 'Redirect' } } }),
+    createRoute({
+      method: 'get',
+      path: '/api/here',
+      operationId: 'here',
+      summary: 'Redirects within the origin',
+      responses: { 302: { description: 'Redirect' } },
+    }),
     (c) => c.redirect('/api/items/moved?sort=asc', 302) as never,
   );
   app.openapi(
@@ -214,18 +305,44 @@ export async function startTestApi(options: { auth?: ApiAuth; tokenLifetimeS?: n
   app.post('/api/trees', async (c) => c.json(await c.req.json()));
 
   app.get('/openapi.json', (c) => {
-    const doc = app.getOpenAPIDocument({ openapi: '3.0.3', info: { title: 'Test API', version: '1.0.0' }, servers: [{ url: '/' }] }) as any;
+    const doc = app.getOpenAPIDocument({
+      openapi: '3.0.3',
+      info: { title: 'Test API', version: '1.0.0' },
+      servers: [{ url: '/' }],
+    }) as any;
     // What zod-openapi does not write: a form-only body and a recursive schema.
     doc.paths['/api/forms'] = {
       post: {
         operationId: 'submitForm',
-        requestBody: { required: true, content: { 'application/x-www-form-urlencoded': { schema: { type: 'object', properties: { name: { type: 'string' }, colors: { type: 'array', items: { type: 'string' } } }, required: ['name'] } } } },
+        requestBody: {
+          required: true,
+          content: {
+            'application/x-www-form-urlencoded': {
+              schema: {
+                type: 'object',
+                properties: { name: { type: 'string' }, colors: { type: 'array', items: { type: 'string' } } },
+                required: ['name'],
+              },
+            },
+          },
+        },
         responses: { 200: { description: 'OK' } },
       },
     };
-    doc.components.schemas.Tree = { type: 'object', properties: { label: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } } }, required: ['label'] };
+    doc.components.schemas.Tree = {
+      type: 'object',
+      properties: {
+        label: { type: 'string' },
+        children: { type: 'array', items: { $ref: '#/components/schemas/Tree' } },
+      },
+      required: ['label'],
+    };
     doc.paths['/api/trees'] = {
-      post: { operationId: 'plantTree', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Tree' } } } }, responses: { 200: { description: 'OK' } } },
+      post: {
+        operationId: 'plantTree',
+        requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Tree' } } } },
+        responses: { 200: { description: 'OK' } },
+      },
     };
     return c.json(doc);
   });
@@ -250,7 +367,12 @@ export async function startEchoServer(): Promise<TestApi> {
   const requests: TestApi['requests'] = [];
   const server = createAdaptorServer({
     fetch: async (req: Request) => {
-      const seen = { method: req.method, url: req.url.replace(/^https?:\/\/[^/]+/, ''), headers: Object.fromEntries(req.headers), body: await req.text() };
+      const seen = {
+        method: req.method,
+        url: req.url.replace(/^https?:\/\/[^/]+/, ''),
+        headers: Object.fromEntries(req.headers),
+        body: await req.text(),
+      };
       requests.push(seen);
       return Response.json(seen);
     },

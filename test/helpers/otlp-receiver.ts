@@ -42,7 +42,8 @@ const attrs = (list: KeyValue[] | undefined): Record<string, string | number | b
   Object.fromEntries(
     (list ?? []).map(({ key, value }) => [
       key,
-      value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue ?? '?')),
+      value.stringValue ??
+        (value.intValue !== undefined ? Number(value.intValue) : (value.boolValue ?? value.doubleValue ?? '?')),
     ]),
   );
 

@@ -18,11 +18,20 @@ export interface PausedCall {
 }
 
 /** Start a streaming call of `tool` and read nothing of its answer (its status line and headers excepted). */
-export async function pausedCall(url: string, tool: string, args: Record<string, unknown>, timeoutS = 120): Promise<PausedCall> {
+export async function pausedCall(
+  url: string,
+  tool: string,
+  args: Record<string, unknown>,
+  timeoutS = 120,
+): Promise<PausedCall> {
   const body = JSON.stringify(callBody(tool, args, { streaming: true, timeout: timeoutS }));
   const req = http.request(`${url}/tool/call`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'text/event-stream', 'content-length': Buffer.byteLength(body) },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'text/event-stream',
+      'content-length': Buffer.byteLength(body),
+    },
   });
   const res = await new Promise<http.IncomingMessage>((resolve, reject) => {
     req.on('response', resolve).on('error', reject);
@@ -34,7 +43,9 @@ export async function pausedCall(url: string, tool: string, args: Record<string,
     req,
     read(): Promise<Frame[]> {
       const frames: Frame[] = [];
-      const parser = createParser({ onEvent: (e) => frames.push({ event: e.event, id: e.id, json: JSON.parse(e.data) }) });
+      const parser = createParser({
+        onEvent: (e) => frames.push({ event: e.event, id: e.id, json: JSON.parse(e.data) }),
+      });
       return new Promise((resolve, reject) => {
         res.setEncoding('utf8');
         res.on('data', (chunk: string) => parser.feed(chunk));
@@ -48,7 +59,9 @@ export async function pausedCall(url: string, tool: string, args: Record<string,
 
 /** The gap notices among the frames (status events saying events were dropped before they could be read). */
 export function gapNotices(frames: Frame[]): Frame[] {
-  return frames.filter((f) => f.event === 'tool/event' && f.json.kind === 'status' && /no longer kept/.test(f.json.data.message));
+  return frames.filter(
+    (f) => f.event === 'tool/event' && f.json.kind === 'status' && /no longer kept/.test(f.json.data.message),
+  );
 }
 
 /**

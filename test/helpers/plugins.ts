@@ -6,7 +6,11 @@ import { ToolError, ToolOutput, type ToolContext, type ToolDefinitionInput, type
 export type Handler = (args: Record<string, unknown>, ctx: ToolContext) => unknown;
 
 /** A plugin from a list of [definition, handler] pairs. */
-export function definePlugin(name: string, tools: [ToolDefinitionInput, Handler][], extra: Partial<ToolPlugin> = {}): ToolPlugin {
+export function definePlugin(
+  name: string,
+  tools: [ToolDefinitionInput, Handler][],
+  extra: Partial<ToolPlugin> = {},
+): ToolPlugin {
   const handlers = new Map(tools.map(([d, h]) => [d.name, h]));
   const defs = tools.map(([d]) => d);
   return {

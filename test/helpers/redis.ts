@@ -50,21 +50,32 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
 
   const start = async () => {
     const args = [
-      '--port', String(port),
-      '--bind', '127.0.0.1',
-      '--dir', dir,
-      '--daemonize', 'no',
-      '--save', '',
-      '--appendonly', options.persist ? 'yes' : 'no',
-      '--appendfsync', 'always',
-      '--loglevel', 'warning',
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--dir',
+      dir,
+      '--daemonize',
+      'no',
+      '--save',
+      '',
+      '--appendonly',
+      options.persist ? 'yes' : 'no',
+      '--appendfsync',
+      'always',
+      '--loglevel',
+      'warning',
     ];
     // Log to stdout at "notice" only long enough to see the ready line.
     const p = execa(bin, [...args, '--loglevel', 'notice'], { reject: false, stdin: 'ignore', cleanup: true });
     proc = p;
     await new Promise<void>((resolve, reject) => {
       let out = '';
-      const timer = setTimeout(() => reject(new Error(`redis-server did not start within 10 s:\n${out.slice(-2000)}`)), 10_000);
+      const timer = setTimeout(
+        () => reject(new Error(`redis-server did not start within 10 s:\n${out.slice(-2000)}`)),
+        10_000,
+      );
       p.stdout!.on('data', (chunk: Buffer) => {
         out += chunk.toString();
         if (out.includes('Ready to accept connections')) {
@@ -74,14 +85,18 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
       });
       void p.then((r) => {
         clearTimeout(timer);
-        reject(new Error(`redis-server exited (${r.exitCode ?? r.signal}) before it was ready:\n${out.slice(-2000)}${String(r.stderr ?? '')}`));
+        reject(
+          new Error(
+            `redis-server exited (${r.exitCode ?? r.signal}) before it was ready:\n${out.slice(-2000)}${String(r.stderr ?? '')}`,
+          ),
+        );
       });
     });
   };
   const end = async (signal: 'SIGTERM' | 'SIGKILL') => {
     const p = proc;
     proc = undefined;
-    if (!p || p.exitCode !== undefined && p.exitCode !== null) return;
+    if (!p || (p.exitCode !== undefined && p.exitCode !== null)) return;
     p.kill(signal);
     await p;
   };

@@ -1,6 +1,14 @@
 /** Start a real gateway on an ephemeral port for a test, and talk to it. */
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
-import { createGateway, defineConfig, createLogger, type Gateway, type GatewayConfigInput, type Logger, type ToolPlugin } from '../../src/index.js';
+import {
+  createGateway,
+  defineConfig,
+  createLogger,
+  type Gateway,
+  type GatewayConfigInput,
+  type Logger,
+  type ToolPlugin,
+} from '../../src/index.js';
 
 export interface TestGateway {
   url: string;
@@ -14,10 +22,21 @@ export interface TestGateway {
  * unless TEST_LOG_LEVEL says otherwise); `env`: the environment it reads (`token_env` and the like; default process.env); `host`: where it listens.
  */
 export async function startGateway(
-  options: { config?: GatewayConfigInput; plugins?: ToolPlugin[]; logger?: Logger; env?: NodeJS.ProcessEnv; host?: string } = {},
+  options: {
+    config?: GatewayConfigInput;
+    plugins?: ToolPlugin[];
+    logger?: Logger;
+    env?: NodeJS.ProcessEnv;
+    host?: string;
+  } = {},
 ): Promise<TestGateway> {
   // Native tool groups are off unless a test configures them (e.g. `tools: { fs: { root } }`): core tests see only their own plugins.
-  const nativeOff = { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } };
+  const nativeOff = {
+    fs: { enabled: false },
+    shell: { enabled: false },
+    http: { enabled: false },
+    eval: { enabled: false },
+  };
   const config = defineConfig({
     ...options.config,
     tools: { ...nativeOff, ...options.config?.tools },
@@ -33,7 +52,11 @@ export async function startGateway(
   return { url, port, gateway, close: () => gateway.close() };
 }
 
-export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; json: any }> {
+export async function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; json: any }> {
   const res = await fetch(url, {
     method: 'POST',
     headers: { 'Content-Type': 'application/json', ...headers },
@@ -70,7 +93,11 @@ export interface SseStream {
 /** Open an SSE response with fetch and parse it with a real SSE parser. */
 export async function openSse(url: string, init: RequestInit = {}): Promise<SseStream> {
   const controller = new AbortController();
-  const res = await fetch(url, { ...init, signal: controller.signal, headers: { Accept: 'text/event-stream', ...init.headers } });
+  const res = await fetch(url, {
+    ...init,
+    signal: controller.signal,
+    headers: { Accept: 'text/event-stream', ...init.headers },
+  });
   const queue: (ReceivedEvent | null)[] = [];
   const waiters: ((e: ReceivedEvent | null) => void)[] = [];
   const comments: string[] = [];
@@ -94,13 +121,15 @@ export async function openSse(url: string, init: RequestInit = {}): Promise<SseS
   (async () => {
     const decoder = new TextDecoder();
     try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) parser.feed(decoder.decode(chunk, { stream: true }));
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>)
+        parser.feed(decoder.decode(chunk, { stream: true }));
     } catch {
       // aborted
     }
     push(null);
   })();
-  const next = () => new Promise<ReceivedEvent | null>((resolve) => (queue.length ? resolve(queue.shift()!) : waiters.push(resolve)));
+  const next = () =>
+    new Promise<ReceivedEvent | null>((resolve) => (queue.length ? resolve(queue.shift()!) : waiters.push(resolve)));
   return {
     status: res.status,
     headers: res.headers,

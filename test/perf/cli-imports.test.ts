@@ -16,7 +16,11 @@ import { definePlugin, echoTool } from '../helpers/plugins.js';
 import { startGateway, type TestGateway } from '../helpers/server.js';
 
 const RECORD_IMPORTS = fileURLToPath(new URL('../fixtures/record-imports.mjs', import.meta.url));
-const SERVER_SIDE = [/\/src\/server\.ts$/, /\/src\/(routes|engine\/engine|tools|config|mcp-server|a2a|transport|security)\//, /\/node_modules\/(hono|@hono|zod|pino|@modelcontextprotocol|quickjs)/];
+const SERVER_SIDE = [
+  /\/src\/server\.ts$/,
+  /\/src\/(routes|engine\/engine|tools|config|mcp-server|a2a|transport|security)\//,
+  /\/node_modules\/(hono|@hono|zod|pino|@modelcontextprotocol|quickjs)/,
+];
 
 let gw: TestGateway;
 let dir: string;
@@ -31,7 +35,10 @@ afterAll(async () => {
 
 async function modulesOf(name: string, args: string[]) {
   const log = join(dir, name);
-  const r = await execa('node', ['--import', RECORD_IMPORTS, CLI, ...args], { reject: false, env: { A2E_IMPORTS_LOG: log, A2E_URL: gw.url } });
+  const r = await execa('node', ['--import', RECORD_IMPORTS, CLI, ...args], {
+    reject: false,
+    env: { A2E_IMPORTS_LOG: log, A2E_URL: gw.url },
+  });
   return { r, modules: loadedModulesIn(log) };
 }
 

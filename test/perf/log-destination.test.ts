@@ -57,7 +57,9 @@ process.exit(0);
 /** Run the script with its stderr on a pipe (the text it wrote) or on the file `path` (then read back). */
 function run(stderrFile?: string, code = script): Promise<string> {
   const fd = stderrFile === undefined ? undefined : openSync(stderrFile, 'w');
-  const child = spawn(process.execPath, ['--input-type=module', '-e', code], { stdio: ['ignore', 'ignore', fd ?? 'pipe'] });
+  const child = spawn(process.execPath, ['--input-type=module', '-e', code], {
+    stdio: ['ignore', 'ignore', fd ?? 'pipe'],
+  });
   if (fd !== undefined) closeSync(fd);
   let text = '';
   child.stderr?.setEncoding('utf8').on('data', (d: string) => (text += d));
@@ -97,7 +99,8 @@ describe('log destination', () => {
     const lines = text.split('\n');
     expect(lines.pop()).toBe('');
     expect(lines).toHaveLength(BIG_TURNS * BIG_LINES);
-    lines.forEach((line, i) => expect(JSON.parse(line)).toMatchObject({ seq: i, request_id: `r-${i}`, pad: 'é✓'.repeat(200), msg: 'big line' }));
+    lines.forEach((line, i) =>
+      expect(JSON.parse(line)).toMatchObject({ seq: i, request_id: `r-${i}`, pad: 'é✓'.repeat(200), msg: 'big line' }),
+    );
   });
-
 });

@@ -3,7 +3,14 @@
  * redaction pass): they must come out exactly as pino writes the same line.
  */
 import { describe, expect, it } from 'vitest';
-import { ANONYMOUS, Engine, LazyChildLogger, ToolRegistry, writeCallLine, type Logger } from '../../src/engine/index.js';
+import {
+  ANONYMOUS,
+  Engine,
+  LazyChildLogger,
+  ToolRegistry,
+  writeCallLine,
+  type Logger,
+} from '../../src/engine/index.js';
 import { plainLine } from '../../src/engine/child-logger.js';
 import { createLogger } from '../../src/logger.js';
 import { ToolCallRequest } from '../../src/protocol/index.js';
@@ -19,7 +26,14 @@ describe('plain log lines', () => {
   it('are byte for byte the line a pino child writes, undefined fields left out, odd characters escaped', () => {
     const { lines, destination } = capture();
     const root = createLogger('info', { destination });
-    const fields = { method: 'POST', path: '/tool/"call"\n\u2028é', status: 200, duration_ms: 3, aborted: undefined, nested: { a: [1, 'x'] } };
+    const fields = {
+      method: 'POST',
+      path: '/tool/"call"\n\u2028é',
+      status: 200,
+      duration_ms: 3,
+      aborted: undefined,
+      nested: { a: [1, 'x'] },
+    };
     new LazyChildLogger(root, { request_id: 'r-1' }).line('info', fields, 'request finished');
     root.child({ request_id: 'r-1' }).info(fields, 'request finished');
     plainLine(root, 'warn', { tool: 'echo' }, 'call failed');
@@ -27,7 +41,12 @@ describe('plain log lines', () => {
     expect(lines).toHaveLength(4);
     expect(withoutTime(lines[0]!)).toBe(withoutTime(lines[1]!));
     expect(withoutTime(lines[2]!)).toBe(withoutTime(lines[3]!));
-    expect(JSON.parse(lines[0]!)).toMatchObject({ level: 30, request_id: 'r-1', path: '/tool/"call"\n\u2028é', msg: 'request finished' });
+    expect(JSON.parse(lines[0]!)).toMatchObject({
+      level: 30,
+      request_id: 'r-1',
+      path: '/tool/"call"\n\u2028é',
+      msg: 'request finished',
+    });
     expect(lines[0]).not.toContain('aborted');
   });
 
@@ -46,7 +65,10 @@ describe('plain log lines', () => {
   it('other lines are still redacted', () => {
     const { lines, destination } = capture();
     const root = createLogger('info', { destination });
-    new LazyChildLogger(root, { request_id: 'r-3' }).info({ headers: { authorization: 'Bearer sk-secret' } }, 'with a header');
+    new LazyChildLogger(root, { request_id: 'r-3' }).info(
+      { headers: { authorization: 'Bearer sk-secret' } },
+      'with a header',
+    );
     expect(lines[0]).not.toContain('sk-secret');
     expect(lines[0]).toContain('[redacted]');
   });
@@ -56,7 +78,12 @@ describe('plain log lines', () => {
     const root = createLogger('info', { destination });
     const plugin = definePlugin('line-test', [
       [{ name: 'say "hi"', description: 'Answers' }, async () => ({ ok: true })],
-      [{ name: 'fails', description: 'Throws' }, async () => { throw new Error('no'); }],
+      [
+        { name: 'fails', description: 'Throws' },
+        async () => {
+          throw new Error('no');
+        },
+      ],
       [{ name: 'hangs', description: 'Never answers' }, () => new Promise(() => {})],
     ]);
     const quiet: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => quiet };
@@ -67,13 +94,26 @@ describe('plain log lines', () => {
     });
     engine.registry.rebuild();
     // viaChild: the request's child logger was already made, so the line goes through it as a fields object.
-    for (const [tool, viaChild] of [['say "hi"', false], ['fails', false], ['hangs', false], ['say "hi"', true], ['hangs', true]] as const) {
-      for (const access of [undefined, { method: 'POST', path: '/tool/"call"\n\u2028', status: 200, request_duration_ms: 4, aborted: true as const }]) {
+    for (const [tool, viaChild] of [
+      ['say "hi"', false],
+      ['fails', false],
+      ['hangs', false],
+      ['say "hi"', true],
+      ['hangs', true],
+    ] as const) {
+      for (const access of [
+        undefined,
+        { method: 'POST', path: '/tool/"call"\n\u2028', status: 200, request_duration_ms: 4, aborted: true as const },
+      ]) {
         const log = new LazyChildLogger(root, { request_id: 'r\n"4"' });
         // The line is carried elsewhere (as a request's access line would): the engine writes none, the test writes it.
         log.callLineCarrier = { carry: () => true };
         if (viaChild) log.info('the request logs something of its own first');
-        const call = engine.start(ToolCallRequest.parse({ id: 'req "é"\u2028', tool_name: tool, arguments: {} }), ANONYMOUS, { logger: log });
+        const call = engine.start(
+          ToolCallRequest.parse({ id: 'req "é"\u2028', tool_name: tool, arguments: {} }),
+          ANONYMOUS,
+          { logger: log },
+        );
         if (tool === 'hangs') call.stop('cancel');
         await call.result;
         lines.length = 0;
@@ -94,7 +134,8 @@ describe('plain log lines', () => {
         );
         expect(lines).toHaveLength(2);
         expect(withoutTime(lines[0]!)).toBe(withoutTime(lines[1]!));
-        if (tool === 'hangs') expect(JSON.parse(lines[0]!)).toMatchObject({ stopped_by: 'cancel', outcome: 'tool_error' });
+        if (tool === 'hangs')
+          expect(JSON.parse(lines[0]!)).toMatchObject({ stopped_by: 'cancel', outcome: 'tool_error' });
       }
     }
   });

@@ -53,7 +53,10 @@ describe('admin views with auth', () => {
     });
     try {
       for (const path of ['/metrics', '/agents']) {
-        expect((await fetch(`${noAdmin.url}${path}`, { headers: { Authorization: `Bearer ${READER}` } })).status, path).toBe(403);
+        expect(
+          (await fetch(`${noAdmin.url}${path}`, { headers: { Authorization: `Bearer ${READER}` } })).status,
+          path,
+        ).toBe(403);
       }
     } finally {
       await noAdmin.close();

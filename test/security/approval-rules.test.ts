@@ -7,7 +7,8 @@ import { defineConfig } from '../../src/index.js';
 import { buildApprovals } from '../../src/security/approval-rules.js';
 import type { ToolDefinition } from '../../src/protocol/index.js';
 
-const tool = (name: string, kind = 'native', tags: string[] = []) => ({ name, kind, tags }) as unknown as ToolDefinition;
+const tool = (name: string, kind = 'native', tags: string[] = []) =>
+  ({ name, kind, tags }) as unknown as ToolDefinition;
 const caller = (principal: string | null) => ({ sessionId: '', principal });
 
 describe('approval rules', () => {
@@ -24,7 +25,8 @@ describe('approval rules', () => {
       },
     });
     const { gate } = buildApprovals(config.approvals, undefined);
-    const need = (name: string, args: Record<string, unknown>, kind?: string) => gate.need(caller(null), tool(name, kind), args) !== undefined;
+    const need = (name: string, args: Record<string, unknown>, kind?: string) =>
+      gate.need(caller(null), tool(name, kind), args) !== undefined;
     expect(need('http_request', { method: 'GET' })).toBe(false);
     expect(need('http_request', { method: 'POST' })).toBe(true);
     expect(need('http_request', {})).toBe(true); // missing: not in the list
@@ -37,7 +39,10 @@ describe('approval rules', () => {
     expect(need('pay', { currency: 'GBP', live: true })).toBe(false);
     expect(need('run_command', {}, 'shell')).toBe(true);
     expect(need('echo', {})).toBe(false);
-    expect(gate.need(caller(null), tool('write_file'), { path: 'x' })).toEqual({ rule: expect.stringContaining('write_file'), timeoutS: 900 });
+    expect(gate.need(caller(null), tool('write_file'), { path: 'x' })).toEqual({
+      rule: expect.stringContaining('write_file'),
+      timeoutS: 900,
+    });
   });
 
   it("adds a static token's and a JWT rule's approve lists to approvals.require, and names approvers", () => {
@@ -51,18 +56,32 @@ describe('approval rules', () => {
       },
       approvals: { require: ['drop_table'], approvers: { names: ['alice'] } },
     });
-    const jwt = (name: string) => (name === 'jwt-agent' ? { allow: undefined, deny: [], approve: ['transfer'] } : name === 'jwt-lead' ? { allow: undefined, deny: [], approver: true } : undefined);
+    const jwt = (name: string) =>
+      name === 'jwt-agent'
+        ? { allow: undefined, deny: [], approve: ['transfer'] }
+        : name === 'jwt-lead'
+          ? { allow: undefined, deny: [], approver: true }
+          : undefined;
     const { gate, isApprover } = buildApprovals(config.approvals, config.auth, jwt);
     expect(gate.need(caller('bot'), tool('deploy'), {})).toBeDefined();
     expect(gate.need(caller('alice'), tool('deploy'), {})).toBeUndefined();
     expect(gate.need(caller('alice'), tool('drop_table'), {})).toBeDefined();
     expect(gate.need(caller('jwt-agent'), tool('transfer'), {})).toBeDefined();
     expect(gate.need(caller('jwt-lead'), tool('transfer'), {})).toBeUndefined();
-    expect([isApprover('alice'), isApprover('ops'), isApprover('jwt-lead'), isApprover('bot'), isApprover('jwt-agent'), isApprover(null)]).toEqual([
-      true, true, true, false, false, false,
-    ]);
+    expect([
+      isApprover('alice'),
+      isApprover('ops'),
+      isApprover('jwt-lead'),
+      isApprover('bot'),
+      isApprover('jwt-agent'),
+      isApprover(null),
+    ]).toEqual([true, true, true, false, false, false]);
     // admins: false takes the admin tokens out.
-    const strict = defineConfig({ ...config, auth: { tokens: [{ name: 'ops', token_sha256: 'b'.repeat(64), admin: true }] }, approvals: { approvers: { admins: false } } });
+    const strict = defineConfig({
+      ...config,
+      auth: { tokens: [{ name: 'ops', token_sha256: 'b'.repeat(64), admin: true }] },
+      approvals: { approvers: { admins: false } },
+    });
     expect(buildApprovals(strict.approvals, strict.auth).isApprover('ops')).toBe(false);
   });
 });

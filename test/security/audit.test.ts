@@ -59,11 +59,23 @@ describe('audit file', () => {
       auth,
     );
     expect(ok.status).toBe(200);
-    const denied = await post(`${gw.url}/tool/call`, callBody('run_cmd', {}, { id: 'req-denied', session_id: session }), auth);
+    const denied = await post(
+      `${gw.url}/tool/call`,
+      callBody('run_cmd', {}, { id: 'req-denied', session_id: session }),
+      auth,
+    );
     expect(denied.status).toBe(403);
-    const unknown = await post(`${gw.url}/tool/call`, callBody('no_such', { x: SECRET_ARG }, { id: 'req-unknown', session_id: session }), auth);
+    const unknown = await post(
+      `${gw.url}/tool/call`,
+      callBody('no_such', { x: SECRET_ARG }, { id: 'req-unknown', session_id: session }),
+      auth,
+    );
     expect(unknown.status).toBe(404);
-    const invalid = await post(`${gw.url}/tool/call`, callBody('echo', { text: 5 }, { id: 'req-invalid', session_id: session }), auth);
+    const invalid = await post(
+      `${gw.url}/tool/call`,
+      callBody('echo', { text: 5 }, { id: 'req-invalid', session_id: session }),
+      auth,
+    );
     expect(invalid.status).toBe(422);
     await gw.gateway.security.auditFile!.flush();
 
@@ -88,8 +100,20 @@ describe('audit file', () => {
     expect(first!.output_bytes).toBe(JSON.stringify({ text: SECRET_ARG }).length);
     expect(typeof first!.duration_ms).toBe('number');
     expect(typeof first!.ts).toBe('number');
-    expect(second).toMatchObject({ req_id: 'req-denied', tool_name: 'run_cmd', success: false, error_code: 'tool_denied', kind: 'shell' });
-    expect(third).toMatchObject({ req_id: 'req-unknown', tool_name: 'no_such', success: false, error_code: 'unknown_tool', kind: null });
+    expect(second).toMatchObject({
+      req_id: 'req-denied',
+      tool_name: 'run_cmd',
+      success: false,
+      error_code: 'tool_denied',
+      kind: 'shell',
+    });
+    expect(third).toMatchObject({
+      req_id: 'req-unknown',
+      tool_name: 'no_such',
+      success: false,
+      error_code: 'unknown_tool',
+      kind: null,
+    });
     expect(fourth).toMatchObject({ req_id: 'req-invalid', error_code: 'invalid_arguments' });
   });
 
@@ -99,7 +123,11 @@ describe('audit file', () => {
     const hs = await post(`${gw.url}/handshake`, { agent_caps: ['tools'] }, auth);
     const r2 = await post(
       `${gw.url}/tool/call`,
-      callBody(`echo\n${forged}\r\u2028\u0000`, { text: 'x' }, { id: `id\n${forged}`, correlation_id: `c\r\n${forged}`, session_id: hs.json.session_id }),
+      callBody(
+        `echo\n${forged}\r\u2028\u0000`,
+        { text: 'x' },
+        { id: `id\n${forged}`, correlation_id: `c\r\n${forged}`, session_id: hs.json.session_id },
+      ),
       auth,
     );
     expect(r2.status).toBe(404);
@@ -132,14 +160,27 @@ describe('audit of call attempts refused before the engine', () => {
   });
 
   it('records a missing or wrong token, a foreign origin and a missing session, never the token or the arguments', async () => {
-    const noToken = await post(`${gw.url}/tool/call`, callBody('echo', { text: SECRET_ARG }), { 'X-Request-Id': 'gate-1' });
+    const noToken = await post(`${gw.url}/tool/call`, callBody('echo', { text: SECRET_ARG }), {
+      'X-Request-Id': 'gate-1',
+    });
     expect(noToken.status).toBe(401);
-    const wrongToken = await post(`${gw.url}/tool/calls`, callBody('echo', { text: 'x' }), { Authorization: 'Bearer not-the-token', 'X-Request-Id': 'gate-2' });
+    const wrongToken = await post(`${gw.url}/tool/calls`, callBody('echo', { text: 'x' }), {
+      Authorization: 'Bearer not-the-token',
+      'X-Request-Id': 'gate-2',
+    });
     expect(wrongToken.status).toBe(401);
-    const foreign = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), { ...auth, Origin: 'https://evil.example', 'X-Request-Id': 'gate-3' });
+    const foreign = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), {
+      ...auth,
+      Origin: 'https://evil.example',
+      'X-Request-Id': 'gate-3',
+    });
     expect(foreign.status).toBe(403);
     // Authenticated, but this gateway requires a session and none was sent: refused by the route, body known.
-    const noSession = await post(`${gw.url}/tool/call`, callBody('echo', { text: SECRET_ARG }, { id: 'req-nosession', correlation_id: 'turn-9' }), auth);
+    const noSession = await post(
+      `${gw.url}/tool/call`,
+      callBody('echo', { text: SECRET_ARG }, { id: 'req-nosession', correlation_id: 'turn-9' }),
+      auth,
+    );
     expect(noSession.status).toBe(401);
     // Not a call attempt: refused, logged, not audited.
     expect((await fetch(`${gw.url}/agents`)).status).toBe(401);
@@ -169,7 +210,8 @@ describe('audit rotation', () => {
     const gw = await startSecureGateway({ config: { audit: { path: file, max_bytes: 2000, keep: 2 } } });
     try {
       const n = 40;
-      for (let i = 0; i < n; i++) expect((await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { id: `r${i}` }))).status).toBe(200);
+      for (let i = 0; i < n; i++)
+        expect((await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { id: `r${i}` }))).status).toBe(200);
       await gw.gateway.security.auditFile!.flush();
       // The live file is created again by the next record after a rotation.
       const files = readdirSync(dir).sort();

@@ -37,7 +37,12 @@ describe('bearer authentication', () => {
   afterAll(() => gw.close());
 
   it('answers 401 with WWW-Authenticate on every protected route without a valid token', async () => {
-    for (const headers of [{} as Record<string, string>, { Authorization: 'Bearer nope' }, { Authorization: `Basic ${ADMIN}` }, { Authorization: `Bearer ${ADMIN}x` }]) {
+    for (const headers of [
+      {} as Record<string, string>,
+      { Authorization: 'Bearer nope' },
+      { Authorization: `Basic ${ADMIN}` },
+      { Authorization: `Bearer ${ADMIN}x` },
+    ]) {
       for (const path of ['/tool/list', '/tool/call', '/no/such/route']) {
         const r = await post(`${gw.url}${path}`, callBody('echo', { text: 'x' }), headers);
         expect(r.status, `${path} ${JSON.stringify(headers)}`).toBe(401);
@@ -55,10 +60,13 @@ describe('bearer authentication', () => {
   });
 
   it('leaves health and docs open, and keeps metrics and agents behind the token', async () => {
-    for (const path of ['/healthz', '/openapi.json', '/docs']) expect((await fetch(`${gw.url}${path}`)).status).toBe(200);
+    for (const path of ['/healthz', '/openapi.json', '/docs'])
+      expect((await fetch(`${gw.url}${path}`)).status).toBe(200);
     for (const path of ['/metrics', '/agents']) {
       expect((await fetch(`${gw.url}${path}`)).status, path).toBe(401);
-      expect((await fetch(`${gw.url}${path}`, { headers: { Authorization: `Bearer ${ADMIN}` } })).status, path).toBe(200);
+      expect((await fetch(`${gw.url}${path}`, { headers: { Authorization: `Bearer ${ADMIN}` } })).status, path).toBe(
+        200,
+      );
     }
   });
 
@@ -96,7 +104,13 @@ describe('bearer authentication', () => {
 
   it('decides on the exact canonical name: case and invisible-character variants are unknown, and suggest only allowed tools', async () => {
     const h = { Authorization: `Bearer ${READER}` };
-    for (const name of ['WRITE_NOTES', 'write_notes\u200b', '\u200bwrite_notes', 'write_notes ', 'wrіte_notes' /* Cyrillic і */]) {
+    for (const name of [
+      'WRITE_NOTES',
+      'write_notes\u200b',
+      '\u200bwrite_notes',
+      'write_notes ',
+      'wrіte_notes' /* Cyrillic і */,
+    ]) {
       const r = await post(`${gw.url}/tool/call`, callBody(name, {}), h);
       expect(r.status, JSON.stringify(name)).toBe(404);
       expect(r.json.code).toBe('unknown_tool');
@@ -127,7 +141,9 @@ describe('policy', () => {
     const listed = names(await post(`${gw.url}/tool/list`, {}));
     expect(listed).toEqual(['args', 'echo', 'read_notes', 'run_cmd']);
     for (const tool of ['write_notes', 'hold']) {
-      expect(names(await post(`${gw.url}/tool/list`, { query: tool.replace('_', ' '), include_deferred: true }))).not.toContain(tool);
+      expect(
+        names(await post(`${gw.url}/tool/list`, { query: tool.replace('_', ' '), include_deferred: true })),
+      ).not.toContain(tool);
       const r = await post(`${gw.url}/tool/call`, callBody(tool, { ms: 1 }));
       expect(r.status).toBe(403);
       expect(r.json.code).toBe('tool_denied');
@@ -148,24 +164,30 @@ describe('policy', () => {
 
 describe('auth configuration', () => {
   it('rejects a token with both or neither of token_env and token_sha256', () => {
-    expect(() => defineConfig({ auth: { tokens: [{ name: 'a', token_env: 'X', token_sha256: sha256('x') }] } })).toThrow(/exactly one of token_env or token_sha256/);
-    expect(() => defineConfig({ auth: { tokens: [{ name: 'a' }] } })).toThrow(/exactly one of token_env or token_sha256/);
+    expect(() =>
+      defineConfig({ auth: { tokens: [{ name: 'a', token_env: 'X', token_sha256: sha256('x') }] } }),
+    ).toThrow(/exactly one of token_env or token_sha256/);
+    expect(() => defineConfig({ auth: { tokens: [{ name: 'a' }] } })).toThrow(
+      /exactly one of token_env or token_sha256/,
+    );
     expect(() => defineConfig({ auth: { tokens: [{ name: 'a', token_sha256: 'abc' }] } })).toThrow(/64 hex digits/);
     expect(() => defineConfig({ auth: { tokens: [] } })).toThrow(/at least one token/);
   });
 
   it('refuses to start when a token_env variable is unset, naming the token and the variable', async () => {
     const config = defineConfig({ auth: { tokens: [{ name: 'ci', token_env: 'CI_GATEWAY_TOKEN' }] } });
-    await expect(createGateway({ config, plugins: [testTools()], logger: createLogger('silent'), env: {} })).rejects.toThrow(
-      /auth.tokens "ci": environment variable CI_GATEWAY_TOKEN is not set/,
-    );
+    await expect(
+      createGateway({ config, plugins: [testTools()], logger: createLogger('silent'), env: {} }),
+    ).rejects.toThrow(/auth.tokens "ci": environment variable CI_GATEWAY_TOKEN is not set/);
   });
 });
 
 describe('under server.base_path', () => {
   it('keeps health and docs open, and the handshake and tools behind the token', async () => {
     const TOKEN = 'base-path-token-00112233445566778899';
-    const gw = await startSecureGateway({ config: { server: { base_path: '/a2e' }, auth: { tokens: [{ name: 'p', token_sha256: sha256(TOKEN) }] } } });
+    const gw = await startSecureGateway({
+      config: { server: { base_path: '/a2e' }, auth: { tokens: [{ name: 'p', token_sha256: sha256(TOKEN) }] } },
+    });
     try {
       expect(gw.url).toMatch(/\/a2e$/);
       expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
@@ -173,7 +195,11 @@ describe('under server.base_path', () => {
       expect((await post(`${gw.url}/tool/list`, {})).status).toBe(401);
       const hs = await post(`${gw.url}/handshake`, { agent_caps: ['tools'], auth_token: TOKEN });
       expect(hs.json.ok).toBe(true);
-      const list = await post(`${gw.url}/tool/list`, { session_id: hs.json.session_id }, { Authorization: `Bearer ${TOKEN}` });
+      const list = await post(
+        `${gw.url}/tool/list`,
+        { session_id: hs.json.session_id },
+        { Authorization: `Bearer ${TOKEN}` },
+      );
       expect(list.status).toBe(200);
       expect(list.json.tools.length).toBeGreaterThan(0);
     } finally {

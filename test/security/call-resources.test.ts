@@ -14,7 +14,12 @@ describe('call resources with auth', () => {
   beforeAll(async () => {
     gw = await startSecureGateway({
       config: {
-        auth: { tokens: [{ name: 'alice', token_sha256: sha256(ALICE) }, { name: 'bob', token_sha256: sha256(BOB) }] },
+        auth: {
+          tokens: [
+            { name: 'alice', token_sha256: sha256(ALICE) },
+            { name: 'bob', token_sha256: sha256(BOB) },
+          ],
+        },
         server: { cors_origins: ['https://app.example'] },
       },
     });
@@ -23,7 +28,9 @@ describe('call resources with auth', () => {
   afterAll(() => gw.close());
 
   it('needs the token and a session to start a call', async () => {
-    expect((await post(`${gw.url}/tool/calls`, callBody('echo', { text: 'x' }, { session_id: session }))).status).toBe(401);
+    expect((await post(`${gw.url}/tool/calls`, callBody('echo', { text: 'x' }, { session_id: session }))).status).toBe(
+      401,
+    );
     const noSession = await post(`${gw.url}/tool/calls`, callBody('echo', { text: 'x' }), alice);
     expect(noSession.status).toBe(401);
     expect(noSession.json.message).toMatch(/session/);
@@ -32,8 +39,10 @@ describe('call resources with auth', () => {
   });
 
   it('gives EventSource a per-call access_token in events_url, valid for that call only', async () => {
-    const a = (await post(`${gw.url}/tool/calls`, callBody('echo', { text: 'one' }, { session_id: session }), alice)).json;
-    const b = (await post(`${gw.url}/tool/calls`, callBody('echo', { text: 'two' }, { session_id: session }), alice)).json;
+    const a = (await post(`${gw.url}/tool/calls`, callBody('echo', { text: 'one' }, { session_id: session }), alice))
+      .json;
+    const b = (await post(`${gw.url}/tool/calls`, callBody('echo', { text: 'two' }, { session_id: session }), alice))
+      .json;
     const url = new URL(a.events_url);
     expect(url.searchParams.get('access_token')).toMatch(/^[A-Za-z0-9_-]{43}$/);
 
@@ -58,8 +67,10 @@ describe('call resources with auth', () => {
     expect((await fetch(a.events_url.split('?')[0], { headers: bob })).status).toBe(404);
   });
 
-  it("hides a call from other tokens: reading or cancelling it is the same 404 as for no call", async () => {
-    const started = (await post(`${gw.url}/tool/calls`, callBody('hold', { ms: 20_000 }, { session_id: session }), alice)).json;
+  it('hides a call from other tokens: reading or cancelling it is the same 404 as for no call', async () => {
+    const started = (
+      await post(`${gw.url}/tool/calls`, callBody('hold', { ms: 20_000 }, { session_id: session }), alice)
+    ).json;
     const asBob = await fetch(started.result_url, { headers: bob });
     expect(asBob.status).toBe(404);
     const missing = await fetch(started.result_url.replace(started.call_id, 'no-such-call'), { headers: bob });

@@ -33,8 +33,18 @@ afterEach(async () => {
 /** A gateway whose config comes from `current()` at start and at every reload, with `env` holding the token secrets. */
 async function start(current: () => GatewayConfigInput, env: NodeJS.ProcessEnv) {
   const load = async () =>
-    defineConfig({ ...current(), server: { port: 0 }, tools: { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } } });
-  const gateway = await createGateway({ config: await load(), plugins: [testTools()], logger: createLogger('silent'), env, loadConfig: load });
+    defineConfig({
+      ...current(),
+      server: { port: 0 },
+      tools: { fs: { enabled: false }, shell: { enabled: false }, http: { enabled: false }, eval: { enabled: false } },
+    });
+  const gateway = await createGateway({
+    config: await load(),
+    plugins: [testTools()],
+    logger: createLogger('silent'),
+    env,
+    loadConfig: load,
+  });
   const { url } = await gateway.listen();
   gw = { url, gateway };
   return gw;
@@ -61,7 +71,10 @@ async function reload(url: string) {
 
 /** Read `s` to its end; the events it carried. */
 async function ended(s: SseStream, what: string) {
-  const events = await Promise.race([s.rest(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not end`)), 15_000))]);
+  const events = await Promise.race([
+    s.rest(),
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what} did not end`)), 15_000)),
+  ]);
   return events;
 }
 
@@ -85,7 +98,12 @@ async function openEverything(url: string, token: string) {
   const mcp = await openSse(`${url}/mcp`, {
     method: 'POST',
     headers: { ...as(token), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'hold', arguments: { ms: 60_000 }, _meta: { progressToken: 'p' } } }),
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'tools/call',
+      params: { name: 'hold', arguments: { ms: 60_000 }, _meta: { progressToken: 'p' } },
+    }),
   });
   const a2a = await openSse(`${url}/a2a`, {
     method: 'POST',
@@ -94,13 +112,31 @@ async function openEverything(url: string, token: string) {
       jsonrpc: '2.0',
       id: 7,
       method: 'message/stream',
-      params: { message: { kind: 'message', messageId: 'm1', role: 'user', parts: [{ kind: 'data', data: { ms: 60_000 } }], metadata: { skillId: 'hold' } } },
+      params: {
+        message: {
+          kind: 'message',
+          messageId: 'm1',
+          role: 'user',
+          parts: [{ kind: 'data', data: { ms: 60_000 } }],
+          metadata: { skillId: 'hold' },
+        },
+      },
     }),
   });
   for (const s of [byAccessToken, byBearer, sseCall, mcp, a2a]) expect(s.status).toBe(200);
   const { client: transport, handshake } = await A2eTestClient.connect(`${url}/a2e/v1`, {}, as(token));
   expect(handshake.response.ok).toBe(true);
-  return { session: hs.json.session_id as string, activity, resource: resource.json, byAccessToken, byBearer, sseCall, mcp, a2a, transport };
+  return {
+    session: hs.json.session_id as string,
+    activity,
+    resource: resource.json,
+    byAccessToken,
+    byBearer,
+    sseCall,
+    mcp,
+    a2a,
+    transport,
+  };
 }
 
 describe('a reload that rotates or removes a token', () => {
@@ -117,13 +153,23 @@ describe('a reload that rotates or removes a token', () => {
       else alice = false;
       const { sessions_ended } = await reload(url);
 
-      const named = { activity: old.activity, byAccessToken: old.byAccessToken, byBearer: old.byBearer, sseCall: old.sseCall, mcp: old.mcp, a2a: old.a2a };
+      const named = {
+        activity: old.activity,
+        byAccessToken: old.byAccessToken,
+        byBearer: old.byBearer,
+        sseCall: old.sseCall,
+        mcp: old.mcp,
+        a2a: old.a2a,
+      };
       for (const [what, s] of Object.entries(named)) {
         const last = (await ended(s, what)).at(-1);
         expect(last?.data, what).toMatch(REVOKED);
         expect(last?.json?.code ?? last?.json?.error?.code, what).toBe('unauthorized');
       }
-      const transportLast = await Promise.race([old.transport.waitFor((m) => m.type === 'error', 15_000, 'the transport stream\'s last frame'), old.transport.streamEnded()]);
+      const transportLast = await Promise.race([
+        old.transport.waitFor((m) => m.type === 'error', 15_000, "the transport stream's last frame"),
+        old.transport.streamEnded(),
+      ]);
       expect(transportLast).toMatchObject({ type: 'error', code: 'unauthorized' });
       expect((transportLast as unknown as { message: string }).message).toMatch(REVOKED);
       await old.transport.streamEnded();
@@ -132,12 +178,19 @@ describe('a reload that rotates or removes a token', () => {
 
       // The old secret opens nothing; its session and transport session are gone, whoever asks.
       expect((await post(`${url}/tool/call`, callBody('echo', { text: 'x' }), as(OLD))).status).toBe(401);
-      const withSession = await post(`${url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: old.session }), as(change === 'rotated' ? NEW : BOB));
+      const withSession = await post(
+        `${url}/tool/call`,
+        callBody('echo', { text: 'x' }, { session_id: old.session }),
+        as(change === 'rotated' ? NEW : BOB),
+      );
       expect(withSession.status).toBe(401);
-      const reuse = await old.transport.send({ type: 'tool/call/req', id: 'r1', tool_name: 'echo', arguments: { text: 'x' } }, {
-        ...as(change === 'rotated' ? NEW : BOB),
-        'X-Session-Id': old.transport.sessionId,
-      });
+      const reuse = await old.transport.send(
+        { type: 'tool/call/req', id: 'r1', tool_name: 'echo', arguments: { text: 'x' } },
+        {
+          ...as(change === 'rotated' ? NEW : BOB),
+          'X-Session-Id': old.transport.sessionId,
+        },
+      );
       expect([403, 404]).toContain(reuse.status);
       // The old credential's call resource: its access token no longer reads it, the name's new holder does not own it.
       const viaToken = await fetch(old.resource.events_url);
@@ -189,8 +242,12 @@ describe('a reload that changes the identity provider (auth.jwt)', () => {
       const { url } = await start(
         () => ({
           auth: {
-            tokens: [{ name: 'ops', token_env: 'OPS', admin: true }, ...(staticCarol ? [{ name: 'carol', token_env: 'CAROL' }] : [])],
-            jwt: { issuer, audience: 'gw', jwks_url: keysUrl, name_claim: nameClaim } },
+            tokens: [
+              { name: 'ops', token_env: 'OPS', admin: true },
+              ...(staticCarol ? [{ name: 'carol', token_env: 'CAROL' }] : []),
+            ],
+            jwt: { issuer, audience: 'gw', jwks_url: keysUrl, name_claim: nameClaim },
+          },
           sessions: { required: false },
         }),
         env,
@@ -202,7 +259,11 @@ describe('a reload that changes the identity provider (auth.jwt)', () => {
           .setAudience('gw')
           .setExpirationTime('5m')
           .sign(privateKey);
-        const hs = await post(`${url}/handshake`, { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] }, as(token));
+        const hs = await post(
+          `${url}/handshake`,
+          { type: 'handshake/req', agent_id: 't', agent_caps: ['tools'] },
+          as(token),
+        );
         expect(hs.json.ok).toBe(true);
         const activity = await openSse(`${url}/admin/events`, { headers: as(token) });
         expect((await activity.next())?.event).toBe('snapshot');

@@ -27,7 +27,12 @@ describe('the call-events route does not tell whether a call id exists', () => {
   beforeAll(async () => {
     gw = await startSecureGateway({
       config: {
-        auth: { tokens: [{ name: 'alice', token_sha256: sha256(ALICE) }, { name: 'bob', token_sha256: sha256(BOB) }] },
+        auth: {
+          tokens: [
+            { name: 'alice', token_sha256: sha256(ALICE) },
+            { name: 'bob', token_sha256: sha256(BOB) },
+          ],
+        },
         sessions: { required: false },
       },
     });
@@ -91,9 +96,18 @@ describe('policy.hide_denied', () => {
   });
   afterAll(() => gw.close());
 
-  const refusal = async (tool: string, headers: Record<string, string> = reader, extra: Record<string, unknown> = {}) => {
+  const refusal = async (
+    tool: string,
+    headers: Record<string, string> = reader,
+    extra: Record<string, unknown> = {},
+  ) => {
     const r = await post(`${gw.url}/tool/call`, callBody(tool, {}, extra), headers);
-    return { status: r.status, code: r.json.code, message: String(r.json.message).replaceAll(tool, '<name>'), detail: r.json.detail };
+    return {
+      status: r.status,
+      code: r.json.code,
+      message: String(r.json.message).replaceAll(tool, '<name>'),
+      detail: r.json.detail,
+    };
   };
 
   it('answers a tool hidden by the token or by the policy exactly like one that does not exist', async () => {
@@ -122,7 +136,10 @@ describe('policy.hide_denied', () => {
     expect(session).toBeTruthy();
     const missing = await refusal('no_such_tool', reader, { session_id: session });
     expect(missing.code).toBe('unknown_tool');
-    expect(await refusal('write_notes', reader, { session_id: session })).toEqual({ ...missing, detail: { tool_name: 'write_notes' } });
+    expect(await refusal('write_notes', reader, { session_id: session })).toEqual({
+      ...missing,
+      detail: { tool_name: 'write_notes' },
+    });
     // A tool it could list with "tools" is refused as before, saying why.
     const allowed = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: session }), reader);
     expect(allowed.status).toBe(403);
@@ -130,12 +147,14 @@ describe('policy.hide_denied', () => {
   });
 
   it('lists and searches only visible tools, and visible tools still run', async () => {
-    const names = (await post(`${gw.url}/tool/list`, {}, reader)).json.tools.map((t: { name: string }) => t.name).sort();
+    const names = (await post(`${gw.url}/tool/list`, {}, reader)).json.tools
+      .map((t: { name: string }) => t.name)
+      .sort();
     expect(names).toEqual(['args', 'echo', 'hold', 'read_notes']);
     expect((await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), reader)).json.data.success).toBe(true);
   });
 
-  it('is off by default: the spec\'s tool_denied', async () => {
+  it("is off by default: the spec's tool_denied", async () => {
     const plain = await startSecureGateway({
       config: {
         auth: { tokens: [{ name: 'reader', token_sha256: sha256(READER), allow: ['read_*'] }] },

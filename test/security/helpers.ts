@@ -21,7 +21,12 @@ export async function startSecureGateway(
   options: { config?: GatewayConfigInput; plugins?: ToolPlugin[]; env?: NodeJS.ProcessEnv; host?: string } = {},
 ): Promise<SecureGateway> {
   const log = new LogCapture();
-  const gw = await startGateway({ ...options, plugins: options.plugins ?? [testTools()], logger: log.logger, env: options.env ?? {} });
+  const gw = await startGateway({
+    ...options,
+    plugins: options.plugins ?? [testTools()],
+    logger: log.logger,
+    env: options.env ?? {},
+  });
   return { ...gw, log };
 }
 
@@ -81,7 +86,14 @@ export function rawRequest(
   const u = new URL(url);
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: u.hostname, port: u.port, method: options.method ?? 'POST', path: options.path, headers: options.headers, setHost: false },
+      {
+        host: u.hostname,
+        port: u.port,
+        method: options.method ?? 'POST',
+        path: options.path,
+        headers: options.headers,
+        setHost: false,
+      },
       (res) => {
         let body = '';
         res.setEncoding('utf8');
@@ -95,7 +107,10 @@ export function rawRequest(
 }
 
 /** Open a TCP connection and write `head`; resolves with what the server sent and how long until it closed. */
-export function slowClient(url: string, head: string): { socket: Socket; closed: Promise<{ ms: number; received: string }> } {
+export function slowClient(
+  url: string,
+  head: string,
+): { socket: Socket; closed: Promise<{ ms: number; received: string }> } {
   const u = new URL(url);
   const socket = connect(Number(u.port), u.hostname);
   const started = performance.now();

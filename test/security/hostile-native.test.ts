@@ -8,7 +8,16 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -86,29 +95,127 @@ const notFound = /(no such file|does not exist|not found)/i;
 
 const pathCases: NativeCase[] = [
   { name: '../ traversal', tool: 'read_file', args: () => ({ path: '../outside/secret.txt' }), error: escapes },
-  { name: 'traversal through a subdirectory', tool: 'read_file', args: () => ({ path: 'sub/../../outside/secret.txt' }), error: escapes },
-  { name: 'percent-encoded dots (taken literally, stays inside)', tool: 'read_file', args: () => ({ path: '%2e%2e/outside/secret.txt' }), error: notFound },
-  { name: 'percent-encoded slash', tool: 'read_file', args: () => ({ path: '..%2foutside%2fsecret.txt' }), error: notFound },
-  { name: 'fullwidth dots look-alike', tool: 'read_file', args: () => ({ path: '．．/outside/secret.txt' }), error: notFound },
-  { name: 'two-dot-leader look-alike', tool: 'read_file', args: () => ({ path: '‥/outside/secret.txt' }), error: notFound },
-  { name: 'backslash separators', tool: 'read_file', args: () => ({ path: '..\\outside\\secret.txt' }), error: notFound },
-  { name: 'absolute path outside', tool: 'read_file', args: () => ({ path: join(sandbox, 'outside', 'secret.txt') }), error: escapes },
+  {
+    name: 'traversal through a subdirectory',
+    tool: 'read_file',
+    args: () => ({ path: 'sub/../../outside/secret.txt' }),
+    error: escapes,
+  },
+  {
+    name: 'percent-encoded dots (taken literally, stays inside)',
+    tool: 'read_file',
+    args: () => ({ path: '%2e%2e/outside/secret.txt' }),
+    error: notFound,
+  },
+  {
+    name: 'percent-encoded slash',
+    tool: 'read_file',
+    args: () => ({ path: '..%2foutside%2fsecret.txt' }),
+    error: notFound,
+  },
+  {
+    name: 'fullwidth dots look-alike',
+    tool: 'read_file',
+    args: () => ({ path: '．．/outside/secret.txt' }),
+    error: notFound,
+  },
+  {
+    name: 'two-dot-leader look-alike',
+    tool: 'read_file',
+    args: () => ({ path: '‥/outside/secret.txt' }),
+    error: notFound,
+  },
+  {
+    name: 'backslash separators',
+    tool: 'read_file',
+    args: () => ({ path: '..\\outside\\secret.txt' }),
+    error: notFound,
+  },
+  {
+    name: 'absolute path outside',
+    tool: 'read_file',
+    args: () => ({ path: join(sandbox, 'outside', 'secret.txt') }),
+    error: escapes,
+  },
   { name: '/proc/self/environ', tool: 'read_file', args: () => ({ path: '/proc/self/environ' }), error: escapes },
-  { name: '/proc/self/cwd/…', tool: 'read_file', args: () => ({ path: '/proc/self/cwd/package.json' }), error: escapes },
-  { name: '/proc/self/root/… via a symlink in the workspace', tool: 'read_file', args: () => ({ path: 'proc-root/etc/hostname' }), error: escapes },
-  { name: 'sibling directory sharing the root name as prefix', tool: 'read_file', args: () => ({ path: `${root}-sibling/secret.txt` }), error: escapes },
-  { name: 'sibling prefix, relative', tool: 'write_file', args: () => ({ path: '../ws-sibling/planted.txt', content: 'x' }), error: escapes },
-  { name: 'write through a symlink to outside', tool: 'write_file', args: () => ({ path: 'link-out/planted.txt', content: 'x' }), error: escapes },
-  { name: 'write a new file through a symlinked dir, creating dirs', tool: 'write_file', args: () => ({ path: 'link-out/a/b/planted.txt', content: 'x', create_dirs: true }), error: escapes },
+  {
+    name: '/proc/self/cwd/…',
+    tool: 'read_file',
+    args: () => ({ path: '/proc/self/cwd/package.json' }),
+    error: escapes,
+  },
+  {
+    name: '/proc/self/root/… via a symlink in the workspace',
+    tool: 'read_file',
+    args: () => ({ path: 'proc-root/etc/hostname' }),
+    error: escapes,
+  },
+  {
+    name: 'sibling directory sharing the root name as prefix',
+    tool: 'read_file',
+    args: () => ({ path: `${root}-sibling/secret.txt` }),
+    error: escapes,
+  },
+  {
+    name: 'sibling prefix, relative',
+    tool: 'write_file',
+    args: () => ({ path: '../ws-sibling/planted.txt', content: 'x' }),
+    error: escapes,
+  },
+  {
+    name: 'write through a symlink to outside',
+    tool: 'write_file',
+    args: () => ({ path: 'link-out/planted.txt', content: 'x' }),
+    error: escapes,
+  },
+  {
+    name: 'write a new file through a symlinked dir, creating dirs',
+    tool: 'write_file',
+    args: () => ({ path: 'link-out/a/b/planted.txt', content: 'x', create_dirs: true }),
+    error: escapes,
+  },
   { name: 'read a FIFO (no hang)', tool: 'read_file', args: () => ({ path: 'fifo' }), error: /not a regular file/ },
-  { name: 'write a FIFO (no hang)', tool: 'write_file', args: () => ({ path: 'fifo', content: 'x' }), error: /not a regular file/ },
+  {
+    name: 'write a FIFO (no hang)',
+    tool: 'write_file',
+    args: () => ({ path: 'fifo', content: 'x' }),
+    error: /not a regular file/,
+  },
   { name: 'a device via symlink (/dev/zero)', tool: 'read_file', args: () => ({ path: 'zero' }), error: escapes },
   { name: 'a device by absolute path', tool: 'read_file', args: () => ({ path: '/dev/zero' }), error: escapes },
-  { name: 'NUL byte in the path', tool: 'read_file', args: () => ({ path: 'notes.txt\u0000../../etc/passwd' }), error: /contains a NUL byte/ },
+  {
+    name: 'NUL byte in the path',
+    tool: 'read_file',
+    args: () => ({ path: 'notes.txt\u0000../../etc/passwd' }),
+    error: /contains a NUL byte/,
+  },
 ];
 
-const loopbackForms = ['127.0.0.1', '2130706433', '0177.0.0.1', '0x7f.1', '0x7f000001', '127.1', '127.0.0.01', '[::1]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[64:ff9b::7f00:1]', 'localhost'];
-const linkLocalForms = ['169.254.169.254', '169.254.43518', '2852039166', '0251.0376.0251.0376', '0xa9fea9fe', '[::ffff:169.254.169.254]', '[::ffff:a9fe:a9fe]', '[64:ff9b::a9fe:a9fe]', '[fe80::1]'];
+const loopbackForms = [
+  '127.0.0.1',
+  '2130706433',
+  '0177.0.0.1',
+  '0x7f.1',
+  '0x7f000001',
+  '127.1',
+  '127.0.0.01',
+  '[::1]',
+  '[::ffff:127.0.0.1]',
+  '[::ffff:7f00:1]',
+  '[64:ff9b::7f00:1]',
+  'localhost',
+];
+const linkLocalForms = [
+  '169.254.169.254',
+  '169.254.43518',
+  '2852039166',
+  '0251.0376.0251.0376',
+  '0xa9fea9fe',
+  '[::ffff:169.254.169.254]',
+  '[::ffff:a9fe:a9fe]',
+  '[64:ff9b::a9fe:a9fe]',
+  '[fe80::1]',
+];
 
 const urlCases: NativeCase[] = [
   ...loopbackForms.map((host) => ({
@@ -125,24 +232,85 @@ const urlCases: NativeCase[] = [
     error: /(a link-local|a NAT64) address.*; add it to tools\.http\.allow_hosts/,
     noHits: true,
   })),
-  { name: 'a file: URL', tool: 'http_request', args: () => ({ url: 'file:///etc/passwd' }), error: /only http and https/ },
+  {
+    name: 'a file: URL',
+    tool: 'http_request',
+    args: () => ({ url: 'file:///etc/passwd' }),
+    error: /only http and https/,
+  },
 ];
 
-const META = '$(touch /tmp/pwned-sub); `touch /tmp/pwned-tick`; echo x > ../outside/planted.txt | cat && rm -rf ~ ; ${IFS}*';
+const META =
+  '$(touch /tmp/pwned-sub); `touch /tmp/pwned-tick`; echo x > ../outside/planted.txt | cat && rm -rf ~ ; ${IFS}*';
 
 const shellCases: NativeCase[] = [
-  { name: 'a program name that is an option', tool: 'run_command', args: () => ({ argv: ['-rf', '/'] }), error: /program "-rf" was not found/ },
-  { name: 'a program name with a leading double dash', tool: 'run_command', args: () => ({ argv: ['--help'] }), error: /program "--help" was not found/ },
-  { name: 'a program name with metacharacters (no shell parses it)', tool: 'run_command', args: () => ({ argv: ['ls;id'] }), error: /program "ls;id" was not found/ },
-  { name: 'a program path out of the workspace', tool: 'run_command', args: () => ({ argv: ['../outside/secret.txt'] }), error: /program "\.\.\/outside\/secret\.txt" was not found/ },
-  { name: 'cwd outside the workspace', tool: 'run_command', args: () => ({ argv: ['cat', 'secret.txt'], cwd: '../outside' }), error: /outside the workspace/ },
-  { name: 'cwd through /proc/self', tool: 'run_command', args: () => ({ argv: ['pwd'], cwd: '/proc/self/cwd' }), error: /outside the workspace/ },
-  { name: 'cwd through a symlink to outside', tool: 'run_command', args: () => ({ argv: ['pwd'], cwd: 'link-out' }), error: /"link-out" is not a directory in the workspace/ },
-  { name: 'reading outside the workspace from inside the sandbox', tool: 'run_command', args: () => ({ argv: ['cat', join(sandbox, 'outside', 'secret.txt')] }), error: /command "cat" exited with code 1/ },
-  { name: 'writing outside the workspace from inside the sandbox', tool: 'run_command', args: () => ({ argv: ['sh', '-c', `echo x > ${join(sandbox, 'outside', 'planted.txt')}`] }), error: /exited with code/ },
+  {
+    name: 'a program name that is an option',
+    tool: 'run_command',
+    args: () => ({ argv: ['-rf', '/'] }),
+    error: /program "-rf" was not found/,
+  },
+  {
+    name: 'a program name with a leading double dash',
+    tool: 'run_command',
+    args: () => ({ argv: ['--help'] }),
+    error: /program "--help" was not found/,
+  },
+  {
+    name: 'a program name with metacharacters (no shell parses it)',
+    tool: 'run_command',
+    args: () => ({ argv: ['ls;id'] }),
+    error: /program "ls;id" was not found/,
+  },
+  {
+    name: 'a program path out of the workspace',
+    tool: 'run_command',
+    args: () => ({ argv: ['../outside/secret.txt'] }),
+    error: /program "\.\.\/outside\/secret\.txt" was not found/,
+  },
+  {
+    name: 'cwd outside the workspace',
+    tool: 'run_command',
+    args: () => ({ argv: ['cat', 'secret.txt'], cwd: '../outside' }),
+    error: /outside the workspace/,
+  },
+  {
+    name: 'cwd through /proc/self',
+    tool: 'run_command',
+    args: () => ({ argv: ['pwd'], cwd: '/proc/self/cwd' }),
+    error: /outside the workspace/,
+  },
+  {
+    name: 'cwd through a symlink to outside',
+    tool: 'run_command',
+    args: () => ({ argv: ['pwd'], cwd: 'link-out' }),
+    error: /"link-out" is not a directory in the workspace/,
+  },
+  {
+    name: 'reading outside the workspace from inside the sandbox',
+    tool: 'run_command',
+    args: () => ({ argv: ['cat', join(sandbox, 'outside', 'secret.txt')] }),
+    error: /command "cat" exited with code 1/,
+  },
+  {
+    name: 'writing outside the workspace from inside the sandbox',
+    tool: 'run_command',
+    args: () => ({ argv: ['sh', '-c', `echo x > ${join(sandbox, 'outside', 'planted.txt')}`] }),
+    error: /exited with code/,
+  },
   { name: 'an output flood', tool: 'run_command', args: () => ({ argv: ['yes', 'flood'] }), error: /max_output_bytes/ },
-  { name: 'an endless evaluation', tool: 'eval_js', args: () => ({ code: 'for (;;) {}' }), error: /ran past its deadline/ },
-  { name: 'a memory bomb in evaluation', tool: 'eval_js', args: () => ({ code: 'const a = []; for (;;) a.push("x".repeat(1 << 20));' }), error: /ran out of memory/ },
+  {
+    name: 'an endless evaluation',
+    tool: 'eval_js',
+    args: () => ({ code: 'for (;;) {}' }),
+    error: /ran past its deadline/,
+  },
+  {
+    name: 'a memory bomb in evaluation',
+    tool: 'eval_js',
+    args: () => ({ code: 'const a = []; for (;;) a.push("x".repeat(1 << 20));' }),
+    error: /ran out of memory/,
+  },
 ];
 
 describe('hostile inputs against the native tools', () => {
@@ -183,7 +351,10 @@ describe('hostile inputs against the native tools', () => {
     openSession = (await post(`${open.url}/handshake`, { agent_caps: ['tools'] }, auth)).json.session_id;
     // A root gateway runs the file tools in one long-lived worker process, started at the first file tool call:
     // start both gateways' now, so that the cases below must leave exactly these children.
-    for (const [g, s] of [[gw, session], [open, openSession]] as const) {
+    for (const [g, s] of [
+      [gw, session],
+      [open, openSession],
+    ] as const) {
       await post(`${g.url}/tool/call`, callBody('list_dir', { path: '.' }, { session_id: s }), auth);
     }
     pidsBefore = childPids();
@@ -198,7 +369,11 @@ describe('hostile inputs against the native tools', () => {
   });
 
   async function invariants(target: SecureGateway, s: string) {
-    const ok = await post(`${target.url}/tool/call`, callBody('read_file', { path: 'notes.txt' }, { session_id: s }), auth);
+    const ok = await post(
+      `${target.url}/tool/call`,
+      callBody('read_file', { path: 'notes.txt' }, { session_id: s }),
+      auth,
+    );
     expect(ok.status).toBe(200);
     expect(ok.json.data.data.content).toBe('notes');
     expect([...listing(join(sandbox, 'outside')), ...listing(`${root}-sibling`)]).toEqual(outsideBefore);
@@ -223,22 +398,34 @@ describe('hostile inputs against the native tools', () => {
     await invariants(gw, session);
   });
 
-  it.each(['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.5/', 'http://0xa000005/', 'http://[::ffff:a9fe:a9fe]/', 'http://[fe80::1]/', 'http://[64:ff9b::a9fe:a9fe]/'])(
-    'a redirect from an allowed host to %s is refused',
-    async (to) => {
-      peerHits = [];
-      const url = `http://127.0.0.1:${peerPort}/redirect?to=${encodeURIComponent(to)}`;
-      const r = await post(`${open.url}/tool/call`, callBody('http_request', { url, timeout: 5 }, { session_id: openSession }), auth);
-      expect(r.json.data.success).toBe(false);
-      expect(r.json.data.error).toMatch(/allow_hosts/);
-      expect(peerHits).toEqual(['/redirect']);
-      await invariants(open, openSession);
-    },
-  );
+  it.each([
+    'http://169.254.169.254/latest/meta-data/',
+    'http://10.0.0.5/',
+    'http://0xa000005/',
+    'http://[::ffff:a9fe:a9fe]/',
+    'http://[fe80::1]/',
+    'http://[64:ff9b::a9fe:a9fe]/',
+  ])('a redirect from an allowed host to %s is refused', async (to) => {
+    peerHits = [];
+    const url = `http://127.0.0.1:${peerPort}/redirect?to=${encodeURIComponent(to)}`;
+    const r = await post(
+      `${open.url}/tool/call`,
+      callBody('http_request', { url, timeout: 5 }, { session_id: openSession }),
+      auth,
+    );
+    expect(r.json.data.success).toBe(false);
+    expect(r.json.data.error).toMatch(/allow_hosts/);
+    expect(peerHits).toEqual(['/redirect']);
+    await invariants(open, openSession);
+  });
 
   it('shell metacharacters and leading dashes in arguments reach the program verbatim, not a shell', async () => {
     for (const args of [[META], ['-n', '--', '-e', META], ['--help; id']]) {
-      const r = await post(`${gw.url}/tool/call`, callBody('run_command', { argv: ['printf', '%s|', ...args] }, { session_id: session }), auth);
+      const r = await post(
+        `${gw.url}/tool/call`,
+        callBody('run_command', { argv: ['printf', '%s|', ...args] }, { session_id: session }),
+        auth,
+      );
       expect(r.json.data.success).toBe(true);
       expect(r.json.data.data.stdout).toBe(args.map((a) => `${a}|`).join(''));
     }
@@ -273,7 +460,11 @@ describe('hostile inputs against the native tools', () => {
   it('an output flood (64 MiB response) is cut at max_response_bytes and the connection dropped', async () => {
     const r = await post(
       `${open.url}/tool/call`,
-      callBody('http_request', { url: `http://127.0.0.1:${peerPort}/flood`, timeout: 20 }, { session_id: openSession, timeout: 30 }),
+      callBody(
+        'http_request',
+        { url: `http://127.0.0.1:${peerPort}/flood`, timeout: 20 },
+        { session_id: openSession, timeout: 30 },
+      ),
       auth,
     );
     expect(r.json.data.success).toBe(true);
@@ -286,7 +477,11 @@ describe('hostile inputs against the native tools', () => {
     const started = performance.now();
     const r = await post(
       `${open.url}/tool/call`,
-      callBody('http_request', { url: `http://127.0.0.1:${peerPort}/drip`, timeout: 1 }, { session_id: openSession, timeout: 30 }),
+      callBody(
+        'http_request',
+        { url: `http://127.0.0.1:${peerPort}/drip`, timeout: 1 },
+        { session_id: openSession, timeout: 30 },
+      ),
       auth,
     );
     expect(r.json.data.success).toBe(false);
@@ -299,7 +494,11 @@ describe('hostile inputs against the native tools', () => {
   it('the call timeout also stops a drip when the tool timeout is longer', async () => {
     const r = await post(
       `${open.url}/tool/call`,
-      callBody('http_request', { url: `http://127.0.0.1:${peerPort}/drip`, timeout: 60 }, { session_id: openSession, timeout: 1 }),
+      callBody(
+        'http_request',
+        { url: `http://127.0.0.1:${peerPort}/drip`, timeout: 60 },
+        { session_id: openSession, timeout: 1 },
+      ),
       auth,
     );
     expect(r.json.data.success).toBe(false);

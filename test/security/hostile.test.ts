@@ -9,7 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callBody } from '../helpers/server.js';
-import { childPids, listing, post, rawRequest, sha256, slowClient, startSecureGateway, type SecureGateway } from './helpers.js';
+import {
+  childPids,
+  listing,
+  post,
+  rawRequest,
+  sha256,
+  slowClient,
+  startSecureGateway,
+  type SecureGateway,
+} from './helpers.js';
 
 const TOKEN = 'hostile-suite-token-13579bdf02468ace';
 const auth = { Authorization: `Bearer ${TOKEN}` };
@@ -34,9 +43,14 @@ const asOutcome = (r: { status: number; json: any }): Outcome => ({
   json: r.json,
 });
 
-const call = (gw: SecureGateway, body: unknown, headers: Record<string, string> = auth) => post(`${gw.url}/tool/call`, body, headers).then(asOutcome);
-const withSession = (session: string, name: string, args: Record<string, unknown>, extra: Record<string, unknown> = {}) =>
-  callBody(name, args, { session_id: session, ...extra });
+const call = (gw: SecureGateway, body: unknown, headers: Record<string, string> = auth) =>
+  post(`${gw.url}/tool/call`, body, headers).then(asOutcome);
+const withSession = (
+  session: string,
+  name: string,
+  args: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+) => callBody(name, args, { session_id: session, ...extra });
 const rawJson = (session: string, inner: string) => `{"session_id":"${session}",${inner}}`;
 
 const cases: HostileCase[] = [
@@ -57,18 +71,35 @@ const cases: HostileCase[] = [
   },
   {
     name: 'deeply nested JSON (100 000 levels)',
-    send: (gw, s) => call(gw, rawJson(s, `"tool_name":"args","arguments":{"meta":{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`)),
+    send: (gw, s) =>
+      call(
+        gw,
+        rawJson(s, `"tool_name":"args","arguments":{"meta":{"x":${'['.repeat(100_000)}${']'.repeat(100_000)}}}`),
+      ),
     expect: { status: 400, code: 'invalid_request', message: /limits\.max_json_depth/ },
   },
   {
     name: 'deeply nested JSON in an envelope field',
-    send: (gw, s) => call(gw, rawJson(s, `"tool_name":"echo","arguments":{"text":"x"},"correlation_id":${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`)),
+    send: (gw, s) =>
+      call(
+        gw,
+        rawJson(
+          s,
+          `"tool_name":"echo","arguments":{"text":"x"},"correlation_id":${'{"a":'.repeat(5_000)}1${'}'.repeat(5_000)}`,
+        ),
+      ),
     expect: { status: 400, code: 'invalid_request', message: /limits\.max_json_depth/ },
   },
   {
     name: 'prototype-pollution keys in the arguments',
     send: (gw, s) =>
-      call(gw, rawJson(s, '"tool_name":"args","arguments":{"__proto__":{"polluted":1},"meta":{"constructor":{"prototype":{"polluted":1}},"__proto__":{"polluted":1}}}')),
+      call(
+        gw,
+        rawJson(
+          s,
+          '"tool_name":"args","arguments":{"__proto__":{"polluted":1},"meta":{"constructor":{"prototype":{"polluted":1}},"__proto__":{"polluted":1}}}',
+        ),
+      ),
     expect: {
       status: 200,
       check: (o) => {
@@ -79,19 +110,41 @@ const cases: HostileCase[] = [
   },
   {
     name: 'prototype-pollution keys in the envelope',
-    send: (gw, s) => call(gw, rawJson(s, '"__proto__":{"tool_name":"echo","arguments":{"text":"x"}},"constructor":{"prototype":{"x":1}}')),
+    send: (gw, s) =>
+      call(
+        gw,
+        rawJson(s, '"__proto__":{"tool_name":"echo","arguments":{"text":"x"}},"constructor":{"prototype":{"x":1}}'),
+      ),
     expect: { status: 400, code: 'invalid_request', message: /tool_name/ },
   },
   {
     name: 'invalid UTF-8 (lone continuation byte)',
     send: (gw, s) =>
-      call(gw, new Uint8Array(Buffer.concat([Buffer.from(rawJson(s, '"tool_name":"echo","arguments":{"text":"').slice(0, -2)), Buffer.from([0x80]), Buffer.from('"}}')]))),
+      call(
+        gw,
+        new Uint8Array(
+          Buffer.concat([
+            Buffer.from(rawJson(s, '"tool_name":"echo","arguments":{"text":"').slice(0, -2)),
+            Buffer.from([0x80]),
+            Buffer.from('"}}'),
+          ]),
+        ),
+      ),
     expect: { status: 400, code: 'invalid_request', message: /not valid UTF-8/ },
   },
   {
     name: 'invalid UTF-8 (UTF-16 surrogate encoded as UTF-8)',
     send: (gw, s) =>
-      call(gw, new Uint8Array(Buffer.concat([Buffer.from(rawJson(s, '"tool_name":"echo","arguments":{"text":"').slice(0, -2)), Buffer.from([0xed, 0xb2, 0x80]), Buffer.from('"}}')]))),
+      call(
+        gw,
+        new Uint8Array(
+          Buffer.concat([
+            Buffer.from(rawJson(s, '"tool_name":"echo","arguments":{"text":"').slice(0, -2)),
+            Buffer.from([0xed, 0xb2, 0x80]),
+            Buffer.from('"}}'),
+          ]),
+        ),
+      ),
     expect: { status: 400, code: 'invalid_request', message: /not valid UTF-8/ },
   },
   {

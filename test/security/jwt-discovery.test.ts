@@ -52,7 +52,11 @@ async function signingKey() {
 }
 const keySet = async () => ({ keys: [(await signingKey()).publicJwk] });
 const sign = async (issuer: string, sub = 'alice', expires = true) => {
-  const jwt = new SignJWT({ sub }).setProtectedHeader({ alg: 'ES256', kid: 'k1' }).setIssuedAt().setIssuer(issuer).setAudience(AUDIENCE);
+  const jwt = new SignJWT({ sub })
+    .setProtectedHeader({ alg: 'ES256', kid: 'k1' })
+    .setIssuedAt()
+    .setIssuer(issuer)
+    .setAudience(AUDIENCE);
   if (expires) jwt.setExpirationTime('5m');
   return jwt.sign((await signingKey()).privateKey);
 };
@@ -65,10 +69,16 @@ const site = async (handle: ConstructorParameters<typeof Site>[0]) => {
   return s;
 };
 const gateway = async (issuer: string, extra: Record<string, unknown> = {}) => {
-  gw = await startSecureGateway({ config: { auth: { jwt: { issuer, audience: AUDIENCE, jwks_cooldown_s: 0, ...extra } }, sessions: { required: false } } });
+  gw = await startSecureGateway({
+    config: {
+      auth: { jwt: { issuer, audience: AUDIENCE, jwks_cooldown_s: 0, ...extra } },
+      sessions: { required: false },
+    },
+  });
   return gw;
 };
-const echo = (token: string) => post(`${gw!.url}/tool/call`, callBody('echo', { text: 'hi' }), { Authorization: `Bearer ${token}` });
+const echo = (token: string) =>
+  post(`${gw!.url}/tool/call`, callBody('echo', { text: 'hi' }), { Authorization: `Bearer ${token}` });
 
 afterEach(async () => {
   await gw?.close();
@@ -82,7 +92,8 @@ describe('OIDC discovery', () => {
   it('refuses a jwks_uri on another origin than the issuer, and fetches nothing from it', async () => {
     const elsewhere = await site(async (_req, res) => json(res, await keySet()));
     const idp = await site((req, res, self) => {
-      if (req.url === '/.well-known/openid-configuration') return json(res, { issuer: self.url, jwks_uri: `${elsewhere.url}/keys` });
+      if (req.url === '/.well-known/openid-configuration')
+        return json(res, { issuer: self.url, jwks_uri: `${elsewhere.url}/keys` });
       res.statusCode = 404;
       res.end();
     });
@@ -106,7 +117,8 @@ describe('OIDC discovery', () => {
 
   it('accepts a token without exp only when the operator opted out with auth.jwt.require_exp: false', async () => {
     const idp = await site(async (req, res, self) => {
-      if (req.url === '/.well-known/openid-configuration') return json(res, { issuer: self.url, jwks_uri: `${self.url}/keys` });
+      if (req.url === '/.well-known/openid-configuration')
+        return json(res, { issuer: self.url, jwks_uri: `${self.url}/keys` });
       json(res, await keySet());
     });
     await gateway(idp.url);
@@ -118,7 +130,8 @@ describe('OIDC discovery', () => {
 
   it('follows no redirect to another origin, and follows one on the issuer origin', async () => {
     const evil = await site(async (req, res, self) => {
-      if (req.url === '/.well-known/openid-configuration') return json(res, { issuer: idp.url, jwks_uri: `${self.url}/keys` });
+      if (req.url === '/.well-known/openid-configuration')
+        return json(res, { issuer: idp.url, jwks_uri: `${self.url}/keys` });
       json(res, await keySet());
     });
     const idp: Site = await site(async (req, res, self) => {
@@ -127,7 +140,8 @@ describe('OIDC discovery', () => {
         res.setHeader('location', `${evil.url}/.well-known/openid-configuration`);
         return res.end();
       }
-      if (req.url === '/moved/openid-configuration') return json(res, { issuer: self.url, jwks_uri: `${self.url}/keys` });
+      if (req.url === '/moved/openid-configuration')
+        return json(res, { issuer: self.url, jwks_uri: `${self.url}/keys` });
       if (req.url === '/keys') return json(res, await keySet());
       res.statusCode = 404;
       res.end();
@@ -145,7 +159,8 @@ describe('OIDC discovery', () => {
         res.setHeader('location', '/moved/openid-configuration');
         return res.end();
       }
-      if (req.url === '/moved/openid-configuration') return json(res, { issuer: self.url, jwks_uri: `${self.url}/keys` });
+      if (req.url === '/moved/openid-configuration')
+        return json(res, { issuer: self.url, jwks_uri: `${self.url}/keys` });
       if (req.url === '/keys') return json(res, await keySet());
       res.statusCode = 404;
       res.end();
@@ -161,7 +176,8 @@ describe('OIDC discovery', () => {
         res.statusCode = 503;
         return res.end();
       }
-      if (req.url === '/.well-known/openid-configuration') return json(res, { issuer: self.url, jwks_uri: `${self.url}/keys` });
+      if (req.url === '/.well-known/openid-configuration')
+        return json(res, { issuer: self.url, jwks_uri: `${self.url}/keys` });
       json(res, await keySet());
     });
     await gateway(idp.url);

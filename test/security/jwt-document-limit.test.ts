@@ -44,16 +44,26 @@ describe('identity-provider documents larger than 1 MiB', () => {
     idp = createServer((req, res) => {
       if (req.url === '/endless/.well-known/openid-configuration') return endless(res, sent);
       if (req.url === '/big/.well-known/openid-configuration') {
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ issuer: `${issuer}/big`, jwks_uri: `${issuer}/big/keys` }));
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ issuer: `${issuer}/big`, jwks_uri: `${issuer}/big/keys` }));
       }
       // A key set with the right key, padded past the limit (and saying so in content-length).
-      if (req.url === '/big/keys') return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ keys: [jwk], pad: 'p'.repeat(2 * MiB) }));
+      if (req.url === '/big/keys')
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ keys: [jwk], pad: 'p'.repeat(2 * MiB) }));
       res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => idp.listen(0, '127.0.0.1', resolve));
     issuer = `http://127.0.0.1:${(idp.address() as AddressInfo).port}`;
     const gateway = (path: string) =>
-      startSecureGateway({ config: { auth: { jwt: { issuer: `${issuer}/${path}`, audience: 'a2e', jwks_cooldown_s: 0 } }, sessions: { required: false } } });
+      startSecureGateway({
+        config: {
+          auth: { jwt: { issuer: `${issuer}/${path}`, audience: 'a2e', jwks_cooldown_s: 0 } },
+          sessions: { required: false },
+        },
+      });
     [endlessDiscovery, bigKeys] = await Promise.all([gateway('endless'), gateway('big')]);
     for (const path of ['endless', 'big']) {
       tokens[path] = await new SignJWT({ sub: 'alice' })
@@ -74,7 +84,9 @@ describe('identity-provider documents larger than 1 MiB', () => {
   const refusal = (gw: SecureGateway) => gw.log.records.find((r) => r.msg.startsWith('JWT refused'))?.msg;
 
   it('an endless discovery document is cut off after 1 MiB: the token is refused saying why, the gateway goes on', async () => {
-    const r = await post(`${endlessDiscovery.url}/tool/call`, callBody('echo', { text: 'hi' }), { Authorization: `Bearer ${tokens.endless}` });
+    const r = await post(`${endlessDiscovery.url}/tool/call`, callBody('echo', { text: 'hi' }), {
+      Authorization: `Bearer ${tokens.endless}`,
+    });
     expect(r.status).toBe(401);
     expect(refusal(endlessDiscovery)).toBe(
       `JWT refused: could not check the token: ${issuer}/endless/.well-known/openid-configuration answered with more than ${MiB} bytes, more than a discovery document or key set has; check the identity provider's URL`,
@@ -85,7 +97,9 @@ describe('identity-provider documents larger than 1 MiB', () => {
   }, 60_000);
 
   it('a key set over 1 MiB is not read: the token it would check is refused saying why', async () => {
-    const r = await post(`${bigKeys.url}/tool/call`, callBody('echo', { text: 'hi' }), { Authorization: `Bearer ${tokens.big}` });
+    const r = await post(`${bigKeys.url}/tool/call`, callBody('echo', { text: 'hi' }), {
+      Authorization: `Bearer ${tokens.big}`,
+    });
     expect(r.status).toBe(401);
     expect(refusal(bigKeys)).toBe(
       `JWT refused: could not check the token: ${issuer}/big/keys answered with more than ${MiB} bytes, more than a discovery document or key set has; check the identity provider's URL`,

@@ -86,7 +86,9 @@ async function expectRefused(token: string, reason: RegExp): Promise<void> {
   const r = await echo(token);
   expect(r.status).toBe(401);
   expect(r.json.code).toBe('unauthorized');
-  expect(r.json.message).toBe('the bearer token is not valid; check the token you send in Authorization: Bearer <token>');
+  expect(r.json.message).toBe(
+    'the bearer token is not valid; check the token you send in Authorization: Bearer <token>',
+  );
   expect(JSON.stringify(r.json)).not.toMatch(reason);
   const logged = gw.log.lines.slice(before).map((l) => JSON.parse(l) as { level: number; msg: string });
   const refusal = logged.find((l) => l.msg.startsWith('JWT refused'));
@@ -129,7 +131,8 @@ afterAll(async () => {
 describe('JWT bearer tokens', () => {
   it('accepts a valid token (RS256, ES256 and EdDSA) found through discovery, and maps claims to allow lists', async () => {
     const admin = await sign(k1, { sub: 'alice', groups: ['staff', 'admins'] });
-    for (const tool of ['echo', 'read_notes', 'run_cmd']) expect((await call(admin, tool, tool === 'echo' ? { text: 'hi' } : {})).status, tool).toBe(200);
+    for (const tool of ['echo', 'read_notes', 'run_cmd'])
+      expect((await call(admin, tool, tool === 'echo' ? { text: 'hi' } : {})).status, tool).toBe(200);
 
     const reader = await sign(k1, { sub: 'bob', scope: 'openid tools:read' });
     expect((await call(reader, 'read_notes')).status).toBe(200);
@@ -155,11 +158,17 @@ describe('JWT bearer tokens', () => {
     const token = await sign(k1, { sub: 'erin', groups: ['admins'] });
     const hs = await post(`${gw.url}/handshake`, { agent_caps: ['tools'] }, { Authorization: `Bearer ${token}` });
     expect(hs.json.ok).toBe(true);
-    const r = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: hs.json.session_id }), { Authorization: `Bearer ${token}` });
+    const r = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: hs.json.session_id }), {
+      Authorization: `Bearer ${token}`,
+    });
     expect(r.status).toBe(200);
     // Another subject cannot use erin's session.
     const other = await sign(k1, { sub: 'frank', groups: ['admins'] });
-    const foreign = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: hs.json.session_id }), { Authorization: `Bearer ${other}` });
+    const foreign = await post(
+      `${gw.url}/tool/call`,
+      callBody('echo', { text: 'x' }, { session_id: hs.json.session_id }),
+      { Authorization: `Bearer ${other}` },
+    );
     expect(foreign.status).toBe(401);
     // The handshake's auth_token goes through the same check.
     const byBody = await post(`${gw.url}/handshake`, { agent_caps: ['tools'], auth_token: token });
@@ -168,7 +177,11 @@ describe('JWT bearer tokens', () => {
 
   it('works the same on the A2E transport: the bearer opens the session, a handshake auth_token JWT is checked', async () => {
     const reader = await sign(k1, { sub: 'ivan', scope: 'tools:read' });
-    const { client, handshake } = await A2eTestClient.connect(`${gw.url}/a2e/v1`, {}, { Authorization: `Bearer ${reader}` });
+    const { client, handshake } = await A2eTestClient.connect(
+      `${gw.url}/a2e/v1`,
+      {},
+      { Authorization: `Bearer ${reader}` },
+    );
     try {
       expect(handshake.response.ok).toBe(true);
       const again = await client.request({ type: 'handshake/req', agent_caps: ['tools'], auth_token: reader });
@@ -178,7 +191,11 @@ describe('JWT bearer tokens', () => {
       const run = await client.request({ type: 'tool/call/req', tool_name: 'run_cmd', arguments: {} });
       expect(run.response.code ?? run.response.data?.error?.code).toBe('tool_denied');
       // Another subject's token cannot take the session over.
-      const other = await client.request({ type: 'handshake/req', agent_caps: ['tools'], auth_token: await sign(k1, { sub: 'judy', groups: 'admins' }) });
+      const other = await client.request({
+        type: 'handshake/req',
+        agent_caps: ['tools'],
+        auth_token: await sign(k1, { sub: 'judy', groups: 'admins' }),
+      });
       expect(other.response.ok).toBe(false);
     } finally {
       await client.dropStream();
@@ -190,7 +207,12 @@ describe('JWT bearer tokens', () => {
       fetch(`${gw.url}/mcp`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json', Accept: 'application/json', Authorization: `Bearer ${token}` },
-        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: name === 'echo' ? { text: 'x' } : {} } }),
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: { name, arguments: name === 'echo' ? { text: 'x' } : {} },
+        }),
       });
     const reader = await sign(k1, { sub: 'kate', scope: 'tools:read' });
     const read = await mcp(reader, 'read_notes');
@@ -212,15 +234,25 @@ describe('JWT bearer tokens', () => {
     const claims = { sub: 'mallory', groups: 'admins' };
     await expectRefused(await sign(k1, claims, { exp: now() - 120 }), /ERR_JWT_EXPIRED/);
     await expectRefused(await sign(k1, claims, { nbf: now() + 120 }), /ERR_JWT_CLAIM_VALIDATION_FAILED.*nbf/);
-    await expectRefused(await sign(k1, claims, { iss: 'https://evil.example.com' }), /claim "iss" is "https:\/\/evil.example.com", not auth.jwt.issuer/);
+    await expectRefused(
+      await sign(k1, claims, { iss: 'https://evil.example.com' }),
+      /claim "iss" is "https:\/\/evil.example.com", not auth.jwt.issuer/,
+    );
     await expectRefused(await sign(k1, claims, { aud: 'someone-else' }), /ERR_JWT_CLAIM_VALIDATION_FAILED.*aud/);
     // Within clock_skew_s (30 s) an expired token still passes.
     expect((await echo(await sign(k1, { sub: 'skew', groups: 'admins' }, { exp: now() - 5 }))).status).toBe(200);
 
     // ES384 is a valid asymmetric algorithm, but not in the allow list.
     const es384 = await generateKeyPair('ES384');
-    idp.keys.push({ kid: 'k-384', privateKey: es384.privateKey, publicJwk: { ...(await exportJWK(es384.publicKey)), kid: 'k-384', alg: 'ES384' } });
-    await expectRefused(await sign({ kid: 'k-384', privateKey: es384.privateKey, publicJwk: { alg: 'ES384' } }, claims), /ERR_JOSE_ALG_NOT_ALLOWED/);
+    idp.keys.push({
+      kid: 'k-384',
+      privateKey: es384.privateKey,
+      publicJwk: { ...(await exportJWK(es384.publicKey)), kid: 'k-384', alg: 'ES384' },
+    });
+    await expectRefused(
+      await sign({ kid: 'k-384', privateKey: es384.privateKey, publicJwk: { alg: 'ES384' } }, claims),
+      /ERR_JOSE_ALG_NOT_ALLOWED/,
+    );
     idp.keys.pop();
 
     const stranger = await makeKey('k-unknown');
@@ -228,7 +260,10 @@ describe('JWT bearer tokens', () => {
 
     // Tampered: claims swapped after signing.
     const [h, , s] = (await sign(k1, { sub: 'mallory', scope: 'tools:read' })).split('.');
-    await expectRefused(`${h}.${b64url({ sub: 'mallory', groups: 'admins', iss: idp.issuer, aud: AUDIENCE, exp: now() + 300 })}.${s}`, /ERR_JWS_SIGNATURE_VERIFICATION_FAILED/);
+    await expectRefused(
+      `${h}.${b64url({ sub: 'mallory', groups: 'admins', iss: idp.issuer, aud: AUDIENCE, exp: now() + 300 })}.${s}`,
+      /ERR_JWS_SIGNATURE_VERIFICATION_FAILED/,
+    );
     // Signed with a different key under k1's kid.
     const forger = await makeKey('k1');
     await expectRefused(await sign(forger, claims), /ERR_JWS_SIGNATURE_VERIFICATION_FAILED/);
@@ -250,12 +285,19 @@ describe('JWT bearer tokens', () => {
 
   it('refuses a token without exp (it would be good forever), telling the caller what is missing', async () => {
     const forever = await sign(k1, { sub: 'olga', groups: 'admins' }, { exp: null });
-    for (const r of [await echo(forever), await post(`${gw.url}/handshake`, { agent_caps: ['tools'], auth_token: forever })]) {
+    for (const r of [
+      await echo(forever),
+      await post(`${gw.url}/handshake`, { agent_caps: ['tools'], auth_token: forever }),
+    ]) {
       expect(r.status).toBe(401);
       expect(r.json.code).toBe('unauthorized');
       expect(r.json.message).toMatch(/no "exp" claim.*auth\.jwt\.require_exp/);
     }
-    const { client, handshake } = await A2eTestClient.connect(`${gw.url}/a2e/v1`, { auth_token: forever }, { Authorization: `Bearer ${STATIC}` });
+    const { client, handshake } = await A2eTestClient.connect(
+      `${gw.url}/a2e/v1`,
+      { auth_token: forever },
+      { Authorization: `Bearer ${STATIC}` },
+    );
     try {
       expect(handshake.response.ok).toBe(false);
       expect(handshake.response.reason).toMatch(/no "exp" claim/);
@@ -279,7 +321,8 @@ describe('JWT bearer tokens', () => {
     await expectRefused(before, /ERR_JWKS_NO_MATCHING_KEY/);
     // A key set is reused, not fetched per token.
     const settled = idp.jwksFetches;
-    for (let i = 0; i < 5; i++) expect((await echo(await sign(k2, { sub: `h${i}`, groups: 'admins' }))).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await echo(await sign(k2, { sub: `h${i}`, groups: 'admins' }))).status).toBe(200);
     expect(idp.jwksFetches).toBe(settled);
   });
 });
@@ -290,7 +333,9 @@ describe('auth.jwt config', () => {
     for (const alg of ['HS256', 'HS512', 'none']) {
       expect(() => defineConfig({ auth: { jwt: { ...base, algorithms: [alg] } } }), alg).toThrow(/never accepted/);
     }
-    expect(() => defineConfig({ auth: { jwt: { ...base, jwks_url: 'http://idp.example.com/keys' } } })).toThrow(/https/);
+    expect(() => defineConfig({ auth: { jwt: { ...base, jwks_url: 'http://idp.example.com/keys' } } })).toThrow(
+      /https/,
+    );
     expect(() => defineConfig({ auth: { jwt: { audience: 'a2e' } } as never })).toThrow(/issuer/);
     expect(() => defineConfig({ auth: { jwt: { issuer: base.issuer } } as never })).toThrow(/audience/);
     expect(() => defineConfig({ auth: {} })).toThrow(/at least one token, or configure auth.jwt/);

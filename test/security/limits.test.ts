@@ -66,18 +66,23 @@ describe('request shape limits', () => {
   it("reads every other door's JSON with the same limits.max_json_depth: the A2E transport, MCP, A2A", async () => {
     // 20 levels: within the default (64), beyond the configured 16; so a refusal shows the configured limit applied.
     const deep = (n: number) => `${'['.repeat(n)}${']'.repeat(n)}`;
-    const message = (id: string, n: number) => `{"type":"tool/call/req","id":"${id}","tool_name":"args","arguments":{"meta":{"a":${deep(n)}}}}`;
+    const message = (id: string, n: number) =>
+      `{"type":"tool/call/req","id":"${id}","tool_name":"args","arguments":{"meta":{"a":${deep(n)}}}}`;
     const { client } = await A2eTestClient.connect(`${gw.url}/a2e/v1`);
     try {
       expect((await client.send(message('shallow', 10))).status).toBe(202);
-      expect((await client.waitFor((m) => m.req_id === 'shallow' && m.type === 'tool/call/resp')).data).toMatchObject({ success: true });
+      expect((await client.waitFor((m) => m.req_id === 'shallow' && m.type === 'tool/call/resp')).data).toMatchObject({
+        success: true,
+      });
       for (const n of [20, 1_000_000]) {
         const before = client.received.length;
         expect((await client.send(message(`deep-${n}`, n))).status).toBe(202);
         // Refused by the message reader before parsing, so the message's id is not known to echo.
         const refused = await client.waitFor((m) => m.type === 'error' && client.received.indexOf(m) >= before);
         expect(refused.code, String(n)).toBe('invalid_request');
-        expect(refused.message).toMatch(/the message nests arrays\/objects deeper than 16 levels \(limits\.max_json_depth\)/);
+        expect(refused.message).toMatch(
+          /the message nests arrays\/objects deeper than 16 levels \(limits\.max_json_depth\)/,
+        );
       }
       expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
     } finally {
@@ -85,11 +90,21 @@ describe('request shape limits', () => {
     }
 
     const rpc = (path: string, body: string) =>
-      fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body });
-    const mcp = await rpc('/mcp', `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"args","arguments":{"meta":{"a":${deep(20)}}}}}`);
+      fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+        body,
+      });
+    const mcp = await rpc(
+      '/mcp',
+      `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"args","arguments":{"meta":{"a":${deep(20)}}}}}`,
+    );
     expect(mcp.status).toBe(400);
     expect(JSON.stringify(await mcp.json())).toMatch(/deeper than 16 levels \(limits\.max_json_depth\)/);
-    const a2a = await rpc('/a2a', `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"parts":[{"kind":"data","data":${deep(20)}}]}}}`);
+    const a2a = await rpc(
+      '/a2a',
+      `{"jsonrpc":"2.0","id":1,"method":"message/send","params":{"message":{"parts":[{"kind":"data","data":${deep(20)}}]}}}`,
+    );
     expect(JSON.stringify(await a2a.json())).toMatch(/deeper than 16 levels \(limits\.max_json_depth\)/);
     await healthy(gw.url);
   });
@@ -104,15 +119,27 @@ describe('request shape limits', () => {
     expect(key.status).toBe(422);
     const big = await post(`${gw.url}/tool/call`, callBody('args', { list: Array.from({ length: 51 }, (_, i) => i) }));
     expect(big.status).toBe(422);
-    expect(big.json.detail.problems[0]).toMatchObject({ path: 'arguments.list', message: expect.stringMatching(/limits\.max_array_items/) });
-    const fits = await post(`${gw.url}/tool/call`, callBody('args', { list: Array.from({ length: 50 }, (_, i) => i), text: 'x'.repeat(1000) }));
+    expect(big.json.detail.problems[0]).toMatchObject({
+      path: 'arguments.list',
+      message: expect.stringMatching(/limits\.max_array_items/),
+    });
+    const fits = await post(
+      `${gw.url}/tool/call`,
+      callBody('args', { list: Array.from({ length: 50 }, (_, i) => i), text: 'x'.repeat(1000) }),
+    );
     expect(fits.status).toBe(200);
   });
 
   it('answers invalid UTF-8 with 400 and keeps serving', async () => {
     const head = Buffer.from('{"tool_name":"echo","arguments":{"text":"');
     const tail = Buffer.from('"}}');
-    for (const bad of [[0xff], [0xc3, 0x28], [0xed, 0xa0, 0x80] /* surrogate */, [0xf8, 0x88, 0x80, 0x80, 0x80], [0xc0, 0xaf] /* overlong / */]) {
+    for (const bad of [
+      [0xff],
+      [0xc3, 0x28],
+      [0xed, 0xa0, 0x80] /* surrogate */,
+      [0xf8, 0x88, 0x80, 0x80, 0x80],
+      [0xc0, 0xaf] /* overlong / */,
+    ]) {
       const r = await post(`${gw.url}/tool/call`, new Uint8Array(Buffer.concat([head, Buffer.from(bad), tail])));
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(r.json.message).toMatch(/not valid UTF-8/);
@@ -129,7 +156,10 @@ describe('request shape limits', () => {
     expect(r.json.data.data).toEqual({ keys: ['meta'], plainPrototype: true, metaPrototype: true, polluted: null });
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();
     // A declared argument cannot be smuggled in through the prototype either.
-    const smuggled = await post(`${gw.url}/tool/call`, '{"tool_name":"echo","arguments":{"__proto__":{"text":"from proto"}}}');
+    const smuggled = await post(
+      `${gw.url}/tool/call`,
+      '{"tool_name":"echo","arguments":{"__proto__":{"text":"from proto"}}}',
+    );
     expect(smuggled.status).toBe(422);
     expect(smuggled.json.detail.problems[0].path).toBe('arguments.text');
     const topLevel = await post(`${gw.url}/tool/call`, '{"__proto__":{"tool_name":"echo"},"arguments":{"text":"x"}}');
@@ -143,7 +173,12 @@ describe('rate and concurrency limits', () => {
   beforeAll(async () => {
     gw = await startSecureGateway({
       config: {
-        auth: { tokens: [{ name: 'a', token_sha256: sha256(A) }, { name: 'b', token_sha256: sha256(B) }] },
+        auth: {
+          tokens: [
+            { name: 'a', token_sha256: sha256(A) },
+            { name: 'b', token_sha256: sha256(B) },
+          ],
+        },
         sessions: { required: false },
         limits: { rate_per_s: 0.5, rate_burst: 3, max_concurrent_calls: 2 },
       },
@@ -153,14 +188,17 @@ describe('rate and concurrency limits', () => {
 
   it('limits each token to its burst, with 429 and Retry-After, without affecting other tokens', async () => {
     const h = { Authorization: `Bearer ${A}` };
-    for (let i = 0; i < 3; i++) expect((await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), h)).status).toBe(200);
+    for (let i = 0; i < 3; i++)
+      expect((await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), h)).status).toBe(200);
     const limited = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), h);
     expect(limited.status).toBe(429);
     expect(limited.json.code).toBe('rate_limited');
     expect(limited.json.retryable).toBe(true);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(limited.json.message).toMatch(/token "a"/);
-    expect((await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), { Authorization: `Bearer ${B}` })).status).toBe(200);
+    expect(
+      (await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), { Authorization: `Bearer ${B}` })).status,
+    ).toBe(200);
   });
 
   it('caps calls running at once across the gateway with 503 and Retry-After', async () => {
@@ -201,7 +239,8 @@ describe('slow clients', () => {
   });
 
   it('drops a client whose body never arrives, within the timeout, and no call starts', async () => {
-    const head = 'POST /tool/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tool_name":';
+    const head =
+      'POST /tool/call HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"tool_name":';
     const { socket, closed } = slowClient(gw.url, head);
     const timer = setInterval(() => socket.write(' '), 300);
     const { ms, received } = await closed;

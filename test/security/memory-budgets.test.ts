@@ -74,12 +74,15 @@ describe('byte budgets', () => {
     });
     const events = [];
     for (let e = await stream.next(); e && e.json?.seq !== 399; e = await stream.next()) events.push(e);
-    expect(events[0]!.json).toMatchObject({ kind: 'status', data: { message: expect.stringMatching(/^events 0\.\.\d+ of this call are no longer kept/) } });
+    expect(events[0]!.json).toMatchObject({
+      kind: 'status',
+      data: { message: expect.stringMatching(/^events 0\.\.\d+ of this call are no longer kept/) },
+    });
     // What was kept fits the 64 KB budget (each event counts its data plus ~640 bytes): more than a finished call
     // keeps (16 KB), fewer than 64 KB / 1.6 KB, and the newest are there (the loop stopped at seq 399).
     const kept = events.length; // the gap notice and the logs before seq 399, plus seq 399 itself
-    expect(kept).toBeGreaterThan(16 * KB / 1700);
-    expect(kept).toBeLessThan(64 * KB / 1600);
+    expect(kept).toBeGreaterThan((16 * KB) / 1700);
+    expect(kept).toBeLessThan((64 * KB) / 1600);
     release.resolve();
     const rest = await stream.rest();
     expect(rest.at(-1)!.event).toBe('tool/call/resp');
@@ -102,7 +105,10 @@ describe('byte budgets', () => {
     const first = await fetch(`${gw.url}/tool/calls/${ids[0]}`);
     expect(first.status).toBe(404);
     expect(((await first.json()) as { message: string }).message).toMatch(/no call .*calls\.retain_s/);
-    const last = (await (await fetch(`${gw.url}/tool/calls/${ids.at(-1)}`)).json()) as { state: string; result: { data: { data: { blob: string } } } };
+    const last = (await (await fetch(`${gw.url}/tool/calls/${ids.at(-1)}`)).json()) as {
+      state: string;
+      result: { data: { data: { blob: string } } };
+    };
     expect(last.state).toBe('completed');
     expect(last.result.data.data.blob).toHaveLength(300 * KB);
   });
@@ -110,11 +116,17 @@ describe('byte budgets', () => {
 
 describe('echoed input in errors is capped', () => {
   it(`a problem list names the first ${MAX_PROBLEMS} problems and counts the rest`, () => {
-    const r = z.array(z.string()).safeParse(Array.from({ length: 500 }, () => 1), { reportInput: true });
+    const r = z.array(z.string()).safeParse(
+      Array.from({ length: 500 }, () => 1),
+      { reportInput: true },
+    );
     const problems = toProblems(r.error!.issues, 'items');
     expect(problems).toHaveLength(MAX_PROBLEMS + 1);
     expect(problems[0]).toEqual({ path: 'items.0', message: 'expected string, got integer' });
-    expect(problems.at(-1)).toEqual({ path: '(more)', message: '480 more problems not listed; fix the ones above and send again' });
+    expect(problems.at(-1)).toEqual({
+      path: '(more)',
+      message: '480 more problems not listed; fix the ones above and send again',
+    });
   });
 
   it('an over-long request id is refused and not echoed (the transport: memory.test.ts)', async () => {

@@ -93,7 +93,11 @@ async function startLimitedGateway(config: object): Promise<LimitedGateway> {
         };
         const timer = setTimeout(() => {
           waiters = waiters.filter((w) => w !== check);
-          reject(new Error(`the gateway did not log ${count}× ${pattern} within ${timeoutMs} ms; it logged:\n${lines.slice(-20).join('\n')}`));
+          reject(
+            new Error(
+              `the gateway did not log ${count}× ${pattern} within ${timeoutMs} ms; it logged:\n${lines.slice(-20).join('\n')}`,
+            ),
+          );
         }, timeoutMs);
         if (!check()) waiters.push(check);
       });
@@ -210,7 +214,11 @@ async function duringAttack(attack: () => Promise<void>): Promise<Probes & { idl
 }
 
 /** Alive, healthy while attacked, heap back near baseline (plus `retained`: what a budget keeps by design). */
-async function expectSurvived(name: string, probes: Probes & { idle: number; before: number }, retained = 0): Promise<void> {
+async function expectSurvived(
+  name: string,
+  probes: Probes & { idle: number; before: number },
+  retained = 0,
+): Promise<void> {
   expect(gw.exited, 'the gateway process died').toBe(false);
   const { times, heaps, idle, before } = probes;
   expect(times.length).toBeGreaterThan(0);
@@ -262,7 +270,11 @@ beforeAll(async () => {
   gw = await startLimitedGateway({
     server: { max_timeout_s: 60 },
     tools: { fs: { root: join(dir, 'workspace') }, shell: { enabled: true }, eval: { enabled: true } },
-    limits: { stream_stall_s: STALL_S, outbox_session_bytes: OUTBOX_SESSION_BYTES, retained_calls_bytes: RETAINED_CALLS_BYTES },
+    limits: {
+      stream_stall_s: STALL_S,
+      outbox_session_bytes: OUTBOX_SESSION_BYTES,
+      retained_calls_bytes: RETAINED_CALLS_BYTES,
+    },
     // The handshake attack sends only refused handshakes on one transport session; on a loaded machine the attack
     // outlasts the default 10 s handshake deadline, which would close that session (a different defence, tested elsewhere).
     transport: { handshake_timeout_s: 300 },
@@ -281,7 +293,10 @@ beforeAll(async () => {
   });
   const shellAnswer = (await shell.json()) as { data?: { success?: boolean; error?: string } };
   // run_command needs bubblewrap: without it this suite cannot replay the SSE attack and must fail, saying so.
-  expect(shellAnswer.data?.success, `run_command failed (is bubblewrap installed? apt-get install bubblewrap): ${JSON.stringify(shellAnswer)}`).toBe(true);
+  expect(
+    shellAnswer.data?.success,
+    `run_command failed (is bubblewrap installed? apt-get install bubblewrap): ${JSON.stringify(shellAnswer)}`,
+  ).toBe(true);
   // The large answers of two attacks: a 1 MB file, returned by read_file (cheaper to produce than by eval_js).
   writeFileSync(join(dir, 'workspace', 'big.txt'), 'y'.repeat(1_000_000));
   baseline = await heapUsed();
@@ -329,7 +344,16 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
     let refused: Response | undefined;
     const probes = await duringAttack(async () => {
       for (const i of range(calls)) {
-        expect((await client.send({ type: 'tool/call/req', id: `big-${i}`, tool_name: 'read_file', arguments: { path: 'big.txt' } })).status).toBe(202);
+        expect(
+          (
+            await client.send({
+              type: 'tool/call/req',
+              id: `big-${i}`,
+              tool_name: 'read_file',
+              arguments: { path: 'big.txt' },
+            })
+          ).status,
+        ).toBe(202);
       }
       // The answers (1 MB each) pile up unread; once they exceed the session's 2 MB budget, sending is refused.
       const deadline = Date.now() + 60_000;
@@ -341,7 +365,9 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
       }
     });
     expect(refused?.status).toBe(429);
-    expect(((await refused!.json()) as { detail: string }).detail).toMatch(/bytes of answers are waiting for GET \/stream \(limits\.outbox_session_bytes\)/);
+    expect(((await refused!.json()) as { detail: string }).detail).toMatch(
+      /bytes of answers are waiting for GET \/stream \(limits\.outbox_session_bytes\)/,
+    );
     // Reading the stream delivers every answer.
     await client.openStream();
     try {
@@ -363,7 +389,11 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
     const unknownKeys = JSON.stringify({ tool_name: 'eval_js', arguments: { code: '1', ...keys } });
     const answers: { status: number; size: number; body: string }[] = [];
     const post = async (path: string, body: string) => {
-      const res = await fetch(`${gw.url}${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body });
+      const res = await fetch(`${gw.url}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body,
+      });
       const text = await res.text();
       answers.push({ status: res.status, size: text.length, body: text });
     };
@@ -376,8 +406,12 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
     const handshakes = answers.slice(0, 60);
     expect(new Set(handshakes.map((a) => a.status))).toEqual(new Set([400]));
     expect(Math.max(...answers.map((a) => a.size))).toBeLessThan(4000);
-    expect(handshakes.find((a) => a.body.includes('agent_caps'))!.body).toMatch(/agent_caps: Too big: expected array to have <=64 items/);
-    expect(handshakes.find((a) => a.body.includes('agent_id'))!.body).toMatch(/agent_id: Too big: expected string to have <=256 characters/);
+    expect(handshakes.find((a) => a.body.includes('agent_caps'))!.body).toMatch(
+      /agent_caps: Too big: expected array to have <=64 items/,
+    );
+    expect(handshakes.find((a) => a.body.includes('agent_id'))!.body).toMatch(
+      /agent_id: Too big: expected string to have <=256 characters/,
+    );
     const unknown = JSON.parse(answers.at(-1)!.body) as { code: string; message: string };
     expect(answers.at(-1)!.status).toBe(422);
     expect(unknown.code).toBe('invalid_arguments');
@@ -402,7 +436,12 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
     const probes = await duringAttack(async () => {
       const { hostname, port } = new URL(gw.url);
       for (const i of range(readers)) {
-        const body = JSON.stringify({ id: `reader-${i}`, tool_name: 'run_command', arguments: { argv: ['seq', '1', '60000'] }, streaming: true });
+        const body = JSON.stringify({
+          id: `reader-${i}`,
+          tool_name: 'run_command',
+          arguments: { argv: ['seq', '1', '60000'] },
+          streaming: true,
+        });
         const socket = connect(Number(port), hostname);
         socket.pause(); // never reads
         socket.write(
@@ -441,7 +480,10 @@ describe('memory is budgeted in bytes: a gateway with a 256 MB heap survives eac
     });
     // 24 MB of results; the oldest finished calls were dropped to stay within limits.retained_calls_bytes (16 MB here).
     expect((await fetch(`${gw.url}/tool/calls/${ids[0]}`)).status).toBe(404);
-    const last = (await (await fetch(`${gw.url}/tool/calls/${ids.at(-1)}`)).json()) as { state: string; result: { data: { data: { content: string } } } };
+    const last = (await (await fetch(`${gw.url}/tool/calls/${ids.at(-1)}`)).json()) as {
+      state: string;
+      result: { data: { data: { content: string } } };
+    };
     expect(last.state).toBe('completed');
     expect(last.result.data.data.content).toHaveLength(1_000_000);
     // What is retained by design (up to the budget, until calls.retain_s) stays; nothing beyond it.

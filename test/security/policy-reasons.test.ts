@@ -19,8 +19,14 @@ describe('policy refusals name their rule', () => {
   );
 
   it('a static token: auth.tokens[].allow / deny', () => {
-    expect(policy(caller('ci'), tool('write_file'))).toMatchObject({ allow: false, reason: 'not in the allow list of token "ci" (auth.tokens[].allow)' });
-    expect(policy(caller('ci'), tool('read_secret'))).toMatchObject({ allow: false, reason: 'denied for token "ci" (auth.tokens[].deny)' });
+    expect(policy(caller('ci'), tool('write_file'))).toMatchObject({
+      allow: false,
+      reason: 'not in the allow list of token "ci" (auth.tokens[].allow)',
+    });
+    expect(policy(caller('ci'), tool('read_secret'))).toMatchObject({
+      allow: false,
+      reason: 'denied for token "ci" (auth.tokens[].deny)',
+    });
   });
 
   it('a JWT principal: auth.jwt.rules[].allow / deny of the rules its claims match', () => {

@@ -55,7 +55,9 @@ describe('the sandbox', () => {
     expect(df.success).toBe(true);
     expect(df.data.stdout).toMatch(/^tmpfs\s+8192\s/);
     // 1 MiB files (each within the file size cap), 16 MiB in all: the tmpfs fills at 8 MiB.
-    const fill = await sh('for i in $(seq 1 16); do head -c 1048576 /dev/zero > /tmp/f$i || break; done; df -k /tmp | tail -1');
+    const fill = await sh(
+      'for i in $(seq 1 16); do head -c 1048576 /dev/zero > /tmp/f$i || break; done; df -k /tmp | tail -1',
+    );
     expect(fill.success).toBe(true);
     expect(fill.data.stderr).toMatch(/No space left on device/);
     expect(fill.data.stdout).toMatch(/^tmpfs\s+8192\s+8192\s+0\s/);
@@ -77,10 +79,14 @@ describe('the workspace quota (tools.fs.max_workspace_bytes)', () => {
     }
     const over = await call('write_file', { path: 'three.bin', content: part(), encoding: 'base64' });
     expect(over.success).toBe(false);
-    expect(over.error).toMatch(/would take the workspace to \d+ bytes, over its quota of 2097152 bytes \(tools\.fs\.max_workspace_bytes; \d+ bytes in use\)/);
+    expect(over.error).toMatch(
+      /would take the workspace to \d+ bytes, over its quota of 2097152 bytes \(tools\.fs\.max_workspace_bytes; \d+ bytes in use\)/,
+    );
     expect(existsSync(join(ws, 'three.bin'))).toBe(false);
     // Replacing a file counts only the difference.
-    expect((await call('write_file', { path: 'one.bin', content: part(PART + 1000), encoding: 'base64' })).success).toBe(true);
+    expect(
+      (await call('write_file', { path: 'one.bin', content: part(PART + 1000), encoding: 'base64' })).success,
+    ).toBe(true);
     expect((await sh('rm one.bin two.bin')).success).toBe(true);
   });
 

@@ -12,7 +12,17 @@
  * alone must hold: a race that won there would be a root chown/mkdir/write.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -44,7 +54,9 @@ function snapshot(): string {
   const visit = (p: string) => {
     const st = lstatSync(p);
     const hash = st.isFile() ? createHash('sha256').update(readFileSync(p)).digest('hex') : '-';
-    lines.push(`${p.slice(base.length)} ${st.uid}:${st.gid} ${(st.mode & 0o7777).toString(8)} ${st.isDirectory() ? 'dir' : st.size} ${hash}`);
+    lines.push(
+      `${p.slice(base.length)} ${st.uid}:${st.gid} ${(st.mode & 0o7777).toString(8)} ${st.isDirectory() ? 'dir' : st.size} ${hash}`,
+    );
     if (st.isDirectory()) for (const name of readdirSync(p).sort()) visit(join(p, name));
   };
   visit(victimDir);
@@ -54,7 +66,8 @@ function snapshot(): string {
 }
 
 beforeAll(async () => {
-  if (process.getuid?.() !== 0) throw new Error('the race suite runs as root (like CI): a won race must be able to hurt');
+  if (process.getuid?.() !== 0)
+    throw new Error('the race suite runs as root (like CI): a won race must be able to hurt');
   base = mkdtempSync(join(tmpdir(), 'a2e-races-'));
   chmodSync(base, 0o755); // the sandbox user must reach the workspace
   ws = join(base, 'ws');
@@ -92,7 +105,11 @@ async function race(target: string, attempt: (i: number) => Attempt, attempts = 
   rmSync(join(ws, 'race-stop'), { force: true });
   const swapper = postJson(
     `${gw.url}/tool/call`,
-    callBody('run_command', { argv: ['perl', '-e', SWAPPER, target, String(RACE_MS / 1000 + 30)] }, { timeout: RACE_MS / 1000 + 60 }),
+    callBody(
+      'run_command',
+      { argv: ['perl', '-e', SWAPPER, target, String(RACE_MS / 1000 + 30)] },
+      { timeout: RACE_MS / 1000 + 60 },
+    ),
   );
   await waitFor('the swapper to start', () => existsSync(join(ws, 'race', 'started')), 30_000);
   const outcome: Outcome = { ok: 0, refused: 0, bodies: [] };
@@ -131,95 +148,151 @@ function expectVictimsUntouched(o: Outcome) {
   }
 }
 
-describe.each([true, false])('races (tools.fs.privilege_separation: %s): a run_command swaps race/a for a symlink to a root-owned directory outside', (separation) => {
-  beforeAll(async () => {
-    gw = await startGateway({
-      config: {
-        tools: { fs: { root: ws, privilege_separation: separation }, shell: { enabled: true }, eval: { enabled: false }, http: { enabled: false } },
-      },
+describe.each([true, false])(
+  'races (tools.fs.privilege_separation: %s): a run_command swaps race/a for a symlink to a root-owned directory outside',
+  (separation) => {
+    beforeAll(async () => {
+      gw = await startGateway({
+        config: {
+          tools: {
+            fs: { root: ws, privilege_separation: separation },
+            shell: { enabled: true },
+            eval: { enabled: false },
+            http: { enabled: false },
+          },
+        },
+      });
     });
-  });
-  afterAll(async () => {
-    await gw?.close();
-  });
+    afterAll(async () => {
+      await gw?.close();
+    });
 
-  it('write_file with create_dirs never creates, writes or chowns outside the workspace', async () => {
-    const o = await race(victimDir, (i) => body('write_file', { path: `race/a/sub-${i}/d/x.txt`, content: 'x', create_dirs: true }));
-    expectVictimsUntouched(o);
-    expect(o.refused).toBeGreaterThan(0); // the swap was seen, and refused
-    for (const b of o.bodies.filter((x) => x.includes('"success":false'))) {
-      expect(b).toMatch(/escapes the workspace root|symlink, or changed while|not a directory|does not exist/);
-    }
-  }, TEST_MS);
-
-  it('write_file and edit_file leave no file (and no .tmp) in the victim directory', async () => {
-    const o = await race(victimDir, (i) =>
-      i % 2 === 0
-        ? body('write_file', { path: `race/a/f-${i}.txt`, content: 'planted' })
-        : body('edit_file', { path: 'race/a/secret.txt', old_string: 'copy', new_string: 'copy' + '!'.repeat(i % 3) }),
+    it(
+      'write_file with create_dirs never creates, writes or chowns outside the workspace',
+      async () => {
+        const o = await race(victimDir, (i) =>
+          body('write_file', { path: `race/a/sub-${i}/d/x.txt`, content: 'x', create_dirs: true }),
+        );
+        expectVictimsUntouched(o);
+        expect(o.refused).toBeGreaterThan(0); // the swap was seen, and refused
+        for (const b of o.bodies.filter((x) => x.includes('"success":false'))) {
+          expect(b).toMatch(/escapes the workspace root|symlink, or changed while|not a directory|does not exist/);
+        }
+      },
+      TEST_MS,
     );
-    expectVictimsUntouched(o);
-    expect(readdirSync(victimDir).filter((n) => n.endsWith('.tmp') || n.startsWith('f-'))).toEqual([]);
-  }, TEST_MS);
 
-  it('list_dir recursive and glob never list the victim directory', async () => {
-    const o = await race(victimDir, (i) =>
-      // list_dir with and without sizes (the sizes come from an lstat per file, through the directory's descriptor).
-      i % 2 === 0 ? body('list_dir', { path: 'race', recursive: true, sizes: i % 4 === 0 }) : body('glob', { pattern: 'race/**' }),
+    it(
+      'write_file and edit_file leave no file (and no .tmp) in the victim directory',
+      async () => {
+        const o = await race(victimDir, (i) =>
+          i % 2 === 0
+            ? body('write_file', { path: `race/a/f-${i}.txt`, content: 'planted' })
+            : body('edit_file', {
+                path: 'race/a/secret.txt',
+                old_string: 'copy',
+                new_string: 'copy' + '!'.repeat(i % 3),
+              }),
+        );
+        expectVictimsUntouched(o);
+        expect(readdirSync(victimDir).filter((n) => n.endsWith('.tmp') || n.startsWith('f-'))).toEqual([]);
+      },
+      TEST_MS,
     );
-    expectVictimsUntouched(o);
-    expect(o.ok).toBeGreaterThan(0);
-    // What was listed is the workspace's own race/a.
-    expect(o.bodies.some((b) => b.includes('race/a/secret.txt') || b.includes('race/l/secret.txt') || b.includes('race/d/secret.txt'))).toBe(true);
-  }, TEST_MS);
 
-  it('read_file and grep never read the victim', async () => {
-    const o = await race(victimDir, (i) =>
-      i % 2 === 0 ? body('read_file', { path: 'race/a/secret.txt' }) : body('grep', { pattern: '.', path: 'race' }),
-      200,
+    it(
+      'list_dir recursive and glob never list the victim directory',
+      async () => {
+        const o = await race(victimDir, (i) =>
+          // list_dir with and without sizes (the sizes come from an lstat per file, through the directory's descriptor).
+          i % 2 === 0
+            ? body('list_dir', { path: 'race', recursive: true, sizes: i % 4 === 0 })
+            : body('glob', { pattern: 'race/**' }),
+        );
+        expectVictimsUntouched(o);
+        expect(o.ok).toBeGreaterThan(0);
+        // What was listed is the workspace's own race/a.
+        expect(
+          o.bodies.some(
+            (b) =>
+              b.includes('race/a/secret.txt') || b.includes('race/l/secret.txt') || b.includes('race/d/secret.txt'),
+          ),
+        ).toBe(true);
+      },
+      TEST_MS,
     );
-    expectVictimsUntouched(o);
-    expect(o.ok).toBeGreaterThan(0);
-  }, TEST_MS);
 
-  it('a victim file: writing race/a while it is a symlink to a root-owned file never changes that file', async () => {
-    const o = await race(victimFile, (i) =>
-      i % 2 === 0 ? body('write_file', { path: 'race/a', content: 'planted' }) : body('write_file', { path: 'race/a/x', content: 'planted', create_dirs: true }),
+    it(
+      'read_file and grep never read the victim',
+      async () => {
+        const o = await race(
+          victimDir,
+          (i) =>
+            i % 2 === 0
+              ? body('read_file', { path: 'race/a/secret.txt' })
+              : body('grep', { pattern: '.', path: 'race' }),
+          200,
+        );
+        expectVictimsUntouched(o);
+        expect(o.ok).toBeGreaterThan(0);
+      },
+      TEST_MS,
     );
-    expectVictimsUntouched(o);
-  }, TEST_MS);
 
-  const where = separation
-    ? 'defence in depth: a root gateway runs the file tools in a worker with the workspace owner\'s uid and gid'
-    : 'without privilege separation the file tools run in the gateway (no worker)';
-  it(where, async () => {
-    if (!separation) {
-      expect((await postJson(`${gw.url}/tool/call`, callBody('list_dir', { path: '.' }))).json.data.success).toBe(true);
-      expect(childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'))).toEqual([]);
-      return;
-    }
-    const rootOnly = join(ws, 'root-only.txt');
-    writeFileSync(rootOnly, SECRET, { mode: 0o600 }); // put there by root, outside any tool
-    try {
-      const r = await postJson(`${gw.url}/tool/call`, callBody('read_file', { path: 'root-only.txt' }));
-      expect(r.json.data.success).toBe(false);
-      expect(r.json.data.error).toBe('permission denied for "root-only.txt"');
-      const workers = childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'));
-      expect(workers).toHaveLength(1);
-      const status = readFileSync(`/proc/${workers[0]}/status`, 'utf8');
-      expect(status).toMatch(/^Uid:\t65534\t65534\t65534\t65534$/m);
-      expect(status).toMatch(/^Gid:\t65534\t65534\t65534\t65534$/m);
-      expect(status).toMatch(/^Groups:\s*$/m); // no supplementary groups (root's included)
-      expect(status).toMatch(/^CapEff:\t0+$/m);
-      expect(status).toMatch(/^CapPrm:\t0+$/m); // it dropped from root itself: nothing left to take back
-      // A worker that dies is replaced at the next call.
-      process.kill(workers[0]!, 'SIGKILL');
-      await waitFor('the worker to exit', () => !childPids().includes(workers[0]!));
-      expect((await postJson(`${gw.url}/tool/call`, callBody('list_dir', { path: '.' }))).json.data.success).toBe(true);
-      expect(childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'))).toHaveLength(1);
-    } finally {
-      rmSync(rootOnly);
-    }
-  });
+    it(
+      'a victim file: writing race/a while it is a symlink to a root-owned file never changes that file',
+      async () => {
+        const o = await race(victimFile, (i) =>
+          i % 2 === 0
+            ? body('write_file', { path: 'race/a', content: 'planted' })
+            : body('write_file', { path: 'race/a/x', content: 'planted', create_dirs: true }),
+        );
+        expectVictimsUntouched(o);
+      },
+      TEST_MS,
+    );
 
-});
+    const where = separation
+      ? "defence in depth: a root gateway runs the file tools in a worker with the workspace owner's uid and gid"
+      : 'without privilege separation the file tools run in the gateway (no worker)';
+    it(where, async () => {
+      if (!separation) {
+        expect((await postJson(`${gw.url}/tool/call`, callBody('list_dir', { path: '.' }))).json.data.success).toBe(
+          true,
+        );
+        expect(
+          childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js')),
+        ).toEqual([]);
+        return;
+      }
+      const rootOnly = join(ws, 'root-only.txt');
+      writeFileSync(rootOnly, SECRET, { mode: 0o600 }); // put there by root, outside any tool
+      try {
+        const r = await postJson(`${gw.url}/tool/call`, callBody('read_file', { path: 'root-only.txt' }));
+        expect(r.json.data.success).toBe(false);
+        expect(r.json.data.error).toBe('permission denied for "root-only.txt"');
+        const workers = childPids().filter((pid) =>
+          readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'),
+        );
+        expect(workers).toHaveLength(1);
+        const status = readFileSync(`/proc/${workers[0]}/status`, 'utf8');
+        expect(status).toMatch(/^Uid:\t65534\t65534\t65534\t65534$/m);
+        expect(status).toMatch(/^Gid:\t65534\t65534\t65534\t65534$/m);
+        expect(status).toMatch(/^Groups:\s*$/m); // no supplementary groups (root's included)
+        expect(status).toMatch(/^CapEff:\t0+$/m);
+        expect(status).toMatch(/^CapPrm:\t0+$/m); // it dropped from root itself: nothing left to take back
+        // A worker that dies is replaced at the next call.
+        process.kill(workers[0]!, 'SIGKILL');
+        await waitFor('the worker to exit', () => !childPids().includes(workers[0]!));
+        expect((await postJson(`${gw.url}/tool/call`, callBody('list_dir', { path: '.' }))).json.data.success).toBe(
+          true,
+        );
+        expect(
+          childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js')),
+        ).toHaveLength(1);
+      } finally {
+        rmSync(rootOnly);
+      }
+    });
+  },
+);

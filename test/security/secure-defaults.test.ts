@@ -12,7 +12,12 @@ const TOKEN = 'cors-test-token-5e6f7a8b9c0d1e2f';
 describe('binding', () => {
   it('refuses a non-loopback address without auth, saying how to fix it', async () => {
     const log = new LogCapture();
-    const gateway = await createGateway({ config: defineConfig({ server: { port: 0 } }), plugins: [testTools()], logger: log.logger, env: {} });
+    const gateway = await createGateway({
+      config: defineConfig({ server: { port: 0 } }),
+      plugins: [testTools()],
+      logger: log.logger,
+      env: {},
+    });
     try {
       await expect(gateway.listen(0, '0.0.0.0')).rejects.toThrow(
         /refusing to listen on 0\.0\.0\.0 without authentication.*auth\.tokens.*server\.allow_insecure: true/,
@@ -35,7 +40,10 @@ describe('binding', () => {
   });
 
   it('starts on a non-loopback address with auth, and does not restrict Host there', async () => {
-    const gw = await startSecureGateway({ config: { auth: { tokens: [{ name: 'a', token_sha256: sha256(TOKEN) }] } }, host: '0.0.0.0' });
+    const gw = await startSecureGateway({
+      config: { auth: { tokens: [{ name: 'a', token_sha256: sha256(TOKEN) }] } },
+      host: '0.0.0.0',
+    });
     try {
       const r = await rawRequest(`http://127.0.0.1:${gw.port}`, {
         method: 'GET',
@@ -49,7 +57,11 @@ describe('binding', () => {
   });
 
   it('the CLI exits 2 with the reason on an insecure bind', async () => {
-    const r = await execa('node', [CLI, 'serve', '--host', '0.0.0.0', '--port', '0'], { reject: false, env: { LOG_LEVEL: 'silent' }, timeout: 20_000 });
+    const r = await execa('node', [CLI, 'serve', '--host', '0.0.0.0', '--port', '0'], {
+      reject: false,
+      env: { LOG_LEVEL: 'silent' },
+      timeout: 20_000,
+    });
     expect(r.exitCode).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toMatch(/refusing to listen on 0\.0\.0\.0 without authentication/);
@@ -79,38 +91,63 @@ describe('Host header on a loopback bind (DNS rebinding)', () => {
       ['POST', '/tool/list'],
       ['GET', '/healthz'],
     ] as const) {
-      const r = await rawRequest(gw.url, { method, path, headers: { Host: host, 'Content-Type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+      const r = await rawRequest(gw.url, {
+        method,
+        path,
+        headers: { Host: host, 'Content-Type': 'application/json' },
+        body: method === 'POST' ? '{}' : undefined,
+      });
       expect(r.status, `${method} ${path}`).toBe(403);
       expect(JSON.parse(r.body)).toMatchObject({ code: 'forbidden', message: expect.stringMatching(/Host header/) });
     }
   });
 
-  it.each(['[::ffff:7f00:1]x', '', '127.0.0.1:8080@evil.example'])('malformed Host %j is refused (400 from the HTTP parser)', async (host) => {
-    const r = await rawRequest(gw.url, { path: '/tool/list', headers: { Host: host, 'Content-Type': 'application/json' }, body: '{}' }).catch(
-      () => ({ status: 400 }),
-    );
-    expect(r.status).toBe(400);
-    expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
-  });
+  it.each(['[::ffff:7f00:1]x', '', '127.0.0.1:8080@evil.example'])(
+    'malformed Host %j is refused (400 from the HTTP parser)',
+    async (host) => {
+      const r = await rawRequest(gw.url, {
+        path: '/tool/list',
+        headers: { Host: host, 'Content-Type': 'application/json' },
+        body: '{}',
+      }).catch(() => ({ status: 400 }));
+      expect(r.status).toBe(400);
+      expect((await fetch(`${gw.url}/healthz`)).status).toBe(200);
+    },
+  );
 
-  it.each(['127.0.0.1', 'localhost', 'LOCALHOST', 'app.localhost', '127.0.0.2', '[::1]'])('accepts Host %j (with and without port)', async (name) => {
-    for (const host of [name, `${name}:${gw.port}`]) {
-      const r = await rawRequest(gw.url, { path: '/tool/list', headers: { Host: host, 'Content-Type': 'application/json' }, body: '{}' });
-      expect(r.status, host).toBe(200);
-    }
-  });
+  it.each(['127.0.0.1', 'localhost', 'LOCALHOST', 'app.localhost', '127.0.0.2', '[::1]'])(
+    'accepts Host %j (with and without port)',
+    async (name) => {
+      for (const host of [name, `${name}:${gw.port}`]) {
+        const r = await rawRequest(gw.url, {
+          path: '/tool/list',
+          headers: { Host: host, 'Content-Type': 'application/json' },
+          body: '{}',
+        });
+        expect(r.status, host).toBe(200);
+      }
+    },
+  );
 });
 
 describe('server.allowed_hosts', () => {
-  it('accepts the listed names (e.g. a reverse proxy\'s public name) on a loopback bind, and nothing more', async () => {
+  it("accepts the listed names (e.g. a reverse proxy's public name) on a loopback bind, and nothing more", async () => {
     const gw = await startSecureGateway({ config: { server: { allowed_hosts: ['Gateway.Example.com'] } } });
     try {
       for (const host of ['gateway.example.com', 'GATEWAY.example.com:443', 'gateway.example.com.']) {
-        const r = await rawRequest(gw.url, { path: '/tool/list', headers: { Host: host, 'Content-Type': 'application/json' }, body: '{}' });
+        const r = await rawRequest(gw.url, {
+          path: '/tool/list',
+          headers: { Host: host, 'Content-Type': 'application/json' },
+          body: '{}',
+        });
         expect(r.status, host).toBe(200);
       }
       for (const host of ['evil.gateway.example.com', 'gateway.example.com.evil.example', 'example.com']) {
-        const r = await rawRequest(gw.url, { path: '/tool/list', headers: { Host: host, 'Content-Type': 'application/json' }, body: '{}' });
+        const r = await rawRequest(gw.url, {
+          path: '/tool/list',
+          headers: { Host: host, 'Content-Type': 'application/json' },
+          body: '{}',
+        });
         expect(r.status, host).toBe(403);
         expect(JSON.parse(r.body).message).toMatch(/server\.allowed_hosts/);
       }
@@ -135,26 +172,36 @@ describe('Origin and CORS', () => {
   });
   afterAll(() => gw.close());
 
-  it.each(['https://evil.example', 'null', 'https://app.example.evil.example', 'http://app.example', 'https://app.example:444'])(
-    'refuses a browser request from origin %j, before authentication',
-    async (origin) => {
-      for (const headers of [{ ...auth, Origin: origin }, { Origin: origin }]) {
-        const r = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), headers);
-        expect(r.status).toBe(403);
-        expect(r.json.code).toBe('forbidden');
-        expect(r.json.message).toMatch(/server\.cors_origins/);
-        expect(r.headers.get('access-control-allow-origin')).toBeNull();
-      }
-      const pre = await fetch(`${gw.url}/tool/call`, { method: 'OPTIONS', headers: { Origin: origin, 'Access-Control-Request-Method': 'POST' } });
-      expect(pre.status).toBe(403);
-      expect(pre.headers.get('access-control-allow-origin')).toBeNull();
-    },
-  );
+  it.each([
+    'https://evil.example',
+    'null',
+    'https://app.example.evil.example',
+    'http://app.example',
+    'https://app.example:444',
+  ])('refuses a browser request from origin %j, before authentication', async (origin) => {
+    for (const headers of [{ ...auth, Origin: origin }, { Origin: origin }]) {
+      const r = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }), headers);
+      expect(r.status).toBe(403);
+      expect(r.json.code).toBe('forbidden');
+      expect(r.json.message).toMatch(/server\.cors_origins/);
+      expect(r.headers.get('access-control-allow-origin')).toBeNull();
+    }
+    const pre = await fetch(`${gw.url}/tool/call`, {
+      method: 'OPTIONS',
+      headers: { Origin: origin, 'Access-Control-Request-Method': 'POST' },
+    });
+    expect(pre.status).toBe(403);
+    expect(pre.headers.get('access-control-allow-origin')).toBeNull();
+  });
 
   it('answers a preflight from an allowed origin without needing a token', async () => {
     const r = await fetch(`${gw.url}/tool/call`, {
       method: 'OPTIONS',
-      headers: { Origin: APP, 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'authorization,content-type' },
+      headers: {
+        Origin: APP,
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'authorization,content-type',
+      },
     });
     expect(r.status).toBe(204);
     expect(r.headers.get('access-control-allow-origin')).toBe(APP);

@@ -36,14 +36,22 @@ async function gateway(config: GatewayConfigInput): Promise<SecureGateway> {
 }
 
 /** POST with no body from a given local (loopback) address. */
-function postFrom(url: string, localAddress: string, headers: Record<string, string> = {}): Promise<{ status: number; json: any }> {
+function postFrom(
+  url: string,
+  localAddress: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; json: any }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', localAddress, headers: { 'Content-Length': '0', ...headers } }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (body += c));
-      res.on('end', () => resolve({ status: res.statusCode!, json: body ? JSON.parse(body) : undefined }));
-    });
+    const req = request(
+      url,
+      { method: 'POST', localAddress, headers: { 'Content-Length': '0', ...headers } },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode!, json: body ? JSON.parse(body) : undefined }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });
@@ -52,7 +60,8 @@ function postFrom(url: string, localAddress: string, headers: Record<string, str
 /** Run `fn` `n` times, `width` at a time. */
 async function flood<T>(n: number, width: number, fn: (i: number) => Promise<T>): Promise<T[]> {
   const out: T[] = [];
-  for (let i = 0; i < n; i += width) out.push(...(await Promise.all(Array.from({ length: Math.min(width, n - i) }, (_, j) => fn(i + j)))));
+  for (let i = 0; i < n; i += width)
+    out.push(...(await Promise.all(Array.from({ length: Math.min(width, n - i) }, (_, j) => fn(i + j)))));
   return out;
 }
 
@@ -80,7 +89,10 @@ describe('A2E transport session quotas', () => {
     const gone = await first.send({ type: 'ping' });
     expect(gone.status).toBe(404);
     // …and the other address's session is untouched, and it can still open new ones.
-    expect((await victim.request({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'still here' } })).response.data).toMatchObject({
+    expect(
+      (await victim.request({ type: 'tool/call/req', tool_name: 'echo', arguments: { text: 'still here' } })).response
+        .data,
+    ).toMatchObject({
       success: true,
       data: { text: 'still here' },
     });
@@ -142,7 +154,9 @@ describe('A2E transport session quotas', () => {
     await silent.streamEnded(); // the gateway closed it
     const late = await silent.send({ type: 'handshake/req', agent_caps: ['tools'] });
     expect(late.status).toBe(404);
-    expect(((await late.json()) as { detail: string }).detail).toMatch(/unknown or expired session|handshake_timeout_s/);
+    expect(((await late.json()) as { detail: string }).detail).toMatch(
+      /unknown or expired session|handshake_timeout_s/,
+    );
     expect((await shook.request({ type: 'ping' })).response.type).toBe('pong');
     expect((gw.gateway.transport as A2eHttpTransport).size).toBe(1);
   });
@@ -159,8 +173,11 @@ describe.each(STORE_KINDS)('handshake session quotas (sessions.max_per_principal
   it("one token at its quota loses its own least recently used session, never another token's", async () => {
     const gw = await gateway({ ...(await storeOf(kind)), auth: tokens, sessions: { max_per_principal: 3 } });
     const handshake = async (token: string) =>
-      (await post(`${gw.url}/handshake`, { type: 'handshake/req', agent_caps: ['tools'] }, bearer(token))).json.session_id as string;
-    const call = async (token: string, session: string) => (await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: session }), bearer(token))).status;
+      (await post(`${gw.url}/handshake`, { type: 'handshake/req', agent_caps: ['tools'] }, bearer(token))).json
+        .session_id as string;
+    const call = async (token: string, session: string) =>
+      (await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: session }), bearer(token)))
+        .status;
 
     const bobs = await handshake(BOB);
     const alices = [await handshake(ALICE), await handshake(ALICE), await handshake(ALICE)];
@@ -179,7 +196,11 @@ describe.each(STORE_KINDS)('handshake session quotas (sessions.max_per_principal
         const body = JSON.stringify({ type: 'handshake/req', agent_caps: ['tools'] });
         const req = request(
           `${gw.url}/handshake`,
-          { method: 'POST', localAddress: address, headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) } },
+          {
+            method: 'POST',
+            localAddress: address,
+            headers: { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+          },
           (res) => {
             let text = '';
             res.setEncoding('utf8');

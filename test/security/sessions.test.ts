@@ -25,7 +25,12 @@ describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
       gw = await startSecureGateway({
         config: {
           ...(await storeOf(kind)),
-          auth: { tokens: [{ name: 'alice', token_sha256: sha256(TOKEN) }, { name: 'bob', token_sha256: sha256(OTHER) }] },
+          auth: {
+            tokens: [
+              { name: 'alice', token_sha256: sha256(TOKEN) },
+              { name: 'bob', token_sha256: sha256(OTHER) },
+            ],
+          },
           sessions: { max_parallel: 2 },
         },
       });
@@ -33,7 +38,10 @@ describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
     afterAll(() => gw.close());
 
     it('answers handshake/resp with only asked-for A2E capabilities, tools enabled', async () => {
-      const r = await handshake(gw.url, { agent_id: 'agent-7', agent_caps: ['tools', 'memory', 'teleport', '__proto__'] });
+      const r = await handshake(gw.url, {
+        agent_id: 'agent-7',
+        agent_caps: ['tools', 'memory', 'teleport', '__proto__'],
+      });
       expect(r.status).toBe(200);
       expect(r.json).toMatchObject({ type: 'handshake/resp', req_id: 'hs-1', ok: true, reason: '', max_parallel: 2 });
       expect(r.json.session_id).toMatch(/^[0-9a-f]{32}$/);
@@ -55,7 +63,11 @@ describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
         { body: { agent_caps: ['tools'] }, headers: {}, reason: /requires a token/ },
         { body: { agent_caps: ['tools'], auth_token: 'wrong' }, headers: {}, reason: /not valid/ },
         { body: { agent_caps: ['tools'] }, headers: { Authorization: 'Bearer wrong' }, reason: /not valid/ },
-        { body: { agent_caps: ['tools'], auth_token: TOKEN }, headers: { Authorization: 'Bearer wrong' }, reason: /not valid/ },
+        {
+          body: { agent_caps: ['tools'], auth_token: TOKEN },
+          headers: { Authorization: 'Bearer wrong' },
+          reason: /not valid/,
+        },
       ];
       for (const { body, headers, reason } of cases) {
         const r = await handshake(gw.url, body, headers);
@@ -77,21 +89,33 @@ describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
       expect(call.headers.get('www-authenticate')).toContain('Bearer');
     });
 
-    it('serves list and call within a session, and refuses unknown session ids and another token\'s session', async () => {
+    it("serves list and call within a session, and refuses unknown session ids and another token's session", async () => {
       const { json: hs } = await handshake(gw.url, { agent_caps: ['tools'] });
       const list = await post(`${gw.url}/tool/list`, { session_id: hs.session_id }, auth);
       expect(list.status).toBe(200);
       expect(list.json.tools.map((t: { name: string }) => t.name)).toContain('echo');
-      const call = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'hi' }, { session_id: hs.session_id }), auth);
+      const call = await post(
+        `${gw.url}/tool/call`,
+        callBody('echo', { text: 'hi' }, { session_id: hs.session_id }),
+        auth,
+      );
       expect(call.status).toBe(200);
       expect(call.json.data.data).toEqual({ text: 'hi' });
 
-      const unknown = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: 'f'.repeat(32) }), auth);
+      const unknown = await post(
+        `${gw.url}/tool/call`,
+        callBody('echo', { text: 'x' }, { session_id: 'f'.repeat(32) }),
+        auth,
+      );
       expect(unknown.status).toBe(401);
       expect(unknown.json.message).toMatch(/unknown or expired/);
-      const foreign = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: hs.session_id }), {
-        Authorization: `Bearer ${OTHER}`,
-      });
+      const foreign = await post(
+        `${gw.url}/tool/call`,
+        callBody('echo', { text: 'x' }, { session_id: hs.session_id }),
+        {
+          Authorization: `Bearer ${OTHER}`,
+        },
+      );
       expect(foreign.status).toBe(401);
       expect(foreign.json.message).toBe(unknown.json.message);
     });
@@ -102,9 +126,17 @@ describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
       const list = await post(`${gw.url}/tool/list`, { session_id: hs.session_id }, auth);
       expect(list.status).toBe(200);
       expect(list.json.tools).toEqual([]);
-      const search = await post(`${gw.url}/tool/list`, { session_id: hs.session_id, query: 'echo', include_deferred: true }, auth);
+      const search = await post(
+        `${gw.url}/tool/list`,
+        { session_id: hs.session_id, query: 'echo', include_deferred: true },
+        auth,
+      );
       expect(search.json.tools).toEqual([]);
-      const call = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: hs.session_id }), auth);
+      const call = await post(
+        `${gw.url}/tool/call`,
+        callBody('echo', { text: 'x' }, { session_id: hs.session_id }),
+        auth,
+      );
       expect(call.status).toBe(403);
       expect(call.json.code).toBe('tool_denied');
       expect(call.json.message).toMatch(/"tools" capability/);
@@ -113,7 +145,8 @@ describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
     it('enforces max_parallel per session with 429 and Retry-After, and frees the slot when a call ends', async () => {
       const { json: hs } = await handshake(gw.url, { agent_caps: ['tools'] });
       const { json: other } = await handshake(gw.url, { agent_caps: ['tools'] });
-      const hold = (session: string) => post(`${gw.url}/tool/call`, callBody('hold', { ms: 20_000 }, { session_id: session }), auth);
+      const hold = (session: string) =>
+        post(`${gw.url}/tool/call`, callBody('hold', { ms: 20_000 }, { session_id: session }), auth);
       const running = [hold(hs.session_id), hold(hs.session_id)];
       await expect.poll(() => gw.gateway.engine.running, { timeout: 10_000 }).toBe(2);
       const third = await hold(hs.session_id);
@@ -122,11 +155,19 @@ describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
       expect(third.headers.get('retry-after')).toBe('1');
       expect(third.json.message).toMatch(/max_parallel/);
       // Another session is not affected.
-      const elsewhere = post(`${gw.url}/tool/call`, callBody('echo', { text: 'ok' }, { session_id: other.session_id }), auth);
+      const elsewhere = post(
+        `${gw.url}/tool/call`,
+        callBody('echo', { text: 'ok' }, { session_id: other.session_id }),
+        auth,
+      );
       expect((await elsewhere).status).toBe(200);
       releaseHeld();
       for (const r of await Promise.all(running)) expect(r.json.data.success).toBe(true);
-      const again = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: hs.session_id }), auth);
+      const again = await post(
+        `${gw.url}/tool/call`,
+        callBody('echo', { text: 'x' }, { session_id: hs.session_id }),
+        auth,
+      );
       expect(again.status).toBe(200);
     });
   });
@@ -157,13 +198,18 @@ describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
     });
 
     it('expire after ttl_s of idleness', async () => {
-      const gw = await startSecureGateway({ config: { ...(await storeOf(kind)), sessions: { required: true, ttl_s: 0.5 } } });
+      const gw = await startSecureGateway({
+        config: { ...(await storeOf(kind)), sessions: { required: true, ttl_s: 0.5 } },
+      });
       try {
         const { json: hs } = await handshake(gw.url, { agent_caps: ['tools'] }, {});
         expect((await post(`${gw.url}/tool/list`, { session_id: hs.session_id })).status).toBe(200);
         // Wait for expiry on the observable outcome, not a fixed sleep (ttl is 0.5 s; bound generous).
         await expect
-          .poll(async () => (await post(`${gw.url}/tool/list`, { session_id: hs.session_id })).status, { timeout: 15_000, interval: 700 })
+          .poll(async () => (await post(`${gw.url}/tool/list`, { session_id: hs.session_id })).status, {
+            timeout: 15_000,
+            interval: 700,
+          })
           .toBe(401);
         const r = await post(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: hs.session_id }));
         expect(r.json.message).toMatch(/unknown or expired/);
@@ -173,7 +219,9 @@ describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
     });
 
     it('caps live sessions (sessions.max_sessions) with 503 and Retry-After, freeing room as they expire', async () => {
-      const gw = await startSecureGateway({ config: { ...(await storeOf(kind)), sessions: { max_sessions: 3, ttl_s: 1 } } });
+      const gw = await startSecureGateway({
+        config: { ...(await storeOf(kind)), sessions: { max_sessions: 3, ttl_s: 1 } },
+      });
       try {
         for (let i = 0; i < 3; i++) expect((await handshake(gw.url, { agent_caps: ['tools'] }, {})).json.ok).toBe(true);
         const over = await handshake(gw.url, { agent_caps: ['tools'] }, {});
@@ -181,7 +229,12 @@ describe.each(STORE_KINDS)('sessions (%s store)', (kind) => {
         expect(over.json.code).toBe('unavailable');
         expect(over.headers.get('retry-after')).toBe('1');
         expect(over.json.message).toMatch(/sessions\.max_sessions/);
-        await expect.poll(async () => (await handshake(gw.url, { agent_caps: ['tools'] }, {})).status, { timeout: 15_000, interval: 300 }).toBe(200);
+        await expect
+          .poll(async () => (await handshake(gw.url, { agent_caps: ['tools'] }, {})).status, {
+            timeout: 15_000,
+            interval: 300,
+          })
+          .toBe(200);
       } finally {
         await gw.close();
       }

@@ -61,7 +61,11 @@ describe('A2E transport sessions belong to the token that opened them', () => {
     expect(send.status).toBe(401);
     expect(send.headers.get('www-authenticate')).toBe('Bearer realm="a2e-gateway"');
     // The gate's answer, as on every door: an A2E error saying what to send.
-    expect(await send.json()).toMatchObject({ type: 'error', code: 'unauthorized', message: expect.stringContaining('requires a token') });
+    expect(await send.json()).toMatchObject({
+      type: 'error',
+      code: 'unauthorized',
+      message: expect.stringContaining('requires a token'),
+    });
     const stream = await fetch(`${base}/stream`, { headers: { 'X-Session-Id': alice.sessionId } });
     expect(stream.status).toBe(401);
     await stream.body?.cancel();
@@ -76,7 +80,9 @@ describe('A2E transport sessions belong to the token that opened them', () => {
     const alice = await aliceSession();
     const send = await alice.send(echo('intruder'), { ...bearer(BOB), 'X-Session-Id': alice.sessionId });
     expect(send.status).toBe(403);
-    expect(await detail(send)).toBe('this session belongs to another token; open your own with POST /session and your token');
+    expect(await detail(send)).toBe(
+      'this session belongs to another token; open your own with POST /session and your token',
+    );
     const stream = await fetch(`${base}/stream`, { headers: { ...bearer(BOB), 'X-Session-Id': alice.sessionId } });
     expect(stream.status).toBe(403);
     expect(await detail(stream)).toContain('belongs to another token');
@@ -90,13 +96,18 @@ describe('A2E transport sessions belong to the token that opened them', () => {
     const alice = await aliceSession();
     const hs = await alice.request({ type: 'handshake/req', agent_caps: ['tools'], auth_token: BOB });
     expect(hs.response).toMatchObject({ type: 'handshake/resp', ok: false, session_id: '' });
-    expect(hs.response.reason).toBe('auth_token is another token than the one this session belongs to; open a new session for that token');
+    expect(hs.response.reason).toBe(
+      'auth_token is another token than the one this session belongs to; open a new session for that token',
+    );
     expect(JSON.stringify(hs.response)).not.toContain(BOB);
     // A failed handshake replaces the previous one: a new one is needed, and it is alice again.
     expect((await alice.request(echo('x'))).response).toMatchObject({ type: 'error', code: 'unauthorized' });
     expect((await alice.request({ type: 'handshake/req', agent_caps: ['tools'] })).response.ok).toBe(true);
     expect((await alice.request({ ...echo('as-alice'), id: 'as-alice-call' })).response.data.success).toBe(true);
-    const audited = () => auditLines().map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.req_id === 'as-alice-call');
+    const audited = () =>
+      auditLines()
+        .map((l) => JSON.parse(l) as Record<string, unknown>)
+        .find((l) => l.req_id === 'as-alice-call');
     await expect.poll(audited, { timeout: 10_000 }).toMatchObject({ token: 'alice', success: true });
     await alice.dropStream();
   });
@@ -104,9 +115,15 @@ describe('A2E transport sessions belong to the token that opened them', () => {
   it('a session bob opened cannot be fixed on alice: her requests on it are refused, with or without her token', async () => {
     const bobs = await A2eTestClient.open(base, bearer(BOB));
     sessionIds.push(bobs.sessionId);
-    const withAlice = await bobs.send({ type: 'handshake/req', agent_caps: ['tools'], auth_token: ALICE }, { ...bearer(ALICE), 'X-Session-Id': bobs.sessionId });
+    const withAlice = await bobs.send(
+      { type: 'handshake/req', agent_caps: ['tools'], auth_token: ALICE },
+      { ...bearer(ALICE), 'X-Session-Id': bobs.sessionId },
+    );
     expect(withAlice.status).toBe(403);
-    const bare = await bobs.send({ type: 'handshake/req', agent_caps: ['tools'], auth_token: ALICE }, { 'X-Session-Id': bobs.sessionId });
+    const bare = await bobs.send(
+      { type: 'handshake/req', agent_caps: ['tools'], auth_token: ALICE },
+      { 'X-Session-Id': bobs.sessionId },
+    );
     expect(bare.status).toBe(401);
     // Nothing reached the session: bob's stream, once he opens it, has nothing queued.
     await bobs.openStream();
@@ -136,7 +153,9 @@ describe('A2E transport sessions belong to the token that opened them', () => {
       expect(audit).not.toContain(id);
     }
     // The check is not vacuous: the transport did log its sessions, by a digest of the id.
-    const opened = gw.log.lines.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === 'A2E transport session opened');
+    const opened = gw.log.lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.msg === 'A2E transport session opened');
     expect(opened.length).toBeGreaterThanOrEqual(sessionIds.length);
     for (const line of opened) expect(line.session_ref).toMatch(/^[0-9a-f]{12}$/);
   });

@@ -3,10 +3,17 @@ import { describe, expect, it } from 'vitest';
 import { MemoryRateLimiter, type ToolDefinition } from '../../src/index.js';
 import { checkShape } from '../../src/engine/admission.js';
 import { nestsDeeperThan } from '../../src/routes/http/body.js';
-import { bearerToken, compileRules, createAuthenticator, isLoopbackAddress, isLoopbackHostHeader } from '../../src/security/index.js';
+import {
+  bearerToken,
+  compileRules,
+  createAuthenticator,
+  isLoopbackAddress,
+  isLoopbackHostHeader,
+} from '../../src/security/index.js';
 import { sha256 } from './helpers.js';
 
-const tool = (name: string, extra: Partial<ToolDefinition> = {}) => ({ name, tags: [], kind: 'native', ...extra }) as ToolDefinition;
+const tool = (name: string, extra: Partial<ToolDefinition> = {}) =>
+  ({ name, tags: [], kind: 'native', ...extra }) as ToolDefinition;
 
 describe('tool rules', () => {
   it('matches globs on the exact, case-sensitive name', () => {
@@ -109,19 +116,26 @@ describe('loopback', () => {
 
 describe('tokens', () => {
   const auth = createAuthenticator(
-    { tokens: [{ name: 'one', token_sha256: sha256('secret-one'), deny: [] }, { name: 'two', token_env: 'T2', deny: ['x'] }] },
+    {
+      tokens: [
+        { name: 'one', token_sha256: sha256('secret-one'), deny: [] },
+        { name: 'two', token_env: 'T2', deny: ['x'] },
+      ],
+    },
     { T2: 'secret-two' },
   );
   it('maps a token to its principal, and anything else to null', () => {
     expect(auth('secret-one')?.name).toBe('one');
     expect(auth('secret-two')).toMatchObject({ name: 'two', deny: ['x'] });
-    for (const bad of ['secret-one ', 'SECRET-ONE', 'secret-on', '', null, undefined, 'x'.repeat(10_000)]) expect(auth(bad)).toBeNull();
+    for (const bad of ['secret-one ', 'SECRET-ONE', 'secret-on', '', null, undefined, 'x'.repeat(10_000)])
+      expect(auth(bad)).toBeNull();
   });
 
   it('parses only well-formed Bearer headers', () => {
     expect(bearerToken('Bearer abc')).toBe('abc');
     expect(bearerToken('bearer abc')).toBe('abc');
     expect(bearerToken('Bearer  abc ')).toBe('abc');
-    for (const h of [undefined, '', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer a b', 'Bearerabc']) expect(bearerToken(h)).toBeNull();
+    for (const h of [undefined, '', 'Bearer', 'Bearer ', 'Basic abc', 'Bearer a b', 'Bearerabc'])
+      expect(bearerToken(h)).toBeNull();
   });
 });

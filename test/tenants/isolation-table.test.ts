@@ -25,7 +25,12 @@ beforeAll(async () => {
   gw = await startGateway({
     plugins: [testTools()],
     config: {
-      auth: { tokens: [{ name: 'a', token_sha256: sha256(A) }, { name: 'b', token_sha256: sha256(B) }] },
+      auth: {
+        tokens: [
+          { name: 'a', token_sha256: sha256(A) },
+          { name: 'b', token_sha256: sha256(B) },
+        ],
+      },
       sessions: { required: false },
       tools: { fs: { root: join(base, '{principal}') } },
     },
@@ -57,7 +62,10 @@ async function runningCall(): Promise<{ id: string; url: string }> {
   return { id: r.json.call_id as string, url: `${gw.url}/tool/calls/${r.json.call_id as string}` };
 }
 
-const status = async (res: Response, ok: number): Promise<Attempt> => ({ reached: res.status === ok, evidence: `${res.status} ${(await res.text()).slice(0, 200)}` });
+const status = async (res: Response, ok: number): Promise<Attempt> => ({
+  reached: res.status === ok,
+  evidence: `${res.status} ${(await res.text()).slice(0, 200)}`,
+});
 
 const ROWS: Row[] = [
   {
@@ -73,7 +81,10 @@ const ROWS: Row[] = [
       const call = await runningCall();
       return async (token) => {
         const ctl = new AbortController();
-        const r = await fetch(`${call.url}/events`, { headers: { Accept: 'text/event-stream', ...as(token) }, signal: ctl.signal });
+        const r = await fetch(`${call.url}/events`, {
+          headers: { Accept: 'text/event-stream', ...as(token) },
+          signal: ctl.signal,
+        });
         const attempt = { reached: r.status === 200, evidence: String(r.status) };
         ctl.abort();
         return attempt;
@@ -88,7 +99,10 @@ const ROWS: Row[] = [
         const r = await fetch(call.url, { method: 'DELETE', headers: as(token) });
         const after = (await fetch(call.url, { headers: as(A) }).then((x) => x.json())) as { state?: string };
         // Reached only if the call is no longer running once this token asked.
-        return { reached: r.status < 300 && after.state !== 'running', evidence: `${r.status}, then state ${String(after.state)}` };
+        return {
+          reached: r.status < 300 && after.state !== 'running',
+          evidence: `${r.status}, then state ${String(after.state)}`,
+        };
       };
     },
   },
@@ -108,16 +122,27 @@ const ROWS: Row[] = [
   {
     name: "use a REST session (POST /tool/call with A's session_id)",
     async open() {
-      const hs = await postJson(`${gw.url}/handshake`, { type: 'handshake/req', agent_id: 'a', agent_caps: ['tools'] }, as(A));
+      const hs = await postJson(
+        `${gw.url}/handshake`,
+        { type: 'handshake/req', agent_id: 'a', agent_caps: ['tools'] },
+        as(A),
+      );
       const session = hs.json.session_id as string;
       return async (token) => {
-        const r = await postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'x' }, { session_id: session }), as(token));
-        return { reached: r.json?.data?.success === true, evidence: `${r.status} ${JSON.stringify(r.json).slice(0, 200)}` };
+        const r = await postJson(
+          `${gw.url}/tool/call`,
+          callBody('echo', { text: 'x' }, { session_id: session }),
+          as(token),
+        );
+        return {
+          reached: r.json?.data?.success === true,
+          evidence: `${r.status} ${JSON.stringify(r.json).slice(0, 200)}`,
+        };
       };
     },
   },
   {
-    name: "send on and read an A2E transport session (POST /send, GET /stream)",
+    name: 'send on and read an A2E transport session (POST /send, GET /stream)',
     async open() {
       const owned = await A2eTestClient.open(`${gw.url}/a2e/v1`, as(A));
       return async (token) => {
@@ -133,12 +158,26 @@ const ROWS: Row[] = [
   {
     name: 'see an A2A task (tasks/get)',
     async open() {
-      const message = { kind: 'message', messageId: `m-${Date.now()}`, role: 'user', parts: [{ kind: 'data', data: { text: 'hi' } }], metadata: { skillId: 'echo' } };
-      const sent = await postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message } }, as(A));
+      const message = {
+        kind: 'message',
+        messageId: `m-${Date.now()}`,
+        role: 'user',
+        parts: [{ kind: 'data', data: { text: 'hi' } }],
+        metadata: { skillId: 'echo' },
+      };
+      const sent = await postJson(
+        `${gw.url}/a2a`,
+        { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message } },
+        as(A),
+      );
       const taskId = sent.json.result?.id as string;
       expect(taskId, JSON.stringify(sent.json)).toBeTruthy();
       return async (token) => {
-        const got = await postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: taskId } }, as(token));
+        const got = await postJson(
+          `${gw.url}/a2a`,
+          { jsonrpc: '2.0', id: 2, method: 'tasks/get', params: { id: taskId } },
+          as(token),
+        );
         return { reached: got.json.result?.id === taskId, evidence: JSON.stringify(got.json).slice(0, 200) };
       };
     },
@@ -146,12 +185,17 @@ const ROWS: Row[] = [
   {
     name: 'read or list files in a workspace (read_file, list_dir)',
     async open() {
-      const w = await postJson(`${gw.url}/tool/call`, callBody('write_file', { path: 'a-notes.txt', content: 'for a only' }), as(A));
+      const w = await postJson(
+        `${gw.url}/tool/call`,
+        callBody('write_file', { path: 'a-notes.txt', content: 'for a only' }),
+        as(A),
+      );
       expect(w.json.data.success, JSON.stringify(w.json)).toBe(true);
       return async (token) => {
         const read = await postJson(`${gw.url}/tool/call`, callBody('read_file', { path: 'a-notes.txt' }), as(token));
         const list = await postJson(`${gw.url}/tool/call`, callBody('list_dir', { path: '.' }), as(token));
-        const reached = JSON.stringify(read.json).includes('for a only') || JSON.stringify(list.json).includes('a-notes.txt');
+        const reached =
+          JSON.stringify(read.json).includes('for a only') || JSON.stringify(list.json).includes('a-notes.txt');
         return { reached, evidence: JSON.stringify(read.json.data).slice(0, 200) };
       };
     },

@@ -51,7 +51,11 @@ afterAll(async () => {
 });
 
 async function call(who: Who, tool: string, args: Record<string, unknown>): Promise<any> {
-  const r = await postJson(`${gw.url}/tool/call`, { type: 'tool/call/req', tool_name: tool, arguments: args, timeout: 60 }, { Authorization: `Bearer ${TOKENS[who]}` });
+  const r = await postJson(
+    `${gw.url}/tool/call`,
+    { type: 'tool/call/req', tool_name: tool, arguments: args, timeout: 60 },
+    { Authorization: `Bearer ${TOKENS[who]}` },
+  );
   expect(r.status, JSON.stringify(r.json)).toBe(200);
   expect(r.json.data.success, JSON.stringify(r.json.data)).toBe(true);
   return r.json.data;
@@ -63,16 +67,24 @@ const dataDir = (who: Who) => join(state, 'mcp', 'memory', workspaceDirName(who)
 const instanceOf = (who: Who) => processTree(dataDir(who)).size > 0;
 
 describe('a per-principal MCP server (server-memory)', () => {
-  it('lists its tools once, though no principal\'s instance runs yet', async () => {
-    const r = await postJson(`${gw.url}/tool/list`, { type: 'tool/list/req', include_deferred: true }, { Authorization: `Bearer ${TOKENS.alice}` });
+  it("lists its tools once, though no principal's instance runs yet", async () => {
+    const r = await postJson(
+      `${gw.url}/tool/list`,
+      { type: 'tool/list/req', include_deferred: true },
+      { Authorization: `Bearer ${TOKENS.alice}` },
+    );
     const names = (r.json.tools as { name: string }[]).map((t) => t.name).filter((n) => n === 'memory_create_entities');
     expect(names).toEqual(['memory_create_entities']);
     expect(instanceOf('alice') || instanceOf('bob')).toBe(false);
   });
 
-  it('two tokens, two graphs: neither sees the other\'s entities', async () => {
-    await call('alice', 'memory_create_entities', { entities: [{ name: 'AliceSecret', entityType: 'note', observations: ['only alice knows'] }] });
-    await call('bob', 'memory_create_entities', { entities: [{ name: 'BobThing', entityType: 'note', observations: ['bob wrote this'] }] });
+  it("two tokens, two graphs: neither sees the other's entities", async () => {
+    await call('alice', 'memory_create_entities', {
+      entities: [{ name: 'AliceSecret', entityType: 'note', observations: ['only alice knows'] }],
+    });
+    await call('bob', 'memory_create_entities', {
+      entities: [{ name: 'BobThing', entityType: 'note', observations: ['bob wrote this'] }],
+    });
     const alice = await graphOf('alice');
     const bob = await graphOf('bob');
     expect(alice).toContain('AliceSecret');
@@ -89,8 +101,10 @@ describe('a per-principal MCP server (server-memory)', () => {
 
   it('at max_instances a new principal stops the least recently used idle instance, whose graph survives', async () => {
     await graphOf('bob'); // alice's is now the least recently used
-    await call('carol', 'memory_create_entities', { entities: [{ name: 'CarolNote', entityType: 'note', observations: [] }] });
-    await waitFor('alice\'s instance to stop', () => (instanceOf('alice') ? undefined : true), 20_000);
+    await call('carol', 'memory_create_entities', {
+      entities: [{ name: 'CarolNote', entityType: 'note', observations: [] }],
+    });
+    await waitFor("alice's instance to stop", () => (instanceOf('alice') ? undefined : true), 20_000);
     expect(instanceOf('bob')).toBe(true);
     // Alice's next call starts hers again, from her graph on disk.
     const alice = await graphOf('alice');
@@ -100,13 +114,21 @@ describe('a per-principal MCP server (server-memory)', () => {
 
   it('stops an instance after idle_s without a call', async () => {
     await graphOf('carol');
-    await waitFor('every instance to stop after idle_s', () => (['alice', 'bob', 'carol'].some((w) => instanceOf(w as Who)) ? undefined : true), 30_000);
+    await waitFor(
+      'every instance to stop after idle_s',
+      () => (['alice', 'bob', 'carol'].some((w) => instanceOf(w as Who)) ? undefined : true),
+      30_000,
+    );
     expect(await graphOf('carol')).toContain('CarolNote');
   }, 120_000);
 
   it('per_principal needs a stdio server, in the sandbox', () => {
-    expect(() => defineConfig({ mcp: { servers: { x: { url: 'http://127.0.0.1:1/mcp', per_principal: true } } } })).toThrow(/per_principal needs a stdio server/);
-    expect(() => defineConfig({ mcp: { servers: { x: { command: 'x', sandbox: false, per_principal: true } } } })).toThrow(/per_principal needs the sandbox/);
+    expect(() =>
+      defineConfig({ mcp: { servers: { x: { url: 'http://127.0.0.1:1/mcp', per_principal: true } } } }),
+    ).toThrow(/per_principal needs a stdio server/);
+    expect(() =>
+      defineConfig({ mcp: { servers: { x: { command: 'x', sandbox: false, per_principal: true } } } }),
+    ).toThrow(/per_principal needs the sandbox/);
   });
 });
 
@@ -124,7 +146,14 @@ describe('a per-principal MCP server with every instance busy', () => {
         server: { state_dir: dir },
         mcp: {
           start_wait_ms: 60_000,
-          servers: { everything: { command: resolve('node_modules/.bin/mcp-server-everything'), args: ['stdio'], per_principal: true, max_instances: 1 } },
+          servers: {
+            everything: {
+              command: resolve('node_modules/.bin/mcp-server-everything'),
+              args: ['stdio'],
+              per_principal: true,
+              max_instances: 1,
+            },
+          },
         },
       },
     });
@@ -135,14 +164,24 @@ describe('a per-principal MCP server with every instance busy', () => {
   });
 
   const callAs = (name: string, tool: string, args: Record<string, unknown>) =>
-    postJson(`${busy.url}/tool/call`, { type: 'tool/call/req', tool_name: tool, arguments: args, timeout: 60 }, { Authorization: `Bearer ${token(name)}` });
+    postJson(
+      `${busy.url}/tool/call`,
+      { type: 'tool/call/req', tool_name: tool, arguments: args, timeout: 60 },
+      { Authorization: `Bearer ${token(name)}` },
+    );
 
   it('refuses a new principal with a retryable error while the only instance is busy, and serves it once it is idle', async () => {
     const long = callAs('ann', 'everything_trigger-long-running-operation', { duration: 4, steps: 4 });
-    await waitFor('ann\'s instance to run', () => (processTree(join(dir, 'mcp', 'everything', workspaceDirName('ann'))).size > 0 ? true : undefined), 30_000);
+    await waitFor(
+      "ann's instance to run",
+      () => (processTree(join(dir, 'mcp', 'everything', workspaceDirName('ann'))).size > 0 ? true : undefined),
+      30_000,
+    );
     const refused = await callAs('ben', 'everything_echo', { message: 'hi' });
     expect(refused.json.data.success).toBe(false);
-    expect(refused.json.data.error).toMatch(/all 1 \(mcp\.servers\.everything\.max_instances\) are busy with calls; retry in a few seconds/);
+    expect(refused.json.data.error).toMatch(
+      /all 1 \(mcp\.servers\.everything\.max_instances\) are busy with calls; retry in a few seconds/,
+    );
     expect(refused.json.data.data).toEqual({ retryable: true, retry_after_s: 5 });
     expect((await long).json.data.success, JSON.stringify((await long).json)).toBe(true);
     const served = await callAs('ben', 'everything_echo', { message: 'hi' });

@@ -59,13 +59,17 @@ afterAll(async () => {
 });
 
 async function write(token: string, path: string, bytes: number): Promise<any> {
-  const r = await postJson(`${gw.url}/tool/call`, { type: 'tool/call/req', tool_name: 'write_file', arguments: { path, content: 'x'.repeat(bytes) } }, bearer(token));
+  const r = await postJson(
+    `${gw.url}/tool/call`,
+    { type: 'tool/call/req', tool_name: 'write_file', arguments: { path, content: 'x'.repeat(bytes) } },
+    bearer(token),
+  );
   expect(r.status, JSON.stringify(r.json)).toBe(200);
   return r.json.data;
 }
 
 describe('quotas per principal', () => {
-  it('tools.fs.max_workspace_bytes applies to each workspace on its own; a token\'s quota_bytes overrides it', async () => {
+  it("tools.fs.max_workspace_bytes applies to each workspace on its own; a token's quota_bytes overrides it", async () => {
     const refused = await write(SMALL, 'big.bin', 100 * KiB);
     expect(refused.success).toBe(false);
     expect(refused.error).toMatch(/over its quota of 65536 bytes/);
@@ -102,7 +106,10 @@ describe('GET and DELETE /admin/workspaces', () => {
   it('only an admin token may list or delete', async () => {
     const list = await fetch(`${gw.url}/admin/workspaces`, { headers: bearer(SMALL) });
     expect(list.status).toBe(403);
-    const del = await fetch(`${gw.url}/admin/workspaces/${workspaceDirName('big')}`, { method: 'DELETE', headers: bearer(SMALL) });
+    const del = await fetch(`${gw.url}/admin/workspaces/${workspaceDirName('big')}`, {
+      method: 'DELETE',
+      headers: bearer(SMALL),
+    });
     expect(del.status).toBe(403);
     expect(existsSync(join(base, workspaceDirName('big')))).toBe(true);
   });
@@ -110,7 +117,16 @@ describe('GET and DELETE /admin/workspaces', () => {
   it('lists each workspace with its usage and quota', async () => {
     const r = await fetch(`${gw.url}/admin/workspaces`, { headers: bearer(ADMIN) });
     expect(r.status).toBe(200);
-    const body = (await r.json()) as { per_principal: boolean; workspaces: { name: string; principal: string | null; bytes: number; quota_bytes: number | null; last_used: string }[] };
+    const body = (await r.json()) as {
+      per_principal: boolean;
+      workspaces: {
+        name: string;
+        principal: string | null;
+        bytes: number;
+        quota_bytes: number | null;
+        last_used: string;
+      }[];
+    };
     expect(body.per_principal).toBe(true);
     const big = body.workspaces.find((w) => w.name === workspaceDirName('big'));
     expect(big).toMatchObject({ principal: 'big', quota_bytes: 512 * KiB });
@@ -128,7 +144,11 @@ describe('GET and DELETE /admin/workspaces', () => {
     expect(r.status, await r.clone().text()).toBe(200);
     expect(await r.json()).toEqual({ deleted: name });
     expect(existsSync(join(base, name))).toBe(false);
-    const listed = await postJson(`${gw.url}/tool/call`, { type: 'tool/call/req', tool_name: 'list_dir', arguments: { path: '.' } }, bearer(BIG));
+    const listed = await postJson(
+      `${gw.url}/tool/call`,
+      { type: 'tool/call/req', tool_name: 'list_dir', arguments: { path: '.' } },
+      bearer(BIG),
+    );
     expect(listed.json.data.success, JSON.stringify(listed.json)).toBe(true);
     expect(JSON.stringify(listed.json.data.data)).not.toContain('big.bin');
     expect((await write(BIG, 'again.bin', 10)).success).toBe(true);
@@ -177,7 +197,7 @@ describe('tools.fs.expire_idle_days', () => {
   });
 });
 
-describe('a principal\'s quota in the privilege-separated worker', () => {
+describe("a principal's quota in the privilege-separated worker", () => {
   let worker: TestGateway;
   let dir: string;
   beforeAll(async () => {
@@ -185,7 +205,16 @@ describe('a principal\'s quota in the privilege-separated worker', () => {
     chmodSync(dir, 0o755);
     worker = await startGateway({
       config: {
-        auth: { jwt: { issuer: idp.issuer, audience: idp.audience, rules: [{ when: { scope: 'tools' }, allow: ['*'] }, { when: { plan: 'pro' }, quota_bytes: 256 * KiB }] } },
+        auth: {
+          jwt: {
+            issuer: idp.issuer,
+            audience: idp.audience,
+            rules: [
+              { when: { scope: 'tools' }, allow: ['*'] },
+              { when: { plan: 'pro' }, quota_bytes: 256 * KiB },
+            ],
+          },
+        },
         sessions: { required: false },
         // The shell hands each workspace to the sandbox user, so a root gateway runs the file tools in a worker as that user.
         tools: { fs: { root: join(dir, '{principal}'), max_workspace_bytes: 64 * KiB }, shell: { enabled: true } },
@@ -197,9 +226,15 @@ describe('a principal\'s quota in the privilege-separated worker', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('follows the principal\'s latest token: a JWT with other claims changes it for the next write', async () => {
+  it("follows the principal's latest token: a JWT with other claims changes it for the next write", async () => {
     const writeAs = async (token: string, path: string, bytes: number) =>
-      (await postJson(`${worker.url}/tool/call`, { type: 'tool/call/req', tool_name: 'write_file', arguments: { path, content: 'x'.repeat(bytes) } }, bearer(token))).json.data;
+      (
+        await postJson(
+          `${worker.url}/tool/call`,
+          { type: 'tool/call/req', tool_name: 'write_file', arguments: { path, content: 'x'.repeat(bytes) } },
+          bearer(token),
+        )
+      ).json.data;
     const pro = await idp.sign({ sub: 'changing', scope: 'tools', plan: 'pro' });
     expect((await writeAs(pro, 'a.bin', 100 * KiB)).success).toBe(true);
     if (process.getuid?.() === 0) expect(statSync(join(dir, workspaceDirName('changing'))).uid).not.toBe(0); // the worker's case

@@ -7,7 +7,16 @@
  * Each race runs with the file tools in the worker (the default) and in the gateway itself.
  */
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,7 +44,9 @@ function snapshot(): string {
   const visit = (p: string) => {
     const st = lstatSync(p);
     const hash = st.isFile() ? createHash('sha256').update(readFileSync(p)).digest('hex') : '-';
-    lines.push(`${p.slice(base.length)} ${st.uid}:${st.gid} ${(st.mode & 0o7777).toString(8)} ${st.isDirectory() ? 'dir' : st.size} ${hash}`);
+    lines.push(
+      `${p.slice(base.length)} ${st.uid}:${st.gid} ${(st.mode & 0o7777).toString(8)} ${st.isDirectory() ? 'dir' : st.size} ${hash}`,
+    );
     if (st.isDirectory()) for (const name of readdirSync(p).sort()) visit(join(p, name));
   };
   visit(wsOf('victim'));
@@ -46,7 +57,8 @@ const call = (token: string, tool: string, args: Record<string, unknown>, timeou
   postJson(`${gw.url}/tool/call`, callBody(tool, args, { timeout }), { Authorization: `Bearer ${token}` });
 
 beforeAll(() => {
-  if (process.getuid?.() !== 0) throw new Error('the race suite runs as root (like CI): a won race must be able to hurt');
+  if (process.getuid?.() !== 0)
+    throw new Error('the race suite runs as root (like CI): a won race must be able to hurt');
   base = mkdtempSync(join(tmpdir(), 'a2e-tenant-races-'));
   chmodSync(base, 0o755);
 });
@@ -57,13 +69,25 @@ describe.each([true, false])('races across principals (tools.fs.privilege_separa
   beforeAll(async () => {
     gw = await startGateway({
       config: {
-        auth: { tokens: [{ name: 'attacker', token_sha256: sha256(ATTACKER) }, { name: 'victim', token_sha256: sha256(VICTIM) }] },
+        auth: {
+          tokens: [
+            { name: 'attacker', token_sha256: sha256(ATTACKER) },
+            { name: 'victim', token_sha256: sha256(VICTIM) },
+          ],
+        },
         sessions: { required: false },
         limits: { rate_per_s: 0 }, // the attacker's calls come as fast as they can: the race, not the rate limit, is tested
-        tools: { fs: { root: join(base, 'ws', '{principal}'), privilege_separation: separation }, shell: { enabled: true } },
+        tools: {
+          fs: { root: join(base, 'ws', '{principal}'), privilege_separation: separation },
+          shell: { enabled: true },
+        },
       },
     });
-    for (let i = 0; i < 20; i++) expect((await call(VICTIM, 'write_file', { path: `sub-${i}/secret.txt`, content: SECRET, create_dirs: true })).json.data.success).toBe(true);
+    for (let i = 0; i < 20; i++)
+      expect(
+        (await call(VICTIM, 'write_file', { path: `sub-${i}/secret.txt`, content: SECRET, create_dirs: true })).json
+          .data.success,
+      ).toBe(true);
     expect((await call(VICTIM, 'write_file', { path: 'secret.txt', content: SECRET })).json.data.success).toBe(true);
     before = snapshot();
   }, 60_000);
@@ -73,7 +97,12 @@ describe.each([true, false])('races across principals (tools.fs.privilege_separa
     const ws = wsOf('attacker');
     rmSync(join(ws, 'race'), { recursive: true, force: true });
     rmSync(join(ws, 'race-stop'), { force: true });
-    const swapper = call(ATTACKER, 'run_command', { argv: ['perl', '-e', SWAPPER, wsOf('victim'), String(RACE_MS / 1000 + 30)] }, RACE_MS / 1000 + 60);
+    const swapper = call(
+      ATTACKER,
+      'run_command',
+      { argv: ['perl', '-e', SWAPPER, wsOf('victim'), String(RACE_MS / 1000 + 30)] },
+      RACE_MS / 1000 + 60,
+    );
     await waitFor('the swapper to start', () => existsSync(join(ws, 'race', 'started')), 30_000);
     const bodies: string[] = [];
     const end = Date.now() + RACE_MS;
@@ -103,29 +132,37 @@ describe.each([true, false])('races across principals (tools.fs.privilege_separa
     }
   };
 
-  it('write_file (with create_dirs) and edit_file never create or change anything in the victim\'s workspace', async () => {
-    const bodies = await race((i) =>
-      i % 2 === 0
-        ? ['write_file', { path: `race/a/sub-${i % 20}/planted-${i}.txt`, content: 'planted', create_dirs: true }]
-        : ['edit_file', { path: 'race/a/secret.txt', old_string: 'copy', new_string: 'copy' + '!'.repeat(i % 3) }],
-    );
-    untouched(bodies);
-  }, TEST_MS);
+  it(
+    "write_file (with create_dirs) and edit_file never create or change anything in the victim's workspace",
+    async () => {
+      const bodies = await race((i) =>
+        i % 2 === 0
+          ? ['write_file', { path: `race/a/sub-${i % 20}/planted-${i}.txt`, content: 'planted', create_dirs: true }]
+          : ['edit_file', { path: 'race/a/secret.txt', old_string: 'copy', new_string: 'copy' + '!'.repeat(i % 3) }],
+      );
+      untouched(bodies);
+    },
+    TEST_MS,
+  );
 
-  it('read_file, grep, list_dir and glob never read or list the victim\'s workspace', async () => {
-    const bodies = await race((i) => {
-      switch (i % 4) {
-        case 0:
-          return ['read_file', { path: 'race/a/secret.txt' }];
-        case 1:
-          return ['grep', { pattern: 'victim-principal', path: 'race' }];
-        case 2:
-          return ['list_dir', { path: 'race', recursive: true, sizes: true }];
-        default:
-          return ['glob', { pattern: 'race/**' }];
-      }
-    });
-    untouched(bodies);
-    for (const b of bodies) expect(b).not.toMatch(/sub-1[0-9]/); // the victim's directory names never listed
-  }, TEST_MS);
+  it(
+    "read_file, grep, list_dir and glob never read or list the victim's workspace",
+    async () => {
+      const bodies = await race((i) => {
+        switch (i % 4) {
+          case 0:
+            return ['read_file', { path: 'race/a/secret.txt' }];
+          case 1:
+            return ['grep', { pattern: 'victim-principal', path: 'race' }];
+          case 2:
+            return ['list_dir', { path: 'race', recursive: true, sizes: true }];
+          default:
+            return ['glob', { pattern: 'race/**' }];
+        }
+      });
+      untouched(bodies);
+      for (const b of bodies) expect(b).not.toMatch(/sub-1[0-9]/); // the victim's directory names never listed
+    },
+    TEST_MS,
+  );
 });

@@ -56,7 +56,9 @@ const tool = async (gw: TestGateway, token: string, name: string, args: Record<s
 
 describe('per-principal workspaces on two instances sharing Redis and a directory', () => {
   it('the same principal lands in the same workspace on every instance; the other principal in neither', async () => {
-    expect((await tool(one, A, 'write_file', { path: 'from-one.txt', content: 'written on instance one' })).success).toBe(true);
+    expect(
+      (await tool(one, A, 'write_file', { path: 'from-one.txt', content: 'written on instance one' })).success,
+    ).toBe(true);
     const read = await tool(two, A, 'read_file', { path: 'from-one.txt' });
     expect(read.data?.content, JSON.stringify(read)).toBe('written on instance one');
     expect((await tool(two, A, 'write_file', { path: 'from-two.txt', content: 'two' })).success).toBe(true);

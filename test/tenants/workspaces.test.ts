@@ -18,7 +18,18 @@ import { sha256 } from '../security/helpers.js';
 import { waitFor } from '../tools/procs.js';
 
 /** Principals' names as an identity provider or a config could spell them, each its own token. */
-const TRICKY = ['..', '/', '../alice', 'a/../../b', 'nul\0byte', 'x'.repeat(5000), 'аlice' /* Cyrillic а */, 'alice ', '.hidden', ''];
+const TRICKY = [
+  '..',
+  '/',
+  '../alice',
+  'a/../../b',
+  'nul\0byte',
+  'x'.repeat(5000),
+  'аlice' /* Cyrillic а */,
+  'alice ',
+  '.hidden',
+  '',
+];
 
 describe('workspace directory names', () => {
   it('are safe, short and distinct for names full of path tricks', () => {
@@ -32,17 +43,28 @@ describe('workspace directory names', () => {
   });
 
   it('tools.fs.root takes {principal} only as its last component', () => {
-    expect(() => defineConfig({ tools: { fs: { root: '/srv/{principal}/work' } } })).toThrow(/must be the last path component/);
-    expect(() => defineConfig({ tools: { fs: { root: '/srv/{principal}/{principal}' } } })).toThrow(/must be the last path component/);
-    expect(defineConfig({ tools: { fs: { root: '/srv/ws/{principal}/' } } }).tools.fs.root).toBe('/srv/ws/{principal}/');
+    expect(() => defineConfig({ tools: { fs: { root: '/srv/{principal}/work' } } })).toThrow(
+      /must be the last path component/,
+    );
+    expect(() => defineConfig({ tools: { fs: { root: '/srv/{principal}/{principal}' } } })).toThrow(
+      /must be the last path component/,
+    );
+    expect(defineConfig({ tools: { fs: { root: '/srv/ws/{principal}/' } } }).tools.fs.root).toBe(
+      '/srv/ws/{principal}/',
+    );
   });
 
   it('refuses unconfined commands (tools.shell.sandbox: none) with one workspace per principal', () => {
     expect(() => defineConfig({ tools: { fs: { root: '/srv/ws/{principal}' }, shell: { sandbox: 'none' } } })).toThrow(
       /tools\.shell\.sandbox.*commands would reach every principal's workspace/s,
     );
-    expect(defineConfig({ tools: { fs: { root: '/srv/ws/{principal}' }, shell: { sandbox: 'none', enabled: false } } }).tools.shell.enabled).toBe(false);
-    expect(defineConfig({ tools: { fs: { root: '/srv/ws' }, shell: { sandbox: 'none' } } }).tools.shell.sandbox).toBe('none');
+    expect(
+      defineConfig({ tools: { fs: { root: '/srv/ws/{principal}' }, shell: { sandbox: 'none', enabled: false } } }).tools
+        .shell.enabled,
+    ).toBe(false);
+    expect(defineConfig({ tools: { fs: { root: '/srv/ws' }, shell: { sandbox: 'none' } } }).tools.shell.sandbox).toBe(
+      'none',
+    );
   });
 });
 
@@ -62,7 +84,10 @@ beforeAll(async () => {
         tokens: [
           { name: 'alice', token_sha256: sha256(ALICE) },
           { name: 'bob', token_sha256: sha256(BOB) },
-          ...TRICKY.filter((n) => n !== '').map((name, i) => ({ name, token_sha256: sha256(`tricky-${i}-token-0123456789`) })),
+          ...TRICKY.filter((n) => n !== '').map((name, i) => ({
+            name,
+            token_sha256: sha256(`tricky-${i}-token-0123456789`),
+          })),
         ],
       },
       sessions: { required: false },
@@ -78,7 +103,11 @@ afterAll(async () => {
 
 /** A tool call through POST /tool/call: the answer's data (success, data, error). */
 async function rest(token: string, tool: string, args: Record<string, unknown>): Promise<any> {
-  const r = await postJson(`${gw.url}/tool/call`, { type: 'tool/call/req', tool_name: tool, arguments: args }, bearer(token));
+  const r = await postJson(
+    `${gw.url}/tool/call`,
+    { type: 'tool/call/req', tool_name: tool, arguments: args },
+    bearer(token),
+  );
   expect(r.status, JSON.stringify(r.json)).toBe(200);
   return r.json.data;
 }
@@ -87,9 +116,15 @@ async function rest(token: string, tool: string, args: Record<string, unknown>):
 const DOORS: Record<string, (token: string, tool: string, args: Record<string, unknown>) => Promise<string>> = {
   'POST /tool/call': async (token, tool, args) => JSON.stringify(await rest(token, tool, args)),
   'POST /tool/calls (a call resource), then its events_url': async (token, tool, args) => {
-    const r = await postJson(`${gw.url}/tool/calls`, { type: 'tool/call/req', tool_name: tool, arguments: args }, bearer(token));
+    const r = await postJson(
+      `${gw.url}/tool/calls`,
+      { type: 'tool/call/req', tool_name: tool, arguments: args },
+      bearer(token),
+    );
     expect(r.status, JSON.stringify(r.json)).toBe(202);
-    const events = await fetch(new URL(r.json.events_url as string, gw.url), { headers: { Accept: 'text/event-stream', ...bearer(token) } });
+    const events = await fetch(new URL(r.json.events_url as string, gw.url), {
+      headers: { Accept: 'text/event-stream', ...bearer(token) },
+    });
     return events.text();
   },
   'A2E transport': async (token, tool, args) => {
@@ -105,14 +140,29 @@ const DOORS: Record<string, (token: string, tool: string, args: Record<string, u
   'MCP (POST /mcp tools/call)': async (token, tool, args) => {
     const r = await fetch(`${gw.url}/mcp`, {
       method: 'POST',
-      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2025-06-18', ...bearer(token) },
+      headers: {
+        'Content-Type': 'application/json',
+        Accept: 'application/json, text/event-stream',
+        'MCP-Protocol-Version': '2025-06-18',
+        ...bearer(token),
+      },
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: tool, arguments: args } }),
     });
     return r.text();
   },
   'A2A (POST /a2a message/send)': async (token, tool, args) => {
-    const message = { kind: 'message', messageId: randomUUID(), role: 'user', parts: [{ kind: 'data', data: args }], metadata: { skillId: tool } };
-    const r = await postJson(`${gw.url}/a2a`, { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message } }, bearer(token));
+    const message = {
+      kind: 'message',
+      messageId: randomUUID(),
+      role: 'user',
+      parts: [{ kind: 'data', data: args }],
+      metadata: { skillId: tool },
+    };
+    const r = await postJson(
+      `${gw.url}/a2a`,
+      { jsonrpc: '2.0', id: 1, method: 'message/send', params: { message } },
+      bearer(token),
+    );
     return JSON.stringify(r.json);
   },
 };
@@ -135,20 +185,26 @@ describe('two principals, one gateway', () => {
     expect(existsSync(join(base, 'ws', workspaceDirName('bob')))).toBe(true);
   });
 
-  it.each(Object.keys(DOORS))('%s: the owner reads its file; the other principal neither reads nor lists it', async (door) => {
-    const via = DOORS[door]!;
-    expect(await via(ALICE, 'read_file', { path: 'private/secret.txt' })).toContain(secret);
-    const read = await via(BOB, 'read_file', { path: 'private/secret.txt' });
-    expect(read).not.toContain(secret);
-    expect(read).toMatch(/does not exist in the workspace/);
-    const listed = await via(BOB, 'list_dir', { path: '.', recursive: true });
-    expect(listed).not.toContain('secret.txt');
-    const grep = await via(BOB, 'grep', { pattern: 'alice-only', path: '.' });
-    expect(grep).not.toContain(secret);
-  });
+  it.each(Object.keys(DOORS))(
+    '%s: the owner reads its file; the other principal neither reads nor lists it',
+    async (door) => {
+      const via = DOORS[door]!;
+      expect(await via(ALICE, 'read_file', { path: 'private/secret.txt' })).toContain(secret);
+      const read = await via(BOB, 'read_file', { path: 'private/secret.txt' });
+      expect(read).not.toContain(secret);
+      expect(read).toMatch(/does not exist in the workspace/);
+      const listed = await via(BOB, 'list_dir', { path: '.', recursive: true });
+      expect(listed).not.toContain('secret.txt');
+      const grep = await via(BOB, 'grep', { pattern: 'alice-only', path: '.' });
+      expect(grep).not.toContain(secret);
+    },
+  );
 
-  it('paths that climb out of the workspace toward the other principal\'s are refused', async () => {
-    for (const path of [`../${workspaceDirName('alice')}/private/secret.txt`, join(aliceDir(), 'private', 'secret.txt')]) {
+  it("paths that climb out of the workspace toward the other principal's are refused", async () => {
+    for (const path of [
+      `../${workspaceDirName('alice')}/private/secret.txt`,
+      join(aliceDir(), 'private', 'secret.txt'),
+    ]) {
       const r = await rest(BOB, 'read_file', { path });
       expect(r.success).toBe(false);
       expect(r.error).toMatch(/escapes the workspace root/);
@@ -156,7 +212,7 @@ describe('two principals, one gateway', () => {
     }
   });
 
-  it('a symlink one principal plants toward the other\'s workspace is not followed, by path or by descriptor', async () => {
+  it("a symlink one principal plants toward the other's workspace is not followed, by path or by descriptor", async () => {
     // Planted by a command (its own workspace is writable to it): absolute, and relative from inside.
     const plant = await rest(BOB, 'run_command', {
       argv: ['sh', '-c', `ln -s ${aliceDir()} abs && ln -s ../${workspaceDirName('alice')} rel && ls -l`],
@@ -215,7 +271,11 @@ describe('without auth', () => {
     const dir = mkdtempSync(join(tmpdir(), 'a2e-anon-'));
     const open = await startGateway({ config: { tools: { fs: { root: join(dir, '{principal}') } } } });
     try {
-      const r = await postJson(`${open.url}/tool/call`, { type: 'tool/call/req', tool_name: 'write_file', arguments: { path: 'x.txt', content: 'x' } });
+      const r = await postJson(`${open.url}/tool/call`, {
+        type: 'tool/call/req',
+        tool_name: 'write_file',
+        arguments: { path: 'x.txt', content: 'x' },
+      });
       expect(r.json.data.success, JSON.stringify(r.json)).toBe(true);
       expect(readdirSync(dir)).toEqual(['anonymous']);
       expect(existsSync(join(dir, 'anonymous', 'x.txt'))).toBe(true);

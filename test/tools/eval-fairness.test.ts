@@ -22,7 +22,12 @@ afterEach(async () => {
 async function start(evalConfig: Record<string, unknown>): Promise<SecureGateway> {
   gw = await startSecureGateway({
     config: {
-      auth: { tokens: [{ name: 'hog', token_sha256: sha256(HOG) }, { name: 'victim', token_sha256: sha256(VICTIM) }] },
+      auth: {
+        tokens: [
+          { name: 'hog', token_sha256: sha256(HOG) },
+          { name: 'victim', token_sha256: sha256(VICTIM) },
+        ],
+      },
       sessions: { required: false },
       tools: { eval: { enabled: true, ...evalConfig } },
     },
@@ -32,7 +37,11 @@ async function start(evalConfig: Record<string, unknown>): Promise<SecureGateway
 
 /** Start an endless loop as a background call of the hog; returns its result URL. */
 async function loop(g: SecureGateway, evalTimeoutS: number): Promise<string> {
-  const r = await post(`${g.url}/tool/calls`, callBody('eval_js', { code: 'for (;;) {}', timeout: evalTimeoutS }, { timeout: 90 }), hog);
+  const r = await post(
+    `${g.url}/tool/calls`,
+    callBody('eval_js', { code: 'for (;;) {}', timeout: evalTimeoutS }, { timeout: 90 }),
+    hog,
+  );
   expect(r.status).toBe(202);
   return r.json.result_url as string;
 }
@@ -47,7 +56,11 @@ const waitUntil = async (what: string, check: () => boolean, ms = 30_000) => {
 
 async function victimEval(g: SecureGateway): Promise<{ data: any; ms: number }> {
   const started = performance.now();
-  const r = await post(`${g.url}/tool/call`, callBody('eval_js', { code: '"victim ran"', timeout: 20 }, { timeout: 30 }), victim);
+  const r = await post(
+    `${g.url}/tool/call`,
+    callBody('eval_js', { code: '"victim ran"', timeout: 20 }, { timeout: 30 }),
+    victim,
+  );
   return { data: r.json.data, ms: performance.now() - started };
 }
 

@@ -13,7 +13,9 @@ let gw: TestGateway;
 beforeAll(async () => {
   process.env.A2E_EVAL_CHECK_RESET = '1';
   // One slot: evaluations run one after another in the same few workers, as they reuse their instances.
-  gw = await startGateway({ config: { tools: { shell: { enabled: false }, eval: { memory_mb: 32, max_running: 1 } } } });
+  gw = await startGateway({
+    config: { tools: { shell: { enabled: false }, eval: { memory_mb: 32, max_running: 1 } } },
+  });
 });
 afterAll(async () => {
   delete process.env.A2E_EVAL_CHECK_RESET;
@@ -80,7 +82,9 @@ describe('eval_js isolation between evaluations in a reused instance', () => {
 
   it('leaves no memory contents behind', async () => {
     // A marker written all over 4 MiB, as bytes and as strings; the next evaluation's fresh buffers are zero.
-    await value('const b = new Uint8Array(4 << 20); b.fill(0xa5); globalThis.s = "SECRET-".repeat(100000); b.length + s.length');
+    await value(
+      'const b = new Uint8Array(4 << 20); b.fill(0xa5); globalThis.s = "SECRET-".repeat(100000); b.length + s.length',
+    );
     expect(await value('const b = new Uint8Array(8 << 20); b.every((x) => x === 0)')).toBe(true);
     await expectClean(landscape);
   });
@@ -93,13 +97,17 @@ describe('eval_js isolation between evaluations in a reused instance', () => {
   });
 
   it('gives the next evaluation its whole memory and stack after one exhausted them', async () => {
-    const oom = await evalJs('Object.prototype.polluted = 1; const keep = []; for (let i = 0; ; i++) keep.push("x".repeat(1000) + i)', { timeout: 20 });
+    const oom = await evalJs(
+      'Object.prototype.polluted = 1; const keep = []; for (let i = 0; ; i++) keep.push("x".repeat(1000) + i)',
+      { timeout: 20 },
+    );
     expect(oom.error).toContain('ran out of memory');
     // Most of the 32 MiB limit is free again: the exhausted heap is not this evaluation's.
-    expect(await value('const keep = []; for (let i = 0; i < 20000; i++) keep.push("y".repeat(1000) + i); [keep.length, typeof ({}).polluted]')).toEqual([
-      20000,
-      'undefined',
-    ]);
+    expect(
+      await value(
+        'const keep = []; for (let i = 0; i < 20000; i++) keep.push("y".repeat(1000) + i); [keep.length, typeof ({}).polluted]',
+      ),
+    ).toEqual([20000, 'undefined']);
     const deep = await evalJs('function down(n) { return down(n + 1) + 1 }\ndown(0)');
     expect(deep.error).toContain('overflowed the stack');
     expect(await value('function down(n) { return n === 0 ? 0 : down(n - 1) + 1 }\ndown(1000)')).toBe(1000);
@@ -108,7 +116,11 @@ describe('eval_js isolation between evaluations in a reused instance', () => {
 
   it('reuses instances: many evaluations in a row all succeed with the memory check on', async () => {
     for (let i = 0; i < 30; i++) {
-      expect(await value(`const xs = Array.from({length: ${100 * i}}, (_, k) => ({k, s: "v" + k})); [xs.length, typeof leak]`)).toEqual([100 * i, 'undefined']);
+      expect(
+        await value(
+          `const xs = Array.from({length: ${100 * i}}, (_, k) => ({k, s: "v" + k})); [xs.length, typeof leak]`,
+        ),
+      ).toEqual([100 * i, 'undefined']);
     }
   });
 });

@@ -34,8 +34,13 @@ describe('eval_js', () => {
   });
 
   it('returns the JSON value of the last expression', async () => {
-    const r = await evalJs('const xs = [1, 2, 3];\nfunction double(x) { return x * 2 }\n({ doubled: xs.map(double), sum: xs.reduce((a, b) => a + b) })');
-    expect(r).toMatchObject({ success: true, data: { result: { doubled: [2, 4, 6], sum: 6 }, type: 'object', console: [] } });
+    const r = await evalJs(
+      'const xs = [1, 2, 3];\nfunction double(x) { return x * 2 }\n({ doubled: xs.map(double), sum: xs.reduce((a, b) => a + b) })',
+    );
+    expect(r).toMatchObject({
+      success: true,
+      data: { result: { doubled: [2, 4, 6], sum: 6 }, type: 'object', console: [] },
+    });
     expect((await evalJs('undefined')).data).toMatchObject({ result: null, type: 'undefined' });
     expect((await evalJs('Promise.resolve(6 * 7)')).data.result).toBe(42);
   });
@@ -45,7 +50,11 @@ describe('eval_js', () => {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
       body: JSON.stringify(
-        callBody('eval_js', { code: 'console.log("hello", {a: 1}); console.warn("careful"); console.error([1, 2]); 7' }, { streaming: true }),
+        callBody(
+          'eval_js',
+          { code: 'console.log("hello", {a: 1}); console.warn("careful"); console.error([1, 2]); 7' },
+          { streaming: true },
+        ),
       ),
     });
     const events = await sse.rest();
@@ -55,7 +64,10 @@ describe('eval_js', () => {
       { level: 'warn', message: 'careful' },
       { level: 'error', message: '[1,2]' },
     ]);
-    expect(events[3]!.json.data).toMatchObject({ success: true, data: { result: 7, console: ['hello {"a":1}', 'careful', '[1,2]'] } });
+    expect(events[3]!.json.data).toMatchObject({
+      success: true,
+      data: { result: 7, console: ['hello {"a":1}', 'careful', '[1,2]'] },
+    });
   });
 
   it('starts every evaluation from a clean slate', async () => {
@@ -64,7 +76,9 @@ describe('eval_js', () => {
   });
 
   it('sees no host functions', async () => {
-    const r = await evalJs('[typeof require, typeof process, typeof fetch, typeof setTimeout, typeof globalThis.std, typeof globalThis.os]');
+    const r = await evalJs(
+      '[typeof require, typeof process, typeof fetch, typeof setTimeout, typeof globalThis.std, typeof globalThis.os]',
+    );
     expect(r.data.result).toEqual(Array(6).fill('undefined'));
   });
 

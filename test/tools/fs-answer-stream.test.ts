@@ -19,10 +19,25 @@ const listing = JSON.stringify({
 const messages: FromWorker[] = [
   { type: 'ready' },
   { type: 'event', id: 1, kind: 'status', data: { message: 'scanned 5000 entries\nand more' } },
-  { type: 'done', id: 1, used: 12, answer: { kind: 'output', json: listing, summary: { lines: 2 }, exitCode: null, truncated: true } },
+  {
+    type: 'done',
+    id: 1,
+    used: 12,
+    answer: { kind: 'output', json: listing, summary: { lines: 2 }, exitCode: null, truncated: true },
+  },
   { type: 'done', id: 2, used: null, answer: { kind: 'value', value: { ok: 'yes' } } },
-  { type: 'done', id: 3, used: null, answer: { kind: 'tool_error', message: 'a.txt does not exist', data: null, exitCode: null, truncated: false } },
-  { type: 'done', id: 4, used: null, answer: { kind: 'output', json: '""', summary: undefined, exitCode: 0, truncated: false } },
+  {
+    type: 'done',
+    id: 3,
+    used: null,
+    answer: { kind: 'tool_error', message: 'a.txt does not exist', data: null, exitCode: null, truncated: false },
+  },
+  {
+    type: 'done',
+    id: 4,
+    used: null,
+    answer: { kind: 'output', json: '""', summary: undefined, exitCode: 0, truncated: false },
+  },
 ];
 
 /** An output answer's JSON text: the reader hands it on as UTF-8 bytes. */
@@ -30,7 +45,13 @@ const textOf = (json: string | Uint8Array) => (typeof json === 'string' ? json :
 
 /** What JSON carries of a message (an undefined member is left out either way), its JSON text as text. */
 const asJson = (m: FromWorker | FromWorker<Uint8Array>) =>
-  JSON.parse(JSON.stringify(m.type === 'done' && m.answer.kind === 'output' ? { ...m, answer: { ...m.answer, json: textOf(m.answer.json) } } : m)) as unknown;
+  JSON.parse(
+    JSON.stringify(
+      m.type === 'done' && m.answer.kind === 'output'
+        ? { ...m, answer: { ...m.answer, json: textOf(m.answer.json) } }
+        : m,
+    ),
+  ) as unknown;
 
 function readAll(chunks: Buffer[]): FromWorker<Uint8Array>[] {
   const got: FromWorker<Uint8Array>[] = [];
@@ -42,12 +63,17 @@ function readAll(chunks: Buffer[]): FromWorker<Uint8Array>[] {
 describe('file tools worker answers, framed', () => {
   const bytes = Buffer.from(messages.map(frameOf).join(''));
 
-  it('writes an output answer\'s JSON text as its own line, not escaped inside the header', () => {
+  it("writes an output answer's JSON text as its own line, not escaped inside the header", () => {
     const frame = frameOf(messages[2]!);
     const [header, text, after] = frame.split('\n');
     expect(text).toBe(listing);
     expect(after).toBe('');
-    expect(JSON.parse(header!)).toEqual({ type: 'done', id: 1, used: 12, answer: { kind: 'output', summary: { lines: 2 }, exitCode: null, truncated: true } });
+    expect(JSON.parse(header!)).toEqual({
+      type: 'done',
+      id: 1,
+      used: 12,
+      answer: { kind: 'output', summary: { lines: 2 }, exitCode: null, truncated: true },
+    });
   });
 
   it('reads every message whole and in order from one chunk', () => {
@@ -81,7 +107,12 @@ describe('file tools worker answers, framed', () => {
 
   it('writes JSON text holding a newline (pretty-printed) again on one line, with the same value', () => {
     const pretty = JSON.stringify({ a: [1, 2], b: 'x\ny' }, null, 2);
-    const m: FromWorker = { type: 'done', id: 9, used: null, answer: { kind: 'output', json: pretty, summary: undefined, exitCode: null, truncated: false } };
+    const m: FromWorker = {
+      type: 'done',
+      id: 9,
+      used: null,
+      answer: { kind: 'output', json: pretty, summary: undefined, exitCode: null, truncated: false },
+    };
     const frame = frameOf(m);
     expect(frame.split('\n')).toHaveLength(3);
     const [got] = readAll([Buffer.from(frame)]);

@@ -66,10 +66,16 @@ describe.each([
 ] as const)('grep back-pressure (%s)', (_where, worker) => {
   let gw: TestGateway;
   beforeAll(async () => {
-    if (worker && process.getuid?.() !== 0) throw new Error('this suite runs as root (like CI): only a root gateway runs the file tools in a worker');
+    if (worker && process.getuid?.() !== 0)
+      throw new Error('this suite runs as root (like CI): only a root gateway runs the file tools in a worker');
     gw = await startGateway({
       config: {
-        tools: { fs: { root: join(base, 'ws'), privilege_separation: worker }, shell: { enabled: worker }, eval: { enabled: false }, http: { enabled: false } },
+        tools: {
+          fs: { root: join(base, 'ws'), privilege_separation: worker },
+          shell: { enabled: worker },
+          eval: { enabled: false },
+          http: { enabled: false },
+        },
         calls: { max_events: 100_000 },
         limits: { call_events_bytes: 64 * KB },
       },
@@ -79,14 +85,24 @@ describe.each([
 
   it('a walk whose watcher does not read pauses; the watcher then gets every status event, with no gap', async () => {
     const engine = gw.gateway.engine;
-    const call = engine.start(ToolCallRequest.parse({ tool_name: 'grep', arguments: { pattern: 'no such text', path: '.' }, streaming: true, timeout: 120 }), ANONYMOUS);
+    const call = engine.start(
+      ToolCallRequest.parse({
+        tool_name: 'grep',
+        arguments: { pattern: 'no such text', path: '.' },
+        streaming: true,
+        timeout: 120,
+      }),
+      ANONYMOUS,
+    );
     const watcher = call.watch(-1);
     const paused = await pausedOrSettled(call);
     expect(paused, 'the walk ran to its end while its watcher read nothing').not.toBe('settled');
     // Held once the watcher is more than a quarter of the budget (16 KB, ~22 events) behind: well before the end.
     expect(paused as number).toBeGreaterThanOrEqual(20);
     expect(paused as number).toBeLessThan(40);
-    const workers = childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'));
+    const workers = childPids().filter((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'),
+    );
     expect(workers, 'where the walk ran').toHaveLength(worker ? 1 : 0);
 
     const seqs: number[] = [];

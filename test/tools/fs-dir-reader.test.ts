@@ -9,7 +9,20 @@
  * the worker (JSON messages) arrive exactly as the tools gave them.
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, closeSync, constants, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chownSync,
+  closeSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -28,7 +41,8 @@ interface Entry {
 }
 
 /** This process's children whose command line names the fs worker. */
-const fsWorkers = () => childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'));
+const fsWorkers = () =>
+  childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'));
 
 describe.each([
   { separation: true, what: 'in the privilege-separated worker (root gateway, workspace owned by nobody)' },
@@ -46,7 +60,8 @@ describe.each([
     writeFileSync(join(tmp, 'outside.txt'), 'x'.repeat(4321));
     mkdirSync(join(tmp, 'outside-dir'));
     writeFileSync(join(tmp, 'outside-dir', 'secret.txt'), 'outside secret');
-    for (let i = 0; i < FILES; i++) writeFileSync(join(root, 'big', `f${String(i).padStart(5, '0')}`), 'z'.repeat(i % 97));
+    for (let i = 0; i < FILES; i++)
+      writeFileSync(join(root, 'big', `f${String(i).padStart(5, '0')}`), 'z'.repeat(i % 97));
     mkdirSync(join(root, 'big', 'sub'));
     writeFileSync(join(root, 'big', 'sub', 'inner.txt'), 'inner');
     symlinkSync('f00005', join(root, 'big', 'link-file'));
@@ -105,7 +120,11 @@ describe.each([
     expect(r.error).toBeNull();
     const paths = r.data.entries.map((e) => e.path);
     expect(paths).toContain('big/sub/inner.txt');
-    expect(r.data.entries.find((e) => e.path === 'big/sub/inner.txt')).toEqual({ path: 'big/sub/inner.txt', type: 'file', size: 5 });
+    expect(r.data.entries.find((e) => e.path === 'big/sub/inner.txt')).toEqual({
+      path: 'big/sub/inner.txt',
+      type: 'file',
+      size: 5,
+    });
     expect(paths.filter((p) => p.startsWith('big/link-dir/') || p.startsWith('big/link-out-dir/'))).toEqual([]);
     expect(JSON.stringify(r)).not.toContain('secret');
     expect(paths).toHaveLength(FILES + 7 + 1);
@@ -119,7 +138,11 @@ describe.each([
       { path: 'big/f00002', type: 'file', size: 2 },
     ]);
     expect(limited.data.truncated).toBe(true);
-    const [a, b, c] = await Promise.all([list({ path: 'big', limit: 10_000 }), list({ path: 'big/sub', sizes: true }), list({ path: '.' })]);
+    const [a, b, c] = await Promise.all([
+      list({ path: 'big', limit: 10_000 }),
+      list({ path: 'big/sub', sizes: true }),
+      list({ path: '.' }),
+    ]);
     expect(a.data.entries).toHaveLength(FILES + 7);
     expect(b.data.entries).toEqual([{ path: 'big/sub/inner.txt', type: 'file', size: 5 }]);
     expect(c.data.entries).toEqual([{ path: 'big', type: 'dir' }]);
@@ -134,11 +157,15 @@ describe.each([
     if (separation && isRoot) expect(worker).toBeDefined();
     const threads = () => readdirSync(`/proc/${worker ?? 'self'}/task`).length;
     const baseline = threads();
-    const r = await postJson(`${gw.url}/tool/call`, callBody('grep', { pattern: '(a+)+$', path: 'redos.txt' }, { timeout: 2 }));
+    const r = await postJson(
+      `${gw.url}/tool/call`,
+      callBody('grep', { pattern: '(a+)+$', path: 'redos.txt' }, { timeout: 2 }),
+    );
     expect(r.json.data.success).toBe(false);
     expect(r.json.data.error).toContain('timed out after 2 s');
     // The regex thread that was backtracking is gone, not left spinning.
-    for (const until = performance.now() + 10_000; threads() > baseline && performance.now() < until; ) await new Promise((res) => setTimeout(res, 20));
+    for (const until = performance.now() + 10_000; threads() > baseline && performance.now() < until; )
+      await new Promise((res) => setTimeout(res, 20));
     expect(threads()).toBeLessThanOrEqual(baseline);
     if (worker !== undefined) expect(fsWorkers()).toEqual([worker]);
     // And the next call is answered at once.
@@ -196,12 +223,25 @@ describe('the privilege-separated worker carries every answer exactly (messages 
   });
 
   const call = async (tool: string, args: Record<string, unknown>) =>
-    (await postJson(`${gw.url}/tool/call`, callBody(tool, args))).json.data as { success: boolean; data: any; error: string | null };
+    (await postJson(`${gw.url}/tool/call`, callBody(tool, args))).json.data as {
+      success: boolean;
+      data: any;
+      error: string | null;
+    };
 
   it('text, bytes, a written file, and errors come back as the tools answered them', async () => {
     const t = await call('read_file', { path: 'text.txt' });
     expect(t.error).toBeNull();
-    expect(t.data).toEqual({ path: 'text.txt', encoding: 'utf8', content: text, size: Buffer.byteLength(text), offset: 1, count: 2, next_offset: null, truncated: false });
+    expect(t.data).toEqual({
+      path: 'text.txt',
+      encoding: 'utf8',
+      content: text,
+      size: Buffer.byteLength(text),
+      offset: 1,
+      count: 2,
+      next_offset: null,
+      truncated: false,
+    });
     const b = await call('read_file', { path: 'bin.dat', encoding: 'base64' });
     expect(Buffer.from(b.data.content, 'base64').equals(bytes)).toBe(true);
     const w = await call('write_file', { path: 'new.txt', content: text });
@@ -209,7 +249,9 @@ describe('the privilege-separated worker carries every answer exactly (messages 
     expect((await call('read_file', { path: 'new.txt' })).data.content).toBe(text);
     const missing = await call('read_file', { path: 'nope.txt' });
     expect(missing.success).toBe(false);
-    expect(missing.error).toBe('"nope.txt" does not exist in the workspace; use list_dir or glob to find the right path');
+    expect(missing.error).toBe(
+      '"nope.txt" does not exist in the workspace; use list_dir or glob to find the right path',
+    );
     if (isRoot) expect(fsWorkers()).toHaveLength(1);
   });
 });

@@ -28,7 +28,16 @@ describe('batchedSender', () => {
 
   it('eachMessage hands out a batch message by message, and a lone message once', () => {
     const seen: number[] = [];
-    eachMessage<M>({ type: 'batch', messages: [{ type: 'call', id: 1 }, { type: 'call', id: 2 }] }, (m) => seen.push(m.id));
+    eachMessage<M>(
+      {
+        type: 'batch',
+        messages: [
+          { type: 'call', id: 1 },
+          { type: 'call', id: 2 },
+        ],
+      },
+      (m) => seen.push(m.id),
+    );
     eachMessage<M>({ type: 'call', id: 3 }, (m) => seen.push(m.id));
     expect(seen).toEqual([1, 2, 3]);
   });

@@ -100,7 +100,9 @@ describe('file tools: stop checks', () => {
     const controller = new AbortController();
     controller.abort();
     const stopped = context(controller);
-    await expect(runFsTool(ws, quota, LIMITS, 'list_dir', { path: 'tree', recursive: true }, stopped)).rejects.toThrow(/canceled/);
+    await expect(runFsTool(ws, quota, LIMITS, 'list_dir', { path: 'tree', recursive: true }, stopped)).rejects.toThrow(
+      /canceled/,
+    );
     expect(stopped.reads).toBeGreaterThan(0);
     const running = context();
     const out = await run(ws, quota, LIMITS, 'list_dir', { path: 'tree', recursive: true }, running);

@@ -48,7 +48,9 @@ describe('answerOnThisThread', () => {
     expect(answersOnThisThread()).toBe(true);
     expect(here.read).toMatchObject({ content: 'hello world\n' });
     expect((here.list as { entries: unknown[] }).entries).toHaveLength(30);
-    expect((here.list as { entries: { path: string; size: number }[] }).entries.find((e) => e.path === 'dir/f7.txt')?.size).toBe(7);
+    expect(
+      (here.list as { entries: { path: string; size: number }[] }).entries.find((e) => e.path === 'dir/f7.txt')?.size,
+    ).toBe(7);
     expect(here.missing).toMatch(/not found|no such|does not exist/i);
 
     // The same calls through a helper thread give the same answers (a request slower than 0 ms sends them there).
@@ -66,7 +68,9 @@ describe('answerOnThisThread', () => {
     await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal);
     // Slower than 0 ms: the next requests go to a helper thread...
     expect(answersOnThisThread()).toBe(false);
-    expect((await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal)).data).toMatchObject({ content: 'hello world\n' });
+    expect((await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal)).data).toMatchObject({
+      content: 'hello world\n',
+    });
     expect(helperThreads()).toBeGreaterThan(0);
     // ...until the 30 ms are over: then the next one is answered here again (and, slow again, sends them away again).
     const offSince = performance.now();

@@ -9,7 +9,16 @@
  * blocks); a descriptor left open for a large file is closed after the read.
  */
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, readdirSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -65,7 +74,17 @@ describe('Workspace.openAndRead (the fast path)', () => {
   });
 
   it('leaves every path with a symlink on it, and everything but an existing regular file, to the long way', async () => {
-    for (const input of ['link.txt', 'link-dir/b/deep.txt', 'link-out.txt', 'missing.txt', 'a', 'a/b', 'pipe', '.', 'small.txt/x']) {
+    for (const input of [
+      'link.txt',
+      'link-dir/b/deep.txt',
+      'link-out.txt',
+      'missing.txt',
+      'a',
+      'a/b',
+      'pipe',
+      '.',
+      'small.txt/x',
+    ]) {
       expect(await ws.openAndRead(input, READ), input).toBeNull();
     }
   });
@@ -81,7 +100,9 @@ describe('Workspace.openAndRead (the fast path)', () => {
     await skewed.adopt(join(tmp, 'elsewhere'), root);
     try {
       await expect(skewed.openAndRead('small.txt', READ)).rejects.toThrow(/escapes the workspace root/);
-      await expect(readFileTool(skewed, { path: 'small.txt' }, 1 << 20, signal)).rejects.toThrow(/escapes the workspace root/);
+      await expect(readFileTool(skewed, { path: 'small.txt' }, 1 << 20, signal)).rejects.toThrow(
+        /escapes the workspace root/,
+      );
     } finally {
       await skewed.dir.handle.close();
     }
@@ -93,8 +114,18 @@ describe('read_file and list_dir answer the same either way', () => {
     const direct = await readFileTool(ws, { path: 'small.txt' }, 1 << 20, signal);
     const viaLink = await readFileTool(ws, { path: 'link.txt' }, 1 << 20, signal);
     expect(dataOf(viaLink)).toEqual(dataOf(direct));
-    const bytesDirect = await readFileTool(ws, { path: 'small.txt', encoding: 'base64', offset: 2, limit: 5 }, 1 << 20, signal);
-    const bytesLink = await readFileTool(ws, { path: 'link.txt', encoding: 'base64', offset: 2, limit: 5 }, 1 << 20, signal);
+    const bytesDirect = await readFileTool(
+      ws,
+      { path: 'small.txt', encoding: 'base64', offset: 2, limit: 5 },
+      1 << 20,
+      signal,
+    );
+    const bytesLink = await readFileTool(
+      ws,
+      { path: 'link.txt', encoding: 'base64', offset: 2, limit: 5 },
+      1 << 20,
+      signal,
+    );
     expect(bytesLink.data).toEqual(bytesDirect.data);
     expect(Buffer.from((bytesDirect.data as { content: string }).content, 'base64').toString()).toBe('llo w');
   });
@@ -126,7 +157,11 @@ describe('read_file and list_dir answer the same either way', () => {
     const direct = await listDirTool(ws, { path: 'a', sizes: true }, signal);
     const viaLink = await listDirTool(ws, { path: 'link-dir', sizes: true }, signal);
     expect(dataOf(viaLink)).toEqual(dataOf(direct));
-    expect(dataOf(direct)).toEqual({ path: 'a', entries: [{ path: 'a/b', type: 'dir', size: null }], truncated: false });
+    expect(dataOf(direct)).toEqual({
+      path: 'a',
+      entries: [{ path: 'a/b', type: 'dir', size: null }],
+      truncated: false,
+    });
     const plainDirect = await listDirTool(ws, { path: 'a' }, signal);
     expect(dataOf(plainDirect)).toEqual({ path: 'a', entries: [{ path: 'a/b', type: 'dir' }], truncated: false });
     expect(dataOf(await listDirTool(ws, { path: 'link-dir' }, signal))).toEqual(dataOf(plainDirect));

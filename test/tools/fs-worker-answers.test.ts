@@ -19,14 +19,17 @@ let base: string;
 let gw: TestGateway;
 
 beforeAll(async () => {
-  if (process.getuid?.() !== 0) throw new Error('this suite runs as root (like CI): only a root gateway runs the file tools in a worker');
+  if (process.getuid?.() !== 0)
+    throw new Error('this suite runs as root (like CI): only a root gateway runs the file tools in a worker');
   base = mkdtempSync(join(tmpdir(), 'a2e-worker-answers-'));
   chmodSync(base, 0o755); // the sandbox user must reach the workspace
   const ws = join(base, 'ws');
   mkdirSync(join(ws, 'dir'), { recursive: true });
   for (const name of NAMES) writeFileSync(join(ws, 'dir', name), CONTENT);
   gw = await startGateway({
-    config: { tools: { fs: { root: ws }, shell: { enabled: true }, eval: { enabled: false }, http: { enabled: false } } },
+    config: {
+      tools: { fs: { root: ws }, shell: { enabled: true }, eval: { enabled: false }, http: { enabled: false } },
+    },
   });
 });
 
@@ -60,7 +63,9 @@ describe('file tools answers from the worker, as bytes', () => {
   it('the file tools run in the worker, as the workspace owner', async () => {
     const { res, bytes } = await callRaw('list_dir', { path: 'dir' });
     expect(expectExactJson(res, bytes).data.success).toBe(true);
-    const workers = childPids().filter((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'));
+    const workers = childPids().filter((pid) =>
+      readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('worker-main.js'),
+    );
     expect(workers).toHaveLength(1);
     expect(readFileSync(`/proc/${workers[0]}/status`, 'utf8')).toMatch(/^Uid:\t65534\t/m);
   });
@@ -68,9 +73,16 @@ describe('file tools answers from the worker, as bytes', () => {
   it('list_dir: every name intact, sorted, in exactly the JSON of the response', async () => {
     const { res, bytes } = await callRaw('list_dir', { path: 'dir' });
     const answer = expectExactJson(res, bytes);
-    expect(answer).toMatchObject({ type: 'tool/call/resp', data: { success: true, tool_name: 'list_dir', events: [] } });
+    expect(answer).toMatchObject({
+      type: 'tool/call/resp',
+      data: { success: true, tool_name: 'list_dir', events: [] },
+    });
     const sorted = [...NAMES].sort();
-    expect(answer.data.data).toEqual({ path: 'dir', entries: sorted.map((name) => ({ path: `dir/${name}`, type: 'file' })), truncated: false });
+    expect(answer.data.data).toEqual({
+      path: 'dir',
+      entries: sorted.map((name) => ({ path: `dir/${name}`, type: 'file' })),
+      truncated: false,
+    });
   });
 
   it('read_file: the content intact, in exactly the JSON of the response', async () => {

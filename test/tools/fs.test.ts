@@ -28,7 +28,9 @@ beforeAll(async () => {
   await mkdir(sibling);
   await writeFile(join(sibling, 'x.txt'), SECRET);
   await writeFile(secret, SECRET);
-  gw = await startGateway({ config: { tools: { fs: { root, max_read_bytes: 64 * 1024, max_write_bytes: 128 * 1024 } } } });
+  gw = await startGateway({
+    config: { tools: { fs: { root, max_read_bytes: 64 * 1024, max_write_bytes: 128 * 1024 } } },
+  });
 });
 afterAll(async () => {
   await gw?.close();
@@ -98,14 +100,25 @@ describe('write_file / read_file / edit_file', () => {
     expect(await readFile(join(root, 'notes/todo.txt'), 'utf8')).toBe('one\ntwo\nthree\nfour');
 
     const all = await ok('read_file', { path: 'notes/todo.txt' });
-    expect(all.data).toMatchObject({ path: 'notes/todo.txt', encoding: 'utf8', content: 'one\ntwo\nthree\nfour', size: 18, offset: 1, count: 4, next_offset: null, truncated: false });
+    expect(all.data).toMatchObject({
+      path: 'notes/todo.txt',
+      encoding: 'utf8',
+      content: 'one\ntwo\nthree\nfour',
+      size: 18,
+      offset: 1,
+      count: 4,
+      next_offset: null,
+      truncated: false,
+    });
 
     const part = await ok('read_file', { path: 'notes/todo.txt', offset: 2, limit: 2 });
     expect(part.data).toMatchObject({ content: 'two\nthree\n', offset: 2, count: 2, next_offset: 4 });
     const rest = await ok('read_file', { path: './notes/../notes/todo.txt', offset: 4 });
     expect(rest.data).toMatchObject({ path: 'notes/todo.txt', content: 'four', count: 1, next_offset: null });
 
-    expect(await fails('read_file', { path: 'notes/todo.txt', offset: 9 })).toContain('past the end of notes/todo.txt, which has 4 lines');
+    expect(await fails('read_file', { path: 'notes/todo.txt', offset: 9 })).toContain(
+      'past the end of notes/todo.txt, which has 4 lines',
+    );
   });
 
   it('accepts an absolute path inside the root and answers with the relative one', async () => {
@@ -115,10 +128,21 @@ describe('write_file / read_file / edit_file', () => {
 
   it('writes and reads bytes as base64, never mangling them', async () => {
     const bytes = Buffer.from([0, 1, 2, 0xff, 0xfe, 0x80, 10, 13]);
-    await ok('write_file', { path: 'bin/blob.bin', content: bytes.toString('base64'), encoding: 'base64', create_dirs: true });
+    await ok('write_file', {
+      path: 'bin/blob.bin',
+      content: bytes.toString('base64'),
+      encoding: 'base64',
+      create_dirs: true,
+    });
     expect(Buffer.compare(await readFile(join(root, 'bin/blob.bin')), bytes)).toBe(0);
     const r = await ok('read_file', { path: 'bin/blob.bin', encoding: 'base64' });
-    expect(r.data).toMatchObject({ encoding: 'base64', content: bytes.toString('base64'), size: 8, count: 8, next_offset: null });
+    expect(r.data).toMatchObject({
+      encoding: 'base64',
+      content: bytes.toString('base64'),
+      size: 8,
+      count: 8,
+      next_offset: null,
+    });
     const slice = await ok('read_file', { path: 'bin/blob.bin', encoding: 'base64', offset: 3, limit: 2 });
     expect(Buffer.from(slice.data.content, 'base64')).toEqual(bytes.subarray(3, 5));
     expect(slice.data.next_offset).toBe(5);
@@ -147,15 +171,21 @@ describe('write_file / read_file / edit_file', () => {
   });
 
   it('refuses writes over max_write_bytes, creating nothing', async () => {
-    expect(await fails('write_file', { path: 'huge.txt', content: 'x'.repeat(128 * 1024 + 1) })).toContain('over the 131072-byte limit (tools.fs.max_write_bytes)');
+    expect(await fails('write_file', { path: 'huge.txt', content: 'x'.repeat(128 * 1024 + 1) })).toContain(
+      'over the 131072-byte limit (tools.fs.max_write_bytes)',
+    );
     expect(existsSync(join(root, 'huge.txt'))).toBe(false);
   });
 
   it('create_dirs and overwrite are honoured', async () => {
-    expect(await fails('write_file', { path: 'new/dir/f.txt', content: 'x' })).toBe('directory new/dir does not exist; create it first or pass create_dirs: true');
+    expect(await fails('write_file', { path: 'new/dir/f.txt', content: 'x' })).toBe(
+      'directory new/dir does not exist; create it first or pass create_dirs: true',
+    );
     const first = await ok('write_file', { path: 'once.txt', content: 'first' });
     expect(first.data.created).toBe(true);
-    expect(await fails('write_file', { path: 'once.txt', content: 'second', overwrite: false })).toContain('once.txt already exists; pass overwrite: true');
+    expect(await fails('write_file', { path: 'once.txt', content: 'second', overwrite: false })).toContain(
+      'once.txt already exists; pass overwrite: true',
+    );
     const again = await ok('write_file', { path: 'once.txt', content: 'third' });
     expect(again.data.created).toBe(false);
     expect(await readFile(join(root, 'once.txt'), 'utf8')).toBe('third');
@@ -175,7 +205,9 @@ describe('write_file / read_file / edit_file', () => {
     expect(await fails('edit_file', { path: 'edit.txt', old_string: 'beta', new_string: 'B' })).toBe(
       'old_string occurs 2 times in edit.txt; include more surrounding text to make it unique, or pass replace_all: true to replace every one',
     );
-    expect(await fails('edit_file', { path: 'edit.txt', old_string: 'omega', new_string: 'B' })).toContain('old_string was not found in edit.txt');
+    expect(await fails('edit_file', { path: 'edit.txt', old_string: 'omega', new_string: 'B' })).toContain(
+      'old_string was not found in edit.txt',
+    );
     expect(await readFile(join(root, 'edit.txt'), 'utf8')).toBe(before);
     const all = await ok('edit_file', { path: 'edit.txt', old_string: 'beta', new_string: 'B', replace_all: true });
     expect(all.data.replacements).toBe(2);
@@ -186,7 +218,11 @@ describe('write_file / read_file / edit_file', () => {
 describe('list_dir / glob / grep', () => {
   beforeAll(async () => {
     await mkdir(join(root, 'tree/src/deep'), { recursive: true });
-    for (let i = 0; i < 30; i++) await writeFile(join(root, 'tree', `f${String(i).padStart(2, '0')}.md`), `file ${i}\n${i % 3 === 0 ? 'TODO: fix\n' : ''}`);
+    for (let i = 0; i < 30; i++)
+      await writeFile(
+        join(root, 'tree', `f${String(i).padStart(2, '0')}.md`),
+        `file ${i}\n${i % 3 === 0 ? 'TODO: fix\n' : ''}`,
+      );
     await writeFile(join(root, 'tree/src/main.ts'), 'const a = 1;\n// todo later\n');
     await writeFile(join(root, 'tree/src/deep/util.ts'), 'export {};\n');
     await writeFile(join(root, 'tree/src/.hidden.ts'), 'TODO hidden\n');
@@ -244,7 +280,11 @@ describe('list_dir / glob / grep', () => {
 
   it('grep finds lines, filters by include, ignores case on request, skips binaries, caps with a flag', async () => {
     const r = await ok('grep', { pattern: 'todo', path: 'tree/src' });
-    expect(r.data).toMatchObject({ matches: [{ path: 'tree/src/main.ts', line: 2, text: '// todo later' }], truncated: false, files_skipped: 1 });
+    expect(r.data).toMatchObject({
+      matches: [{ path: 'tree/src/main.ts', line: 2, text: '// todo later' }],
+      truncated: false,
+      files_skipped: 1,
+    });
     const ci = await ok('grep', { pattern: 'todo', path: 'tree', ignore_case: true, include: '*.ts' });
     expect(ci.data.matches.map((m: any) => m.path).sort()).toEqual(['tree/src/.hidden.ts', 'tree/src/main.ts']);
     const capped = await call('grep', { pattern: '^TODO', path: 'tree', include: '*.md', limit: 4 });
@@ -273,10 +313,13 @@ describe('list_dir / glob / grep', () => {
 
   it('grep over skipped (binary) files streams one status line, not one per skipped file', async () => {
     await mkdir(join(root, 'binaries'));
-    for (let i = 0; i < 12; i++) await writeFile(join(root, 'binaries', `b${i}.bin`), Buffer.from([0x66, 0, 0x69, 0x6c, 0x65]));
+    for (let i = 0; i < 12; i++)
+      await writeFile(join(root, 'binaries', `b${i}.bin`), Buffer.from([0x66, 0, 0x69, 0x6c, 0x65]));
     const json = await ok('grep', { pattern: 'file', path: 'binaries' }, { streaming: true });
     expect(json.data).toMatchObject({ files_searched: 0, files_skipped: 12, matches: [] });
-    expect(json.events).toEqual([expect.objectContaining({ kind: 'status', data: { message: 'searched 0 files, 0 matches' } })]);
+    expect(json.events).toEqual([
+      expect.objectContaining({ kind: 'status', data: { message: 'searched 0 files, 0 matches' } }),
+    ]);
   });
 
   it('a catastrophic regex is stopped at the call timeout while the gateway keeps serving', async () => {
@@ -293,7 +336,8 @@ describe('list_dir / glob / grep', () => {
     expect(d.error).toContain('timed out after 2 s');
     expect(performance.now() - started).toBeLessThan(10_000);
     // and the regex worker thread is gone, not left spinning
-    for (const until = performance.now() + 5000; threads() > baseline && performance.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    for (const until = performance.now() + 5000; threads() > baseline && performance.now() < until; )
+      await new Promise((r) => setTimeout(r, 20));
     expect(threads()).toBeLessThanOrEqual(baseline);
   });
 
@@ -334,24 +378,38 @@ describe('escapes that must fail', () => {
   it('an absolute path outside the root', async () => {
     expect(await fails('read_file', { path: secret })).toContain('escapes the workspace root');
     expect(await fails('read_file', { path: '/etc/passwd' })).toContain('escapes the workspace root');
-    expect(await fails('write_file', { path: join(tmp, 'planted.txt'), content: 'x' })).toContain('escapes the workspace root');
+    expect(await fails('write_file', { path: join(tmp, 'planted.txt'), content: 'x' })).toContain(
+      'escapes the workspace root',
+    );
     expect(existsSync(join(tmp, 'planted.txt'))).toBe(false);
   });
 
   it('a sibling directory whose name starts with the root name', async () => {
     expect(await fails('read_file', { path: join(sibling, 'x.txt') })).toContain('escapes the workspace root');
     expect(await fails('read_file', { path: '../ws-sibling/x.txt' })).toContain('escapes the workspace root');
-    expect(await fails('write_file', { path: join(sibling, 'x.txt'), content: 'pwned' })).toContain('escapes the workspace root');
+    expect(await fails('write_file', { path: join(sibling, 'x.txt'), content: 'pwned' })).toContain(
+      'escapes the workspace root',
+    );
     expect(await readFile(join(sibling, 'x.txt'), 'utf8')).toBe(SECRET);
   });
 
   it('a symlink inside the root pointing outside: read, write, edit, list all refused', async () => {
     expect(await fails('read_file', { path: 'link-to-secret' })).toContain('escapes the workspace root');
-    expect(await fails('write_file', { path: 'link-to-secret', content: 'pwned' })).toContain('escapes the workspace root');
-    expect(await fails('edit_file', { path: 'link-to-secret', old_string: 'outside', new_string: 'pwned' })).toContain('escapes the workspace root');
-    expect(await fails('read_file', { path: 'link-to-outside-dir/secret.txt' })).toContain('escapes the workspace root');
-    expect(await fails('write_file', { path: 'link-to-outside-dir/planted.txt', content: 'x' })).toContain('escapes the workspace root');
-    expect(await fails('write_file', { path: 'link-to-outside-dir/sub/planted.txt', content: 'x', create_dirs: true })).toContain('escapes the workspace root');
+    expect(await fails('write_file', { path: 'link-to-secret', content: 'pwned' })).toContain(
+      'escapes the workspace root',
+    );
+    expect(await fails('edit_file', { path: 'link-to-secret', old_string: 'outside', new_string: 'pwned' })).toContain(
+      'escapes the workspace root',
+    );
+    expect(await fails('read_file', { path: 'link-to-outside-dir/secret.txt' })).toContain(
+      'escapes the workspace root',
+    );
+    expect(await fails('write_file', { path: 'link-to-outside-dir/planted.txt', content: 'x' })).toContain(
+      'escapes the workspace root',
+    );
+    expect(
+      await fails('write_file', { path: 'link-to-outside-dir/sub/planted.txt', content: 'x', create_dirs: true }),
+    ).toContain('escapes the workspace root');
     expect(await fails('list_dir', { path: 'link-to-outside-dir' })).toContain('escapes the workspace root');
     expect(await readFile(secret, 'utf8')).toBe(SECRET);
     expect(existsSync(join(tmp, 'planted.txt'))).toBe(false);
@@ -375,7 +433,10 @@ describe('escapes that must fail', () => {
     const gl = await ok('glob', { pattern: '**/secret.txt' });
     expect(gl.data.matches).toEqual([]);
     const l = await ok('list_dir', { path: '.', recursive: true, limit: 10000 });
-    expect(l.data.entries.find((e: any) => e.path === 'link-to-outside-dir')).toEqual({ path: 'link-to-outside-dir', type: 'symlink' });
+    expect(l.data.entries.find((e: any) => e.path === 'link-to-outside-dir')).toEqual({
+      path: 'link-to-outside-dir',
+      type: 'symlink',
+    });
     expect(l.data.entries.some((e: any) => e.path.startsWith('link-to-outside-dir/'))).toBe(false);
   });
 
@@ -389,9 +450,15 @@ describe('escapes that must fail', () => {
 
   it('a FIFO is refused at once, for reading and writing (no hang)', async () => {
     const started = performance.now();
-    expect(await fails('read_file', { path: 'fifo' })).toBe('fifo is not a regular file (FIFO, socket or device); only regular files can be read or written');
-    expect(await fails('write_file', { path: 'fifo', content: 'x' })).toContain('fifo exists and is not a regular file');
-    expect(await fails('edit_file', { path: 'fifo', old_string: 'a', new_string: 'b' })).toContain('not a regular file');
+    expect(await fails('read_file', { path: 'fifo' })).toBe(
+      'fifo is not a regular file (FIFO, socket or device); only regular files can be read or written',
+    );
+    expect(await fails('write_file', { path: 'fifo', content: 'x' })).toContain(
+      'fifo exists and is not a regular file',
+    );
+    expect(await fails('edit_file', { path: 'fifo', old_string: 'a', new_string: 'b' })).toContain(
+      'not a regular file',
+    );
     expect(performance.now() - started).toBeLessThan(5000);
     expect((await lstat(join(root, 'fifo'))).isFIFO()).toBe(true);
     // grep walks past it
@@ -406,7 +473,9 @@ describe('escapes that must fail', () => {
 
   it('a directory is not a file', async () => {
     expect(await fails('read_file', { path: 'tree' })).toBe('tree is a directory; use list_dir to see what it holds');
-    expect(await fails('write_file', { path: 'tree', content: 'x' })).toBe('tree is a directory; name a file inside it');
+    expect(await fails('write_file', { path: 'tree', content: 'x' })).toBe(
+      'tree is a directory; name a file inside it',
+    );
     expect(await fails('write_file', { path: '.', content: 'x' })).toContain('workspace root itself');
   });
 

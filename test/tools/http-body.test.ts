@@ -69,11 +69,21 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
 const digest = (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 async function fetchVia(path: string) {
-  const r = await postJson(`${gw.url}/tool/call`, callBody('http_request', { url: `${origin}${path}` }, { timeout: 20 }));
+  const r = await postJson(
+    `${gw.url}/tool/call`,
+    callBody('http_request', { url: `${origin}${path}` }, { timeout: 20 }),
+  );
   expect(r.status).toBe(200);
   const d = r.json.data;
   expect(d.success, d.error).toBe(true);
-  return d.data as { status: number; body: string; body_encoding: string; bytes: number; truncated: boolean; redirects: number };
+  return d.data as {
+    status: number;
+    body: string;
+    body_encoding: string;
+    bytes: number;
+    truncated: boolean;
+    redirects: number;
+  };
 }
 
 beforeAll(async () => {
@@ -104,12 +114,15 @@ describe('http_request body assembly', () => {
     }
   });
 
-  it.each(['/sized', '/chunked'])('%s: a body over the cap is cut at exactly max_response_bytes, the kept part intact', async (path) => {
-    const d = await fetchVia(`${path}?size=${CAP + 40_000}`);
-    expect(d.truncated).toBe(true);
-    expect(d.bytes).toBe(CAP);
-    expect(digest(Buffer.from(d.body, 'base64'))).toBe(digest(pattern(CAP + 40_000).subarray(0, CAP)));
-  });
+  it.each(['/sized', '/chunked'])(
+    '%s: a body over the cap is cut at exactly max_response_bytes, the kept part intact',
+    async (path) => {
+      const d = await fetchVia(`${path}?size=${CAP + 40_000}`);
+      expect(d.truncated).toBe(true);
+      expect(d.bytes).toBe(CAP);
+      expect(digest(Buffer.from(d.body, 'base64'))).toBe(digest(pattern(CAP + 40_000).subarray(0, CAP)));
+    },
+  );
 
   it('UTF-8 text split mid-character across pieces decodes whole', async () => {
     const d = await fetchVia('/text-chunked?size=5000');

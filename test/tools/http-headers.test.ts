@@ -22,14 +22,22 @@ function handle(req: IncomingMessage, res: ServerResponse): void {
     case '/repeated':
       // A raw list: as written, in this order, names in mixed case.
       res.writeHead(200, [
-        'Content-Type', 'text/plain',
-        'X-Multi', 'one',
-        'Set-Cookie', 'a=1',
-        'x-other', 'solo',
-        'x-MULTI', 'two',
-        'set-cookie', 'b=2',
-        'Constructor', 'mine',
-        'X-Multi', 'three',
+        'Content-Type',
+        'text/plain',
+        'X-Multi',
+        'one',
+        'Set-Cookie',
+        'a=1',
+        'x-other',
+        'solo',
+        'x-MULTI',
+        'two',
+        'set-cookie',
+        'b=2',
+        'Constructor',
+        'mine',
+        'X-Multi',
+        'three',
       ]); // prettier-ignore
       res.end('ok');
       return;
@@ -68,16 +76,27 @@ afterAll(async () => {
 });
 
 const get = async (path: string) => {
-  const r = await postJson(`${gw.url}/tool/call`, callBody('http_request', { url: `${origin}${path}` }, { timeout: 10 }));
+  const r = await postJson(
+    `${gw.url}/tool/call`,
+    callBody('http_request', { url: `${origin}${path}` }, { timeout: 10 }),
+  );
   expect(r.status).toBe(200);
   expect(r.json.data.success).toBe(true);
-  return r.json.data.data as { status: number; headers: Record<string, string>; body: string; redirects: number; url: string };
+  return r.json.data.data as {
+    status: number;
+    headers: Record<string, string>;
+    body: string;
+    redirects: number;
+    url: string;
+  };
 };
 
 describe('http_request: response headers', () => {
   it('lower-cases names and joins a repeated header with ", " where it was first seen', async () => {
     const d = await get('/repeated');
-    const own = Object.entries(d.headers).filter(([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name));
+    const own = Object.entries(d.headers).filter(
+      ([name]) => !['date', 'connection', 'keep-alive', 'transfer-encoding', 'content-length'].includes(name),
+    );
     expect(own).toEqual([
       ['content-type', 'text/plain'],
       ['x-multi', 'one, two, three'],

@@ -33,7 +33,12 @@ async function startOrigin(): Promise<Origin> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const url = new URL(req.url!, 'http://x');
-      const hit = { method: req.method!, path: url.pathname, headers: req.headers, body: Buffer.concat(chunks).toString() };
+      const hit = {
+        method: req.method!,
+        path: url.pathname,
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString(),
+      };
       hits.push(hit);
       if (url.pathname === '/redirect') {
         res.writeHead(Number(url.searchParams.get('status')), { Location: url.searchParams.get('to')! });
@@ -57,7 +62,9 @@ let onlyA: TestGateway; // allow_hosts: 127.0.0.1:<a.port>, localhost:<a.port>
 beforeAll(async () => {
   [a, b] = await Promise.all([startOrigin(), startOrigin()]);
   open = await startGateway({ config: { tools: { http: { allow_hosts: ['127.0.0.1'] } } } });
-  onlyA = await startGateway({ config: { tools: { http: { allow_hosts: [`127.0.0.1:${a.port}`, `localhost:${a.port}`] } } } });
+  onlyA = await startGateway({
+    config: { tools: { http: { allow_hosts: [`127.0.0.1:${a.port}`, `localhost:${a.port}`] } } },
+  });
 });
 afterAll(async () => {
   await Promise.all([open?.close(), onlyA?.close()]);
@@ -77,7 +84,8 @@ const call = async (gw: TestGateway, args: Record<string, unknown>) => {
   return r.json.data as { success: boolean; data: any; error: string | null };
 };
 
-const redirect = (from: Origin, status: number, to: string) => `${from.url}/redirect?status=${status}&to=${encodeURIComponent(to)}`;
+const redirect = (from: Origin, status: number, to: string) =>
+  `${from.url}/redirect?status=${status}&to=${encodeURIComponent(to)}`;
 
 /** Every header a caller might send: credentials of several shapes, and the safe ones. */
 const SENT = {
@@ -91,7 +99,12 @@ const SENT = {
   'Content-Language': 'fr',
   'User-Agent': 'probe/1.0',
 };
-const SAFE = { accept: 'application/json', 'accept-language': 'de', 'content-language': 'fr', 'user-agent': 'probe/1.0' };
+const SAFE = {
+  accept: 'application/json',
+  'accept-language': 'de',
+  'content-language': 'fr',
+  'user-agent': 'probe/1.0',
+};
 
 describe('redirects across origins', () => {
   for (const status of [301, 302, 303, 307, 308]) {
@@ -102,17 +115,28 @@ describe('redirects across origins', () => {
       expect(b.hits).toHaveLength(1);
       const got = b.hits[0]!.headers;
       expect(got).toMatchObject(SAFE);
-      for (const name of ['authorization', 'cookie', 'x-api-key', 'x-auth-token', 'x-custom']) expect(got[name], name).toBeUndefined();
+      for (const name of ['authorization', 'cookie', 'x-api-key', 'x-auth-token', 'x-custom'])
+        expect(got[name], name).toBeUndefined();
       expect(JSON.stringify(b.hits)).not.toMatch(/secret-/);
     });
   }
 
   it('a redirect within the same origin keeps every header and a 307 body', async () => {
-    const d = await call(open, { method: 'POST', url: redirect(a, 307, '/landing'), headers: { ...SENT, 'Content-Type': 'text/plain' }, body: 'payload' });
+    const d = await call(open, {
+      method: 'POST',
+      url: redirect(a, 307, '/landing'),
+      headers: { ...SENT, 'Content-Type': 'text/plain' },
+      body: 'payload',
+    });
     expect(d.data).toMatchObject({ status: 200, redirects: 1, url: `${a.url}/landing` });
     const landed = a.hits.at(-1)!;
     expect(landed).toMatchObject({ method: 'POST', path: '/landing', body: 'payload' });
-    expect(landed.headers).toMatchObject({ authorization: 'Bearer secret-a', 'x-api-key': 'secret-c', 'x-auth-token': 'secret-d', 'content-type': 'text/plain' });
+    expect(landed.headers).toMatchObject({
+      authorization: 'Bearer secret-a',
+      'x-api-key': 'secret-c',
+      'x-auth-token': 'secret-d',
+      'content-type': 'text/plain',
+    });
   });
 
   for (const status of [307, 308]) {
@@ -170,7 +194,9 @@ describe('allow_hosts entries with a port', () => {
 
   it('are validated: a port must be 1-65535, IPv6 addresses take brackets', () => {
     const hosts = (list: string[]) => parseConfig({ tools: { http: { allow_hosts: list } } }).tools.http.allow_hosts;
-    expect(hosts(['intranet.local:8443', '10.0.0.5:80', '10.0.0.0/8:8080', '[fd00::1]:443', 'fd00::1', '[::1]'])).toHaveLength(6);
+    expect(
+      hosts(['intranet.local:8443', '10.0.0.5:80', '10.0.0.0/8:8080', '[fd00::1]:443', 'fd00::1', '[::1]']),
+    ).toHaveLength(6);
     for (const bad of ['10.0.0.5:0', '10.0.0.5:65536', 'intranet.local:http', 'intranet.local:', '[fd00::1]:x']) {
       expect(() => hosts([bad]), bad).toThrow(/optionally with a port/);
     }

@@ -87,7 +87,9 @@ beforeAll(async () => {
   port = (server.address() as AddressInfo).port;
   origin = `http://127.0.0.1:${port}`;
   closed = await startGateway({ config: { tools: { http: {} } } });
-  open = await startGateway({ config: { tools: { http: { allow_hosts: ['127.0.0.1'], max_response_bytes: 256 * 1024, max_redirects: 3 } } } });
+  open = await startGateway({
+    config: { tools: { http: { allow_hosts: ['127.0.0.1'], max_response_bytes: 256 * 1024, max_redirects: 3 } } },
+  });
   byName = await startGateway({ config: { tools: { http: { allow_hosts: ['localhost'] } } } });
 });
 afterAll(async () => {
@@ -102,7 +104,15 @@ beforeEach(() => {
 const call = async (gw: TestGateway, args: Record<string, unknown>, extra: Record<string, unknown> = {}) => {
   const r = await postJson(`${gw.url}/tool/call`, callBody('http_request', args, { timeout: 10, ...extra }));
   expect(r.status).toBe(200);
-  return r.json.data as { success: boolean; data: any; error: string | null; truncated: boolean; events: any[]; duration_ms: number; summary: unknown };
+  return r.json.data as {
+    success: boolean;
+    data: any;
+    error: string | null;
+    truncated: boolean;
+    events: any[];
+    duration_ms: number;
+    summary: unknown;
+  };
 };
 /** A request that must be refused before connecting: fast, with the policy's message, nothing reaching our server. */
 const refused = async (gw: TestGateway, url: string) => {
@@ -117,30 +127,55 @@ const refused = async (gw: TestGateway, url: string) => {
 describe('http_request: happy paths', () => {
   it('is listed as a native, streaming tool', async () => {
     const r = await postJson(`${open.url}/tool/list`, { filter_tags: ['http'] });
-    expect(r.json.tools.map((t: any) => [t.name, t.kind, t.streaming, t.idempotent])).toEqual([['http_request', 'native', true, false]]);
+    expect(r.json.tools.map((t: any) => [t.name, t.kind, t.streaming, t.idempotent])).toEqual([
+      ['http_request', 'native', true, false],
+    ]);
   });
 
   it('GET returns status, headers and a UTF-8 body as text', async () => {
     const d = await call(open, { url: `${origin}/text` });
     expect(d.success).toBe(true);
-    expect(d.data).toMatchObject({ url: `${origin}/text`, status: 200, body: 'héllo ✓', body_encoding: 'utf8', truncated: false, redirects: 0, bytes: 10 });
+    expect(d.data).toMatchObject({
+      url: `${origin}/text`,
+      status: 200,
+      body: 'héllo ✓',
+      body_encoding: 'utf8',
+      truncated: false,
+      redirects: 0,
+      bytes: 10,
+    });
     expect(d.data.headers['x-test']).toBe('yes');
     expect(d.data.headers['content-type']).toBe('text/plain; charset=utf-8');
   });
 
   it('binary bodies, and textual types that are not valid UTF-8, come back as base64', async () => {
     const bin = await call(open, { url: `${origin}/binary` });
-    expect(bin.data).toMatchObject({ body_encoding: 'base64', body: Buffer.from([0, 0xff, 0xfe, 1]).toString('base64') });
+    expect(bin.data).toMatchObject({
+      body_encoding: 'base64',
+      body: Buffer.from([0, 0xff, 0xfe, 1]).toString('base64'),
+    });
     const bad = await call(open, { url: `${origin}/bad-utf8` });
-    expect(bad.data).toMatchObject({ body_encoding: 'base64', body: Buffer.from([0x68, 0x69, 0xff]).toString('base64') });
+    expect(bad.data).toMatchObject({
+      body_encoding: 'base64',
+      body: Buffer.from([0x68, 0x69, 0xff]).toString('base64'),
+    });
   });
 
   it('POST sends the method, headers and body', async () => {
-    const d = await call(open, { method: 'POST', url: `${origin}/echo`, headers: { 'Content-Type': 'text/plain', 'X-Trace': 't-1' }, body: 'ping' });
+    const d = await call(open, {
+      method: 'POST',
+      url: `${origin}/echo`,
+      headers: { 'Content-Type': 'text/plain', 'X-Trace': 't-1' },
+      body: 'ping',
+    });
     expect(d.data.status).toBe(201);
     expect(d.data.body_encoding).toBe('utf8');
     const echoed = JSON.parse(d.data.body);
-    expect(echoed).toMatchObject({ method: 'POST', body: 'ping', headers: { 'x-trace': 't-1', 'content-type': 'text/plain' } });
+    expect(echoed).toMatchObject({
+      method: 'POST',
+      body: 'ping',
+      headers: { 'x-trace': 't-1', 'content-type': 'text/plain' },
+    });
     const get = await call(open, { method: 'GET', url: `${origin}/echo`, body: 'x' });
     expect(get.error).toBe('a GET request cannot have a body; use POST, PUT or PATCH');
   });
@@ -160,7 +195,11 @@ describe('http_request: happy paths', () => {
     expect(received[0]).toBeGreaterThanOrEqual(64 * 1024);
     const final = events.at(-1)!;
     expect(final.event).toBe('tool/call/resp');
-    expect(final.json.data).toMatchObject({ success: true, truncated: true, data: { status: 200, truncated: true, bytes: 256 * 1024 } });
+    expect(final.json.data).toMatchObject({
+      success: true,
+      truncated: true,
+      data: { status: 200, truncated: true, bytes: 256 * 1024 },
+    });
     expect(final.json.data.data.body).toBe('a'.repeat(256 * 1024));
   });
 
@@ -182,7 +221,12 @@ describe('http_request: happy paths', () => {
     const d = await call(open, {
       method: 'POST',
       url: `${origin}/redirect?status=303&to=${encodeURIComponent(to)}`,
-      headers: { Authorization: 'Bearer secret', 'X-Keep': 'kept', Accept: 'application/json', 'Content-Type': 'text/plain' },
+      headers: {
+        Authorization: 'Bearer secret',
+        'X-Keep': 'kept',
+        Accept: 'application/json',
+        'Content-Type': 'text/plain',
+      },
       body: 'payload',
     });
     expect(d.data).toMatchObject({ status: 201, redirects: 1, url: to });
@@ -220,13 +264,15 @@ describe('http_request: happy paths', () => {
 
 describe('http_request: SSRF refusals (before connecting)', () => {
   it('loopback is refused by default', async () => {
-    expect(await refused(closed, `${origin}/text`)).toBe('host 127.0.0.1 is a loopback address; add it to tools.http.allow_hosts to allow it');
+    expect(await refused(closed, `${origin}/text`)).toBe(
+      'host 127.0.0.1 is a loopback address; add it to tools.http.allow_hosts to allow it',
+    );
     expect(await refused(closed, `http://localhost:${port}/text`)).toBe(
       'host localhost resolves to 127.0.0.1, a loopback address; add it to tools.http.allow_hosts to allow it',
     );
   });
 
-  it('https names are checked the same way (the lookup is the TLS socket\'s too)', async () => {
+  it("https names are checked the same way (the lookup is the TLS socket's too)", async () => {
     expect(await refused(closed, `https://localhost:${port}/text`)).toBe(
       'host localhost resolves to 127.0.0.1, a loopback address; add it to tools.http.allow_hosts to allow it',
     );
@@ -235,13 +281,17 @@ describe('http_request: SSRF refusals (before connecting)', () => {
 
   it('the cloud metadata address is refused by default', async () => {
     const e = await refused(closed, 'http://169.254.169.254/latest/meta-data/');
-    expect(e).toBe('host 169.254.169.254 is a link-local address (where cloud metadata services live); add it to tools.http.allow_hosts to allow it');
+    expect(e).toBe(
+      'host 169.254.169.254 is a link-local address (where cloud metadata services live); add it to tools.http.allow_hosts to allow it',
+    );
     // also when it is "allowed" only by a name entry: the entry is for localhost, not for this address
     await refused(byName, 'http://169.254.169.254/latest/meta-data/');
   });
 
   it('private, CGNAT, unique-local, multicast and other non-public ranges are refused', async () => {
-    expect(await refused(closed, 'http://10.0.0.5/')).toBe('host 10.0.0.5 is a private address; add it to tools.http.allow_hosts to allow it');
+    expect(await refused(closed, 'http://10.0.0.5/')).toBe(
+      'host 10.0.0.5 is a private address; add it to tools.http.allow_hosts to allow it',
+    );
     expect(await refused(closed, 'http://192.168.1.1/')).toContain('a private address');
     expect(await refused(closed, 'http://172.16.0.1/')).toContain('a private address');
     expect(await refused(closed, 'http://100.64.0.1/')).toContain('a carrier-grade NAT address');
@@ -258,7 +308,9 @@ describe('http_request: SSRF refusals (before connecting)', () => {
 
   it('IP literals in every notation are normalised and checked', async () => {
     for (const host of ['2130706433', '0177.0.0.1', '0x7f.1', '127.1', '0x7f000001', '127.0.0.01']) {
-      expect(await refused(closed, `http://${host}:${port}/text`)).toBe('host 127.0.0.1 is a loopback address; add it to tools.http.allow_hosts to allow it');
+      expect(await refused(closed, `http://${host}:${port}/text`)).toBe(
+        'host 127.0.0.1 is a loopback address; add it to tools.http.allow_hosts to allow it',
+      );
     }
     expect(await refused(closed, `http://[::ffff:127.0.0.1]:${port}/text`)).toBe(
       'host ::ffff:7f00:1 (127.0.0.1) is a loopback address; add it to tools.http.allow_hosts to allow it',
@@ -296,7 +348,12 @@ describe('http_request: SSRF refusals (before connecting)', () => {
   });
 
   it('a redirect from an allowed host to a refused one is refused, on every hop', async () => {
-    for (const to of ['http://169.254.169.254/latest/meta-data/', 'http://10.0.0.5/', `http://[::1]:${port}/text`, 'http://0xa000005/']) {
+    for (const to of [
+      'http://169.254.169.254/latest/meta-data/',
+      'http://10.0.0.5/',
+      `http://[::1]:${port}/text`,
+      'http://0xa000005/',
+    ]) {
       hits = [];
       const d = await call(open, { url: `${origin}/redirect?to=${encodeURIComponent(to)}`, timeout: 3 });
       expect(d.success).toBe(false);
@@ -305,7 +362,10 @@ describe('http_request: SSRF refusals (before connecting)', () => {
     }
     // allowed by name (localhost), redirected to the same server by address: the second hop is checked and refused
     hits = [];
-    const d = await call(byName, { url: `http://localhost:${port}/redirect?to=${encodeURIComponent(`${origin}/text`)}`, timeout: 3 });
+    const d = await call(byName, {
+      url: `http://localhost:${port}/redirect?to=${encodeURIComponent(`${origin}/text`)}`,
+      timeout: 3,
+    });
     expect(d.error).toBe('host 127.0.0.1 is a loopback address; add it to tools.http.allow_hosts to allow it');
     expect(hits).toEqual(['/redirect']);
   });
@@ -318,8 +378,15 @@ describe('http_request: SSRF refusals (before connecting)', () => {
 
 describe('tools.http config', () => {
   it('rejects an allow_hosts entry that is neither a name, an address nor a range', () => {
-    expect(() => parseConfig({ tools: { http: { allow_hosts: ['10.0.0.0/99'] } } })).toThrow(/tools\.http\.allow_hosts\.0/);
-    expect(() => parseConfig({ tools: { http: { allow_hosts: ['http://x/'] } } })).toThrow(/expected a host name, an IP address or a CIDR range/);
-    expect(parseConfig({ tools: { http: { allow_hosts: ['intranet.local', '10.0.0.5', 'fd00::/8'] } } }).tools.http.allow_hosts).toHaveLength(3);
+    expect(() => parseConfig({ tools: { http: { allow_hosts: ['10.0.0.0/99'] } } })).toThrow(
+      /tools\.http\.allow_hosts\.0/,
+    );
+    expect(() => parseConfig({ tools: { http: { allow_hosts: ['http://x/'] } } })).toThrow(
+      /expected a host name, an IP address or a CIDR range/,
+    );
+    expect(
+      parseConfig({ tools: { http: { allow_hosts: ['intranet.local', '10.0.0.5', 'fd00::/8'] } } }).tools.http
+        .allow_hosts,
+    ).toHaveLength(3);
   });
 });

@@ -41,7 +41,11 @@ export function alive(pid: number): boolean {
 }
 
 /** Poll `check` every 25 ms until it returns a truthy value, or fail after `timeoutMs`. */
-export async function waitFor<T>(what: string, check: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  check: () => T | undefined | Promise<T | undefined>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const v = await check();

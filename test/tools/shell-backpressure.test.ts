@@ -27,7 +27,11 @@ beforeAll(async () => {
   chmodSync(base, 0o755); // the sandbox user must be able to reach the workspace inside it
   gw = await startGateway({
     config: {
-      tools: { fs: { root: join(base, 'ws') }, shell: { enabled: true, max_output_bytes: 2048 * KB }, eval: { enabled: false } },
+      tools: {
+        fs: { root: join(base, 'ws') },
+        shell: { enabled: true, max_output_bytes: 2048 * KB },
+        eval: { enabled: false },
+      },
       calls: { max_events: 1_000 },
       limits: { call_events_bytes: 64 * KB, stream_unsent_bytes: 16 * KB },
     },
@@ -96,8 +100,17 @@ describe('run_command back-pressure', () => {
     expect(gapNotices(frames)).toEqual([]);
     expect(events.filter((f) => f.json.kind !== 'log')).toEqual([]);
     expect(events).toHaveLength(LINES);
-    const wrong = events.findIndex((f, i) => f.json.seq !== i || f.id !== String(i) || f.json.data.message !== String(i + 1));
-    expect(wrong === -1 ? null : { at: wrong, around: events.slice(Math.max(0, wrong - 2), wrong + 3).map((f) => [f.id, f.json.seq, f.json.data.message]) }).toBeNull();
+    const wrong = events.findIndex(
+      (f, i) => f.json.seq !== i || f.id !== String(i) || f.json.data.message !== String(i + 1),
+    );
+    expect(
+      wrong === -1
+        ? null
+        : {
+            at: wrong,
+            around: events.slice(Math.max(0, wrong - 2), wrong + 3).map((f) => [f.id, f.json.seq, f.json.data.message]),
+          },
+    ).toBeNull();
     const last = frames.at(-1)!;
     expect(last.event).toBe('tool/call/resp');
     expect(last.json.data).toMatchObject({ success: true, exit_code: 0, truncated: false });
@@ -112,7 +125,7 @@ describe('run_command back-pressure', () => {
     await waitFor('the blocked command to be killed', () => processTree(marker).size === 0, 15_000);
   }, 60_000);
 
-  it("kills a command blocked on its pipe at its timeout, and the reader still gets every line up to there", async () => {
+  it('kills a command blocked on its pipe at its timeout, and the reader still gets every line up to there', async () => {
     const marker = `a2e-bp-${randomUUID()}`;
     const call = await pausedCall({ argv: ['sh', '-c', 'yes y', marker], timeout: 2 });
     expect(await blockedOrFinished(marker)).toBe('blocked');

@@ -26,10 +26,21 @@ function newBase(): string {
   return dir;
 }
 
-async function start(shell: Record<string, unknown> = {}, server: Record<string, unknown> = {}, root = ws): Promise<TestGateway> {
+async function start(
+  shell: Record<string, unknown> = {},
+  server: Record<string, unknown> = {},
+  root = ws,
+): Promise<TestGateway> {
   return startGateway({
     // enabled: true: a sandbox that cannot be made fails these tests at start, not as a missing tool.
-    config: { tools: { fs: { root }, shell: { enabled: true, max_output_bytes: MAX_OUTPUT, ...shell }, eval: { enabled: false } }, server },
+    config: {
+      tools: {
+        fs: { root },
+        shell: { enabled: true, max_output_bytes: MAX_OUTPUT, ...shell },
+        eval: { enabled: false },
+      },
+      server,
+    },
   });
 }
 
@@ -57,7 +68,13 @@ describe('run_command', () => {
     const res = await postJson(`${gw.url}/tool/list`, { query: 'run command shell', include_deferred: true });
     const tool = res.json.tools.find((t: { name: string }) => t.name === 'run_command');
     expect(tool).toMatchObject({ kind: 'native', streaming: true, idempotent: false });
-    expect(tool.input_parameters.map((p: { name: string }) => p.name)).toEqual(['argv', 'cwd', 'stdin', 'env', 'timeout']);
+    expect(tool.input_parameters.map((p: { name: string }) => p.name)).toEqual([
+      'argv',
+      'cwd',
+      'stdin',
+      'env',
+      'timeout',
+    ]);
   });
 
   it('runs a program without a shell and returns its output and exit code', async () => {
@@ -117,7 +134,11 @@ describe('run_command', () => {
     ]);
     const resp = rest.at(-1)!;
     expect(resp.event).toBe('tool/call/resp');
-    expect(resp.json.data).toMatchObject({ success: true, exit_code: 0, data: { stdout: 'first\nsecond\n', stderr: 'problem\n' } });
+    expect(resp.json.data).toMatchObject({
+      success: true,
+      exit_code: 0,
+      data: { stdout: 'first\nsecond\n', stderr: 'problem\n' },
+    });
     rmSync(join(ws, 'go'));
   });
 
@@ -144,15 +165,25 @@ describe('run_command', () => {
   });
 
   it('can change files and directories the file tools created (they belong to the workspace owner)', async () => {
-    const w = await postJson(`${gw.url}/tool/call`, callBody('write_file', { path: 'shared/notes.txt', content: 'one\n', create_dirs: true }));
+    const w = await postJson(
+      `${gw.url}/tool/call`,
+      callBody('write_file', { path: 'shared/notes.txt', content: 'one\n', create_dirs: true }),
+    );
     expect(w.json.data.success).toBe(true);
-    const r = await run(gw, { argv: ['sh', '-c', 'echo two >> shared/notes.txt && touch shared/made-by-command && cat shared/notes.txt'] });
+    const r = await run(gw, {
+      argv: ['sh', '-c', 'echo two >> shared/notes.txt && touch shared/made-by-command && cat shared/notes.txt'],
+    });
     expect(r).toMatchObject({ success: true, exit_code: 0 });
     expect(r.data.stdout).toBe('one\ntwo\n');
     // and a file the command changed can be replaced by the file tools again
-    const again = await postJson(`${gw.url}/tool/call`, callBody('write_file', { path: 'shared/notes.txt', content: 'three\n', overwrite: true }));
+    const again = await postJson(
+      `${gw.url}/tool/call`,
+      callBody('write_file', { path: 'shared/notes.txt', content: 'three\n', overwrite: true }),
+    );
     expect(again.json.data.success).toBe(true);
-    expect((await run(gw, { argv: ['sh', '-c', 'echo four >> shared/notes.txt && cat shared/notes.txt'] })).data.stdout).toBe('three\nfour\n');
+    expect(
+      (await run(gw, { argv: ['sh', '-c', 'echo four >> shared/notes.txt && cat shared/notes.txt'] })).data.stdout,
+    ).toBe('three\nfour\n');
   });
 
   it('cannot read files outside the workspace or /etc/shadow, nor write outside it', async () => {
@@ -192,7 +223,7 @@ describe('run_command', () => {
     if (existsSync('/etc/shadow')) expect(r.data.stdout).not.toMatch(/^root:/m);
   });
 
-  it('does not pass on the gateway\'s own environment, only PATH, HOME, LANG and configured extras', async () => {
+  it("does not pass on the gateway's own environment, only PATH, HOME, LANG and configured extras", async () => {
     expect(process.env.A2E_SHELL_TEST_SECRET).toBe('gateway-secret-value'); // set in the gateway's process
     const r = await run(gw, { argv: ['env'], env: { FROM_CALL: 'call-value' } });
     const vars = Object.fromEntries(
@@ -285,7 +316,9 @@ describe('run_command process cleanup', () => {
     const sse = await openSse(`${gw.url}/tool/call`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify(callBody('run_command', { argv: ['sh', '-c', treeScript(marker), marker] }, { streaming: true, timeout: 60 })),
+      body: JSON.stringify(
+        callBody('run_command', { argv: ['sh', '-c', treeScript(marker), marker] }, { streaming: true, timeout: 60 }),
+      ),
     });
     const pids = await startedTree(marker);
     sse.abort();
@@ -379,13 +412,17 @@ describe('run_command configuration', () => {
   });
 
   it('refuses to start with a mount that does not exist', async () => {
-    await expect(start({ mounts: ['/no/such/dir-a2e'] })).rejects.toThrow(/tools\.shell\.mounts: "\/no\/such\/dir-a2e" does not exist/);
+    await expect(start({ mounts: ['/no/such/dir-a2e'] })).rejects.toThrow(
+      /tools\.shell\.mounts: "\/no\/such\/dir-a2e" does not exist/,
+    );
   });
 
   it.runIf(process.getuid?.() === 0)('refuses to start when the sandbox user cannot reach the workspace', async () => {
     const hidden = mkdtempSync(join(tmpdir(), 'a2e-shell-hidden-')); // mode 0700, owned by root
     try {
-      await expect(start({}, {}, join(hidden, 'ws'))).rejects.toThrow(/cannot reach .* is not searchable by others; run "chmod o\+x/);
+      await expect(start({}, {}, join(hidden, 'ws'))).rejects.toThrow(
+        /cannot reach .* is not searchable by others; run "chmod o\+x/,
+      );
     } finally {
       rmSync(hidden, { recursive: true, force: true });
     }
@@ -424,12 +461,22 @@ describe('run_command with tools.shell.enabled: auto (the default)', () => {
   // The sandbox is checked after the gateway listens (it takes a few hundred ms), not before.
   it('with a working sandbox: a call made at once waits for the check and runs; run_command is listed once /readyz is 200', async () => {
     const config = join(base, 'auto-works.yaml');
-    writeFileSync(config, `tools:\n  fs: { root: ${JSON.stringify(ws)} }\n  http: { enabled: false }\n  eval: { enabled: false }\n`);
-    const proc = execa('node', [CLI, 'serve', '--port', '0', '--config', config], { env: { LOG_LEVEL: 'warn' }, reject: false, cwd: base });
+    writeFileSync(
+      config,
+      `tools:\n  fs: { root: ${JSON.stringify(ws)} }\n  http: { enabled: false }\n  eval: { enabled: false }\n`,
+    );
+    const proc = execa('node', [CLI, 'serve', '--port', '0', '--config', config], {
+      env: { LOG_LEVEL: 'warn' },
+      reject: false,
+      cwd: base,
+    });
     try {
       const url = await listeningUrl(proc);
       const r = await postJson(`${url}/tool/call`, callBody('run_command', { argv: ['echo', 'at once'] }));
-      expect(r.json.data, JSON.stringify(r.json)).toMatchObject({ success: true, data: { exit_code: 0, stdout: 'at once\n' } });
+      expect(r.json.data, JSON.stringify(r.json)).toMatchObject({
+        success: true,
+        data: { exit_code: 0, stdout: 'at once\n' },
+      });
       await expect.poll(async () => (await fetch(`${url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
       const list = await postJson(`${url}/tool/list`, {});
       expect(list.json.tools.map((t: { name: string }) => t.name)).toContain('run_command');
@@ -444,11 +491,30 @@ describe('where no sandbox can be made', () => {
   // The gateway runs inside an outer bwrap that puts an empty file over /usr/bin/bwrap: the real failure
   // (bubblewrap present on the PATH but unable to run) on a machine where everything else works.
   const serveWithoutBwrap = (config: string) =>
-    execa('bwrap', ['--dev-bind', '/', '/', '--ro-bind', '/dev/null', BWRAP, '--die-with-parent', 'node', CLI, 'serve', '--port', '0', '--config', config], {
-      env: { LOG_LEVEL: 'warn', LOG_FORMAT: 'json' },
-      reject: false,
-      cwd: base,
-    });
+    execa(
+      'bwrap',
+      [
+        '--dev-bind',
+        '/',
+        '/',
+        '--ro-bind',
+        '/dev/null',
+        BWRAP,
+        '--die-with-parent',
+        'node',
+        CLI,
+        'serve',
+        '--port',
+        '0',
+        '--config',
+        config,
+      ],
+      {
+        env: { LOG_LEVEL: 'warn', LOG_FORMAT: 'json' },
+        reject: false,
+        cwd: base,
+      },
+    );
 
   it('by default the gateway starts without run_command and says why; the other tools work', async () => {
     const config = join(base, 'auto.yaml');
@@ -467,10 +533,16 @@ describe('where no sandbox can be made', () => {
       expect(r.status).toBe(404);
       expect(r.json.code).toBe('unknown_tool');
       // The caller is told why, not only that no tool has that name; /healthz and /readyz say so too.
-      expect(r.json.message).toMatch(/^no tool named "run_command" here: the gateway cannot sandbox commands on this host \(bubblewrap could not create a sandbox/);
+      expect(r.json.message).toMatch(
+        /^no tool named "run_command" here: the gateway cannot sandbox commands on this host \(bubblewrap could not create a sandbox/,
+      );
       expect(r.json.message).toMatch(/tools\.shell\.enabled: false$/);
-      const health = (await (await fetch(`${url}/healthz`)).json()) as { unavailable_tools?: Array<{ name: string; reason: string }> };
-      expect(health.unavailable_tools).toEqual([{ name: 'run_command', reason: expect.stringMatching(/bubblewrap could not create a sandbox/) }]);
+      const health = (await (await fetch(`${url}/healthz`)).json()) as {
+        unavailable_tools?: Array<{ name: string; reason: string }>;
+      };
+      expect(health.unavailable_tools).toEqual([
+        { name: 'run_command', reason: expect.stringMatching(/bubblewrap could not create a sandbox/) },
+      ]);
       const ready = (await (await fetch(`${url}/readyz`)).json()) as { status: string; unavailable_tools?: unknown };
       expect(ready).toEqual({ status: 'ready', unavailable_tools: health.unavailable_tools });
     } finally {
@@ -490,7 +562,9 @@ describe('where no sandbox can be made', () => {
     'a root gateway whose workspace is under a 0700 directory: run_command is unavailable and every door says why, without the path',
     async () => {
       const hidden = mkdtempSync(join(tmpdir(), 'a2e-shell-hidden-')); // mode 0700, owned by root
-      const g = await startGateway({ config: { tools: { fs: { root: join(hidden, 'ws') }, shell: { enabled: 'auto' } } } });
+      const g = await startGateway({
+        config: { tools: { fs: { root: join(hidden, 'ws') }, shell: { enabled: 'auto' } } },
+      });
       try {
         await expect.poll(async () => (await fetch(`${g.url}/readyz`)).status, { timeout: 15_000 }).toBe(200);
         const r = await postJson(`${g.url}/tool/call`, callBody('run_command', { argv: ['true'] }));
@@ -502,7 +576,9 @@ describe('where no sandbox can be made', () => {
             "by others). Its operator can fix that and restart (the gateway's start-up warning says how), or set tools.shell.enabled: false",
         );
         const health = await (await fetch(`${g.url}/healthz`)).text();
-        expect(health).toContain('"unavailable_tools":[{"name":"run_command","reason":"the gateway cannot sandbox commands on this host');
+        expect(health).toContain(
+          '"unavailable_tools":[{"name":"run_command","reason":"the gateway cannot sandbox commands on this host',
+        );
         expect(health + JSON.stringify(r.json)).not.toContain(hidden);
       } finally {
         await g.close();
@@ -530,6 +606,8 @@ function listeningUrl(proc: ReturnType<typeof execa>): Promise<string> {
       const m = /listening on (\S+)/.exec(out);
       if (m) resolve(m[1]!);
     });
-    proc.once('exit', (code) => reject(new Error(`gateway exited with ${code} before listening: ${String(proc.stderr ?? '')}`)));
+    proc.once('exit', (code) =>
+      reject(new Error(`gateway exited with ${code} before listening: ${String(proc.stderr ?? '')}`)),
+    );
   });
 }

@@ -45,7 +45,10 @@ const scan = (...parts: string[]) => {
 
 describe('JsonRpcIdScan', () => {
   it("finds a response's id wherever it is (TS SDK: last; Python SDK: first), across chunks", () => {
-    expect(scan('{"result":{"content":[{"type":"text","text":"', 'x'.repeat(1000), '"}]},"jsonrpc":"2.0","i', 'd":7}').responseId).toBe(7);
+    expect(
+      scan('{"result":{"content":[{"type":"text","text":"', 'x'.repeat(1000), '"}]},"jsonrpc":"2.0","i', 'd":7}')
+        .responseId,
+    ).toBe(7);
     const first = scan('{"jsonrpc":"2.0","id":"a-\\"1","result":{"text":"');
     expect(first.settled).toBe(true);
     expect(first.responseId).toBe('a-"1');
@@ -57,7 +60,9 @@ describe('JsonRpcIdScan', () => {
   });
 
   it('gives no id for a request or notification from the server, or for a non-object', () => {
-    expect(scan('{"jsonrpc":"2.0","id":4,"method":"sampling/createMessage","params":{"x":"', 'y', '"}}').responseId).toBeUndefined();
+    expect(
+      scan('{"jsonrpc":"2.0","id":4,"method":"sampling/createMessage","params":{"x":"', 'y', '"}}').responseId,
+    ).toBeUndefined();
     expect(scan('{"jsonrpc":"2.0","method":"notifications/message","params":{}}').responseId).toBeUndefined();
     expect(scan('[{"id":1,"result":{}}]').responseId).toBeUndefined();
     expect(scan('{"id":{"x":1},"result":{}}').responseId).toBeUndefined();

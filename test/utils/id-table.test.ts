@@ -49,7 +49,12 @@ describe('IdTable (values waiting for an answer, by id)', () => {
     const t = new IdTable<{ n: number }>();
     const ids = [1, 2, 3, 4].map((n) => t.add({ n }));
     t.take(ids[1]!);
-    expect(t.takeAll().map((v) => v.n).sort()).toEqual([1, 3, 4]);
+    expect(
+      t
+        .takeAll()
+        .map((v) => v.n)
+        .sort(),
+    ).toEqual([1, 3, 4]);
     expect(t.size).toBe(0);
     for (const id of ids) expect(t.get(id)).toBeUndefined();
     // and the table goes on working

@@ -12,7 +12,11 @@ describe('parseOnRead (a result whose data is JSON text, parsed when read)', () 
     expect(r.data).toEqual({ a: [1, 2], b: 'x' });
     // Read once, it is a plain data property holding the same value.
     expect(r.data).toBe(r.data);
-    expect(Object.getOwnPropertyDescriptor(r, 'data')).toMatchObject({ writable: true, enumerable: true, configurable: true });
+    expect(Object.getOwnPropertyDescriptor(r, 'data')).toMatchObject({
+      writable: true,
+      enumerable: true,
+      configurable: true,
+    });
   });
 
   it('keeps its text out of sight: no enumerable symbol, nothing extra when spread or copied', () => {

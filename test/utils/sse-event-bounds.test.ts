@@ -62,12 +62,16 @@ describe('SseEventBounds, LF-only streams (the fast path) against a reference', 
 
   it('finds the same ends and sizes however the text is cut', () => {
     let seed = 7;
-    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let round = 0; round < 300; round++) {
       let text = '';
       const length = 1 + Math.floor(random() * 200);
       for (let i = 0; i < length; i++) text += random() < 0.25 ? '\n' : 'a';
-      const cuts = [...new Set(Array.from({ length: Math.floor(random() * 6) }, () => Math.floor(random() * text.length)))].sort((a, b) => a - b).filter((c) => c > 0);
+      const cuts = [
+        ...new Set(Array.from({ length: Math.floor(random() * 6) }, () => Math.floor(random() * text.length))),
+      ]
+        .sort((a, b) => a - b)
+        .filter((c) => c > 0);
       const got = scan(text, cuts);
       const want = reference(text);
       // scan() reports only the last end of each chunk.

@@ -78,7 +78,11 @@ class Api {
         body: withSession ? JSON.stringify(withSession) : undefined,
       });
     } catch (err) {
-      throw new ApiError('connection_failed', `cannot reach the gateway (${(err as Error).message}); is it running?`, 0);
+      throw new ApiError(
+        'connection_failed',
+        `cannot reach the gateway (${(err as Error).message}); is it running?`,
+        0,
+      );
     }
     const text = await res.text();
     let json: unknown;
@@ -88,7 +92,9 @@ class Api {
       json = undefined;
     }
     if (res.ok) return json as T;
-    const e = json as { type?: string; code?: string; message?: string; detail?: Record<string, unknown> | null } | undefined;
+    const e = json as
+      | { type?: string; code?: string; message?: string; detail?: Record<string, unknown> | null }
+      | undefined;
     const error =
       e?.type === 'error' && e.code
         ? new ApiError(e.code, e.message ?? e.code, res.status, e.detail ?? null)

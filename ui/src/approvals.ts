@@ -21,7 +21,12 @@ interface Approval {
 
 export function approvalsView(root: HTMLElement, badge: HTMLElement): { onMessage(m: SseMessage): void } {
   const list = h('ul', { class: 'approvals', 'aria-label': 'Calls waiting for approval' });
-  fill(root, h('h2', {}, 'Approvals'), h('p', { class: 'muted' }, 'Calls that wait for a person. Nobody approves their own call.'), list);
+  fill(
+    root,
+    h('h2', {}, 'Approvals'),
+    h('p', { class: 'muted' }, 'Calls that wait for a person. Nobody approves their own call.'),
+    list,
+  );
   const pending = new Map<string, Approval>();
   /** Each card's "time left" updater. */
   const ticks = new Map<string, () => void>();
@@ -29,7 +34,11 @@ export function approvalsView(root: HTMLElement, badge: HTMLElement): { onMessag
   const card = (a: Approval) => {
     const reasonId = uid('reason');
     const argsId = uid('args');
-    const reason = h('input', { id: reasonId, type: 'text', placeholder: 'Shown to the caller when denied; kept in the audit' });
+    const reason = h('input', {
+      id: reasonId,
+      type: 'text',
+      placeholder: 'Shown to the caller when denied; kept in the audit',
+    });
     const editor = h('textarea', { id: argsId, rows: 6, spellcheck: 'false', class: 'args-editor' });
     editor.value = JSON.stringify(a.arguments, null, 2);
     const error = h('p', { class: 'error', role: 'alert' });
@@ -62,7 +71,14 @@ export function approvalsView(root: HTMLElement, badge: HTMLElement): { onMessag
     return h(
       'li',
       { class: 'approval', 'data-approval-id': a.id, 'data-call-id': a.call_id },
-      h('div', { class: 'approval-head' }, h('span', { class: 'name' }, a.tool_name), h('span', { class: 'caller' }, a.principal ?? 'anonymous'), h('span', { class: 'muted' }, `via ${a.door}`), left),
+      h(
+        'div',
+        { class: 'approval-head' },
+        h('span', { class: 'name' }, a.tool_name),
+        h('span', { class: 'caller' }, a.principal ?? 'anonymous'),
+        h('span', { class: 'muted' }, `via ${a.door}`),
+        left,
+      ),
       h('p', { class: 'muted small' }, `rule ${a.rule}`, a.correlation_id ? ` · correlation ${a.correlation_id}` : ''),
       jsonView(a.arguments, 'arguments'),
       h('div', { class: 'field' }, h('label', { for: argsId }, 'Arguments to approve (edit to change them)'), editor),

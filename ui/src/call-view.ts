@@ -44,7 +44,12 @@ export function watchCall(call: WatchedCall, storageKey: string): CallView {
   const element = h(
     'div',
     { class: 'call', 'data-call-id': call.call_id },
-    h('div', { class: 'call-head' }, h('h3', {}, call.tool_name, ' ', h('code', { class: 'muted' }, call.call_id.slice(0, 8))), cancel),
+    h(
+      'div',
+      { class: 'call-head' },
+      h('h3', {}, call.tool_name, ' ', h('code', { class: 'muted' }, call.call_id.slice(0, 8))),
+      cancel,
+    ),
     status,
     h('div', { class: 'progress' }, progress, progressText, elapsed),
     h('h4', {}, 'Log'),
@@ -55,11 +60,20 @@ export function watchCall(call: WatchedCall, storageKey: string): CallView {
 
   let lastSeq = -1;
   let done = false;
-  const artifacts = new Map<string, { mime: string; text: string; final: boolean; pre: HTMLElement; head: HTMLElement }>();
+  const artifacts = new Map<
+    string,
+    { mime: string; text: string; final: boolean; pre: HTMLElement; head: HTMLElement }
+  >();
   // Elapsed since the call started at the gateway (its created_at), else since this view opened.
   let startedAt = Date.now();
-  api.getCall(call.result_url).then((r) => (startedAt = r.created_at * 1000), () => undefined);
-  const tick = setInterval(() => (elapsed.textContent = ` · ${duration(Math.max(0, Math.round(Date.now() - startedAt)))} elapsed`), 1000);
+  api.getCall(call.result_url).then(
+    (r) => (startedAt = r.created_at * 1000),
+    () => undefined,
+  );
+  const tick = setInterval(
+    () => (elapsed.textContent = ` · ${duration(Math.max(0, Math.round(Date.now() - startedAt)))} elapsed`),
+    1000,
+  );
 
   const onEvent = (e: ToolEvent) => {
     const seq = e.seq ?? 0;
@@ -76,7 +90,15 @@ export function watchCall(call: WatchedCall, storageKey: string): CallView {
         status.textContent = `Running: ${String(d.message)}`;
         break;
       case 'log':
-        logs.append(h('li', { 'data-seq': seq }, h('span', { class: `level level-${String(d.level)}` }, String(d.level)), ' ', String(d.message)));
+        logs.append(
+          h(
+            'li',
+            { 'data-seq': seq },
+            h('span', { class: `level level-${String(d.level)}` }, String(d.level)),
+            ' ',
+            String(d.message),
+          ),
+        );
         break;
       case 'artifact': {
         const name = String(d.name);
@@ -113,7 +135,11 @@ export function watchCall(call: WatchedCall, storageKey: string): CallView {
     element.classList.add(r.success ? 'ok' : 'failed');
     resultBox.replaceChildren(
       h('h4', {}, 'Result'),
-      h('p', { class: 'muted' }, `Duration ${duration(r.duration_ms)}${r.truncated ? ' · truncated' : ''}${r.exit_code !== null && r.exit_code !== undefined ? ` · exit code ${r.exit_code}` : ''}`),
+      h(
+        'p',
+        { class: 'muted' },
+        `Duration ${duration(r.duration_ms)}${r.truncated ? ' · truncated' : ''}${r.exit_code !== null && r.exit_code !== undefined ? ` · exit code ${r.exit_code}` : ''}`,
+      ),
       jsonView(r.data, undefined),
     );
   };
@@ -123,12 +149,17 @@ export function watchCall(call: WatchedCall, storageKey: string): CallView {
     if (!done && lastSeq < 0) status.textContent = 'Running';
   });
   source.addEventListener('tool/event', (m) => onEvent(JSON.parse((m as MessageEvent<string>).data) as ToolEvent));
-  source.addEventListener('tool/call/resp', (m) => finish(JSON.parse((m as MessageEvent<string>).data) as ToolCallResponse));
+  source.addEventListener('tool/call/resp', (m) =>
+    finish(JSON.parse((m as MessageEvent<string>).data) as ToolCallResponse),
+  );
   source.addEventListener('error', () => {
     if (done || source.readyState !== EventSource.CLOSED) return;
     // The stream was refused (e.g. the call is gone): ask for the resource itself.
     api.getCall(call.result_url).then(
-      (resource) => (resource.result ? finish(resource.result) : (status.textContent = 'The event stream closed; the call is still running.')),
+      (resource) =>
+        resource.result
+          ? finish(resource.result)
+          : (status.textContent = 'The event stream closed; the call is still running.'),
       (err: Error) => {
         done = true;
         clearInterval(tick);

@@ -28,7 +28,11 @@ export interface GeneratedForm {
 export function generateForm(params: readonly ToolParameter[]): GeneratedForm {
   const fields: Field[] = [];
   const root = objectFields(params, 'arguments', fields);
-  const element = h('div', { class: 'fields' }, params.length ? root.elements : h('p', { class: 'muted' }, 'This tool takes no arguments.'));
+  const element = h(
+    'div',
+    { class: 'fields' },
+    params.length ? root.elements : h('p', { class: 'muted' }, 'This tool takes no arguments.'),
+  );
   return {
     element,
     read() {
@@ -88,7 +92,11 @@ function objectFields(params: readonly ToolParameter[], path: string, fields: Fi
   };
 }
 
-function parameterField(p: ToolParameter, path: string, fields: Field[]): { element: HTMLElement; read(): { value?: unknown; problems: Problem[] } } {
+function parameterField(
+  p: ToolParameter,
+  path: string,
+  fields: Field[],
+): { element: HTMLElement; read(): { value?: unknown; problems: Problem[] } } {
   const id = uid('f');
   const helpId = `${id}-help`;
   const errorId = `${id}-error`;
@@ -97,12 +105,21 @@ function parameterField(p: ToolParameter, path: string, fields: Field[]): { elem
   const error = h('p', { class: 'error', id: errorId, hidden: true });
   const describedBy = [help ? helpId : null, errorId].filter(Boolean).join(' ');
   const typeNote = h('span', { class: 'type' }, p.enum?.length ? `${p.type}, one of ${p.enum.length}` : p.type);
-  const mark = required ? [h('span', { class: 'req', 'aria-hidden': 'true' }, '*'), h('span', { class: 'sr-only' }, ' (required)')] : [];
+  const mark = required
+    ? [h('span', { class: 'req', 'aria-hidden': 'true' }, '*'), h('span', { class: 'sr-only' }, ' (required)')]
+    : [];
 
   if (p.type === 'object' && p.properties && Object.keys(p.properties).length > 0) {
     const nested = objectFields(Object.values(p.properties), path, fields);
     const legend = h('legend', {}, h('span', { class: 'name' }, p.name), mark, ' ', typeNote);
-    const element = h('fieldset', { class: 'field nested', 'aria-describedby': describedBy }, legend, help, error, nested.elements);
+    const element = h(
+      'fieldset',
+      { class: 'field nested', 'aria-describedby': describedBy },
+      legend,
+      help,
+      error,
+      nested.elements,
+    );
     fields.push({
       path,
       read: () => ({}),
@@ -124,15 +141,31 @@ function parameterField(p: ToolParameter, path: string, fields: Field[]): { elem
   let read: () => { value?: unknown; problem?: string };
   const numeric = p.type === 'integer' || p.type === 'number';
   if (p.enum && p.enum.length > 0) {
-    const select = h('select', common, h('option', { value: '' }, required ? '— choose —' : '— not set —'), p.enum.map((v) => h('option', { value: v }, v)));
+    const select = h(
+      'select',
+      common,
+      h('option', { value: '' }, required ? '— choose —' : '— not set —'),
+      p.enum.map((v) => h('option', { value: v }, v)),
+    );
     control = select;
     read = () => (select.value === '' ? {} : { value: numeric ? Number(select.value) : select.value });
   } else if (p.type === 'boolean') {
-    const select = h('select', common, h('option', { value: '' }, '— not set —'), h('option', { value: 'true' }, 'true'), h('option', { value: 'false' }, 'false'));
+    const select = h(
+      'select',
+      common,
+      h('option', { value: '' }, '— not set —'),
+      h('option', { value: 'true' }, 'true'),
+      h('option', { value: 'false' }, 'false'),
+    );
     control = select;
     read = () => (select.value === '' ? {} : { value: select.value === 'true' });
   } else if (p.type === 'array' || p.type === 'object') {
-    const area = h('textarea', { ...common, rows: 3, spellcheck: 'false', placeholder: p.type === 'array' ? '["a", "b"]' : '{"key": "value"}' });
+    const area = h('textarea', {
+      ...common,
+      rows: 3,
+      spellcheck: 'false',
+      placeholder: p.type === 'array' ? '["a", "b"]' : '{"key": "value"}',
+    });
     control = area;
     read = () => {
       const text = area.value.trim();
@@ -144,7 +177,13 @@ function parameterField(p: ToolParameter, path: string, fields: Field[]): { elem
       }
     };
   } else {
-    const input = h('input', { ...common, type: 'text', inputmode: p.type === 'integer' ? 'numeric' : p.type === 'number' ? 'decimal' : null, autocomplete: 'off', spellcheck: numeric ? 'false' : null });
+    const input = h('input', {
+      ...common,
+      type: 'text',
+      inputmode: p.type === 'integer' ? 'numeric' : p.type === 'number' ? 'decimal' : null,
+      autocomplete: 'off',
+      spellcheck: numeric ? 'false' : null,
+    });
     control = input;
     read = () => {
       const text = numeric ? input.value.trim() : input.value;

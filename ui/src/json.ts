@@ -17,11 +17,29 @@ function node(value: unknown, key: string | undefined, depth: number): HTMLEleme
       'summary',
       {},
       keyEl,
-      h('span', { class: 'muted' }, `${brackets[0]} ${entries.length} ${Array.isArray(value) ? 'item' : 'key'}${entries.length === 1 ? '' : 's'} ${brackets[1]}`),
+      h(
+        'span',
+        { class: 'muted' },
+        `${brackets[0]} ${entries.length} ${Array.isArray(value) ? 'item' : 'key'}${entries.length === 1 ? '' : 's'} ${brackets[1]}`,
+      ),
     );
-    const details = h('details', { open: depth < MAX_OPEN_DEPTH }, summary, h('div', { class: 'j-children' }, entries.map(([k, v]) => node(v, k, depth + 1))));
+    const details = h(
+      'details',
+      { open: depth < MAX_OPEN_DEPTH },
+      summary,
+      h(
+        'div',
+        { class: 'j-children' },
+        entries.map(([k, v]) => node(v, k, depth + 1)),
+      ),
+    );
     return details;
   }
   const type = value === null ? 'null' : typeof value;
-  return h('div', { class: 'j-line' }, keyEl, h('span', { class: `j-${type}` }, JSON.stringify(value) ?? String(value)));
+  return h(
+    'div',
+    { class: 'j-line' },
+    keyEl,
+    h('span', { class: `j-${type}` }, JSON.stringify(value) ?? String(value)),
+  );
 }

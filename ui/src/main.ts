@@ -40,7 +40,13 @@ for (const [i, t] of TABS.entries()) {
 /** Ask for a token (auth is on and there is none, or it was refused); the page reloads with it. */
 function askToken(reason: string): void {
   const id = uid('token');
-  const input = h('input', { id, type: 'password', autocomplete: 'off', required: true, 'aria-describedby': `${id}-why` });
+  const input = h('input', {
+    id,
+    type: 'password',
+    autocomplete: 'off',
+    required: true,
+    'aria-describedby': `${id}-why`,
+  });
   const error = h('p', { class: 'error', role: 'alert', id: `${id}-why` }, reason);
   const form = h(
     'form',
@@ -48,7 +54,8 @@ function askToken(reason: string): void {
       class: 'login',
       onsubmit: (e: Event) => {
         e.preventDefault();
-        if (!input.value.trim()) return void fill(error, 'Enter the token the gateway was configured with (auth.tokens).');
+        if (!input.value.trim())
+          return void fill(error, 'Enter the token the gateway was configured with (auth.tokens).');
         api.setToken(input.value.trim());
         location.reload();
       },
@@ -75,7 +82,14 @@ api.onAuthNeeded((e) => {
 
 async function boot(): Promise<void> {
   if (api.token) {
-    fill($('auth'), h('button', { type: 'button', class: 'small', onclick: () => (api.setToken(null), location.reload()) }, 'Forget token'));
+    fill(
+      $('auth'),
+      h(
+        'button',
+        { type: 'button', class: 'small', onclick: () => (api.setToken(null), location.reload()) },
+        'Forget token',
+      ),
+    );
   }
   const hash = location.hash.slice(1);
   showTab((TABS as readonly string[]).includes(hash) ? (hash as Tab) : 'tools');

@@ -18,7 +18,11 @@ export function toolsView(root: HTMLElement): { load(): Promise<void> } {
   const deferred = h('input', { id: deferredId, type: 'checkbox' });
   const count = h('p', { class: 'muted', role: 'status' });
   const list = h('ul', { class: 'tool-list', 'aria-label': 'Tools' });
-  const detail = h('div', { class: 'tool-detail' }, h('p', { class: 'muted' }, 'Pick a tool to see its definition and run it.'));
+  const detail = h(
+    'div',
+    { class: 'tool-detail' },
+    h('p', { class: 'muted' }, 'Pick a tool to see its definition and run it.'),
+  );
 
   fill(
     root,
@@ -66,7 +70,10 @@ export function toolsView(root: HTMLElement): { load(): Promise<void> } {
   };
 
   const renderList = () => {
-    fill(count, `${tools.length} tool${tools.length === 1 ? '' : 's'}${search.value.trim() ? ` matching “${search.value.trim()}”` : ''}`);
+    fill(
+      count,
+      `${tools.length} tool${tools.length === 1 ? '' : 's'}${search.value.trim() ? ` matching “${search.value.trim()}”` : ''}`,
+    );
     fill(
       list,
       tools.map((t) =>
@@ -75,10 +82,22 @@ export function toolsView(root: HTMLElement): { load(): Promise<void> } {
           {},
           h(
             'button',
-            { type: 'button', class: 'tool-item', 'aria-current': t.name === selected ? 'true' : null, 'data-tool': t.name, onclick: () => select(t, true) },
+            {
+              type: 'button',
+              class: 'tool-item',
+              'aria-current': t.name === selected ? 'true' : null,
+              'data-tool': t.name,
+              onclick: () => select(t, true),
+            },
             h('span', { class: 'name' }, t.name),
             h('span', { class: 'desc' }, (t.description ?? '').split('\n')[0] ?? ''),
-            h('span', { class: 'chips' }, h('span', { class: 'chip' }, t.kind ?? 'native'), (t.tags ?? []).map((x) => h('span', { class: 'chip' }, x)), t.defer_loading ? h('span', { class: 'chip' }, 'deferred') : null),
+            h(
+              'span',
+              { class: 'chips' },
+              h('span', { class: 'chip' }, t.kind ?? 'native'),
+              (t.tags ?? []).map((x) => h('span', { class: 'chip' }, x)),
+              t.defer_loading ? h('span', { class: 'chip' }, 'deferred') : null,
+            ),
           ),
         ),
       ),
@@ -115,7 +134,15 @@ export function toolsView(root: HTMLElement): { load(): Promise<void> } {
           try {
             const accepted = await api.startCall(tool.name, args, Math.max(1, Math.round(Number(timeout.value) || 30)));
             current?.close();
-            current = watchCall({ call_id: accepted.call_id, tool_name: tool.name, events_url: accepted.events_url, result_url: accepted.result_url }, CALL_KEY);
+            current = watchCall(
+              {
+                call_id: accepted.call_id,
+                tool_name: tool.name,
+                events_url: accepted.events_url,
+                result_url: accepted.result_url,
+              },
+              CALL_KEY,
+            );
             fill(runBox, current.element);
           } catch (err) {
             const left = err instanceof ApiError ? form.showProblems(err.problems) : [];
@@ -172,8 +199,16 @@ export function toolsView(root: HTMLElement): { load(): Promise<void> } {
       const all = (await api.list('', '', [], false)).tools;
       const kinds = [...new Set(all.map((t) => t.kind ?? 'native'))].sort();
       const tags = [...new Set(all.flatMap((t) => t.tags ?? []))].sort();
-      fill(kind, h('option', { value: '' }, 'All kinds'), kinds.map((k) => h('option', { value: k }, k)));
-      fill(tag, h('option', { value: '' }, 'All tags'), tags.map((t) => h('option', { value: t }, t)));
+      fill(
+        kind,
+        h('option', { value: '' }, 'All kinds'),
+        kinds.map((k) => h('option', { value: k }, k)),
+      );
+      fill(
+        tag,
+        h('option', { value: '' }, 'All tags'),
+        tags.map((t) => h('option', { value: t }, t)),
+      );
       tools = all;
       renderList();
       // A call watched before a reload: show its tool and follow the call again.

@@ -37,7 +37,12 @@ export interface DecisionInput {
 /** What happened to a pending approval, for watchers (the console through /admin/events). */
 export type ApprovalChange =
   | { type: 'approval.pending'; approval: PendingApproval }
-  | { type: 'approval.decided'; approval: PendingApproval; decision: Decision | 'expired' | 'canceled'; approver: string | null };
+  | {
+      type: 'approval.decided';
+      approval: PendingApproval;
+      decision: Decision | 'expired' | 'canceled';
+      approver: string | null;
+    };
 
 export interface ApprovalsOptions {
   gate: ApprovalGate;
@@ -69,7 +74,16 @@ export class Approvals {
     const timer = setTimeout(() => this.expire(id, need.timeoutS), need.timeoutS * 1000);
     timer.unref();
     const url = this.options.urlOf?.(id) ?? `/admin/approvals/${id}`;
-    const approval = { id, call, rule: need.rule, arguments: args, createdAt, expiresAt: createdAt + need.timeoutS, url, timer };
+    const approval = {
+      id,
+      call,
+      rule: need.rule,
+      arguments: args,
+      createdAt,
+      expiresAt: createdAt + need.timeoutS,
+      url,
+      timer,
+    };
     this.pending.set(id, approval);
     this.byCall.set(call, id);
     call.hold();
@@ -125,8 +139,7 @@ export class Approvals {
     this.tell({ type: 'approval.decided', approval, decision: input.decision, approver });
     if (input.decision === 'approve') {
       if (approval.call.release(args)) this.options.begin(approval.call);
-    }
-    else approval.call.refuse(`denied by ${approver ?? 'an approver'}${reason ? `: ${reason}` : ''}`);
+    } else approval.call.refuse(`denied by ${approver ?? 'an approver'}${reason ? `: ${reason}` : ''}`);
     return approval;
   }
 

@@ -34,16 +34,27 @@ export const CallActivitySchema = z
     duration_ms: z.int().nullable().meta({ description: 'Set once finished' }),
     error_code: z.string().nullable(),
     events_url: z.url().optional().meta({ description: 'For call resources (POST /tool/calls): its event stream' }),
-    result_url: z.url().optional().meta({ description: 'For call resources: GET for state and result, DELETE to cancel' }),
+    result_url: z
+      .url()
+      .optional()
+      .meta({ description: 'For call resources: GET for state and result, DELETE to cancel' }),
   })
   .meta({ id: 'CallActivity', description: 'One call lifecycle event (never arguments or results)' });
 
 export const ActivitySnapshot = z
   .object({
-    calls: z.array(CallActivitySchema).meta({ description: 'Running calls, then recently finished ones, oldest first' }),
-    approvals: z.array(ApprovalView).optional().meta({ description: 'Pending approvals, oldest first: for approvers only' }),
+    calls: z
+      .array(CallActivitySchema)
+      .meta({ description: 'Running calls, then recently finished ones, oldest first' }),
+    approvals: z
+      .array(ApprovalView)
+      .optional()
+      .meta({ description: 'Pending approvals, oldest first: for approvers only' }),
   })
-  .meta({ id: 'ActivitySnapshot', description: 'Sent first (`event: snapshot`), and again when a resume is not possible' });
+  .meta({
+    id: 'ActivitySnapshot',
+    description: 'Sent first (`event: snapshot`), and again when a resume is not possible',
+  });
 
 const example = {
   seq: 7,
@@ -86,7 +97,10 @@ export const adminEventsRoute = createRoute({
       description: 'The event stream',
       content: { 'text/event-stream': { schema: z.union([ActivitySnapshot, CallActivitySchema]), example } },
     },
-    401: { description: 'Missing or wrong bearer token (`unauthorized`)', content: { 'application/json': { schema: ErrorMessage } } },
+    401: {
+      description: 'Missing or wrong bearer token (`unauthorized`)',
+      content: { 'application/json': { schema: ErrorMessage } },
+    },
   },
 });
 
@@ -117,7 +131,8 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
     const credential = c.get('principal')?.credential;
     // A call is its credential's: a token rotated under the same name does not see the calls of the one before.
     const visible = (a: CallActivity, call: Call | undefined) =>
-      principal === null || (a.principal === principal && (call?.credential === undefined || call.credential === credential));
+      principal === null ||
+      (a.principal === principal && (call?.credential === undefined || call.credential === credential));
     const id = (seq: number) => `${feed.epoch}.${seq}`;
     const withUrls = (a: CallActivity, call: Call | undefined) => {
       if (!call || store.get(call.id) !== call) return a;
@@ -125,7 +140,8 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
       const query = new URLSearchParams(deps.access?.eventsQuery(call) ?? {}).toString();
       return { ...a, result_url: resultUrl, events_url: `${resultUrl}/events${query ? `?${query}` : ''}` };
     };
-    const approver = engine.approvals !== undefined && !(deps.authOn === true && !(deps.isApprover?.(principal) ?? false));
+    const approver =
+      engine.approvals !== undefined && !(deps.authOn === true && !(deps.isApprover?.(principal) ?? false));
     const snapshot = () => {
       const calls: CallActivity[] = [];
       const seen = new Set<string>();
@@ -136,7 +152,11 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
       };
       for (const { activity, call } of feed.recentFinished().reverse()) add(activity, call);
       for (const call of store.list()) {
-        if (call.settled) add(describeCall(call, 'call.finished', call.response!.data.error_code, call.response!.data.duration_ms), call);
+        if (call.settled)
+          add(
+            describeCall(call, 'call.finished', call.response!.data.error_code, call.response!.data.duration_ms),
+            call,
+          );
       }
       for (const call of engine.runningCalls()) add(describeCall(call, 'call.started', null), call);
       calls.sort((a, b) => a.created_at - b.created_at);
@@ -184,7 +204,12 @@ function followApprovals(sink: { write(frame: string): boolean }, engine: Engine
     const data =
       change.type === 'approval.pending'
         ? approvalView(change.approval)
-        : { id: change.approval.id, call_id: change.approval.call.id, decision: change.decision, approver: change.approver };
+        : {
+            id: change.approval.id,
+            call_id: change.approval.call.id,
+            decision: change.decision,
+            approver: change.approver,
+          };
     sink.write(sseFrame(change.type, JSON.stringify(data)));
   });
 }

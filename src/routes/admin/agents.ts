@@ -24,15 +24,15 @@ const AGENTS_EXAMPLE = {
 } satisfies AgentsResponse;
 
 export const agentsRoute = sourceStatusRoute({
-    path: '/agents',
-    operationId: 'listAgents',
-    tag: 'agents',
-    summary: 'The remote A2A agents: state, tools, skipped tools, last error',
-    key: 'agents',
-    schema: AgentsResponse,
-    listDescription: 'Every configured agent, in configuration order',
-    example: AGENTS_EXAMPLE,
-  });
+  path: '/agents',
+  operationId: 'listAgents',
+  tag: 'agents',
+  summary: 'The remote A2A agents: state, tools, skipped tools, last error',
+  key: 'agents',
+  schema: AgentsResponse,
+  listDescription: 'Every configured agent, in configuration order',
+  example: AGENTS_EXAMPLE,
+});
 
 export function registerAgentRoutes(app: OpenAPIHono, deps: { agents: () => AgentStatus[]; admin?: AdminCheck }): void {
   registerSourceStatusRoute(app, agentsRoute, 'agents', { list: deps.agents, admin: deps.admin });

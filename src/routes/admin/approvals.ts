@@ -18,7 +18,9 @@ export const ApprovalView = z
     req_id: z.string(),
     tool_name: z.string(),
     kind: z.string(),
-    arguments: z.record(z.string(), z.unknown()).meta({ description: 'The arguments the caller sent (validated, defaults filled in)' }),
+    arguments: z
+      .record(z.string(), z.unknown())
+      .meta({ description: 'The arguments the caller sent (validated, defaults filled in)' }),
     principal: z.string().nullable().meta({ description: "The caller's token name (auth on), else null" }),
     session_id: z.string(),
     door: z.string().meta({ description: 'The door the call came through: rest, mcp, a2a, a2e, …' }),
@@ -34,7 +36,11 @@ export const ApprovalView = z
 const DecisionRequest = z
   .strictObject({
     decision: z.enum(['approve', 'deny']),
-    reason: z.string().max(2000).optional().meta({ description: 'Shown to the caller when denied; kept in the audit record' }),
+    reason: z
+      .string()
+      .max(2000)
+      .optional()
+      .meta({ description: 'Shown to the caller when denied; kept in the audit record' }),
     arguments: z
       .record(z.string(), z.unknown())
       .optional()
@@ -66,8 +72,14 @@ const approvalExample = {
 
 const IdParam = z.object({ id: z.string().meta({ description: 'The approval id' }) });
 const errors = {
-  403: { description: 'Not an approver (approvals.approvers), or an approver deciding their own call', content: { 'application/json': { schema: ErrorMessage } } },
-  404: { description: 'No pending approval with this id (decided, expired or ended)', content: { 'application/json': { schema: ErrorMessage } } },
+  403: {
+    description: 'Not an approver (approvals.approvers), or an approver deciding their own call',
+    content: { 'application/json': { schema: ErrorMessage } },
+  },
+  404: {
+    description: 'No pending approval with this id (decided, expired or ended)',
+    content: { 'application/json': { schema: ErrorMessage } },
+  },
 };
 
 export const listApprovalsRoute = createRoute({
@@ -76,7 +88,8 @@ export const listApprovalsRoute = createRoute({
   operationId: 'listApprovals',
   tags: ['meta'],
   summary: 'Calls waiting for approval',
-  description: 'Pending approvals, oldest first. Filter with `tool`, `principal`, `door`, `correlation_id`. Approvers only (403 otherwise).',
+  description:
+    'Pending approvals, oldest first. Filter with `tool`, `principal`, `door`, `correlation_id`. Approvers only (403 otherwise).',
   request: {
     query: z.object({
       tool: z.string().optional(),
@@ -88,7 +101,12 @@ export const listApprovalsRoute = createRoute({
   responses: {
     200: {
       description: 'Pending approvals',
-      content: { 'application/json': { schema: z.object({ approvals: z.array(ApprovalView) }), example: { approvals: [approvalExample] } } },
+      content: {
+        'application/json': {
+          schema: z.object({ approvals: z.array(ApprovalView) }),
+          example: { approvals: [approvalExample] },
+        },
+      },
     },
     403: errors[403],
   },
@@ -101,7 +119,13 @@ export const getApprovalRoute = createRoute({
   tags: ['meta'],
   summary: 'One pending approval',
   request: { params: IdParam },
-  responses: { 200: { description: 'The approval', content: { 'application/json': { schema: ApprovalView, example: approvalExample } } }, ...errors },
+  responses: {
+    200: {
+      description: 'The approval',
+      content: { 'application/json': { schema: ApprovalView, example: approvalExample } },
+    },
+    ...errors,
+  },
 });
 
 export const decideApprovalRoute = createRoute({
@@ -116,7 +140,12 @@ export const decideApprovalRoute = createRoute({
   request: {
     params: IdParam,
     body: {
-      content: { 'application/json': { schema: DecisionRequest, example: { decision: 'deny', reason: 'not during the release freeze' } } },
+      content: {
+        'application/json': {
+          schema: DecisionRequest,
+          example: { decision: 'deny', reason: 'not during the release freeze' },
+        },
+      },
       required: true,
     },
   },
@@ -131,7 +160,10 @@ export const decideApprovalRoute = createRoute({
       },
     },
     ...errors,
-    422: { description: 'The edited arguments are invalid for the tool; the approval stays pending', content: { 'application/json': { schema: ErrorMessage } } },
+    422: {
+      description: 'The edited arguments are invalid for the tool; the approval stays pending',
+      content: { 'application/json': { schema: ErrorMessage } },
+    },
   },
 });
 
@@ -179,7 +211,10 @@ export function registerApprovalRoutes(app: OpenAPIHono, deps: ApprovalRouteDeps
   const pending = (id: string) => {
     const found = deps.approvals?.get(id);
     if (!found) {
-      throw new GatewayError('not_found', 'no pending approval with this id: it was decided, expired, or its call ended; GET /admin/approvals lists the pending ones');
+      throw new GatewayError(
+        'not_found',
+        'no pending approval with this id: it was decided, expired, or its call ended; GET /admin/approvals lists the pending ones',
+      );
     }
     return found;
   };
@@ -207,12 +242,19 @@ export function registerApprovalRoutes(app: OpenAPIHono, deps: ApprovalRouteDeps
   app.openAPIRegistry.registerPath(decideApprovalRoute);
   app.post('/admin/approvals/:id', async (c) => {
     const who = approver(c, 'POST /admin/approvals/{id}');
-    const { value } = await readJson(c, DecisionRequest, deps.limits.bodyLimitBytes, { maxDepth: deps.limits.maxJsonDepth });
+    const { value } = await readJson(c, DecisionRequest, deps.limits.bodyLimitBytes, {
+      maxDepth: deps.limits.maxJsonDepth,
+    });
     if (value.decision === 'deny' && value.arguments !== undefined) {
       throw new GatewayError('invalid_request', '"arguments" edits a call being approved; leave it out when denying');
     }
     pending(c.req.param('id'));
     const decided = deps.approvals!.decide(c.req.param('id'), value, who);
-    return jsonResponse(c, { id: decided.id, decision: value.decision, call_id: decided.call.id, edited: value.arguments !== undefined });
+    return jsonResponse(c, {
+      id: decided.id,
+      decision: value.decision,
+      call_id: decided.call.id,
+      edited: value.arguments !== undefined,
+    });
   });
 }

@@ -24,16 +24,19 @@ const EXAMPLE = {
 } satisfies McpServersResponse;
 
 export const mcpServersRoute = sourceStatusRoute({
-    path: '/mcp-servers',
-    operationId: 'listMcpServers',
-    tag: 'mcp',
-    summary: 'The MCP servers whose tools the gateway offers: state, transport, tools, last error',
-    key: 'servers',
-    schema: McpServersResponse,
-    listDescription: 'Every configured MCP server, in configuration order',
-    example: EXAMPLE,
-  });
+  path: '/mcp-servers',
+  operationId: 'listMcpServers',
+  tag: 'mcp',
+  summary: 'The MCP servers whose tools the gateway offers: state, transport, tools, last error',
+  key: 'servers',
+  schema: McpServersResponse,
+  listDescription: 'Every configured MCP server, in configuration order',
+  example: EXAMPLE,
+});
 
-export function registerMcpServersRoute(app: OpenAPIHono, deps: { servers: () => McpServerStatus[]; admin?: AdminCheck }): void {
+export function registerMcpServersRoute(
+  app: OpenAPIHono,
+  deps: { servers: () => McpServerStatus[]; admin?: AdminCheck },
+): void {
   registerSourceStatusRoute(app, mcpServersRoute, 'servers', { list: deps.servers, admin: deps.admin });
 }

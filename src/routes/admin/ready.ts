@@ -17,10 +17,10 @@ import { jsonResponse } from '../http/respond.js';
 export const Readiness = z
   .object({
     status: z.literal('ready'),
-    unavailable_tools: z
-      .array(UnavailableToolStatus)
-      .optional()
-      .meta({ description: 'Ready, but without these tools on this host (e.g. run_command without a sandbox), and why; absent when none' }),
+    unavailable_tools: z.array(UnavailableToolStatus).optional().meta({
+      description:
+        'Ready, but without these tools on this host (e.g. run_command without a sandbox), and why; absent when none',
+    }),
   })
   .meta({ id: 'Readiness' });
 
@@ -33,7 +33,11 @@ const NOT_READY_EXAMPLE = {
   capability_name: '',
   code: 'unavailable',
   message: 'not ready: 1 A2A agent is still loading its card (GET /agents has details); retry shortly',
-  detail: { status: 'starting', pending: ['1 A2A agent is still loading its card (GET /agents has details)'], retry_after_s: 1 },
+  detail: {
+    status: 'starting',
+    pending: ['1 A2A agent is still loading its card (GET /agents has details)'],
+    retry_after_s: 1,
+  },
   retryable: true,
 };
 
@@ -80,12 +84,16 @@ export function registerReadyRoute(app: OpenAPIHono, deps: ReadyDeps): void {
     const pending = deps.loading?.() ?? [];
     const loading = deps.agents().filter((a) => a.state === 'loading').length;
     if (loading > 0) {
-      const them = loading === 1 ? '1 A2A agent is still loading its card' : `${loading} A2A agents are still loading their cards`;
+      const them =
+        loading === 1 ? '1 A2A agent is still loading its card' : `${loading} A2A agents are still loading their cards`;
       pending.push(`${them} (GET /agents has details)`);
     }
     if (pending.length === 0) {
       const unavailable = deps.unavailable?.() ?? [];
-      return jsonResponse(c, unavailable.length > 0 ? { status: 'ready', unavailable_tools: unavailable } : { status: 'ready' });
+      return jsonResponse(
+        c,
+        unavailable.length > 0 ? { status: 'ready', unavailable_tools: unavailable } : { status: 'ready' },
+      );
     }
     return errorResponse(c, notReady('starting', pending));
   });

@@ -13,8 +13,13 @@ const ReloadResponse = z
   .object({
     status: z.literal('reloaded'),
     changed: z.array(z.string()).meta({ description: 'Config keys whose new value is in force for new calls' }),
-    restart_needed: z.array(z.string()).meta({ description: 'Config keys that changed but need a restart; the running value is kept' }),
-    sessions_ended: z.int().meta({ description: 'Sessions and streams ended because the credential that opened them was removed or changed (a rotated token)' }),
+    restart_needed: z
+      .array(z.string())
+      .meta({ description: 'Config keys that changed but need a restart; the running value is kept' }),
+    sessions_ended: z.int().meta({
+      description:
+        'Sessions and streams ended because the credential that opened them was removed or changed (a rotated token)',
+    }),
   })
   .meta({ id: 'ReloadResponse', description: 'What the reload changed' });
 
@@ -35,7 +40,12 @@ export const reloadRoute = createRoute({
       content: {
         'application/json': {
           schema: ReloadResponse,
-          example: { status: 'reloaded', changed: ['agents.weather', 'tools.shell.enabled'], restart_needed: ['server.port'], sessions_ended: 0 },
+          example: {
+            status: 'reloaded',
+            changed: ['agents.weather', 'tools.shell.enabled'],
+            restart_needed: ['server.port'],
+            sessions_ended: 0,
+          },
         },
       },
     },
@@ -53,11 +63,17 @@ export function registerReloadRoute(
   app.openAPIRegistry.registerPath(reloadRoute);
   app.post(reloadRoute.path, async (c) => {
     deps.admin(c, 'POST /admin/reload');
-    const outcome = deps.reload ? await deps.reload('POST /admin/reload') : ({ status: 'refused', error: NO_CONFIG_FILE } as const);
+    const outcome = deps.reload
+      ? await deps.reload('POST /admin/reload')
+      : ({ status: 'refused', error: NO_CONFIG_FILE } as const);
     if (outcome.status === 'refused') {
-      throw new GatewayError('invalid_request', `config not reloaded, the running config keeps serving: ${outcome.error}`, {
-        detail: { error: outcome.error },
-      });
+      throw new GatewayError(
+        'invalid_request',
+        `config not reloaded, the running config keeps serving: ${outcome.error}`,
+        {
+          detail: { error: outcome.error },
+        },
+      );
     }
     return jsonResponse(c, outcome);
   });

@@ -32,7 +32,10 @@ export function sourceStatusRoute<K extends string, T>(spec: SourceStatusRoute<K
     summary: spec.summary,
     description: 'With auth configured, only tokens with `admin: true` may read it (others get 403).',
     responses: {
-      200: { description: spec.listDescription, content: { 'application/json': { schema: spec.schema, example: spec.example } } },
+      200: {
+        description: spec.listDescription,
+        content: { 'application/json': { schema: spec.schema, example: spec.example } },
+      },
     },
   });
 }

@@ -11,17 +11,27 @@ import { jsonResponse } from '../http/respond.js';
 
 const WorkspaceUsage = z
   .object({
-    name: z.string().meta({ description: 'Directory name: a readable part of the principal plus a digest of it ("anonymous" without auth)' }),
-    principal: z.string().nullable().meta({ description: 'The principal, when one of its calls opened the workspace on this instance; else null' }),
+    name: z.string().meta({
+      description: 'Directory name: a readable part of the principal plus a digest of it ("anonymous" without auth)',
+    }),
+    principal: z
+      .string()
+      .nullable()
+      .meta({ description: 'The principal, when one of its calls opened the workspace on this instance; else null' }),
     bytes: z.int().meta({ description: 'Disk bytes it holds (like du)' }),
-    quota_bytes: z.int().nullable().meta({ description: 'Its quota, when known on this instance (null: none or not known here)' }),
+    quota_bytes: z
+      .int()
+      .nullable()
+      .meta({ description: 'Its quota, when known on this instance (null: none or not known here)' }),
     last_used: z.string().meta({ description: 'When a call last used it (to within seconds), ISO 8601' }),
   })
   .meta({ id: 'WorkspaceUsage', description: 'One workspace and its usage' });
 
 const WorkspacesResponse = z
   .object({
-    per_principal: z.boolean().meta({ description: 'Whether each principal has its own workspace (tools.fs.root ends in {principal})' }),
+    per_principal: z
+      .boolean()
+      .meta({ description: 'Whether each principal has its own workspace (tools.fs.root ends in {principal})' }),
     workspaces: z.array(WorkspaceUsage),
   })
   .meta({ id: 'WorkspacesResponse', description: 'The workspaces of the file tools and run_command' });
@@ -50,12 +60,23 @@ export const workspacesRoute = createRoute({
           schema: WorkspacesResponse,
           example: {
             per_principal: true,
-            workspaces: [{ name: 'ci-3f5a9c0d1e2b4a67', principal: 'ci', bytes: 81920, quota_bytes: 1073741824, last_used: '2024-05-19T12:00:00.000Z' }],
+            workspaces: [
+              {
+                name: 'ci-3f5a9c0d1e2b4a67',
+                principal: 'ci',
+                bytes: 81920,
+                quota_bytes: 1073741824,
+                last_used: '2024-05-19T12:00:00.000Z',
+              },
+            ],
           },
         },
       },
     },
-    503: { description: 'Neither the file tools nor run_command is enabled (`unavailable`)', content: { 'application/json': { schema: ErrorMessage } } },
+    503: {
+      description: 'Neither the file tools nor run_command is enabled (`unavailable`)',
+      content: { 'application/json': { schema: ErrorMessage } },
+    },
   },
 });
 
@@ -72,17 +93,29 @@ export const deleteWorkspaceRoute = createRoute({
   responses: {
     200: {
       description: 'Deleted',
-      content: { 'application/json': { schema: z.object({ deleted: z.string() }), example: { deleted: 'ci-3f5a9c0d1e2b4a67' } } },
+      content: {
+        'application/json': { schema: z.object({ deleted: z.string() }), example: { deleted: 'ci-3f5a9c0d1e2b4a67' } },
+      },
     },
-    400: { description: 'The workspace is shared, not per principal (`invalid_request`)', content: { 'application/json': { schema: ErrorMessage } } },
-    404: { description: 'No workspace by that name (`not_found`)', content: { 'application/json': { schema: ErrorMessage } } },
+    400: {
+      description: 'The workspace is shared, not per principal (`invalid_request`)',
+      content: { 'application/json': { schema: ErrorMessage } },
+    },
+    404: {
+      description: 'No workspace by that name (`not_found`)',
+      content: { 'application/json': { schema: ErrorMessage } },
+    },
   },
 });
 
-export function registerWorkspacesRoutes(app: OpenAPIHono, deps: { workspaces: () => WorkspaceAdmin | undefined; admin: AdminCheck }): void {
+export function registerWorkspacesRoutes(
+  app: OpenAPIHono,
+  deps: { workspaces: () => WorkspaceAdmin | undefined; admin: AdminCheck },
+): void {
   const workspaces = (): WorkspaceAdmin => {
     const w = deps.workspaces();
-    if (!w) throw new GatewayError('unavailable', 'there are no workspaces: tools.fs and tools.shell are both disabled');
+    if (!w)
+      throw new GatewayError('unavailable', 'there are no workspaces: tools.fs and tools.shell are both disabled');
     return w;
   };
   app.openAPIRegistry.registerPath(workspacesRoute);
@@ -97,9 +130,16 @@ export function registerWorkspacesRoutes(app: OpenAPIHono, deps: { workspaces: (
     const w = workspaces();
     const name = c.req.param('name') ?? '';
     if (!w.perPrincipal) {
-      throw new GatewayError('invalid_request', 'the workspace is shared by every caller (tools.fs.root has no {principal}); there is no per-principal workspace to delete');
+      throw new GatewayError(
+        'invalid_request',
+        'the workspace is shared by every caller (tools.fs.root has no {principal}); there is no per-principal workspace to delete',
+      );
     }
-    if (!(await w.remove(name))) throw new GatewayError('not_found', `no workspace named ${JSON.stringify(name.slice(0, 80))}; GET /admin/workspaces lists them`);
+    if (!(await w.remove(name)))
+      throw new GatewayError(
+        'not_found',
+        `no workspace named ${JSON.stringify(name.slice(0, 80))}; GET /admin/workspaces lists them`,
+      );
     return jsonResponse(c, { deleted: name });
   });
 }

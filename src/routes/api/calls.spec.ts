@@ -4,14 +4,12 @@ import { z } from 'zod';
 import { ErrorMessage, ToolCallRequest, ToolCallResponse } from '../../protocol/index.js';
 import { SseCallPayload, examples, requestExamples, tryItExamples } from './tools.spec.js';
 
-export const CallState = z
-  .enum(['awaiting_approval', 'running', 'completed', 'failed', 'canceled'])
-  .meta({
-    id: 'CallState',
-    description:
-      '`awaiting_approval`: held until a person approves it (approvals; its `status` event names the approval); ' +
-      '`failed`: the tool failed or timed out, or its approval was denied or expired; `canceled`: DELETE, or the gateway shut down while it ran',
-  });
+export const CallState = z.enum(['awaiting_approval', 'running', 'completed', 'failed', 'canceled']).meta({
+  id: 'CallState',
+  description:
+    '`awaiting_approval`: held until a person approves it (approvals; its `status` event names the approval); ' +
+    '`failed`: the tool failed or timed out, or its approval was denied or expired; `canceled`: DELETE, or the gateway shut down while it ran',
+});
 
 const links = {
   events_url: z.url().meta({
@@ -62,7 +60,13 @@ const resourceExample = (state: 'completed' | 'canceled') => ({
     data:
       state === 'completed'
         ? examples.callResponse.data
-        : { success: false, tool_name: 'read_file', error: 'tool "read_file" was canceled', error_code: 'tool_error', duration_ms: 40 },
+        : {
+            success: false,
+            tool_name: 'read_file',
+            error: 'tool "read_file" was canceled',
+            error_code: 'tool_error',
+            duration_ms: 40,
+          },
   },
 });
 
@@ -75,7 +79,9 @@ const callIdParam = z.object({
   id: z.string().meta({ param: { name: 'id', in: 'path' }, description: 'call_id from POST /tool/calls' }),
 });
 
-const notFound = error('No call with this id: never created, or finished longer ago than `calls.retain_s` (`not_found`)');
+const notFound = error(
+  'No call with this id: never created, or finished longer ago than `calls.retain_s` (`not_found`)',
+);
 
 export const startCallRoute = createRoute({
   method: 'post',
@@ -90,11 +96,19 @@ export const startCallRoute = createRoute({
   request: {
     body: {
       required: true,
-      content: { 'application/json': { schema: ToolCallRequest, examples: requestExamples(tryItExamples.callRequest, examples.callRequest) } },
+      content: {
+        'application/json': {
+          schema: ToolCallRequest,
+          examples: requestExamples(tryItExamples.callRequest, examples.callRequest),
+        },
+      },
     },
   },
   responses: {
-    202: { description: 'The call is running', content: { 'application/json': { schema: CallAccepted, example: acceptedExample } } },
+    202: {
+      description: 'The call is running',
+      content: { 'application/json': { schema: CallAccepted, example: acceptedExample } },
+    },
     400: error('Malformed JSON or a request of the wrong shape (`invalid_request`)'),
     403: error('The tool is not allowed for this caller (`tool_denied`)'),
     404: error('No tool of that name (`unknown_tool`)'),
@@ -112,7 +126,10 @@ export const getCallRoute = createRoute({
   summary: 'State of a call resource, and its result once finished',
   request: { params: callIdParam },
   responses: {
-    200: { description: 'The call', content: { 'application/json': { schema: CallResource, example: resourceExample('completed') } } },
+    200: {
+      description: 'The call',
+      content: { 'application/json': { schema: CallResource, example: resourceExample('completed') } },
+    },
     404: notFound,
   },
 });
@@ -166,7 +183,9 @@ export const callEventsRoute = createRoute({
       content: { 'text/event-stream': { schema: SseCallPayload, example: examples.event } },
     },
     204: { description: 'The call finished and the client has seen its response: nothing more to send' },
-    400: error('`Last-Event-ID` / `after` is not a seq, or is ahead of the events of a call running on this instance (`invalid_request`; on another instance, whose view of the call can lag, the stream waits for the events after it)'),
+    400: error(
+      '`Last-Event-ID` / `after` is not a seq, or is ahead of the events of a call running on this instance (`invalid_request`; on another instance, whose view of the call can lag, the stream waits for the events after it)',
+    ),
     404: notFound,
   },
 });

@@ -6,7 +6,15 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { GatewayError, isCallId, type CallStore, type CallView, type Caller, type Engine, type Logger } from '../../engine/index.js';
+import {
+  GatewayError,
+  isCallId,
+  type CallStore,
+  type CallView,
+  type Caller,
+  type Engine,
+  type Logger,
+} from '../../engine/index.js';
 import { ToolCallRequest } from '../../protocol/index.js';
 import { readJson } from '../http/body.js';
 import { streamCall } from '../http/call-stream.js';
@@ -52,7 +60,8 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
   const { bodyLimitBytes, maxJsonDepth, heartbeatS, streams } = deps.limits;
   const access = deps.access ?? openCallAccess;
 
-  const resultUrl = (c: Context, call: CallView) => publicUrl(c, deps.urls, `/tool/calls/${encodeURIComponent(call.id)}`);
+  const resultUrl = (c: Context, call: CallView) =>
+    publicUrl(c, deps.urls, `/tool/calls/${encodeURIComponent(call.id)}`);
   const eventsUrl = (c: Context, call: CallView) => {
     const query = new URLSearchParams(access.eventsQuery(call)).toString();
     return `${resultUrl(c, call)}/events${query ? `?${query}` : ''}`;
@@ -62,10 +71,14 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
     `${deps.retainS} s after it finished (calls.retain_s)`,
     ...(deps.maxRetainedPerPrincipal === undefined
       ? []
-      : [`as the oldest of its token's finished calls beyond calls.max_retained_per_principal (${deps.maxRetainedPerPrincipal})`]),
+      : [
+          `as the oldest of its token's finished calls beyond calls.max_retained_per_principal (${deps.maxRetainedPerPrincipal})`,
+        ]),
     ...(deps.maxRetained === undefined
       ? []
-      : [`or as the oldest of all when all tokens together held more than calls.max_retained (${deps.maxRetained}) or limits.retained_calls_bytes`]),
+      : [
+          `or as the oldest of all when all tokens together held more than calls.max_retained (${deps.maxRetained}) or limits.retained_calls_bytes`,
+        ]),
   ].join(', ');
   // A malformed id is echoed only in part (it is the caller's text, of any length).
   const notFound = (id: string) =>
@@ -100,7 +113,10 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
   app.post(startCallRoute.path, async (c) => {
     const { value: req, bytes } = await readJson(c, ToolCallRequest, bodyLimitBytes, { maxDepth: maxJsonDepth });
     // Events are what a call resource is watched for: always record them.
-    const started = startCall(c, { ...req, streaming: true }, bytes, deps, { inputBytes: bytes, logger: requestLogger(c, deps.logger) });
+    const started = startCall(c, { ...req, streaming: true }, bytes, deps, {
+      inputBytes: bytes,
+      logger: requestLogger(c, deps.logger),
+    });
     const call = started instanceof Promise ? await started : started;
     // A shared store registers the call before anyone is told its id (it answers 503 when it cannot; the call is then stopped).
     const kept = store.put(call);
@@ -166,13 +182,18 @@ export function registerCallRoutes(app: OpenAPIHono, deps: CallRoutesDeps): void
 /** The seq the client last saw: Last-Event-ID (what EventSource sends on reconnect) wins over ?after=. */
 function lastSeenSeq(c: Context): number {
   const header = requestHeader(c, 'last-event-id');
-  const [source, raw] = header !== undefined && header.trim() !== '' ? ['Last-Event-ID', header] : ['after', c.req.query('after')];
+  const [source, raw] =
+    header !== undefined && header.trim() !== '' ? ['Last-Event-ID', header] : ['after', c.req.query('after')];
   if (raw === undefined || raw === '') return -1;
   const value = raw.trim();
   if (!/^(?:-1|0|[1-9]\d{0,14})$/.test(value)) {
-    throw new GatewayError('invalid_request', `${source} must be an event seq (an integer ≥ -1), got "${value.slice(0, 40)}"`, {
-      detail: { [source]: value.slice(0, 40) },
-    });
+    throw new GatewayError(
+      'invalid_request',
+      `${source} must be an event seq (an integer ≥ -1), got "${value.slice(0, 40)}"`,
+      {
+        detail: { [source]: value.slice(0, 40) },
+      },
+    );
   }
   return Number(value);
 }

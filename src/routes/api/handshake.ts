@@ -51,7 +51,10 @@ export const handshakeRoute = createRoute({
         },
       },
     },
-    400: { description: 'Malformed request (`invalid_request`)', content: { 'application/json': { schema: ErrorMessage } } },
+    400: {
+      description: 'Malformed request (`invalid_request`)',
+      content: { 'application/json': { schema: ErrorMessage } },
+    },
     401: {
       description: 'Missing or wrong token (`unauthorized`); `WWW-Authenticate` is set',
       content: { 'application/json': { schema: ErrorMessage } },
@@ -71,13 +74,19 @@ export interface HandshakeDeps {
 export function registerHandshakeRoute(app: OpenAPIHono, deps: HandshakeDeps): void {
   app.openAPIRegistry.registerPath(handshakeRoute);
   app.post(handshakeRoute.path, async (c) => {
-    const { value: req } = await readJson(c, HandshakeRequest, deps.limits.bodyLimitBytes, { maxDepth: deps.limits.maxJsonDepth });
+    const { value: req } = await readJson(c, HandshakeRequest, deps.limits.bodyLimitBytes, {
+      maxDepth: deps.limits.maxJsonDepth,
+    });
     let principal = c.get('principal');
     if (deps.authenticate && !principal) {
       principal = await deps.authenticate(req.auth_token);
       if (!principal) {
         const reason = req.auth_token
-          ? refusal(deps.authenticate, req.auth_token, 'the token is not valid; check auth_token or Authorization: Bearer <token>')
+          ? refusal(
+              deps.authenticate,
+              req.auth_token,
+              'the token is not valid; check auth_token or Authorization: Bearer <token>',
+            )
           : 'this gateway requires a token; send Authorization: Bearer <token> or auth_token';
         // Over REST a refusal is an error message like on every other route; the A2E transport answers
         // a handshake/resp with ok: false instead (SessionManager.refuse).

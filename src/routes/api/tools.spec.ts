@@ -80,7 +80,13 @@ export const examples = {
  */
 export const tryItExamples = {
   listRequest: { type: 'tool/list/req', filter_kind: '', filter_tags: [], query: '' },
-  callRequest: { type: 'tool/call/req', tool_name: 'list_dir', arguments: { path: '.' }, streaming: false, timeout: 30 },
+  callRequest: {
+    type: 'tool/call/req',
+    tool_name: 'list_dir',
+    arguments: { path: '.' },
+    streaming: false,
+    timeout: 30,
+  },
 } as const;
 
 /** An `examples` map: the working default first, then the spec's wire example. */
@@ -95,15 +101,13 @@ const error = (description: string) => ({
 });
 
 /** What travels in an SSE stream of a call: the payload of each event type. */
-export const SseCallPayload = z
-  .union([ToolEvent, ToolCallResponse, ErrorMessage])
-  .meta({
-    id: 'ToolCallStreamPayload',
-    description:
-      'The `data:` of one SSE event. `event: tool/event` (with `id: <seq>`) carries a ToolEvent; the last event, ' +
-      '`event: tool/call/resp`, carries the ToolCallResponse; a failure of the stream itself ends it with ' +
-      '`event: tool/error` carrying an Error. Comment lines (`: heartbeat`) keep idle connections open.',
-  });
+export const SseCallPayload = z.union([ToolEvent, ToolCallResponse, ErrorMessage]).meta({
+  id: 'ToolCallStreamPayload',
+  description:
+    'The `data:` of one SSE event. `event: tool/event` (with `id: <seq>`) carries a ToolEvent; the last event, ' +
+    '`event: tool/call/resp`, carries the ToolCallResponse; a failure of the stream itself ends it with ' +
+    '`event: tool/error` carrying an Error. Comment lines (`: heartbeat`) keep idle connections open.',
+});
 
 export const listRoute = createRoute({
   method: 'post',
@@ -118,7 +122,12 @@ export const listRoute = createRoute({
   request: {
     body: {
       required: true,
-      content: { 'application/json': { schema: ToolListRequest, examples: requestExamples(tryItExamples.listRequest, examples.listRequest) } },
+      content: {
+        'application/json': {
+          schema: ToolListRequest,
+          examples: requestExamples(tryItExamples.listRequest, examples.listRequest),
+        },
+      },
     },
   },
   responses: {
@@ -149,7 +158,12 @@ export const callRoute = createRoute({
   request: {
     body: {
       required: true,
-      content: { 'application/json': { schema: ToolCallRequest, examples: requestExamples(tryItExamples.callRequest, examples.callRequest) } },
+      content: {
+        'application/json': {
+          schema: ToolCallRequest,
+          examples: requestExamples(tryItExamples.callRequest, examples.callRequest),
+        },
+      },
     },
   },
   responses: {
@@ -165,8 +179,10 @@ export const callRoute = createRoute({
     403: error('The tool is not allowed for this caller (`tool_denied`), or Host/Origin not allowed (`forbidden`)'),
     404: error('No tool of that name (`unknown_tool`)'),
     413: error('Request body over `server.body_limit_bytes` (`payload_too_large`)'),
-    422: error("Arguments do not match the tool's input_parameters or exceed the argument limits (`invalid_arguments`)"),
-    429: error('Per-token rate limit or the session\'s max_parallel reached (`rate_limited`); see Retry-After'),
+    422: error(
+      "Arguments do not match the tool's input_parameters or exceed the argument limits (`invalid_arguments`)",
+    ),
+    429: error("Per-token rate limit or the session's max_parallel reached (`rate_limited`); see Retry-After"),
     500: error('Unexpected gateway error (`internal`)'),
     503: error('The gateway is shutting down or at limits.max_concurrent_calls (`unavailable`); see Retry-After'),
   },

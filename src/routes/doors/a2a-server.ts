@@ -8,8 +8,28 @@
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { A2AHandler, agentCard, asRpcError, parseRpcRequest, rpcError, rpcResult, RPC, RpcError, type A2AServerConfig, type RpcId, type RpcStream } from '../../a2a-server/index.js';
-import { GatewayError, type Admitted, type Call, type CallStore, type Caller, type Engine, type Logger } from '../../engine/index.js';
+import {
+  A2AHandler,
+  agentCard,
+  asRpcError,
+  parseRpcRequest,
+  rpcError,
+  rpcResult,
+  RPC,
+  RpcError,
+  type A2AServerConfig,
+  type RpcId,
+  type RpcStream,
+} from '../../a2a-server/index.js';
+import {
+  GatewayError,
+  type Admitted,
+  type Call,
+  type CallStore,
+  type Caller,
+  type Engine,
+  type Logger,
+} from '../../engine/index.js';
 import { nestsDeeperThan, readBytes } from '../http/body.js';
 import type { HttpLimits } from '../http/limits.js';
 import { onClientGone } from '../http/disconnect.js';
@@ -69,7 +89,13 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
       }
     }
     return c.json(
-      agentCard({ config, version: deps.version, endpoint: publicUrl(c, deps.urls, config.path), tools, bearer: deps.bearer }),
+      agentCard({
+        config,
+        version: deps.version,
+        endpoint: publicUrl(c, deps.urls, config.path),
+        tools,
+        bearer: deps.bearer,
+      }),
       200,
       { 'Cache-Control': 'no-store' },
     );
@@ -95,18 +121,29 @@ export function registerA2AServerRoutes(app: OpenAPIHono, deps: A2AServerRouteDe
       const outcome = await handler.handle(req, {
         dialect: /^\s*1\./.test(requestHeader(c, 'a2a-version') ?? '') ? '1.0' : '0.3',
         caller,
-        owns: (call: Call) => !deps.bearer || (call.caller.principal === owner && call.caller.credential === caller.credential),
+        owns: (call: Call) =>
+          !deps.bearer || (call.caller.principal === owner && call.caller.credential === caller.credential),
         inputBytes: bytes.byteLength,
         logger,
         onClientGone: (fn) => onClientGone(c, fn),
         admit: deps.admit && (() => deps.admit!(caller.principal, caller.sessionId)),
-        card: deps.bearer ? (tools) => agentCard({ config, version: deps.version, endpoint: publicUrl(c, deps.urls, config.path), tools, bearer: true }) : undefined,
+        card: deps.bearer
+          ? (tools) =>
+              agentCard({
+                config,
+                version: deps.version,
+                endpoint: publicUrl(c, deps.urls, config.path),
+                tools,
+                bearer: true,
+              })
+          : undefined,
       });
       if ('result' in outcome) return sendJson(c, rpcResult(req.id, outcome.result));
       return streamRpc(c, req.id, outcome.stream, deps.limits.heartbeatS, logger);
     } catch (err) {
       const e = asRpcError(err);
-      if (e.code === RPC.INTERNAL_ERROR && !(err instanceof GatewayError)) logger.error({ err, path: c.req.path }, 'A2A request failed');
+      if (e.code === RPC.INTERNAL_ERROR && !(err instanceof GatewayError))
+        logger.error({ err, path: c.req.path }, 'A2A request failed');
       // A client that accepts only an event stream (a streaming method's) reads its error from one.
       if (acceptsOnlySse(requestHeader(c, 'accept'))) {
         return streamSse(c, { heartbeatS: deps.limits.heartbeatS }, (sink) => {
@@ -142,7 +179,9 @@ function a2aCaller(c: Context, deps: A2AServerRouteDeps, inputBytes = 0): Caller
   };
   try {
     const found = deps.caller(c, sessionId);
-    return found instanceof Promise ? found.then((caller) => ({ ...caller, door: 'a2a' }), refused) : { ...found, door: 'a2a' };
+    return found instanceof Promise
+      ? found.then((caller) => ({ ...caller, door: 'a2a' }), refused)
+      : { ...found, door: 'a2a' };
   } catch (err) {
     return refused(err);
   }
@@ -152,9 +191,16 @@ const acceptsOnlySse = (accept: string | undefined) =>
   accept !== undefined && accept.includes('text/event-stream') && !/application\/json|\*\/\*/.test(accept);
 
 function parseBody(bytes: Uint8Array, maxDepth: number): unknown {
-  if (bytes.byteLength === 0) throw new RpcError(RPC.INVALID_REQUEST, 'request body is empty; send a JSON-RPC 2.0 request (Content-Type: application/json)');
+  if (bytes.byteLength === 0)
+    throw new RpcError(
+      RPC.INVALID_REQUEST,
+      'request body is empty; send a JSON-RPC 2.0 request (Content-Type: application/json)',
+    );
   if (nestsDeeperThan(bytes, maxDepth)) {
-    throw new RpcError(RPC.INVALID_REQUEST, `request body nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`);
+    throw new RpcError(
+      RPC.INVALID_REQUEST,
+      `request body nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`,
+    );
   }
   try {
     return JSON.parse(utf8.decode(bytes));

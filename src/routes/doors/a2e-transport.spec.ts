@@ -21,10 +21,16 @@ export const TransportErrorMessage = ErrorMessage.extend({
 }).meta({ id: 'A2ETransportError', description: 'An A2E error message as sent on the transport stream' });
 
 const SessionCreated = z
-  .object({ session_id: z.string().meta({ description: 'Send as X-Session-Id on /send and /stream', example: '9f86d081884c7d659a2feaa0c55ad015' }) })
+  .object({
+    session_id: z
+      .string()
+      .meta({ description: 'Send as X-Session-Id on /send and /stream', example: '9f86d081884c7d659a2feaa0c55ad015' }),
+  })
   .meta({ id: 'A2ETransportSession' });
 
-const Detail = z.object({ detail: z.string().meta({ description: 'What was wrong and how to fix it' }) }).meta({ id: 'A2ETransportDetail' });
+const Detail = z
+  .object({ detail: z.string().meta({ description: 'What was wrong and how to fix it' }) })
+  .meta({ id: 'A2ETransportDetail' });
 
 const Accepted = z.object({ ok: z.literal(true) }).meta({ id: 'A2ETransportAccepted' });
 
@@ -42,7 +48,9 @@ export const OutgoingMessage = z
   });
 
 const sessionHeader = z.object({
-  'x-session-id': z.string().meta({ description: 'The session_id from POST /session', example: '9f86d081884c7d659a2feaa0c55ad015' }),
+  'x-session-id': z
+    .string()
+    .meta({ description: 'The session_id from POST /session', example: '9f86d081884c7d659a2feaa0c55ad015' }),
 });
 
 /** Transport refusals are `{"detail": …}`, as the reference A2E transport answers them (not A2E Error messages). */
@@ -52,7 +60,13 @@ const detail = (description: string, example: string) => ({
 });
 
 const examples = {
-  handshake: { type: 'handshake/req', id: 'c0ffee00c0ffee00c0ffee00c0ffee00', agent_id: 'my-agent', agent_caps: ['tools'], auth_token: '' },
+  handshake: {
+    type: 'handshake/req',
+    id: 'c0ffee00c0ffee00c0ffee00c0ffee00',
+    agent_id: 'my-agent',
+    agent_caps: ['tools'],
+    auth_token: '',
+  },
   event: {
     type: 'tool/event',
     id: '3b8f8a5e2c1d4f6a9b0c7d1e2f3a4b5c',
@@ -90,7 +104,9 @@ export function transportRoutes(base: string) {
       responses: {
         200: {
           description: 'The new session',
-          content: { 'application/json': { schema: SessionCreated, example: { session_id: '9f86d081884c7d659a2feaa0c55ad015' } } },
+          content: {
+            'application/json': { schema: SessionCreated, example: { session_id: '9f86d081884c7d659a2feaa0c55ad015' } },
+          },
         },
         401: unauthorized,
         429: detail(
@@ -128,7 +144,10 @@ export function transportRoutes(base: string) {
         401: unauthorized,
         403: detail('The session belongs to another token', examples.foreign),
         404: detail('Unknown or expired session', examples.unknown),
-        413: detail('Body over `server.body_limit_bytes`', 'request body is larger than 1048576 bytes (server.body_limit_bytes); send less data'),
+        413: detail(
+          'Body over `server.body_limit_bytes`',
+          'request body is larger than 1048576 bytes (server.body_limit_bytes); send less data',
+        ),
         429: detail(
           'Too many messages waiting for the stream (`transport.max_queued`)',
           '1000 messages are waiting for GET /stream (transport.max_queued); read the stream, then send again',
@@ -150,7 +169,10 @@ export function transportRoutes(base: string) {
         'With `Last-Event-ID`, frames written after that id are sent again.',
       request: { headers: sessionHeader },
       responses: {
-        200: { description: 'The event stream', content: { 'text/event-stream': { schema: OutgoingMessage, example: examples.event } } },
+        200: {
+          description: 'The event stream',
+          content: { 'text/event-stream': { schema: OutgoingMessage, example: examples.event } },
+        },
         400: detail('Missing X-Session-Id', examples.missing),
         401: unauthorized,
         403: detail('The session belongs to another token', examples.foreign),
@@ -171,7 +193,10 @@ export function transportRoutes(base: string) {
         200: {
           description: 'Up',
           content: {
-            'application/json': { schema: z.object({ status: z.literal('ok') }).meta({ id: 'A2ETransportHealth' }), example: { status: 'ok' } },
+            'application/json': {
+              schema: z.object({ status: z.literal('ok') }).meta({ id: 'A2ETransportHealth' }),
+              example: { status: 'ok' },
+            },
           },
         },
       },

@@ -81,11 +81,14 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
     if (err instanceof TransportRefusal) {
       return jsonResponse(c, { detail: err.message }, STATUS[err.kind], REFUSAL_HEADERS[err.kind]);
     }
-    if (err instanceof GatewayError && err.code === 'payload_too_large') return jsonResponse(c, { detail: err.message }, 413);
+    if (err instanceof GatewayError && err.code === 'payload_too_large')
+      return jsonResponse(c, { detail: err.message }, 413);
     // The shared store (Redis) cannot answer: the gateway is up, retry shortly.
     if (err instanceof GatewayError && err.code === 'unavailable') {
       const after = err.detail?.retry_after_s;
-      return jsonResponse(c, { detail: err.message }, 503, { 'Retry-After': String(typeof after === 'number' ? Math.ceil(after) : 1) });
+      return jsonResponse(c, { detail: err.message }, 503, {
+        'Retry-After': String(typeof after === 'number' ? Math.ceil(after) : 1),
+      });
     }
     throw err;
   };
@@ -122,12 +125,16 @@ export function mountA2eTransport(app: OpenAPIHono, deps: A2eTransportDeps): A2e
     }
     const lastEventId = requestHeader(c, 'last-event-id');
     // The response lasts until the session lets go of the stream (replaced, closed) or the client leaves.
-    const { heartbeatS, streams: { stallS } } = deps.limits;
+    const {
+      heartbeatS,
+      streams: { stallS },
+    } = deps.limits;
     const onCut = (stall: number) => {
       deps.logger.warn({ stall_s: stall }, 'A2E transport stream cut: the client took no data (limits.stream_stall_s)');
       return transportCutFrame(stall);
     };
-    const onRevoked = (reason: string) => sseFrame(undefined, JSON.stringify(errorMessage(new GatewayError('unauthorized', reason))));
+    const onRevoked = (reason: string) =>
+      sseFrame(undefined, JSON.stringify(errorMessage(new GatewayError('unauthorized', reason))));
     return streamSse(c, { heartbeatS, stallS, onCut, onRevoked }, (sink) => {
       return new Promise<void>((resolve) => {
         const frames: FrameSink = {

@@ -58,7 +58,10 @@ export interface McpRouteDeps {
 }
 
 const isToolsCall = (m: unknown): boolean =>
-  typeof m === 'object' && m !== null && (m as { method?: unknown }).method === 'tools/call' && (m as { id?: unknown }).id !== undefined;
+  typeof m === 'object' &&
+  m !== null &&
+  (m as { method?: unknown }).method === 'tools/call' &&
+  (m as { id?: unknown }).id !== undefined;
 
 export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
   const { door } = deps;
@@ -78,7 +81,11 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
     }
     const version = requestHeader(c, 'mcp-protocol-version');
     if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return jsonRpcError(c, 400, `MCP-Protocol-Version ${JSON.stringify(version.slice(0, 40))} is not supported; this gateway speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`);
+      return jsonRpcError(
+        c,
+        400,
+        `MCP-Protocol-Version ${JSON.stringify(version.slice(0, 40))} is not supported; this gateway speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+      );
     }
 
     let bytes: Uint8Array;
@@ -88,14 +95,26 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
       return jsonRpcError(c, 413, asGatewayError(err).message);
     }
     if (nestsDeeperThan(bytes, maxDepth)) {
-      return jsonRpcError(c, 400, `the message nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`);
+      return jsonRpcError(
+        c,
+        400,
+        `the message nests arrays/objects deeper than ${maxDepth} levels (limits.max_json_depth); flatten the data`,
+      );
     }
     let message: unknown;
     try {
       // On Node the body is already a Buffer: no second view of its memory.
-      message = JSON.parse((Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString('utf8'));
+      message = JSON.parse(
+        (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).toString(
+          'utf8',
+        ),
+      );
     } catch (err) {
-      return sendJson(c, errorMessage(null, JSONRPC.PARSE_ERROR, `the body is not valid JSON: ${(err as Error).message}`), 400);
+      return sendJson(
+        c,
+        errorMessage(null, JSONRPC.PARSE_ERROR, `the body is not valid JSON: ${(err as Error).message}`),
+        400,
+      );
     }
 
     const principal = c.get('principal')?.name ?? null;
@@ -104,9 +123,19 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
     const batch = batchOf(message, version);
     if (batch) {
       if ('refused' in batch) return sendJson(c, batch.refused, 400);
-      const replies = await answerBatch(c, deps, batch.messages, { caller: { sessionId: '', principal }, logger, scope: session, inputBytes: 0, protocolVersion: version });
+      const replies = await answerBatch(c, deps, batch.messages, {
+        caller: { sessionId: '', principal },
+        logger,
+        scope: session,
+        inputBytes: 0,
+        protocolVersion: version,
+      });
       if (replies.length === 0) return c.body(null, 202);
-      if (!acceptsJson) return c.body(sseFrame('message', JSON.stringify(replies)), 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+      if (!acceptsJson)
+        return c.body(sseFrame('message', JSON.stringify(replies)), 200, {
+          'Content-Type': 'text/event-stream',
+          'Cache-Control': 'no-cache',
+        });
       return sendJson(c, replies, 200);
     }
     // With a shared store (store.kind redis) a token's tools/call takes its rate limit there first, in one round trip.
@@ -138,7 +167,11 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
         if (outcome.initialized && !session) c.header('Mcp-Session-Id', newId());
         if (isInvalidRequest(outcome.message)) return sendJson(c, outcome.message, 400);
         // A client that accepts only SSE gets its answer as a stream of one event.
-        if (!acceptsJson) return c.body(sseFrame('message', JSON.stringify(outcome.message)), 200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache' });
+        if (!acceptsJson)
+          return c.body(sseFrame('message', JSON.stringify(outcome.message)), 200, {
+            'Content-Type': 'text/event-stream',
+            'Cache-Control': 'no-cache',
+          });
         if (outcome.initialized) return c.json(outcome.message);
         return sendJson(c, outcome.message, 200);
       case 'call': {
@@ -180,7 +213,11 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
   // The server-initiated stream: notifications/tools/list_changed, until the client goes.
   app.get(MCP_PATH, (c) => {
     if (!(requestHeader(c, 'accept') ?? '').includes('text/event-stream')) {
-      return jsonRpcError(c, 406, `GET ${MCP_PATH} is the notification stream: send Accept: text/event-stream (requests go in POST ${MCP_PATH})`);
+      return jsonRpcError(
+        c,
+        406,
+        `GET ${MCP_PATH} is the notification stream: send Accept: text/event-stream (requests go in POST ${MCP_PATH})`,
+      );
     }
     return streamSse(c, { heartbeatS }, (sink) => {
       let gone!: () => void;
@@ -193,9 +230,14 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
   // Every other method (DELETE, PUT, OPTIONS, …), after POST and GET: one catch-all, so the app's generic 405 (which
   // lists the methods a path has routes for) never names a method that is only refused.
   app.all(MCP_PATH, (c) =>
-    jsonRpcError(c, 405, `${c.req.method} ${MCP_PATH} is not supported: this MCP server is stateless and keeps no session to end; POST sends requests, GET opens the notification stream`, {
-      Allow: 'GET, POST',
-    }),
+    jsonRpcError(
+      c,
+      405,
+      `${c.req.method} ${MCP_PATH} is not supported: this MCP server is stateless and keeps no session to end; POST sends requests, GET opens the notification stream`,
+      {
+        Allow: 'GET, POST',
+      },
+    ),
   );
 }
 
@@ -204,12 +246,21 @@ export function registerMcpRoute(app: OpenAPIHono, deps: McpRouteDeps): void {
  * and admission, concurrently; the answer is the array of responses once every call in it has ended (its calls'
  * notifications are not sent: a client that wants progress sends the call on its own).
  */
-async function answerBatch(c: Context, deps: McpRouteDeps, messages: unknown[], ex: McpExchange): Promise<JSONRPCMessage[]> {
+async function answerBatch(
+  c: Context,
+  deps: McpRouteDeps,
+  messages: unknown[],
+  ex: McpExchange,
+): Promise<JSONRPCMessage[]> {
   const answers = await Promise.all(
     messages.map(async (message): Promise<JSONRPCMessage | undefined> => {
       const admitting = deps.admit && isToolsCall(message) ? deps.admit(ex.caller.principal) : undefined;
       const admitted = admitting && (await admitting.catch((err: unknown) => ({ refused: asGatewayError(err) })));
-      const outcome = deps.door.handle(message, { ...ex, admitted, inputBytes: Buffer.byteLength(JSON.stringify(message) ?? '') });
+      const outcome = deps.door.handle(message, {
+        ...ex,
+        admitted,
+        inputBytes: Buffer.byteLength(JSON.stringify(message) ?? ''),
+      });
       if (outcome.kind !== 'call' && admitted && 'release' in admitted) admitted.release();
       if (outcome.kind === 'accepted') return undefined;
       if (outcome.kind === 'reply') return outcome.message;
@@ -244,6 +295,11 @@ function isInvalidRequest(message: JSONRPCMessage): boolean {
   return error !== undefined && (error.code === JSONRPC.INVALID_REQUEST || error.code === JSONRPC.PARSE_ERROR);
 }
 
-function jsonRpcError(c: Context, status: 400 | 405 | 406 | 413 | 415, message: string, headers?: Record<string, string>): Response {
+function jsonRpcError(
+  c: Context,
+  status: 400 | 405 | 406 | 413 | 415,
+  message: string,
+  headers?: Record<string, string>,
+): Response {
   return c.json(errorMessage(null, JSONRPC.INVALID_REQUEST, message), status, headers);
 }

@@ -7,7 +7,12 @@ import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import type { z } from 'zod';
 import { GatewayError } from '../../engine/index.js';
-import { checkMessage, decodeMessage, DEFAULT_MAX_JSON_DEPTH, type MessageWording } from '../../engine/message-reader.js';
+import {
+  checkMessage,
+  decodeMessage,
+  DEFAULT_MAX_JSON_DEPTH,
+  type MessageWording,
+} from '../../engine/message-reader.js';
 import { FIELD_LIMITS } from '../../protocol/index.js';
 import { nodeRequest, requestHeader } from './node.js';
 
@@ -28,9 +33,13 @@ export interface ParsedBody<T> {
 /** Read the body, enforcing `limit` bytes whether or not Content-Length is sent. */
 export function readBytes(c: Context, limit: number): Promise<Uint8Array> {
   const tooLarge = () =>
-    new GatewayError('payload_too_large', `request body is larger than ${limit} bytes (server.body_limit_bytes); send less data`, {
-      detail: { limit_bytes: limit },
-    });
+    new GatewayError(
+      'payload_too_large',
+      `request body is larger than ${limit} bytes (server.body_limit_bytes); send less data`,
+      {
+        detail: { limit_bytes: limit },
+      },
+    );
   const declared = requestHeader(c, 'content-length');
   if (declared !== undefined && Number(declared) > limit) return Promise.reject(tooLarge());
   const incoming = nodeRequest(c);
@@ -39,7 +48,12 @@ export function readBytes(c: Context, limit: number): Promise<Uint8Array> {
   return readWebBody(c, limit, declared, tooLarge);
 }
 
-async function readWebBody(c: Context, limit: number, declared: string | undefined, tooLarge: () => GatewayError): Promise<Uint8Array> {
+async function readWebBody(
+  c: Context,
+  limit: number,
+  declared: string | undefined,
+  tooLarge: () => GatewayError,
+): Promise<Uint8Array> {
   if (declared !== undefined) {
     // Length known and within the limit: the server adapter's fast path reads it in one go.
     return new Uint8Array(await c.req.arrayBuffer());
@@ -64,7 +78,8 @@ async function readWebBody(c: Context, limit: number, declared: string | undefin
  * chunks arrive (Content-Length may be absent or wrong).
  */
 function readIncoming(incoming: IncomingMessage, limit: number, tooLarge: () => GatewayError): Promise<Uint8Array> {
-  const gone = () => new GatewayError('invalid_request', 'the client closed the connection before the request body was complete');
+  const gone = () =>
+    new GatewayError('invalid_request', 'the client closed the connection before the request body was complete');
   // Already torn down: no event would ever come.
   if (incoming.destroyed) return Promise.reject(gone());
   return new Promise((resolve, reject) => {

@@ -34,20 +34,29 @@ export interface CallAccess {
   ownedBy?(c: Context, call: CallView): boolean;
 }
 
-export const openCallAccess: CallAccess = { eventsQuery: () => ({}), checkEvents: (_c, _id, call) => (call ? 'ok' : 'not_found') };
+export const openCallAccess: CallAccess = {
+  eventsQuery: () => ({}),
+  checkEvents: (_c, _id, call) => (call ? 'ok' : 'not_found'),
+};
 
 /**
  * `key` gives the HMAC key: by default one made here (valid in this process only); with a shared store, the
  * store's key, the same on every instance (so a token minted by one verifies on any). `live`: whether a
  * credential (Principal.credential) is still configured.
  */
-export function signedCallAccess(key: () => Buffer = processKey(), live: (credential: string) => boolean = () => true): CallAccess {
+export function signedCallAccess(
+  key: () => Buffer = processKey(),
+  live: (credential: string) => boolean = () => true,
+): CallAccess {
   const sign = (callId: string) => createHmac('sha256', key()).update(callId).digest();
   // A call belongs to the credential that started it, not to its name: a token rotated under the same name is someone else.
   const ownedBy = (c: Context, call: CallView) => {
     const principal = c.get('principal');
     return (
-      principal !== null && principal !== undefined && principal.name === call.principal && (call.credential === undefined || call.credential === principal.credential)
+      principal !== null &&
+      principal !== undefined &&
+      principal.name === call.principal &&
+      (call.credential === undefined || call.credential === principal.credential)
     );
   };
   return {

@@ -39,36 +39,61 @@ export function streamCall(c: Context, call: CallView, options: CallStreamOption
   const preamble = options.retryMs === undefined ? undefined : `retry: ${options.retryMs}\n`;
   const limits = options.limits ?? DEFAULT_STREAM_LIMITS;
   const onCut = (stallS: number) => {
-    options.logger.warn({ call_id: call.id, req_id: call.requestId, stall_s: stallS }, 'SSE stream cut: the client took no data (limits.stream_stall_s)');
+    options.logger.warn(
+      { call_id: call.id, req_id: call.requestId, stall_s: stallS },
+      'SSE stream cut: the client took no data (limits.stream_stall_s)',
+    );
     const next = options.stopOnDisconnect
       ? 'the call was stopped; read the stream as it comes, or start the call with POST /tool/calls to follow it at your pace'
       : `reconnect with Last-Event-ID to continue where you left off`;
-    const err = new GatewayError('unavailable', `this stream was cut: the client took no data for ${stallS} s while output waited (limits.stream_stall_s); ${next}`, {
-      retryable: !options.stopOnDisconnect,
-    });
+    const err = new GatewayError(
+      'unavailable',
+      `this stream was cut: the client took no data for ${stallS} s while output waited (limits.stream_stall_s); ${next}`,
+      {
+        retryable: !options.stopOnDisconnect,
+      },
+    );
     return sseFrame('tool/error', JSON.stringify(errorMessage(err, call.requestId, TOOLS_CAPABILITY)));
   };
   // The stream belongs to the call's owner, whoever reads it (a bearer token, or the call's access_token).
-  const onRevoked = (reason: string) => sseFrame('tool/error', JSON.stringify(errorMessage(new GatewayError('unauthorized', reason), call.requestId, TOOLS_CAPABILITY)));
-  return streamSse(c, { heartbeatS: options.heartbeatS, preamble, stallS: limits.stallS, onCut, owner: { principal: call.principal, credential: call.credential }, onRevoked }, async (sink) => {
-    sink.onDisconnect(() => {
-      if (options.stopOnDisconnect) void call.stop('disconnect');
-      watcher.close();
-    });
-    try {
-      await pipeCall(call, batches, sink, limits.unsentBytes);
-    } catch (err) {
-      options.logger.error({ err, call_id: call.id }, 'SSE stream failed');
-      sink.write(sseFrame('tool/error', JSON.stringify(errorMessage(asGatewayError(err), call.requestId, TOOLS_CAPABILITY))));
-    }
-  });
+  const onRevoked = (reason: string) =>
+    sseFrame(
+      'tool/error',
+      JSON.stringify(errorMessage(new GatewayError('unauthorized', reason), call.requestId, TOOLS_CAPABILITY)),
+    );
+  return streamSse(
+    c,
+    {
+      heartbeatS: options.heartbeatS,
+      preamble,
+      stallS: limits.stallS,
+      onCut,
+      owner: { principal: call.principal, credential: call.credential },
+      onRevoked,
+    },
+    async (sink) => {
+      sink.onDisconnect(() => {
+        if (options.stopOnDisconnect) void call.stop('disconnect');
+        watcher.close();
+      });
+      try {
+        await pipeCall(call, batches, sink, limits.unsentBytes);
+      } catch (err) {
+        options.logger.error({ err, call_id: call.id }, 'SSE stream failed');
+        sink.write(
+          sseFrame('tool/error', JSON.stringify(errorMessage(asGatewayError(err), call.requestId, TOOLS_CAPABILITY))),
+        );
+      }
+    },
+  );
 }
 
 /** The batches without the events (and gaps) up to `seen`. */
 async function* unseen(watcher: AsyncIterable<EventBatch>, seen: number): AsyncGenerator<EventBatch> {
   for await (const batch of watcher) {
     const events = batch.events.filter((ev) => ev.seq === undefined || ev.seq > seen);
-    const gap = batch.gap && batch.gap.to > seen ? { from: Math.max(batch.gap.from, seen + 1), to: batch.gap.to } : undefined;
+    const gap =
+      batch.gap && batch.gap.to > seen ? { from: Math.max(batch.gap.from, seen + 1), to: batch.gap.to } : undefined;
     if (events.length || gap) yield gap ? { events, gap } : { events };
   }
 }
@@ -83,7 +108,12 @@ export function responseEventId(call: CallView): number {
  * `tool/call/resp`. At most about `unsentBytes` go to the client before
  * waiting for it to take them; meanwhile events wait in the call.
  */
-export async function pipeCall(call: CallView, watcher: AsyncIterable<EventBatch>, sink: SseSink, unsentBytes = DEFAULT_STREAM_LIMITS.unsentBytes): Promise<void> {
+export async function pipeCall(
+  call: CallView,
+  watcher: AsyncIterable<EventBatch>,
+  sink: SseSink,
+  unsentBytes = DEFAULT_STREAM_LIMITS.unsentBytes,
+): Promise<void> {
   for await (const batch of watcher) {
     let frames = '';
     if (batch.gap) {

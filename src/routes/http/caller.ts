@@ -38,7 +38,9 @@ function lookUpCaller<T extends Caller | AdmittedCaller>(
   try {
     const caller = lookUp(c, req.session_id);
     // The refusal's handler is made only for a caller that is looked up asynchronously (not per call).
-    return caller instanceof Promise ? caller.catch((err: unknown) => refusedCall(c, req, inputBytes, engine, err)) : caller;
+    return caller instanceof Promise
+      ? caller.catch((err: unknown) => refusedCall(c, req, inputBytes, engine, err))
+      : caller;
   } catch (err) {
     return refusedCall(c, req, inputBytes, engine, err);
   }

@@ -40,8 +40,14 @@ export interface GuardOptions {
 /** Routes anyone who reaches the gateway may read: health, readiness, the index, documentation and the console's page (it asks for a token itself). */
 const isPublic = (method: string, path: string) =>
   (method === 'GET' || method === 'HEAD') &&
-  (path === '/healthz' || path === '/readyz' || path === '/' || path === '/openapi.json' || path === '/docs' || path.startsWith('/docs/') ||
-    path === '/ui' || path.startsWith('/ui/'));
+  (path === '/healthz' ||
+    path === '/readyz' ||
+    path === '/' ||
+    path === '/openapi.json' ||
+    path === '/docs' ||
+    path.startsWith('/docs/') ||
+    path === '/ui' ||
+    path.startsWith('/ui/'));
 
 /**
  * Routes that may come without a bearer header because they check a token of
@@ -55,7 +61,8 @@ const checksItsOwnToken = (method: string, path: string) =>
   (method === 'GET' && path === '/.well-known/agent-card.json');
 
 const ALLOW_METHODS = 'GET, POST, DELETE, OPTIONS';
-const ALLOW_HEADERS = 'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id, X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, A2A-Version';
+const ALLOW_HEADERS =
+  'Authorization, Content-Type, Accept, Last-Event-ID, X-Session-Id, X-Request-Id, Mcp-Session-Id, MCP-Protocol-Version, A2A-Version';
 const EXPOSE_HEADERS = 'Retry-After, WWW-Authenticate, Allow, X-Request-Id, Mcp-Session-Id';
 
 const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/+$/, '');
@@ -65,7 +72,9 @@ const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/+$/,
  * check, run by the request middleware in its own frame (createApp wires it)
  * rather than as one more middleware layer on every request.
  */
-export function guardCheck(options: GuardOptions): (c: Context) => Response | undefined | Promise<Response | undefined> {
+export function guardCheck(
+  options: GuardOptions,
+): (c: Context) => Response | undefined | Promise<Response | undefined> {
   const allowedOrigins = new Set(options.corsOrigins.map(normalizeOrigin));
   const allowedHosts = new Set((options.allowedHosts ?? []).map((h) => h.toLowerCase()));
   // Clients send the same few Host values over and over: remember the accepted ones (a bounded set, so
@@ -78,7 +87,8 @@ export function guardCheck(options: GuardOptions): (c: Context) => Response | un
     return ok;
   };
   const base = options.basePath ?? '';
-  const routePath = (c: Context) => (base && c.req.path.startsWith(base) ? c.req.path.slice(base.length) || '/' : c.req.path);
+  const routePath = (c: Context) =>
+    base && c.req.path.startsWith(base) ? c.req.path.slice(base.length) || '/' : c.req.path;
   const refuse = (c: Context, err: GatewayError) => {
     options.logger?.info({ method: c.req.method, path: c.req.path, code: err.code }, `request refused: ${err.message}`);
     options.onRefused?.(c, err, routePath(c));
@@ -92,7 +102,11 @@ export function guardCheck(options: GuardOptions): (c: Context) => Response | un
           'unauthorized',
           token === null
             ? 'this gateway requires a token; send Authorization: Bearer <token>'
-            : refusal(options.authenticate, token, 'the bearer token is not valid; check the token you send in Authorization: Bearer <token>'),
+            : refusal(
+                options.authenticate,
+                token,
+                'the bearer token is not valid; check the token you send in Authorization: Bearer <token>',
+              ),
         ),
       );
     }
@@ -115,12 +129,16 @@ export function guardCheck(options: GuardOptions): (c: Context) => Response | un
     const origin = requestHeader(c, 'origin');
     if (origin !== undefined) {
       const o = normalizeOrigin(origin);
-      const sameOrigin = host !== undefined && (o === `http://${host.toLowerCase()}` || o === `https://${host.toLowerCase()}`);
+      const sameOrigin =
+        host !== undefined && (o === `http://${host.toLowerCase()}` || o === `https://${host.toLowerCase()}`);
       const listed = allowedOrigins.has(o);
       if (!sameOrigin && !listed) {
         return refuse(
           c,
-          new GatewayError('forbidden', `browser origin ${JSON.stringify(origin)} is not allowed; add it to server.cors_origins to let that page call the gateway`),
+          new GatewayError(
+            'forbidden',
+            `browser origin ${JSON.stringify(origin)} is not allowed; add it to server.cors_origins to let that page call the gateway`,
+          ),
         );
       }
       if (listed) {

@@ -7,7 +7,15 @@
  */
 import type { ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import { LazyChildLogger, levelEnabled, writeCallLine, type Call, type CallLineCarrier, type Logger, type PrincipalStreams } from '../../engine/index.js';
+import {
+  LazyChildLogger,
+  levelEnabled,
+  writeCallLine,
+  type Call,
+  type CallLineCarrier,
+  type Logger,
+  type PrincipalStreams,
+} from '../../engine/index.js';
 import { newId } from '../../protocol/index.js';
 import { nodeResponse, requestHeader } from './node.js';
 
@@ -51,7 +59,12 @@ export interface RequestContextOptions {
   check?: (c: Context) => Response | undefined | Promise<Response | undefined>;
 }
 
-export function requestContext({ logger, streamOpened, principalStreams, check }: RequestContextOptions): MiddlewareHandler {
+export function requestContext({
+  logger,
+  streamOpened,
+  principalStreams,
+  check,
+}: RequestContextOptions): MiddlewareHandler {
   return async (c, next) => {
     const requestId = pickRequestId(requestHeader(c, REQUEST_ID_HEADER_NAME));
     // The id is a UUID or matched VALID_REQUEST_ID: its JSON is itself in quotes.
@@ -153,6 +166,10 @@ export class AccessLine implements CallLineCarrier {
     }
     // Probes and scrapes come every few seconds: keep them out of the info log.
     const level = status < 400 && QUIET_PATHS.test(this.path) ? 'debug' : 'info';
-    this.log.line(level, { method: this.method, path: this.path, status, duration_ms: durationMs, aborted: aborted ? true : undefined }, 'request finished');
+    this.log.line(
+      level,
+      { method: this.method, path: this.path, status, duration_ms: durationMs, aborted: aborted ? true : undefined },
+      'request finished',
+    );
   }
 }

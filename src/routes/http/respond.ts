@@ -14,7 +14,12 @@ import { nodeResponse } from './node.js';
  * A JSON answer through Hono, ending with a newline like every answer of the
  * gateway (so a shell prompt after `curl` starts on a line of its own).
  */
-export function jsonResponse(c: Context, value: unknown, status: ContentfulStatusCode = 200, headers?: Record<string, string>): Response {
+export function jsonResponse(
+  c: Context,
+  value: unknown,
+  status: ContentfulStatusCode = 200,
+  headers?: Record<string, string>,
+): Response {
   return c.body(`${JSON.stringify(value)}\n`, status, { ...headers, 'Content-Type': 'application/json' });
 }
 
@@ -33,7 +38,11 @@ export function sendJsonText(c: Context, json: string, status: ContentfulStatusC
  * @example
  * return sendJsonBody(c, call.responseJson('\n')!);
  */
-export function sendJsonBody(c: Context, body: string | Uint8Array<ArrayBuffer>, status: ContentfulStatusCode = 200): Response {
+export function sendJsonBody(
+  c: Context,
+  body: string | Uint8Array<ArrayBuffer>,
+  status: ContentfulStatusCode = 200,
+): Response {
   const requestId = c.get('requestId');
   if (!nodeResponse(c) || requestId === undefined || c.get('preparedHeaders')) {
     return c.body(body, status, { 'Content-Type': 'application/json' });

@@ -58,7 +58,8 @@ export interface SseOptions {
 type Runner = (sink: SseSink) => Promise<void>;
 
 /** The last frame of a stream its credential's revocation ended, unless the stream's format wants its own. */
-export const revokedFrame = (reason: string): string => sseFrame('error', JSON.stringify(errorMessage(new GatewayError('unauthorized', reason))));
+export const revokedFrame = (reason: string): string =>
+  sseFrame('error', JSON.stringify(errorMessage(new GatewayError('unauthorized', reason))));
 
 /** How a stream is ended early, with a last frame: the client stopped reading, or its credential was revoked. */
 type Finish = (frame: string) => void;
@@ -68,7 +69,10 @@ function register(c: Context, options: SseOptions, finish: Finish): () => void {
   const streams = c.get('principalStreams');
   if (!streams) return noop;
   const bearer = c.get('principal');
-  const { principal, credential } = options.owner ?? { principal: bearer?.name ?? null, credential: bearer?.credential };
+  const { principal, credential } = options.owner ?? {
+    principal: bearer?.name ?? null,
+    credential: bearer?.credential,
+  };
   return streams.add(principal, credential, (reason) => finish(options.onRevoked?.(reason) ?? revokedFrame(reason)));
 }
 
@@ -91,7 +95,13 @@ export function streamSse(c: Context, options: SseOptions, run: Runner): Respons
   return made.response;
 }
 
-function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run: Runner, onClosed: () => void): { response: Response; finish: Finish } {
+function nodeSse(
+  res: ServerResponse,
+  headers: Headers,
+  options: SseOptions,
+  run: Runner,
+  onClosed: () => void,
+): { response: Response; finish: Finish } {
   const head: Record<string, string | string[]> = {};
   headers.forEach((value, key) => {
     if (key === 'set-cookie') return;
@@ -134,7 +144,10 @@ function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run
         ? Promise.resolve()
         : new Promise((resolve) => {
             const stallS = options.stallS;
-            const stall = stallS === undefined ? undefined : setTimeout(() => (done(), finish(options.onCut?.(stallS) ?? '')), stallS * 1000);
+            const stall =
+              stallS === undefined
+                ? undefined
+                : setTimeout(() => (done(), finish(options.onCut?.(stallS) ?? '')), stallS * 1000);
             const done = () => {
               clearTimeout(stall);
               res.off('drain', done);
@@ -162,7 +175,12 @@ function nodeSse(res: ServerResponse, headers: Headers, options: SseOptions, run
   return { response: RESPONSE_ALREADY_SENT, finish };
 }
 
-function webSse(headers: Headers, options: SseOptions, run: Runner, onClosed: () => void): { response: Response; finish: Finish } {
+function webSse(
+  headers: Headers,
+  options: SseOptions,
+  run: Runner,
+  onClosed: () => void,
+): { response: Response; finish: Finish } {
   const encoder = new TextEncoder();
   let controller!: ReadableStreamDefaultController<Uint8Array>;
   let ended = false;

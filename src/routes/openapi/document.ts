@@ -77,7 +77,8 @@ export function finishDocument<D extends object>(document: D): D {
       const op = item[method];
       if (!op) continue;
       const params = (op.parameters ??= []);
-      if (!params.some((p) => p.$ref === '#/components/parameters/RequestId')) params.push({ $ref: '#/components/parameters/RequestId' });
+      if (!params.some((p) => p.$ref === '#/components/parameters/RequestId'))
+        params.push({ $ref: '#/components/parameters/RequestId' });
       const responses = (op.responses ??= {});
       if (!Object.keys(responses).some((s) => s.startsWith('4'))) {
         responses['4XX'] = jsonError(
@@ -122,17 +123,28 @@ export function buildDocument(registry: Registry, version: string, basePath = ''
       { name: 'tools', description: 'The A2E tools capability' },
       { name: 'agents', description: 'Remote A2A agents whose skills are tools' },
       { name: 'sessions', description: 'Handshake and sessions' },
-      { name: 'a2e-transport', description: "A2E's own HTTP message transport, as the reference A2E SDK's HTTPTransport speaks it" },
+      {
+        name: 'a2e-transport',
+        description: "A2E's own HTTP message transport, as the reference A2E SDK's HTTPTransport speaks it",
+      },
       { name: 'meta', description: 'Health, metrics and documentation' },
       { name: 'mcp', description: 'The gateway as an MCP server, and the MCP servers whose tools it offers' },
-      { name: 'sources', description: 'Every tool source (native groups, plugins, A2A agents, MCP servers, OpenAPI documents) in one shape' },
+      {
+        name: 'sources',
+        description:
+          'Every tool source (native groups, plugins, A2A agents, MCP servers, OpenAPI documents) in one shape',
+      },
     ],
   });
   return finishDocument(document);
 }
 
 /** The document of a list of route specs alone (no app, no handlers). */
-export function documentOfRoutes(routes: readonly Parameters<Registry['registerPath']>[0][], version: string, basePath = ''): OpenApiDocument {
+export function documentOfRoutes(
+  routes: readonly Parameters<Registry['registerPath']>[0][],
+  version: string,
+  basePath = '',
+): OpenApiDocument {
   const registry = new OpenAPIHono().openAPIRegistry;
   for (const route of routes) registry.registerPath(route);
   return buildDocument(registry, version, basePath);

@@ -72,15 +72,17 @@ export const UnavailableToolStatus = z
 
 export const Health = z
   .object({
-    status: z.enum(['ok', 'degraded']).meta({ description: '"degraded" (HTTP 503) while the shared store is unreachable: what needs it answers 503' }),
+    status: z
+      .enum(['ok', 'degraded'])
+      .meta({ description: '"degraded" (HTTP 503) while the shared store is unreachable: what needs it answers 503' }),
     tools: z.int().meta({ description: 'Number of tools registered' }),
     running_calls: z.int().meta({ description: 'Calls currently running' }),
     uptime_s: z.number(),
     store: StoreStatus,
-    unavailable_tools: z
-      .array(UnavailableToolStatus)
-      .optional()
-      .meta({ description: 'Tools the gateway would offer but cannot on this host (e.g. run_command without a sandbox), and why; absent when none' }),
+    unavailable_tools: z.array(UnavailableToolStatus).optional().meta({
+      description:
+        'Tools the gateway would offer but cannot on this host (e.g. run_command without a sandbox), and why; absent when none',
+    }),
   })
   .meta({ id: 'Health' });
 
@@ -190,7 +192,8 @@ export function registerDocsRoutes(app: OpenAPIHono, deps: DocsDeps): void {
   // cannot mix the two at the same position and would leave every request to the slower TrieRouter.
   app.get('/docs/:file', async (c) => {
     const file = c.req.param('file');
-    if (file === 'init.js') return c.body(DOCS_INIT, 200, { ...HTML_SECURITY_HEADERS, 'Content-Type': 'text/javascript; charset=utf-8' });
+    if (file === 'init.js')
+      return c.body(DOCS_INIT, 200, { ...HTML_SECURITY_HEADERS, 'Content-Type': 'text/javascript; charset=utf-8' });
     const type = UI_FILES[file];
     if (!type) return c.notFound();
     let bytes = cache.get(file);

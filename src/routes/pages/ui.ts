@@ -37,9 +37,18 @@ export const uiRoute = createRoute({
   summary: 'The console: tools, a form to run them, live activity, agents (a web page)',
   description: 'Served when `ui.enabled` is true (default: on a loopback bind, or when `auth` is on).',
   responses: {
-    200: { description: 'An HTML page', content: { 'text/html': { schema: z.string(), example: '<!doctype html><html lang="en">…</html>' } } },
-    404: { description: 'The console is turned off (`ui.enabled: false`)', content: { 'application/json': { schema: ErrorMessage } } },
-    503: { description: 'The console was not built in this installation (`unavailable`)', content: { 'application/json': { schema: ErrorMessage } } },
+    200: {
+      description: 'An HTML page',
+      content: { 'text/html': { schema: z.string(), example: '<!doctype html><html lang="en">…</html>' } },
+    },
+    404: {
+      description: 'The console is turned off (`ui.enabled: false`)',
+      content: { 'application/json': { schema: ErrorMessage } },
+    },
+    503: {
+      description: 'The console was not built in this installation (`unavailable`)',
+      content: { 'application/json': { schema: ErrorMessage } },
+    },
   },
 });
 
@@ -56,7 +65,10 @@ export function registerUiRoutes(app: OpenAPIHono, deps: UiDeps): void {
   const dir = (deps.dir ?? distFile('ui')).replace(/\/?$/, '/');
   const enabled = () => deps.enabled ?? (deps.loopbackBind() || deps.authOn);
   const off = () =>
-    new GatewayError('not_found', 'the console is turned off on this gateway; set ui.enabled: true in the config to serve it at /ui');
+    new GatewayError(
+      'not_found',
+      'the console is turned off on this gateway; set ui.enabled: true in the config to serve it at /ui',
+    );
   const cache = new Map<string, Uint8Array>();
   const load = async (file: string): Promise<Uint8Array> => {
     let bytes = cache.get(file);
@@ -64,10 +76,14 @@ export function registerUiRoutes(app: OpenAPIHono, deps: UiDeps): void {
       try {
         bytes = new Uint8Array(await readFile(`${dir}${file}`));
       } catch {
-        throw new GatewayError('unavailable', 'the console is not built in this installation; run `npm run build` (it builds dist/ui)');
+        throw new GatewayError(
+          'unavailable',
+          'the console is not built in this installation; run `npm run build` (it builds dist/ui)',
+        );
       }
       // Vite links assets relative to the page ("./assets/…"); the page is served at …/ui (no slash), so prefix ui/.
-      if (file === 'index.html') bytes = new TextEncoder().encode(new TextDecoder().decode(bytes).replaceAll('"./assets/', '"ui/assets/'));
+      if (file === 'index.html')
+        bytes = new TextEncoder().encode(new TextDecoder().decode(bytes).replaceAll('"./assets/', '"ui/assets/'));
       cache.set(file, bytes);
     }
     return bytes;

@@ -63,11 +63,23 @@ export interface CallRetentionShares {
 }
 
 /** The arguments of one RETAIN run for the call `id` of `principal`; `key` is the connection's key maker. */
-export function retainRun(key: (...parts: string[]) => string, shares: CallRetentionShares, id: string, principal: string | null) {
+export function retainRun(
+  key: (...parts: string[]) => string,
+  shares: CallRetentionShares,
+  id: string,
+  principal: string | null,
+) {
   const setPrefix = key('calls', 'finished', '');
   return {
     script: RETAIN,
     keys: [principal === null ? `${setPrefix}-` : `${setPrefix}t:${principal}`, key('calls', 'finished')],
-    args: [id, key('call', ''), shares.maxRetainedPerPrincipal, shares.maxRetained, Math.ceil(shares.retainS * 1000), setPrefix],
+    args: [
+      id,
+      key('call', ''),
+      shares.maxRetainedPerPrincipal,
+      shares.maxRetained,
+      Math.ceil(shares.retainS * 1000),
+      setPrefix,
+    ],
   };
 }

@@ -26,7 +26,15 @@
  *   for its owner to do so before answering 404.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { isCallId, type Call, type CallStore, type CallView, type Logger, type MemoryCallStore, type Watcher } from '../../engine/index.js';
+import {
+  isCallId,
+  type Call,
+  type CallStore,
+  type CallView,
+  type Logger,
+  type MemoryCallStore,
+  type Watcher,
+} from '../../engine/index.js';
 import { storeUnavailable, type RedisConnection } from './connection.js';
 import { APPEND, FAIL_LAPSED, REGISTER, RESTORE } from './call-scripts.js';
 import type { DataLoss } from './data-loss.js';
@@ -94,13 +102,20 @@ export class RedisCallStore implements CallStore, LeaseKind {
     this.leases = options.leases;
     this.reader = new StreamReader(
       this.redis,
-      { wakeKey: this.redis.key('calls', 'wake', this.instance), wakeTtlS: 3600, purpose: 'call-events', count: 1000, what: 'call events' },
+      {
+        wakeKey: this.redis.key('calls', 'wake', this.instance),
+        wakeTtlS: 3600,
+        purpose: 'call-events',
+        count: 1000,
+        what: 'call events',
+      },
       this.logger,
     );
     this.host = {
       reader: this.reader,
       streamKey: (id) => this.streamKey(id),
-      requestStop: async (owner, id) => Number(await this.redis.run('canceling a call', (c) => c.publish(this.stopChannel(owner), id))) > 0,
+      requestStop: async (owner, id) =>
+        Number(await this.redis.run('canceling a call', (c) => c.publish(this.stopChannel(owner), id))) > 0,
     };
   }
 
@@ -124,7 +139,10 @@ export class RedisCallStore implements CallStore, LeaseKind {
     const watcher = call.watch(-1);
     const fields = [...this.fields(call), 'state', 'running', 'events', '0'];
     const registered = this.redis.run('starting a call resource', async (c) => {
-      await Promise.all([REGISTER.run(c, [this.hashKey(call.id), this.leases.key], [call.id, this.leases.ms, ...fields]), this.key ?? this.loadKey()]);
+      await Promise.all([
+        REGISTER.run(c, [this.hashKey(call.id), this.leases.key], [call.id, this.leases.ms, ...fields]),
+        this.key ?? this.loadKey(),
+      ]);
     });
     return registered.then(
       () => {
@@ -187,7 +205,9 @@ export class RedisCallStore implements CallStore, LeaseKind {
   /** The shared copy; after Redis lost its data, a missing call is looked for again until a lease has passed (its owner re-creates it). */
   private async findRemote(id: string): Promise<CallView | undefined> {
     for (;;) {
-      const [fields] = await this.redis.run('reading a call resource', async (c) => Promise.all([c.hGetAll(this.hashKey(id)), this.key ?? this.loadKey()]));
+      const [fields] = await this.redis.run('reading a call resource', async (c) =>
+        Promise.all([c.hGetAll(this.hashKey(id)), this.key ?? this.loadKey()]),
+      );
       if (fields && fields.req) {
         this.remember(id, fields as Record<string, string>);
         return new RemoteCall(this.host, id, fields as Record<string, string>);
@@ -202,7 +222,16 @@ export class RedisCallStore implements CallStore, LeaseKind {
 
   /** The hash fields of a call that do not change while it runs. */
   private fields(call: Call): string[] {
-    const fields = ['owner', this.instance, 'req', call.requestId, 'tool', call.toolName, 'created', String(call.createdAt)];
+    const fields = [
+      'owner',
+      this.instance,
+      'req',
+      call.requestId,
+      'tool',
+      call.toolName,
+      'created',
+      String(call.createdAt),
+    ];
     if (call.principal !== null) fields.push('principal', call.principal);
     if (call.credential !== undefined) fields.push('credential', call.credential);
     return fields;
@@ -245,15 +274,28 @@ export class RedisCallStore implements CallStore, LeaseKind {
   /** Hold the finished calls in Redis to their principal's share and the backstop of all (call-retention.ts). */
   private async retain(id: string, principal: string | null): Promise<void> {
     if (this.closed) return;
-    const run = retainRun((...parts) => this.redis.key(...parts), { retainS: this.options.retainS, ...this.options.shares }, id, principal);
-    await run.script.run(this.redis.client, run.keys, run.args).catch((err: unknown) =>
-      this.logger.warn({ call_id: id, error: (err as Error)?.message }, 'dropping the oldest finished calls in Redis failed; they expire after calls.retain_s'),
+    const run = retainRun(
+      (...parts) => this.redis.key(...parts),
+      { retainS: this.options.retainS, ...this.options.shares },
+      id,
+      principal,
     );
+    await run.script
+      .run(this.redis.client, run.keys, run.args)
+      .catch((err: unknown) =>
+        this.logger.warn(
+          { call_id: id, error: (err as Error)?.message },
+          'dropping the oldest finished calls in Redis failed; they expire after calls.retain_s',
+        ),
+      );
   }
 
   /** Another instance failed it after this one's lease lapsed: its outcome is decided; stop the tool. */
   private decidedElsewhere(call: Call): void {
-    this.logger.warn({ call_id: call.id }, 'call was failed by another instance while its lease had lapsed (Redis unreachable for longer than calls.owner_lease_s); stopping it here');
+    this.logger.warn(
+      { call_id: call.id },
+      'call was failed by another instance while its lease had lapsed (Redis unreachable for longer than calls.owner_lease_s); stopping it here',
+    );
     call.stop('cancel');
   }
 
@@ -261,10 +303,16 @@ export class RedisCallStore implements CallStore, LeaseKind {
   private async write(args: (string | number)[], id: string): Promise<number> {
     for (let failures = 0; ; failures++) {
       try {
-        return Number(await APPEND.run(this.redis.client, [this.hashKey(id), this.streamKey(id), this.leases.key], args));
+        return Number(
+          await APPEND.run(this.redis.client, [this.hashKey(id), this.streamKey(id), this.leases.key], args),
+        );
       } catch (err) {
         if (this.closed) return 1;
-        if (failures === 0) this.logger.warn({ call_id: id, error: (err as Error)?.message }, 'writing call events to Redis failed; retrying until it is back');
+        if (failures === 0)
+          this.logger.warn(
+            { call_id: id, error: (err as Error)?.message },
+            'writing call events to Redis failed; retrying until it is back',
+          );
         await sleep(Math.min(50 * 2 ** failures, 1000));
       }
     }
@@ -298,17 +346,25 @@ export class RedisCallStore implements CallStore, LeaseKind {
         if (ev.seq !== undefined && ev.seq < count) args.push(ev.seq, JSON.stringify(ev));
       }
       try {
-        const outcome = Number(await RESTORE.run(this.redis.client, [this.hashKey(call.id), this.streamKey(call.id), this.leases.key], args));
+        const outcome = Number(
+          await RESTORE.run(this.redis.client, [this.hashKey(call.id), this.streamKey(call.id), this.leases.key], args),
+        );
         if (outcome === 1) {
           this.logger.warn(
             { call_id: call.id, events_kept: kept.length - first, events: count },
-            settled ? 'Redis lost a finished call resource; re-created it from this instance' : 'Redis lost a running call resource; re-created it (state, kept events, lease) and it goes on',
+            settled
+              ? 'Redis lost a finished call resource; re-created it from this instance'
+              : 'Redis lost a running call resource; re-created it (state, kept events, lease) and it goes on',
           );
         }
         return outcome;
       } catch (err) {
         if (this.closed) return 2;
-        if (failures === 0) this.logger.warn({ call_id: call.id, error: (err as Error)?.message }, 're-creating a call resource Redis lost failed; retrying');
+        if (failures === 0)
+          this.logger.warn(
+            { call_id: call.id, error: (err as Error)?.message },
+            're-creating a call resource Redis lost failed; retrying',
+          );
         await sleep(Math.min(50 * 2 ** failures, 1000));
       }
     }
@@ -359,12 +415,30 @@ export class RedisCallStore implements CallStore, LeaseKind {
       const fields = ['owner', f.owner ?? '', 'req', f.req ?? '', 'tool', f.tool ?? '', 'created', f.created ?? '0'];
       if (f.principal !== undefined) fields.push('principal', f.principal);
       if (f.credential !== undefined) fields.push('credential', f.credential);
-      const args = [id, this.leases.ms, Math.ceil(this.options.retainS), Number(f.events ?? 0), '', '', fields.length, ...fields];
+      const args = [
+        id,
+        this.leases.ms,
+        Math.ceil(this.options.retainS),
+        Number(f.events ?? 0),
+        '',
+        '',
+        fields.length,
+        ...fields,
+      ];
       try {
-        const outcome = Number(await RESTORE.run(this.redis.client, [this.hashKey(id), this.streamKey(id), this.leases.key], args));
-        if (outcome === 1) this.logger.warn({ call_id: id }, 'Redis lost a running call resource its instance did not put back; put it back with a lease nobody renews (answered as lost if its instance is gone)');
+        const outcome = Number(
+          await RESTORE.run(this.redis.client, [this.hashKey(id), this.streamKey(id), this.leases.key], args),
+        );
+        if (outcome === 1)
+          this.logger.warn(
+            { call_id: id },
+            'Redis lost a running call resource its instance did not put back; put it back with a lease nobody renews (answered as lost if its instance is gone)',
+          );
       } catch (err) {
-        this.logger.warn({ call_id: id, error: (err as Error)?.message }, 'putting back a call resource Redis lost failed');
+        this.logger.warn(
+          { call_id: id, error: (err as Error)?.message },
+          'putting back a call resource Redis lost failed',
+        );
       }
     }
   }
@@ -390,9 +464,16 @@ export class RedisCallStore implements CallStore, LeaseKind {
     const c = this.redis.client;
     const [req, tool, created, principal] = await c.hmGet(this.hashKey(id), ['req', 'tool', 'created', 'principal']);
     const response = lostResponse(req ?? '', tool ?? '', Number(created ?? 0), this.leases.leaseS);
-    const failed = await FAIL_LAPSED.run(c, [this.hashKey(id), this.streamKey(id), this.leases.key], [id, JSON.stringify(response), Math.ceil(this.options.retainS)]);
+    const failed = await FAIL_LAPSED.run(
+      c,
+      [this.hashKey(id), this.streamKey(id), this.leases.key],
+      [id, JSON.stringify(response), Math.ceil(this.options.retainS)],
+    );
     if (failed === 1) {
-      this.logger.warn({ call_id: id, tool_name: tool }, 'call failed: the instance running it was lost (its lease lapsed)');
+      this.logger.warn(
+        { call_id: id, tool_name: tool },
+        'call failed: the instance running it was lost (its lease lapsed)',
+      );
       await this.retain(id, principal ?? null);
     }
   }
@@ -408,7 +489,11 @@ export class RedisCallStore implements CallStore, LeaseKind {
         return; // the client resubscribes by itself after a reconnect
       } catch (err) {
         if (sub) await this.redis.release(sub);
-        if (failures === 0) this.logger.warn({ error: (err as Error)?.message }, 'listening for call cancels from other instances failed; retrying');
+        if (failures === 0)
+          this.logger.warn(
+            { error: (err as Error)?.message },
+            'listening for call cancels from other instances failed; retrying',
+          );
         await sleep(1000);
       }
     }

@@ -81,7 +81,9 @@ export class RedisConnection {
   }
 
   get health(): StoreHealth {
-    return this.client.isReady ? { kind: 'redis', ok: true } : { kind: 'redis', ok: false, error: this.lastError ?? 'not connected to Redis' };
+    return this.client.isReady
+      ? { kind: 'redis', ok: true }
+      : { kind: 'redis', ok: false, error: this.lastError ?? 'not connected to Redis' };
   }
 
   /**
@@ -119,7 +121,10 @@ export class RedisConnection {
       this.lastError = describe(err);
       if (!down) {
         down = true;
-        this.options.logger.error({ store: 'redis', connection: purpose, error: this.lastError }, 'Redis connection lost; requests that need the shared store answer 503 until it is back');
+        this.options.logger.error(
+          { store: 'redis', connection: purpose, error: this.lastError },
+          'Redis connection lost; requests that need the shared store answer 503 until it is back',
+        );
       }
     });
     client.on('ready', () => {
@@ -134,11 +139,15 @@ export class RedisConnection {
 /** The retryable error a request gets when the store cannot answer. */
 export function storeUnavailable(what: string, err?: unknown): GatewayError {
   if (err instanceof GatewayError) return err;
-  return new GatewayError('unavailable', `the shared store (Redis) is unavailable, so ${what} cannot be done right now; retry shortly`, {
-    retryable: true,
-    detail: { retry_after_s: 1, store: 'redis' },
-    cause: err,
-  });
+  return new GatewayError(
+    'unavailable',
+    `the shared store (Redis) is unavailable, so ${what} cannot be done right now; retry shortly`,
+    {
+      retryable: true,
+      detail: { retry_after_s: 1, store: 'redis' },
+      cause: err,
+    },
+  );
 }
 
 /** An error in words without the URL (which may carry a password). */

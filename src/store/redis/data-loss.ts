@@ -99,7 +99,10 @@ export class DataLoss {
     if (known === undefined && !found.startsWith(`${mine}:`)) this.foundYoungAt = Date.now() - ageMs;
     if (known === undefined || known === found) return;
     this.lostAt = Date.now();
-    this.logger.warn({ store: 'redis' }, 'Redis lost its data (restarted without persistence, or flushed): re-creating what this instance runs');
+    this.logger.warn(
+      { store: 'redis' },
+      'Redis lost its data (restarted without persistence, or flushed): re-creating what this instance runs',
+    );
     for (const listener of this.listeners) {
       try {
         listener();

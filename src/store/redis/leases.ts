@@ -128,14 +128,16 @@ export class Leases {
       void this.renew(); // before any sweeper elsewhere could think this instance gone
     });
     client.on('error', () => (this.upSince = undefined));
-    const every = (ms: number, work: () => Promise<void>) => this.timers.push(setInterval(() => void work(), ms).unref());
+    const every = (ms: number, work: () => Promise<void>) =>
+      this.timers.push(setInterval(() => void work(), ms).unref());
     every(Math.max(100, this.ms / 3), () => this.renew());
     every(Math.max(100, this.ms / 2), () => this.sweep());
   }
 
   private kindOf(member: string): LeaseKind | undefined {
     let best: LeaseKind | undefined;
-    for (const k of this.kinds) if (member.startsWith(k.prefix) && (!best || k.prefix.length > best.prefix.length)) best = k;
+    for (const k of this.kinds)
+      if (member.startsWith(k.prefix) && (!best || k.prefix.length > best.prefix.length)) best = k;
     return best;
   }
 
@@ -152,7 +154,12 @@ export class Leases {
       if (!this.held.has(member)) continue; // ended while the script ran
       await this.kindOf(member)
         ?.missing(member)
-        .catch((err: unknown) => this.logger.warn({ error: (err as Error)?.message, lease: member }, 're-creating a lease Redis lost failed; retried at the next renewal'));
+        .catch((err: unknown) =>
+          this.logger.warn(
+            { error: (err as Error)?.message, lease: member },
+            're-creating a lease Redis lost failed; retried at the next renewal',
+          ),
+        );
     }
   }
 

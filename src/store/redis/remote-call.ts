@@ -5,7 +5,14 @@
  * and response follow what its watchers read.
  */
 import type { ToolCallResponse, ToolEvent } from '../../protocol/index.js';
-import { gapNotice, type CallState, type CallView, type CallWatch, type EventBatch, type StopReason } from '../../engine/index.js';
+import {
+  gapNotice,
+  type CallState,
+  type CallView,
+  type CallWatch,
+  type EventBatch,
+  type StopReason,
+} from '../../engine/index.js';
 import { PulledStream, type StreamEntry, type StreamReader } from './stream-reader.js';
 
 /** What a remote view needs from the store. */
@@ -102,7 +109,12 @@ class RemoteWatch implements CallWatch {
     afterSeq: number,
   ) {
     this.cursor = afterSeq + 1;
-    this.sub = new PulledStream(reader, key, afterSeq < 0 ? '0-0' : `${afterSeq}-1`, 'following the events of a call that runs on another instance');
+    this.sub = new PulledStream(
+      reader,
+      key,
+      afterSeq < 0 ? '0-0' : `${afterSeq}-1`,
+      'following the events of a call that runs on another instance',
+    );
   }
 
   close(): void {

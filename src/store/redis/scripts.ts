@@ -18,7 +18,12 @@ export class Script {
   }
 
   /** `options`: the client's command options (e.g. `{ timeout: 0 }` where the caller keeps its own deadline). */
-  run<T = unknown>(client: RedisClient, keys: string[], args: (string | number)[], options?: CommandOptions): Promise<T> {
+  run<T = unknown>(
+    client: RedisClient,
+    keys: string[],
+    args: (string | number)[],
+    options?: CommandOptions,
+  ): Promise<T> {
     return this.eval<T>(client, [String(keys.length), ...keys, ...args.map(String)], options);
   }
 

@@ -88,7 +88,10 @@ export class RedisSessions implements SharedSessionStore {
   ) {
     this.update(options);
     this.leaseMs = Math.ceil(options.leaseS * 1000);
-    this.deadline = new CommandDeadline(commandTimeoutMs, () => new Error(`Redis did not answer within ${commandTimeoutMs} ms (store.command_timeout_ms)`));
+    this.deadline = new CommandDeadline(
+      commandTimeoutMs,
+      () => new Error(`Redis did not answer within ${commandTimeoutMs} ms (store.command_timeout_ms)`),
+    );
   }
 
   /**
@@ -135,7 +138,11 @@ export class RedisSessions implements SharedSessionStore {
 
   close(id: string): Promise<void> {
     return this.redis.run('closing the session', async (client) => {
-      await CLOSE_SESSION.run(client, [this.redis.key('session', id), this.redis.key('sessions')], [this.redis.key(''), id]);
+      await CLOSE_SESSION.run(
+        client,
+        [this.redis.key('session', id), this.redis.key('sessions')],
+        [this.redis.key(''), id],
+      );
     });
   }
 
@@ -156,7 +163,13 @@ export class RedisSessions implements SharedSessionStore {
           return principal != null && ended(principal ? principal : null, credential ? credential : undefined);
         });
         const done = await Promise.all(
-          doomed.map((id) => CLOSE_SESSION.run<number>(client, [this.redis.key('session', id), this.redis.key('sessions')], [this.redis.key(''), id])),
+          doomed.map((id) =>
+            CLOSE_SESSION.run<number>(
+              client,
+              [this.redis.key('session', id), this.redis.key('sessions')],
+              [this.redis.key(''), id],
+            ),
+          ),
         );
         closed += done.filter((n) => n === 1).length;
       }
@@ -186,13 +199,28 @@ export class RedisSessions implements SharedSessionStore {
     member: string,
   ): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.pending.push({ what, sessionId, principal: principal ?? '', check, rate, maxParallel, member, resolve: resolve as Pending['resolve'], reject });
+      this.pending.push({
+        what,
+        sessionId,
+        principal: principal ?? '',
+        check,
+        rate,
+        maxParallel,
+        member,
+        resolve: resolve as Pending['resolve'],
+        reject,
+      });
       this.scheduleFlush();
     });
   }
 
   /** What `p` resolves with, from its verdict: the outcome of an admission, the session of a lookup. */
-  private settle(p: Pending, status: number, session: Session | undefined, waitS: number): Outcome | Session | undefined {
+  private settle(
+    p: Pending,
+    status: number,
+    session: Session | undefined,
+    waitS: number,
+  ): Outcome | Session | undefined {
     if (!p.check) return status === 0 ? undefined : session;
     switch (status) {
       case 0:
@@ -229,12 +257,21 @@ export class RedisSessions implements SharedSessionStore {
       for (const [sessionId, members] of released) this.giveBack(sessionId, members);
       return;
     }
-    const args = ['0', this.redis.key(''), this.ttlMs, String(this.options.rateBurst), String(this.leaseMs), String(released.size)];
+    const args = [
+      '0',
+      this.redis.key(''),
+      this.ttlMs,
+      String(this.options.rateBurst),
+      String(this.leaseMs),
+      String(released.size),
+    ];
     for (const [sessionId, members] of released) args.push(sessionId, String(members.length), ...members);
-    for (const p of pending) args.push(p.sessionId, p.principal, p.check ? '1' : '0', String(p.rate), String(p.maxParallel), p.member);
+    for (const p of pending)
+      args.push(p.sessionId, p.principal, p.check ? '1' : '0', String(p.rate), String(p.maxParallel), p.member);
     const reply = ADMIT_CALLS.eval<(number | string)[]>(this.redis.client, args, OWN_DEADLINE);
     this.deadline.watch(reply).then(
-      (values) => readVerdicts(pending, values, (p, status, session, waitS) => p.resolve(this.settle(p, status, session, waitS))),
+      (values) =>
+        readVerdicts(pending, values, (p, status, session, waitS) => p.resolve(this.settle(p, status, session, waitS))),
       (err: unknown) => {
         for (const p of pending) p.reject(storeUnavailable(p.what, err));
         // Timed out here, the script may still run once Redis answers: the slots it took are given back then.
@@ -268,12 +305,18 @@ export class RedisSessions implements SharedSessionStore {
   }
 
   private giveBack(sessionId: string, members: string[]): void {
-    this.redis.client.sendCommand(['ZREM', this.redis.key('session-calls', sessionId), ...members], OWN_DEADLINE).catch(noop);
+    this.redis.client
+      .sendCommand(['ZREM', this.redis.key('session-calls', sessionId), ...members], OWN_DEADLINE)
+      .catch(noop);
   }
 
   private renew(): void {
     for (const [sessionId, members] of this.leases) {
-      RENEW_LEASES.run(this.redis.client, [this.redis.key('session-calls', sessionId)], [String(this.leaseMs), ...members]).catch(noop); // retried next tick
+      RENEW_LEASES.run(
+        this.redis.client,
+        [this.redis.key('session-calls', sessionId)],
+        [String(this.leaseMs), ...members],
+      ).catch(noop); // retried next tick
     }
   }
 }
@@ -304,7 +347,14 @@ function readVerdicts(
     if (status !== 0 && p.sessionId) {
       session = sessions?.get(p.sessionId);
       if (!session) {
-        session = toSession(p.sessionId, values[at] as string | null, values[at + 1] as string | null, values[at + 2] as string | null, values[at + 3] as string, now);
+        session = toSession(
+          p.sessionId,
+          values[at] as string | null,
+          values[at + 1] as string | null,
+          values[at + 2] as string | null,
+          values[at + 3] as string,
+          now,
+        );
         (sessions ??= new Map()).set(p.sessionId, session);
         at += 4;
       }
@@ -313,7 +363,14 @@ function readVerdicts(
   }
 }
 
-function toSession(id: string, agent: string | null, principal: string | null, capabilities: string | null, created: string, now: number): Session {
+function toSession(
+  id: string,
+  agent: string | null,
+  principal: string | null,
+  capabilities: string | null,
+  created: string,
+  now: number,
+): Session {
   return {
     id,
     agentId: agent ?? '',

@@ -154,7 +154,18 @@ export class StreamReader {
           if (same) same.push(s);
           else byKey.set(s.key, [s]);
         }
-        const args = ['XREAD', 'COUNT', String(count), 'BLOCK', String(BLOCK_MS), 'STREAMS', wakeKey, ...from.keys(), this.wakeLast, ...from.values()];
+        const args = [
+          'XREAD',
+          'COUNT',
+          String(count),
+          'BLOCK',
+          String(BLOCK_MS),
+          'STREAMS',
+          wakeKey,
+          ...from.keys(),
+          this.wakeLast,
+          ...from.values(),
+        ];
         this.blocking = true;
         this.wakeSent = false;
         let reply: unknown;
@@ -170,7 +181,11 @@ export class StreamReader {
         if (this.closed) break;
         // Every waiting consumer learns that the store failed; the reader retries below.
         for (const s of ready.length ? ready : [...this.subs]) s.consumer.failed?.(err);
-        if (failures++ === 0) this.logger.warn({ store: 'redis', error: (err as Error)?.message }, `reading ${what} from Redis failed; retrying`);
+        if (failures++ === 0)
+          this.logger.warn(
+            { store: 'redis', error: (err as Error)?.message },
+            `reading ${what} from Redis failed; retrying`,
+          );
         await sleep(Math.min(100 * 2 ** failures, 1000));
       }
     }
@@ -190,7 +205,8 @@ export class StreamReader {
       }
       for (const s of byKey.get(key) ?? []) {
         if (s.closed) continue;
-        const fresh = compareIds(entries[0]![0], s.after) > 0 ? entries : entries.filter((e) => compareIds(e[0], s.after) > 0);
+        const fresh =
+          compareIds(entries[0]![0], s.after) > 0 ? entries : entries.filter((e) => compareIds(e[0], s.after) > 0);
         if (fresh.length === 0) continue;
         s.after = fresh.at(-1)![0];
         this.hand(s, fresh);

@@ -35,7 +35,22 @@ import type { RedisClient, RedisConnection } from './connection.js';
 import type { DataLoss } from './data-loss.js';
 import { lostResponse, type Leases } from './leases.js';
 import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
-import { ANSWER_LOST, ATTACH, CALLS, CLOSE, CREATE, DETACH, FORGET_CALL, FRAME_OVERHEAD, LEASE_CALL, PUSH, PUT_BACK_CALLS, RESTORE_SESSION, USE, WRITTEN } from './transport-scripts.js';
+import {
+  ANSWER_LOST,
+  ATTACH,
+  CALLS,
+  CLOSE,
+  CREATE,
+  DETACH,
+  FORGET_CALL,
+  FRAME_OVERHEAD,
+  LEASE_CALL,
+  PUSH,
+  PUT_BACK_CALLS,
+  RESTORE_SESSION,
+  USE,
+  WRITTEN,
+} from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
@@ -167,7 +182,10 @@ export class RedisA2eTransport implements A2eTransport {
    * Sessions this instance served lately (a message, a stream), as it last read them: if Redis loses one while
    * no instance holds its stream or runs its calls, this one puts it back (its client would find it gone).
    */
-  private readonly served = new Map<string, { binding: SessionBinding; handshakeId: string; next: number; at: number }>();
+  private readonly served = new Map<
+    string,
+    { binding: SessionBinding; handshakeId: string; next: number; at: number }
+  >();
 
   constructor(
     private readonly redis: RedisConnection,
@@ -182,19 +200,32 @@ export class RedisA2eTransport implements A2eTransport {
     this.deps = dispatchDeps(options, (s, reason) =>
       // A shutdown message closes the session; with Redis down it stays open and expires after session_idle_s.
       this.closeSession((s as RedisSessionHandle).id, reason).catch((err: unknown) => {
-        this.logger.warn({ err: String((err as Error)?.message ?? err) }, 'A2E transport session could not be closed in Redis; it expires by itself');
+        this.logger.warn(
+          { err: String((err as Error)?.message ?? err) },
+          'A2E transport session could not be closed in Redis; it expires by itself',
+        );
       }),
     );
     this.reader = new StreamReader(
       redis,
-      { wakeKey: redis.key('transport', 'wake', randomBytes(8).toString('hex')), wakeTtlS: 60, purpose: 'transport-stream-reader', count: 256, what: 'A2E transport streams' },
+      {
+        wakeKey: redis.key('transport', 'wake', randomBytes(8).toString('hex')),
+        wakeTtlS: 60,
+        purpose: 'transport-stream-reader',
+        count: 256,
+        what: 'A2E transport streams',
+      },
       this.logger,
     );
     this.channel = redis.key('transport', 'control');
     this.leases = shared.leases;
     this.dataLoss = shared.dataLoss;
     this.dataLoss.onLost(() => void this.restoreAll());
-    this.leases.register({ prefix: LEASE_PREFIX, lapsed: (m) => this.answerLost(m), missing: (m) => this.leaseMissing(m) });
+    this.leases.register({
+      prefix: LEASE_PREFIX,
+      lapsed: (m) => this.answerLost(m),
+      missing: (m) => this.leaseMissing(m),
+    });
     void this.listen();
     // Renews held sessions' life well within session_idle_s, and notices sessions closed or expired elsewhere.
     this.sweeper = setInterval(() => void this.sweep(), Math.min(this.idleMs / 3, this.handshakeMs / 2, 10_000));
@@ -211,28 +242,36 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   async createSession(by: Presenter = ANONYMOUS): Promise<string> {
-    if (this.closed) throw new TransportRefusal('shutting_down', 'the gateway is shutting down; retry against another instance or later');
+    if (this.closed)
+      throw new TransportRefusal(
+        'shutting_down',
+        'the gateway is shutting down; retry against another instance or later',
+      );
     const { config } = this.options;
     const id = randomBytes(16).toString('hex');
     const binding = new SessionBinding(id, by.principal, by.address);
     const authenticated = by.principal !== null;
     const quota = authenticated ? config.max_sessions_per_principal : config.max_sessions_per_address;
     const [outcome, evicted] = await this.redis.run('opening an A2E transport session', (c) =>
-      CREATE.run<[string, string]>(c, [this.hashKey(id), this.allKey, this.ownerPrefix + binding.quotaKey], [
-        Date.now(),
-        this.handshakeMs,
-        quota,
-        config.max_sessions,
-        by.principal === null ? '' : `=${by.principal}`,
-        binding.boundBy ?? '',
-        binding.quotaKey,
-        binding.address,
-        this.hashKey(''),
-        this.outboxKey(''),
-        this.ownerPrefix,
-        id,
-        this.idleMs,
-      ]),
+      CREATE.run<[string, string]>(
+        c,
+        [this.hashKey(id), this.allKey, this.ownerPrefix + binding.quotaKey],
+        [
+          Date.now(),
+          this.handshakeMs,
+          quota,
+          config.max_sessions,
+          by.principal === null ? '' : `=${by.principal}`,
+          binding.boundBy ?? '',
+          binding.quotaKey,
+          binding.address,
+          this.hashKey(''),
+          this.outboxKey(''),
+          this.ownerPrefix,
+          id,
+          this.idleMs,
+        ],
+      ),
     );
     if (evicted) this.announceClosed(evicted, 'disconnect');
     if (outcome === 'quota_in_use') {
@@ -253,15 +292,28 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   /** The session's record, when `by` may use it; `touch` renews its life (a message, a stream). */
-  private async use(id: string | undefined, by: string | null, touch: boolean): Promise<{ rec: SessionRecord; binding: SessionBinding }> {
-    if (!id) throw new TransportRefusal('missing_session', 'missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id');
-    const unknown = () => new TransportRefusal('unknown_session', 'unknown or expired session; POST /session to open a new one');
+  private async use(
+    id: string | undefined,
+    by: string | null,
+    touch: boolean,
+  ): Promise<{ rec: SessionRecord; binding: SessionBinding }> {
+    if (!id)
+      throw new TransportRefusal(
+        'missing_session',
+        'missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id',
+      );
+    const unknown = () =>
+      new TransportRefusal('unknown_session', 'unknown or expired session; POST /session to open a new one');
     if (!SESSION_ID.test(id)) throw unknown();
     let now = Date.now();
     let flat: string[] | null;
     for (;;) {
       flat = await this.redis.run('finding the A2E transport session', (c) =>
-        USE.run<string[] | null>(c, [this.hashKey(id), this.outboxKey(id), this.allKey], [now, this.idleMs, this.handshakeMs, touch ? 1 : 0, this.ownerPrefix, id]),
+        USE.run<string[] | null>(
+          c,
+          [this.hashKey(id), this.outboxKey(id), this.allKey],
+          [now, this.idleMs, this.handshakeMs, touch ? 1 : 0, this.ownerPrefix, id],
+        ),
       );
       // Redis lost its data a moment ago: the instances serving the session are putting it back.
       if (!flat) await this.dataLoss.settled();
@@ -302,14 +354,22 @@ export class RedisA2eTransport implements A2eTransport {
     const h = this.handle(id!, rec, binding);
     const waiting = h.outbox.size + h.inbox.size;
     if (waiting >= this.options.config.max_queued) {
-      throw new TransportRefusal('queue_full', `${waiting} messages are waiting for GET /stream (transport.max_queued); read the stream, then send again`);
+      throw new TransportRefusal(
+        'queue_full',
+        `${waiting} messages are waiting for GET /stream (transport.max_queued); read the stream, then send again`,
+      );
     }
     if (h.outbox.full) {
-      throw new TransportRefusal('queue_full', `${h.outbox.bytes} bytes of answers are waiting for GET /stream (limits.outbox_session_bytes); read the stream, then send again`);
+      throw new TransportRefusal(
+        'queue_full',
+        `${h.outbox.bytes} bytes of answers are waiting for GET /stream (limits.outbox_session_bytes); read the stream, then send again`,
+      );
     }
     // POST /send answers once a call the message starts holds its lease (bounded): from then on, if this instance
     // dies, another one answers the call; before, the client still has the request to send again.
-    const handled = new Promise<void>((resolve) => h.inbox.enqueue(() => dispatch(this.deps, h, body).finally(resolve)));
+    const handled = new Promise<void>((resolve) =>
+      h.inbox.enqueue(() => dispatch(this.deps, h, body).finally(resolve)),
+    );
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([handled.then(() => h.leasing), new Promise((r) => (timer = setTimeout(r, ACCEPT_WAIT_MS)))]);
     clearTimeout(timer);
@@ -351,7 +411,11 @@ export class RedisA2eTransport implements A2eTransport {
     sink.onDisconnect(() => this.detach(holder));
     const last = /^\d+$/.test(lastEventId ?? '') ? lastEventId! : '';
     const seen = await this.redis.run('attaching the A2E transport stream', (c) =>
-      ATTACH.run<number | null>(c, [this.hashKey(sid), this.outboxKey(sid), this.allKey], [holder.nonce, last, Date.now(), this.idleMs, this.handshakeMs, this.ownerPrefix, sid]),
+      ATTACH.run<number | null>(
+        c,
+        [this.hashKey(sid), this.outboxKey(sid), this.allKey],
+        [holder.nonce, last, Date.now(), this.idleMs, this.handshakeMs, this.ownerPrefix, sid],
+      ),
     );
     if (seen === null || holder.ended) {
       this.endHolder(holder);
@@ -361,7 +425,9 @@ export class RedisA2eTransport implements A2eTransport {
     if (seen >= 0) await this.learnRunning(holder, seen);
     if (holder.ended) return;
     void this.publish({ t: 'attach', sid, nonce: holder.nonce });
-    holder.reading = this.reader.subscribe(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, { deliver: (entries) => this.deliver(holder, entries) });
+    holder.reading = this.reader.subscribe(this.outboxKey(sid), seen < 0 ? '0-0' : `1-${seen}`, {
+      deliver: (entries) => this.deliver(holder, entries),
+    });
   }
 
   /** Frames read from the outbox → the holder's stream; the end marker ends it. */
@@ -405,8 +471,16 @@ export class RedisA2eTransport implements A2eTransport {
   private async learnRunning(holder: Holder, upTo: number): Promise<void> {
     try {
       // The latest ones, read back to front, then taken in order.
-      const entries = (await this.redis.client.sendCommand(['XREVRANGE', this.outboxKey(holder.sid), `1-${upTo}`, '-', 'COUNT', String(LEARN_FRAMES)])) as [string, string[]][] | null;
-      for (const [, fields] of (entries ?? []).reverse()) if (fields[2] === 'c' || fields[2] === 'e') this.track(holder, fields[2], fields[3]!);
+      const entries = (await this.redis.client.sendCommand([
+        'XREVRANGE',
+        this.outboxKey(holder.sid),
+        `1-${upTo}`,
+        '-',
+        'COUNT',
+        String(LEARN_FRAMES),
+      ])) as [string, string[]][] | null;
+      for (const [, fields] of (entries ?? []).reverse())
+        if (fields[2] === 'c' || fields[2] === 'e') this.track(holder, fields[2], fields[3]!);
     } catch {
       // Redis down: the stream goes on without it (as before this instance knew of such calls)
     }
@@ -436,21 +510,22 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   private async refresh(holder: Holder): Promise<void> {
-    const flat = await USE.run<string[] | null>(this.redis.client, [this.hashKey(holder.sid), this.outboxKey(holder.sid), this.allKey], [
-      Date.now(),
-      this.idleMs,
-      this.handshakeMs,
-      0,
-      this.ownerPrefix,
-      holder.sid,
-    ]).catch(() => undefined);
+    const flat = await USE.run<string[] | null>(
+      this.redis.client,
+      [this.hashKey(holder.sid), this.outboxKey(holder.sid), this.allKey],
+      [Date.now(), this.idleMs, this.handshakeMs, 0, this.ownerPrefix, holder.sid],
+    ).catch(() => undefined);
     if (flat) this.learn(holder, flat);
   }
 
   private written(holder: Holder, upTo: number, bytes: number): void {
     const { config } = this.options;
     holder.writes = holder.writes.then(() =>
-      WRITTEN.run(this.redis.client, [this.hashKey(holder.sid), this.outboxKey(holder.sid)], [holder.nonce, upTo, bytes, config.resume_frames, this.sessionBytes >> 1]).catch(
+      WRITTEN.run(
+        this.redis.client,
+        [this.hashKey(holder.sid), this.outboxKey(holder.sid)],
+        [holder.nonce, upTo, bytes, config.resume_frames, this.sessionBytes >> 1],
+      ).catch(
         // Redis down: the frames count as unwritten, so a stream resuming without Last-Event-ID may get them again.
         () => undefined,
       ),
@@ -474,13 +549,19 @@ export class RedisA2eTransport implements A2eTransport {
     const sid = holder.sid;
     void holder.writes
       .then(() =>
-        DETACH.run(this.redis.client, [this.hashKey(sid), this.outboxKey(sid), this.allKey], [holder.nonce, Date.now(), this.idleMs, this.handshakeMs, this.ownerPrefix, sid]),
+        DETACH.run(
+          this.redis.client,
+          [this.hashKey(sid), this.outboxKey(sid), this.allKey],
+          [holder.nonce, Date.now(), this.idleMs, this.handshakeMs, this.ownerPrefix, sid],
+        ),
       )
       .catch(() => undefined); // Redis down: the session expires session_idle_s after the last renewal anyway
   }
 
   async streamAttached(id: string): Promise<boolean> {
-    const holder = await this.redis.run('reading the A2E transport session', (c) => c.sendCommand(['HGET', this.hashKey(id), 's']));
+    const holder = await this.redis.run('reading the A2E transport session', (c) =>
+      c.sendCommand(['HGET', this.hashKey(id), 's']),
+    );
     return typeof holder === 'string' && holder !== '';
   }
 
@@ -565,16 +646,14 @@ export class RedisA2eTransport implements A2eTransport {
     const client = this.redis.client;
     await Promise.all([
       ...[...this.held.values()].map(async (holder) => {
-        const flat = await USE.run<string[] | null>(client, [this.hashKey(holder.sid), this.outboxKey(holder.sid), this.allKey], [
-          now,
-          this.idleMs,
-          this.handshakeMs,
-          1,
-          this.ownerPrefix,
-          holder.sid,
-        ]).catch(() => undefined);
+        const flat = await USE.run<string[] | null>(
+          client,
+          [this.hashKey(holder.sid), this.outboxKey(holder.sid), this.allKey],
+          [now, this.idleMs, this.handshakeMs, 1, this.ownerPrefix, holder.sid],
+        ).catch(() => undefined);
         if (flat === null && (await this.lostRecently())) await this.restore(holder.sid).catch(() => undefined);
-        else if (flat === null) this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
+        else if (flat === null)
+          this.endHolder(holder); // gone (not merely unreachable): the client reconnects and learns it
         else if (flat) this.learn(holder, flat);
       }),
       ...[...this.handles.values()].map(async (h) => {
@@ -582,9 +661,11 @@ export class RedisA2eTransport implements A2eTransport {
           this.handles.delete(h.id);
           return;
         }
-        const flat = await USE.run<string[] | null>(client, [this.hashKey(h.id), this.outboxKey(h.id), this.allKey], [now, this.idleMs, this.handshakeMs, 0, this.ownerPrefix, h.id]).catch(
-          () => undefined,
-        );
+        const flat = await USE.run<string[] | null>(
+          client,
+          [this.hashKey(h.id), this.outboxKey(h.id), this.allKey],
+          [now, this.idleMs, this.handshakeMs, 0, this.ownerPrefix, h.id],
+        ).catch(() => undefined);
         if (flat === null && (await this.lostRecently())) {
           await this.restore(h.id).catch(() => undefined);
         } else if (flat === null || (flat && parseRecord(flat).state === 'closed')) {
@@ -602,7 +683,9 @@ export class RedisA2eTransport implements A2eTransport {
   async endWhere(revoked: (principal: string | null) => boolean): Promise<number> {
     const ids = await this.redis.run('listing the A2E transport sessions', (c) => c.zRange(this.allKey, 0, -1));
     const owners = ids.length
-      ? await this.redis.run('reading the A2E transport sessions', (c) => Promise.all(ids.map((id) => c.sendCommand<string | null>(['HGET', this.hashKey(id), 'p']))))
+      ? await this.redis.run('reading the A2E transport sessions', (c) =>
+          Promise.all(ids.map((id) => c.sendCommand<string | null>(['HGET', this.hashKey(id), 'p']))),
+        )
       : [];
     const ending = ids.filter((_, i) => owners[i] !== null && revoked(owners[i] ? owners[i].slice(1) : null));
     await Promise.all(ending.map((id) => this.closeSession(id, 'disconnect')));
@@ -633,9 +716,18 @@ export class RedisA2eTransport implements A2eTransport {
   }
 
   /** For handles: the script runs. `frames`: per frame, the lease member its answer ends ("" none) and its JSON. */
-  pushFrames(sid: string, fields: string[], frames: string[], batch: number): Promise<[number, number, number?, number?]> {
+  pushFrames(
+    sid: string,
+    fields: string[],
+    frames: string[],
+    batch: number,
+  ): Promise<[number, number, number?, number?]> {
     return this.redis.run('queueing an A2E transport answer', (c) =>
-      PUSH.run<[number, number, number?, number?]>(c, [this.hashKey(sid), this.outboxKey(sid), this.leases.key], [this.pusher, batch, fields.length, ...fields, ...frames]),
+      PUSH.run<[number, number, number?, number?]>(
+        c,
+        [this.hashKey(sid), this.outboxKey(sid), this.leases.key],
+        [this.pusher, batch, fields.length, ...fields, ...frames],
+      ),
     );
   }
 
@@ -667,7 +759,10 @@ export class RedisA2eTransport implements A2eTransport {
     for (const sid of sids) {
       if (this.closed) return;
       await this.restore(sid).catch((err: unknown) =>
-        this.logger.warn({ err: String((err as Error)?.message ?? err) }, 'putting back an A2E transport session Redis lost failed; retried at the next sweep'),
+        this.logger.warn(
+          { err: String((err as Error)?.message ?? err) },
+          'putting back an A2E transport session Redis lost failed; retried at the next sweep',
+        ),
       );
     }
     // Calls announced running elsewhere, of sessions this instance does not serve: once an instance serving the
@@ -686,9 +781,16 @@ export class RedisA2eTransport implements A2eTransport {
   /** Put back the leases of calls announced running elsewhere for a session another instance puts back (waits for it, bounded). */
   private async putBackCalls(sid: string, calls: string[]): Promise<void> {
     for (const until = Date.now() + this.leases.ms; !this.closed; ) {
-      const put = await PUT_BACK_CALLS.run<number>(this.redis.client, [this.hashKey(sid), this.outboxKey(sid), this.leases.key], [this.leases.ms, ...calls]).catch(() => -1);
+      const put = await PUT_BACK_CALLS.run<number>(
+        this.redis.client,
+        [this.hashKey(sid), this.outboxKey(sid), this.leases.key],
+        [this.leases.ms, ...calls],
+      ).catch(() => -1);
       if (Number(put) > 0) {
-        this.logger.warn({ calls: Number(put) }, 'put back the leases of A2E transport calls announced running elsewhere that Redis lost (answered as lost if their instance does not renew them)');
+        this.logger.warn(
+          { calls: Number(put) },
+          'put back the leases of A2E transport calls announced running elsewhere that Redis lost (answered as lost if their instance does not renew them)',
+        );
       }
       if (Number(put) >= 0 || Date.now() >= until) return; // not put back by anyone within a lease: the session is gone
       await new Promise((r) => setTimeout(r, PUT_BACK_WAIT_MS));
@@ -756,18 +858,26 @@ export class RedisA2eTransport implements A2eTransport {
         ...calls,
       ],
     );
-    if (Number(created) === 1) this.logger.warn({ session_ref: binding.ref }, 'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)');
+    if (Number(created) === 1)
+      this.logger.warn(
+        { session_ref: binding.ref },
+        'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)',
+      );
     for (let i = 0; i < calls.length; i += 2) if (this.leased.has(calls[i]!)) this.leases.hold(calls[i]!);
     // Calls announced running elsewhere (they need not have sent an event through any stream): put back unless
     // answered meanwhile (their live owner may have pushed the answer already; PUT_BACK_CALLS looks in the outbox).
     const announced: string[] = [];
     for (const [member, info] of this.elsewhere) {
-      if (sessionOf(member) === sid && !this.leased.has(member) && !putBack.includes(member)) announced.push(member, info);
+      if (sessionOf(member) === sid && !this.leased.has(member) && !putBack.includes(member))
+        announced.push(member, info);
     }
     if (announced.length) await this.putBackCalls(sid, announced);
     if (putBack.length) {
       if (holder && !holder.ended) for (const m of putBack) holder.putBack.add(m);
-      this.logger.warn({ session_ref: binding.ref, calls: putBack.length }, 'put back the leases of calls running elsewhere whose events this stream carried (answered as lost if their instance does not renew them)');
+      this.logger.warn(
+        { session_ref: binding.ref, calls: putBack.length },
+        'put back the leases of calls running elsewhere whose events this stream carried (answered as lost if their instance does not renew them)',
+      );
     }
   }
 
@@ -797,7 +907,10 @@ export class RedisA2eTransport implements A2eTransport {
       },
       (err: unknown) =>
         // Redis down: the call runs without a lease (if this instance dies too, nobody answers it); its answer is still written.
-        this.logger.warn({ err: String((err as Error)?.message ?? err), call_id: call.id }, 'A2E transport call could not take its lease in Redis'),
+        this.logger.warn(
+          { err: String((err as Error)?.message ?? err), call_id: call.id },
+          'A2E transport call could not take its lease in Redis',
+        ),
     );
   }
 
@@ -821,7 +934,11 @@ export class RedisA2eTransport implements A2eTransport {
   private leaseCall(member: string, call: Call, counts: boolean): Promise<number> {
     const sid = sessionOf(member);
     const info = callInfo(call);
-    return LEASE_CALL.run<number>(this.redis.client, [this.hashKey(sid), this.leases.key], [member, info, this.leases.ms, counts ? 1 : 0]).then(Number);
+    return LEASE_CALL.run<number>(
+      this.redis.client,
+      [this.hashKey(sid), this.leases.key],
+      [member, info, this.leases.ms, counts ? 1 : 0],
+    ).then(Number);
   }
 
   /** LeaseKind: a call running here has no lease in Redis: put it back, or stop the call when another instance answered it. */
@@ -830,7 +947,10 @@ export class RedisA2eTransport implements A2eTransport {
     if (!entry) return this.leases.release(member);
     const outcome = await this.leaseCall(member, entry.call, false);
     if (outcome === 0) {
-      this.logger.warn({ call_id: entry.call.id }, 'A2E transport call was answered by another instance while its lease had lapsed (Redis unreachable for longer than calls.owner_lease_s); stopping it here');
+      this.logger.warn(
+        { call_id: entry.call.id },
+        'A2E transport call was answered by another instance while its lease had lapsed (Redis unreachable for longer than calls.owner_lease_s); stopping it here',
+      );
       this.leases.release(member);
       entry.call.stop('cancel');
     }
@@ -846,9 +966,16 @@ export class RedisA2eTransport implements A2eTransport {
       const { r, t, c: created } = JSON.parse(info) as { r: string; t: string; c: number };
       frame = JSON.stringify(lostResponse(r, t, created, this.leases.leaseS));
     }
-    const answered = await ANSWER_LOST.run<number>(c, [this.leases.key, this.hashKey(sid), this.outboxKey(sid)], [member, frame]);
+    const answered = await ANSWER_LOST.run<number>(
+      c,
+      [this.leases.key, this.hashKey(sid), this.outboxKey(sid)],
+      [member, frame],
+    );
     if (Number(answered) === 1) {
-      this.logger.warn({ lease: member }, 'A2E transport call failed: the instance running it was lost (its lease lapsed)');
+      this.logger.warn(
+        { lease: member },
+        'A2E transport call failed: the instance running it was lost (its lease lapsed)',
+      );
       void this.publish({ t: 'end', m: member });
     }
   }
@@ -946,7 +1073,18 @@ class RedisSessionHandle implements DispatchSession {
     const b = this.binding;
     // Past open, a session only drains (closed is written by CLOSE, never by a push).
     const st = this.state === 'open' ? 'open' : 'draining';
-    return ['p', b.principal === null ? '' : `=${b.principal}`, 'b', b.boundBy ?? '', 'h', b.handshook ? '1' : '0', 'hs', this.handshakeId ?? '', 'st', st];
+    return [
+      'p',
+      b.principal === null ? '' : `=${b.principal}`,
+      'b',
+      b.boundBy ?? '',
+      'h',
+      b.handshook ? '1' : '0',
+      'hs',
+      this.handshakeId ?? '',
+      'st',
+      st,
+    ];
   }
 
   /** Stop the calls running here; their responses are still queued. */
@@ -1080,7 +1218,12 @@ class RedisOutbox {
       let failingSince: number | undefined;
       for (;;) {
         try {
-          const [pending, bytes, version, last] = await this.transport.pushFrames(this.session.id, fields, frames, batch);
+          const [pending, bytes, version, last] = await this.transport.pushFrames(
+            this.session.id,
+            fields,
+            frames,
+            batch,
+          );
           if (pending < 0 && !restored && (await this.transport.sessionLost(this.session.id))) {
             restored = true; // once until a push succeeds: a session closed meanwhile stays closed
             continue;
@@ -1097,7 +1240,10 @@ class RedisOutbox {
         } catch (err) {
           failingSince ??= Date.now();
           if (Date.now() - failingSince > this.transport.retryForMs) {
-            this.transport.log.error({ err, dropped: (frames.length + this.queue.length) >> 1 }, 'A2E transport answers could not be stored in Redis; dropped them');
+            this.transport.log.error(
+              { err, dropped: (frames.length + this.queue.length) >> 1 },
+              'A2E transport answers could not be stored in Redis; dropped them',
+            );
             this.done([...frames, ...this.queue]);
             if (fields.length) this.session.forgetSaved();
             this.queue = [];

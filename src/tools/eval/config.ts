@@ -20,6 +20,9 @@ export const EvalConfig = z.strictObject({
    */
   max_running_per_principal: z.int().positive().optional(),
   /** Bytes of console output kept and streamed per evaluation; beyond it console output is dropped. */
-  max_console_bytes: z.int().positive().default(1024 * 1024),
+  max_console_bytes: z
+    .int()
+    .positive()
+    .default(1024 * 1024),
 });
 export type EvalConfig = z.output<typeof EvalConfig>;

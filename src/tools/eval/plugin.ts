@@ -26,11 +26,24 @@ const EVAL_JS: ToolDefinitionInput = {
     'expression. No I/O, network, timers, modules or host objects; console.log lines stream as log events and are ' +
     'returned in "console". Memory, stack depth and run time are limited.',
   input_parameters: [
-    { name: 'code', type: 'string', description: 'Script to run; its last expression is the result (a settled promise is unwrapped)', required: true },
-    { name: 'timeout', type: 'number', description: 'Seconds before the evaluation is stopped (default tools.eval.timeout_s)' },
+    {
+      name: 'code',
+      type: 'string',
+      description: 'Script to run; its last expression is the result (a settled promise is unwrapped)',
+      required: true,
+    },
+    {
+      name: 'timeout',
+      type: 'number',
+      description: 'Seconds before the evaluation is stopped (default tools.eval.timeout_s)',
+    },
   ],
   output_parameters: [
-    { name: 'result', type: 'object', description: 'JSON value of the last expression (null when undefined or not representable)' },
+    {
+      name: 'result',
+      type: 'object',
+      description: 'JSON value of the last expression (null when undefined or not representable)',
+    },
     { name: 'type', type: 'string', description: 'typeof the last expression' },
     { name: 'console', type: 'array', description: 'console output lines' },
   ],

@@ -45,7 +45,11 @@ function installConsole(vm: QuickJSContext): void {
       consoleBytes += Buffer.byteLength(message) + 1;
       if (consoleBytes > setup.maxConsoleBytes) {
         consoleTruncated = true;
-        post({ type: 'log', level: 'warn', message: `console output passed ${setup.maxConsoleBytes} bytes; the rest is dropped` });
+        post({
+          type: 'log',
+          level: 'warn',
+          message: `console output passed ${setup.maxConsoleBytes} bytes; the rest is dropped`,
+        });
         return;
       }
       post({ type: 'log', level, message });
@@ -118,7 +122,10 @@ async function newInstance(): Promise<Instance> {
     initial: pages(16 * 1024 * 1024),
     maximum: pages(setup.memoryBytes + INTERPRETER_HEADROOM),
   });
-  const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, { wasmMemory: memory, wasmModule: setup.wasmModule });
+  const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, {
+    wasmMemory: memory,
+    wasmModule: setup.wasmModule,
+  });
   const quickjs = await newQuickJSWASMModuleFromVariant(variant);
   const pristine = learn(memory, layout);
   layout = pristine;
@@ -192,7 +199,10 @@ function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Ou
   let value: QuickJSHandle;
   if (state.type === 'pending') {
     evaluated.value.dispose();
-    return failed({ failure: 'result', message: 'the result is a promise that never settled (the sandbox has no timers or I/O to wait for)' });
+    return failed({
+      failure: 'result',
+      message: 'the result is a promise that never settled (the sandbox has no timers or I/O to wait for)',
+    });
   } else if (state.type === 'rejected') {
     const f = failure(vm.dump(state.error));
     state.error.dispose();
@@ -220,7 +230,13 @@ function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Ou
   const text = vm.typeof(json.value) === 'string' ? vm.getString(json.value) : undefined;
   json.value.dispose();
   return {
-    message: { type: 'result', ok: true, value: text === undefined ? null : JSON.parse(text), valueType, consoleTruncated },
+    message: {
+      type: 'result',
+      ok: true,
+      value: text === undefined ? null : JSON.parse(text),
+      valueType,
+      consoleTruncated,
+    },
     reusable: true,
   };
 }
@@ -269,6 +285,12 @@ parentPort!.on('message', (job: EvalJob) => {
       }
     })
     .catch((err: unknown) => {
-      post({ type: 'result', ok: false, failure: 'exception', message: `evaluator failed: ${(err as Error).message}`, consoleTruncated });
+      post({
+        type: 'result',
+        ok: false,
+        failure: 'exception',
+        message: `evaluator failed: ${(err as Error).message}`,
+        consoleTruncated,
+      });
     });
 });

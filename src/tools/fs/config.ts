@@ -26,13 +26,20 @@ export const FsConfig = z.strictObject({
   /** Most bytes one read_file (or edit_file, or grep per file) reads. */
   max_read_bytes: z.int().positive().default(MiB),
   /** Largest file write_file or edit_file may write. */
-  max_write_bytes: z.int().positive().default(10 * MiB),
+  max_write_bytes: z
+    .int()
+    .positive()
+    .default(10 * MiB),
   /**
    * Most disk bytes the workspace may hold (like `du`); null for no quota. write_file and edit_file refuse to
    * cross it; run_command is measured after each command (see docs/security-filesystem.md for what it cannot stop).
    * Also the quota of each sandboxed stdio MCP server's data directory (docs/mcp.md).
    */
-  max_workspace_bytes: z.int().positive().nullable().default(1024 * MiB),
+  max_workspace_bytes: z
+    .int()
+    .positive()
+    .nullable()
+    .default(1024 * MiB),
   /**
    * With one workspace per principal (root ending in {principal}): delete a principal's workspace, with everything
    * in it, once no call used it for this many days (checked hourly); null: never.

@@ -6,13 +6,22 @@ const TAGS = ['files', 'filesystem', 'workspace'];
 // What MCP clients are told (tools/list annotations): the readers change nothing; the writers add or change files
 // of the workspace and never delete one (destructive: false), and a second identical call is not a no-op.
 
-const path = (description: string, required = true) => ({ name: 'path', type: 'string' as const, description, required });
+const path = (description: string, required = true) => ({
+  name: 'path',
+  type: 'string' as const,
+  description,
+  required,
+});
 const limit = (what: string, dflt: number, max: number) => ({
   name: 'limit',
   type: 'integer' as const,
   description: `Most ${what} to return (default ${dflt}, at most ${max}); "truncated" says when more were left out`,
 });
-const truncatedOut = (what: string) => ({ name: 'truncated', type: 'boolean' as const, description: `True when ${what} were left out` });
+const truncatedOut = (what: string) => ({
+  name: 'truncated',
+  type: 'boolean' as const,
+  description: `True when ${what} were left out`,
+});
 
 export const READ_FILE: ToolDefinitionInput = {
   name: 'read_file',
@@ -21,9 +30,23 @@ export const READ_FILE: ToolDefinitionInput = {
     'Read a file of the workspace: as UTF-8 text by lines (refused if the file is not valid UTF-8), or as raw bytes in base64. Reads at most tools.fs.max_read_bytes per call; continue with next_offset.',
   input_parameters: [
     path('File path, relative to the workspace root (absolute paths only inside it)'),
-    { name: 'offset', type: 'integer', description: 'utf8: first line to return, counting from 1 (default 1). base64: first byte, counting from 0 (default 0)' },
-    { name: 'limit', type: 'integer', description: 'utf8: most lines to return. base64: most bytes to return. Default: up to tools.fs.max_read_bytes' },
-    { name: 'encoding', type: 'string', description: '"utf8" (default) for text, "base64" for any bytes', enum: ['utf8', 'base64'] },
+    {
+      name: 'offset',
+      type: 'integer',
+      description:
+        'utf8: first line to return, counting from 1 (default 1). base64: first byte, counting from 0 (default 0)',
+    },
+    {
+      name: 'limit',
+      type: 'integer',
+      description: 'utf8: most lines to return. base64: most bytes to return. Default: up to tools.fs.max_read_bytes',
+    },
+    {
+      name: 'encoding',
+      type: 'string',
+      description: '"utf8" (default) for text, "base64" for any bytes',
+      enum: ['utf8', 'base64'],
+    },
   ],
   output_parameters: [
     { name: 'path', type: 'string', description: 'The file, relative to the workspace' },
@@ -32,7 +55,11 @@ export const READ_FILE: ToolDefinitionInput = {
     { name: 'size', type: 'integer', description: 'Size of the whole file in bytes' },
     { name: 'offset', type: 'integer', description: 'First line (utf8) or byte (base64) returned' },
     { name: 'count', type: 'integer', description: 'Lines (utf8) or bytes (base64) returned' },
-    { name: 'next_offset', type: 'integer', description: 'Offset to pass to read the rest; null at the end of the file' },
+    {
+      name: 'next_offset',
+      type: 'integer',
+      description: 'Offset to pass to read the rest; null at the end of the file',
+    },
     truncatedOut('bytes beyond tools.fs.max_read_bytes'),
   ],
   tags: [...TAGS, 'read'],
@@ -48,10 +75,24 @@ export const WRITE_FILE: ToolDefinitionInput = {
     'Write a whole file in the workspace atomically (a temp file renamed into place: readers never see half a file). Creates or replaces it.',
   input_parameters: [
     path('File path, relative to the workspace root'),
-    { name: 'content', type: 'string', description: 'The new content (text, or base64 with encoding "base64")', required: true },
-    { name: 'encoding', type: 'string', description: '"utf8" (default) or "base64" for binary content', enum: ['utf8', 'base64'] },
+    {
+      name: 'content',
+      type: 'string',
+      description: 'The new content (text, or base64 with encoding "base64")',
+      required: true,
+    },
+    {
+      name: 'encoding',
+      type: 'string',
+      description: '"utf8" (default) or "base64" for binary content',
+      enum: ['utf8', 'base64'],
+    },
     { name: 'create_dirs', type: 'boolean', description: 'Create missing parent directories (default false)' },
-    { name: 'overwrite', type: 'boolean', description: 'Replace an existing file (default true); false fails if it exists' },
+    {
+      name: 'overwrite',
+      type: 'boolean',
+      description: 'Replace an existing file (default true); false fails if it exists',
+    },
   ],
   output_parameters: [
     { name: 'path', type: 'string', description: 'The file written, relative to the workspace' },
@@ -71,9 +112,18 @@ export const EDIT_FILE: ToolDefinitionInput = {
     'Replace an exact piece of text in a UTF-8 file of the workspace. old_string must occur exactly once unless replace_all is true; the file is rewritten atomically.',
   input_parameters: [
     path('File path, relative to the workspace root'),
-    { name: 'old_string', type: 'string', description: 'The exact text to replace (whitespace and line breaks included)', required: true },
+    {
+      name: 'old_string',
+      type: 'string',
+      description: 'The exact text to replace (whitespace and line breaks included)',
+      required: true,
+    },
     { name: 'new_string', type: 'string', description: 'The text to put in its place', required: true },
-    { name: 'replace_all', type: 'boolean', description: 'Replace every occurrence (default false: old_string must be unique)' },
+    {
+      name: 'replace_all',
+      type: 'boolean',
+      description: 'Replace every occurrence (default false: old_string must be unique)',
+    },
   ],
   output_parameters: [
     { name: 'path', type: 'string', description: 'The file edited, relative to the workspace' },
@@ -96,7 +146,8 @@ export const LIST_DIR: ToolDefinitionInput = {
     {
       name: 'sizes',
       type: 'boolean',
-      description: "Also give each file's size in bytes (default false: it costs one more system call per file, several times the listing itself)",
+      description:
+        "Also give each file's size in bytes (default false: it costs one more system call per file, several times the listing itself)",
     },
     limit('entries', 1000, 10000),
   ],
@@ -122,7 +173,12 @@ export const GLOB: ToolDefinitionInput = {
   description:
     'Find files of the workspace whose path matches a glob pattern ("**/*.ts", "src/*.{js,json}"). Dotfiles match only when the pattern names them. Emits status events while scanning.',
   input_parameters: [
-    { name: 'pattern', type: 'string', description: 'Glob pattern, relative to path ("**" for any depth)', required: true },
+    {
+      name: 'pattern',
+      type: 'string',
+      description: 'Glob pattern, relative to path ("**" for any depth)',
+      required: true,
+    },
     path('Directory to search from, relative to the workspace root (default ".")', false),
     limit('matches', 1000, 10000),
   ],
@@ -143,14 +199,27 @@ export const GREP: ToolDefinitionInput = {
   description:
     'Search the text files below a path for a regular expression (JavaScript syntax), line by line. Binary files and files over tools.fs.max_read_bytes are skipped. Emits status events while searching.',
   input_parameters: [
-    { name: 'pattern', type: 'string', description: 'Regular expression (JavaScript syntax), matched against each line', required: true },
+    {
+      name: 'pattern',
+      type: 'string',
+      description: 'Regular expression (JavaScript syntax), matched against each line',
+      required: true,
+    },
     path('File or directory to search, relative to the workspace root (default ".")', false),
-    { name: 'include', type: 'string', description: 'Only files matching this glob (e.g. "*.ts"; without "/" it matches the file name)' },
+    {
+      name: 'include',
+      type: 'string',
+      description: 'Only files matching this glob (e.g. "*.ts"; without "/" it matches the file name)',
+    },
     { name: 'ignore_case', type: 'boolean', description: 'Case-insensitive matching (default false)' },
     limit('matches', 100, 1000),
   ],
   output_parameters: [
-    { name: 'matches', type: 'array', description: 'Matches: {path (relative to the workspace), line (from 1), text (the line, cut when very long)}' },
+    {
+      name: 'matches',
+      type: 'array',
+      description: 'Matches: {path (relative to the workspace), line (from 1), text (the line, cut when very long)}',
+    },
     { name: 'files_searched', type: 'integer', description: 'Text files searched' },
     { name: 'files_skipped', type: 'integer', description: 'Files skipped: binary, too large or unreadable' },
     truncatedOut('matches beyond the limit'),

@@ -12,16 +12,32 @@ export type { FsContext, FsLimits } from './context.js';
 /** Tools that may grow the workspace (they take the quota into account). */
 export const WRITING_TOOLS: ReadonlySet<string> = new Set(['write_file', 'edit_file']);
 
-export function runFsTool(ws: Workspace, quota: WorkspaceQuota, limits: FsLimits, name: string, args: Record<string, unknown>, ctx: FsContext) {
+export function runFsTool(
+  ws: Workspace,
+  quota: WorkspaceQuota,
+  limits: FsLimits,
+  name: string,
+  args: Record<string, unknown>,
+  ctx: FsContext,
+) {
   switch (name) {
     case 'read_file':
       return readFileTool(ws, args as unknown as ReadArgs, limits.max_read_bytes, stoppedOf(ctx));
     case 'write_file':
       return writeFileTool(ws, args as unknown as WriteArgs, limits.max_write_bytes, quota);
     case 'edit_file':
-      return editFileTool(ws, args as unknown as EditArgs, { maxRead: limits.max_read_bytes, maxWrite: limits.max_write_bytes }, quota);
+      return editFileTool(
+        ws,
+        args as unknown as EditArgs,
+        { maxRead: limits.max_read_bytes, maxWrite: limits.max_write_bytes },
+        quota,
+      );
     case 'list_dir':
-      return listDirTool(ws, args as { path: string; recursive?: boolean; sizes?: boolean; limit?: number }, stoppedOf(ctx));
+      return listDirTool(
+        ws,
+        args as { path: string; recursive?: boolean; sizes?: boolean; limit?: number },
+        stoppedOf(ctx),
+      );
     case 'glob':
       return globTool(ws, args as { pattern: string; path?: string; limit?: number }, ctx);
     case 'grep':

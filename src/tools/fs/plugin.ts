@@ -28,7 +28,10 @@ export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin & 
     if (!config.privilege_separation || process.getuid?.() !== 0) return null;
     const st = await w.files.dir.handle.stat();
     if (st.uid === 0) return null;
-    logger.info({ uid: st.uid, gid: st.gid }, 'file tools run in a worker with the workspace owner\'s identity, not as root');
+    logger.info(
+      { uid: st.uid, gid: st.gid },
+      "file tools run in a worker with the workspace owner's identity, not as root",
+    );
     return new FsWorker(w.files, { uid: st.uid, gid: st.gid }, config, w.quota.limit, logger);
   };
 
@@ -63,7 +66,12 @@ export function fsPlugin(config: FsConfig, native: NativeContext): ToolPlugin & 
     return workspaces.use(ctx.principal, (ws) => inWorkspace(ws, name, args, ctx));
   }
 
-  async function inWorkspace(ws: TenantWorkspace, name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
+  async function inWorkspace(
+    ws: TenantWorkspace,
+    name: string,
+    args: Record<string, unknown>,
+    ctx: ToolContext,
+  ): Promise<unknown> {
     let choice = workers.get(ws);
     if (!choice) workers.set(ws, (choice = chooseWorker(ws)));
     const w = await choice;

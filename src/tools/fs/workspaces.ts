@@ -129,7 +129,14 @@ export class Workspaces {
     const all = [...this.opened.values()];
     this.opened.clear();
     this.touched.clear();
-    await Promise.all(all.map((p) => p.then((w) => w.files.close(), () => {})));
+    await Promise.all(
+      all.map((p) =>
+        p.then(
+          (w) => w.files.close(),
+          () => {},
+        ),
+      ),
+    );
   }
 
   /** Run `prepare` on each principal's workspace as it is opened (not on the shared one: the plugin does that at start). */
@@ -173,7 +180,14 @@ export class Workspaces {
       this.touched.delete(name);
       idle.push(w);
     }
-    await Promise.all(idle.map((p) => p.then((w) => this.forget(w), () => {})));
+    await Promise.all(
+      idle.map((p) =>
+        p.then(
+          (w) => this.forget(w),
+          () => {},
+        ),
+      ),
+    );
   }
 
   /** The workspace `principal`'s calls work in: the shared one, or its own (created and opened on first use). Use it through use(). */
@@ -212,7 +226,11 @@ export class Workspaces {
   }
 
   /** Open a principal's workspace again, its previous one gone (deleted elsewhere). */
-  private async reopen(name: string, principal: string | null, was: Promise<TenantWorkspace>): Promise<TenantWorkspace> {
+  private async reopen(
+    name: string,
+    principal: string | null,
+    was: Promise<TenantWorkspace>,
+  ): Promise<TenantWorkspace> {
     if (this.opened.get(name) === was) this.opened.delete(name);
     await this.forget(await was);
     return this.of(principal);
@@ -238,7 +256,9 @@ export class Workspaces {
       const files = new Workspace(join(this.base, entry.name));
       try {
         await files.init();
-        out.push(await this.usage(entry.name, { principal: null, files, quota: new WorkspaceQuota(files, null) }, null));
+        out.push(
+          await this.usage(entry.name, { principal: null, files, quota: new WorkspaceQuota(files, null) }, null),
+        );
       } catch {
         // gone meanwhile
       } finally {
@@ -250,7 +270,13 @@ export class Workspaces {
 
   private async usage(name: string, w: TenantWorkspace, quota = w.quota.limit): Promise<WorkspaceUsage> {
     const st = await w.files.dir.handle.stat();
-    return { name, principal: w.principal, bytes: await w.quota.measure(), quota_bytes: quota, last_used: st.mtime.toISOString() };
+    return {
+      name,
+      principal: w.principal,
+      bytes: await w.quota.measure(),
+      quota_bytes: quota,
+      last_used: st.mtime.toISOString(),
+    };
   }
 
   /**
@@ -259,7 +285,10 @@ export class Workspaces {
    * (it works by descriptors, like the file tools). False when there is none by that name.
    */
   async remove(name: string): Promise<boolean> {
-    if (this.shared) throw new Error('the workspace is shared (tools.fs.root has no {principal}); there is none per principal to delete');
+    if (this.shared)
+      throw new Error(
+        'the workspace is shared (tools.fs.root has no {principal}); there is none per principal to delete',
+      );
     if (!WORKSPACE_NAME.test(name)) return false;
     const path = join(this.base, name);
     const st = await stat(path).catch(() => null);
@@ -301,7 +330,7 @@ export class Workspaces {
       // Not the host path: the caller sees only that its workspace could not be made, and may try again.
       throw new ToolError(
         `your workspace cannot be created or opened (${(err as NodeJS.ErrnoException).code ?? 'error'}); try again later, ` +
-          'or ask the gateway\'s operator (the directory holding the workspaces, tools.fs.root, must be writable)',
+          "or ask the gateway's operator (the directory holding the workspaces, tools.fs.root, must be writable)",
       );
     }
     const w: TenantWorkspace = { principal, files, quota: new WorkspaceQuota(files, () => this.limitOf(principal)) };

@@ -41,7 +41,8 @@ export function parseAddress(text: string): Address | null {
 /** The range name of an address: "unicast" only for public destinations. */
 export function rangeOf(addr: Address): string {
   const range = addr.range();
-  if (addr.kind() === 'ipv6' && range === 'unicast' && !(addr as ipaddr.IPv6).match(GLOBAL_UNICAST_V6)) return 'reserved';
+  if (addr.kind() === 'ipv6' && range === 'unicast' && !(addr as ipaddr.IPv6).match(GLOBAL_UNICAST_V6))
+    return 'reserved';
   return range;
 }
 
@@ -59,7 +60,10 @@ export function splitPort(entry: string): { host: string; port: number | null } 
   // Two or more colons without brackets: a bare IPv6 address (or range), which cannot carry a port.
   if (colons !== 1) return { host: text, port: null };
   const at = text.lastIndexOf(':');
-  return { host: text.slice(0, at), port: /^\d{1,5}$/.test(text.slice(at + 1)) ? Number(text.slice(at + 1)) : Number.NaN };
+  return {
+    host: text.slice(0, at),
+    port: /^\d{1,5}$/.test(text.slice(at + 1)) ? Number(text.slice(at + 1)) : Number.NaN,
+  };
 }
 
 /** Any port, or only these. */

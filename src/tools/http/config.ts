@@ -39,7 +39,9 @@ export const HttpConfig = z.strictObject({
     .array(
       z.strictObject({
         /** Origin and path prefix, e.g. "https://api.example.com/v1/*". */
-        match: z.string().refine(validMatch, { message: 'expected an http(s) URL, optionally ending in "*", e.g. "https://api.example.com/v1/*"' }),
+        match: z.string().refine(validMatch, {
+          message: 'expected an http(s) URL, optionally ending in "*", e.g. "https://api.example.com/v1/*"',
+        }),
         /** The credential added to matching requests (bearer, header, query, basic, oauth2_client_credentials). */
         auth: CredentialConfig,
       }),

@@ -36,13 +36,15 @@ export function createGuardedAgent(policy: AddressPolicy, options: { connectTime
           const refusal = policy.refusal(hostname, a.address, port);
           if (refusal) return callback(new RefusedAddressError(refusal), []);
         }
-        if (addresses.length === 0) return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
+        if (addresses.length === 0)
+          return callback(Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' }), []);
         if (opts.all) return callback(null, addresses);
         callback(null, addresses[0]!.address, addresses[0]!.family);
       });
     };
   const connectTimeout = options.connectTimeoutMs ?? 10_000;
-  const build = (port: number) => buildConnector({ timeout: connectTimeout, lookup: checkedLookup(port) } as buildConnector.BuildOptions);
+  const build = (port: number) =>
+    buildConnector({ timeout: connectTimeout, lookup: checkedLookup(port) } as buildConnector.BuildOptions);
   // A connector per port (it keeps the TLS sessions for reuse); callers choose ports, so only so many are kept.
   const byPort = new Map<number, buildConnector.connector>();
   const connectorFor = (port: number) => {

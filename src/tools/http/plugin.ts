@@ -21,14 +21,28 @@ export const HTTP_REQUEST: ToolDefinitionInput = {
     { name: 'url', type: 'string', description: 'Absolute http:// or https:// URL', required: true },
     { name: 'headers', type: 'object', description: 'Request headers, name → string value' },
     { name: 'body', type: 'string', description: 'Request body as text (not for GET or HEAD)' },
-    { name: 'timeout', type: 'number', description: 'Seconds before the request is abandoned (default tools.http.timeout_s; the call timeout also applies)' },
+    {
+      name: 'timeout',
+      type: 'number',
+      description:
+        'Seconds before the request is abandoned (default tools.http.timeout_s; the call timeout also applies)',
+    },
   ],
   output_parameters: [
     { name: 'url', type: 'string', description: 'The final URL, after redirects' },
     { name: 'status', type: 'integer', description: 'HTTP status code' },
-    { name: 'headers', type: 'object', description: 'Response headers (lower-case names; repeated ones joined with ", ")' },
+    {
+      name: 'headers',
+      type: 'object',
+      description: 'Response headers (lower-case names; repeated ones joined with ", ")',
+    },
     { name: 'body', type: 'string', description: 'Response body: text, or base64 (see body_encoding)' },
-    { name: 'body_encoding', type: 'string', description: '"utf8" when the content type is textual and the body valid UTF-8, else "base64"', enum: ['utf8', 'base64'] },
+    {
+      name: 'body_encoding',
+      type: 'string',
+      description: '"utf8" when the content type is textual and the body valid UTF-8, else "base64"',
+      enum: ['utf8', 'base64'],
+    },
     { name: 'bytes', type: 'integer', description: 'Body bytes returned' },
     { name: 'truncated', type: 'boolean', description: 'True when the body was cut at tools.http.max_response_bytes' },
     { name: 'redirects', type: 'integer', description: 'Redirects followed' },
@@ -44,9 +58,11 @@ export function httpPlugin(config: HttpConfig, native: NativeContext): ToolPlugi
   // undici (over a hundred modules) is loaded by the first http_request, not at start-up.
   let agent: Agent | undefined;
   let loading: Promise<Agent> | undefined;
-  const loadAgent = () => (loading ??= import('./dispatcher.js').then(({ createGuardedAgent }) => (agent = createGuardedAgent(policy))));
+  const loadAgent = () =>
+    (loading ??= import('./dispatcher.js').then(({ createGuardedAgent }) => (agent = createGuardedAgent(policy))));
   // An unset variable fails the start, naming the entry (a credential that is not there cannot be injected).
-  const credentials = config.credentials.length > 0 ? new CredentialMatcher(config.credentials, native.env, loadAgent) : null;
+  const credentials =
+    config.credentials.length > 0 ? new CredentialMatcher(config.credentials, native.env, loadAgent) : null;
   return {
     name: 'http',
     listTools: () => [HTTP_REQUEST],

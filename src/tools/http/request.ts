@@ -62,7 +62,16 @@ export async function httpRequestTool(
       : undefined;
   const offStop = ctx.onStop((reason) => abort.abort(reason));
   try {
-    return await exchange(dispatcher, config, ctx, { method, url, body, headers, abort, timeoutS, timedOut: () => timedOut, credentials });
+    return await exchange(dispatcher, config, ctx, {
+      method,
+      url,
+      body,
+      headers,
+      abort,
+      timeoutS,
+      timedOut: () => timedOut,
+      credentials,
+    });
   } finally {
     if (timer !== undefined) clearTimeout(timer);
     offStop();
@@ -82,7 +91,12 @@ interface Exchange {
 }
 
 /** The request and its redirects, up to the final response's body. */
-async function exchange(dispatcher: Dispatcher, config: HttpConfig, ctx: ToolContext, x: Exchange): Promise<ToolOutput> {
+async function exchange(
+  dispatcher: Dispatcher,
+  config: HttpConfig,
+  ctx: ToolContext,
+  x: Exchange,
+): Promise<ToolOutput> {
   let { method, url, body } = x;
   const { headers, abort, timeoutS } = x;
   const origin = url.origin;
@@ -166,7 +180,8 @@ async function exchange(dispatcher: Dispatcher, config: HttpConfig, ctx: ToolCon
         delete headers['content-type'];
         delete headers['content-length'];
       }
-      if (next.origin !== url.origin) for (const name of Object.keys(headers)) if (!CROSS_ORIGIN_HEADERS.has(name)) delete headers[name];
+      if (next.origin !== url.origin)
+        for (const name of Object.keys(headers)) if (!CROSS_ORIGIN_HEADERS.has(name)) delete headers[name];
       ctx.emit('status', { message: `redirect ${res.status} to ${next.href}` });
       url = next;
       continue;
@@ -199,7 +214,11 @@ async function exchange(dispatcher: Dispatcher, config: HttpConfig, ctx: ToolCon
  */
 function exchangeSpan(method: string, url: URL): ActiveSpan | undefined {
   const known = METHOD_NAMES.has(method) ? method : '_OTHER';
-  return startClientSpan(known, () => ({ 'http.request.method': known, 'a2e.hop': 'http_request', ...serverAttributes(url) }));
+  return startClientSpan(known, () => ({
+    'http.request.method': known,
+    'a2e.hop': 'http_request',
+    ...serverAttributes(url),
+  }));
 }
 
 const METHOD_NAMES = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
@@ -207,7 +226,9 @@ const METHOD_NAMES = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', '
 /** Where a redirect leads, checked; throws when it is not followed (too many, invalid, not http). */
 function nextUrl(url: URL, location: string, redirects: number, max: number): URL {
   if (redirects >= max) {
-    throw new ToolError(`stopped after ${redirects} redirects (tools.http.max_redirects is ${max}); the last one pointed to ${location}`);
+    throw new ToolError(
+      `stopped after ${redirects} redirects (tools.http.max_redirects is ${max}); the last one pointed to ${location}`,
+    );
   }
   let next: URL;
   try {
@@ -226,7 +247,9 @@ function parseUrl(text: string): URL {
   try {
     url = new URL(text);
   } catch {
-    throw new ToolError(`url ${JSON.stringify(text)} is not a valid absolute URL; write it like "https://example.com/path"`);
+    throw new ToolError(
+      `url ${JSON.stringify(text)} is not a valid absolute URL; write it like "https://example.com/path"`,
+    );
   }
   return checkedUrl(url);
 }
@@ -247,7 +270,9 @@ export function isTextual(contentType: string | undefined): boolean {
   const type = contentType.split(';')[0]!.trim().toLowerCase();
   return (
     type.startsWith('text/') ||
-    /^application\/(json|xml|javascript|ecmascript|x-www-form-urlencoded|x-ndjson|ndjson|yaml|x-yaml|toml|graphql|sql)$/.test(type) ||
+    /^application\/(json|xml|javascript|ecmascript|x-www-form-urlencoded|x-ndjson|ndjson|yaml|x-yaml|toml|graphql|sql)$/.test(
+      type,
+    ) ||
     /\+(json|xml|yaml)$/.test(type)
   );
 }
@@ -271,7 +296,10 @@ function requestError(err: unknown, url: URL, timedOutAfter: number | null): Err
   if (err instanceof ToolError) return err;
   const refused = findRefusal(err);
   if (refused) return new ToolError(refused.message);
-  if (timedOutAfter !== null) return new ToolError(`request to ${url.host} timed out after ${timedOutAfter} s; raise "timeout" if it needs longer`);
+  if (timedOutAfter !== null)
+    return new ToolError(
+      `request to ${url.host} timed out after ${timedOutAfter} s; raise "timeout" if it needs longer`,
+    );
   // A DOMException (an abort's reason) has a numeric code: only string codes are errno-like names.
   const raw = (err as { code?: unknown } | null)?.code;
   const code = typeof raw === 'string' ? raw : (err as Error | null)?.name === 'AbortError' ? 'ABORT_ERR' : undefined;
@@ -292,7 +320,8 @@ function requestError(err: unknown, url: URL, timedOutAfter: number | null): Err
     case 'ABORT_ERR':
       return new ToolError('request canceled');
     default:
-      if (code?.startsWith('ERR_TLS') || code?.includes('CERT')) return new ToolError(`TLS error talking to ${url.host} (${code})`);
+      if (code?.startsWith('ERR_TLS') || code?.includes('CERT'))
+        return new ToolError(`TLS error talking to ${url.host} (${code})`);
       return new ToolError(`request to ${url.host} failed (${code ?? (err as Error)?.name ?? 'error'})`);
   }
 }

@@ -30,7 +30,10 @@ export const ShellConfig = z.strictObject({
   /** Let commands reach the network (otherwise they get a network namespace with only loopback). */
   network: z.boolean().default(false),
   /** Bytes of stdout + stderr kept per command; beyond it output is cut and the result says truncated. */
-  max_output_bytes: z.int().positive().default(1024 * 1024),
+  max_output_bytes: z
+    .int()
+    .positive()
+    .default(1024 * 1024),
   /** Extra environment variables for every command (on top of PATH, HOME and LANG). */
   env: z
     .record(z.string().regex(ENV_NAME, 'an environment variable name is letters, digits and "_"'), z.string())

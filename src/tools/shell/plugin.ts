@@ -5,7 +5,15 @@
 import { realpath, stat } from 'node:fs/promises';
 import { existsSync } from 'node:fs';
 import { join, posix, relative, sep } from 'node:path';
-import { ToolError, ToolOutput, type Logger, type PluginHost, type ToolContext, type ToolPlugin, type UnavailableTool } from '../../engine/index.js';
+import {
+  ToolError,
+  ToolOutput,
+  type Logger,
+  type PluginHost,
+  type ToolContext,
+  type ToolPlugin,
+  type UnavailableTool,
+} from '../../engine/index.js';
 import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { TenantWorkspace, Workspaces } from '../fs/workspaces.js';
 import type { NativeContext } from '../native-context.js';
@@ -34,11 +42,28 @@ const RUN_COMMAND: ToolDefinitionInput = {
     '(["bash", "-c", "ls | wc -l"]). Only the workspace is writable; there is no network unless the gateway allows it. ' +
     'stdout/stderr stream as log events (info/warn) and are returned with the exit code; a non-zero exit is a failure.',
   input_parameters: [
-    { name: 'argv', type: 'array', description: 'Program and its arguments, as strings, e.g. ["ls", "-la"]', required: true },
-    { name: 'cwd', type: 'string', description: 'Working directory, relative to the workspace root (default: tools.shell.cwd)' },
-    { name: 'stdin', type: 'string', description: 'Text written to the standard input (default: none, stdin is empty)' },
+    {
+      name: 'argv',
+      type: 'array',
+      description: 'Program and its arguments, as strings, e.g. ["ls", "-la"]',
+      required: true,
+    },
+    {
+      name: 'cwd',
+      type: 'string',
+      description: 'Working directory, relative to the workspace root (default: tools.shell.cwd)',
+    },
+    {
+      name: 'stdin',
+      type: 'string',
+      description: 'Text written to the standard input (default: none, stdin is empty)',
+    },
     { name: 'env', type: 'object', description: 'Extra environment variables (name → string value)' },
-    { name: 'timeout', type: 'number', description: 'Seconds before the command is killed (default and maximum: the call\'s timeout)' },
+    {
+      name: 'timeout',
+      type: 'number',
+      description: "Seconds before the command is killed (default and maximum: the call's timeout)",
+    },
   ],
   output_parameters: [
     { name: 'exit_code', type: 'integer', description: 'Exit code (null when killed by a signal)' },
@@ -147,31 +172,33 @@ class ShellPlugin implements ToolPlugin {
     this.tools = [];
     this.pending = [RUN_COMMAND];
     // A check that throws leaves run_command out with its reason, as one that reports a reason does (never an unhandled rejection).
-    this.sandboxChecked = probe.catch((err: unknown) => (err as Error).message).then((missing) => {
-      this.pending = [];
-      if (missing) {
-        // A fresh machine without bubblewrap still gets a working gateway, never unconfined commands.
-        this.logger.warn(
-          `run_command is not offered: tools.shell cannot sandbox commands here: ${missing}. Fix that and restart, ` +
-            'or set tools.shell.enabled: false to silence this (true makes it a start-up error)',
-        );
-        const why = unreachable
-          ? `the sandbox user (uid ${SANDBOX_UID}) cannot reach the workspace (tools.fs.root) or a tools.shell.mounts path: a directory above it is not searchable by others`
-          : this.withoutHostPaths(missing);
-        this.unavailable = [
-          {
-            tool: RUN_COMMAND,
-            reason:
-              `the gateway cannot sandbox commands on this host (${why}). Its operator can fix that and restart (the ` +
-              'gateway\'s start-up warning says how), or set tools.shell.enabled: false',
-          },
-        ];
-      } else {
-        this.tools = [RUN_COMMAND];
-      }
-      host.toolsChanged();
-      return missing === null;
-    });
+    this.sandboxChecked = probe
+      .catch((err: unknown) => (err as Error).message)
+      .then((missing) => {
+        this.pending = [];
+        if (missing) {
+          // A fresh machine without bubblewrap still gets a working gateway, never unconfined commands.
+          this.logger.warn(
+            `run_command is not offered: tools.shell cannot sandbox commands here: ${missing}. Fix that and restart, ` +
+              'or set tools.shell.enabled: false to silence this (true makes it a start-up error)',
+          );
+          const why = unreachable
+            ? `the sandbox user (uid ${SANDBOX_UID}) cannot reach the workspace (tools.fs.root) or a tools.shell.mounts path: a directory above it is not searchable by others`
+            : this.withoutHostPaths(missing);
+          this.unavailable = [
+            {
+              tool: RUN_COMMAND,
+              reason:
+                `the gateway cannot sandbox commands on this host (${why}). Its operator can fix that and restart (the ` +
+                "gateway's start-up warning says how), or set tools.shell.enabled: false",
+            },
+          ];
+        } else {
+          this.tools = [RUN_COMMAND];
+        }
+        host.toolsChanged();
+        return missing === null;
+      });
   }
 
   pendingTools() {
@@ -199,9 +226,11 @@ class ShellPlugin implements ToolPlugin {
    */
   private async prepare(w: TenantWorkspace, atStart: boolean): Promise<Dir> {
     const cwdRel = posix.relative(SANDBOX_WORKSPACE, this.defaultCwd);
-    const cwdDir = await w.files.makeDirs(cwdRel ? cwdRel.split('/') : [], null, `tools.shell.cwd (${this.config.cwd})`).catch((err: Error) => {
-      throw atStart ? new Error(`${err.message}; fix the workspace or tools.shell.cwd`) : err;
-    });
+    const cwdDir = await w.files
+      .makeDirs(cwdRel ? cwdRel.split('/') : [], null, `tools.shell.cwd (${this.config.cwd})`)
+      .catch((err: Error) => {
+        throw atStart ? new Error(`${err.message}; fix the workspace or tools.shell.cwd`) : err;
+      });
     if (atStart || this.config.sandbox === 'none' || process.getuid?.() !== 0) return cwdDir;
     try {
       await this.handWorkspaceToSandboxUser(w, cwdDir);
@@ -259,7 +288,8 @@ class ShellPlugin implements ToolPlugin {
 
     const remainingMs = Math.max(0, ctx.deadline - Date.now());
     const timeoutArg = args.timeout === undefined ? undefined : Number(args.timeout);
-    if (timeoutArg !== undefined && !(timeoutArg > 0)) throw new ToolError('timeout must be a positive number of seconds');
+    if (timeoutArg !== undefined && !(timeoutArg > 0))
+      throw new ToolError('timeout must be a positive number of seconds');
     const timeoutMs = timeoutArg === undefined ? remainingMs + 1000 : Math.min(timeoutArg * 1000, remainingMs + 1000);
 
     // The workspace quota, at the command's boundaries: over it, commands can read and delete but not write files.
@@ -268,7 +298,10 @@ class ShellPlugin implements ToolPlugin {
     const limits =
       usedBefore === null || quota.limit === null
         ? this.config.limits
-        : { ...this.config.limits, fsize_bytes: Math.min(this.config.limits.file_size_mb * 1024 * 1024, Math.max(0, quota.limit - usedBefore)) };
+        : {
+            ...this.config.limits,
+            fsize_bytes: Math.min(this.config.limits.file_size_mb * 1024 * 1024, Math.max(0, quota.limit - usedBefore)),
+          };
 
     const sandboxed = this.config.sandbox === 'bwrap';
     const env = {
@@ -320,7 +353,7 @@ class ShellPlugin implements ToolPlugin {
     switch (r.killed) {
       case 'timeout':
         throw new ToolError(
-          `command timed out after ${timeoutS ?? 'the call\'s'} s and was killed with every process it started; pass a larger "timeout"`,
+          `command timed out after ${timeoutS ?? "the call's"} s and was killed with every process it started; pass a larger "timeout"`,
           { data },
         );
       case 'output':
@@ -331,7 +364,11 @@ class ShellPlugin implements ToolPlugin {
       case 'abort':
         throw new ToolError('command was stopped', { data });
     }
-    if (overQuota) throw new ToolError(`command "${program}" ran (exit code ${r.exitCode ?? 'none'}), but ${overQuota}`, { data, exitCode: r.exitCode });
+    if (overQuota)
+      throw new ToolError(`command "${program}" ran (exit code ${r.exitCode ?? 'none'}), but ${overQuota}`, {
+        data,
+        exitCode: r.exitCode,
+      });
     const notFound = /^prlimit: failed to execute (.*): No such file or directory/m.exec(r.stderr);
     if (r.exitCode !== 0 && notFound) {
       throw new ToolError(

@@ -75,7 +75,9 @@ export function unsearchableBySandboxUser(path: string, self = false): string | 
     }
     if (!s.isDirectory()) continue;
     const searchable =
-      (s.mode & 0o001) !== 0 || (s.uid === SANDBOX_UID && (s.mode & 0o100) !== 0) || (s.gid === SANDBOX_GID && (s.mode & 0o010) !== 0);
+      (s.mode & 0o001) !== 0 ||
+      (s.uid === SANDBOX_UID && (s.mode & 0o100) !== 0) ||
+      (s.gid === SANDBOX_GID && (s.mode & 0o010) !== 0);
     if (!searchable) return dir;
   }
   return null;
@@ -112,13 +114,16 @@ export function sandboxCommand(spec: SandboxSpec): { file: string; args: string[
 
   args.push(
     '--unshare-user',
-    '--uid', String(SANDBOX_UID),
-    '--gid', String(SANDBOX_GID),
+    '--uid',
+    String(SANDBOX_UID),
+    '--gid',
+    String(SANDBOX_GID),
     '--unshare-pid',
     '--unshare-ipc',
     '--unshare-uts',
     '--unshare-cgroup-try',
-    '--hostname', 'sandbox',
+    '--hostname',
+    'sandbox',
     '--disable-userns',
     '--die-with-parent',
     '--new-session',
@@ -185,7 +190,12 @@ export async function probeSandbox(spec: Omit<SandboxSpec, 'argv' | 'cwd' | 'env
     if (!existsSync(tool)) return `${tool} is missing; install the Debian package "${pkg}"`;
   }
 
-  const { file, args } = sandboxCommand({ ...spec, cwd: SANDBOX_WORKSPACE, env: { PATH: SANDBOX_PATH }, argv: ['true'] });
+  const { file, args } = sandboxCommand({
+    ...spec,
+    cwd: SANDBOX_WORKSPACE,
+    env: { PATH: SANDBOX_PATH },
+    argv: ['true'],
+  });
   const failure = await run(file, args);
   if (failure === null) return null;
   // An older bubblewrap lacks an option the sandbox relies on: say so rather than blame user namespaces.

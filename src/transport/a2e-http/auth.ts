@@ -15,7 +15,9 @@ export type HandshakeAuth = (token: string | null) => HandshakeAuthResult | Prom
 type Named = { readonly name: string } | null;
 
 export function bearerTokenAuth(
-  authenticate: ((token: string | null) => Named | Promise<Named>) & { explain?: (token: string) => string | undefined },
+  authenticate: ((token: string | null) => Named | Promise<Named>) & {
+    explain?: (token: string) => string | undefined;
+  },
 ): HandshakeAuth {
   const invalid = (token: string) => {
     const why = authenticate.explain?.(token);

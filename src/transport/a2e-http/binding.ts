@@ -97,7 +97,9 @@ export class SessionBinding {
   handshakePrincipal(authenticated: string | null): { principal: string | null } | { reason: string } {
     if (authenticated === null || authenticated === this.principal) return { principal: this.principal };
     if (this.principal !== null) {
-      return { reason: 'auth_token is another token than the one this session belongs to; open a new session for that token' };
+      return {
+        reason: 'auth_token is another token than the one this session belongs to; open a new session for that token',
+      };
     }
     return { principal: authenticated };
   }

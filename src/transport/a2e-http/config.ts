@@ -7,7 +7,10 @@ export const TransportConfig = z.strictObject({
   /** Where the transport's routes live; kept apart from the REST routes. */
   path: z
     .string()
-    .regex(/^(\/[A-Za-z0-9._~-]+)+$/, 'must start with "/", have no trailing "/" and use only letters, digits and . _ ~ -')
+    .regex(
+      /^(\/[A-Za-z0-9._~-]+)+$/,
+      'must start with "/", have no trailing "/" and use only letters, digits and . _ ~ -',
+    )
     .default('/a2e/v1'),
   /** A session with no stream attached and no message sent for this long is closed, seconds. */
   session_idle_s: z.number().positive().default(300),

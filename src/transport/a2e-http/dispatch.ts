@@ -3,7 +3,22 @@
  * stream. The same validation, policy, timeouts and audit as the REST
  * routes, because both end in `Engine.list` / `Engine.start`.
  */
-import { GatewayError, LIST_TOOLS_HINT, TOOLS_CAPABILITY, asGatewayError, errorMessage, type Admitted, type Call, type Caller, type Engine, type Logger, type Session, type SessionManager, type SharedSessionStore, type StopReason } from '../../engine/index.js';
+import {
+  GatewayError,
+  LIST_TOOLS_HINT,
+  TOOLS_CAPABILITY,
+  asGatewayError,
+  errorMessage,
+  type Admitted,
+  type Call,
+  type Caller,
+  type Engine,
+  type Logger,
+  type Session,
+  type SessionManager,
+  type SharedSessionStore,
+  type StopReason,
+} from '../../engine/index.js';
 import {
   HandshakeRequest,
   PROTOCOL_VERSION,
@@ -76,7 +91,12 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
         const req = checkMessage(ToolListRequest, json, MESSAGE);
         const found = handshakeOf(deps, session);
         const caller = gate(deps, session, req.session_id, found instanceof Promise ? await found : found);
-        return reply(session, { type: 'tool/list/resp', ...envelope(), req_id: req.id, tools: deps.engine.list(req, caller) });
+        return reply(session, {
+          type: 'tool/list/resp',
+          ...envelope(),
+          req_id: req.id,
+          tools: deps.engine.list(req, caller),
+        });
       }
       case 'tool/call/req': {
         const started = startCall(deps, session, checkMessage(ToolCallRequest, json, MESSAGE), body.byteLength);
@@ -93,10 +113,12 @@ export async function dispatch(deps: DispatchDeps, session: TransportSession, bo
     }
   } catch (err) {
     const e = asGatewayError(err);
-    if (e.code === 'internal') deps.logger.error({ err, session_ref: session.binding.ref }, 'A2E transport message failed');
+    if (e.code === 'internal')
+      deps.logger.error({ err, session_ref: session.binding.ref }, 'A2E transport message failed');
     const message = errorMessage(e, reqId, capability);
     // On this door tools are listed with a message, not with POST /tool/list.
-    if (e.code === 'unknown_tool') message.message = message.message.replace(LIST_TOOLS_HINT, 'Send a tool/list/req to see the available tools.');
+    if (e.code === 'unknown_tool')
+      message.message = message.message.replace(LIST_TOOLS_HINT, 'Send a tool/list/req to see the available tools.');
     reply(session, message);
   }
 }
@@ -187,24 +209,42 @@ function handshakeLost(): GatewayError {
 }
 
 /** The session's handshake session, if it has a live one (a round trip when sessions are shared). */
-function handshakeOf(deps: DispatchDeps, session: TransportSession): Session | undefined | Promise<Session | undefined> {
+function handshakeOf(
+  deps: DispatchDeps,
+  session: TransportSession,
+): Session | undefined | Promise<Session | undefined> {
   return session.handshakeId ? deps.sessions.find(session.handshakeId) : undefined;
 }
 
-function startCall(deps: DispatchDeps, session: TransportSession, req: ToolCallRequest, bytes: number): void | Promise<void> {
+function startCall(
+  deps: DispatchDeps,
+  session: TransportSession,
+  req: ToolCallRequest,
+  bytes: number,
+): void | Promise<void> {
   if (session.state !== 'open') {
-    throw new GatewayError('unavailable', 'this session is shutting down (shutdown was sent); open a new session for new calls');
+    throw new GatewayError(
+      'unavailable',
+      'this session is shutting down (shutdown was sent); open a new session for new calls',
+    );
   }
   const shared = deps.sessions.shared;
   const { handshakeId, binding } = session;
-  if (shared && shared.needed(binding.principal, handshakeId ?? '')) return startShared(deps, session, req, bytes, shared);
+  if (shared && shared.needed(binding.principal, handshakeId ?? ''))
+    return startShared(deps, session, req, bytes, shared);
   // max_parallel per session is enforced by the engine's admission, as for every door.
   const caller = gate(deps, session, req.session_id, handshakeId ? deps.sessions.get(handshakeId) : undefined);
   begin(deps, session, req, bytes, caller);
 }
 
 /** startCall with sessions in a shared store: the handshake session's lookup and the call's admission in one round trip. */
-async function startShared(deps: DispatchDeps, session: TransportSession, req: ToolCallRequest, bytes: number, shared: SharedSessionStore): Promise<void> {
+async function startShared(
+  deps: DispatchDeps,
+  session: TransportSession,
+  req: ToolCallRequest,
+  bytes: number,
+  shared: SharedSessionStore,
+): Promise<void> {
   const handshakeId = session.handshakeId ?? '';
   const outcome = await shared.admitCall(session.binding.principal, handshakeId);
   let caller: Caller;
@@ -217,7 +257,14 @@ async function startShared(deps: DispatchDeps, session: TransportSession, req: T
   begin(deps, session, req, bytes, caller, outcome?.admitted);
 }
 
-function begin(deps: DispatchDeps, session: TransportSession, req: ToolCallRequest, bytes: number, caller: Caller, admitted?: Admitted): void {
+function begin(
+  deps: DispatchDeps,
+  session: TransportSession,
+  req: ToolCallRequest,
+  bytes: number,
+  caller: Caller,
+  admitted?: Admitted,
+): void {
   const call = deps.engine.start(req, caller, { inputBytes: bytes, door: 'a2e', admitted });
   session.calls.set(
     call,
@@ -258,7 +305,10 @@ async function forward(session: TransportSession, call: Call, room: number): Pro
 
 /** Wait while the outbox holds `frames` frames or its byte budget, unless the session is closing (then nothing waits). */
 async function roomIn(session: TransportSession, frames: number): Promise<void> {
-  while ((session.outbox.size >= frames || session.outbox.full) && (session.state === 'open' || session.state === 'draining')) {
+  while (
+    (session.outbox.size >= frames || session.outbox.full) &&
+    (session.state === 'open' || session.state === 'draining')
+  ) {
     await session.outbox.taken.wait();
   }
 }

@@ -33,4 +33,8 @@ export interface TransportMemoryLimits {
 }
 
 const MiB = 1024 * 1024;
-export const DEFAULT_MEMORY: TransportMemoryLimits = { outboxSessionBytes: 8 * MiB, outboxTotalBytes: 64 * MiB, streamWriteBytes: MiB };
+export const DEFAULT_MEMORY: TransportMemoryLimits = {
+  outboxSessionBytes: 8 * MiB,
+  outboxTotalBytes: 64 * MiB,
+  streamWriteBytes: MiB,
+};

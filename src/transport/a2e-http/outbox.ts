@@ -117,7 +117,10 @@ export class Outbox {
   take(): string {
     let n = 0;
     let text = '';
-    while (n < this.pending.length && (n === 0 || text.length + this.pending[n]!.text.length <= this.limits.takeBytes)) {
+    while (
+      n < this.pending.length &&
+      (n === 0 || text.length + this.pending[n]!.text.length <= this.limits.takeBytes)
+    ) {
       text += this.pending[n++]!.text;
     }
     const frames = n === this.pending.length ? this.pending : this.pending.slice(0, n);

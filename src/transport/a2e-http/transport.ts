@@ -76,7 +76,11 @@ export class A2eHttpTransport implements A2eTransport {
    * principal, or (none presented) waits for a handshake to authenticate one.
    */
   createSession(by: Presenter = ANONYMOUS): string {
-    if (this.closed) throw new TransportRefusal('shutting_down', 'the gateway is shutting down; retry against another instance or later');
+    if (this.closed)
+      throw new TransportRefusal(
+        'shutting_down',
+        'the gateway is shutting down; retry against another instance or later',
+      );
     const id = randomBytes(16).toString('hex');
     const binding = new SessionBinding(id, by.principal, by.address);
     this.makeRoom(binding.quotaKey, by.principal !== null);
@@ -95,7 +99,10 @@ export class A2eHttpTransport implements A2eTransport {
     if (!own) this.byOwner.set(binding.quotaKey, (own = new Set()));
     own.add(session);
     // Never the session id itself: it is what lets a client use the session.
-    this.options.logger.debug({ session_ref: binding.ref, open_sessions: this.sessions.size }, 'A2E transport session opened');
+    this.options.logger.debug(
+      { session_ref: binding.ref, open_sessions: this.sessions.size },
+      'A2E transport session opened',
+    );
     return id;
   }
 
@@ -143,7 +150,11 @@ export class A2eHttpTransport implements A2eTransport {
    * bearer principal; null: none), or a refusal saying what is wrong.
    */
   session(id: string | undefined, by: string | null = null): TransportSession {
-    if (!id) throw new TransportRefusal('missing_session', 'missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id');
+    if (!id)
+      throw new TransportRefusal(
+        'missing_session',
+        'missing X-Session-Id header; POST /session first and send its session_id in X-Session-Id',
+      );
     const s = this.sessions.get(id);
     if (!s || s.state === 'closing' || s.state === 'closed') {
       throw new TransportRefusal('unknown_session', 'unknown or expired session; POST /session to open a new one');
@@ -153,7 +164,10 @@ export class A2eHttpTransport implements A2eTransport {
     const now = Date.now();
     if (s.idle(now, this.idleMs)) {
       void this.closeSession(s, 'disconnect');
-      throw new TransportRefusal('unknown_session', 'the session expired after being idle; POST /session to open a new one');
+      throw new TransportRefusal(
+        'unknown_session',
+        'the session expired after being idle; POST /session to open a new one',
+      );
     }
     if (this.missedHandshake(s, now)) {
       void this.closeSession(s, 'disconnect');
@@ -193,7 +207,9 @@ export class A2eHttpTransport implements A2eTransport {
     }
     // Bytes too: answers can be large (a call's result), and a session that never reads must not hold the gateway's memory.
     if (s.outbox.full || this.outboxTotal.over) {
-      const [held, key] = s.outbox.full ? [s.outbox.bytes, 'limits.outbox_session_bytes'] : [this.outboxTotal.used, 'limits.outbox_total_bytes'];
+      const [held, key] = s.outbox.full
+        ? [s.outbox.bytes, 'limits.outbox_session_bytes']
+        : [this.outboxTotal.used, 'limits.outbox_total_bytes'];
       throw new TransportRefusal(
         'queue_full',
         `${held} bytes of answers are waiting for GET /stream (${key}); read the stream, then send again`,
@@ -224,7 +240,8 @@ export class A2eHttpTransport implements A2eTransport {
     for (const s of this.sessions.values()) {
       if (s.idle(now, this.idleMs) || this.missedHandshake(s, now)) void this.closeSession(s, 'disconnect');
       // A quiet session with its stream attached is alive: its handshake must not expire under it.
-      else if (s.attached && s.handshakeId) void Promise.resolve(this.deps.sessions.find(s.handshakeId)).catch(() => {}); // a shared store down: retried next sweep
+      else if (s.attached && s.handshakeId)
+        void Promise.resolve(this.deps.sessions.find(s.handshakeId)).catch(() => {}); // a shared store down: retried next sweep
     }
     this.deps.sessions.sweep();
   }
@@ -255,7 +272,10 @@ export class A2eHttpTransport implements A2eTransport {
 }
 
 /** What message dispatch needs, from the transport's options (shared by every session store). */
-export function dispatchDeps(options: A2eHttpTransportOptions, closeSession: DispatchDeps['closeSession']): DispatchDeps {
+export function dispatchDeps(
+  options: A2eHttpTransportOptions,
+  closeSession: DispatchDeps['closeSession'],
+): DispatchDeps {
   const { config } = options;
   return {
     engine: options.engine,

@@ -69,7 +69,10 @@ export class Workspace {
       this.realRoot = await realpath(this.root);
       this.rootDir = await openRootDir(this.realRoot);
     } catch (err) {
-      const why = errno(err) === 'EEXIST' || errno(err) === 'ENOTDIR' ? 'exists and is not a directory' : `cannot be created (${errno(err) ?? 'error'})`;
+      const why =
+        errno(err) === 'EEXIST' || errno(err) === 'ENOTDIR'
+          ? 'exists and is not a directory'
+          : `cannot be created (${errno(err) ?? 'error'})`;
       throw new Error(`the workspace tools.fs.root (${this.root}) ${why}; set tools.fs.root to a directory`);
     }
     try {
@@ -77,7 +80,9 @@ export class Workspace {
     } catch {
       await this.rootDir.handle.close();
       this.rootDir = null;
-      throw new Error('the file tools need /proc (Linux, with /proc mounted) to work on the workspace race-free; mount /proc or set tools.fs.enabled: false');
+      throw new Error(
+        'the file tools need /proc (Linux, with /proc mounted) to work on the workspace race-free; mount /proc or set tools.fs.enabled: false',
+      );
     }
   }
 
@@ -241,7 +246,8 @@ export class Workspace {
    */
   async forWrite(input: string, createDirs: boolean): Promise<WorkspacePath> {
     const abs = this.lexical(input);
-    if (abs === this.realRoot) throw new ToolError('path is the workspace root itself, which is a directory; name a file');
+    if (abs === this.realRoot)
+      throw new ToolError('path is the workspace root itself, which is a directory; name a file');
     const parent = await this.parentDir(abs, input, createDirs);
     const candidate = join(parent, basename(abs));
     let target = candidate;
@@ -251,7 +257,9 @@ export class Workspace {
         try {
           target = await realpath(candidate);
         } catch {
-          throw new ToolError(`${this.show(candidate)} is a symlink to a missing or inaccessible target; remove it or write elsewhere`);
+          throw new ToolError(
+            `${this.show(candidate)} is a symlink to a missing or inaccessible target; remove it or write elsewhere`,
+          );
         }
         if (!this.contains(target)) throw escapes(input);
       }
@@ -317,7 +325,9 @@ export class Workspace {
           child = await openChild(dir, name);
         } catch (err) {
           if (notADirectory(err) || errno(err) === 'ENOENT') {
-            throw new ToolError(`${JSON.stringify(input)}: a component (${JSON.stringify(name)}) exists and is not a directory, or changed while it was created`);
+            throw new ToolError(
+              `${JSON.stringify(input)}: a component (${JSON.stringify(name)}) exists and is not a directory, or changed while it was created`,
+            );
           }
           throw this.fsError(err, input);
         }
@@ -399,7 +409,10 @@ export class Workspace {
     try {
       const stats = await handle.stat();
       if (stats.isDirectory()) throw new ToolError(`${shown} is a directory; use list_dir to see what it holds`);
-      if (!stats.isFile()) throw new ToolError(`${shown} is not a regular file (FIFO, socket or device); only regular files can be read or written`);
+      if (!stats.isFile())
+        throw new ToolError(
+          `${shown} is not a regular file (FIFO, socket or device); only regular files can be read or written`,
+        );
       await this.checkOpened(handle, shown);
       return { handle, stats };
     } catch (err) {
@@ -433,7 +446,9 @@ export class Workspace {
         return new ToolError(`permission denied for ${name}`);
       case 'ENXIO':
       case 'ENODEV':
-        return new ToolError(`${shown} is not a regular file (FIFO, socket or device); only regular files can be read or written`);
+        return new ToolError(
+          `${shown} is not a regular file (FIFO, socket or device); only regular files can be read or written`,
+        );
       case 'ELOOP':
         return changed(shown);
       case 'ENOSPC':
@@ -456,11 +471,15 @@ export function isInside(base: string, p: string): boolean {
 
 /** A component was swapped (for a symlink or a file) between resolution and use: refused, not followed. */
 function changed(shown: string): ToolError {
-  return new ToolError(`${JSON.stringify(shown)} is (or passes through) a symlink, or changed while it was being used; it cannot be used`);
+  return new ToolError(
+    `${JSON.stringify(shown)} is (or passes through) a symlink, or changed while it was being used; it cannot be used`,
+  );
 }
 
 function escapes(input: string): ToolError {
   // An absolute path is not repeated: it would show the caller host paths outside the workspace.
   const subject = isAbsolute(input) ? 'absolute path' : `path ${JSON.stringify(input)}`;
-  return new ToolError(`${subject} escapes the workspace root; use a path relative to the workspace (e.g. "notes/todo.txt")`);
+  return new ToolError(
+    `${subject} escapes the workspace root; use a path relative to the workspace (e.g. "notes/todo.txt")`,
+  );
 }

@@ -248,12 +248,15 @@ let here: {
  * stall does not cost the fast path for good.
  */
 export function answerOnThisThread(stallMs = HERE_STALL_MS, offMs = HERE_OFF_MS): void {
-  const answer = new Function('require', `${OPS_SOURCE}\nreturn answer;`)(createRequire(import.meta.url)) as (m: Record<string, unknown>) => [unknown];
+  const answer = new Function('require', `${OPS_SOURCE}\nreturn answer;`)(createRequire(import.meta.url)) as (
+    m: Record<string, unknown>,
+  ) => [unknown];
   here = { answer, stallMs, offUntil: 0, offMs };
 }
 
 /** Whether requests are answered on this thread now (answerOnThisThread, and not just after a slow one); for tests and diagnostics. */
-export const answersOnThisThread = (): boolean => here !== null && (here.offUntil === 0 || performance.now() >= here.offUntil);
+export const answersOnThisThread = (): boolean =>
+  here !== null && (here.offUntil === 0 || performance.now() >= here.offUntil);
 
 /** How many helper threads this process has started and still runs; for tests and diagnostics. */
 export const helperThreads = (): number => threads.length;
@@ -289,8 +292,16 @@ function ask<T>(message: Record<string, unknown>): Promise<T> {
  * `sizes` each file's size (lstat, never following a symlink). Rejects with the errno code of a failed
  * open or readdir.
  */
-export async function listDirectory(fd: number, names: readonly string[], dirFlags: number, sizes: boolean): Promise<RawListing> {
-  const a = await ask<{ names: string | string[]; count: number; types: Uint8Array; sizes: Float64Array | null } | { kind: 'error'; code: string }>({
+export async function listDirectory(
+  fd: number,
+  names: readonly string[],
+  dirFlags: number,
+  sizes: boolean,
+): Promise<RawListing> {
+  const a = await ask<
+    | { names: string | string[]; count: number; types: Uint8Array; sizes: Float64Array | null }
+    | { kind: 'error'; code: string }
+  >({
     op: 'list',
     fd,
     names,
@@ -315,8 +326,21 @@ export async function openAndRead(
   flags: number,
   read: { position: number; max: number; slack: number; keepOpen: boolean },
 ): Promise<OpenedFile | NotOpened> {
-  const a = await ask<(OpenedFile & { data: Uint8Array; got: number }) | NotOpened>({ op: 'read', fd, names, dirFlags, flags, ...read });
+  const a = await ask<(OpenedFile & { data: Uint8Array; got: number }) | NotOpened>({
+    op: 'read',
+    fd,
+    names,
+    dirFlags,
+    flags,
+    ...read,
+  });
   if (a.kind !== 'file') return a;
   // A transferred Buffer arrives as a plain Uint8Array over the same memory.
-  return { kind: 'file', real: a.real, size: a.size, fd: a.fd, data: Buffer.from(a.data.buffer, a.data.byteOffset, a.got) };
+  return {
+    kind: 'file',
+    real: a.real,
+    size: a.size,
+    fd: a.fd,
+    data: Buffer.from(a.data.buffer, a.data.byteOffset, a.got),
+  };
 }

@@ -19,13 +19,20 @@ export interface GrepArgs {
 
 type Match = LineMatch & { path: string };
 
-export async function grepTool(ws: Workspace, args: GrepArgs, maxFileBytes: number, ctx: FsContext): Promise<ToolOutput> {
+export async function grepTool(
+  ws: Workspace,
+  args: GrepArgs,
+  maxFileBytes: number,
+  ctx: FsContext,
+): Promise<ToolOutput> {
   const limit = clampLimit(args.limit, 100, 1000);
   const flags = args.ignore_case ? 'i' : '';
   try {
     new RegExp(args.pattern, flags); // compiled here for a clear error; matching runs in the worker
   } catch (err) {
-    throw new ToolError(`pattern is not a valid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}`);
+    throw new ToolError(
+      `pattern is not a valid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}`,
+    );
   }
   const included = args.include ? picomatch(args.include, { basename: true, dot: true }) : () => true;
   const start = await ws.existing(args.path ?? '.');

@@ -45,7 +45,9 @@ parentPort.on('message', ({ text, room }) => {
 export class LineMatcher {
   private readonly worker: Worker;
   private failure: Error | undefined;
-  private pending: { resolve: (v: { matches: LineMatch[]; more: boolean }) => void; reject: (e: Error) => void } | undefined;
+  private pending:
+    | { resolve: (v: { matches: LineMatch[]; more: boolean }) => void; reject: (e: Error) => void }
+    | undefined;
   private readonly onAbort = () => this.fail(new ToolError('grep was stopped'));
 
   /** `pattern` must already be known to compile (checked by the caller for a clear error). */

@@ -81,8 +81,10 @@ function notFoundAs<T>(value: T) {
 
 /** A glob pattern must stay relative and below its start directory. */
 function checkPattern(pattern: string): void {
-  if (pattern.startsWith('/')) throw new ToolError('pattern must be relative to "path" (it is absolute); e.g. "**/*.ts"');
-  if (pattern.split('/').includes('..')) throw new ToolError('pattern must not contain ".." segments; set "path" instead');
+  if (pattern.startsWith('/'))
+    throw new ToolError('pattern must be relative to "path" (it is absolute); e.g. "**/*.ts"');
+  if (pattern.split('/').includes('..'))
+    throw new ToolError('pattern must not contain ".." segments; set "path" instead');
 }
 
 export async function globTool(
@@ -116,7 +118,8 @@ export async function globTool(
         truncated = true;
         break;
       }
-      if (scanned % 5000 === 0) ctx.emit('status', { message: `scanned ${scanned} entries, ${matches.length} matches` });
+      if (scanned % 5000 === 0)
+        ctx.emit('status', { message: `scanned ${scanned} entries, ${matches.length} matches` });
       if (e.type === 'dir' || !isMatch(e.rel)) continue;
       if (matches.length >= limit) {
         truncated = true;

@@ -34,7 +34,11 @@ const FILE = ENTRY_TYPES.indexOf('file');
  * listingJson('src', { names: ['a.ts'], types: Uint8Array.of(0), sizes: null }, 1000)
  * // { text: JsonText('{"path":"src","entries":[{"path":"src/a.ts","type":"file"}],"truncated":false}'), truncated: false }
  */
-export function listingJson(shown: string, { names, types, sizes }: RawListing, limit: number): { text: JsonText; truncated: boolean } {
+export function listingJson(
+  shown: string,
+  { names, types, sizes }: RawListing,
+  limit: number,
+): { text: JsonText; truncated: boolean } {
   const n = Math.min(names.length, limit);
   const prefix = shown === '.' ? '' : `${shown}/`;
   const prefixPlain = PLAIN.test(prefix);

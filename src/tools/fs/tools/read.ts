@@ -31,7 +31,12 @@ const fdReadAt =
   (buf, pos) =>
     new Promise((resolve, reject) => read(fd, buf, 0, buf.length, pos, (err, n) => (err ? reject(err) : resolve(n))));
 
-export async function readFileTool(ws: Workspace, args: ReadArgs, maxBytes: number, signal: Stopped): Promise<ToolOutput> {
+export async function readFileTool(
+  ws: Workspace,
+  args: ReadArgs,
+  maxBytes: number,
+  signal: Stopped,
+): Promise<ToolOutput> {
   if (args.offset !== undefined && args.offset < 0) throw new ToolError('offset must be 0 or more');
   if (args.limit !== undefined && args.limit < 1) throw new ToolError('limit must be 1 or more');
   const base64 = args.encoding === 'base64';
@@ -46,7 +51,13 @@ export async function readFileTool(ws: Workspace, args: ReadArgs, maxBytes: numb
   if (fast) {
     const { p, file } = fast;
     const fd = file.fd;
-    const start: Start = { p, size: file.size, first: file.data, full: fd !== null, readAt: fd === null ? null : fdReadAt(fd) };
+    const start: Start = {
+      p,
+      size: file.size,
+      first: file.data,
+      full: fd !== null,
+      readAt: fd === null ? null : fdReadAt(fd),
+    };
     try {
       return base64 ? bytesOutput(start, args, maxBytes) : await readLines(start, args, maxBytes, signal);
     } finally {
@@ -174,7 +185,9 @@ async function readLines(start: Start, args: ReadArgs, maxBytes: number, signal:
     // A final line without a newline still counts.
     const totalLines = line - (lastByte === 10 || lastByte === -1 ? 1 : 0);
     if (first > 1 && first > totalLines) {
-      throw new ToolError(`offset ${first} is past the end of ${p.shown}, which has ${totalLines} line${totalLines === 1 ? '' : 's'}`);
+      throw new ToolError(
+        `offset ${first} is past the end of ${p.shown}, which has ${totalLines} line${totalLines === 1 ? '' : 's'}`,
+      );
     }
     if (lastByte !== 10 && lastByte !== -1 && line >= first) lines++;
   }

@@ -25,7 +25,12 @@ export interface EditArgs {
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
-export async function writeFileTool(ws: Workspace, args: WriteArgs, maxBytes: number, quota: WorkspaceQuota): Promise<unknown> {
+export async function writeFileTool(
+  ws: Workspace,
+  args: WriteArgs,
+  maxBytes: number,
+  quota: WorkspaceQuota,
+): Promise<unknown> {
   let data: Buffer;
   if (args.encoding === 'base64') {
     const compact = args.content.replace(/\s+/g, '');
@@ -49,14 +54,18 @@ export async function editFileTool(
   quota: WorkspaceQuota,
 ): Promise<unknown> {
   const { maxRead, maxWrite } = limits;
-  if (args.old_string === '') throw new ToolError('old_string is empty; give the exact text to replace (use write_file to create a file)');
-  if (args.old_string === args.new_string) throw new ToolError('old_string and new_string are the same; nothing would change');
+  if (args.old_string === '')
+    throw new ToolError('old_string is empty; give the exact text to replace (use write_file to create a file)');
+  if (args.old_string === args.new_string)
+    throw new ToolError('old_string and new_string are the same; nothing would change');
   const p = await ws.existing(args.path);
   const { handle, stats } = await ws.openRegular(p);
   let bytes: Buffer;
   try {
     if (stats.size > maxRead) {
-      throw new ToolError(`${p.shown} is ${stats.size} bytes, over the ${maxRead}-byte limit (tools.fs.max_read_bytes) for editing`);
+      throw new ToolError(
+        `${p.shown} is ${stats.size} bytes, over the ${maxRead}-byte limit (tools.fs.max_read_bytes) for editing`,
+      );
     }
     bytes = await handle.readFile();
   } finally {
@@ -66,11 +75,15 @@ export async function editFileTool(
   try {
     text = strictUtf8.decode(bytes);
   } catch {
-    throw new ToolError(`${p.shown} is not valid UTF-8 text; edit_file only edits text files (use write_file with encoding: "base64")`);
+    throw new ToolError(
+      `${p.shown} is not valid UTF-8 text; edit_file only edits text files (use write_file with encoding: "base64")`,
+    );
   }
   const count = countOccurrences(text, args.old_string);
   if (count === 0) {
-    throw new ToolError(`old_string was not found in ${p.shown}; read the file and copy the exact text, including whitespace and line breaks`);
+    throw new ToolError(
+      `old_string was not found in ${p.shown}; read the file and copy the exact text, including whitespace and line breaks`,
+    );
   }
   if (count > 1 && !args.replace_all) {
     throw new ToolError(
@@ -78,10 +91,14 @@ export async function editFileTool(
     );
   }
   // split/join: a literal replacement (String.replace would interpret "$&" and friends in new_string).
-  const updated = args.replace_all ? text.split(args.old_string).join(args.new_string) : replaceOnce(text, args.old_string, args.new_string);
+  const updated = args.replace_all
+    ? text.split(args.old_string).join(args.new_string)
+    : replaceOnce(text, args.old_string, args.new_string);
   const data = Buffer.from(updated, 'utf8');
   if (data.length > maxWrite) {
-    throw new ToolError(`the edited file would be ${data.length} bytes, over the ${maxWrite}-byte limit (tools.fs.max_write_bytes)`);
+    throw new ToolError(
+      `the edited file would be ${data.length} bytes, over the ${maxWrite}-byte limit (tools.fs.max_write_bytes)`,
+    );
   }
   await writeAtomic(ws, p, data, true, quota);
   return { path: p.shown, replacements: args.replace_all ? count : 1, bytes: data.length };
@@ -108,7 +125,13 @@ function replaceOnce(text: string, needle: string, replacement: string): string 
  * for a symlink meanwhile is never written through. Returns whether the file
  * was created.
  */
-export async function writeAtomic(ws: Workspace, p: WorkspacePath, data: Buffer, overwrite: boolean, quota: WorkspaceQuota): Promise<boolean> {
+export async function writeAtomic(
+  ws: Workspace,
+  p: WorkspacePath,
+  data: Buffer,
+  overwrite: boolean,
+  quota: WorkspaceQuota,
+): Promise<boolean> {
   const { dir, name } = await ws.openParent(p);
   try {
     return await writeIn(ws, dir, name, p.shown, data, overwrite, quota);
@@ -117,7 +140,15 @@ export async function writeAtomic(ws: Workspace, p: WorkspacePath, data: Buffer,
   }
 }
 
-async function writeIn(ws: Workspace, dir: Dir, name: string, shown: string, data: Buffer, overwrite: boolean, quota: WorkspaceQuota): Promise<boolean> {
+async function writeIn(
+  ws: Workspace,
+  dir: Dir,
+  name: string,
+  shown: string,
+  data: Buffer,
+  overwrite: boolean,
+  quota: WorkspaceQuota,
+): Promise<boolean> {
   let mode = 0o644;
   let exists = false;
   let oldBytes = 0;
@@ -125,7 +156,10 @@ async function writeIn(ws: Workspace, dir: Dir, name: string, shown: string, dat
   try {
     const st = await lstat(at(dir.fd, name));
     if (st.isDirectory()) throw new ToolError(`${shown} is a directory; name a file inside it`);
-    if (!st.isFile()) throw new ToolError(`${shown} exists and is not a regular file (or is a symlink that changed meanwhile); only regular files can be written`);
+    if (!st.isFile())
+      throw new ToolError(
+        `${shown} exists and is not a regular file (or is a symlink that changed meanwhile); only regular files can be written`,
+      );
     if (!overwrite) throw new ToolError(`${shown} already exists; pass overwrite: true to replace it`);
     exists = true;
     mode = st.mode & 0o7777;
@@ -140,7 +174,11 @@ async function writeIn(ws: Workspace, dir: Dir, name: string, shown: string, dat
   const temp = `.${name}.${randomBytes(6).toString('hex')}.tmp`;
   let handle;
   try {
-    handle = await open(at(dir.fd, temp), constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, mode);
+    handle = await open(
+      at(dir.fd, temp),
+      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
+      mode,
+    );
   } catch (err) {
     throw ws.fsError(err, shown);
   }
@@ -161,7 +199,8 @@ async function writeIn(ws: Workspace, dir: Dir, name: string, shown: string, dat
       try {
         await link(at(dir.fd, temp), at(dir.fd, name));
       } catch (err) {
-        if ((err as NodeJS.ErrnoException).code === 'EEXIST') throw new ToolError(`${shown} already exists; pass overwrite: true to replace it`);
+        if ((err as NodeJS.ErrnoException).code === 'EEXIST')
+          throw new ToolError(`${shown} already exists; pass overwrite: true to replace it`);
         throw err;
       }
     }

@@ -24,7 +24,9 @@ import { ANSWER_FD, ROOT_FD, type Answer, type FromWorker, type ToWorker } from 
   const uid = Number(process.argv[2]);
   const gid = Number(process.argv[3]);
   if (!Number.isInteger(uid) || !Number.isInteger(gid) || uid === 0) {
-    process.stderr.write('file tools worker: started without the workspace owner uid and gid; refusing to run as root\n');
+    process.stderr.write(
+      'file tools worker: started without the workspace owner uid and gid; refusing to run as root\n',
+    );
     process.exit(2);
   }
   if (process.getuid?.() === 0) {
@@ -70,7 +72,14 @@ function answerOf(value: unknown): Answer {
 }
 
 function failureOf(err: unknown): Answer {
-  if (err instanceof ToolError) return { kind: 'tool_error', message: err.message, data: err.data, exitCode: err.exitCode, truncated: err.truncated };
+  if (err instanceof ToolError)
+    return {
+      kind: 'tool_error',
+      message: err.message,
+      data: err.data,
+      exitCode: err.exitCode,
+      truncated: err.truncated,
+    };
   return { kind: 'failure', message: (err as Error)?.message ?? String(err) };
 }
 

@@ -65,7 +65,15 @@ export class FsWorker {
     // onStop, not ctx.signal: reading the signal makes the call's AbortController (and aborts it when the call
     // settles), a large part of a quick call's cost; a stopped call is told to the worker either way.
     const stopListening = ctx.onStop(() => post({ type: 'cancel', id }));
-    post({ type: 'call', id, name, args, used, streaming: ctx.streaming, ...(quotaLimit !== undefined && { quotaLimit }) });
+    post({
+      type: 'call',
+      id,
+      name,
+      args,
+      used,
+      streaming: ctx.streaming,
+      ...(quotaLimit !== undefined && { quotaLimit }),
+    });
     try {
       const done = await answered;
       return { result: fromAnswer(done.answer), used: done.used };
@@ -102,7 +110,10 @@ export class FsWorker {
           this.pending.get(m.id)?.ctx.emit(m.kind as never, m.data as never);
         } else if (m.type === 'pace') {
           // The worker's walk waits until the call's readers have caught up (a call gone meanwhile was canceled).
-          void this.pending.get(m.id)?.ctx.eventsTaken().then(() => this.post({ type: 'paced', id: m.id }));
+          void this.pending
+            .get(m.id)
+            ?.ctx.eventsTaken()
+            .then(() => this.post({ type: 'paced', id: m.id }));
         } else {
           const p = this.pending.take(m.id);
           if (!p) return;
@@ -142,7 +153,13 @@ export class FsWorker {
         }
         reject(this.cannotStart());
       });
-      this.post({ type: 'init', root: this.ws.root, realRoot: this.ws.real, limits: this.limits, quotaLimit: this.quotaLimit });
+      this.post({
+        type: 'init',
+        root: this.ws.root,
+        realRoot: this.ws.real,
+        limits: this.limits,
+        quotaLimit: this.quotaLimit,
+      });
     });
   }
 
@@ -177,7 +194,12 @@ const answerLineLimit = (limits: FsLimits) => 64 * 1024 * 1024 + 8 * limits.max_
 function fromAnswer(a: Answer<Uint8Array>): unknown {
   switch (a.kind) {
     case 'output':
-      return new ToolOutput({ data: new JsonText(a.json), summary: a.summary, exitCode: a.exitCode, truncated: a.truncated });
+      return new ToolOutput({
+        data: new JsonText(a.json),
+        summary: a.summary,
+        exitCode: a.exitCode,
+        truncated: a.truncated,
+      });
     case 'value':
       return a.value;
     case 'tool_error':
