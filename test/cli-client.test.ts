@@ -293,7 +293,7 @@ describe('the client commands load only the client', () => {
   const NO_GLOBAL_FETCH = fileURLToPath(new URL('./fixtures/no-global-fetch.mjs', import.meta.url));
   /** The CLI's own modules a client command may load: the command line (and its compile cache), the client and its output. */
   const CLIENT_MODULE =
-    /\/src\/(cli\.ts|cli\/(client|usage|live|http-fetch|json-request)\.ts|client\/[\w-]+\.ts|engine\/similar\.ts|version\.ts|package-root\.ts|compile-cache\.ts)$/;
+    /\/src\/(cli\.ts|cli\/(client|usage|live|http-fetch|json-request)\.ts|client\/[\w-]+\.ts|utils\/similar\.ts|version\.ts|package-root\.ts|compile-cache\.ts)$/;
   const CLIENT_PACKAGES = ['openapi-fetch', 'eventsource-parser'];
   const SRC = fileURLToPath(new URL('../src/', import.meta.url));
 

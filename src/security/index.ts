@@ -40,7 +40,6 @@ export {
 } from './access.js';
 export { buildPolicy } from './policy.js';
 export { compileRules } from './rules.js';
-export { notifyApprovals } from './approval-notify.js';
 export { auditLine, openAuditFile, type AuditFile } from './audit-file.js';
 export { isLoopbackAddress, isLoopbackHostHeader } from './loopback.js';
 export type { SecuritySections } from './config.js';

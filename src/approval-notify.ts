@@ -6,11 +6,11 @@
  */
 import type * as Undici from 'undici';
 import type { Dispatcher } from 'undici';
-import type { Approvals, Logger, PendingApproval } from '../engine/index.js';
-import { loadPackage } from '../load-package.js';
-import type { HttpConfig } from '../tools/http/config.js';
-import { AddressPolicy } from '../tools/http/address.js';
-import type { ApprovalsConfig } from './approvals-config.js';
+import type { Approvals, Logger, PendingApproval } from './engine/index.js';
+import { loadPackage } from './load-package.js';
+import type { HttpConfig } from './tools/http/config.js';
+import { AddressPolicy } from './tools/http/address.js';
+import type { ApprovalsConfig } from './security/approvals-config.js';
 
 /** First retry after this; doubled each time. */
 const FIRST_RETRY_MS = 500;
@@ -30,7 +30,7 @@ export function notifyApprovals(deps: NotifyDeps): () => void {
   const dispatcher = async (http: HttpConfig): Promise<Dispatcher> => {
     const key = JSON.stringify([http.allow_hosts, http.allow_private]);
     if (agent?.key !== key) {
-      const { createGuardedAgent } = await import('../tools/http/dispatcher.js');
+      const { createGuardedAgent } = await import('./tools/http/dispatcher.js');
       void agent?.dispatcher.close();
       agent = {
         key,
