@@ -28,12 +28,16 @@ return 1`);
  * response JSON, events emitted after this batch, then seq, event JSON, seq, event JSON, …
  * Returns 0 when the call is no longer running in Redis (another instance failed it after its lease lapsed),
  * -1 when Redis has no such call (it lost its data: the owner re-creates it with RESTORE, then writes again).
- * Events already written (a retry after a reply was lost) are skipped.
+ * Events already written (a retry after a reply was lost) are skipped, and a retried final write is answered 1.
  */
 export const APPEND = new RedisScript(`
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then return -1 end
-if state ~= 'running' then return 0 end
+if state ~= 'running' then
+  -- The owner's own final write again (its reply was lost, or a deadline gave up on it): already done.
+  if ARGV[4] ~= '' and state == ARGV[4] and redis.call('HGET', KEYS[1], 'response') == ARGV[5] then return 1 end
+  return 0
+end
 local have = tonumber(redis.call('HGET', KEYS[1], 'events') or '0')
 local added = 0
 for i = 7, #ARGV, 2 do

@@ -265,6 +265,9 @@ export class RedisCallStore implements CallStore, LeaseKind {
           return;
         }
       }
+      // Written to its end (the script removed the lease): nothing left to renew or re-create.
+      this.owned.delete(call.id);
+      this.leases.release(call.id);
       await this.retain(call.id, call.principal);
     } finally {
       watcher.close();
@@ -448,7 +451,7 @@ export class RedisCallStore implements CallStore, LeaseKind {
     for (const call of [...this.local.list()]) {
       if (this.closed) return;
       const outcome = await this.restore(call);
-      if (outcome === 0 && this.owned.has(call.id)) this.decidedElsewhere(call);
+      if (outcome === 0 && this.owned.has(call.id) && !call.settled) this.decidedElsewhere(call);
     }
   }
 
@@ -456,7 +459,9 @@ export class RedisCallStore implements CallStore, LeaseKind {
   async missing(id: string): Promise<void> {
     const call = this.owned.get(id);
     if (!call) return;
-    if ((await this.restore(call)) === 0) this.decidedElsewhere(call);
+    // A settled call's lease goes with its final write (which a renewal running beside it finds missing): not another
+    // instance's doing. Had another instance failed it, the export's own write learns so and says it.
+    if ((await this.restore(call)) === 0 && !call.settled) this.decidedElsewhere(call);
   }
 
   /** LeaseKind: fail a call whose owner stopped renewing its lease. */
