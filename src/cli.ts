@@ -31,7 +31,8 @@ Commands:
 Options for serve and mcp-stdio:
   -c, --config FILE     YAML or JSON config file (env A2E_CONFIG)
       --host HOST       Interface to bind (env HOST; default 127.0.0.1)
-  -p, --port PORT       Port to bind, 0 = any free port (env PORT; default 8080)
+  -p, --port PORT       Port to bind, 0 = any free port (env PORT; default 8080). mcp-stdio listens on HTTP
+                        only when given --port (the console and /admin/approvals, beside stdio)
 
   -h, --help            Show this help
   -v, --version         Show the version

@@ -45,6 +45,12 @@ describe('options', () => {
     );
     const v = await run(['serve', '--port']);
     expect(v.stderr).toBe('a2e-gateway: serve: --port needs a value (run a2e-gateway serve --help for its options)');
+    const stdioPort = await run(['mcp-stdio', '--port', 'any']);
+    expect(stdioPort.exitCode).toBe(2);
+    expect(stdioPort.stderr).toBe('a2e-gateway: --port must be a port number from 0 to 65535, got "any"');
+    const stdioHelp = await run(['mcp-stdio', '--help']);
+    expect(stdioHelp.stdout).toMatch(/^Usage: a2e-gateway mcp-stdio \[options\]/);
+    expect(stdioHelp.stdout).toContain('/admin/approvals');
     const cmd = await run(['serv']);
     expect(cmd.exitCode).toBe(2);
     expect(cmd.stderr).toBe(

@@ -6,7 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { defineConfig, loadConfigFile, type GatewayConfig } from '../config/index.js';
 import { createLogger, type LogLevel } from '../logger.js';
 import { createGateway, openApiFor, VERSION } from '../server.js';
-import { parseOptions, UsageError } from './usage.js';
+import { parseOptions, parsePort, UsageError } from './usage.js';
 import { isWorker, reportListening, runPrimary } from './workers.js';
 import { parseWorkers, workerCount, type Workers } from '../config/workers.js';
 
@@ -27,13 +27,6 @@ Environment: LOG_LEVEL = trace|debug|info|warn|error|silent (default info); logs
 `;
 
 const LOG_LEVELS: readonly LogLevel[] = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'];
-
-function parsePort(value: string, source: string): number {
-  const port = Number(value);
-  if (!/^\d+$/.test(value) || port > 65535)
-    throw new UsageError(`${source} must be a port number from 0 to 65535, got "${value}"`);
-  return port;
-}
 
 function parseWorkersOption(value: string, source: string): Workers {
   try {

@@ -11,6 +11,14 @@ export class UsageError extends Error {}
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
+/** A port option's value (`source` names it: --port, PORT). */
+export function parsePort(value: string, source: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535)
+    throw new UsageError(`${source} must be a port number from 0 to 65535, got "${value}"`);
+  return port;
+}
+
 /** parseArgs for `command` (e.g. "serve", "call"); every parse error becomes a UsageError that says what to do. */
 export function parseOptions<O extends Options, P extends boolean = false>(
   command: string,
