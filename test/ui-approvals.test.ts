@@ -1,7 +1,10 @@
 /**
  * The console's Approvals tab in Chromium against a real gateway: a call that must wait appears without a reload
- * (through /admin/events), with its arguments; an edit and Approve run the tool with the edited arguments and the
- * caller gets the result; Deny with a reason reaches the caller; a token that is no approver never sees the tab.
+ * (through /admin/events), with its arguments as formatted JSON and its time left counting down; the approver edits
+ * an argument in the generated form (the Tools tab's Run form, filled with the call's arguments), and Approve runs
+ * the tool with it, the caller getting the result; an edit the tool refuses is shown under its field and the call
+ * keeps waiting; the JSON editor is the fallback (a tool this token does not list, or a switch by hand); Deny with a
+ * reason reaches the caller; a token that is no approver never sees the tab.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,17 +17,18 @@ let gw: TestGateway;
 let browser: Browser;
 beforeAll(async () => {
   gw = await startGateway({
-    plugins: [definePlugin('t', [echoTool])],
+    plugins: [definePlugin('t', [echoTool, countTool])],
     env,
     config: {
       sessions: { required: false },
       auth: {
         tokens: [
           { name: 'agent', token_env: 'AGENT_TOKEN' },
-          { name: 'lead', token_env: 'LEAD_TOKEN' },
+          // The lead decides calls of count, a tool it may not call (nor list) itself.
+          { name: 'lead', token_env: 'LEAD_TOKEN', deny: ['count'] },
         ],
       },
-      approvals: { require: ['echo'], approvers: { names: ['lead'] } },
+      approvals: { require: ['echo', 'count'], approvers: { names: ['lead'] } },
     },
   });
   browser = await launchChromium();
@@ -47,6 +51,16 @@ async function consoleAs(token: string, hash = '#approvals') {
 
 const agent = { Authorization: `Bearer ${env.AGENT_TOKEN}` };
 
+/** A tool with a typed argument, for the JSON fallback. */
+const countTool: typeof echoTool = [
+  {
+    name: 'count',
+    description: 'Counts to n',
+    input_parameters: [{ name: 'n', type: 'integer', description: 'How far', required: true }],
+  },
+  (args) => ({ n: args.n }),
+];
+
 describe('console: Approvals', () => {
   it('a pending call appears live; approve with edited arguments runs it, deny reaches the caller', async () => {
     const { context, page, errors } = await consoleAs(env.LEAD_TOKEN);
@@ -54,20 +68,63 @@ describe('console: Approvals', () => {
     await page.click('#tab-approvals');
     await page.waitForSelector('.approvals .empty');
 
-    const call = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'from the agent' }), agent);
+    let settled = false;
+    const call = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'from the agent' }), agent).finally(
+      () => (settled = true),
+    );
     const card = page.locator('.approval');
     await card.waitFor({ timeout: 10_000 });
-    expect(await card.locator('.name').textContent()).toBe('echo');
+    expect(await card.locator('.approval-head .name').textContent()).toBe('echo');
     expect(await card.locator('.caller').textContent()).toBe('agent');
     expect(await card.locator('.json').textContent()).toContain('from the agent');
-    await card.locator('textarea').fill(JSON.stringify({ text: 'edited by the lead' }));
+    // The time left counts down (approvals.timeout_s 900: "14 m 59 s left", then less).
+    const left = card.locator('.left');
+    const firstLeft = await left.textContent();
+    expect(firstLeft).toMatch(/^1[45] m \d\d s left$/);
+    await page.waitForFunction(
+      ([el, first]) => el !== null && el.textContent !== first,
+      [await left.elementHandle(), firstLeft] as const,
+      { timeout: 5_000 },
+    );
+    // The editor is the generated form (the same as Run's), filled with the call's arguments; the JSON one hidden.
+    const field = card.locator('[name="arguments.text"]');
+    await field.waitFor();
+    expect(await field.inputValue()).toBe('from the agent');
+    expect(await card.locator('textarea.args-editor').isHidden()).toBe(true);
+    await field.fill('');
+    await card.locator('button.approve').click();
+    // A required argument left empty: the gateway's 422 under the field, and the call still waits.
+    await card.locator('[name="arguments.text"][aria-invalid="true"]').waitFor();
+    expect(await card.locator('.field .error').first().textContent()).toMatch(/required/i);
+    expect(settled).toBe(false);
+    await field.fill('edited by the lead');
+    await card.getByLabel('Reason').fill('shortened');
     await card.locator('button.approve').click();
     expect((await call).json.data).toMatchObject({ success: true, data: { text: 'edited by the lead' } });
     await page.waitForSelector('.approvals .empty');
 
+    // The JSON editor by hand: switch, edit, approve.
+    const viaJson = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'json' }), agent);
+    await card.locator('[name="arguments.text"]').waitFor();
+    await card.locator('button.toggle').click();
+    await card.locator('textarea.args-editor').fill(JSON.stringify({ text: 'edited as JSON' }));
+    await card.locator('button.approve').click();
+    expect((await viaJson).json.data).toMatchObject({ success: true, data: { text: 'edited as JSON' } });
+    await page.waitForSelector('.approvals .empty');
+
+    // A tool the lead does not list: the JSON editor, saying why.
+    const count = postJson(`${gw.url}/tool/call`, callBody('count', { n: 3 }), agent);
+    await card.waitFor();
+    await card.getByText('not listed for your token').waitFor();
+    expect(await card.locator('textarea.args-editor').inputValue()).toBe(JSON.stringify({ n: 3 }, null, 2));
+    await card.locator('textarea.args-editor').fill('{"n": 4}');
+    await card.locator('button.approve').click();
+    expect((await count).json.data).toMatchObject({ success: true, data: { n: 4 } });
+    await page.waitForSelector('.approvals .empty');
+
     const denied = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'again' }), agent);
     await card.waitFor();
-    await card.locator('input[type="text"]').fill('not today');
+    await card.getByLabel('Reason').fill('not today');
     await card.locator('button.deny').click();
     expect((await denied).json.data).toMatchObject({ error_code: 'tool_denied', error: 'denied by lead: not today' });
     expect(errors).toEqual([]);

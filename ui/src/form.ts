@@ -4,6 +4,7 @@
  * never disagrees with it: it turns what was typed into JSON values as they
  * are — "abc" in an integer field is sent as the string "abc" — and shows the
  * problems of the gateway's 422 answer under the fields they name.
+ * The same form edits a waiting call's arguments in the Approvals tab, filled with them (`initial`).
  */
 import type { Problem, ToolParameter } from './api.js';
 import { h, uid } from './dom.js';
@@ -25,9 +26,10 @@ export interface GeneratedForm {
   showProblems(problems: Problem[]): Problem[];
 }
 
-export function generateForm(params: readonly ToolParameter[]): GeneratedForm {
+/** `initial`: the values to fill the fields with (arguments as a call sent them). */
+export function generateForm(params: readonly ToolParameter[], initial?: Record<string, unknown>): GeneratedForm {
   const fields: Field[] = [];
-  const root = objectFields(params, 'arguments', fields);
+  const root = objectFields(params, 'arguments', fields, initial);
   const element = h(
     'div',
     { class: 'fields' },
@@ -71,8 +73,13 @@ export function generateForm(params: readonly ToolParameter[]): GeneratedForm {
 }
 
 /** The fields of an object's properties; reads them into one object (undefined when nothing was given). */
-function objectFields(params: readonly ToolParameter[], path: string, fields: Field[]) {
-  const children = params.map((p) => ({ p, ...parameterField(p, `${path}.${p.name}`, fields) }));
+function objectFields(
+  params: readonly ToolParameter[],
+  path: string,
+  fields: Field[],
+  initial: Record<string, unknown> | undefined,
+) {
+  const children = params.map((p) => ({ p, ...parameterField(p, `${path}.${p.name}`, fields, initial?.[p.name]) }));
   return {
     elements: children.map((c) => c.element),
     read(): { value?: Record<string, unknown>; problems: Problem[] } {
@@ -96,6 +103,7 @@ function parameterField(
   p: ToolParameter,
   path: string,
   fields: Field[],
+  initial: unknown,
 ): { element: HTMLElement; read(): { value?: unknown; problems: Problem[] } } {
   const id = uid('f');
   const helpId = `${id}-help`;
@@ -110,7 +118,7 @@ function parameterField(
     : [];
 
   if (p.type === 'object' && p.properties && Object.keys(p.properties).length > 0) {
-    const nested = objectFields(Object.values(p.properties), path, fields);
+    const nested = objectFields(Object.values(p.properties), path, fields, isObject(initial) ? initial : undefined);
     const legend = h('legend', {}, h('span', { class: 'name' }, p.name), mark, ' ', typeNote);
     const element = h(
       'fieldset',
@@ -148,6 +156,7 @@ function parameterField(
       p.enum.map((v) => h('option', { value: v }, v)),
     );
     control = select;
+    if (initial !== undefined) select.value = String(initial);
     read = () => (select.value === '' ? {} : { value: numeric ? Number(select.value) : select.value });
   } else if (p.type === 'boolean') {
     const select = h(
@@ -158,6 +167,7 @@ function parameterField(
       h('option', { value: 'false' }, 'false'),
     );
     control = select;
+    if (initial !== undefined) select.value = String(initial);
     read = () => (select.value === '' ? {} : { value: select.value === 'true' });
   } else if (p.type === 'array' || p.type === 'object') {
     const area = h('textarea', {
@@ -167,6 +177,7 @@ function parameterField(
       placeholder: p.type === 'array' ? '["a", "b"]' : '{"key": "value"}',
     });
     control = area;
+    if (initial !== undefined) area.value = JSON.stringify(initial, null, 2);
     read = () => {
       const text = area.value.trim();
       if (text === '') return {};
@@ -185,6 +196,7 @@ function parameterField(
       spellcheck: numeric ? 'false' : null,
     });
     control = input;
+    if (initial !== undefined) input.value = typeof initial === 'string' ? initial : JSON.stringify(initial);
     read = () => {
       const text = numeric ? input.value.trim() : input.value;
       if (text === '') return {};
@@ -221,3 +233,5 @@ function setError(error: HTMLElement, control: HTMLElement, message: string | nu
   if (message === null) control.removeAttribute('aria-invalid');
   else control.setAttribute('aria-invalid', 'true');
 }
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
