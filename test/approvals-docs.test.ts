@@ -1,7 +1,8 @@
 /**
  * docs/approvals.md as written: its config starts a real gateway (the CLI), and its curl flow runs unchanged
  * against it: the call waits (awaiting_approval), the approval is listed, approved with edited arguments, and the
- * tool wrote the edited content.
+ * tool wrote the edited content. Its mcp-stdio command (port 0 for 8081) with the same config: the documented
+ * tools/call gets the documented progress notification, is approved over the HTTP API, and writes the file.
  */
 import { readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -10,6 +11,7 @@ import { join } from 'node:path';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCli } from './helpers/cli.js';
+import { McpStdioChild } from './helpers/mcp-stdio-child.js';
 
 const DOC = readFileSync(new URL('../docs/approvals.md', import.meta.url), 'utf8');
 
@@ -50,5 +52,34 @@ describe('docs/approvals.md, run as written', () => {
     expect(lines[2]).toMatchObject({ decision: 'approve', edited: true });
     expect(lines[3]).toMatchObject({ state: 'completed' });
     expect(await readFile(join(dir, 'workspace', 'notes', 'plan.txt'), 'utf8')).toBe('ship it on Monday');
+  });
+
+  it('mcp-stdio --port: the call waits with a progress notification, is approved over HTTP, then runs', async () => {
+    const [bin, command, ...args] = block('approvals-stdio').trim().split(/\s+/);
+    expect([bin, command]).toEqual(['a2e-gateway', 'mcp-stdio']);
+    const child = await McpStdioChild.start({ args: args.map((a) => (a === '8081' ? '0' : a)), cwd: dir });
+    try {
+      const call = JSON.parse(block('approvals-stdio-call'));
+      child.send(call);
+      const progress = await child.next((m) => m.method === 'notifications/progress', 'the progress notification');
+      const documented = JSON.parse(block('approvals-stdio-progress'));
+      expect(progress).toMatchObject({ ...documented, params: { ...documented.params, message: expect.any(String) } });
+      const [before, after] = documented.params.message.split('…');
+      expect(progress.params.message.startsWith(before)).toBe(true);
+      expect(progress.params.message.endsWith(after)).toBe(true);
+      const { approvals } = (await fetch(`${child.url}/admin/approvals?door=mcp`).then((r) => r.json())) as any;
+      expect(approvals).toMatchObject([{ tool_name: 'write_file', door: 'mcp', arguments: call.params.arguments }]);
+      const decided = await fetch(`${child.url}/admin/approvals/${approvals[0].id}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ decision: 'approve' }),
+      });
+      expect(decided.status).toBe(200);
+      const answer = await child.next((m) => m.id === call.id, 'the tools/call answer');
+      expect(answer.result.isError ?? false).toBe(false);
+      expect(await readFile(join(dir, 'workspace', 'notes', 'plan.txt'), 'utf8')).toBe('ship it');
+    } finally {
+      await child.close();
+    }
   });
 });

@@ -715,4 +715,15 @@ describe('progress notifications', () => {
     expect(values[1]).toBeGreaterThan(values[0]!);
     expect(values[2]).toBeGreaterThan(values[1]!);
   });
+
+  it('a status first (a call awaiting approval) starts at 0, not below', async () => {
+    const { ProgressNotifier } = await import('../src/mcp-server/door.js');
+    const n = new ProgressNotifier('t');
+    const ev = (kind: 'progress' | 'status', data: object) =>
+      ({ type: 'tool/event', id: 'x', version: '1.0', ts: 0, req_id: '', seq: 0, kind, data }) as never;
+    const first = n.notification(ev('status', { message: 'awaiting approval' })) as any;
+    const then = n.notification(ev('progress', { pct: 0, message: 'started' })) as any;
+    expect(first.params.progress).toBe(0);
+    expect(then.params.progress).toBeGreaterThan(0);
+  });
 });

@@ -445,7 +445,8 @@ export class ProgressNotifier {
       case 'progress':
       case 'status': {
         if (this.token === undefined) return undefined;
-        const pct = ev.kind === 'progress' ? ev.data.pct : -1;
+        // A status has no percentage: it nudges progress up (from 0 when it comes first, as a wait for approval does).
+        const pct = ev.kind === 'progress' ? ev.data.pct : this.last < 0 ? 0 : -1;
         this.last = pct > this.last ? pct : this.last + 0.001;
         return {
           jsonrpc: '2.0',

@@ -25,10 +25,15 @@ export class McpStdioChild {
     });
   }
 
-  /** Start it with `configFile`, and initialize the MCP session. */
-  static async start(configFile: string): Promise<McpStdioChild> {
-    const proc = spawn(process.execPath, [CLI, 'mcp-stdio', '--config', configFile, '--port', '0'], {
+  /**
+   * Start it with `configFile` (or with `args` after `mcp-stdio`, which must listen: --port), in `cwd`, and
+   * initialize the MCP session.
+   */
+  static async start(configFile: string | { args: string[]; cwd?: string }): Promise<McpStdioChild> {
+    const args = typeof configFile === 'string' ? ['--config', configFile, '--port', '0'] : configFile.args;
+    const proc = spawn(process.execPath, [CLI, 'mcp-stdio', ...args], {
       env: { PATH: process.env.PATH ?? '', LOG_LEVEL: 'warn' },
+      cwd: typeof configFile === 'string' ? undefined : configFile.cwd,
     });
     let err = '';
     const url = await new Promise<string>((resolve, reject) => {
