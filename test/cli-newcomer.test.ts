@@ -48,6 +48,12 @@ describe('options', () => {
     const stdioPort = await run(['mcp-stdio', '--port', 'any']);
     expect(stdioPort.exitCode).toBe(2);
     expect(stdioPort.stderr).toBe('a2e-gateway: --port must be a port number from 0 to 65535, got "any"');
+    const taken = new URL(gateway.url).port;
+    const stdioTaken = await run(['mcp-stdio', '--port', taken]);
+    expect(stdioTaken.exitCode).toBe(1);
+    expect(stdioTaken.stderr).toBe(
+      `a2e-gateway: port ${taken} on 127.0.0.1 is already in use; pick another with --port`,
+    );
     const stdioHelp = await run(['mcp-stdio', '--help']);
     expect(stdioHelp.stdout).toMatch(/^Usage: a2e-gateway mcp-stdio \[options\]/);
     expect(stdioHelp.stdout).toContain('/admin/approvals');

@@ -10,6 +10,7 @@ import { McpDoor } from '../mcp-server/door.js';
 import { serveMcpStdio } from '../mcp-server/stdio.js';
 import { traceCallsAsRoots } from '../observability/tracing.js';
 import { createGateway, VERSION } from '../server.js';
+import { bindError } from './bind-error.js';
 import { parseOptions, parsePort } from './usage.js';
 
 const MCP_STDIO_USAGE = `Usage: a2e-gateway mcp-stdio [options]
@@ -56,9 +57,10 @@ export async function runMcpStdio(argv: string[], env: NodeJS.ProcessEnv): Promi
   process.once('SIGINT', stop);
   if (port !== undefined) {
     // Not PORT from the environment: a desktop client's environment should not open a port by accident.
-    const address = await gateway.listen(port, values.host ?? config.server.host).catch(async (err: unknown) => {
+    const host = values.host ?? config.server.host;
+    const address = await gateway.listen(port, host).catch(async (err: unknown) => {
       await gateway.close();
-      throw err;
+      throw bindError(err, host, port);
     });
     process.stderr.write(`a2e-gateway listening on ${address.url}\n`);
   }

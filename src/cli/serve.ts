@@ -6,6 +6,7 @@ import { writeFile } from 'node:fs/promises';
 import { defineConfig, loadConfigFile, type GatewayConfig } from '../config/index.js';
 import { createLogger, type LogLevel } from '../logger.js';
 import { createGateway, openApiFor, VERSION } from '../server.js';
+import { bindError } from './bind-error.js';
 import { parseOptions, parsePort, UsageError } from './usage.js';
 import { isWorker, reportListening, runPrimary } from './workers.js';
 import { parseWorkers, workerCount, type Workers } from '../config/workers.js';
@@ -121,12 +122,8 @@ export async function serve(argv: string[], env: NodeJS.ProcessEnv): Promise<voi
   try {
     address = await gateway.listen();
   } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
     await gateway.close();
-    if (code === 'EADDRINUSE') throw new Error(`port ${port} on ${host} is already in use; pick another with --port`);
-    if (code === 'EADDRNOTAVAIL') throw new Error(`cannot bind to ${host}: no such local address; check --host`);
-    if (code === 'EACCES') throw new Error(`not allowed to bind ${host}:${port}; use a port above 1023`);
-    throw err;
+    throw bindError(err, host, port);
   }
   if (isWorker()) reportListening(address.url);
   else process.stdout.write(`a2e-gateway listening on ${address.url}\n`);
