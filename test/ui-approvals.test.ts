@@ -17,7 +17,7 @@ let gw: TestGateway;
 let browser: Browser;
 beforeAll(async () => {
   gw = await startGateway({
-    plugins: [definePlugin('t', [echoTool, countTool])],
+    plugins: [definePlugin('t', [echoTool, countTool, labelTool])],
     env,
     config: {
       sessions: { required: false },
@@ -28,7 +28,7 @@ beforeAll(async () => {
           { name: 'lead', token_env: 'LEAD_TOKEN', deny: ['count'] },
         ],
       },
-      approvals: { require: ['echo', 'count'], approvers: { names: ['lead'] } },
+      approvals: { require: ['echo', 'count', 'label'], approvers: { names: ['lead'] } },
     },
   });
   browser = await launchChromium();
@@ -59,6 +59,17 @@ const countTool: typeof echoTool = [
     input_parameters: [{ name: 'n', type: 'integer', description: 'How far', required: true }],
   },
   (args) => ({ n: args.n }),
+];
+
+/** A tool whose own schema takes more than its fields: arguments the form has no field for. */
+const labelTool: typeof echoTool = [
+  {
+    name: 'label',
+    description: 'Labels a text',
+    input_parameters: [{ name: 'text', type: 'string', description: 'The text', required: true }],
+    input_schema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+  },
+  (args) => args,
 ];
 
 describe('console: Approvals', () => {
@@ -120,6 +131,17 @@ describe('console: Approvals', () => {
     await card.locator('textarea.args-editor').fill('{"n": 4}');
     await card.locator('button.approve').click();
     expect((await count).json.data).toMatchObject({ success: true, data: { n: 4 } });
+    await page.waitForSelector('.approvals .empty');
+
+    // Arguments the form has no field for: the JSON editor, saying why, and the form refused by the toggle.
+    const label = postJson(`${gw.url}/tool/call`, callBody('label', { text: 'a', color: 'red' }), agent);
+    await card.waitFor();
+    await card.getByText('no field for some of these arguments').waitFor();
+    expect(await card.locator('.args-form').isHidden()).toBe(true);
+    await card.locator('button.toggle').click();
+    expect(await card.locator('p.error').textContent()).toMatch(/do not fit the form/);
+    await card.locator('button.approve').click();
+    expect((await label).json.data).toMatchObject({ success: true, data: { text: 'a', color: 'red' } });
     await page.waitForSelector('.approvals .empty');
 
     const denied = postJson(`${gw.url}/tool/call`, callBody('echo', { text: 'again' }), agent);

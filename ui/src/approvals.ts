@@ -95,7 +95,11 @@ export function approvalsView(root: HTMLElement, badge: HTMLElement): { onMessag
       params = tool.input_parameters ?? [];
       toggle.hidden = false;
       // Typed into already: keep the JSON editor (the toggle offers the form).
-      if (editor.value !== original || !useForm(a.arguments)) useJson(undefined);
+      if (editor.value !== original) return useJson(undefined);
+      if (!useForm(a.arguments)) {
+        useJson(undefined);
+        fill(note, 'The form has no field for some of these arguments: edit them as JSON.');
+      }
     });
     const left = h('span', { class: 'left muted' });
     const tick = () => fill(left, timeLeft(a.expires_at - Date.now() / 1000));
