@@ -172,25 +172,66 @@ it('nobody approves their own call on another instance either', async () => {
   expect(await final(stream)).toMatchObject({ error_code: 'tool_denied' });
 }, 30_000);
 
-it('two approvers deciding at once on A and B: exactly one decision is applied, the other gets 404 saying it was decided', async () => {
-  for (let round = 0; round < 3; round++) {
+it('two approvers deciding at once (on A and B, on B twice): exactly one decision is applied, the other gets 404 saying it was decided', async () => {
+  for (let round = 0; round < 4; round++) {
     const { stream, approvalId } = await startHeld(`race-${round}`);
-    const [onA, onB] = await Promise.all([
-      postJson(`${a.url}/admin/approvals/${approvalId}`, { decision: 'approve', arguments: { ms: 1 } }, as('alice')),
+    // Even rounds: the instance holding the call against another; odd rounds: two deciders both elsewhere.
+    const first = round % 2 === 0 ? a.url : b.url;
+    const [approved, denied] = await Promise.all([
+      postJson(`${first}/admin/approvals/${approvalId}`, { decision: 'approve', arguments: { ms: 1 } }, as('alice')),
       postJson(`${b.url}/admin/approvals/${approvalId}`, { decision: 'deny', reason: 'race' }, as('bob')),
     ]);
-    expect([onA.status, onB.status].sort()).toEqual([200, 404]);
-    const loser = onA.status === 404 ? onA : onB;
+    expect([approved.status, denied.status].sort()).toEqual([200, 404]);
+    const loser = approved.status === 404 ? approved : denied;
     expect(loser.json.message).toMatch(/no pending approval with this id: it was decided/);
     const data = await final(stream);
-    if (onA.status === 200) expect(data).toMatchObject({ success: true, data: { pid: pidOf(a) } });
+    if (approved.status === 200) expect(data).toMatchObject({ success: true, data: { pid: pidOf(a) } });
     else expect(data).toMatchObject({ success: false, error: 'denied by bob: race' });
   }
+}, 60_000);
+
+it('Redis down: listing and deciding answer 503 (retryable); back without its data, the approval is listed again and decided on B', async () => {
+  const { res, approvalId } = await startHeld('redis-down');
+  await waitFor('the approval listed on B', async () => (await listOn(b.url)).some((x) => x.id === approvalId));
+  await cluster.redis.stop();
+  try {
+    const list = await fetch(`${b.url}/admin/approvals`, { headers: as('alice') });
+    expect(list.status).toBe(503);
+    expect(((await list.json()) as any).message).toMatch(/shared store \(Redis\) is unavailable.*retry shortly/);
+    const decide = await postJson(`${b.url}/admin/approvals/${approvalId}`, { decision: 'approve' }, as('alice'));
+    expect(decide.status).toBe(503);
+  } finally {
+    await cluster.redis.start(); // no persistence: it comes back empty
+  }
+  // A's lease renewal finds the lease gone and writes the approval again.
+  await waitFor(
+    'the approval listed on B again',
+    async () => {
+      const r = await fetch(`${b.url}/admin/approvals`, { headers: as('alice') });
+      return r.status === 200 && ((await r.json()) as any).approvals.some((x: any) => x.id === approvalId);
+    },
+    LEASE_S * 5000,
+    100,
+  );
+  const decided = await postJson(
+    `${b.url}/admin/approvals/${approvalId}`,
+    { decision: 'approve', arguments: { ms: 1 } },
+    as('alice'),
+  );
+  expect(decided.status).toBe(200);
+  const done = await waitFor('the call completed on A', async () => {
+    const r = await fetch(`${a.url}/tool/calls/${res.json.call_id}`, { headers: as('agent') });
+    const body = (await r.json()) as any;
+    return body.state === 'completed' ? body : undefined;
+  });
+  expect(done.result.data).toMatchObject({ success: true, data: { pid: pidOf(a) } });
 }, 60_000);
 
 it('A killed (SIGKILL) while its call waits: B streams a failed final response within the lease and the approval leaves B’s list', async () => {
   const { stream, approvalId } = await startHeld('killed');
   await waitFor('the approval listed on B', async () => (await listOn(b.url)).some((x) => x.id === approvalId));
+  const watcher = await openSse(`${b.url}/admin/events`, { headers: as('alice') });
+  expect((await watcher.next())!.json.approvals.map((x: any) => x.id)).toEqual([approvalId]);
   const killedAt = performance.now();
   await a.kill();
   const data = await final(stream);
@@ -198,6 +239,10 @@ it('A killed (SIGKILL) while its call waits: B streams a failed final response w
   expect(data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
   expect(performance.now() - killedAt).toBeLessThan((LEASE_S * 1.5 + 1.5) * 1000);
   await waitFor('the approval gone from B’s list', async () => (await listOn(b.url)).length === 0, LEASE_S * 3000);
+  let frame = await watcher.next();
+  while (frame && frame.event !== 'approval.decided') frame = await watcher.next();
+  expect(frame!.json).toMatchObject({ id: approvalId, decision: 'canceled', approver: null });
+  watcher.abort();
   // Deciding it now: 404, nothing to decide.
   const late = await postJson(`${b.url}/admin/approvals/${approvalId}`, { decision: 'approve' }, as('alice'));
   expect(late.status).toBe(404);

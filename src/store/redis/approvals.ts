@@ -248,13 +248,16 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
       { approval_id: id, call_id: summary?.call_id },
       'pending approval removed: the instance holding its call was lost (its lease lapsed)',
     );
-    await this.publish({
+    const event: ApprovalEvent = {
       type: 'approval.decided',
       id,
       call_id: summary?.call_id ?? '',
       decision: 'canceled',
       approver: null,
-    }).catch(() => {});
+    };
+    // The other instances hear it on the channel; this one (which skips its own messages) is told here.
+    this.tell(event);
+    await this.publish(event).catch(() => {});
   }
 
   /** LeaseKind: Redis has no lease for an approval held here (it lost its data): write it again. */
@@ -354,9 +357,13 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
   private onChange(text: string): void {
     const message = parse<{ from: string; event: ApprovalEvent }>(text);
     if (!message || message.from === this.instance || !message.event) return;
+    this.tell(message.event);
+  }
+
+  private tell(event: ApprovalEvent): void {
     for (const listener of this.listeners) {
       try {
-        listener(message.event);
+        listener(event);
       } catch {
         // A listener's failure is its own (a closed stream).
       }
