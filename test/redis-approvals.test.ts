@@ -162,6 +162,27 @@ it('a call held on A, denied on B: its caller gets tool_denied naming the approv
   expect(await listOn(b.url)).toEqual([]);
 }, 30_000);
 
+it('POST /tool/call (JSON) on A waits; found on B by its correlation id and approved there, A answers the caller', async () => {
+  const call = postJson(
+    `${a.url}/tool/call`,
+    callBody('hold', { ms: 5 }, { correlation_id: 'json-door' }),
+    as('agent'),
+  );
+  const found = await waitFor('the approval listed on B by correlation id', async () => {
+    const r = await fetch(`${b.url}/admin/approvals?correlation_id=json-door&door=rest&tool=hold`, {
+      headers: as('bob'),
+    });
+    return ((await r.json()) as any).approvals[0];
+  });
+  expect(found).toMatchObject({ principal: 'agent', arguments: { ms: 5 } });
+  const other = await fetch(`${b.url}/admin/approvals?correlation_id=someone-else`, { headers: as('bob') });
+  expect(((await other.json()) as any).approvals).toEqual([]);
+  expect((await postJson(`${b.url}/admin/approvals/${found.id}`, { decision: 'approve' }, as('bob'))).status).toBe(200);
+  const res = await call;
+  expect(res.status).toBe(200);
+  expect(res.json.data).toMatchObject({ success: true, tool_name: 'hold', data: { pid: pidOf(a) } });
+}, 30_000);
+
 it('nobody approves their own call on another instance either', async () => {
   const { stream, approvalId } = await startHeld('self', 'alice');
   const self = await postJson(`${b.url}/admin/approvals/${approvalId}`, { decision: 'approve' }, as('alice'));

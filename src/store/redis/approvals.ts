@@ -176,11 +176,13 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
 
   async get(id: string): Promise<ApprovalSummary | undefined> {
     if (!isApprovalId(id)) return undefined; // no key is built from an id of another shape
+    await this.written(id);
     const text = await this.redis.run('reading a pending approval', (c) => c.get(this.entryKey(id)));
     return text === null ? undefined : parse<ApprovalSummary>(text);
   }
 
   async claim(id: string): Promise<boolean> {
+    await this.written(id);
     return this.redis.run(
       'deciding an approval',
       async (c) => Number(await CLAIM.run(c, [this.entryKey(id), this.indexKey], [id])) === 1,
@@ -264,6 +266,11 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
   async missing(member: string): Promise<void> {
     const summary = this.mine.get(member.slice(this.prefix.length));
     if (summary) await this.write(summary);
+  }
+
+  /** An approval held here is read after its own write (an approver acting on its status event at once finds it). */
+  private async written(id: string): Promise<void> {
+    await this.writes.get(id);
   }
 
   private async write(summary: ApprovalSummary): Promise<void> {
