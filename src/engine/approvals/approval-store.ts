@@ -67,7 +67,7 @@ export interface ApprovalStore {
   claim(id: string): boolean | Promise<boolean>;
   /** Hand a claimed decision to the instance holding the call (`summary.owner`); resolves once it applied it (throws not_found or unavailable). */
   deliver(summary: ApprovalSummary, decision: DeliveredDecision): Promise<void>;
-  /** Where decisions made on other instances for calls held here come in (resolves once applied; throws as decide does). */
+  /** Where decisions made on other instances for calls held here come in: `apply` applies one, or throws (not_found) when its call no longer waits. */
   serve(apply: (decision: DeliveredDecision) => void): void;
   /** Changes made on other instances (this instance's own are told by Approvals). */
   watch(listener: (event: ApprovalEvent) => void): () => void;

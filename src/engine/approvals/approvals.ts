@@ -64,7 +64,7 @@ export interface ApprovalsOptions {
   /** Run a released call's tool (the engine's begin, under its tracer). */
   begin: (call: Call) => void;
   /** The arguments of an edit of a call held on another instance, checked against this instance's tool of that name. */
-  checkTool?: (toolName: string, args: Record<string, unknown>) => Record<string, unknown>;
+  checkTool: (toolName: string, args: Record<string, unknown>) => Record<string, unknown>;
   /** The URL path of an approval (GET/POST), under the gateway's base path. */
   urlOf?: (id: string) => string;
   /** Where pending approvals are listed and decided (default: this process's memory). */
@@ -157,9 +157,9 @@ export class Approvals {
     const local = this.pending.get(id);
     let edited: Record<string, unknown> | undefined;
     if (input.decision === 'approve' && input.arguments !== undefined) {
-      if (local) edited = this.options.check(local.call, input.arguments);
-      else if (this.options.checkTool) edited = this.options.checkTool(summary.tool_name, input.arguments);
-      else edited = input.arguments;
+      edited = local
+        ? this.options.check(local.call, input.arguments)
+        : this.options.checkTool(summary.tool_name, input.arguments);
     }
     if (!(await this.store.claim(id))) throw notPending();
     const decision: DeliveredDecision = {
