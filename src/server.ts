@@ -143,7 +143,11 @@ export async function createGateway(options: GatewayOptions): Promise<Gateway> {
     admission: security.admission,
     tracer: telemetry && callTracer,
     limits: { ...engineLimits(config), eventsTotalBytes: config.limits.events_total_bytes },
-    approvals: { gate: security.approvals.gate, urlOf: (id) => `${config.server.base_path}/admin/approvals/${id}` },
+    approvals: {
+      gate: security.approvals.gate,
+      urlOf: (id) => `${config.server.base_path}/admin/approvals/${id}`,
+      store: stores.approvalStore(),
+    },
   });
   toolsRebuilt = () => engine.toolsRebuilt();
   // Mutated in place by a reload: the admin check holds this very set.

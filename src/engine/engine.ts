@@ -10,6 +10,7 @@ import { Admission, NO_ADMISSION_LIMITS, checkShape, type Admitted } from './adm
 import { ActivityFeed } from './activity.js';
 import { Approvals } from './approvals/approvals.js';
 import type { ApprovalGate } from './approvals/gate.js';
+import type { ApprovalStore } from './approvals/approval-store.js';
 import { noAudit, type AuditRecord, type AuditSink } from './audit.js';
 import { ByteBudget } from '../utils/byte-budget.js';
 import { Call, type CallLimits } from './call.js';
@@ -58,7 +59,7 @@ export interface EngineOptions {
   /** Spans of calls (only when tracing is on). */
   tracer?: CallTracer;
   /** Which calls wait for a person's approval (approvals.*); none wait when omitted. */
-  approvals?: { gate: ApprovalGate; urlOf?: (id: string) => string };
+  approvals?: { gate: ApprovalGate; urlOf?: (id: string) => string; store?: ApprovalStore };
 }
 
 export interface StartOptions {
@@ -118,6 +119,16 @@ export class Engine {
       this.approvals = new Approvals({
         ...options.approvals,
         check: (call, args) => this.checkArguments(call.tool, args),
+        checkTool: (name, args) => {
+          const tool = this.registry.get(name);
+          if (!tool) {
+            throw new GatewayError(
+              'invalid_arguments',
+              `tool "${name}" is not on this instance, so edited arguments cannot be checked here; decide on the instance holding the call, or approve without editing`,
+            );
+          }
+          return this.checkArguments(tool, args);
+        },
         begin: (call) => (this.tracer === undefined ? call.begin() : this.tracer.run(call, () => call.begin())),
         audit: (call, approval) =>
           this.record(

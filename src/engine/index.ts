@@ -65,3 +65,10 @@ export {
   type PendingApproval,
 } from './approvals/approvals.js';
 export type { ApprovalGate, ApprovalNeed } from './approvals/gate.js';
+export {
+  MemoryApprovalStore,
+  type ApprovalEvent,
+  type ApprovalStore,
+  type ApprovalSummary,
+  type DeliveredDecision,
+} from './approvals/approval-store.js';

@@ -4,7 +4,7 @@
  * every instance. Each seam (calls, sessions, rate limits, transport sessions)
  * gets its implementation here; the engine and the doors only see the seams.
  */
-import type { CallStore, Logger, MemoryCallStore } from '../engine/index.js';
+import type { ApprovalStore, CallStore, Logger, MemoryCallStore } from '../engine/index.js';
 import type { StoreConfig } from './config.js';
 import type { CallsConfig } from './calls-config.js';
 // Types only: the Redis modules (and @redis/client, hundreds of files) are imported when store.kind is redis.
@@ -12,6 +12,7 @@ import type { RedisConnection, RedisSessionOptions, StoreHealth } from './redis/
 import type { SharedSessionStore } from '../engine/index.js';
 import { A2eHttpTransport, type A2eTransportFactory } from '../transport/a2e-http/index.js';
 import type { RedisCallStore } from './redis/calls.js';
+import { randomUUID } from 'node:crypto';
 
 export interface Stores {
   readonly kind: StoreConfig['kind'];
@@ -25,6 +26,8 @@ export interface Stores {
   health(): StoreHealth;
   /** Where call resources live: `local` itself in memory mode; with Redis, shared (this instance's calls stay in `local` too). */
   callStore(local: MemoryCallStore, calls: CallsConfig): CallStore;
+  /** Where pending approvals are listed and decided: undefined in memory mode (the engine keeps them), shared with Redis. */
+  approvalStore(): ApprovalStore | undefined;
   close(): Promise<void>;
 }
 
@@ -60,17 +63,25 @@ export async function openStores(config: StoreConfig, logger: Logger, settings: 
       transportSessions: (o) => new A2eHttpTransport(o),
       health: () => MEMORY_HEALTH,
       callStore: (local) => local,
+      approvalStore: () => undefined,
       close: async () => {},
     };
   }
-  const [{ RedisConnection, RedisSessions }, { RedisA2eTransport }, { RedisCallStore }, { Leases }, { DataLoss }] =
-    await Promise.all([
-      import('./redis/index.js'),
-      import('./redis/transport-sessions.js'),
-      import('./redis/calls.js'),
-      import('./redis/leases.js'),
-      import('./redis/data-loss.js'),
-    ]);
+  const [
+    { RedisConnection, RedisSessions },
+    { RedisA2eTransport },
+    { RedisCallStore },
+    { Leases },
+    { DataLoss },
+    { RedisApprovalStore },
+  ] = await Promise.all([
+    import('./redis/index.js'),
+    import('./redis/transport-sessions.js'),
+    import('./redis/calls.js'),
+    import('./redis/leases.js'),
+    import('./redis/data-loss.js'),
+    import('./redis/approvals.js'),
+  ]);
   const redis = new RedisConnection({
     url: config.url,
     prefix: config.prefix,
@@ -102,6 +113,12 @@ export async function openStores(config: StoreConfig, logger: Logger, settings: 
     calls.start();
     return calls;
   };
+  let approvals: InstanceType<typeof RedisApprovalStore> | undefined;
+  const approvalStore = () => {
+    approvals = new RedisApprovalStore({ redis, leases, logger, instance: randomUUID() });
+    approvals.start();
+    return approvals;
+  };
   return {
     kind: 'redis',
     redis,
@@ -109,8 +126,10 @@ export async function openStores(config: StoreConfig, logger: Logger, settings: 
     transportSessions: (o) => new RedisA2eTransport(redis, o, { leases, dataLoss }),
     health: () => redis.health,
     callStore,
+    approvalStore,
     async close() {
       await calls?.close(); // the calls' last writes go out before the connection closes
+      await approvals?.close();
       leases.close();
       await redis.close();
     },

@@ -3,14 +3,24 @@
  * decision (POST /admin/approvals/{id}) releases it with its arguments (maybe edited, checked again) or ends it
  * `tool_denied`; so does the wait limit. A call stopped while it waits (cancel, disconnect, shutdown) leaves the
  * list as it settles. Every decision is one audit record (which also feeds the approvals metrics).
+ * The call stays on the instance that holds it; its summary goes to the approval store (approval-store.ts), where
+ * approvers on any instance list it and decide: a decision made elsewhere comes back here to be applied.
  */
 import { randomBytes } from 'node:crypto';
 import { GatewayError } from '../errors.js';
 import type { AuditRecord } from '../audit.js';
 import type { Call } from '../call.js';
 import type { ApprovalGate, ApprovalNeed } from './gate.js';
+import {
+  MemoryApprovalStore,
+  type ApprovalEvent,
+  type ApprovalStore,
+  type ApprovalSummary,
+  type Decision,
+  type DeliveredDecision,
+} from './approval-store.js';
 
-export type Decision = 'approve' | 'deny';
+export type { Decision } from './approval-store.js';
 
 /** One held call. */
 export interface PendingApproval {
@@ -25,6 +35,8 @@ export interface PendingApproval {
   readonly createdAt: number;
   readonly expiresAt: number;
   readonly url: string;
+  /** What approvers see of it, on every instance sharing the store. */
+  readonly summary: ApprovalSummary;
 }
 
 export interface DecisionInput {
@@ -51,16 +63,25 @@ export interface ApprovalsOptions {
   audit: (call: Call, approval: NonNullable<AuditRecord['approval']>) => void;
   /** Run a released call's tool (the engine's begin, under its tracer). */
   begin: (call: Call) => void;
+  /** The arguments of an edit of a call held on another instance, checked against this instance's tool of that name. */
+  checkTool: (toolName: string, args: Record<string, unknown>) => Record<string, unknown>;
   /** The URL path of an approval (GET/POST), under the gateway's base path. */
   urlOf?: (id: string) => string;
+  /** Where pending approvals are listed and decided (default: this process's memory). */
+  store?: ApprovalStore;
 }
 
 export class Approvals {
   private readonly pending = new Map<string, PendingApproval & { timer: NodeJS.Timeout }>();
   private readonly byCall = new Map<Call, string>();
   private readonly watchers = new Set<(change: ApprovalChange) => void>();
+  /** The pending list approvers read and decide on (shared by every instance with Redis). */
+  readonly store: ApprovalStore;
 
-  constructor(private readonly options: ApprovalsOptions) {}
+  constructor(private readonly options: ApprovalsOptions) {
+    this.store = options.store ?? new MemoryApprovalStore();
+    this.store.serve((decision) => this.apply(decision));
+  }
 
   /** The gate's answer for a call about to start (undefined: it runs at once). */
   need(call: Call, args: Record<string, unknown>): ApprovalNeed | undefined {
@@ -74,18 +95,28 @@ export class Approvals {
     const timer = setTimeout(() => this.expire(id, need.timeoutS), need.timeoutS * 1000);
     timer.unref();
     const url = this.options.urlOf?.(id) ?? `/admin/approvals/${id}`;
-    const approval = {
+    const expiresAt = createdAt + need.timeoutS;
+    const summary: ApprovalSummary = {
       id,
-      call,
-      rule: need.rule,
+      call_id: call.id,
+      req_id: call.requestId,
+      tool_name: call.toolName,
+      kind: call.tool.definition.kind,
       arguments: args,
-      createdAt,
-      expiresAt: createdAt + need.timeoutS,
+      principal: call.principal,
+      session_id: call.caller.sessionId,
+      door: call.door,
+      correlation_id: call.request.correlation_id,
+      rule: need.rule,
+      created_at: createdAt,
+      expires_at: expiresAt,
       url,
-      timer,
+      owner: this.store.instance,
     };
+    const approval = { id, call, rule: need.rule, arguments: args, createdAt, expiresAt, url, summary, timer };
     this.pending.set(id, approval);
     this.byCall.set(call, id);
+    this.store.add(summary);
     call.hold();
     call.emit('status', {
       message: `awaiting approval: tool "${call.toolName}" runs once a person approves it (rule "${need.rule}"); it waits up to ${need.timeoutS} s`,
@@ -109,35 +140,58 @@ export class Approvals {
   }
 
   /**
-   * An approver's decision. Throws not_found (decided, expired, canceled or never existed), forbidden (one's own
-   * call without approvals.allow_self) or invalid_arguments (an edit the tool refuses: the approval stays pending).
+   * An approver's decision, on whichever instance holds the call. Throws not_found (decided, expired, canceled,
+   * never existed, or another approver's decision came first), forbidden (one's own call without
+   * approvals.allow_self), invalid_arguments (an edit the tool refuses: the approval stays pending) or unavailable
+   * (the shared store or the instance holding the call does not answer). Resolves once the decision is applied.
    */
-  decide(id: string, input: DecisionInput, approver: string | null): PendingApproval {
-    const approval = this.pending.get(id);
-    if (!approval) throw notPending();
-    const caller = approval.call.caller.principal;
-    if (approver !== null && approver === caller && !this.options.gate.selfAllowed()) {
+  async decide(id: string, input: DecisionInput, approver: string | null): Promise<ApprovalSummary> {
+    const summary = await this.store.get(id);
+    if (!summary) throw notPending();
+    if (approver !== null && approver === summary.principal && !this.options.gate.selfAllowed()) {
       throw new GatewayError(
         'forbidden',
         `token "${approver}" started this call, and nobody approves their own call; ask another approver (approvals.approvers), or set approvals.allow_self: true`,
       );
     }
-    let args = approval.arguments;
-    const edited = input.decision === 'approve' && input.arguments !== undefined;
-    if (edited) args = this.options.check(approval.call, input.arguments!);
-    this.remove(approval);
-    const reason = input.reason?.trim() ?? '';
-    this.options.audit(approval.call, {
+    const local = this.pending.get(id);
+    let edited: Record<string, unknown> | undefined;
+    if (input.decision === 'approve' && input.arguments !== undefined) {
+      edited = local
+        ? this.options.check(local.call, input.arguments)
+        : this.options.checkTool(summary.tool_name, input.arguments);
+    }
+    if (!(await this.store.claim(id))) throw notPending();
+    const decision: DeliveredDecision = {
       id,
       decision: input.decision,
+      reason: input.reason?.trim() ?? '',
+      ...(edited ? { arguments: edited } : {}),
+      approver,
+    };
+    if (summary.owner === this.store.instance) this.apply(decision);
+    else await this.store.deliver(summary, decision);
+    return summary;
+  }
+
+  /** Apply a claimed decision to a call held here (decided here or on another instance). Throws not_found when it no longer waits. */
+  apply(decision: DeliveredDecision): PendingApproval {
+    const approval = this.pending.get(decision.id);
+    if (!approval) throw notPending();
+    const { id, approver, reason } = decision;
+    const args = decision.arguments ?? approval.arguments;
+    this.remove(approval, decision.decision, approver);
+    this.options.audit(approval.call, {
+      id,
+      decision: decision.decision,
       approver,
       reason,
       wait_ms: Math.round((Date.now() / 1000 - approval.createdAt) * 1000),
       arguments: approval.arguments,
-      ...(edited ? { edited_arguments: args } : {}),
+      ...(decision.arguments ? { edited_arguments: args } : {}),
     });
-    this.tell({ type: 'approval.decided', approval, decision: input.decision, approver });
-    if (input.decision === 'approve') {
+    this.tell({ type: 'approval.decided', approval, decision: decision.decision, approver });
+    if (decision.decision === 'approve') {
       if (approval.call.release(args)) this.options.begin(approval.call);
     } else approval.call.refuse(`denied by ${approver ?? 'an approver'}${reason ? `: ${reason}` : ''}`);
     return approval;
@@ -149,11 +203,30 @@ export class Approvals {
     if (id === undefined) return;
     const approval = this.pending.get(id);
     if (!approval) return;
-    this.remove(approval);
+    this.remove(approval, 'canceled', null);
     this.tell({ type: 'approval.decided', approval, decision: 'canceled', approver: null });
   }
 
-  /** Follow approvals as they come and go; returns the function that stops following. */
+  /** Follow the approvals of every instance sharing the store as they come and go (this instance's and the others'). */
+  watchAll(listener: (event: ApprovalEvent) => void): () => void {
+    const stopLocal = this.watch((change) =>
+      listener(
+        change.type === 'approval.pending'
+          ? { type: 'approval.pending', summary: change.approval.summary }
+          : {
+              type: 'approval.decided',
+              id: change.approval.id,
+              call_id: change.approval.call.id,
+              decision: change.decision,
+              approver: change.approver,
+            },
+      ),
+    );
+    const stopShared = this.store.watch(listener);
+    return () => (stopLocal(), stopShared());
+  }
+
+  /** Follow this instance's approvals as they come and go; returns the function that stops following. */
   watch(listener: (change: ApprovalChange) => void): () => void {
     this.watchers.add(listener);
     return () => this.watchers.delete(listener);
@@ -162,7 +235,7 @@ export class Approvals {
   private expire(id: string, timeoutS: number): void {
     const approval = this.pending.get(id);
     if (!approval) return;
-    this.remove(approval);
+    this.remove(approval, 'expired', null);
     this.options.audit(approval.call, {
       id,
       decision: 'expired',
@@ -177,10 +250,21 @@ export class Approvals {
     );
   }
 
-  private remove(approval: PendingApproval & { timer: NodeJS.Timeout }): void {
+  private remove(
+    approval: PendingApproval & { timer: NodeJS.Timeout },
+    decision: Decision | 'expired' | 'canceled',
+    approver: string | null,
+  ): void {
     clearTimeout(approval.timer);
     this.pending.delete(approval.id);
     this.byCall.delete(approval.call);
+    this.store.remove(approval.id, {
+      type: 'approval.decided',
+      id: approval.id,
+      call_id: approval.call.id,
+      decision,
+      approver,
+    });
   }
 
   private tell(change: ApprovalChange): void {

@@ -8,7 +8,14 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
 import { z } from 'zod';
-import { describeCall, type Call, type CallActivity, type CallStore, type Engine } from '../../engine/index.js';
+import {
+  describeCall,
+  type ApprovalSummary,
+  type Call,
+  type CallActivity,
+  type CallStore,
+  type Engine,
+} from '../../engine/index.js';
 import { ErrorMessage } from '../../protocol/index.js';
 import type { CallAccess } from '../http/call-access.js';
 import { ApprovalView, approvalView } from './approvals.js';
@@ -126,7 +133,7 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
   const feed = engine.activity;
 
   app.openAPIRegistry.registerPath(adminEventsRoute);
-  app.get(adminEventsRoute.path, (c) => {
+  app.get(adminEventsRoute.path, async (c) => {
     const principal = c.get('principal')?.name ?? null;
     const credential = c.get('principal')?.credential;
     // A call is its credential's: a token rotated under the same name does not see the calls of the one before.
@@ -160,11 +167,17 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
       }
       for (const call of engine.runningCalls()) add(describeCall(call, 'call.started', null), call);
       calls.sort((a, b) => a.created_at - b.created_at);
-      const approvals = approver ? { approvals: engine.approvals!.list().map((a) => approvalView(a)) } : {};
+      const approvals = approver ? { approvals: pendingList.map((a) => approvalView(a)) } : {};
       return sseFrame('snapshot', JSON.stringify({ calls: calls.slice(-100), ...approvals }), id(feed.lastSeq));
     };
 
     const resumeFrom = lastSeen(c, feed.epoch);
+    // Every instance's pending approvals (the shared store's); this instance's alone when the store does not answer.
+    const pendingList: ApprovalSummary[] = !approver
+      ? []
+      : await Promise.resolve(engine.approvals!.store.list()).catch(() =>
+          engine.approvals!.list().map((a) => a.summary),
+        );
     return streamSse(c, { heartbeatS: deps.limits.heartbeatS, preamble: `retry: ${deps.retryMs}\n` }, (sink) => {
       let pending: [CallActivity, Call | undefined][] = [];
       let behind = 0;
@@ -200,17 +213,12 @@ export function registerAdminEventsRoute(app: OpenAPIHono, deps: AdminEventsDeps
 
 /** Approvals as they come and go, for an approver's stream (frames without ids: the snapshot or GET /admin/approvals has the list). */
 function followApprovals(sink: { write(frame: string): boolean }, engine: Engine): () => void {
-  return engine.approvals!.watch((change) => {
+  return engine.approvals!.watchAll((event) => {
     const data =
-      change.type === 'approval.pending'
-        ? approvalView(change.approval)
-        : {
-            id: change.approval.id,
-            call_id: change.approval.call.id,
-            decision: change.decision,
-            approver: change.approver,
-          };
-    sink.write(sseFrame(change.type, JSON.stringify(data)));
+      event.type === 'approval.pending'
+        ? approvalView(event.summary)
+        : { id: event.id, call_id: event.call_id, decision: event.decision, approver: event.approver };
+    sink.write(sseFrame(event.type, JSON.stringify(data)));
   });
 }
 

@@ -5,7 +5,7 @@
  */
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import type { Context } from 'hono';
-import { GatewayError, type Approvals, type PendingApproval } from '../../engine/index.js';
+import { GatewayError, type Approvals, type ApprovalSummary } from '../../engine/index.js';
 import { ErrorMessage } from '../../protocol/index.js';
 import type { HttpLimits } from '../http/limits.js';
 import { readJson } from '../http/body.js';
@@ -175,25 +175,10 @@ export interface ApprovalRouteDeps {
   limits: HttpLimits;
 }
 
-export function approvalView(a: PendingApproval, now = Date.now() / 1000): z.output<typeof ApprovalView> {
-  const call = a.call;
-  return {
-    id: a.id,
-    call_id: call.id,
-    req_id: call.requestId,
-    tool_name: call.toolName,
-    kind: call.tool.definition.kind,
-    arguments: a.arguments,
-    principal: call.principal,
-    session_id: call.caller.sessionId,
-    door: call.door,
-    correlation_id: call.request.correlation_id,
-    rule: a.rule,
-    created_at: a.createdAt,
-    expires_at: a.expiresAt,
-    age_s: Math.max(0, Math.round((now - a.createdAt) * 10) / 10),
-    url: a.url,
-  };
+/** What GET shows of a pending approval (the store's summary, its owner left out, with its age). */
+export function approvalView(a: ApprovalSummary, now = Date.now() / 1000): z.output<typeof ApprovalView> {
+  const { owner: _owner, ...view } = a;
+  return { ...view, age_s: Math.max(0, Math.round((now - a.created_at) * 10) / 10) };
 }
 
 export function registerApprovalRoutes(app: OpenAPIHono, deps: ApprovalRouteDeps): void {
@@ -208,8 +193,8 @@ export function registerApprovalRoutes(app: OpenAPIHono, deps: ApprovalRouteDeps
     }
     return principal;
   };
-  const pending = (id: string) => {
-    const found = deps.approvals?.get(id);
+  const pending = async (id: string) => {
+    const found = await deps.approvals?.store.get(id);
     if (!found) {
       throw new GatewayError(
         'not_found',
@@ -220,23 +205,23 @@ export function registerApprovalRoutes(app: OpenAPIHono, deps: ApprovalRouteDeps
   };
 
   app.openAPIRegistry.registerPath(listApprovalsRoute);
-  app.get(listApprovalsRoute.path, (c) => {
+  app.get(listApprovalsRoute.path, async (c) => {
     approver(c, 'GET /admin/approvals');
     const q = c.req.query();
     const now = Date.now() / 1000;
-    const list = (deps.approvals?.list() ?? [])
-      .filter((a) => q.tool === undefined || a.call.toolName === q.tool)
-      .filter((a) => q.principal === undefined || a.call.principal === q.principal)
-      .filter((a) => q.door === undefined || a.call.door === q.door)
-      .filter((a) => q.correlation_id === undefined || a.call.request.correlation_id === q.correlation_id)
+    const list = ((await deps.approvals?.store.list()) ?? [])
+      .filter((a) => q.tool === undefined || a.tool_name === q.tool)
+      .filter((a) => q.principal === undefined || a.principal === q.principal)
+      .filter((a) => q.door === undefined || a.door === q.door)
+      .filter((a) => q.correlation_id === undefined || a.correlation_id === q.correlation_id)
       .map((a) => approvalView(a, now));
     return jsonResponse(c, { approvals: list });
   });
 
   app.openAPIRegistry.registerPath(getApprovalRoute);
-  app.get('/admin/approvals/:id', (c) => {
+  app.get('/admin/approvals/:id', async (c) => {
     approver(c, 'GET /admin/approvals/{id}');
-    return jsonResponse(c, approvalView(pending(c.req.param('id'))));
+    return jsonResponse(c, approvalView(await pending(c.req.param('id'))));
   });
 
   app.openAPIRegistry.registerPath(decideApprovalRoute);
@@ -248,12 +233,12 @@ export function registerApprovalRoutes(app: OpenAPIHono, deps: ApprovalRouteDeps
     if (value.decision === 'deny' && value.arguments !== undefined) {
       throw new GatewayError('invalid_request', '"arguments" edits a call being approved; leave it out when denying');
     }
-    pending(c.req.param('id'));
-    const decided = deps.approvals!.decide(c.req.param('id'), value, who);
+    await pending(c.req.param('id'));
+    const decided = await deps.approvals!.decide(c.req.param('id'), value, who);
     return jsonResponse(c, {
       id: decided.id,
       decision: value.decision,
-      call_id: decided.call.id,
+      call_id: decided.call_id,
       edited: value.arguments !== undefined,
     });
   });
