@@ -8,6 +8,8 @@ import type { OperationTool } from './tool-definition.js';
 
 export interface BuiltRequest {
   method: string;
+  /** The operation's path template ("/items/{id}"): what a trace shows, never the filled-in path. */
+  route: string;
   url: URL;
   headers: Record<string, string>;
   body: string | undefined;
@@ -59,7 +61,7 @@ export function buildRequest(
     body = operation.body.form ? formBody(bodyArg) : JSON.stringify(bodyArg);
   }
   headers.accept ??= 'application/json, text/event-stream;q=0.9, */*;q=0.8';
-  return { method: operation.method, url, headers, body };
+  return { method: operation.method, route: operation.path, url, headers, body };
 }
 
 /** A path parameter (style simple): arrays comma-joined, objects as k,v pairs (k=v with explode); each part percent-encoded. */
