@@ -159,16 +159,16 @@ async function follow(
   send: Send,
   renew: boolean,
 ): Promise<Answer> {
-  let { method, body } = first;
-  let url = new URL(first.url.href);
-  let headers = { ...first.headers };
+  // Neither is changed in place (a redirect makes new ones), so the built request's are used as they are.
+  let { method, body, url, headers } = first;
   for (let redirects = 0; ; redirects++) {
     // The credential is set on this hop's copy, and only for the API's own origin.
     let hopHeaders = headers;
     let hopUrl = url;
     if (s.credential && url.origin === s.origin) {
       hopHeaders = { ...headers };
-      hopUrl = new URL(url.href);
+      // A query credential sets a parameter: on a copy of the URL.
+      if (s.credential.queryNames.size > 0) hopUrl = new URL(url.href);
       await s.credential.apply(hopHeaders, hopUrl, renew && redirects === 0);
     }
     // A client span per hop, up to its status: method, route template, server; never the path's values or a header.
