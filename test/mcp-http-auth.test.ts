@@ -69,7 +69,7 @@ describe('mcp.servers.<id>.auth', { timeout: 60_000 }, () => {
     );
     expect(unset.last_error).toContain('environment variable NO_MCP_TOKEN_VAR is not set');
     const sources = (await (await fetch(`${gw.url}/sources`)).json()).sources as any[];
-    expect(sources.find((s) => s.id === 'guarded')).toMatchObject({ kind: 'mcp', health: 'ok', tool_count: 2 });
+    expect(sources.find((s) => s.id === 'guarded')).toMatchObject({ kind: 'mcp', health: 'ok', tool_count: 3 });
     expect(JSON.stringify(sources) + JSON.stringify(status)).not.toContain(TOKEN);
   });
 

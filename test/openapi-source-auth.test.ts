@@ -3,17 +3,19 @@
  * real API that requires it, a real OAuth2 client-credentials token endpoint
  * issuing expiring tokens, redirects to another origin, and a grep of
  * everything the gateway emitted (logs, answers, events, the audit file,
- * /metrics) for the secrets.
+ * /metrics, /sources) for the secrets, with an MCP server over HTTP and an
+ * A2A agent that echo the credential they were sent.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { GatewayConfigInput } from '../src/index.js';
-import { waitFor } from './helpers/a2a-stub.js';
+import { rpcError, rpcResult, startStub, waitFor, type Stub, type StubRequest } from './helpers/a2a-stub.js';
+import { startMcpHttpServer } from './helpers/mcp-http-server.js';
 import { LogCapture } from './helpers/log-capture.js';
 import { startEchoServer, startTestApi, type ApiAuth, type TestApi } from './helpers/openapi-api.js';
-import { callBody, postJson, startGateway, type TestGateway } from './helpers/server.js';
+import { callBody, openSse, postJson, startGateway, type TestGateway } from './helpers/server.js';
 
 const SECRETS = {
   TOKEN: 'tok-9f8e7d6c5b4a-bearer-secret',
@@ -30,6 +32,8 @@ const emitted: string[] = [];
 const logs = new LogCapture('debug');
 let dir: string;
 const running: { gw: TestGateway; api: TestApi }[] = [];
+/** Gateways and peers of the MCP and A2A cases, closed after each. */
+const peers: (TestGateway | Stub)[] = [];
 
 type SourceAuth = NonNullable<NonNullable<NonNullable<GatewayConfigInput['openapi']>['sources']>[string]['auth']>;
 
@@ -57,6 +61,20 @@ async function call(gw: TestGateway, tool: string, args: Record<string, unknown>
   emitted.push(JSON.stringify(r.json));
   return r.json;
 }
+/** A streamed call over SSE: its events and its answer (the frames kept for the grep). */
+async function callStreamed(gw: TestGateway, tool: string, args: Record<string, unknown>) {
+  const sse = await openSse(`${gw.url}/tool/call`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(callBody(tool, args, { streaming: true })),
+  });
+  const frames = await sse.rest();
+  emitted.push(...frames.map((f) => f.data));
+  return {
+    events: frames.filter((f) => f.event === 'tool/event').map((f) => f.json),
+    data: frames.find((f) => f.event === 'tool/call/resp')!.json.data,
+  };
+}
 async function list(gw: TestGateway) {
   const r = await postJson(`${gw.url}/tool/list`, { type: 'tool/list/req' });
   emitted.push(JSON.stringify(r.json));
@@ -69,6 +87,10 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
     dir = await mkdtemp(join(tmpdir(), 'a2e-openapi-auth-'));
   });
   afterEach(async () => {
+    for (const p of peers.splice(0).reverse()) {
+      if ('requests' in p === false) emitted.push(await (await fetch(`${(p as TestGateway).url}/sources`)).text());
+      await p.close();
+    }
     for (const { gw, api } of running.splice(0)) {
       emitted.push(await (await fetch(`${gw.url}/metrics`)).text(), await (await fetch(`${gw.url}/sources`)).text());
       await gw.close();
@@ -207,6 +229,95 @@ describe('OpenAPI source credentials', { timeout: 60_000 }, () => {
     } finally {
       await other.close();
     }
+  });
+
+  it('an MCP server over HTTP that echoes the credential in progress, a log, its result and its error hands the caller none of it', async () => {
+    const mcp = await startMcpHttpServer(SECRETS.TOKEN);
+    try {
+      const gw = await startGateway({
+        config: {
+          mcp: { servers: { careless: { url: mcp.url, auth: { type: 'bearer', token_env: 'TOKEN' } } } },
+          audit: { path: join(dir, 'audit.jsonl') },
+        },
+        env: { ...SECRETS },
+        logger: logs.logger,
+      });
+      peers.push(gw);
+      const ok = await callStreamed(gw, 'careless_whoami', {});
+      // The server did get the token (else it could not have echoed it), and the caller sees it redacted everywhere.
+      expect(ok.data).toMatchObject({
+        success: true,
+        data: { text: 'you sent Bearer [redacted]', structuredContent: { authorization: 'Bearer [redacted]' } },
+      });
+      expect(ok.events.map((e: any) => [e.kind, e.data.message])).toEqual(
+        expect.arrayContaining([
+          ['progress', 'sent Bearer [redacted]'],
+          ['log', 'got Bearer [redacted]'],
+        ]),
+      );
+      const failed = await callStreamed(gw, 'careless_whoami', { fail: true });
+      expect(failed.data).toMatchObject({ success: false, error: 'refused: Bearer [redacted]' });
+      expect(JSON.stringify(failed.data.data)).toContain('refused: Bearer [redacted]');
+    } finally {
+      await mcp.close();
+    }
+  });
+
+  it('a remote A2A agent that echoes the credential in a status, an artifact and an error hands the caller none of it', async () => {
+    const peer = await startStub((r: StubRequest) => {
+      const auth = String(r.headers.authorization);
+      if (auth !== `Bearer ${SECRETS.TOKEN}`) return { status: 401, json: { error: 'unauthorized' } };
+      if (r.path === '/.well-known/agent-card.json')
+        return {
+          json: {
+            name: 'careless',
+            url: `${peer.url}/rpc`,
+            skills: ['echo', 'fail', 'reject'].map((id) => ({ id, description: `the ${id} skill` })),
+          },
+        };
+      if (!r.rpc) return undefined;
+      const skill = r.rpc.params?.message?.metadata?.skillId;
+      if (skill === 'reject') return rpcError(r, -32000, `token ${auth} is not welcome`);
+      const text = (t: string) => ({ role: 'agent', messageId: 'm1', parts: [{ kind: 'text', text: t }] });
+      return rpcResult(r, {
+        kind: 'task',
+        id: 't1',
+        contextId: 'c1',
+        status: { state: skill === 'fail' ? 'failed' : 'completed', message: text(`status saw ${auth}`) },
+        artifacts:
+          skill === 'fail' ? [] : [{ artifactId: 'a1', parts: [{ kind: 'text', text: `artifact of ${auth}` }] }],
+      });
+    });
+    peers.push(peer);
+    const gw = await startGateway({
+      config: {
+        agents: { careless: { card: peer.url, auth: { type: 'bearer', token_env: 'TOKEN' } } },
+        audit: { path: join(dir, 'audit.jsonl') },
+      },
+      env: { ...SECRETS },
+      logger: logs.logger,
+    });
+    peers.push(gw);
+    const ok = await callStreamed(gw, 'careless_echo', { task: 'go' });
+    expect(ok.data).toMatchObject({ success: true, data: { output: 'artifact of Bearer [redacted]' } });
+    expect(ok.events.map((e: any) => e.data.message)).toContain(
+      'careless: task completed: status saw Bearer [redacted]',
+    );
+    const failed = await callStreamed(gw, 'careless_fail', { task: 'go' });
+    expect(failed.data).toMatchObject({
+      success: false,
+      error: 'agent "careless" task failed: status saw Bearer [redacted]',
+    });
+    const rejected = await callStreamed(gw, 'careless_reject', { task: 'go' });
+    expect(rejected.data).toMatchObject({
+      success: false,
+      error: expect.stringContaining('token Bearer [redacted] is not welcome'),
+    });
+    // The peer got the token on every request.
+    expect(peer.requests.filter((q) => q.rpc).every((q) => q.headers.authorization === `Bearer ${SECRETS.TOKEN}`)).toBe(
+      true,
+    );
+    emitted.push(await (await fetch(`${gw.url}/sources`)).text());
   });
 
   it('no secret appears in anything the gateway emitted (answers, events, tool lists, logs, audit file, /metrics, /sources)', async () => {

@@ -4,7 +4,7 @@
  * checks: read_file of a 12-byte file vs readFile, list_dir of a 100-entry
  * directory vs readdir(withFileTypes) (and, reported, list_dir with sizes vs
  * readdir + an lstat per file), http_request GET of a local server vs
- * undici.request. Interleaved rounds, 50 connections; eval_js of `1+1` is
+ * undici.request, and the same GET as an OpenAPI operation (vs http_request too). Interleaved rounds, 50 connections; eval_js of `1+1` is
  * reported against raw QuickJS in one worker (calls one after another).
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -58,8 +58,34 @@ function operations(targetUrl) {
       route: '/fetch',
       target: 0.7,
     },
+    {
+      // The same GET as an OpenAPI operation (issue 56): the document's one operation, GET /, is the tool target_root.
+      key: 'openapi',
+      label: 'OpenAPI-backed GET of the same server (`target_root`)',
+      baseline: '`undici.request`',
+      tool: 'target_root',
+      args: {},
+      route: '/fetch',
+      honoArgs: { url: `${targetUrl}/` },
+      target: null,
+    },
   ];
 }
+
+/** An OpenAPI document whose one operation is GET / of the local server (what `target_root` calls). */
+const targetDocument = (targetUrl) => ({
+  openapi: '3.0.3',
+  info: { title: 'bench target', version: '1' },
+  servers: [{ url: targetUrl }],
+  paths: {
+    '/': {
+      get: {
+        operationId: 'root',
+        responses: { 200: { description: 'A short text', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      },
+    },
+  },
+});
 
 async function check(url, body, what) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
@@ -84,7 +110,14 @@ export async function tools({ quick, log }) {
   try {
     servers.target = await startServer(['bench/servers/http-target.mjs']);
     const targetHost = new URL(servers.target.url).host;
-    const gatewayEnv = { BENCH_LOG_LEVEL: 'info', BENCH_WORKSPACE: workspace, BENCH_HTTP_ALLOW: targetHost };
+    const spec = join(dir, 'target-openapi.json');
+    writeFileSync(spec, JSON.stringify(targetDocument(servers.target.url)));
+    const gatewayEnv = {
+      BENCH_LOG_LEVEL: 'info',
+      BENCH_WORKSPACE: workspace,
+      BENCH_HTTP_ALLOW: targetHost,
+      BENCH_OPENAPI_SPEC: spec,
+    };
     servers.gateway = await startServer(['bench/servers/gateway.mjs'], {
       env: gatewayEnv,
       stderrFile: join(dir, 'gateway.log'),
@@ -94,8 +127,11 @@ export async function tools({ quick, log }) {
     const specs = {};
     for (const op of ops) {
       const body = call(op.tool, op.args);
+      const honoBody = op.honoArgs ? call(op.tool, op.honoArgs) : body;
       const got = await check(`${servers.gateway.url}/tool/call`, body, op.tool);
-      const bare = await check(`${servers.hono.url}${op.route}`, body, `Hono ${op.route}`);
+      const bare = await check(`${servers.hono.url}${op.route}`, honoBody, `Hono ${op.route}`);
+      if (op.key === 'openapi' && (got.status !== 200 || got.body !== 'hello world\n'))
+        throw new Error(`target_root answered ${JSON.stringify(got)}`);
       if (op.key === 'read' && got.content !== 'hello world\n')
         throw new Error(`read_file read ${JSON.stringify(got)}`);
       if (op.key.startsWith('list')) {
@@ -107,7 +143,7 @@ export async function tools({ quick, log }) {
       }
       specs[op.key] = {
         gateway: { url: `${servers.gateway.url}/tool/call`, body, connections, duration },
-        hono: { url: `${servers.hono.url}${op.route}`, body, connections, duration },
+        hono: { url: `${servers.hono.url}${op.route}`, body: honoBody, connections, duration },
       };
     }
     // Warm-up, then interleaved rounds: every operation on both servers in each round.
@@ -128,6 +164,11 @@ export async function tools({ quick, log }) {
         }
       }
     }
+    // Latency added by the OpenAPI path: one call at a time (50 connections measure queueing), interleaved rounds.
+    const single = { gateway: [], hono: [] };
+    for (let r = 0; r < (quick ? 1 : 3); r++)
+      for (const side of ['gateway', 'hono'])
+        single[side].push(await runLoad('bench/load/autocannon.mjs', { ...specs.openapi[side], connections: 1 }));
     // eval_js: one call at a time through the gateway, and QuickJS evaluating the same code in one worker on the server's CPU.
     const evalSpec = { url: servers.gateway.url, tool: 'eval_js', arguments: { code: '1+1' }, runs: evalRuns };
     await runLoad('bench/load/calls.mjs', { ...evalSpec, runs: Math.min(20, evalRuns) });
@@ -167,6 +208,10 @@ export async function tools({ quick, log }) {
     const ratios = Object.fromEntries(
       ops.map((op) => [op.key, pairedRatio(rps(op.key, 'gateway'), rps(op.key, 'hono'))]),
     );
+    // OpenAPI vs http_request of the same URL, round by round (issue 56: ≥ 0.8×, ≤ 1 ms added at p50 over undici).
+    const openapiVsHttp = pairedRatio(rps('openapi', 'gateway'), rps('http', 'gateway'));
+    const singleP50 = (side) => median(single[side].map((x) => x.p50));
+    const openapiAddedP50 = singleP50('gateway') - singleP50('hono');
     const rows = [];
     for (const op of ops) {
       for (const side of Object.keys(specs[op.key])) {
@@ -256,6 +301,16 @@ export async function tools({ quick, log }) {
               },
         ),
         {
+          text: 'OpenAPI-backed GET ≥ 0.8× `http_request` of the same URL (calls/s, paired rounds)',
+          value: fmt.ratio(openapiVsHttp),
+          met: openapiVsHttp >= 0.8,
+        },
+        {
+          text: 'OpenAPI-backed GET adds ≤ 1 ms at p50 over a bare Hono route calling undici (one call at a time)',
+          value: `${singleP50('gateway')} ms vs ${singleP50('hono')} ms (autocannon's whole-millisecond p50)`,
+          met: openapiAddedP50 <= 1,
+        },
+        {
           text: "`eval_js` of `1+1` ≥ 0.6× raw QuickJS in one worker (calls/s, median of the rounds' ratios) with p50 ≤ 1 ms",
           value: `${fmt.ratio(evalRatio)}: ${fmt.int(perSecond(viaGateway))}/s, p50 ${fmt.ms(median(viaGateway))} vs ${fmt.int(perSecond(direct.ms))}/s, p50 ${fmt.ms(median(direct.ms))} (evaluation alone ${fmt.ms(median(direct.inWorker))})`,
           met: evalRatio >= 0.6 && median(viaGateway) <= 1,
@@ -268,7 +323,7 @@ export async function tools({ quick, log }) {
       ],
       commands: [
         shownCommand('server', ['bench/servers/http-target.mjs']),
-        `BENCH_LOG_LEVEL=info BENCH_WORKSPACE=<tmp dir> BENCH_HTTP_ALLOW=<target host:port> ${shownCommand('server', ['bench/servers/gateway.mjs'])} 2> gateway.log`,
+        `BENCH_LOG_LEVEL=info BENCH_WORKSPACE=<tmp dir> BENCH_HTTP_ALLOW=<target host:port> BENCH_OPENAPI_SPEC=<tmp dir>/target-openapi.json ${shownCommand('server', ['bench/servers/gateway.mjs'])} 2> gateway.log`,
         `BENCH_WORKSPACE=<tmp dir> ${shownCommand('server', ['bench/servers/hono-tools.mjs'])}`,
         shownCommand('load', [
           'bench/load/autocannon.mjs',
@@ -279,7 +334,7 @@ export async function tools({ quick, log }) {
         `BENCH_LOG_LEVEL=info BENCH_WORKSPACE=<tmp dir> ${shownCommand('server', ['--trace-gc-nvp', 'bench/servers/gateway.mjs'])} 2> gateway.log`,
         `BENCH_WORKSPACE=<tmp dir> ${shownCommand('server', ['--trace-gc-nvp', 'bench/servers/hono-tools.mjs'])}`,
       ],
-      raw: { results, eval: { viaGateway, direct }, gc },
+      raw: { results, openapiOneAtATime: single, eval: { viaGateway, direct }, gc },
     };
   } finally {
     await Promise.all(Object.values(servers).map((s) => s.stop()));

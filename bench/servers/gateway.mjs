@@ -8,6 +8,7 @@
  * workspace of the native tools, e.g. the shell's run_command); BENCH_AGENT_CARD adds an A2A agent;
  * BENCH_MCP_URL adds a Streamable HTTP MCP server (id `peer`: its echo is `peer_echo`).
  * BENCH_HTTP_ALLOW (host:port) lets http_request reach that local server; BENCH_LOG_LEVEL sets the log level (default silent; `info` is the gateway's default: JSON lines on stderr).
+ * BENCH_OPENAPI_SPEC (a file path) adds that OpenAPI document as source `target` (its GET operations; tools.http's address rules).
  * BENCH_OTLP_ENDPOINT turns tracing on (telemetry.otlp_endpoint), BENCH_SAMPLE_RATIO sets its sample_ratio.
  */
 import { defineConfig } from '../../dist/index.js';
@@ -64,6 +65,9 @@ const config = defineConfig({
   },
   ...(process.env.BENCH_AGENT_CARD && { agents: { peer: { card: process.env.BENCH_AGENT_CARD } } }),
   ...(process.env.BENCH_MCP_URL && { mcp: { servers: { peer: { url: process.env.BENCH_MCP_URL } } } }),
+  ...(process.env.BENCH_OPENAPI_SPEC && {
+    openapi: { sources: { target: { spec: process.env.BENCH_OPENAPI_SPEC } } },
+  }),
   ...(process.env.BENCH_OTLP_ENDPOINT && {
     telemetry: {
       otlp_endpoint: process.env.BENCH_OTLP_ENDPOINT,

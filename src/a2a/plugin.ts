@@ -17,7 +17,8 @@ import type { AgentStatus, ToolDefinitionInput } from '../protocol/index.js';
 import { checkEndpointOrigin, fetchCard } from './card.js';
 import { AgentClient, type RunResult } from './client.js';
 import { agentHeaders, type A2AConfig, type AgentDescriptor, type AgentsConfig } from './config.js';
-import { Credential } from '../security/credential.js';
+import { Credential, scrub } from '../security/credential.js';
+import { scrubbedCall, scrubValue } from '../security/secret-scrub.js';
 import { PeerHttp } from './http.js';
 import { toolsFromCard, type AgentTool } from './tools.js';
 
@@ -121,7 +122,11 @@ export class A2APlugin implements ToolPlugin {
       AbortSignal.timeout(Math.min(agent.timeout_ms, this.settings.card_timeout_ms)),
     ]);
     try {
-      const resolved = await fetchCard(this.http, agent.card, await agentHeaders(agent), signal);
+      // A card echoing the credential into a skill's description shows it redacted.
+      const resolved = scrubValue(
+        await fetchCard(this.http, agent.card, await agentHeaders(agent), signal),
+        secretsOf(agent),
+      );
       checkEndpointOrigin(resolved, agent);
       const json = JSON.stringify(resolved);
       if (json !== entry.cardJson || !entry.client) {
@@ -147,7 +152,7 @@ export class A2APlugin implements ToolPlugin {
       if (this.stopping.signal.aborted) return;
       const message = signal.aborted
         ? `the agent card did not arrive within ${Math.min(agent.timeout_ms, this.settings.card_timeout_ms)} ms`
-        : (err as Error).message;
+        : scrub((err as Error).message, secretsOf(agent));
       entry.state = 'failed';
       entry.lastError = message;
       // A peer that was up keeps its last tools (calls say what is wrong); one never seen offers none.
@@ -161,11 +166,18 @@ export class A2APlugin implements ToolPlugin {
 
   async executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     const found = this.tools.lookup(name);
-    const result = await found.tool.execute({ task: String(args.task) }, ctx);
-    // ToolResult.data: {output, state, artifacts, metadata}, on success and on failure alike.
-    const { error, success: _success, ...data } = result satisfies RunResult;
-    if (!result.success) throw new ToolError(error ?? `agent "${found.source.id}" task ${result.state}`, { data });
-    return data;
+    // An agent may echo the credential the gateway sent it: the caller gets it redacted.
+    return scrubbedCall(
+      () => secretsOf(found.source.agent),
+      ctx,
+      async (ctx) => {
+        const result = await found.tool.execute({ task: String(args.task) }, ctx);
+        // ToolResult.data: {output, state, artifacts, metadata}, on success and on failure alike.
+        const { error, success: _success, ...data } = result satisfies RunResult;
+        if (!result.success) throw new ToolError(error ?? `agent "${found.source.id}" task ${result.state}`, { data });
+        return data;
+      },
+    );
   }
 
   /**
@@ -212,6 +224,11 @@ export function a2aPlugin(
   env: NodeJS.ProcessEnv = process.env,
 ): A2APlugin {
   return new A2APlugin(agents, settings, logger, env);
+}
+
+/** The secret values an agent's credential holds. */
+function secretsOf(agent: AgentDescriptor): string[] {
+  return agent.credential instanceof Credential ? agent.credential.secrets() : [];
 }
 
 /** A URL without user:password (never shown or logged). */

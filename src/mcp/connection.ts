@@ -31,7 +31,8 @@ import { HINT_TAGS } from '../wire/mcp-hints.js';
 import type { McpConfig, McpServerConfig } from './config.js';
 import { parametersFromSchema } from './schema.js';
 import { eventPacing, mcpFetchFor, mcpPool, withCredential } from './http-fetch.js';
-import { Credential } from '../security/credential.js';
+import { Credential, scrub } from '../security/credential.js';
+import { scrubValue } from '../security/secret-scrub.js';
 import { readBounded } from '../security/dispatcher-fetch.js';
 import { sandboxAvailable, sandboxedCommand, type SandboxedCommand } from './sandbox.js';
 import { ScratchQuota } from './scratch.js';
@@ -102,6 +103,8 @@ export class McpServerConnection {
   skipped: { tool: string; reason: string }[] = [];
   /** What a stdio server last wrote to stderr during this start, for the error when it does not come up. */
   private readonly stderrTail: StderrTail;
+  /** The credential of a server at a `url` with `auth` (made at each start). */
+  private credential: Credential | null = null;
 
   constructor(
     readonly id: string,
@@ -217,6 +220,7 @@ export class McpServerConnection {
       const credential = c.auth
         ? new Credential(c.auth, this.env, (url, init, max) => readBounded(mcpPool(), new URL(url), max, init))
         : null;
+      this.credential = credential;
       const fetch = credential ? withCredential(bounded, credential, new URL(c.url).origin) : bounded;
       // With tracing on, each POST carries the active span's traceparent (the MCP call's client span).
       return new StreamableHTTPClientTransport(new URL(c.url), {
@@ -301,7 +305,8 @@ export class McpServerConnection {
     const allow = this.config.tools && new Set(this.config.tools);
     const tools: McpTool[] = [];
     const skipped: { tool: string; reason: string }[] = [];
-    for (const tool of listed) {
+    // A server that echoes its credential into a description shows it redacted.
+    for (const tool of scrubValue(listed, this.secrets())) {
       if (allow && !allow.has(tool.name)) continue;
       try {
         tools.push(this.mapTool(tool));
@@ -343,6 +348,11 @@ export class McpServerConnection {
         kind: 'mcp',
       },
     };
+  }
+
+  /** The secret values its credential holds (scrubbed from whatever the server answers). */
+  secrets(): string[] {
+    return this.credential?.secrets() ?? [];
   }
 
   /** Call one tool of this server. */
@@ -631,6 +641,7 @@ export class McpServerConnection {
     const wasReady = this.client === client && this.state === 'ready';
     this.client = undefined;
     this.state = this.tools.length > 0 ? 'restarting' : 'failed';
+    message = scrub(message, this.secrets());
     this.lastError = message;
     // A connection retired for a lost session is closed once its requests are answered (see counted).
     if (!this.retired.has(client) || (this.inFlight.get(client) ?? 0) === 0)

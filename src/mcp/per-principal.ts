@@ -95,6 +95,10 @@ export class PerPrincipalServer {
   get transportKind(): 'stdio' {
     return 'stdio';
   }
+  /** No credential: `auth` is for a server at a `url`, one per principal is a command. */
+  secrets(): string[] {
+    return [];
+  }
   /** Not one process: each principal's has its own. */
   get pid(): null {
     return null;

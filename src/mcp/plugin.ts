@@ -7,6 +7,7 @@
 import type { Logger, PluginHost, ToolConflict, ToolContext, ToolPlugin } from '../engine/index.js';
 import { RemoteToolSet } from '../engine/remote-tool-set.js';
 import type { McpServerStatus, ToolDefinitionInput } from '../protocol/index.js';
+import { scrubbedCall } from '../security/secret-scrub.js';
 import type { McpConfig } from './config.js';
 // Types only: the connection module (the MCP SDK client) is loaded when a server is configured.
 import type { McpServerConnection, McpTool } from './connection.js';
@@ -102,7 +103,12 @@ export class McpPlugin implements ToolPlugin {
 
   async executeTool(name: string, args: Record<string, unknown>, ctx: ToolContext): Promise<unknown> {
     const { tool, source } = this.tools.lookup(name);
-    return source.call(tool, args, ctx);
+    // A server may echo the credential the gateway sent it: the caller gets it redacted.
+    return scrubbedCall(
+      () => source.secrets(),
+      ctx,
+      (ctx) => source.call(tool, args, ctx),
+    );
   }
 
   /** Each server's state for GET /mcp-servers; `conflicts` are the registry's skipped tools (a native tool won). */

@@ -10,6 +10,7 @@ import { isUtf8 } from 'node:buffer';
 import type { Dispatcher } from 'undici';
 import { createParser } from 'eventsource-parser';
 import { ToolError, ToolOutput, type ToolContext } from '../engine/index.js';
+import { serverAttributes, startClientSpan, tracingOn, type ActiveSpan } from '../observability/tracing.js';
 import { scrub, type Credential } from '../security/credential.js';
 import { Abort, exchangeOnce } from '../tools/http/response.js';
 import type { BuiltRequest } from './request.js';
@@ -158,19 +159,32 @@ async function follow(
   send: Send,
   renew: boolean,
 ): Promise<Answer> {
-  let { method, body } = first;
-  let url = new URL(first.url.href);
-  let headers = { ...first.headers };
+  // Neither is changed in place (a redirect makes new ones), so the built request's are used as they are.
+  let { method, body, url, headers } = first;
   for (let redirects = 0; ; redirects++) {
     // The credential is set on this hop's copy, and only for the API's own origin.
     let hopHeaders = headers;
     let hopUrl = url;
     if (s.credential && url.origin === s.origin) {
       hopHeaders = { ...headers };
-      hopUrl = new URL(url.href);
+      // A query credential sets a parameter: on a copy of the URL.
+      if (s.credential.queryNames.size > 0) hopUrl = new URL(url.href);
       await s.credential.apply(hopHeaders, hopUrl, renew && redirects === 0);
     }
-    const res = await send(hopUrl, method, hopHeaders, body);
+    // A client span per hop, up to its status: method, route template, server; never the path's values or a header.
+    const span = tracingOn ? hopSpan(method, redirects === 0 ? first.route : null, hopUrl) : undefined;
+    if (span && hopHeaders.traceparent === undefined)
+      hopHeaders = span.inject(hopHeaders === headers ? { ...headers } : hopHeaders);
+    let res: Hop;
+    try {
+      res = await send(hopUrl, method, hopHeaders, body);
+    } catch (err) {
+      span?.fail(err);
+      span?.end();
+      throw err;
+    }
+    span?.status(res.status);
+    span?.end();
     const location = res.location;
     if (!REDIRECTS.has(res.status) || location === undefined || s.maxRedirects === 0) return res.read();
     if (redirects >= s.maxRedirects) {
@@ -202,6 +216,19 @@ async function follow(
     ctx.emit('status', { message: `redirect ${res.status} to ${next.origin}${next.pathname}` });
     url = next;
   }
+}
+
+const METHOD_NAMES = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE']);
+
+/** The client span of one hop: "GET /items/{id}" for the operation's own request, the method alone after a redirect. */
+function hopSpan(method: string, route: string | null, url: URL): ActiveSpan | undefined {
+  const known = METHOD_NAMES.has(method) ? method : '_OTHER';
+  return startClientSpan(route === null ? known : `${known} ${route}`, () => ({
+    'http.request.method': known,
+    ...(route === null ? {} : { 'http.route': route }),
+    'a2e.hop': 'openapi',
+    ...serverAttributes(url),
+  }));
 }
 
 /** The response headers a caller sees. */

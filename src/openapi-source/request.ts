@@ -8,6 +8,8 @@ import type { OperationTool } from './tool-definition.js';
 
 export interface BuiltRequest {
   method: string;
+  /** The operation's path template ("/items/{id}"): what a trace shows, never the filled-in path. */
+  route: string;
   url: URL;
   headers: Record<string, string>;
   body: string | undefined;
@@ -47,10 +49,12 @@ export function buildRequest(
     }
   }
   if (cookies.length > 0) headers.cookie = cookies.join('; ');
-  // The base URL's own path prefixes the operation's ("https://api.example.com/v1" + "/pets").
-  const url = new URL(base.href);
-  url.pathname = `${url.pathname.replace(/\/$/, '')}${path.startsWith('/') ? path : `/${path}`}`;
-  if (query.length > 0) url.search = (url.search ? `${url.search.slice(1)}&` : '') + query.join('&');
+  // The base URL's own path prefixes the operation's ("https://api.example.com/v1" + "/pets"); one parse.
+  const prefix = base.pathname.endsWith('/') ? base.pathname.slice(0, -1) : base.pathname;
+  const search = [...(base.search ? [base.search.slice(1)] : []), ...query].join('&');
+  const url = new URL(
+    `${base.origin}${prefix}${path.startsWith('/') ? path : `/${path}`}${search ? `?${search}` : ''}`,
+  );
   for (const [name, value] of Object.entries(fixedHeaders)) headers[name.toLowerCase()] = value;
   let body: string | undefined;
   const bodyArg = plan.bodyArg === null ? undefined : args[plan.bodyArg];
@@ -59,7 +63,7 @@ export function buildRequest(
     body = operation.body.form ? formBody(bodyArg) : JSON.stringify(bodyArg);
   }
   headers.accept ??= 'application/json, text/event-stream;q=0.9, */*;q=0.8';
-  return { method: operation.method, url, headers, body };
+  return { method: operation.method, route: operation.path, url, headers, body };
 }
 
 /** A path parameter (style simple): arrays comma-joined, objects as k,v pairs (k=v with explode); each part percent-encoded. */

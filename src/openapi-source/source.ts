@@ -32,6 +32,10 @@ export class OpenApiSource {
   private lastError: string | null = null;
   private lastText: string | null = null;
   private credential: Credential | null = null;
+  /** What each call's exchange needs from the source (made on the first call after the base URL is known). */
+  private exchangeSettings: ExchangeSettings | undefined;
+  /** The fixed headers' values, scrubbed like the credential's. */
+  private headerSecrets: string[] | undefined;
   private timer: NodeJS.Timeout | undefined;
   private failures = 0;
   private stopped = false;
@@ -150,21 +154,29 @@ export class OpenApiSource {
   }
 
   secrets(): string[] {
-    return [...(this.credential?.secrets() ?? []), ...Object.values(this.config.headers).filter((v) => v.length >= 4)];
+    this.headerSecrets ??= Object.values(this.config.headers).filter((v) => v.length >= 4);
+    return this.credential ? [...this.credential.secrets(), ...this.headerSecrets] : this.headerSecrets;
   }
 
   call(tool: OperationTool, args: Record<string, unknown>, ctx: ToolContext) {
     const base = this.base!;
-    const settings: ExchangeSettings = {
-      dispatcher: this.deps.dispatcher,
-      origin: base.origin,
-      credential: this.credential,
-      timeoutS: this.config.timeout_s,
-      maxResponseBytes: this.config.max_response_bytes,
-      maxRedirects: this.deps.maxRedirects,
-      secrets: () => this.secrets(),
-    };
-    return exchange(settings, buildRequest(base, tool, args, this.config.headers), ctx, tool.operation.streams);
+    // Made once per base URL, not per call.
+    if (this.exchangeSettings?.origin !== base.origin)
+      this.exchangeSettings = {
+        dispatcher: this.deps.dispatcher,
+        origin: base.origin,
+        credential: this.credential,
+        timeoutS: this.config.timeout_s,
+        maxResponseBytes: this.config.max_response_bytes,
+        maxRedirects: this.deps.maxRedirects,
+        secrets: () => this.secrets(),
+      };
+    return exchange(
+      this.exchangeSettings,
+      buildRequest(base, tool, args, this.config.headers),
+      ctx,
+      tool.operation.streams,
+    );
   }
 
   status(): OpenApiSourceStatus {

@@ -33,6 +33,8 @@ export class Credential {
   /** Query parameter names this credential sets. */
   readonly queryNames: ReadonlySet<string>;
   private readonly values: Record<string, string>;
+  /** The secrets read from the environment (computed once). */
+  private held: string[] | undefined;
   private token: { value: string; expires: number } | undefined;
   private fetching: Promise<string> | undefined;
 
@@ -68,13 +70,15 @@ export class Credential {
     this.queryNames = new Set(config.type === 'query' ? [config.name] : []);
   }
 
-  /** Every secret this credential holds or has fetched (to scrub from anything shown). */
+  /** Every secret this credential holds or has fetched (to scrub from anything shown); a new array each time. */
   secrets(): string[] {
-    const all = Object.values(this.values).filter((v) => v.length >= 4);
-    if (this.config.type === 'basic')
-      all.push(Buffer.from(`${this.values.username}:${this.values.password}`).toString('base64'));
-    if (this.token) all.push(this.token.value);
-    return all;
+    this.held ??= [
+      ...Object.values(this.values).filter((v) => v.length >= 4),
+      ...(this.config.type === 'basic'
+        ? [Buffer.from(`${this.values.username}:${this.values.password}`).toString('base64')]
+        : []),
+    ];
+    return this.token ? [...this.held, this.token.value] : [...this.held];
   }
 
   /** Set the credential on a request's headers and URL. `renew`: fetch a new OAuth2 token first (the last one was refused). */
