@@ -6,7 +6,10 @@
  */
 import { createServer, request, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AsyncLocalStorage } from 'node:async_hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startSdkPeer, type SdkPeer } from './helpers/a2a-sdk-peer.js';
 import { waitFor } from './helpers/a2a-stub.js';
 import { startOtlpReceiver, type OtlpReceiver } from './helpers/otlp-receiver.js';
@@ -112,6 +115,40 @@ describe('tracing on, a call not sampled', () => {
       15_000,
     );
     expect(receiver.spans.filter((s) => s.traceId === traceId)).toEqual([]);
+  });
+
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('does no tracing work for a request without traceparent that the sampler leaves out: no extraction, no sampler call, no context entered', async () => {
+    const work = [
+      vi.spyOn(W3CTraceContextPropagator.prototype, 'extract'),
+      vi.spyOn(ParentBasedSampler.prototype, 'shouldSample'),
+      vi.spyOn(TraceIdRatioBasedSampler.prototype, 'shouldSample'),
+      vi.spyOn(AsyncLocalStorage.prototype, 'run'),
+      vi.spyOn(AsyncLocalStorage.prototype, 'enterWith'),
+    ];
+    for (let i = 0; i < 20; i++) {
+      const res = await postJson(`${gw.url}/tool/call`, callBody('up_echo', { text: `hi ${i}` }));
+      expect(res.json.data).toMatchObject({ success: true });
+      expect(JSON.stringify(res.json.data.data)).toContain(`hi ${i}`);
+    }
+    for (const spy of work) expect(spy, spy.getMockName()).not.toHaveBeenCalled();
+    // The spies see real calls: a request with a sampled traceparent goes through all of it.
+    const sampled = hex(16);
+    await postJson(`${gw.url}/tool/call`, callBody('up_echo', { text: 'hi' }), {
+      traceparent: `00-${sampled}-${hex(8)}-01`,
+    });
+    expect(work[0]).toHaveBeenCalled();
+    expect(work[1]).toHaveBeenCalled();
+    expect(work[3]).toHaveBeenCalled();
+    // Its spans are exported before the next test counts what arrives.
+    await waitFor(
+      'the sampled call span',
+      () => receiver.spans.find((s) => s.traceId === sampled && s.name === 'call up_echo'),
+      15_000,
+    );
   });
 
   it('sends no traceparent for a request without one that the sampler leaves out', async () => {

@@ -71,6 +71,14 @@ export async function overhead({ quick, log }) {
       targets: [
         { text: 'gateway ≥ 0.8× bare Hono req/s (50 connections)', value: fmt.ratio(ratio), met: ratio >= 0.8 },
       ],
+      notes: [
+        'Issue 54 asked whether the reshaping cost this path ~10 % (0.91× on ea1398e, 0.79× on afceec5 in runs one after ' +
+          "the other). Compared interleaved on 8 Dec 2026 (bench/cpu-ab.mjs: the server process's CPU time per call from " +
+          '/proc, ea1398e against c09330e, the reshaped tree, built alike, rounds A B A B …, 3-4 s each, on the shared ' +
+          "VM): the paired median of c09330e's CPU per call over ea1398e's was 1.01, 1.13, 0.92 and 0.92 in four runs of " +
+          "6, 12, 16 and 9 rounds, and of its req/s 0.86, 0.73, 1.04 and 1.06: both directions, within the rounds' spread " +
+          '(±30 % and more on a loaded machine). No regression the noise does not explain: the two figures were drift.',
+      ],
       commands: [
         ...TARGETS.map((t) => shownCommand('server', [t.script])),
         shownCommand('load', [

@@ -60,7 +60,7 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
     .merge(
       resourceFromAttributes({ 'service.name': settings.serviceName, 'service.version': settings.serviceVersion }),
     );
-  const decided = new DecidedSampler(sampler(settings.sampler));
+  const decided = new DecidedSampler(sampler(settings.sampler), settings.sampler);
   const provider = new BasicTracerProvider({
     resource,
     sampler: decided,
@@ -74,6 +74,7 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
     api,
     tracer: api.trace.getTracer('a2e-gateway', settings.serviceVersion),
     sample: (parent, name, kind) => decided.decide(parent, name, kind),
+    sampleNew: decided.decideNew,
   });
   logger.info(
     { endpoint, service_name: settings.serviceName, sampler: settings.sampler },
@@ -126,6 +127,8 @@ function shown(endpoint: string): string {
   return url.href;
 }
 
+const SAMPLED: SamplingResult = { decision: SamplingDecision.RECORD_AND_SAMPLED };
+
 /** Where a decision taken before the span (DecidedSampler.decide) waits for the SDK's own sampling of it. */
 const DECISION = api.createContextKey('a2e.sampling-decision');
 
@@ -136,10 +139,26 @@ const DECISION = api.createContextKey('a2e.sampling-decision');
  * (a new root's trace id is drawn anew by the SDK, and a ratio sampler would otherwise decide again on it).
  */
 class DecidedSampler implements Sampler {
-  constructor(private readonly inner: Sampler) {}
+  /**
+   * The decision for a request that starts a trace (no parent): what the configured sampler answers with no
+   * parent, drawn without a trace id (a ratio sampler's answer is a uniform draw below the ratio either way).
+   */
+  readonly decideNew: () => api.Context | undefined;
+
+  constructor(
+    private readonly inner: Sampler,
+    setting: SamplerSetting,
+  ) {
+    const yes = api.ROOT_CONTEXT.setValue(DECISION, SAMPLED);
+    const ratio = setting.kind === 'ratio' ? setting.ratio : setting.kind === 'always_on' ? 1 : 0;
+    // Ratios 0 and 1 draw nothing: a gateway that samples nothing new does no work for such a request.
+    this.decideNew =
+      ratio <= 0 ? () => undefined : ratio >= 1 ? () => yes : () => (Math.random() < ratio ? yes : undefined);
+  }
 
   decide(parent: api.Context, name: string, kind: api.SpanKind): api.Context | undefined {
-    const traceId = api.trace.getSpanContext(parent)?.traceId ?? randomTraceId();
+    const traceId = api.trace.getSpanContext(parent)?.traceId;
+    if (traceId === undefined) return this.decideNew() && parent.setValue(DECISION, SAMPLED);
     const result = this.inner.shouldSample(parent, traceId, name, kind, {}, []);
     return result.decision === SamplingDecision.NOT_RECORD ? undefined : parent.setValue(DECISION, result);
   }
@@ -155,16 +174,6 @@ class DecidedSampler implements Sampler {
     return this.inner.toString();
   }
 }
-
-/**
- * A trace id for the sampler to decide on, for a request that starts a trace (the span, if any, gets the
- * SDK's own). The samplers a gateway can be given (always_on/off, traceidratio, parentbased_*) read at most
- * the id's randomness: a ratio sampler XORs its 8-hex-digit parts, so one random part among fixed ones
- * draws as evenly as a whole random id, for one Math.random per request (crypto.randomBytes was a system
- * call per request, and four random parts showed in a profile).
- */
-const randomTraceId = (): string =>
-  `a2e0000000000000a2e00000${((Math.random() * 0x100000000) >>> 0).toString(16).padStart(8, '0')}`;
 
 function sampler(s: SamplerSetting): Sampler {
   const root =

@@ -20,14 +20,22 @@ let tracer: Tracer;
 let otel: typeof OtelApi;
 /** The configured sampler's answer for a span under `parent`: the context to start it under, or undefined (none). */
 let sample: Sampling;
+/** Its answer for a span that starts a trace (no parent), drawn without making a trace id for it. */
+let sampleNew: () => Context | undefined;
 /** Calls outside any request get spans of their own (mcp-stdio, which has no HTTP request to decide for them). */
 let rootCalls = false;
 
 type Sampling = (parent: Context, name: string, kind: OtelApi.SpanKind) => Context | undefined;
 
 /** @internal Called by otel-sdk.ts once the SDK is registered, and with undefined when it stops. */
-export function setTracer(next: { api: typeof OtelApi; tracer: Tracer; sample: Sampling } | undefined): void {
-  if (next) ({ api: otel, tracer, sample } = next);
+export function setTracer(
+  next: { api: typeof OtelApi; tracer: Tracer; sample: Sampling; sampleNew: () => Context | undefined } | undefined,
+): void {
+  if (next) {
+    ({ tracer, sample, sampleNew } = next);
+    // Copied out of the module namespace once: the bundle reaches a CommonJS module's members through a getter each.
+    otel = { ...next.api };
+  }
   tracingOn = next !== undefined;
 }
 
@@ -176,8 +184,10 @@ export function startServerSpan(
   headers: IncomingHttpHeaders,
   attributes: () => Attributes,
 ): ActiveSpan | Context | undefined {
-  const parent = otel.propagation.extract(otel.ROOT_CONTEXT, headers);
-  const under = sample(parent, name, otel.SpanKind.SERVER);
+  // No caller's trace: the sampler's draw for a new one is all an unsampled request costs.
+  const parent =
+    headers.traceparent === undefined ? otel.ROOT_CONTEXT : otel.propagation.extract(otel.ROOT_CONTEXT, headers);
+  const under = parent === otel.ROOT_CONTEXT ? sampleNew() : sample(parent, name, otel.SpanKind.SERVER);
   if (!under) return parent === otel.ROOT_CONTEXT ? undefined : parent;
   const span = tracer.startSpan(name, { kind: otel.SpanKind.SERVER, attributes: attributes() }, under);
   return new ActiveSpan(span, otel.trace.setSpan(parent, span), false);

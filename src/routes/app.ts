@@ -34,36 +34,34 @@ export function createApp(options: AppOptions): OpenAPIHono {
 
   const security = options.security;
   const sessions = security?.sessions ?? new SessionManager({ ttlS: 3600, maxParallel: 0 });
-  if (tracingOn) app.use('*', traceRequests()); // first, so refused requests have spans too
-  // One middleware for every request: its id and logger, then the guard's checks.
-  app.use(
-    '*',
-    requestContext({
-      logger,
-      streamOpened: metrics && (() => metrics.streamOpened()),
-      principalStreams: security?.streams,
-      check: security
-        ? guardCheck({
-            ...security,
-            basePath,
-            // A refused POST to a door that starts calls is an audited call attempt (the body is never read).
-            onRefused: (c, err, path) => {
-              if (c.req.method === 'POST' && (path === '/tool/call' || path === '/tool/calls')) {
-                options.engine.recordRefused({ tool_name: '', req_id: c.get('requestId') ?? '', error_code: err.code });
-              }
-              if (c.req.method === 'POST' && options.a2aServer?.enabled && path === options.a2aServer.path) {
-                options.engine.recordRefused({
-                  tool_name: '',
-                  req_id: c.get('requestId') ?? '',
-                  error_code: err.code,
-                  door: 'a2a',
-                });
-              }
-            },
-          })
-        : undefined,
-    }),
-  );
+  // One middleware for every request: its id and logger, then the guard's checks; with tracing on, inside the
+  // request's span (first, so refused requests have spans too).
+  const requestMiddleware = requestContext({
+    logger,
+    streamOpened: metrics && (() => metrics.streamOpened()),
+    principalStreams: security?.streams,
+    check: security
+      ? guardCheck({
+          ...security,
+          basePath,
+          // A refused POST to a door that starts calls is an audited call attempt (the body is never read).
+          onRefused: (c, err, path) => {
+            if (c.req.method === 'POST' && (path === '/tool/call' || path === '/tool/calls')) {
+              options.engine.recordRefused({ tool_name: '', req_id: c.get('requestId') ?? '', error_code: err.code });
+            }
+            if (c.req.method === 'POST' && options.a2aServer?.enabled && path === options.a2aServer.path) {
+              options.engine.recordRefused({
+                tool_name: '',
+                req_id: c.get('requestId') ?? '',
+                error_code: err.code,
+                door: 'a2a',
+              });
+            }
+          },
+        })
+      : undefined,
+  });
+  app.use('*', tracingOn ? traceRequests(requestMiddleware) : requestMiddleware);
   const caller =
     options.caller ??
     (security

@@ -114,6 +114,22 @@ describe('eval_js isolation between evaluations in a reused instance', () => {
     await expectClean(landscape);
   });
 
+  it('draws Math.random afresh for every evaluation (no two evaluations see the same sequence)', async () => {
+    const draws = new Set();
+    for (let i = 0; i < 8; i++) draws.add(await value('[Math.random(), Math.random()].join()'));
+    expect(draws.size).toBe(8);
+  });
+
+  it('keeps console working after an evaluation deleted it and its functions were freed', async () => {
+    for (let i = 0; i < 4; i++) {
+      // Deleting the last reference frees the console's functions, whose host references the runtime then drops.
+      expect(await value('delete globalThis.console; typeof console')).toBe('undefined');
+      const r = await evalJs(`console.log("still here ${i}"); typeof console.log`);
+      expect(r).toMatchObject({ success: true, data: { result: 'function', console: [`still here ${i}`] } });
+    }
+    await expectClean(landscape);
+  });
+
   it('reuses instances: many evaluations in a row all succeed with the memory check on', async () => {
     for (let i = 0; i < 30; i++) {
       expect(

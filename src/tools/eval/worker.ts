@@ -5,9 +5,12 @@
  * posts lines back. The parent terminates this thread if it overruns.
  *
  * Every evaluation gets a fresh QuickJS runtime and context in a WebAssembly
- * instance whose memory holds the bytes of a new one: after an evaluation that
- * ended normally, the instance's memory is reset (memory-reset.ts) once the
- * answer is posted; after one that hit a limit or failed, or that grew the
+ * instance whose memory holds the bytes of a new one: each instance makes its
+ * runtime and context once and keeps its memory as it was then (sealed.ts);
+ * after an evaluation that ended normally, the memory is put back to those
+ * bytes (memory-reset.ts) once the answer is posted, so the next evaluation
+ * starts in the runtime and context as they were made, with a Math.random
+ * seed of its own; after one that hit a limit or failed, or that grew the
  * memory, a new instance is made instead. A worker serves evaluations one at a
  * time, and is reused only after one that reported back.
  */
@@ -23,6 +26,7 @@ import {
   type QuickJSHandle,
 } from 'quickjs-emscripten-core';
 import { learn, reset, type PristineMemory } from './memory-reset.js';
+import { learnSeedAddress, seal, type Sealed } from './sealed.js';
 import type { EvalFailure, EvalJob, EvalSetup, WorkerMessage } from './protocol.js';
 
 const setup = workerData as EvalSetup;
@@ -102,9 +106,11 @@ interface Instance {
   memory: WebAssembly.Memory;
   /** Undefined when this build's layout is not the one memory-reset.ts knows: then it serves one evaluation. */
   pristine: PristineMemory | undefined;
-  /** The whole memory when new, to check each reset against (tools.eval tests only: EvalSetup.checkReset). */
+  /** The memory with the instance's one runtime and context made, when it can be put back to it (else undefined). */
+  sealed: Sealed | undefined;
+  /** The whole memory the reset puts back, to check each reset against (tools.eval tests only: EvalSetup.checkReset). */
   checkCopy: Uint8Array | undefined;
-  /** The next evaluation's runtime and context, made ahead while no evaluation runs. */
+  /** The next evaluation's runtime and context, made ahead while no evaluation runs (sealed: always this one). */
   ready: Evaluator | undefined;
 }
 
@@ -129,16 +135,22 @@ async function newInstance(): Promise<Instance> {
   const quickjs = await newQuickJSWASMModuleFromVariant(variant);
   const pristine = learn(memory, layout);
   layout = pristine;
-  const instance: Instance = {
-    quickjs,
-    memory,
-    pristine,
-    checkCopy: setup.checkReset && pristine ? new Uint8Array(memory.buffer).slice() : undefined,
-    ready: undefined,
-  };
-  instance.ready = newEvaluator(instance);
-  return instance;
+  const reach = setup.stackBytes + STACK_REACH_MARGIN;
+  // Once per worker: where a context keeps its Math.random seed (learnt from two contexts made apart).
+  if (pristine && seedAddress === undefined) {
+    seedAddress = learnSeedAddress(memory, pristine, reach, () => newEvaluator(quickjs)) ?? null;
+  }
+  const sealing = pristine !== undefined && seedAddress !== null && seedAddress !== undefined;
+  // Checked resets compare with what the reset puts back: the new memory, or (sealed) the memory as sealed.
+  let checkCopy = setup.checkReset && pristine && !sealing ? new Uint8Array(memory.buffer).slice() : undefined;
+  const ready = newEvaluator(quickjs);
+  const sealed = sealing ? seal(memory, pristine, reach, ready.runtime, seedAddress as number) : undefined;
+  if (setup.checkReset && sealing) checkCopy = sealed ? new Uint8Array(memory.buffer).slice() : undefined;
+  return { quickjs, memory, pristine, sealed, checkCopy, ready };
 }
+
+/** The Math.random seed's address in a new context (the same in every instance), null when it cannot be found. */
+let seedAddress: number | null | undefined;
 
 /**
  * How far below the stack's touched top an evaluation can have written: QuickJS checks its stack limit
@@ -155,20 +167,22 @@ let checkFault: string | undefined;
  * the next one. False when it cannot be reused (no known layout, memory grown).
  */
 function resetInstance(instance: Instance): boolean {
-  if (!instance.pristine) return false;
-  if (!reset(instance.memory, instance.pristine, setup.stackBytes + STACK_REACH_MARGIN)) return false;
+  const to = instance.sealed?.memory ?? instance.pristine;
+  if (!to) return false;
+  if (!reset(instance.memory, to, setup.stackBytes + STACK_REACH_MARGIN)) return false;
   if (instance.checkCopy) {
     const now = Buffer.from(instance.memory.buffer);
     if (!now.equals(instance.checkCopy)) {
       checkFault = `the memory reset missed a byte at ${now.findIndex((b, i) => b !== instance.checkCopy![i])}`;
     }
   }
+  instance.sealed?.restored();
   return true;
 }
 
 /** A fresh runtime and context, with the limits and the console, in the instance. */
-function newEvaluator(instance: Instance): Evaluator {
-  const runtime = instance.quickjs.newRuntime();
+function newEvaluator(quickjs: QuickJSWASMModule): Evaluator {
+  const runtime = quickjs.newRuntime();
   runtime.setMemoryLimit(setup.memoryBytes);
   runtime.setMaxStackSize(setup.stackBytes);
   runtime.setInterruptHandler(() => Date.now() > deadline);
@@ -245,14 +259,19 @@ function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Ou
 function run(job: EvalJob, instance: Instance): boolean {
   consoleBytes = 0;
   consoleTruncated = false;
-  const { runtime, vm } = instance.ready ?? newEvaluator(instance);
-  instance.ready = undefined;
+  const { runtime, vm } = instance.ready ?? newEvaluator(instance.quickjs);
   let outcome: Outcome;
   try {
     outcome = evaluate(vm, runtime, job);
   } finally {
     deadline = Infinity;
   }
+  if (instance.sealed) {
+    // Nothing to free: the reset, after answering, puts the runtime and context back as they were made.
+    post(outcome.message);
+    return outcome.reusable && resetInstance(instance);
+  }
+  instance.ready = undefined;
   let reusable = outcome.reusable;
   try {
     vm.dispose();
@@ -263,7 +282,7 @@ function run(job: EvalJob, instance: Instance): boolean {
   post(outcome.message);
   if (!reusable || !resetInstance(instance)) return false;
   // After answering, so off the call's path: the next evaluation starts at its code.
-  instance.ready = newEvaluator(instance);
+  instance.ready = newEvaluator(instance.quickjs);
   return true;
 }
 
