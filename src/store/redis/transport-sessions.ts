@@ -10,13 +10,14 @@
  * control channel stops its calls on every instance). A call holds a lease
  * (leases.ts) until its answer is in the outbox: when the instance running it
  * dies, another writes a failed answer for it there, once.
- * Keys and scripts: transport-scripts.ts.
+ * Keys and scripts: transport-scripts.ts; a session as one instance handles it:
+ * transport-session-handle.ts, its outbox transport-outbox.ts; a stream held
+ * here: transport-holder.ts; a call's lease: transport-call-lease.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { GatewayError, errorMessage, type Call, type Logger, type StopReason } from '../../engine/index.js';
 import {
   DEFAULT_MEMORY,
-  Inbox,
   SessionBinding,
   TransportRefusal,
   dispatch,
@@ -25,16 +26,17 @@ import {
   type A2eHttpTransportOptions,
   type A2eTransport,
   type DispatchDeps,
-  type DispatchSession,
   type FrameSink,
   type Presenter,
-  type SavedBinding,
-  type SessionState,
 } from '../../transport/a2e-http/index.js';
 import type { RedisClient, RedisConnection } from './connection.js';
 import type { DataLoss } from './data-loss.js';
 import { lostResponse, type Leases } from './leases.js';
-import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
+import { StreamReader, type StreamEntry } from './stream-reader.js';
+import { LEASE_PREFIX, callInfo, leaseOf, sessionOf } from './transport-call-lease.js';
+import { RecentIds, type Holder } from './transport-holder.js';
+import { parseRecord, type SessionRecord } from './transport-record.js';
+import { RedisSessionHandle, type HandleStore } from './transport-session-handle.js';
 import {
   ANSWER_LOST,
   ATTACH,
@@ -53,68 +55,6 @@ import {
 } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
-/** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
-const ROOM_POLL_MS = 50;
-
-/** A session's hash, as read: its binding, and the session's own state. */
-interface SessionRecord extends SavedBinding {
-  handshakeId: string;
-  state: SessionState;
-  version: number;
-  /** Frames not yet written to a stream. */
-  pending: number;
-  /** Id of the next frame. */
-  next: number;
-  bytes: number;
-  /** Nonce of the stream holding it ("" none). */
-  holder: string;
-}
-
-function parseRecord(flat: string[]): SessionRecord {
-  const f: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!;
-  const b = f.b;
-  return {
-    principal: f.p ? f.p.slice(1) : null,
-    boundBy: b === 'bearer' || b === 'handshake' ? b : undefined,
-    quotaKey: f.q ?? '',
-    address: f.a ?? '',
-    createdAt: Number(f.c),
-    handshook: f.h === '1',
-    handshakeId: f.hs ?? '',
-    state: (f.st ?? 'closed') as SessionState,
-    version: Number(f.v ?? 0),
-    pending: Number(f.n) - 1 - Number(f.w),
-    next: Number(f.n ?? 0),
-    bytes: Number(f.by ?? 0),
-    holder: f.s ?? '',
-  };
-}
-
-/** A stream of a session held by this instance. */
-interface Holder {
-  sid: string;
-  nonce: string;
-  sink: FrameSink;
-  reading: StreamSubscription | undefined;
-  ended: boolean;
-  /** WRITTEN updates, in order. */
-  writes: Promise<unknown>;
-  /** What this instance knows of the session, to put it back if Redis loses it. */
-  binding: SessionBinding;
-  handshakeId: string;
-  /** Id of the last frame written to the stream (or seen by the client before it attached). */
-  last: number;
-  /** Message ids of the frames written last: an answer pushed again after Redis lost it with its reply is not written twice. */
-  recent: RecentIds;
-  /**
-   * Calls whose events this stream carried and whose answers it has not yet (lease member → its info): if Redis
-   * loses their leases and their instance dies too, the leases this instance puts back lapse into their answers.
-   */
-  running: Map<string, string>;
-  /** Of those, the ones this instance put back: their lease goes if their answer turns up after all. */
-  putBack: Set<string>;
-}
 
 /** Unanswered calls a stream remembers at most (the oldest are forgotten first). */
 const RUNNING_KEPT = 1024;
@@ -144,14 +84,12 @@ export interface SharedStoreParts {
   dataLoss: DataLoss;
 }
 
-/** Prefix of the lease members of the transport's calls: "a2e:<session id>:<call id>". */
-const LEASE_PREFIX = 'a2e:';
 /** At most how long POST /send waits for the call a message starts to hold its lease, ms. */
 const ACCEPT_WAIT_MS = 1000;
 /** How often a request that finds its session missing after Redis lost its data looks again, ms. */
 const RESTORE_POLL_MS = 100;
 
-export class RedisA2eTransport implements A2eTransport {
+export class RedisA2eTransport implements A2eTransport, HandleStore {
   /** Sessions this instance is handling messages or running calls of. */
   private readonly handles = new Map<string, RedisSessionHandle>();
   /** Streams this instance holds, by session id. */
@@ -889,14 +827,9 @@ export class RedisA2eTransport implements A2eTransport {
     return true;
   }
 
-  /** The lease member of a call of a session. */
-  leaseOf(sid: string, call: Call): string {
-    return `${LEASE_PREFIX}${sid}:${call.id}`;
-  }
-
   /** A call started here for a session: it counts as running there, and holds a lease until its answer is written. */
   callStarted(h: RedisSessionHandle, call: Call): void {
-    const member = this.leaseOf(h.id, call);
+    const member = leaseOf(h.id, call);
     this.leased.set(member, { handle: h, call });
     h.leasing = this.leaseCall(member, call, true).then(
       async (outcome) => {
@@ -916,7 +849,7 @@ export class RedisA2eTransport implements A2eTransport {
 
   /** The call ended here (its answer is queued, or it could not be forwarded): its lease ends with the flush that carries its answer. */
   callEnded(h: RedisSessionHandle, call: Call): void {
-    const member = this.leaseOf(h.id, call);
+    const member = leaseOf(h.id, call);
     this.leased.delete(member);
     CALLS.run(this.redis.client, [this.hashKey(h.id)], [-1]).catch(() => undefined);
     // Not carried by any answer (its forwarding failed): let the lease lapse, so its watchers hear of it.
@@ -997,303 +930,5 @@ export class RedisA2eTransport implements A2eTransport {
 
   get log(): Logger {
     return this.logger;
-  }
-}
-
-/** What the lease of a transport call keeps of it, to answer it if its instance is lost. */
-/** The session of a transport call's lease member ("a2e:<session id>:<call id>"). */
-function sessionOf(member: string): string {
-  return member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
-}
-
-export function callInfo(call: Call): string {
-  return JSON.stringify({ r: call.requestId, t: call.toolName, c: call.createdAt });
-}
-
-/**
- * A session as this instance handles it: its messages, one at a time, in
- * arrival order; its calls running here; an outbox writing to Redis. Its
- * binding and handshake are written along with the answers they produce.
- */
-class RedisSessionHandle implements DispatchSession {
-  binding: SessionBinding;
-  handshakeId: string | undefined;
-  state: SessionState;
-  version: number;
-  readonly calls: Map<Call, Promise<void>>;
-  readonly outbox: RedisOutbox;
-  readonly inbox = new Inbox();
-  /** The lease of the call started last, on its way to Redis. */
-  leasing: Promise<unknown> | undefined;
-  /** The fields as Redis has them (what is written when they change). */
-  private saved: string;
-
-  constructor(
-    readonly id: string,
-    binding: SessionBinding,
-    rec: SessionRecord,
-    private readonly transport: RedisA2eTransport,
-  ) {
-    this.binding = binding;
-    this.handshakeId = rec.handshakeId || undefined;
-    this.state = rec.state;
-    this.version = rec.version;
-    this.saved = this.fields().join('\n');
-    this.calls = new CountedCalls(
-      (call) => transport.callStarted(this, call),
-      (call) => transport.callEnded(this, call),
-    );
-    this.outbox = new RedisOutbox(this, transport);
-  }
-
-  /** What another instance changed. */
-  apply(binding: SessionBinding, rec: SessionRecord): void {
-    this.binding = binding;
-    this.handshakeId = rec.handshakeId || undefined;
-    if (this.state === 'open') this.state = rec.state;
-    this.version = rec.version;
-    this.saved = this.fields().join('\n');
-  }
-
-  /** The fields to write with the next frames: none when unchanged. */
-  changedFields(): string[] {
-    const fields = this.fields();
-    const text = fields.join('\n');
-    if (text === this.saved) return [];
-    this.saved = text;
-    return fields;
-  }
-
-  /** Writing the fields failed: send them again with the next frames. */
-  forgetSaved(): void {
-    this.saved = '';
-  }
-
-  private fields(): string[] {
-    const b = this.binding;
-    // Past open, a session only drains (closed is written by CLOSE, never by a push).
-    const st = this.state === 'open' ? 'open' : 'draining';
-    return [
-      'p',
-      b.principal === null ? '' : `=${b.principal}`,
-      'b',
-      b.boundBy ?? '',
-      'h',
-      b.handshook ? '1' : '0',
-      'hs',
-      this.handshakeId ?? '',
-      'st',
-      st,
-    ];
-  }
-
-  /** Stop the calls running here; their responses are still queued. */
-  async stop(reason: StopReason): Promise<void> {
-    if (this.state === 'closing' || this.state === 'closed') return;
-    this.state = 'closing';
-    for (const call of this.calls.keys()) call.stop(reason);
-    await Promise.allSettled(this.calls.values());
-    await this.outbox.settled();
-    this.state = 'closed';
-  }
-}
-
-/** Tells the store of the calls running on a session (their count spares it quota eviction; each holds a lease). */
-class CountedCalls extends Map<Call, Promise<void>> {
-  constructor(
-    private readonly started: (call: Call) => void,
-    private readonly ended: (call: Call) => void,
-  ) {
-    super();
-  }
-  override set(call: Call, forwarding: Promise<void>): this {
-    const added = !this.has(call);
-    super.set(call, forwarding);
-    if (added) this.started(call);
-    return this;
-  }
-  override delete(call: Call): boolean {
-    const removed = super.delete(call);
-    if (removed) this.ended(call);
-    return removed;
-  }
-}
-
-/**
- * Answers into the session's Redis outbox, in order: pushes made while one
- * is on its way go together in the next. While Redis is down they are kept
- * and retried (for session_idle_s), so no answer is dropped by a blip.
- */
-class RedisOutbox {
-  /** Per frame: the lease member its answer ends ("" none), then its JSON. */
-  private queue: string[] = [];
-  /** Lease members whose answers are queued or on their way. */
-  private readonly answers = new Set<string>();
-  private queuedBytes = 0;
-  private flushing: Promise<void> | undefined;
-  /** As Redis last said: frames not yet written to a stream, and bytes kept. */
-  private pending = 0;
-  /** Id of the last frame this instance pushed (-1 none): where frame ids go on if Redis loses the session. */
-  lastPushed = -1;
-  bytes = 0;
-  readonly taken = { wait: () => this.waitForRoom() };
-
-  constructor(
-    private readonly session: RedisSessionHandle,
-    private readonly transport: RedisA2eTransport,
-  ) {}
-
-  get size(): number {
-    return this.pending + (this.queue.length >> 1);
-  }
-
-  /** An answer ending `member`'s lease is queued or on its way. */
-  carries(member: string): boolean {
-    return this.answers.has(member);
-  }
-
-  get full(): boolean {
-    return this.bytes + this.queuedBytes >= this.transport.sessionByteBudget;
-  }
-
-  /** Frames on their way to Redis. */
-  get busy(): boolean {
-    return this.flushing !== undefined;
-  }
-
-  known(pending: number, bytes: number): void {
-    if (this.busy) return;
-    this.pending = pending;
-    this.bytes = bytes;
-  }
-
-  push(...json: string[]): void {
-    for (const j of json) {
-      this.queuedBytes += Buffer.byteLength(j) + FRAME_OVERHEAD;
-      this.queue.push('', j);
-    }
-    this.flushing ??= this.flush();
-  }
-
-  /** A call's event, marked with the call (see PUSH). */
-  event(call: Call, json: string): void {
-    this.queuedBytes += Buffer.byteLength(json) + FRAME_OVERHEAD;
-    this.queue.push(`+${this.transport.leaseOf(this.session.id, call)} ${callInfo(call)}`, json);
-    this.flushing ??= this.flush();
-  }
-
-  /** A call's final answer: written together with the end of its lease (dropped if another instance answered it already). */
-  answer(call: Call, json: string): void {
-    const member = this.transport.leaseOf(this.session.id, call);
-    this.answers.add(member);
-    this.queuedBytes += Buffer.byteLength(json) + FRAME_OVERHEAD;
-    this.queue.push(member, json);
-    this.flushing ??= this.flush();
-  }
-
-  /** The frames were written (or dropped): the leases their answers end are over. */
-  private done(frames: string[]): void {
-    for (let i = 0; i < frames.length; i += 2) {
-      this.queuedBytes -= Buffer.byteLength(frames[i + 1]!) + FRAME_OVERHEAD;
-      const member = frames[i]!;
-      if (member && !member.startsWith('+')) {
-        this.answers.delete(member);
-        this.transport.leaseEnded(member);
-      }
-    }
-  }
-
-  settled(): Promise<void> {
-    return this.flushing ?? Promise.resolve();
-  }
-
-  private async flush(): Promise<void> {
-    let restored = false;
-    while (this.queue.length) {
-      const frames = this.queue;
-      this.queue = [];
-      const fields = this.session.changedFields();
-      // One number per batch, sent again with it on a retry: a batch Redis wrote before its reply was lost is not written twice.
-      const batch = this.transport.nextBatch();
-      let failingSince: number | undefined;
-      for (;;) {
-        try {
-          const [pending, bytes, version, last] = await this.transport.pushFrames(
-            this.session.id,
-            fields,
-            frames,
-            batch,
-          );
-          if (pending < 0 && !restored && (await this.transport.sessionLost(this.session.id))) {
-            restored = true; // once until a push succeeds: a session closed meanwhile stays closed
-            continue;
-          }
-          this.done(frames);
-          if (pending >= 0) {
-            restored = false;
-            if (last !== undefined) this.lastPushed = Math.max(this.lastPushed, last);
-            this.pending = pending;
-            this.bytes = bytes;
-            if (version !== undefined) this.session.version = version;
-          }
-          break;
-        } catch (err) {
-          failingSince ??= Date.now();
-          if (Date.now() - failingSince > this.transport.retryForMs) {
-            this.transport.log.error(
-              { err, dropped: (frames.length + this.queue.length) >> 1 },
-              'A2E transport answers could not be stored in Redis; dropped them',
-            );
-            this.done([...frames, ...this.queue]);
-            if (fields.length) this.session.forgetSaved();
-            this.queue = [];
-            this.queuedBytes = 0;
-            this.flushing = undefined;
-            return;
-          }
-          await new Promise((r) => setTimeout(r, 250));
-        }
-      }
-    }
-    this.flushing = undefined;
-  }
-
-  /** A forwarder waits for the stream to take frames: look again shortly (only while the outbox is full). */
-  private async waitForRoom(): Promise<void> {
-    await new Promise((r) => setTimeout(r, ROOM_POLL_MS));
-    if (this.busy) return this.settled();
-    const state = await this.transport.outboxState(this.session.id).catch(() => undefined);
-    if (state) this.known(state.pending, state.bytes);
-  }
-}
-
-/**
- * The message ids of the last frames a stream wrote. A frame is pushed again when its push's reply was lost
- * (Redis restarting under it): after a restart without persistence it gets a new frame id, and only its
- * message id (every A2E message has a unique one, first after its type) shows it was written already.
- */
-class RecentIds {
-  private static readonly SIZE = 256;
-  private readonly ring: string[] = [];
-  private readonly set = new Set<string>();
-  private at = 0;
-
-  /** True when `frame`'s message id was written already; else remember it. */
-  seen(frame: string): boolean {
-    // {"type":"…","id":"…", as every message is written; anything else is not deduplicated.
-    if (!frame.startsWith('{"type":"')) return false;
-    const typeEnd = frame.indexOf('"', 9);
-    if (!frame.startsWith(',"id":"', typeEnd + 1)) return false;
-    const start = typeEnd + 8;
-    const id = frame.slice(start, frame.indexOf('"', start));
-    if (this.set.has(id)) return true;
-    if (this.ring.length < RecentIds.SIZE) this.ring.push(id);
-    else {
-      this.set.delete(this.ring[this.at]!);
-      this.ring[this.at] = id;
-      this.at = (this.at + 1) % RecentIds.SIZE;
-    }
-    this.set.add(id);
-    return false;
   }
 }
