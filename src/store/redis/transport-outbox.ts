@@ -6,10 +6,19 @@ import type { Call, Logger } from '../../engine/index.js';
 import type { SessionOutbox } from '../../transport/a2e-http/index.js';
 import { callInfo, leaseOf } from './transport-call-lease.js';
 import { FRAME_OVERHEAD } from './transport-scripts.js';
-import type { RedisSessionHandle } from './transport-session-handle.js';
 
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
 const ROOM_POLL_MS = 50;
+
+/** What an outbox needs of its session's handle: the fields written along with its frames. */
+export interface OutboxSession {
+  readonly id: string;
+  version: number;
+  /** The fields to write with the next frames: none when unchanged. */
+  changedFields(): string[];
+  /** Writing the fields failed: send them again with the next frames. */
+  forgetSaved(): void;
+}
 
 /** What an outbox needs of the transport store it writes through. */
 export interface OutboxStore {
@@ -53,7 +62,7 @@ export class RedisOutbox implements SessionOutbox {
   readonly taken = { wait: () => this.waitForRoom() };
 
   constructor(
-    private readonly session: RedisSessionHandle,
+    private readonly session: OutboxSession,
     private readonly transport: OutboxStore,
   ) {}
 
