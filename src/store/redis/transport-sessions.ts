@@ -869,7 +869,7 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     const info = callInfo(call);
     return LEASE_CALL.run<number>(
       this.redis.client,
-      [this.hashKey(sid), this.leases.key],
+      [this.hashKey(sid), this.leases.key, this.outboxKey(sid)],
       [member, info, this.leases.ms, counts ? 1 : 0],
     ).then(Number);
   }
@@ -879,6 +879,7 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     const entry = this.leased.get(member);
     if (!entry) return this.leases.release(member);
     const outcome = await this.leaseCall(member, entry.call, false);
+    if (outcome === 2) return this.leases.release(member); // answered meanwhile: nothing left to lease
     if (outcome === 0) {
       this.logger.warn(
         { call_id: entry.call.id },
