@@ -305,8 +305,9 @@ return redis.call('HINCRBY', KEYS[1], 'k', ARGV[1])
 `);
 
 /**
- * A call started for the session (count "1": it counts as running) or its lease was found missing ("0"): its
- * lease and what its lost answer needs. KEYS: hash, leases, outbox. ARGV: member, answer JSON, lease ms, count.
+ * A call started for the session ("1": it counts as running), its lease was found missing ("0"), or it takes its
+ * first lease late ("2": counts; Redis was down when it started): its lease and what its lost answer needs.
+ * KEYS: hash, leases, outbox. ARGV: member, answer JSON, lease ms, "1" | "0" | "2".
  * → 1 leased; 0 another instance answered it already (lapsed lease); 2 its own answer is in the outbox already
  * (pushed while the renewal that found the lease missing was on its way); -1 the session is gone or closed.
  */
@@ -315,8 +316,8 @@ local st = redis.call('HGET', KEYS[1], 'st')
 if (not st) or st == 'closed' then return -1 end
 local f = redis.call('HGET', KEYS[1], ARGV[1])
 if f == 'x' then return 0 end
-if ARGV[4] == '0' and not f and answered(KEYS[3])[ARGV[1]] then return 2 end
-if ARGV[4] == '1' and not f then redis.call('HINCRBY', KEYS[1], 'k', 1) end
+if ARGV[4] ~= '1' and not f and answered(KEYS[3])[ARGV[1]] then return 2 end
+if ARGV[4] ~= '0' and not f then redis.call('HINCRBY', KEYS[1], 'k', 1) end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 return 1

@@ -89,6 +89,13 @@ const ACCEPT_WAIT_MS = 1000;
 /** How often a request that finds its session missing after Redis lost its data looks again, ms. */
 const RESTORE_POLL_MS = 100;
 
+/** A call running here that holds a lease; `late`: its first lease could not be written (Redis was down), it is still to take. */
+interface Leased {
+  handle: RedisSessionHandle;
+  call: Call;
+  late: boolean;
+}
+
 export class RedisA2eTransport implements A2eTransport, HandleStore {
   /** Sessions this instance is handling messages or running calls of. */
   private readonly handles = new Map<string, RedisSessionHandle>();
@@ -110,7 +117,7 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
   private readonly pusher = `pb:${randomBytes(8).toString('hex')}`;
   private batches = 0;
   /** Calls running here that hold a lease, by lease member. */
-  private readonly leased = new Map<string, { handle: RedisSessionHandle; call: Call }>();
+  private readonly leased = new Map<string, Leased>();
   /**
    * Calls running on other instances, as announced on the control channel (lease member → what its lost answer
    * needs), until their answer: if Redis loses their leases while their instance dies, this one puts them back.
@@ -801,7 +808,12 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
         { session_ref: binding.ref },
         'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)',
       );
-    for (let i = 0; i < calls.length; i += 2) if (this.leased.has(calls[i]!)) this.leases.hold(calls[i]!);
+    for (let i = 0; i < calls.length; i += 2) {
+      const entry = this.leased.get(calls[i]!);
+      if (!entry) continue;
+      entry.late = false; // put back with the session (counted there)
+      this.leases.hold(calls[i]!);
+    }
     // Calls announced running elsewhere (they need not have sent an event through any stream): put back unless
     // answered meanwhile (their live owner may have pushed the answer already; PUT_BACK_CALLS looks in the outbox).
     const announced: string[] = [];
@@ -830,20 +842,25 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
   /** A call started here for a session: it counts as running there, and holds a lease until its answer is written. */
   callStarted(h: RedisSessionHandle, call: Call): void {
     const member = leaseOf(h.id, call);
-    this.leased.set(member, { handle: h, call });
-    h.leasing = this.leaseCall(member, call, true).then(
+    const entry: Leased = { handle: h, call, late: false };
+    this.leased.set(member, entry);
+    h.leasing = this.leaseCall(member, call, 'start').then(
       async (outcome) => {
         if (outcome !== 1 || !this.leased.has(member)) return;
         this.leases.hold(member);
         // Accepted (the 202 waits for this): every instance knows of it now, not only Redis and this one.
         await this.publish({ t: 'run', m: member, i: callInfo(call) });
       },
-      (err: unknown) =>
-        // Redis down: the call runs without a lease (if this instance dies too, nobody answers it); its answer is still written.
+      (err: unknown) => {
+        // Redis went down as the call was accepted: it runs, and takes its lease once Redis is back (the renewal
+        // finds it missing: leaseMissing), so that from then on its watchers hear of it if this instance dies.
+        entry.late = true;
+        this.leases.hold(member);
         this.logger.warn(
           { err: String((err as Error)?.message ?? err), call_id: call.id },
-          'A2E transport call could not take its lease in Redis',
-        ),
+          'A2E transport call could not take its lease in Redis; it takes it once Redis is back',
+        );
+      },
     );
   }
 
@@ -864,13 +881,14 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     void this.publish({ t: 'end', m: member });
   }
 
-  private leaseCall(member: string, call: Call, counts: boolean): Promise<number> {
+  /** LEASE_CALL: `start` a call starting here, `missing` its lease found missing, `late` its first lease taken late. */
+  private leaseCall(member: string, call: Call, why: 'start' | 'missing' | 'late'): Promise<number> {
     const sid = sessionOf(member);
     const info = callInfo(call);
     return LEASE_CALL.run<number>(
       this.redis.client,
       [this.hashKey(sid), this.leases.key, this.outboxKey(sid)],
-      [member, info, this.leases.ms, counts ? 1 : 0],
+      [member, info, this.leases.ms, why === 'start' ? 1 : why === 'late' ? 2 : 0],
     ).then(Number);
   }
 
@@ -878,8 +896,14 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
   private async leaseMissing(member: string): Promise<void> {
     const entry = this.leased.get(member);
     if (!entry) return this.leases.release(member);
-    const outcome = await this.leaseCall(member, entry.call, false);
+    const late = entry.late;
+    const outcome = await this.leaseCall(member, entry.call, late ? 'late' : 'missing');
     if (outcome === 2) return this.leases.release(member); // answered meanwhile: nothing left to lease
+    if (outcome === 1 && late && this.leased.get(member) === entry) {
+      entry.late = false;
+      this.logger.info({ call_id: entry.call.id }, 'A2E transport call took its lease now that Redis is back');
+      await this.publish({ t: 'run', m: member, i: callInfo(entry.call) });
+    }
     if (outcome === 0) {
       this.logger.warn(
         { call_id: entry.call.id },
