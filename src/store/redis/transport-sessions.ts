@@ -28,6 +28,7 @@ import {
   type DispatchDeps,
   type FrameSink,
   type Presenter,
+  type SavedBinding,
 } from '../../transport/a2e-http/index.js';
 import type { RedisClient, RedisConnection } from './connection.js';
 import type { DataLoss } from './data-loss.js';
@@ -68,13 +69,15 @@ const PUT_BACK_WAIT_MS = 250;
 const LEARN_FRAMES = 2048;
 
 /**
- * The control channel: a stream taken over, a session closed, and a call accepted (`run`: its lease member and
+ * The control channel: a session opened (every instance knows it, to put it back if Redis loses it together with
+ * the instances serving it), a stream taken over, a session closed, and a call accepted (`run`: its lease member and
  * what its lost answer needs) or answered (`end`) on some instance, so the others can put its lease back if Redis
  * loses it together with that instance.
  */
 type ControlMessage =
   | { t: 'attach'; sid: string; nonce: string }
   | { t: 'close'; sid: string; reason: StopReason }
+  | { t: 'open'; sid: string; b: SavedBinding }
   | { t: 'run'; m: string; i: string }
   | { t: 'end'; m: string };
 
@@ -233,6 +236,12 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
       );
     }
     this.logger.debug({ session_ref: binding.ref }, 'A2E transport session opened');
+    const { principal, boundBy, quotaKey, address, createdAt } = binding;
+    void this.publish({
+      t: 'open',
+      sid: id,
+      b: { principal, boundBy, quotaKey, address, createdAt, handshook: false },
+    });
     return id;
   }
 
@@ -274,9 +283,7 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
       throw unknown();
     }
     const binding = SessionBinding.restore(id, rec);
-    this.served.delete(id);
-    if (this.served.size >= SERVED_KEPT) this.served.delete(this.served.keys().next().value!);
-    this.served.set(id, { binding, handshakeId: rec.handshakeId, next: rec.next, at: Date.now() });
+    this.remember(id, binding, rec.handshakeId, rec.next, Date.now());
     const refusal = binding.check(by);
     if (refusal) throw new TransportRefusal(refusal.kind, refusal.message);
     if (!rec.handshook && now - rec.createdAt > this.handshakeMs) {
@@ -548,9 +555,77 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
         if (this.closed) return void (await this.redis.release(client));
         await client.subscribe(this.channel, (text) => this.onControl(text));
         this.control = client;
+        void this.learnSessions();
       } catch {
         await new Promise((r) => setTimeout(r, 1000)); // Redis down at start: the sweep covers what is missed
       }
+    }
+  }
+
+  /**
+   * A session this instance may have to put back if Redis loses it (it served it, or heard of it): as it last
+   * knew it, `at` its last activity then. Bounded: the oldest are forgotten first.
+   */
+  private remember(sid: string, binding: SessionBinding, handshakeId: string, next: number, at: number): void {
+    this.served.delete(sid);
+    if (this.served.size >= SERVED_KEPT) this.served.delete(this.served.keys().next().value!);
+    this.served.set(sid, { binding, handshakeId, next, at });
+  }
+
+  /**
+   * Once, at start: the open sessions (the latest SERVED_KEPT), so an instance started after a session opened can
+   * put it back too if Redis loses it together with every instance that served it. Best effort.
+   */
+  private async learnSessions(): Promise<void> {
+    try {
+      const c = this.redis.client;
+      const flat = (await c.sendCommand([
+        'ZRANGE',
+        this.allKey,
+        '+inf',
+        '-inf',
+        'BYSCORE',
+        'REV',
+        'LIMIT',
+        '0',
+        String(SERVED_KEPT),
+      ])) as string[];
+      const ids: string[] = [];
+      for (let i = flat.length - 1; i >= 0; i--) ids.push(flat[i]!);
+      const now = Date.now();
+      const recs = await Promise.all(
+        ids.map((sid) =>
+          USE.run<string[] | null>(
+            c,
+            [this.hashKey(sid), this.outboxKey(sid), this.allKey],
+            [now, this.idleMs, this.handshakeMs, 0, this.ownerPrefix, sid],
+          ),
+        ),
+      );
+      const live = ids.flatMap((sid, i) => {
+        const rec = recs[i] ? parseRecord(recs[i]!) : undefined;
+        return rec && rec.state !== 'closing' && rec.state !== 'closed' ? [{ sid, rec }] : [];
+      });
+      // Its life counts from its last activity (the owner index's score): a session idle longer than it lives stays gone.
+      const active = await Promise.all(
+        live.map(({ sid, rec }) => c.sendCommand<string | null>(['ZSCORE', this.ownerPrefix + rec.quotaKey, sid])),
+      );
+      live.forEach(({ sid, rec }, i) => {
+        if (this.served.has(sid)) return;
+        this.remember(
+          sid,
+          SessionBinding.restore(sid, rec),
+          rec.handshakeId,
+          rec.next,
+          Number(active[i] ?? Date.now()),
+        );
+      });
+    } catch (err) {
+      // Redis down at start: this instance learns sessions as it serves them, or hears them open
+      this.logger.debug(
+        { err: String((err as Error)?.message ?? err) },
+        'reading the open A2E transport sessions failed',
+      );
     }
   }
 
@@ -561,7 +636,9 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     } catch {
       return;
     }
-    if (m.t === 'run') {
+    if (m.t === 'open') {
+      if (!this.served.has(m.sid)) this.remember(m.sid, SessionBinding.restore(m.sid, m.b), '', 0, Date.now());
+    } else if (m.t === 'run') {
       if (this.leased.has(m.m) || this.elsewhere.has(m.m)) return;
       if (this.elsewhere.size >= ELSEWHERE_KEPT) this.elsewhere.delete(this.elsewhere.keys().next().value!);
       this.elsewhere.set(m.m, m.i);
