@@ -10,7 +10,8 @@
  * quiet at that moment (no stream, no call) is put back by an instance that
  * served it lately; a session only one instance served, lost with Redis
  * together with that instance, is put back by one that never served it: it
- * heard the session open, or read it at its own start.
+ * heard the session open, or read it at its own start (with the calls it
+ * runs, which it then answers as lost).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { A2eTestClient } from './helpers/a2e-client.js';
@@ -118,7 +119,7 @@ it('a quiet session (no stream attached, no call running) that C served: Redis r
   await client.dropStream();
 }, 90_000);
 
-it('sessions only C served, C lost with Redis: an instance that never served them puts them back, one heard open, one read at its start (not 404)', async () => {
+it('sessions only C served, C lost with Redis: an instance that never served them puts them back, one heard open, one read at its start (not 404), and answers the call C ran as lost', async () => {
   const open = async (agent: string) => {
     const client = await A2eTestClient.open(`${c.url}/a2e/v1`);
     client.streamFrom = `${c.url}/a2e/v1`;
@@ -131,6 +132,12 @@ it('sessions only C served, C lost with Redis: an instance that never served the
     return client;
   };
   const before = await open('before-e'); // opened before E started: E reads it at its start
+  // A call running on C, begun before E started: E reads it at its start too, and answers it once C is lost.
+  expect(
+    (await before.send({ type: 'tool/call/req', id: 'held-on-c', tool_name: 'hold', arguments: { ms: 60_000 } }))
+      .status,
+  ).toBe(202);
+  const lost = before.waitFor((m) => m.req_id === 'held-on-c' && m.type === 'tool/call/resp', 30_000, 'its answer');
   const e = await cluster.add();
   await sleep(1000); // E reads the open sessions once its control channel is up, a moment after it listens
   const after = await open('after-e'); // opened while E runs: E hears it open
@@ -150,6 +157,11 @@ it('sessions only C served, C lost with Redis: an instance that never served the
       if (status !== 503) break;
     }
     expect(status, `the session of ${client === before ? 'before-e' : 'after-e'} on E`).toBe(200);
+    if (client === before) {
+      const r = await lost;
+      expect(r.data).toMatchObject({ success: false, error_code: 'tool_error', tool_name: 'hold' });
+      expect(r.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
+    }
     await client.dropStream();
   }
 }, 90_000);

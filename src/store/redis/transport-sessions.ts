@@ -69,8 +69,8 @@ const PUT_BACK_WAIT_MS = 250;
 const LEARN_FRAMES = 2048;
 
 /**
- * The control channel: a session opened (every instance knows it, to put it back if Redis loses it together with
- * the instances serving it), a stream taken over, a session closed, and a call accepted (`run`: its lease member and
+ * The control channel: a session opened or its binding and handshake changed (every instance knows it, to put it
+ * back if Redis loses it together with the instances serving it), a stream taken over, a session closed, and a call accepted (`run`: its lease member and
  * what its lost answer needs) or answered (`end`) on some instance, so the others can put its lease back if Redis
  * loses it together with that instance.
  */
@@ -78,6 +78,7 @@ type ControlMessage =
   | { t: 'attach'; sid: string; nonce: string }
   | { t: 'close'; sid: string; reason: StopReason }
   | { t: 'open'; sid: string; b: SavedBinding }
+  | { t: 'bound'; sid: string; f: string[] }
   | { t: 'run'; m: string; i: string }
   | { t: 'end'; m: string };
 
@@ -573,8 +574,9 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
   }
 
   /**
-   * Once, at start: the open sessions (the latest SERVED_KEPT), so an instance started after a session opened can
-   * put it back too if Redis loses it together with every instance that served it. Best effort.
+   * Once, at start: the open sessions (the latest SERVED_KEPT) and their calls running, so an instance started
+   * after a session opened or a call began can put them back too if Redis loses them together with every instance
+   * that served them. Best effort.
    */
   private async learnSessions(): Promise<void> {
     try {
@@ -603,8 +605,13 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
         ),
       );
       const live = ids.flatMap((sid, i) => {
-        const rec = recs[i] ? parseRecord(recs[i]!) : undefined;
-        return rec && rec.state !== 'closing' && rec.state !== 'closed' ? [{ sid, rec }] : [];
+        const flat = recs[i];
+        const rec = flat ? parseRecord(flat) : undefined;
+        if (!flat || !rec || rec.state === 'closing' || rec.state === 'closed') return [];
+        // Its calls running on other instances (a field per lease): as if this instance had heard them accepted.
+        for (let j = 0; j + 1 < flat.length; j += 2)
+          if (flat[j]!.startsWith(LEASE_PREFIX) && flat[j + 1] !== 'x') this.heardRunning(flat[j]!, flat[j + 1]!);
+        return [{ sid, rec }];
       });
       // Its life counts from its last activity (the owner index's score): a session idle longer than it lives stays gone.
       const active = await Promise.all(
@@ -629,6 +636,13 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     }
   }
 
+  /** A call running on another instance (`info`: what its lost answer needs), remembered until its answer (bounded). */
+  private heardRunning(member: string, info: string): void {
+    if (this.leased.has(member) || this.elsewhere.has(member)) return;
+    if (this.elsewhere.size >= ELSEWHERE_KEPT) this.elsewhere.delete(this.elsewhere.keys().next().value!);
+    this.elsewhere.set(member, info);
+  }
+
   private onControl(text: string): void {
     let m: ControlMessage;
     try {
@@ -638,10 +652,23 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     }
     if (m.t === 'open') {
       if (!this.served.has(m.sid)) this.remember(m.sid, SessionBinding.restore(m.sid, m.b), '', 0, Date.now());
+    } else if (m.t === 'bound') {
+      const known = this.served.get(m.sid);
+      if (!known) return;
+      const f: Record<string, string> = {};
+      for (let i = 0; i + 1 < m.f.length; i += 2) f[m.f[i]!] = m.f[i + 1]!;
+      const { quotaKey, address, createdAt } = known.binding;
+      known.binding = SessionBinding.restore(m.sid, {
+        principal: f.p ? f.p.slice(1) : null,
+        boundBy: f.b === 'bearer' || f.b === 'handshake' ? f.b : undefined,
+        quotaKey,
+        address,
+        createdAt,
+        handshook: f.h === '1',
+      });
+      known.handshakeId = f.hs || known.handshakeId;
     } else if (m.t === 'run') {
-      if (this.leased.has(m.m) || this.elsewhere.has(m.m)) return;
-      if (this.elsewhere.size >= ELSEWHERE_KEPT) this.elsewhere.delete(this.elsewhere.keys().next().value!);
-      this.elsewhere.set(m.m, m.i);
+      this.heardRunning(m.m, m.i);
     } else if (m.t === 'end') {
       this.elsewhere.delete(m.m);
     } else if (m.t === 'attach') {
@@ -744,13 +771,20 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     frames: string[],
     batch: number,
   ): Promise<[number, number, number?, number?]> {
-    return this.redis.run('queueing an A2E transport answer', (c) =>
+    const pushed = this.redis.run('queueing an A2E transport answer', (c) =>
       PUSH.run<[number, number, number?, number?]>(
         c,
         [this.hashKey(sid), this.outboxKey(sid), this.leases.key],
         [this.pusher, batch, fields.length, ...fields, ...frames],
       ),
     );
+    // Its binding or handshake changed: every instance that may put the session back learns it.
+    if (fields.length)
+      pushed.then(
+        ([pending]) => pending >= 0 && void this.publish({ t: 'bound', sid, f: fields }),
+        () => undefined,
+      );
+    return pushed;
   }
 
   /** The number of the next batch of frames this instance pushes (into any session). */
