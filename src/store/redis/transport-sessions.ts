@@ -59,7 +59,7 @@ const SESSION_ID = /^[0-9a-f]{32}$/;
 
 /** Unanswered calls a stream remembers at most (the oldest are forgotten first). */
 const RUNNING_KEPT = 1024;
-/** Sessions served lately that an instance remembers at most (the oldest are forgotten first). */
+/** Sessions served lately or heard of that an instance remembers at most (the oldest are forgotten first). */
 const SERVED_KEPT = 4096;
 /** Calls announced running on other instances that an instance remembers at most (the oldest are forgotten first). */
 const ELSEWHERE_KEPT = 8192;
@@ -128,8 +128,9 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
    */
   private readonly elsewhere = new Map<string, string>();
   /**
-   * Sessions this instance served lately (a message, a stream), as it last read them: if Redis loses one while
-   * no instance holds its stream or runs its calls, this one puts it back (its client would find it gone).
+   * Sessions this instance served lately (a message, a stream), heard open, or read at its start, as it last knew
+   * them: if Redis loses one while no instance holds its stream or runs its calls, this one puts it back (its
+   * client would find it gone).
    */
   private readonly served = new Map<
     string,
