@@ -127,10 +127,6 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
    * needs), until their answer: if Redis loses their leases while their instance dies, this one puts them back.
    */
   private readonly elsewhere = new Map<string, string>();
-  /** Of those, the ones whose leases this instance put back after a data loss (member → session id). */
-  private readonly putBackElsewhere = new Map<string, string>();
-  /** Calls answered while Redis was down: their 'end' is sent once it is back. */
-  private readonly unsentEnds = new Set<string>();
   /**
    * Sessions this instance served lately (a message, a stream), heard open, or read at its start, as it last knew
    * them: if Redis loses one while no instance holds its stream or runs its calls, this one puts it back (its
@@ -175,7 +171,6 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     this.leases = shared.leases;
     this.dataLoss = shared.dataLoss;
     this.dataLoss.onLost(() => void this.restoreAll());
-    redis.client.on('ready', () => this.resendEnds());
     this.leases.register({
       prefix: LEASE_PREFIX,
       lapsed: (m) => this.answerLost(m),
@@ -642,27 +637,6 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     }
   }
 
-  /**
-   * Tell every instance a call was answered. Sent again once Redis is back when it could not be sent: an instance
-   * that missed it would put the call's lease back after a data loss, and it would lapse into a second answer.
-   */
-  private announceEnd(member: string): void {
-    this.redis.client.sendCommand(['PUBLISH', this.channel, JSON.stringify({ t: 'end', m: member })]).then(
-      () => undefined,
-      () => {
-        if (this.unsentEnds.size >= ELSEWHERE_KEPT) this.unsentEnds.delete(this.unsentEnds.values().next().value!);
-        this.unsentEnds.add(member);
-      },
-    );
-  }
-
-  /** The 'end' messages Redis was down for, sent now it is back. */
-  private resendEnds(): void {
-    const members = [...this.unsentEnds];
-    this.unsentEnds.clear();
-    for (const m of members) this.announceEnd(m);
-  }
-
   /** A call running on another instance (`info`: what its lost answer needs), remembered until its answer (bounded). */
   private heardRunning(member: string, info: string): void {
     if (this.leased.has(member) || this.elsewhere.has(member)) return;
@@ -698,12 +672,6 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
       this.heardRunning(m.m, m.i);
     } else if (m.t === 'end') {
       this.elsewhere.delete(m.m);
-      const sid = this.putBackElsewhere.get(m.m);
-      if (sid !== undefined) {
-        this.putBackElsewhere.delete(m.m);
-        // Answered by its owner: the lease put back here would lapse into a second answer.
-        FORGET_CALL.run(this.redis.client, [this.hashKey(sid), this.leases.key], [m.m]).catch(() => undefined);
-      }
     } else if (m.t === 'attach') {
       const holder = this.held.get(m.sid);
       if (holder && holder.nonce !== m.nonce) this.endHolder(holder);
@@ -869,12 +837,6 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
 
   /** Put back the leases of calls announced running elsewhere for a session another instance puts back (waits for it, bounded). */
   private async putBackCalls(sid: string, calls: string[]): Promise<void> {
-    // If one was answered after all (its 'end' was on its way when Redis went down), its lease goes again (onControl).
-    for (let i = 0; i < calls.length; i += 2) {
-      if (this.putBackElsewhere.size >= ELSEWHERE_KEPT)
-        this.putBackElsewhere.delete(this.putBackElsewhere.keys().next().value!);
-      this.putBackElsewhere.set(calls[i]!, sid);
-    }
     for (const until = Date.now() + this.leases.ms; !this.closed; ) {
       const put = await PUT_BACK_CALLS.run<number>(
         this.redis.client,
@@ -1028,7 +990,7 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
   /** The answer that ends `member`'s lease was written (or dropped with its session). */
   leaseEnded(member: string): void {
     this.leases.release(member);
-    this.announceEnd(member);
+    void this.publish({ t: 'end', m: member });
   }
 
   /** LEASE_CALL: `start` a call starting here, `missing` its lease found missing, `late` its first lease taken late. */
@@ -1084,7 +1046,7 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
         { lease: member },
         'A2E transport call failed: the instance running it was lost (its lease lapsed)',
       );
-      this.announceEnd(member);
+      void this.publish({ t: 'end', m: member });
     }
   }
 
