@@ -4,8 +4,11 @@
  * instance running a call killed with SIGKILL, and every watcher elsewhere
  * gets a failed `tool/call/resp` saying the instance was lost within
  * `calls.owner_lease_s` — call resources (test/redis-calls.test.ts) and,
- * here, A2E transport calls whose session streams from another instance.
+ * here, A2E transport calls whose session streams from another instance,
+ * including one accepted while Redis failed its lease write (it takes the
+ * lease once Redis is back).
  */
+import { createClient } from '@redis/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { A2eTestClient } from './helpers/a2e-client.js';
 import { startCluster, type Cluster } from './helpers/instances.js';
@@ -106,3 +109,40 @@ it('POST /send answers 202 once the call holds its lease: the instance killed ri
   expect(r.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
   await client.dropStream();
 }, 60_000);
+
+it('a transport call accepted while Redis fails its lease write takes the lease once Redis is back: its instance then killed, the watcher gets the lost answer', async () => {
+  const redis = createClient({ url: cluster.redis.url });
+  await redis.connect();
+  try {
+    const runner = await cluster.add();
+    const client = await A2eTestClient.open(at(1));
+    client.sendTo = runner.url + '/a2e/v1';
+    expect((await client.openStream()).status).toBe(200);
+    await client.request({ type: 'handshake/req', agent_id: 'lost-owner', agent_caps: ['tools'], auth_token: '' });
+    // Redis fails the lease's write (as when it goes down right then), while the session's own records still work:
+    // the leases' sorted set holds a string, so every script writing a lease errs.
+    const LEASES = 'lost-owner:calls:leases';
+    await redis.set(LEASES, 'not a sorted set');
+    const id = 'accepted-as-redis-fails';
+    const answer = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
+    expect(
+      (await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 60_000 } })).status,
+    ).toBe(202);
+    await redis.del(LEASES); // Redis back
+    const prefix = `a2e:${client.sessionId}:`;
+    const until = Date.now() + LEASE_S * 3000;
+    let leased = false;
+    while (!leased && Date.now() < until) {
+      leased = (await redis.zRange(LEASES, 0, -1)).some((m) => m.startsWith(prefix));
+      if (!leased) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(leased, 'the call took its lease once Redis was back').toBe(true);
+    await runner.kill();
+    const r = await answer;
+    expect(r.data).toMatchObject({ success: false, error_code: 'tool_error', tool_name: 'hold' });
+    expect(r.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
+    await client.dropStream();
+  } finally {
+    await redis.close();
+  }
+}, 90_000);

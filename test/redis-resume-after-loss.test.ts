@@ -8,7 +8,10 @@
  * client already had (it would take them for frames it saw again). Real
  * gateway processes, one real redis-server restarted empty. And a session
  * quiet at that moment (no stream, no call) is put back by an instance that
- * served it lately.
+ * served it lately; a session only one instance served, lost with Redis
+ * together with that instance, is put back by one that never served it: it
+ * heard the session open, or read it at its own start (with the calls it
+ * runs, which it then answers as lost).
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { A2eTestClient } from './helpers/a2e-client.js';
@@ -114,4 +117,51 @@ it('a quiet session (no stream attached, no call running) that C served: Redis r
   }
   expect(status).toBe(200);
   await client.dropStream();
+}, 90_000);
+
+it('sessions only C served, C lost with Redis: an instance that never served them puts them back, one heard open, one read at its start (not 404), and answers the call C ran as lost', async () => {
+  const open = async (agent: string) => {
+    const client = await A2eTestClient.open(`${c.url}/a2e/v1`);
+    client.streamFrom = `${c.url}/a2e/v1`;
+    client.sendTo = `${c.url}/a2e/v1`;
+    expect((await client.openStream()).status).toBe(200);
+    expect(
+      (await client.request({ type: 'handshake/req', agent_id: agent, agent_caps: ['tools'], auth_token: '' }))
+        .response,
+    ).toMatchObject({ ok: true });
+    return client;
+  };
+  const before = await open('before-e'); // opened before E started: E reads it at its start
+  // A call running on C, begun before E started: E reads it at its start too, and answers it once C is lost.
+  expect(
+    (await before.send({ type: 'tool/call/req', id: 'held-on-c', tool_name: 'hold', arguments: { ms: 60_000 } }))
+      .status,
+  ).toBe(202);
+  const lost = before.waitFor((m) => m.req_id === 'held-on-c' && m.type === 'tool/call/resp', 30_000, 'its answer');
+  const e = await cluster.add();
+  await sleep(1000); // E reads the open sessions once its control channel is up, a moment after it listens
+  const after = await open('after-e'); // opened while E runs: E hears it open
+  await sleep(300); // the announcement reaches E
+  // Every other instance that could know them goes too: only E is left, which never served either.
+  await cluster.instances[0]!.kill();
+  await cluster.redis.kill();
+  await c.kill();
+  await sleep(300);
+  await cluster.redis.start();
+
+  for (const client of [before, after]) {
+    client.streamFrom = `${e.url}/a2e/v1`;
+    let status = 0;
+    for (const until = Date.now() + 20_000; Date.now() < until; await sleep(200)) {
+      status = (await client.openStream({ lastEventId: client.lastEventId })).status;
+      if (status !== 503) break;
+    }
+    expect(status, `the session of ${client === before ? 'before-e' : 'after-e'} on E`).toBe(200);
+    if (client === before) {
+      const r = await lost;
+      expect(r.data).toMatchObject({ success: false, error_code: 'tool_error', tool_name: 'hold' });
+      expect(r.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
+    }
+    await client.dropStream();
+  }
 }, 90_000);

@@ -4,7 +4,9 @@
  * its reply was lost is written once; a session put back by two instances
  * ends with the freshest binding and handshake either knew, whichever came
  * first; a lapsed transport call is answered once, and its owner's late answer
- * is dropped.
+ * is dropped; a lease put back (found missing, or with a session put back)
+ * after the call's answer was pushed is not re-created, so it cannot lapse
+ * into a second answer.
  */
 import { createClient } from '@redis/client';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
@@ -65,9 +67,9 @@ it('a batch pushed again with its number (its reply was lost) is written once; t
 it("a call answered by another instance after its lease lapsed: the lost answer is written once, the owner's late answer is dropped", async () => {
   await create();
   const member = `a2e:${SID}:call-1`;
-  expect(await LEASE_CALL.run(redis as never, [HASH, LEASES], [member, '{"r":"req-1","t":"hold","c":1}', 1, 1])).toBe(
-    1,
-  );
+  expect(
+    await LEASE_CALL.run(redis as never, [HASH, LEASES, OUTBOX], [member, '{"r":"req-1","t":"hold","c":1}', 1, 1]),
+  ).toBe(1);
   await new Promise((r) => setTimeout(r, 20)); // the 1 ms lease lapses
   expect(
     await ANSWER_LOST.run(redis as never, [LEASES, HASH, OUTBOX], [member, '{"type":"tool/call/resp","id":"lost"}']),
@@ -77,7 +79,7 @@ it("a call answered by another instance after its lease lapsed: the lost answer 
   ).toBe(0);
   // A lease re-taken for it (its owner, back, found it missing) is refused: the call was answered.
   expect(
-    await LEASE_CALL.run(redis as never, [HASH, LEASES], [member, '{"r":"req-1","t":"hold","c":1}', 1000, 0]),
+    await LEASE_CALL.run(redis as never, [HASH, LEASES, OUTBOX], [member, '{"r":"req-1","t":"hold","c":1}', 1000, 0]),
   ).toBe(0);
   await push(0, member, '{"type":"tool/call/resp","id":"late"}');
   const frames = ((await redis.xRange(OUTBOX, '-', '+')) ?? []).map((e) => e?.message?.d);
@@ -88,7 +90,7 @@ it("a call answered by another instance after its lease lapsed: the lost answer 
 it('a call whose answer comes normally: its lease ends with the push that carries the answer', async () => {
   await create();
   const member = `a2e:${SID}:call-2`;
-  await LEASE_CALL.run(redis as never, [HASH, LEASES], [member, '{"r":"req-2","t":"whoami","c":1}', 60_000, 1]);
+  await LEASE_CALL.run(redis as never, [HASH, LEASES, OUTBOX], [member, '{"r":"req-2","t":"whoami","c":1}', 60_000, 1]);
   expect(await redis.hGet(HASH, 'k')).toBe('1');
   await push(0, member, '{"type":"tool/call/resp","id":"ok"}');
   expect(await redis.zScore(LEASES, member)).toBeNull();
@@ -132,4 +134,62 @@ it('a session put back by two instances ends with the binding and handshake the 
       '{"type":"error","id":"notice"}',
     ]);
   }
+});
+
+/** Answers of `member` in the outbox. */
+const answersOf = async (member: string) =>
+  ((await redis.xRange(OUTBOX, '-', '+')) ?? []).filter((e) => e?.message?.e === member).map((e) => e.message.d);
+
+it("a lease found missing and taken again after the call's answer was pushed (a renewal racing the answer after Redis came back empty) is not re-created: the call is answered once", async () => {
+  await create();
+  const member = `a2e:${SID}:call-3`;
+  await LEASE_CALL.run(redis as never, [HASH, LEASES, OUTBOX], [member, '{"r":"req-3","t":"hold","c":1}', 60_000, 1]);
+  await push(0, member, '{"type":"tool/call/resp","id":"ok"}');
+  // The owner's renewal found the lease missing a moment before the push and re-takes it now (1 ms: it would lapse).
+  expect(
+    await LEASE_CALL.run(redis as never, [HASH, LEASES, OUTBOX], [member, '{"r":"req-3","t":"hold","c":1}', 1, 0]),
+  ).toBe(2);
+  expect(await redis.zScore(LEASES, member)).toBeNull();
+  await new Promise((r) => setTimeout(r, 20));
+  expect(
+    await ANSWER_LOST.run(redis as never, [LEASES, HASH, OUTBOX], [member, '{"type":"tool/call/resp","id":"lost"}']),
+  ).toBe(0);
+  expect(await answersOf(member)).toEqual(['{"type":"tool/call/resp","id":"ok"}']);
+});
+
+it("a session put back with a call whose answer was pushed since (after Redis came back, before the restore ran) does not get that call's lease back: answered once", async () => {
+  await create();
+  const member = `a2e:${SID}:call-4`;
+  await LEASE_CALL.run(redis as never, [HASH, LEASES, OUTBOX], [member, '{"r":"req-4","t":"hold","c":1}', 60_000, 1]);
+  await push(0, member, '{"type":"tool/call/resp","id":"ok"}');
+  expect(
+    await RESTORE_SESSION.run(
+      redis as never,
+      [HASH, OUTBOX, 't:transport:all', 't:transport:owner:q', LEASES],
+      [
+        Date.now(),
+        60_000,
+        '=alice',
+        'bearer',
+        'q',
+        '127.0.0.1',
+        1,
+        '1',
+        '',
+        'open',
+        0,
+        '',
+        '{}',
+        1,
+        member,
+        '{"r":"req-4","t":"hold","c":1}',
+      ],
+    ),
+  ).toBe(0);
+  expect(await redis.zScore(LEASES, member)).toBeNull();
+  await new Promise((r) => setTimeout(r, 20));
+  expect(
+    await ANSWER_LOST.run(redis as never, [LEASES, HASH, OUTBOX], [member, '{"type":"tool/call/resp","id":"lost"}']),
+  ).toBe(0);
+  expect(await answersOf(member)).toEqual(['{"type":"tool/call/resp","id":"ok"}']);
 });

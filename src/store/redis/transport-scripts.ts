@@ -32,8 +32,23 @@ export const CLOSED_KEEP_MS = 60_000;
 /** A Last-Event-ID at or past this is not taken for frames the client saw (Lua prints larger numbers inexactly). */
 const RENUMBER_BELOW = 1e12;
 
-/** Frames of a put-back session read at most to find answers that came since (it was put back a moment ago). */
-const PUT_BACK_SCAN = 2048;
+/** Latest frames read at most to find the answers a lease that is put back must not outlive (they came a moment ago). */
+const ANSWER_SCAN = 2048;
+
+/**
+ * \`answered(o)\`: the lease members whose answers are among the outbox's latest frames. A lease put back (found
+ * missing after Redis lost it, or with a session put back) for a call answered meanwhile would lapse into a second,
+ * "instance lost" answer: PUSH removes the lease and the hash's field, so only the outbox shows the answer.
+ */
+const ANSWERED_FN = `
+local function answered(o)
+  local found = {}
+  for _, e in ipairs(redis.call('XREVRANGE', o, '+', '-', 'COUNT', ${ANSWER_SCAN})) do
+    if e[2][3] == 'e' then found[e[2][4]] = true end
+  end
+  return found
+end
+`;
 
 /** `now`: Redis's clock in ms. */
 const NOW = `local t = redis.call('TIME')
@@ -290,16 +305,19 @@ return redis.call('HINCRBY', KEYS[1], 'k', ARGV[1])
 `);
 
 /**
- * A call started for the session (count "1": it counts as running) or its lease was found missing ("0"): its
- * lease and what its lost answer needs. KEYS: hash, leases. ARGV: member, answer JSON, lease ms, count.
- * → 1 leased; 0 another instance answered it already (lapsed lease); -1 the session is gone or closed.
+ * A call started for the session ("1": it counts as running), its lease was found missing ("0"), or it takes its
+ * first lease late ("2": counts; Redis was down when it started): its lease and what its lost answer needs.
+ * KEYS: hash, leases, outbox. ARGV: member, answer JSON, lease ms, "1" | "0" | "2".
+ * → 1 leased; 0 another instance answered it already (lapsed lease); 2 its own answer is in the outbox already
+ * (pushed while the renewal that found the lease missing was on its way); -1 the session is gone or closed.
  */
-export const LEASE_CALL = new Script(`${NOW}
+export const LEASE_CALL = new Script(`${NOW}${ANSWERED_FN}
 local st = redis.call('HGET', KEYS[1], 'st')
 if (not st) or st == 'closed' then return -1 end
 local f = redis.call('HGET', KEYS[1], ARGV[1])
 if f == 'x' then return 0 end
-if ARGV[4] == '1' and not f then redis.call('HINCRBY', KEYS[1], 'k', 1) end
+if ARGV[4] ~= '1' and not f and answered(KEYS[3])[ARGV[1]] then return 2 end
+if ARGV[4] ~= '0' and not f then redis.call('HINCRBY', KEYS[1], 'k', 1) end
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
 redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), ARGV[1])
 return 1
@@ -330,12 +348,12 @@ return 1
  * a client's Last-Event-ID stays valid), the stream this instance holds, the calls running here (count and
  * leases). The instance that re-creates it adds `notice` as its first frame (answers queued in Redis were lost
  * with it); another one raises the frame ids to its floor, fills in a binding or handshake left empty, and adds
- * what it holds.
+ * what it holds. A call whose answer is in the outbox already (pushed since Redis came back) gets no lease back.
  * KEYS: hash, outbox, all, owner zset, leases. ARGV: now, idle ms, p, b, q, a, c, h, hs, st, first frame id,
  * nonce of the stream held here (""), notice JSON, lease ms, then per call: member, answer JSON.
  * → 1 re-created, 0 it was there.
  */
-export const RESTORE_SESSION = new Script(`
+export const RESTORE_SESSION = new Script(`${ANSWERED_FN}
 local now, idle, floor = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[11])
 local created = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then
@@ -358,9 +376,11 @@ end
 if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 's') == '' then redis.call('HSET', KEYS[1], 's', ARGV[12]) end
 local t = redis.call('TIME')
 local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local done = {}
+if #ARGV >= 15 and created == 0 then done = answered(KEYS[2]) end
 for i = 15, #ARGV, 2 do
   local f = redis.call('HGET', KEYS[1], ARGV[i])
-  if f ~= 'x' then
+  if f ~= 'x' and (f or not done[ARGV[i]]) then
     if not f then redis.call('HINCRBY', KEYS[1], 'k', 1) end
     redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
     redis.call('ZADD', KEYS[5], ms + tonumber(ARGV[14]), ARGV[i])
@@ -389,16 +409,13 @@ return 1
  * put back already is left alone. KEYS: hash, outbox, leases. ARGV: lease ms, then per call: member, answer JSON.
  * → how many were put back; -1 when the session is not there (yet).
  */
-export const PUT_BACK_CALLS = new Script(`${NOW}
+export const PUT_BACK_CALLS = new Script(`${NOW}${ANSWERED_FN}
 local st = redis.call('HGET', KEYS[1], 'st')
 if (not st) or st == 'closed' then return -1 end
-local answered = {}
-for _, e in ipairs(redis.call('XRANGE', KEYS[2], '-', '+', 'COUNT', ${PUT_BACK_SCAN})) do
-  if e[2][3] == 'e' then answered[e[2][4]] = true end
-end
+local done = answered(KEYS[2])
 local put = 0
 for i = 2, #ARGV, 2 do
-  if not answered[ARGV[i]] and not redis.call('HGET', KEYS[1], ARGV[i]) then
+  if not done[ARGV[i]] and not redis.call('HGET', KEYS[1], ARGV[i]) then
     redis.call('HINCRBY', KEYS[1], 'k', 1)
     redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1])
     redis.call('ZADD', KEYS[3], now + tonumber(ARGV[1]), ARGV[i])

@@ -10,13 +10,14 @@
  * control channel stops its calls on every instance). A call holds a lease
  * (leases.ts) until its answer is in the outbox: when the instance running it
  * dies, another writes a failed answer for it there, once.
- * Keys and scripts: transport-scripts.ts.
+ * Keys and scripts: transport-scripts.ts; a session as one instance handles it:
+ * transport-session-handle.ts, its outbox transport-outbox.ts; a stream held
+ * here: transport-holder.ts; a call's lease: transport-call-lease.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { GatewayError, errorMessage, type Call, type Logger, type StopReason } from '../../engine/index.js';
 import {
   DEFAULT_MEMORY,
-  Inbox,
   SessionBinding,
   TransportRefusal,
   dispatch,
@@ -25,16 +26,18 @@ import {
   type A2eHttpTransportOptions,
   type A2eTransport,
   type DispatchDeps,
-  type DispatchSession,
   type FrameSink,
   type Presenter,
   type SavedBinding,
-  type SessionState,
 } from '../../transport/a2e-http/index.js';
 import type { RedisClient, RedisConnection } from './connection.js';
 import type { DataLoss } from './data-loss.js';
 import { lostResponse, type Leases } from './leases.js';
-import { StreamReader, type StreamEntry, type StreamSubscription } from './stream-reader.js';
+import { StreamReader, type StreamEntry } from './stream-reader.js';
+import { LEASE_PREFIX, callInfo, leaseOf, sessionOf } from './transport-call-lease.js';
+import { RecentIds, type Holder } from './transport-holder.js';
+import { parseRecord, type SessionRecord } from './transport-record.js';
+import { RedisSessionHandle, type HandleStore } from './transport-session-handle.js';
 import {
   ANSWER_LOST,
   ATTACH,
@@ -53,72 +56,10 @@ import {
 } from './transport-scripts.js';
 
 const SESSION_ID = /^[0-9a-f]{32}$/;
-/** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
-const ROOM_POLL_MS = 50;
-
-/** A session's hash, as read: its binding, and the session's own state. */
-interface SessionRecord extends SavedBinding {
-  handshakeId: string;
-  state: SessionState;
-  version: number;
-  /** Frames not yet written to a stream. */
-  pending: number;
-  /** Id of the next frame. */
-  next: number;
-  bytes: number;
-  /** Nonce of the stream holding it ("" none). */
-  holder: string;
-}
-
-function parseRecord(flat: string[]): SessionRecord {
-  const f: Record<string, string> = {};
-  for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!;
-  const b = f.b;
-  return {
-    principal: f.p ? f.p.slice(1) : null,
-    boundBy: b === 'bearer' || b === 'handshake' ? b : undefined,
-    quotaKey: f.q ?? '',
-    address: f.a ?? '',
-    createdAt: Number(f.c),
-    handshook: f.h === '1',
-    handshakeId: f.hs ?? '',
-    state: (f.st ?? 'closed') as SessionState,
-    version: Number(f.v ?? 0),
-    pending: Number(f.n) - 1 - Number(f.w),
-    next: Number(f.n ?? 0),
-    bytes: Number(f.by ?? 0),
-    holder: f.s ?? '',
-  };
-}
-
-/** A stream of a session held by this instance. */
-interface Holder {
-  sid: string;
-  nonce: string;
-  sink: FrameSink;
-  reading: StreamSubscription | undefined;
-  ended: boolean;
-  /** WRITTEN updates, in order. */
-  writes: Promise<unknown>;
-  /** What this instance knows of the session, to put it back if Redis loses it. */
-  binding: SessionBinding;
-  handshakeId: string;
-  /** Id of the last frame written to the stream (or seen by the client before it attached). */
-  last: number;
-  /** Message ids of the frames written last: an answer pushed again after Redis lost it with its reply is not written twice. */
-  recent: RecentIds;
-  /**
-   * Calls whose events this stream carried and whose answers it has not yet (lease member → its info): if Redis
-   * loses their leases and their instance dies too, the leases this instance puts back lapse into their answers.
-   */
-  running: Map<string, string>;
-  /** Of those, the ones this instance put back: their lease goes if their answer turns up after all. */
-  putBack: Set<string>;
-}
 
 /** Unanswered calls a stream remembers at most (the oldest are forgotten first). */
 const RUNNING_KEPT = 1024;
-/** Sessions served lately that an instance remembers at most (the oldest are forgotten first). */
+/** Sessions served lately or heard of that an instance remembers at most (the oldest are forgotten first). */
 const SERVED_KEPT = 4096;
 /** Calls announced running on other instances that an instance remembers at most (the oldest are forgotten first). */
 const ELSEWHERE_KEPT = 8192;
@@ -128,13 +69,16 @@ const PUT_BACK_WAIT_MS = 250;
 const LEARN_FRAMES = 2048;
 
 /**
- * The control channel: a stream taken over, a session closed, and a call accepted (`run`: its lease member and
+ * The control channel: a session opened or its binding and handshake changed (every instance knows it, to put it
+ * back if Redis loses it together with the instances serving it), a stream taken over, a session closed, and a call accepted (`run`: its lease member and
  * what its lost answer needs) or answered (`end`) on some instance, so the others can put its lease back if Redis
  * loses it together with that instance.
  */
 type ControlMessage =
   | { t: 'attach'; sid: string; nonce: string }
   | { t: 'close'; sid: string; reason: StopReason }
+  | { t: 'open'; sid: string; b: SavedBinding }
+  | { t: 'bound'; sid: string; f: string[] }
   | { t: 'run'; m: string; i: string }
   | { t: 'end'; m: string };
 
@@ -144,14 +88,19 @@ export interface SharedStoreParts {
   dataLoss: DataLoss;
 }
 
-/** Prefix of the lease members of the transport's calls: "a2e:<session id>:<call id>". */
-const LEASE_PREFIX = 'a2e:';
 /** At most how long POST /send waits for the call a message starts to hold its lease, ms. */
 const ACCEPT_WAIT_MS = 1000;
 /** How often a request that finds its session missing after Redis lost its data looks again, ms. */
 const RESTORE_POLL_MS = 100;
 
-export class RedisA2eTransport implements A2eTransport {
+/** A call running here that holds a lease; `late`: its first lease could not be written (Redis was down), it is still to take. */
+interface Leased {
+  handle: RedisSessionHandle;
+  call: Call;
+  late: boolean;
+}
+
+export class RedisA2eTransport implements A2eTransport, HandleStore {
   /** Sessions this instance is handling messages or running calls of. */
   private readonly handles = new Map<string, RedisSessionHandle>();
   /** Streams this instance holds, by session id. */
@@ -172,15 +121,16 @@ export class RedisA2eTransport implements A2eTransport {
   private readonly pusher = `pb:${randomBytes(8).toString('hex')}`;
   private batches = 0;
   /** Calls running here that hold a lease, by lease member. */
-  private readonly leased = new Map<string, { handle: RedisSessionHandle; call: Call }>();
+  private readonly leased = new Map<string, Leased>();
   /**
    * Calls running on other instances, as announced on the control channel (lease member → what its lost answer
    * needs), until their answer: if Redis loses their leases while their instance dies, this one puts them back.
    */
   private readonly elsewhere = new Map<string, string>();
   /**
-   * Sessions this instance served lately (a message, a stream), as it last read them: if Redis loses one while
-   * no instance holds its stream or runs its calls, this one puts it back (its client would find it gone).
+   * Sessions this instance served lately (a message, a stream), heard open, or read at its start, as it last knew
+   * them: if Redis loses one while no instance holds its stream or runs its calls, this one puts it back (its
+   * client would find it gone).
    */
   private readonly served = new Map<
     string,
@@ -288,6 +238,12 @@ export class RedisA2eTransport implements A2eTransport {
       );
     }
     this.logger.debug({ session_ref: binding.ref }, 'A2E transport session opened');
+    const { principal, boundBy, quotaKey, address, createdAt } = binding;
+    void this.publish({
+      t: 'open',
+      sid: id,
+      b: { principal, boundBy, quotaKey, address, createdAt, handshook: false },
+    });
     return id;
   }
 
@@ -329,9 +285,7 @@ export class RedisA2eTransport implements A2eTransport {
       throw unknown();
     }
     const binding = SessionBinding.restore(id, rec);
-    this.served.delete(id);
-    if (this.served.size >= SERVED_KEPT) this.served.delete(this.served.keys().next().value!);
-    this.served.set(id, { binding, handshakeId: rec.handshakeId, next: rec.next, at: Date.now() });
+    this.remember(id, binding, rec.handshakeId, rec.next, Date.now());
     const refusal = binding.check(by);
     if (refusal) throw new TransportRefusal(refusal.kind, refusal.message);
     if (!rec.handshook && now - rec.createdAt > this.handshakeMs) {
@@ -603,10 +557,91 @@ export class RedisA2eTransport implements A2eTransport {
         if (this.closed) return void (await this.redis.release(client));
         await client.subscribe(this.channel, (text) => this.onControl(text));
         this.control = client;
+        void this.learnSessions();
       } catch {
         await new Promise((r) => setTimeout(r, 1000)); // Redis down at start: the sweep covers what is missed
       }
     }
+  }
+
+  /**
+   * A session this instance may have to put back if Redis loses it (it served it, or heard of it): as it last
+   * knew it, `at` its last activity then. Bounded: the oldest are forgotten first.
+   */
+  private remember(sid: string, binding: SessionBinding, handshakeId: string, next: number, at: number): void {
+    this.served.delete(sid);
+    if (this.served.size >= SERVED_KEPT) this.served.delete(this.served.keys().next().value!);
+    this.served.set(sid, { binding, handshakeId, next, at });
+  }
+
+  /**
+   * Once, at start: the open sessions (the latest SERVED_KEPT) and their calls running, so an instance started
+   * after a session opened or a call began can put them back too if Redis loses them together with every instance
+   * that served them. Best effort.
+   */
+  private async learnSessions(): Promise<void> {
+    try {
+      const c = this.redis.client;
+      const flat = (await c.sendCommand([
+        'ZRANGE',
+        this.allKey,
+        '+inf',
+        '-inf',
+        'BYSCORE',
+        'REV',
+        'LIMIT',
+        '0',
+        String(SERVED_KEPT),
+      ])) as string[];
+      const ids: string[] = [];
+      for (let i = flat.length - 1; i >= 0; i--) ids.push(flat[i]!);
+      const now = Date.now();
+      const recs = await Promise.all(
+        ids.map((sid) =>
+          USE.run<string[] | null>(
+            c,
+            [this.hashKey(sid), this.outboxKey(sid), this.allKey],
+            [now, this.idleMs, this.handshakeMs, 0, this.ownerPrefix, sid],
+          ),
+        ),
+      );
+      const live = ids.flatMap((sid, i) => {
+        const flat = recs[i];
+        const rec = flat ? parseRecord(flat) : undefined;
+        if (!flat || !rec || rec.state === 'closing' || rec.state === 'closed') return [];
+        // Its calls running on other instances (a field per lease): as if this instance had heard them accepted.
+        for (let j = 0; j + 1 < flat.length; j += 2)
+          if (flat[j]!.startsWith(LEASE_PREFIX) && flat[j + 1] !== 'x') this.heardRunning(flat[j]!, flat[j + 1]!);
+        return [{ sid, rec }];
+      });
+      // Its life counts from its last activity (the owner index's score): a session idle longer than it lives stays gone.
+      const active = await Promise.all(
+        live.map(({ sid, rec }) => c.sendCommand<string | null>(['ZSCORE', this.ownerPrefix + rec.quotaKey, sid])),
+      );
+      live.forEach(({ sid, rec }, i) => {
+        if (this.served.has(sid)) return;
+        this.remember(
+          sid,
+          SessionBinding.restore(sid, rec),
+          rec.handshakeId,
+          rec.next,
+          Number(active[i] ?? Date.now()),
+        );
+      });
+    } catch (err) {
+      // Redis down at start: this instance learns sessions as it serves them, or hears them open
+      this.logger.debug(
+        { err: String((err as Error)?.message ?? err) },
+        'reading the open A2E transport sessions failed',
+      );
+    }
+  }
+
+  /** A call running on another instance (`info`: what its lost answer needs), remembered until its answer (bounded). */
+  private heardRunning(member: string, info: string): void {
+    if (this.leased.has(member) || this.elsewhere.has(member)) return;
+    if (this.elsewhere.size >= ELSEWHERE_KEPT) this.elsewhere.delete(this.elsewhere.keys().next().value!);
+    this.elsewhere.set(member, info);
   }
 
   private onControl(text: string): void {
@@ -616,10 +651,25 @@ export class RedisA2eTransport implements A2eTransport {
     } catch {
       return;
     }
-    if (m.t === 'run') {
-      if (this.leased.has(m.m) || this.elsewhere.has(m.m)) return;
-      if (this.elsewhere.size >= ELSEWHERE_KEPT) this.elsewhere.delete(this.elsewhere.keys().next().value!);
-      this.elsewhere.set(m.m, m.i);
+    if (m.t === 'open') {
+      if (!this.served.has(m.sid)) this.remember(m.sid, SessionBinding.restore(m.sid, m.b), '', 0, Date.now());
+    } else if (m.t === 'bound') {
+      const known = this.served.get(m.sid);
+      if (!known) return;
+      const f: Record<string, string> = {};
+      for (let i = 0; i + 1 < m.f.length; i += 2) f[m.f[i]!] = m.f[i + 1]!;
+      const { quotaKey, address, createdAt } = known.binding;
+      known.binding = SessionBinding.restore(m.sid, {
+        principal: f.p ? f.p.slice(1) : null,
+        boundBy: f.b === 'bearer' || f.b === 'handshake' ? f.b : undefined,
+        quotaKey,
+        address,
+        createdAt,
+        handshook: f.h === '1',
+      });
+      known.handshakeId = f.hs || known.handshakeId;
+    } else if (m.t === 'run') {
+      this.heardRunning(m.m, m.i);
     } else if (m.t === 'end') {
       this.elsewhere.delete(m.m);
     } else if (m.t === 'attach') {
@@ -722,13 +772,20 @@ export class RedisA2eTransport implements A2eTransport {
     frames: string[],
     batch: number,
   ): Promise<[number, number, number?, number?]> {
-    return this.redis.run('queueing an A2E transport answer', (c) =>
+    const pushed = this.redis.run('queueing an A2E transport answer', (c) =>
       PUSH.run<[number, number, number?, number?]>(
         c,
         [this.hashKey(sid), this.outboxKey(sid), this.leases.key],
         [this.pusher, batch, fields.length, ...fields, ...frames],
       ),
     );
+    // Its binding or handshake changed: every instance that may put the session back learns it.
+    if (fields.length)
+      pushed.then(
+        ([pending]) => pending >= 0 && void this.publish({ t: 'bound', sid, f: fields }),
+        () => undefined,
+      );
+    return pushed;
   }
 
   /** The number of the next batch of frames this instance pushes (into any session). */
@@ -863,7 +920,12 @@ export class RedisA2eTransport implements A2eTransport {
         { session_ref: binding.ref },
         'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)',
       );
-    for (let i = 0; i < calls.length; i += 2) if (this.leased.has(calls[i]!)) this.leases.hold(calls[i]!);
+    for (let i = 0; i < calls.length; i += 2) {
+      const entry = this.leased.get(calls[i]!);
+      if (!entry) continue;
+      entry.late = false; // put back with the session (counted there)
+      this.leases.hold(calls[i]!);
+    }
     // Calls announced running elsewhere (they need not have sent an event through any stream): put back unless
     // answered meanwhile (their live owner may have pushed the answer already; PUT_BACK_CALLS looks in the outbox).
     const announced: string[] = [];
@@ -889,34 +951,34 @@ export class RedisA2eTransport implements A2eTransport {
     return true;
   }
 
-  /** The lease member of a call of a session. */
-  leaseOf(sid: string, call: Call): string {
-    return `${LEASE_PREFIX}${sid}:${call.id}`;
-  }
-
   /** A call started here for a session: it counts as running there, and holds a lease until its answer is written. */
   callStarted(h: RedisSessionHandle, call: Call): void {
-    const member = this.leaseOf(h.id, call);
-    this.leased.set(member, { handle: h, call });
-    h.leasing = this.leaseCall(member, call, true).then(
+    const member = leaseOf(h.id, call);
+    const entry: Leased = { handle: h, call, late: false };
+    this.leased.set(member, entry);
+    h.leasing = this.leaseCall(member, call, 'start').then(
       async (outcome) => {
         if (outcome !== 1 || !this.leased.has(member)) return;
         this.leases.hold(member);
         // Accepted (the 202 waits for this): every instance knows of it now, not only Redis and this one.
         await this.publish({ t: 'run', m: member, i: callInfo(call) });
       },
-      (err: unknown) =>
-        // Redis down: the call runs without a lease (if this instance dies too, nobody answers it); its answer is still written.
+      (err: unknown) => {
+        // Redis went down as the call was accepted: it runs, and takes its lease once Redis is back (the renewal
+        // finds it missing: leaseMissing), so that from then on its watchers hear of it if this instance dies.
+        entry.late = true;
+        this.leases.hold(member);
         this.logger.warn(
           { err: String((err as Error)?.message ?? err), call_id: call.id },
-          'A2E transport call could not take its lease in Redis',
-        ),
+          'A2E transport call could not take its lease in Redis; it takes it once Redis is back',
+        );
+      },
     );
   }
 
   /** The call ended here (its answer is queued, or it could not be forwarded): its lease ends with the flush that carries its answer. */
   callEnded(h: RedisSessionHandle, call: Call): void {
-    const member = this.leaseOf(h.id, call);
+    const member = leaseOf(h.id, call);
     this.leased.delete(member);
     CALLS.run(this.redis.client, [this.hashKey(h.id)], [-1]).catch(() => undefined);
     // Not carried by any answer (its forwarding failed): let the lease lapse, so its watchers hear of it.
@@ -931,13 +993,14 @@ export class RedisA2eTransport implements A2eTransport {
     void this.publish({ t: 'end', m: member });
   }
 
-  private leaseCall(member: string, call: Call, counts: boolean): Promise<number> {
+  /** LEASE_CALL: `start` a call starting here, `missing` its lease found missing, `late` its first lease taken late. */
+  private leaseCall(member: string, call: Call, why: 'start' | 'missing' | 'late'): Promise<number> {
     const sid = sessionOf(member);
     const info = callInfo(call);
     return LEASE_CALL.run<number>(
       this.redis.client,
-      [this.hashKey(sid), this.leases.key],
-      [member, info, this.leases.ms, counts ? 1 : 0],
+      [this.hashKey(sid), this.leases.key, this.outboxKey(sid)],
+      [member, info, this.leases.ms, why === 'start' ? 1 : why === 'late' ? 2 : 0],
     ).then(Number);
   }
 
@@ -945,7 +1008,14 @@ export class RedisA2eTransport implements A2eTransport {
   private async leaseMissing(member: string): Promise<void> {
     const entry = this.leased.get(member);
     if (!entry) return this.leases.release(member);
-    const outcome = await this.leaseCall(member, entry.call, false);
+    const late = entry.late;
+    const outcome = await this.leaseCall(member, entry.call, late ? 'late' : 'missing');
+    if (outcome === 2) return this.leases.release(member); // answered meanwhile: nothing left to lease
+    if (outcome === 1 && late && this.leased.get(member) === entry) {
+      entry.late = false;
+      this.logger.info({ call_id: entry.call.id }, 'A2E transport call took its lease now that Redis is back');
+      await this.publish({ t: 'run', m: member, i: callInfo(entry.call) });
+    }
     if (outcome === 0) {
       this.logger.warn(
         { call_id: entry.call.id },
@@ -997,303 +1067,5 @@ export class RedisA2eTransport implements A2eTransport {
 
   get log(): Logger {
     return this.logger;
-  }
-}
-
-/** What the lease of a transport call keeps of it, to answer it if its instance is lost. */
-/** The session of a transport call's lease member ("a2e:<session id>:<call id>"). */
-function sessionOf(member: string): string {
-  return member.slice(LEASE_PREFIX.length, member.lastIndexOf(':'));
-}
-
-export function callInfo(call: Call): string {
-  return JSON.stringify({ r: call.requestId, t: call.toolName, c: call.createdAt });
-}
-
-/**
- * A session as this instance handles it: its messages, one at a time, in
- * arrival order; its calls running here; an outbox writing to Redis. Its
- * binding and handshake are written along with the answers they produce.
- */
-class RedisSessionHandle implements DispatchSession {
-  binding: SessionBinding;
-  handshakeId: string | undefined;
-  state: SessionState;
-  version: number;
-  readonly calls: Map<Call, Promise<void>>;
-  readonly outbox: RedisOutbox;
-  readonly inbox = new Inbox();
-  /** The lease of the call started last, on its way to Redis. */
-  leasing: Promise<unknown> | undefined;
-  /** The fields as Redis has them (what is written when they change). */
-  private saved: string;
-
-  constructor(
-    readonly id: string,
-    binding: SessionBinding,
-    rec: SessionRecord,
-    private readonly transport: RedisA2eTransport,
-  ) {
-    this.binding = binding;
-    this.handshakeId = rec.handshakeId || undefined;
-    this.state = rec.state;
-    this.version = rec.version;
-    this.saved = this.fields().join('\n');
-    this.calls = new CountedCalls(
-      (call) => transport.callStarted(this, call),
-      (call) => transport.callEnded(this, call),
-    );
-    this.outbox = new RedisOutbox(this, transport);
-  }
-
-  /** What another instance changed. */
-  apply(binding: SessionBinding, rec: SessionRecord): void {
-    this.binding = binding;
-    this.handshakeId = rec.handshakeId || undefined;
-    if (this.state === 'open') this.state = rec.state;
-    this.version = rec.version;
-    this.saved = this.fields().join('\n');
-  }
-
-  /** The fields to write with the next frames: none when unchanged. */
-  changedFields(): string[] {
-    const fields = this.fields();
-    const text = fields.join('\n');
-    if (text === this.saved) return [];
-    this.saved = text;
-    return fields;
-  }
-
-  /** Writing the fields failed: send them again with the next frames. */
-  forgetSaved(): void {
-    this.saved = '';
-  }
-
-  private fields(): string[] {
-    const b = this.binding;
-    // Past open, a session only drains (closed is written by CLOSE, never by a push).
-    const st = this.state === 'open' ? 'open' : 'draining';
-    return [
-      'p',
-      b.principal === null ? '' : `=${b.principal}`,
-      'b',
-      b.boundBy ?? '',
-      'h',
-      b.handshook ? '1' : '0',
-      'hs',
-      this.handshakeId ?? '',
-      'st',
-      st,
-    ];
-  }
-
-  /** Stop the calls running here; their responses are still queued. */
-  async stop(reason: StopReason): Promise<void> {
-    if (this.state === 'closing' || this.state === 'closed') return;
-    this.state = 'closing';
-    for (const call of this.calls.keys()) call.stop(reason);
-    await Promise.allSettled(this.calls.values());
-    await this.outbox.settled();
-    this.state = 'closed';
-  }
-}
-
-/** Tells the store of the calls running on a session (their count spares it quota eviction; each holds a lease). */
-class CountedCalls extends Map<Call, Promise<void>> {
-  constructor(
-    private readonly started: (call: Call) => void,
-    private readonly ended: (call: Call) => void,
-  ) {
-    super();
-  }
-  override set(call: Call, forwarding: Promise<void>): this {
-    const added = !this.has(call);
-    super.set(call, forwarding);
-    if (added) this.started(call);
-    return this;
-  }
-  override delete(call: Call): boolean {
-    const removed = super.delete(call);
-    if (removed) this.ended(call);
-    return removed;
-  }
-}
-
-/**
- * Answers into the session's Redis outbox, in order: pushes made while one
- * is on its way go together in the next. While Redis is down they are kept
- * and retried (for session_idle_s), so no answer is dropped by a blip.
- */
-class RedisOutbox {
-  /** Per frame: the lease member its answer ends ("" none), then its JSON. */
-  private queue: string[] = [];
-  /** Lease members whose answers are queued or on their way. */
-  private readonly answers = new Set<string>();
-  private queuedBytes = 0;
-  private flushing: Promise<void> | undefined;
-  /** As Redis last said: frames not yet written to a stream, and bytes kept. */
-  private pending = 0;
-  /** Id of the last frame this instance pushed (-1 none): where frame ids go on if Redis loses the session. */
-  lastPushed = -1;
-  bytes = 0;
-  readonly taken = { wait: () => this.waitForRoom() };
-
-  constructor(
-    private readonly session: RedisSessionHandle,
-    private readonly transport: RedisA2eTransport,
-  ) {}
-
-  get size(): number {
-    return this.pending + (this.queue.length >> 1);
-  }
-
-  /** An answer ending `member`'s lease is queued or on its way. */
-  carries(member: string): boolean {
-    return this.answers.has(member);
-  }
-
-  get full(): boolean {
-    return this.bytes + this.queuedBytes >= this.transport.sessionByteBudget;
-  }
-
-  /** Frames on their way to Redis. */
-  get busy(): boolean {
-    return this.flushing !== undefined;
-  }
-
-  known(pending: number, bytes: number): void {
-    if (this.busy) return;
-    this.pending = pending;
-    this.bytes = bytes;
-  }
-
-  push(...json: string[]): void {
-    for (const j of json) {
-      this.queuedBytes += Buffer.byteLength(j) + FRAME_OVERHEAD;
-      this.queue.push('', j);
-    }
-    this.flushing ??= this.flush();
-  }
-
-  /** A call's event, marked with the call (see PUSH). */
-  event(call: Call, json: string): void {
-    this.queuedBytes += Buffer.byteLength(json) + FRAME_OVERHEAD;
-    this.queue.push(`+${this.transport.leaseOf(this.session.id, call)} ${callInfo(call)}`, json);
-    this.flushing ??= this.flush();
-  }
-
-  /** A call's final answer: written together with the end of its lease (dropped if another instance answered it already). */
-  answer(call: Call, json: string): void {
-    const member = this.transport.leaseOf(this.session.id, call);
-    this.answers.add(member);
-    this.queuedBytes += Buffer.byteLength(json) + FRAME_OVERHEAD;
-    this.queue.push(member, json);
-    this.flushing ??= this.flush();
-  }
-
-  /** The frames were written (or dropped): the leases their answers end are over. */
-  private done(frames: string[]): void {
-    for (let i = 0; i < frames.length; i += 2) {
-      this.queuedBytes -= Buffer.byteLength(frames[i + 1]!) + FRAME_OVERHEAD;
-      const member = frames[i]!;
-      if (member && !member.startsWith('+')) {
-        this.answers.delete(member);
-        this.transport.leaseEnded(member);
-      }
-    }
-  }
-
-  settled(): Promise<void> {
-    return this.flushing ?? Promise.resolve();
-  }
-
-  private async flush(): Promise<void> {
-    let restored = false;
-    while (this.queue.length) {
-      const frames = this.queue;
-      this.queue = [];
-      const fields = this.session.changedFields();
-      // One number per batch, sent again with it on a retry: a batch Redis wrote before its reply was lost is not written twice.
-      const batch = this.transport.nextBatch();
-      let failingSince: number | undefined;
-      for (;;) {
-        try {
-          const [pending, bytes, version, last] = await this.transport.pushFrames(
-            this.session.id,
-            fields,
-            frames,
-            batch,
-          );
-          if (pending < 0 && !restored && (await this.transport.sessionLost(this.session.id))) {
-            restored = true; // once until a push succeeds: a session closed meanwhile stays closed
-            continue;
-          }
-          this.done(frames);
-          if (pending >= 0) {
-            restored = false;
-            if (last !== undefined) this.lastPushed = Math.max(this.lastPushed, last);
-            this.pending = pending;
-            this.bytes = bytes;
-            if (version !== undefined) this.session.version = version;
-          }
-          break;
-        } catch (err) {
-          failingSince ??= Date.now();
-          if (Date.now() - failingSince > this.transport.retryForMs) {
-            this.transport.log.error(
-              { err, dropped: (frames.length + this.queue.length) >> 1 },
-              'A2E transport answers could not be stored in Redis; dropped them',
-            );
-            this.done([...frames, ...this.queue]);
-            if (fields.length) this.session.forgetSaved();
-            this.queue = [];
-            this.queuedBytes = 0;
-            this.flushing = undefined;
-            return;
-          }
-          await new Promise((r) => setTimeout(r, 250));
-        }
-      }
-    }
-    this.flushing = undefined;
-  }
-
-  /** A forwarder waits for the stream to take frames: look again shortly (only while the outbox is full). */
-  private async waitForRoom(): Promise<void> {
-    await new Promise((r) => setTimeout(r, ROOM_POLL_MS));
-    if (this.busy) return this.settled();
-    const state = await this.transport.outboxState(this.session.id).catch(() => undefined);
-    if (state) this.known(state.pending, state.bytes);
-  }
-}
-
-/**
- * The message ids of the last frames a stream wrote. A frame is pushed again when its push's reply was lost
- * (Redis restarting under it): after a restart without persistence it gets a new frame id, and only its
- * message id (every A2E message has a unique one, first after its type) shows it was written already.
- */
-class RecentIds {
-  private static readonly SIZE = 256;
-  private readonly ring: string[] = [];
-  private readonly set = new Set<string>();
-  private at = 0;
-
-  /** True when `frame`'s message id was written already; else remember it. */
-  seen(frame: string): boolean {
-    // {"type":"…","id":"…", as every message is written; anything else is not deduplicated.
-    if (!frame.startsWith('{"type":"')) return false;
-    const typeEnd = frame.indexOf('"', 9);
-    if (!frame.startsWith(',"id":"', typeEnd + 1)) return false;
-    const start = typeEnd + 8;
-    const id = frame.slice(start, frame.indexOf('"', start));
-    if (this.set.has(id)) return true;
-    if (this.ring.length < RecentIds.SIZE) this.ring.push(id);
-    else {
-      this.set.delete(this.ring[this.at]!);
-      this.ring[this.at] = id;
-      this.at = (this.at + 1) % RecentIds.SIZE;
-    }
-    this.set.add(id);
-    return false;
   }
 }

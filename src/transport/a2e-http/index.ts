@@ -16,3 +16,4 @@ export type { A2eTransport, A2eTransportFactory } from './seam.js';
 export { SessionBinding, type Presenter, type SavedBinding } from './binding.js';
 export { dispatch, type DispatchDeps } from './dispatch.js';
 export type { DispatchSession, SessionState } from './session.js';
+export type { SessionOutbox } from './outbox.js';

@@ -11,6 +11,7 @@
  */
 import type { ByteBudget } from '../../utils/byte-budget.js';
 import { sseFrame } from '../../engine/sse.js';
+import type { Call } from '../../engine/index.js';
 
 export interface OutboxLimits {
   /** Frames kept for resumption (`transport.resume_frames`). */
@@ -36,12 +37,30 @@ export class Signal {
   }
 }
 
+/**
+ * What message dispatch pushes a session's answers into and waits on for room, wherever the session lives: this
+ * process's memory (Outbox, below) or a shared store (src/store/redis/transport-outbox.ts).
+ */
+export interface SessionOutbox {
+  push(...json: string[]): void;
+  /** Push `call`'s final answer: with a shared store, written together with the end of the call's lease. */
+  answer(call: Call, json: string): void;
+  /** Push one of `call`'s events: with a shared store, marked with the call, so whoever streams it knows the call runs. */
+  event(call: Call, json: string): void;
+  /** Frames not yet written to a stream. */
+  readonly size: number;
+  /** At or over its byte budget. */
+  readonly full: boolean;
+  /** Resolves when a stream may have taken frames (room for more). */
+  readonly taken: { wait(): Promise<void> };
+}
+
 interface Frame {
   id: number;
   text: string;
 }
 
-export class Outbox {
+export class Outbox implements SessionOutbox {
   private pending: Frame[] = [];
   private written: Frame[] = [];
   private pendingBytes = 0;
@@ -72,12 +91,12 @@ export class Outbox {
   }
 
   /** A call's final answer (in memory, a frame like any other: nothing outlives this process here). */
-  answer(_call: unknown, json: string): void {
+  answer(_call: Call, json: string): void {
     this.push(json);
   }
 
   /** A call's event (in memory, a frame like any other). */
-  event(_call: unknown, json: string): void {
+  event(_call: Call, json: string): void {
     this.push(json);
   }
 

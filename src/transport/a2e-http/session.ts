@@ -4,7 +4,7 @@
  * Knows nothing of HTTP: a stream is any SSE sink (engine/sse.ts).
  */
 import type { Call, StopReason } from '../../engine/index.js';
-import { Outbox, Signal, type OutboxLimits } from './outbox.js';
+import { Outbox, Signal, type OutboxLimits, type SessionOutbox } from './outbox.js';
 import type { SessionBinding } from './binding.js';
 import type { SseSink } from '../../engine/sse.js';
 import { Inbox } from './inbox.js';
@@ -24,19 +24,7 @@ export interface DispatchSession {
   handshakeId: string | undefined;
   state: SessionState;
   readonly calls: Map<Call, Promise<void>>;
-  readonly outbox: {
-    push(...json: string[]): void;
-    /** Push `call`'s final answer: with a shared store, written together with the end of the call's lease. */
-    answer(call: Call, json: string): void;
-    /** Push one of `call`'s events: with a shared store, marked with the call, so whoever streams it knows the call runs. */
-    event(call: Call, json: string): void;
-    /** Frames not yet written to a stream. */
-    readonly size: number;
-    /** At or over its byte budget. */
-    readonly full: boolean;
-    /** Resolves when a stream may have taken frames (room for more). */
-    readonly taken: { wait(): Promise<void> };
-  };
+  readonly outbox: SessionOutbox;
 }
 
 export class TransportSession implements DispatchSession {
