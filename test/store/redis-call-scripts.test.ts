@@ -4,13 +4,12 @@
  * reply was lost is answered as written (not as another instance's failure),
  * while a call another instance failed still answers 0 to its owner.
  */
-import { createClient } from '@redis/client';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { APPEND, FAIL_LAPSED, REGISTER } from '../../src/store/redis/call-scripts.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { startRedis, type RedisClient, type RedisServer } from '../helpers/redis.js';
 
 let server: RedisServer;
-let redis: ReturnType<typeof createClient>;
+let redis: RedisClient;
 const ID = '0b1f2f95-551e-423a-9c8a-046a1936cf98';
 const HASH = `t:call:${ID}`;
 const STREAM = `t:call:${ID}:events`;
@@ -18,13 +17,9 @@ const LEASES = 't:calls:leases';
 
 beforeAll(async () => {
   server = await startRedis();
-  redis = createClient({ url: server.url });
-  await redis.connect();
+  redis = await server.client();
 });
-afterAll(async () => {
-  await redis?.close();
-  await server?.dispose();
-});
+afterAll(() => server?.dispose());
 beforeEach(() => redis.flushAll());
 
 const register = () =>

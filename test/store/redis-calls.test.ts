@@ -6,9 +6,9 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster, type Instance } from '../helpers/instances.js';
+import type { RedisClient } from '../helpers/redis.js';
 import { callBody, openSse, postJson } from '../helpers/server.js';
 
 const TOKEN = 'redis-calls-test-token-1';
@@ -20,7 +20,7 @@ const MAX_EVENTS = 50;
 let cluster: Cluster;
 let a: Instance;
 let b: Instance;
-let redis: ReturnType<typeof createClient>;
+let redis: RedisClient;
 beforeAll(async () => {
   cluster = await startCluster({
     count: 3,
@@ -33,13 +33,9 @@ beforeAll(async () => {
     ].join('\n'),
   });
   [a, b] = cluster.instances as [Instance, Instance];
-  redis = createClient({ url: cluster.redis.url });
-  await redis.connect();
+  redis = await cluster.redis.client();
 }, 60_000);
-afterAll(async () => {
-  await redis?.close();
-  await cluster?.dispose();
-});
+afterAll(() => cluster?.dispose());
 
 /** Start a call resource on `on`; its URLs as served by `on` and, rewritten, by `other`. */
 async function start(on: Instance, tool: string, args: Record<string, unknown>) {

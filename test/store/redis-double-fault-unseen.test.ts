@@ -15,8 +15,16 @@
  * when it started, and puts it back if its owner does not.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { A2eTestClient } from '../helpers/a2e-client.js';
 import { startCluster, type Cluster, type Instance } from '../helpers/instances.js';
+import {
+  expectAnsweredOnce,
+  expectLostHold,
+  followUntilAnswered,
+  openSession,
+  readUntilSettled,
+  restartRedisEmpty,
+  sendHold,
+} from '../helpers/redis-faults.js';
 import { callBody, postJson } from '../helpers/server.js';
 
 const LEASE_S = 2;
@@ -38,61 +46,25 @@ afterAll(() => cluster?.dispose());
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 it('a transport call on A that sent no event, streamed by B: Redis restarted empty while A is SIGKILLed → B streams a failed tool/call/resp for it, once', async () => {
-  const client = await A2eTestClient.open(`${b.url}/a2e/v1`);
-  client.sendTo = `${a.url}/a2e/v1`; // the call runs on A
-  client.streamFrom = `${b.url}/a2e/v1`; // the session's stream is held by B
-  expect((await client.openStream()).status).toBe(200);
-  expect(
-    (await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' }))
-      .response,
-  ).toMatchObject({ ok: true });
+  const client = await openSession(b, a, 'double-fault'); // the call runs on A, the session's stream is held by B
   const id = 'unseen-across-a-double-fault';
-  const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
   // streaming: false: no event of it passes through B's stream before the fault.
-  expect(
-    (await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: false }))
-      .status,
-  ).toBe(202);
+  const { answered } = await sendHold(client, id, false);
   await sleep(300);
   expect(client.received.filter((m) => m.req_id === id)).toEqual([]);
 
-  await cluster.redis.kill();
-  await a.kill();
-  await sleep(300);
-  await cluster.redis.start();
+  await restartRedisEmpty(cluster.redis, a);
 
-  let done = false;
-  void answered.then(() => (done = true));
-  for (const until = Date.now() + 40_000; !done && Date.now() < until; ) {
-    await Promise.race([client.streamEnded(), answered, sleep(20_000)]);
-    if (done) break;
-    const res = await client.openStream({ lastEventId: client.lastEventId });
-    expect([200, 503]).toContain(res.status);
-    if (res.status !== 200) await sleep(200);
-  }
-  const response = await answered;
-  expect(response.data).toMatchObject({ success: false, error_code: 'tool_error', tool_name: 'hold' });
-  expect(response.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
-  await sleep(LEASE_S * 1000); // a second answer would come within a lease
-  expect(client.received.filter((m) => m.req_id === id && m.type === 'tool/call/resp')).toHaveLength(1);
+  await followUntilAnswered(client, answered);
+  expectLostHold((await answered).data);
+  await expectAnsweredOnce(client, id, LEASE_S);
   await client.dropStream();
 }, 90_000);
 
 it("a transport call on C, whose stream C holds too: Redis restarted empty while C is SIGKILLed → B (running another call of the session, told of the call when it was accepted) puts the session and the call's lease back: one failed tool/call/resp", async () => {
-  const client = await A2eTestClient.open(`${c.url}/a2e/v1`);
-  client.sendTo = `${c.url}/a2e/v1`;
-  client.streamFrom = `${c.url}/a2e/v1`;
-  expect((await client.openStream()).status).toBe(200);
-  expect(
-    (await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' }))
-      .response,
-  ).toMatchObject({ ok: true });
+  const client = await openSession(c, c, 'double-fault');
   const id = 'unseen-holder-and-owner';
-  const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
-  expect(
-    (await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: false }))
-      .status,
-  ).toBe(202);
+  const { answered } = await sendHold(client, id, false);
   // Another call of the session runs on B: B serves the session and puts it back.
   client.sendTo = `${b.url}/a2e/v1`;
   const other = 'unseen-other-call';
@@ -114,26 +86,13 @@ it("a transport call on C, whose stream C holds too: Redis restarted empty while
   ).toBe(202);
   await sleep(300);
 
-  await cluster.redis.kill();
-  await c.kill();
-  await sleep(300);
-  await cluster.redis.start();
+  await restartRedisEmpty(cluster.redis, c);
 
   client.streamFrom = `${b.url}/a2e/v1`;
-  let done = false;
-  void answered.then(() => (done = true));
-  for (const until = Date.now() + 40_000; !done && Date.now() < until; ) {
-    const res = await client.openStream({ lastEventId: client.lastEventId });
-    expect([200, 503]).toContain(res.status);
-    if (res.status !== 200) await sleep(200);
-    else await Promise.race([client.streamEnded(), answered, sleep(20_000)]);
-  }
-  const response = await answered;
-  expect(response.data).toMatchObject({ success: false, error_code: 'tool_error', tool_name: 'hold' });
-  expect(response.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
+  await followUntilAnswered(client, answered, { reopenFirst: true }); // C's stream went with C
+  expectLostHold((await answered).data);
   expect((await otherAnswered).data).toMatchObject({ success: true });
-  await sleep(LEASE_S * 1000); // a second answer would come within a lease
-  expect(client.received.filter((m) => m.req_id === id && m.type === 'tool/call/resp')).toHaveLength(1);
+  await expectAnsweredOnce(client, id, LEASE_S);
   await client.dropStream();
 }, 90_000);
 
@@ -143,23 +102,9 @@ it('a call resource running on D that no other instance read: Redis restarted em
   const onB = (res.json as { result_url: string }).result_url.replace(d.url, b.url);
   await sleep(300);
 
-  await cluster.redis.kill();
-  await d.kill();
-  await sleep(300);
-  await cluster.redis.start();
+  await restartRedisEmpty(cluster.redis, d);
 
-  const statuses = new Set<number>();
-  let body: any;
-  for (const until = Date.now() + 40_000; Date.now() < until; await sleep(200)) {
-    const r = await fetch(onB);
-    statuses.add(r.status);
-    body = await r.json();
-    if (r.status === 200 && body.state !== 'running') break;
-  }
-  expect([...statuses].filter((s) => s !== 200 && s !== 503)).toEqual([]);
-  expect(body).toMatchObject({
-    state: 'failed',
-    result: { data: { success: false, error_code: 'tool_error', tool_name: 'hold' } },
-  });
-  expect(body.result.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
+  const body = await readUntilSettled(onB);
+  expect(body.state).toBe('failed');
+  expectLostHold(body.result.data);
 }, 90_000);

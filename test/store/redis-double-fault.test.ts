@@ -10,8 +10,16 @@
  * the frames Redis keeps before that id.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { A2eTestClient } from '../helpers/a2e-client.js';
 import { startCluster, type Cluster, type Instance } from '../helpers/instances.js';
+import {
+  expectAnsweredOnce,
+  expectLostHold,
+  followUntilAnswered,
+  openSession,
+  readUntilSettled,
+  restartRedisEmpty,
+  sendHold,
+} from '../helpers/redis-faults.js';
 import { callBody, postJson } from '../helpers/server.js';
 
 const LEASE_S = 2;
@@ -26,64 +34,26 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => cluster?.dispose());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 it('a transport call running on A, streamed by B: Redis restarted empty while A is SIGKILLed → B streams a failed tool/call/resp for it, once', async () => {
-  const client = await A2eTestClient.open(`${b.url}/a2e/v1`);
-  client.sendTo = `${a.url}/a2e/v1`; // the call runs on A
-  client.streamFrom = `${b.url}/a2e/v1`; // its events pass through B
-  expect((await client.openStream()).status).toBe(200);
-  expect(
-    (await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' }))
-      .response,
-  ).toMatchObject({ ok: true });
+  const client = await openSession(b, a, 'double-fault'); // the call runs on A, its events pass through B
   const id = 'held-across-a-double-fault';
-  const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
-  expect(
-    (await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: true }))
-      .status,
-  ).toBe(202);
+  const { answered } = await sendHold(client, id, true);
   expect(
     (await client.waitFor((m) => m.req_id === id && m.type === 'tool/event', 20_000, 'the hold event')).data.pid,
   ).toBe(a.pid);
 
-  await cluster.redis.kill();
-  await a.kill();
-  await sleep(300);
-  await cluster.redis.start();
+  await restartRedisEmpty(cluster.redis, a);
 
-  let done = false;
-  void answered.then(() => (done = true));
-  for (const until = Date.now() + 40_000; !done && Date.now() < until; ) {
-    await Promise.race([client.streamEnded(), answered, sleep(20_000)]);
-    if (done) break;
-    const res = await client.openStream({ lastEventId: client.lastEventId });
-    expect([200, 503]).toContain(res.status);
-    if (res.status !== 200) await sleep(200);
-  }
-  const response = await answered;
-  expect(response.data).toMatchObject({ success: false, error_code: 'tool_error', tool_name: 'hold' });
-  expect(response.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
-  await sleep(LEASE_S * 1000); // a second answer would come within a lease
-  expect(client.received.filter((m) => m.req_id === id && m.type === 'tool/call/resp')).toHaveLength(1);
+  await followUntilAnswered(client, answered);
+  expectLostHold((await answered).data);
+  await expectAnsweredOnce(client, id, LEASE_S);
   await client.dropStream();
 }, 90_000);
 
 it("the same when the stream was resumed after the call's events: C runs it, B streams it from a Last-Event-ID past its events; Redis restarted empty while C is SIGKILLed → one failed answer", async () => {
-  const client = await A2eTestClient.open(`${b.url}/a2e/v1`);
-  client.sendTo = `${c.url}/a2e/v1`; // the call runs on C
-  client.streamFrom = `${b.url}/a2e/v1`; // its events pass through B
-  expect((await client.openStream()).status).toBe(200);
-  expect(
-    (await client.request({ type: 'handshake/req', agent_id: 'double-fault', agent_caps: ['tools'], auth_token: '' }))
-      .response,
-  ).toMatchObject({ ok: true });
+  const client = await openSession(b, c, 'double-fault'); // the call runs on C, its events pass through B
   const id = 'held-across-a-double-fault-resumed';
-  const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
-  expect(
-    (await client.send({ type: 'tool/call/req', id, tool_name: 'hold', arguments: { ms: 120_000 }, streaming: true }))
-      .status,
-  ).toBe(202);
+  const { answered } = await sendHold(client, id, true);
   expect(
     (await client.waitFor((m) => m.req_id === id && m.type === 'tool/event', 20_000, 'the hold event')).data.pid,
   ).toBe(c.pid);
@@ -92,25 +62,11 @@ it("the same when the stream was resumed after the call's events: C runs it, B s
   expect((await client.openStream({ lastEventId: client.lastEventId })).status).toBe(200);
   expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
 
-  await cluster.redis.kill();
-  await c.kill();
-  await sleep(300);
-  await cluster.redis.start();
+  await restartRedisEmpty(cluster.redis, c);
 
-  let done = false;
-  void answered.then(() => (done = true));
-  for (const until = Date.now() + 40_000; !done && Date.now() < until; ) {
-    await Promise.race([client.streamEnded(), answered, sleep(20_000)]);
-    if (done) break;
-    const res = await client.openStream({ lastEventId: client.lastEventId });
-    expect([200, 503]).toContain(res.status);
-    if (res.status !== 200) await sleep(200);
-  }
-  const response = await answered;
-  expect(response.data).toMatchObject({ success: false, error_code: 'tool_error', tool_name: 'hold' });
-  expect(response.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
-  await sleep(LEASE_S * 1000); // a second answer would come within a lease
-  expect(client.received.filter((m) => m.req_id === id && m.type === 'tool/call/resp')).toHaveLength(1);
+  await followUntilAnswered(client, answered);
+  expectLostHold((await answered).data);
+  await expectAnsweredOnce(client, id, LEASE_S);
   await client.dropStream();
 }, 90_000);
 
@@ -121,25 +77,11 @@ it('a call resource running on D, read on B: Redis restarted empty while D is SI
   const onB = result_url.replace(d.url, b.url);
   await expect.poll(async () => (await (await fetch(onB)).json()).events, { timeout: 10_000 }).toBe(1); // B served it running
 
-  await cluster.redis.kill();
-  await d.kill();
-  await sleep(300);
-  await cluster.redis.start();
+  await restartRedisEmpty(cluster.redis, d);
 
-  const statuses = new Set<number>();
-  let body: any;
-  for (const until = Date.now() + 40_000; Date.now() < until; await sleep(200)) {
-    const r = await fetch(onB);
-    statuses.add(r.status);
-    body = await r.json();
-    if (r.status === 200 && body.state !== 'running') break;
-  }
-  expect([...statuses].filter((s) => s !== 200 && s !== 503)).toEqual([]);
-  expect(body).toMatchObject({
-    state: 'failed',
-    result: { data: { success: false, error_code: 'tool_error', tool_name: 'hold' } },
-  });
-  expect(body.result.data.error).toMatch(/^the gateway instance running tool "hold" was lost/);
+  const body = await readUntilSettled(onB);
+  expect(body.state).toBe('failed');
+  expectLostHold(body.result.data);
 }, 90_000);
 
 it('an instance started after Redis lost its data waits for a missing call like the others (its owner, or an instance that served or heard of it, may still put it back) instead of answering 404', async () => {

@@ -11,8 +11,8 @@
  * served it lately.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { A2eTestClient } from '../helpers/a2e-client.js';
 import { startCluster, type Cluster, type Instance } from '../helpers/instances.js';
+import { openSession, restartRedisEmpty } from '../helpers/redis-faults.js';
 
 let cluster: Cluster;
 let a: Instance;
@@ -33,13 +33,7 @@ const TRANSPORT_SWEEP_MS = 1000;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 it('holder lost with Redis, session put back by the instance running its call from the frames it pushed: a stream resumed with a later Last-Event-ID gets ids after it', async () => {
-  const client = await A2eTestClient.open(`${b.url}/a2e/v1`);
-  client.streamFrom = `${b.url}/a2e/v1`;
-  expect((await client.openStream()).status).toBe(200);
-  expect(
-    (await client.request({ type: 'handshake/req', agent_id: 'resume', agent_caps: ['tools'], auth_token: '' }))
-      .response,
-  ).toMatchObject({ ok: true });
+  const client = await openSession(b, b, 'resume');
   // A runs a long call (its event is the last frame A pushed) ...
   client.sendTo = `${a.url}/a2e/v1`;
   expect(
@@ -59,10 +53,7 @@ it('holder lost with Redis, session put back by the instance running its call fr
   for (let i = 0; i < 5; i++) expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
   const seen = Number(client.lastEventId);
 
-  await cluster.redis.kill();
-  await b.kill();
-  await sleep(300);
-  await cluster.redis.start();
+  await restartRedisEmpty(cluster.redis, b);
 
   client.streamFrom = `${c.url}/a2e/v1`;
   client.sendTo = `${c.url}/a2e/v1`;
@@ -87,24 +78,14 @@ it('holder lost with Redis, session put back by the instance running its call fr
 }, 90_000);
 
 it('a quiet session (no stream attached, no call running) that C served: Redis restarted empty → C puts it back, and its stream reopens (not 404)', async () => {
-  const client = await A2eTestClient.open(`${a.url}/a2e/v1`);
-  client.streamFrom = `${a.url}/a2e/v1`;
-  client.sendTo = `${a.url}/a2e/v1`;
-  expect((await client.openStream()).status).toBe(200);
-  expect(
-    (await client.request({ type: 'handshake/req', agent_id: 'quiet', agent_caps: ['tools'], auth_token: '' }))
-      .response,
-  ).toMatchObject({ ok: true });
+  const client = await openSession(a, a, 'quiet');
   client.sendTo = `${c.url}/a2e/v1`;
   expect((await client.request({ type: 'ping' })).response.type).toBe('pong');
   await client.dropStream();
   // C forgets its handle of the session at its next sweep (nothing left to do): only what C read of it remains.
   await sleep(TRANSPORT_SWEEP_MS * 2 + 500);
 
-  await cluster.redis.kill();
-  await a.kill();
-  await sleep(300);
-  await cluster.redis.start();
+  await restartRedisEmpty(cluster.redis, a);
 
   client.streamFrom = `${c.url}/a2e/v1`;
   let status = 0;

@@ -6,11 +6,11 @@
  * `limits.rate_per_s` / `limits.rate_burst` from the next call on.
  */
 import { writeFile } from 'node:fs/promises';
-import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../security/helpers.js';
 import { callBody, postJson } from '../helpers/server.js';
 import { startCluster, SCALE_TOOLS, type Cluster, type Instance } from '../helpers/instances.js';
+import type { RedisClient } from '../helpers/redis.js';
 
 const PREFIX = 'rs-reload:';
 const TOKENS = { ops: 'redis-reload-ops-0123456789abcdef', user: 'redis-reload-user-0123456789abcd' };
@@ -35,7 +35,7 @@ function configFile(cluster: Cluster, { user, rate, burst }: { user: boolean; ra
 let cluster: Cluster;
 let a: Instance;
 let b: Instance;
-let redis: ReturnType<typeof createClient>;
+let redis: RedisClient;
 beforeAll(async () => {
   // startCluster writes its own file first; every reload below rewrites it whole.
   cluster = await startCluster({
@@ -44,13 +44,9 @@ beforeAll(async () => {
     config: configTail({ user: true, rate: 1000, burst: 1000 }),
   });
   [a, b] = cluster.instances as [Instance, Instance];
-  redis = createClient({ url: cluster.redis.url });
-  await redis.connect();
+  redis = await cluster.redis.client();
 }, 120_000);
-afterAll(async () => {
-  await redis?.close();
-  await cluster?.dispose();
-});
+afterAll(() => cluster?.dispose());
 
 /** What startCluster appends to its own server/store/plugins lines: the same auth, sessions and limits as configFile. */
 function configTail(o: { user: boolean; rate: number; burst: number }): string {

@@ -6,11 +6,11 @@
  * limit holds across both, a session closed on A is gone on B, and a killed
  * instance's running calls stop counting once their lease lapses.
  */
-import { createClient } from '@redis/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256 } from '../security/helpers.js';
 import { postJson, callBody } from '../helpers/server.js';
 import { startCluster, type Cluster, type Instance } from '../helpers/instances.js';
+import type { RedisClient } from '../helpers/redis.js';
 
 const TOKENS = {
   alice: 'redis-sessions-alice-0123456789',
@@ -24,7 +24,7 @@ const BURST = 20;
 let cluster: Cluster;
 let a: Instance;
 let b: Instance;
-let redis: ReturnType<typeof createClient>;
+let redis: RedisClient;
 beforeAll(async () => {
   cluster = await startCluster({
     count: 2,
@@ -38,13 +38,9 @@ beforeAll(async () => {
     ].join('\n'),
   });
   [a, b] = cluster.instances as [Instance, Instance];
-  redis = createClient({ url: cluster.redis.url });
-  await redis.connect();
+  redis = await cluster.redis.client();
 }, 120_000);
-afterAll(async () => {
-  await redis?.close();
-  await cluster?.dispose();
-});
+afterAll(() => cluster?.dispose());
 
 async function handshake(on: Instance, who: keyof typeof TOKENS): Promise<string> {
   const r = await postJson(

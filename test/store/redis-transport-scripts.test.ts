@@ -6,13 +6,12 @@
  * first; a lapsed transport call is answered once, and its owner's late answer
  * is dropped.
  */
-import { createClient } from '@redis/client';
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
 import { ANSWER_LOST, CREATE, LEASE_CALL, PUSH, RESTORE_SESSION } from '../../src/store/redis/transport-scripts.js';
-import { startRedis, type RedisServer } from '../helpers/redis.js';
+import { startRedis, type RedisClient, type RedisServer } from '../helpers/redis.js';
 
 let server: RedisServer;
-let redis: ReturnType<typeof createClient>;
+let redis: RedisClient;
 const SID = 'a'.repeat(32);
 const HASH = `t:transport:s:${SID}`;
 const OUTBOX = `t:transport:o:${SID}`;
@@ -20,13 +19,9 @@ const LEASES = 't:calls:leases';
 
 beforeAll(async () => {
   server = await startRedis();
-  redis = createClient({ url: server.url });
-  await redis.connect();
+  redis = await server.client();
 });
-afterAll(async () => {
-  await redis?.close();
-  await server?.dispose();
-});
+afterAll(() => server?.dispose());
 beforeEach(() => redis.flushAll());
 
 const create = () =>

@@ -8,8 +8,8 @@
  * final response.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { A2eTestClient } from '../helpers/a2e-client.js';
 import { startCluster, type Cluster, type Instance } from '../helpers/instances.js';
+import { followUntilAnswered, openSession, restartRedisEmpty } from '../helpers/redis-faults.js';
 import { callBody, openSse, postJson } from '../helpers/server.js';
 
 const TOKEN = 'volatile-restart-token-1';
@@ -69,9 +69,7 @@ it('a call resource running while Redis is SIGKILLed and restarted empty complet
     .poll(async () => (await (await fetch(finishedOnB, { headers: auth })).json()).state, { timeout: 10_000 })
     .toBe('completed');
 
-  await cluster.redis.kill();
-  await sleep(300);
-  await cluster.redis.start();
+  await restartRedisEmpty(cluster.redis);
   await firstWatch; // ended with a retryable tool/error when Redis went away
 
   // Whatever B answers while Redis comes back and A restores the call: never 404 (503 while it reconnects).
@@ -110,16 +108,7 @@ it('a call resource running while Redis is SIGKILLed and restarted empty complet
 }, 90_000);
 
 it('an A2E transport session with a call running while Redis is SIGKILLed and restarted empty goes on: the call answers on the stream, frame ids keep growing, anything lost is announced', async () => {
-  const client = await A2eTestClient.open(`${b.url}/a2e/v1`, auth);
-  client.sendTo = `${a.url}/a2e/v1`; // the call runs on A, the stream is held by B
-  expect((await client.openStream()).status).toBe(200);
-  const hs = await client.request({
-    type: 'handshake/req',
-    agent_id: 'volatile',
-    agent_caps: ['tools'],
-    auth_token: '',
-  });
-  expect(hs.response).toMatchObject({ ok: true });
+  const client = await openSession(b, a, 'volatile', auth); // the call runs on A, the stream is held by B
   const id = 'ticker-across-a-redis-loss';
   const count = 40;
   const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the ticker answer');
@@ -136,20 +125,10 @@ it('an A2E transport session with a call running while Redis is SIGKILLed and re
   ).toBe(202);
   await client.waitFor((m) => m.req_id === id && m.seq === 5, 20_000, 'tick 5');
 
-  await cluster.redis.kill();
-  await sleep(300);
-  await cluster.redis.start();
+  await restartRedisEmpty(cluster.redis);
 
   // The client keeps (or re-opens, with Last-Event-ID) its stream until the answer comes.
-  let done = false;
-  void answered.then(() => (done = true));
-  for (const until = Date.now() + 40_000; !done && Date.now() < until; ) {
-    await Promise.race([client.streamEnded(), answered, sleep(20_000)]);
-    if (done) break;
-    const res = await client.openStream({ lastEventId: client.lastEventId });
-    expect([200, 503]).toContain(res.status);
-    if (res.status !== 200) await sleep(200);
-  }
+  await followUntilAnswered(client, answered);
   const response = await answered;
   expect(response.data).toMatchObject({ success: true, data: { pid: a.pid, ticks: count } });
 
