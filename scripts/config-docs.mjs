@@ -4,7 +4,7 @@
  *   descriptions come from the `/** … *\/` comments on the schema's keys, read with the TypeScript type
  *   checker from the config's input type (zod keeps each key's declaration, so its comment follows it).
  * A key added anywhere under GatewayConfig (a new section file referenced from src/config/schema.ts) shows up
- * on the next `npm run docs:config`; test/config-docs.test.ts fails while the committed file is stale.
+ * on the next `npm run docs:config`; test/project/config-docs.test.ts fails while the committed file is stale.
  *
  * Usage: npm run docs:config   (builds, then runs this against the built package, dist/index.js)
  */

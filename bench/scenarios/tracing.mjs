@@ -94,7 +94,7 @@ export async function tracing({ quick, log }) {
           'per request against telemetry off): the trace middleware as a Hono middleware of its own (one more async ' +
           "dispatch step, ~3 µs of ~120 µs), the propagator's extract, the sampler's decision on a made-up trace id " +
           "(~2.5 µs with the SDK's parent-based and ratio samplers) and each member of the OpenTelemetry API read through " +
-          "the bundle's getter for a CommonJS module (~0.8 µs). All four are gone (test/tracing-unsampled.test.ts spies " +
+          "the bundle's getter for a CommonJS module (~0.8 µs). All four are gone (test/observability/tracing-unsampled.test.ts spies " +
           'on the propagator, the samplers and AsyncLocalStorage and sees no call for an unsampled request). By the ' +
           "server's CPU time per call (bench/cpu-ab.mjs, 9 interleaved 3-s rounds, paired medians): `sample_ratio: 0` " +
           'took 1.14× the CPU of telemetry off before, 0.94× after (within noise of 1), and 0.81× what it took before.',

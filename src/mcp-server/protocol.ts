@@ -2,7 +2,7 @@
  * The few MCP protocol facts the door needs at run time, without loading the
  * MCP SDK's schema module (hundreds of zod schemas built at import: a cost
  * every gateway and CLI start would pay). The SDK's types are used for type
- * checking; test/mcp-server.test.ts keeps these in step with the SDK and
+ * checking; test/mcp-server/mcp-server.test.ts keeps these in step with the SDK and
  * checks the door's answers against the SDK's own schemas.
  */
 

@@ -1,7 +1,7 @@
 /**
  * Every route group of the app, in the order createApp registers them, which is the order of the OpenAPI document:
  * one table drives both, so the document built without an app (`npm run openapi`, src/openapi.ts) cannot drift from
- * the routes a gateway serves (test/openapi.test.ts compares the two). A group's OpenAPI specs live beside its handler:
+ * the routes a gateway serves (test/routes/openapi.test.ts compares the two). A group's OpenAPI specs live beside its handler:
  * in the handler's file, or in `<group>.spec.ts` next to it when they are long.
  */
 import type { OpenAPIHono, RouteConfig } from '@hono/zod-openapi';

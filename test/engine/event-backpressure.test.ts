@@ -3,7 +3,7 @@
  * `ctx.eventsTaken()` between bursts never outruns a watcher that keeps reading, so the watcher loses
  * nothing however many times the call's byte budget the tool emits, and the call never holds more than
  * that budget; a tool that does not wait still has its oldest events dropped at the budget (a gap).
- * test/event-backpressure.test.ts checks the same through a real SSE client.
+ * test/routes/event-backpressure.test.ts checks the same through a real SSE client.
  */
 import { describe, expect, it } from 'vitest';
 import { ANONYMOUS, Engine, ToolRegistry, type Logger, type ToolContext } from '../../src/index.js';

@@ -7,6 +7,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createClient } from '@redis/client';
 import { execa, type ResultPromise } from 'execa';
 import { freePort } from './nginx.js';
 
@@ -23,6 +24,10 @@ export function findRedisServer(): string {
   return found;
 }
 
+const newClient = (url: string) => createClient({ url });
+/** A raw client of the test's Redis, for tests that read or write its keys themselves. */
+export type RedisClient = ReturnType<typeof newClient>;
+
 export interface RedisServer {
   readonly port: number;
   /** redis://127.0.0.1:<port>/0 */
@@ -33,7 +38,9 @@ export interface RedisServer {
   kill(): Promise<void>;
   /** Start it again on the same port and directory (after stop() or kill()). */
   start(): Promise<void>;
-  /** Stop it and remove its directory. */
+  /** A connected raw client (closed by dispose()). */
+  client(): Promise<RedisClient>;
+  /** Close its clients, stop it and remove its directory. */
   dispose(): Promise<void>;
 }
 
@@ -101,14 +108,24 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
     await p;
   };
   const stop = () => end('SIGTERM');
+  const url = `redis://127.0.0.1:${port}/0`;
+  const clients: RedisClient[] = [];
   await start();
   return {
     port,
-    url: `redis://127.0.0.1:${port}/0`,
+    url,
     stop,
     kill: () => end('SIGKILL'),
     start,
+    async client() {
+      const client = newClient(url);
+      clients.push(client);
+      await client.connect();
+      return client;
+    },
     async dispose() {
+      // destroy, not close: a client of a Redis a test left down would wait for it to come back
+      for (const client of clients.splice(0)) client.destroy();
       await stop();
       await rm(dir, { recursive: true, force: true });
     },

@@ -5,7 +5,7 @@
  * next holder does never reaches the old holder, and the old holder's calls do
  * not become the new holder's. A real gateway over real HTTP, a real reload
  * (POST /admin/reload) of a config whose token secrets change. The same with
- * store.kind redis: test/redis-credential-rotation.test.ts.
+ * store.kind redis: test/store/redis-credential-rotation.test.ts.
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
