@@ -109,7 +109,7 @@ export async function defaultConfig({ quick, log }) {
           "and the runtime's C++ ~4 µs (25.2 against 21.5 µs). Unlike the file tools (scenario 10), the echo call leaves nothing " +
           "for the garbage collector to promote (~1 KB a scavenge): it settles within the request's own turn.",
         '',
-        'On 8 Dec 2026 (issue 58; `--cpu-prof` of the bench gateway during 5-s loads, info against silent, two pairs, ' +
+        'On 7 Dec 2026 (issue 58; `--cpu-prof` of the bench gateway during 5-s loads, info against silent, two pairs, ' +
           "self time per request): logging's own functions are ~4-5 µs of ~100-135 µs a request — the line writer " +
           '(~1-1.7 µs), the write to the file (~1.4-1.5 µs), the call line and its members (~1.2 µs), the access ' +
           "line's close handler (~0.7 µs). Each is one string built once; nothing in them is repeated work. The larger " +

@@ -284,7 +284,7 @@ export async function tools({ quick, log }) {
           'after answering, puts its memory back as it was when new (tools/eval/memory-reset.ts: the static data and the ' +
           "top of the stack copied back, the stack QuickJS can reach and the heap up to the allocator's break zeroed; " +
           '~0.15-0.3 ms for this evaluation), so nothing one evaluation leaves behind is seen by the next; ' +
-          'an evaluation that hits a limit gets its worker a new instance. Then (8 Dec 2026) most of what was left was ' +
+          'an evaluation that hits a limit gets its worker a new instance. Then (7 Dec 2026) most of what was left was ' +
           "QuickJS's own set-up and tear-down, which the raw row pays too: timed in the worker on this shared VM, making a " +
           'context (every built-in object) ~0.5 ms, the console ~0.1-0.2 ms, freeing the runtime ~0.2 ms, against ~0.15 ms ' +
           "for the evaluation; on the bench's one server CPU the part done after answering still competes with the next " +

@@ -90,7 +90,7 @@ export async function tracing({ quick, log }) {
         'active span across awaits, which makes every promise on Node 20 dearer (async hooks).',
       columns: ['Gateway', 'req/s (median)', 'p50 (median)', 'p99 (median)', '× telemetry off'],
       notes: [
-        "Where an unsampled request's time went (8 Dec 2026, `--cpu-prof` of the bench gateway under this load, self time " +
+        "Where an unsampled request's time went (7 Dec 2026, `--cpu-prof` of the bench gateway under this load, self time " +
           'per request against telemetry off): the trace middleware as a Hono middleware of its own (one more async ' +
           "dispatch step, ~3 µs of ~120 µs), the propagator's extract, the sampler's decision on a made-up trace id " +
           "(~2.5 µs with the SDK's parent-based and ratio samplers) and each member of the OpenTelemetry API read through " +

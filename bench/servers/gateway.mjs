@@ -9,6 +9,7 @@
  * BENCH_MCP_URL adds a Streamable HTTP MCP server (id `peer`: its echo is `peer_echo`).
  * BENCH_HTTP_ALLOW (host:port) lets http_request reach that local server; BENCH_LOG_LEVEL sets the log level (default silent; `info` is the gateway's default: JSON lines on stderr).
  * BENCH_OPENAPI_SPEC (a file path) adds that OpenAPI document as source `target` (its GET operations; tools.http's address rules).
+ * BENCH_APPROVALS=1 adds docs/approvals.md's approvals.require rules (none gates echo).
  * BENCH_OTLP_ENDPOINT turns tracing on (telemetry.otlp_endpoint), BENCH_SAMPLE_RATIO sets its sample_ratio.
  */
 import { defineConfig } from '../../dist/index.js';
@@ -67,6 +68,10 @@ const config = defineConfig({
   ...(process.env.BENCH_MCP_URL && { mcp: { servers: { peer: { url: process.env.BENCH_MCP_URL } } } }),
   ...(process.env.BENCH_OPENAPI_SPEC && {
     openapi: { sources: { target: { spec: process.env.BENCH_OPENAPI_SPEC } } },
+  }),
+  // docs/approvals.md's rules: calls to other tools (the echo the bench loads) must pay nothing for them.
+  ...(process.env.BENCH_APPROVALS && {
+    approvals: { require: ['kind:shell', { tool: 'write_file', when: { path: { not_glob: 'scratch/**' } } }] },
   }),
   ...(process.env.BENCH_OTLP_ENDPOINT && {
     telemetry: {
