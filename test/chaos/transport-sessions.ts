@@ -286,6 +286,9 @@ class Session {
       // A notice to the session as a whole: an error the client saw, kept to say what a lost call had been told.
       const e = a2eError(m);
       this.t.ledger.error('transport', `session notice ${e.kind}`, e.text, e.acceptable);
+      // Frames lost with Redis's data that no instance had to push again: named, so counted as announced.
+      const lost = m.detail?.lost_frames;
+      if (typeof lost?.from === 'number' && typeof lost?.to === 'number') this.frames.announce(lost.from, lost.to);
       this.notices.push(`${this.t.at(Date.now())} ${String(m.code)}`);
       return;
     }

@@ -9,6 +9,8 @@ import { FRAME_OVERHEAD } from './transport-scripts.js';
 
 /** How often a forwarder waiting for room looks again, ms (only while the session's outbox is full). */
 const ROOM_POLL_MS = 50;
+/** How often a push into a session put back after Redis lost its data looks again while that settles, ms. */
+const SETTLE_POLL_MS = 100;
 
 /** What an outbox needs of its session's handle: the fields written along with its frames. */
 export interface OutboxSession {
@@ -28,7 +30,9 @@ export interface OutboxStore {
     fields: string[],
     frames: string[],
     batch: number,
-  ): Promise<[number, number, number?, number?]>;
+  ): Promise<[number, number, number?, number?, number?, string?]>;
+  /** A push was written: `first` the id of its first frame, `written` per frame "1" written or "0" dropped (see PUSH). */
+  pushed(sid: string, frames: string[], first: number, written: string): void;
   /** The number of the next batch of frames this instance pushes (into any session). */
   nextBatch(): number;
   /** PUSH found the session gone: true when Redis lost it and it was put back (push again). */
@@ -141,18 +145,25 @@ export class RedisOutbox implements SessionOutbox {
       let failingSince: number | undefined;
       for (;;) {
         try {
-          const [pending, bytes, version, last] = await this.transport.pushFrames(
+          const [pending, bytes, version, last, first, written] = await this.transport.pushFrames(
             this.session.id,
             fields,
             frames,
             batch,
           );
-          if (pending < 0 && !restored && (await this.transport.sessionLost(this.session.id))) {
+          if (pending === -2) {
+            // Put back after Redis lost its data: what instances had pushed before goes in first (RESTORE_SESSION).
+            await new Promise((r) => setTimeout(r, SETTLE_POLL_MS));
+            continue;
+          }
+          if (pending === -1 && !restored && (await this.transport.sessionLost(this.session.id))) {
             restored = true; // once until a push succeeds: a session closed meanwhile stays closed
             continue;
           }
           this.done(frames);
           if (pending >= 0) {
+            if (first !== undefined && written !== undefined)
+              this.transport.pushed(this.session.id, frames, first, written);
             restored = false;
             if (last !== undefined) this.lastPushed = Math.max(this.lastPushed, last);
             this.pending = pending;

@@ -7,7 +7,9 @@
  *       k calls running), its outbox bookkeeping (n next frame id, w last
  *       frame written to a stream, f first frame kept, by bytes kept, wb bytes
  *       of written frames kept), pb:<instance> the last batch of frames each
- *       instance pushed into it, s, the nonce of the stream holding it, and
+ *       instance pushed into it, s, the nonce of the stream holding it, rs
+ *       (a session put back after Redis lost its data: until when, Redis ms,
+ *       its instances push again what they had pushed before any new frame), and
  *       one field per call running for it that holds a lease (leases.ts),
  *       named by the lease member "a2e:<session id>:<call id>": what the
  *       answer of a lost call needs (JSON: r request id, t tool, c created s),
@@ -151,8 +153,12 @@ return f
  * they belong to (field `c`: "<member> <info>" on an event, `e`: the member
  * on an answer), so whoever streams the session knows which calls run
  * unanswered, and can put their leases back if Redis loses them.
- * → {frames not yet written, bytes kept, version, last frame id}, or {-1}
- * when the session is gone or closed (the frames are dropped).
+ * → {frames not yet written, bytes kept, version, last frame id, id of the
+ * batch's first frame, per frame "1" written or "0" dropped} (the last two
+ * missing when the batch was written already), {-1} when the session is gone
+ * or closed (the frames are dropped), or {-2} while a session put back after
+ * Redis lost its data waits for what was pushed before to be pushed again
+ * (REPLAY_FN: push again shortly).
  */
 export const PUSH = new Script(`
 local st = redis.call('HGET', KEYS[1], 'st')
@@ -162,8 +168,13 @@ if (not st) or st == 'closed' then
   end
   return {-1}
 end
-local function state(n, by)
-  return {n - 1 - tonumber(redis.call('HGET', KEYS[1], 'w')), by, tonumber(redis.call('HGET', KEYS[1], 'v')), n - 1}
+local rs = redis.call('HGET', KEYS[1], 'rs')
+if rs then
+  local t = redis.call('TIME')
+  if tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) < tonumber(rs) then return {-2} end
+end
+local function state(n, by, first, kept)
+  return {n - 1 - tonumber(redis.call('HGET', KEYS[1], 'w')), by, tonumber(redis.call('HGET', KEYS[1], 'v')), n - 1, first, kept}
 end
 if tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '-1') >= tonumber(ARGV[2]) then
   return state(tonumber(redis.call('HGET', KEYS[1], 'n')), tonumber(redis.call('HGET', KEYS[1], 'by')))
@@ -177,6 +188,8 @@ if nf > 0 then
   redis.call('HINCRBY', KEYS[1], 'v', 1)
 end
 local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
+local first = n
+local kept = {}
 local by = tonumber(redis.call('HGET', KEYS[1], 'by'))
 for i = 4 + nf, #ARGV, 2 do
   local member, keep = ARGV[i], true
@@ -197,10 +210,11 @@ for i = 4 + nf, #ARGV, 2 do
     n = n + 1
     by = by + #ARGV[i + 1] + ${FRAME_OVERHEAD}
   end
+  kept[#kept + 1] = keep and '1' or '0'
 end
 redis.call('HSET', KEYS[1], 'n', n, 'by', by)
 redis.call('PEXPIRE', KEYS[2], redis.call('PTTL', KEYS[1]) + ${CLOSED_KEEP_MS})
-return state(n, by)
+return state(n, by, first, table.concat(kept))
 `);
 
 const ENTRY_BYTES_FN = `
@@ -343,24 +357,83 @@ return 1
 `);
 
 /**
+ * `replay(hash, outbox, leases, now, from)`: frames an instance pushed before Redis lost its data, pushed again by
+ * it with their own frame ids (ARGV from `from` on, per frame: id, JSON, then "" / "c" / "e" and the call it
+ * names, as PUSH writes them), so a stream that had not read them still gets them, once, in order. While the
+ * session put back waits for them (its `rs`), any frame not there goes in at its place (the outbox is rebuilt when
+ * it is not the last); after, only frames past every id issued (older ones a stream may have gone past already).
+ * A call's answer ends its lease as in PUSH (dropped when another instance answered the call as lost meanwhile).
+ * Frame ids go on after the highest. → how many went in.
+ */
+const REPLAY_FN = `
+local function replay(hash, outbox, leases, now, from)
+  local settling = now < tonumber(redis.call('HGET', hash, 'rs') or '0')
+  local n = tonumber(redis.call('HGET', hash, 'n'))
+  local top = -1
+  local last = redis.call('XREVRANGE', outbox, '+', '-', 'COUNT', 1)
+  if last[1] then top = tonumber(string.sub(last[1][1], 3)) end
+  local add, bytes = {}, 0
+  for i = from, #ARGV, 4 do
+    local id = tonumber(ARGV[i])
+    local keep = settling or id >= n
+    if keep and id <= top then keep = #redis.call('XRANGE', outbox, '1-' .. ARGV[i], '1-' .. ARGV[i]) == 0 end
+    local kind, value = ARGV[i + 2], ARGV[i + 3]
+    if keep and kind == 'e' then
+      local f = redis.call('HGET', hash, value)
+      keep = f ~= 'x'
+      if keep and f then
+        redis.call('HDEL', hash, value)
+        if tonumber(redis.call('HGET', hash, 'k') or '0') > 0 then redis.call('HINCRBY', hash, 'k', -1) end
+      end
+      if keep then redis.call('ZREM', leases, value) end
+    end
+    if keep then
+      local fields = {'d', ARGV[i + 1]}
+      if kind ~= '' then fields[3], fields[4] = kind, value end
+      add[#add + 1] = {id, fields}
+      bytes = bytes + #ARGV[i + 1] + ${FRAME_OVERHEAD}
+    end
+  end
+  if #add == 0 then return 0 end
+  local byId = function(a, b) return a[1] < b[1] end
+  table.sort(add, byId)
+  if add[1][1] <= top then
+    for _, e in ipairs(redis.call('XRANGE', outbox, '-', '+')) do add[#add + 1] = {tonumber(string.sub(e[1], 3)), e[2]} end
+    table.sort(add, byId)
+    redis.call('DEL', outbox)
+  end
+  for _, e in ipairs(add) do redis.call('XADD', outbox, '1-' .. string.format('%d', e[1]), unpack(e[2])) end
+  local low, high = add[1][1], add[#add][1]
+  local f, w = tonumber(redis.call('HGET', hash, 'f')), tonumber(redis.call('HGET', hash, 'w'))
+  redis.call('HSET', hash, 'n', string.format('%d', math.max(n, high + 1)), 'by', tonumber(redis.call('HGET', hash, 'by')) + bytes,
+    'f', string.format('%d', math.min(f, low)), 'w', string.format('%d', math.min(w, low - 1)))
+  return #add
+end
+`;
+
+/**
  * Put back a session Redis lost (restarted without persistence), as an instance that serves it knows it: its
  * binding and handshake, frame ids going on after the last one this instance wrote or pushed (never reused, so
  * a client's Last-Event-ID stays valid), the stream this instance holds, the calls running here (count and
- * leases). The instance that re-creates it adds `notice` as its first frame (answers queued in Redis were lost
- * with it); another one raises the frame ids to its floor, fills in a binding or handshake left empty, and adds
- * what it holds. A call whose answer is in the outbox already (pushed since Redis came back) gets no lease back.
+ * leases), and the frames this instance pushed lately (REPLAY_FN). The instance that re-creates it gives every
+ * instance `settle` ms to push theirs again before any new frame goes in (PUSH waits); another one raises the
+ * frame ids to its floor, fills in a binding or handshake left empty, and adds what it holds. A call whose answer
+ * is in the outbox already (pushed since Redis came back, or pushed again here) gets no lease back.
  * KEYS: hash, outbox, all, owner zset, leases. ARGV: now, idle ms, p, b, q, a, c, h, hs, st, first frame id,
- * nonce of the stream held here (""), notice JSON, lease ms, then per call: member, answer JSON.
+ * nonce of the stream held here (""), settle ms, lease ms, how many values follow for calls, then per call:
+ * member, answer JSON; then the frames pushed lately (REPLAY_FN).
  * → 1 re-created, 0 it was there.
  */
-export const RESTORE_SESSION = new Script(`${ANSWERED_FN}
+export const RESTORE_SESSION = new Script(`${ANSWERED_FN}${REPLAY_FN}
 local now, idle, floor = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[11])
+local t = redis.call('TIME')
+local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local created = 0
 if redis.call('EXISTS', KEYS[1]) == 0 then
   redis.call('DEL', KEYS[2])
   redis.call('HSET', KEYS[1], 'p', ARGV[3], 'b', ARGV[4], 'q', ARGV[5], 'a', ARGV[6], 'c', ARGV[7], 'h', ARGV[8], 'hs', ARGV[9],
-    'st', ARGV[10], 'v', 0, 'k', 0, 'n', floor + 1, 'w', floor - 1, 'f', floor, 'by', #ARGV[13] + ${FRAME_OVERHEAD}, 'wb', 0, 's', '')
-  redis.call('XADD', KEYS[2], '1-' .. floor, 'd', ARGV[13])
+    'st', ARGV[10], 'v', 0, 'k', 0, 'n', floor, 'w', floor - 1, 'f', floor, 'by', 0, 'wb', 0, 's', '',
+    'rs', ms + tonumber(ARGV[13]))
   local sid = string.sub(KEYS[1], #KEYS[1] - 31)
   redis.call('ZADD', KEYS[3], now + idle, sid)
   redis.call('ZADD', KEYS[4], now, sid)
@@ -374,11 +447,11 @@ else
   if ARGV[9] ~= '' and redis.call('HGET', KEYS[1], 'hs') == '' then redis.call('HSET', KEYS[1], 'hs', ARGV[9]) end
 end
 if ARGV[12] ~= '' and redis.call('HGET', KEYS[1], 's') == '' then redis.call('HSET', KEYS[1], 's', ARGV[12]) end
-local t = redis.call('TIME')
-local ms = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local callsEnd = 15 + tonumber(ARGV[15])
+replay(KEYS[1], KEYS[2], KEYS[5], ms, callsEnd + 1)
 local done = {}
-if #ARGV >= 15 and created == 0 then done = answered(KEYS[2]) end
-for i = 15, #ARGV, 2 do
+if callsEnd > 15 then done = answered(KEYS[2]) end
+for i = 16, callsEnd, 2 do
   local f = redis.call('HGET', KEYS[1], ARGV[i])
   if f ~= 'x' and (f or not done[ARGV[i]]) then
     if not f then redis.call('HINCRBY', KEYS[1], 'k', 1) end
@@ -389,6 +462,17 @@ end
 redis.call('PEXPIRE', KEYS[1], idle)
 redis.call('PEXPIRE', KEYS[2], idle + ${CLOSED_KEEP_MS})
 return created
+`);
+
+/**
+ * A stream found frame ids skipped: → -1 when its session was never put back after Redis lost its data (frames a
+ * late resume is too far behind for), else how many ms are left until its instances have pushed again what they
+ * had pushed before (0: what is missing now stays missing). KEYS: hash.
+ */
+export const SETTLE_LEFT = new Script(`${NOW}
+local rs = redis.call('HGET', KEYS[1], 'rs')
+if not rs then return -1 end
+return math.max(0, tonumber(rs) - now)
 `);
 
 /**

@@ -36,6 +36,7 @@ import { lostResponse, type Leases } from './leases.js';
 import { StreamReader, type StreamEntry } from './stream-reader.js';
 import { LEASE_PREFIX, callInfo, leaseOf, sessionOf } from './transport-call-lease.js';
 import { RecentIds, type Holder } from './transport-holder.js';
+import { SentFrames } from './transport-sent.js';
 import { parseRecord, type SessionRecord } from './transport-record.js';
 import { RedisSessionHandle, type HandleStore } from './transport-session-handle.js';
 import {
@@ -51,6 +52,7 @@ import {
   PUSH,
   PUT_BACK_CALLS,
   RESTORE_SESSION,
+  SETTLE_LEFT,
   USE,
   WRITTEN,
 } from './transport-scripts.js';
@@ -67,6 +69,16 @@ const ELSEWHERE_KEPT = 8192;
 const PUT_BACK_WAIT_MS = 250;
 /** Frames kept before a resumed stream's Last-Event-ID read at most to learn which calls run unanswered. */
 const LEARN_FRAMES = 2048;
+/**
+ * How long a session put back after Redis lost its data waits for its instances to push again what they had
+ * pushed before any new frame goes in, ms: every instance is back on Redis within a second of it (connection.ts
+ * retries at least every second) and pushes them again at once.
+ */
+const RESTORE_SETTLE_MS = 1500;
+/** Bytes of frames pushed lately an instance keeps at most to push them again if Redis loses them (SentFrames). */
+const SENT_KEPT_BYTES = 16 * 1024 * 1024;
+/** How long an instance keeps the frames it pushed, in leases (SentFrames): a stream reads them within moments. */
+const SENT_KEPT_LEASES = 3;
 
 /**
  * The control channel: a session opened or its binding and handshake changed (every instance knows it, to put it
@@ -136,6 +148,8 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     string,
     { binding: SessionBinding; handshakeId: string; next: number; at: number }
   >();
+  /** Frames this instance pushed lately, to push again if Redis loses them before a stream read them. */
+  private readonly sent: SentFrames;
 
   constructor(
     private readonly redis: RedisConnection,
@@ -170,6 +184,7 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     this.channel = redis.key('transport', 'control');
     this.leases = shared.leases;
     this.dataLoss = shared.dataLoss;
+    this.sent = new SentFrames(SENT_KEPT_BYTES, SENT_KEPT_LEASES * this.leases.ms);
     this.dataLoss.onLost(() => void this.restoreAll());
     this.leases.register({
       prefix: LEASE_PREFIX,
@@ -387,6 +402,30 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
   /** Frames read from the outbox → the holder's stream; the end marker ends it. */
   private deliver(holder: Holder, entries: StreamEntry[]): void | Promise<void> {
     if (holder.ended) return;
+    if (holder.last >= 0 && skips(holder.last, entries)) return this.deliverAcrossSkip(holder, entries);
+    return this.write(holder, entries, false);
+  }
+
+  /**
+   * Frame ids skipped: in a session put back after Redis lost its data, frames its instances are still pushing
+   * again (RESTORE_SESSION) go in at their place, behind what this stream read. Wait for that, read the skipped
+   * ids again, and announce what still misses: a notice naming exactly the frames that will not come.
+   */
+  private async deliverAcrossSkip(holder: Holder, entries: StreamEntry[]): Promise<void> {
+    const left = await SETTLE_LEFT.run<number>(this.redis.client, [this.hashKey(holder.sid)], []).catch(() => -1);
+    if (Number(left) < 0) return this.write(holder, entries, false); // never lost: frames trimmed before a late resume
+    if (Number(left) > 0) await new Promise((r) => setTimeout(r, Number(left) + 50));
+    if (holder.ended) return;
+    const upTo = entries.at(-1)![0];
+    const again = (await this.redis.client
+      .sendCommand(['XRANGE', this.outboxKey(holder.sid), `1-${holder.last + 1}`, upTo])
+      .catch(() => undefined)) as StreamEntry[] | undefined;
+    return this.write(holder, again?.length ? again : entries, true);
+  }
+
+  /** Write frames to the holder's stream; `announce`: a notice before each skip names the frames it skips. */
+  private write(holder: Holder, entries: StreamEntry[], announce: boolean): void | Promise<void> {
+    if (holder.ended) return;
     let text = '';
     let bytes = 0;
     let last = -1;
@@ -397,7 +436,9 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
         break;
       }
       const data = fields[1]!;
-      last = Number(id.slice(2));
+      const at = Number(id.slice(2));
+      if (announce && at > Math.max(last, holder.last) + 1) text += lostFrames(Math.max(last, holder.last) + 1, at - 1);
+      last = at;
       if (fields[2] === 'c' || fields[2] === 'e') this.track(holder, fields[2], fields[3]!);
       // The session's handshake was just answered (on whichever instance): learn it, in case this instance has to put the session back.
       if (!holder.binding.handshook && data.includes('"handshake/resp"')) void this.refresh(holder);
@@ -771,9 +812,9 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     fields: string[],
     frames: string[],
     batch: number,
-  ): Promise<[number, number, number?, number?]> {
+  ): Promise<[number, number, number?, number?, number?, string?]> {
     const pushed = this.redis.run('queueing an A2E transport answer', (c) =>
-      PUSH.run<[number, number, number?, number?]>(
+      PUSH.run<[number, number, number?, number?, number?, string?]>(
         c,
         [this.hashKey(sid), this.outboxKey(sid), this.leases.key],
         [this.pusher, batch, fields.length, ...fields, ...frames],
@@ -786,6 +827,11 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
         () => undefined,
       );
     return pushed;
+  }
+
+  /** A push was written: its frames are kept a while, to push again if Redis loses them before a stream reads them. */
+  pushed(sid: string, frames: string[], first: number, written: string): void {
+    this.sent.add(sid, frames, Number(first), String(written));
   }
 
   /** The number of the next batch of frames this instance pushes (into any session). */
@@ -810,7 +856,7 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
 
   /** After Redis lost its data: put back every session this instance serves (streams held, calls running, answers queued). */
   private async restoreAll(): Promise<void> {
-    const sids = new Set([...this.held.keys(), ...this.handles.keys()]);
+    const sids = new Set([...this.held.keys(), ...this.handles.keys(), ...this.sent.sessions()]);
     // Sessions served here lately and not idle for longer than they live: one may have no stream or call anywhere now.
     for (const [sid, s] of this.served) if (Date.now() - s.at < this.idleMs) sids.add(sid);
     for (const sid of sids) {
@@ -863,8 +909,10 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     if (!binding || ((h?.state === 'closing' || h?.state === 'closed') && !holder)) return; // closed here: nothing to put back
     const handshakeId = h?.handshakeId || holder?.handshakeId || served?.handshakeId || '';
     const state = h && h.state !== 'open' ? 'draining' : 'open';
+    // What this instance pushed lately goes back with its ids (a stream may not have read it yet).
+    const sent = this.sent.of(sid);
     // Frame ids go on after the last this instance knows of (a stream resumed past it moves what follows: ATTACH).
-    const floor = Math.max(holder?.last ?? -1, h?.outbox.lastPushed ?? -1, (served?.next ?? 0) - 1) + 1;
+    const floor = Math.max(holder?.last ?? -1, h?.outbox.lastPushed ?? -1, (served?.next ?? 0) - 1, sent.last) + 1;
     const calls: string[] = [];
     for (const [member, entry] of this.leased) {
       if (entry.handle.id === sid) calls.push(member, callInfo(entry.call));
@@ -880,17 +928,6 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
         }
       }
     }
-    const notice = JSON.stringify(
-      errorMessage(
-        new GatewayError(
-          'unavailable',
-          `the shared store (Redis) lost its data (restarted without persistence), and this session was put back by a gateway instance serving it; ` +
-            `answers waiting in Redis for this stream at that moment (after frame ${floor - 1}), if there were any, were lost with it: ` +
-            'calls still running answer as usual; send again a request that gets no answer',
-          { retryable: true, detail: { store: 'redis', lost_after_frame: floor - 1 } },
-        ),
-      ),
-    );
     const created = await RESTORE_SESSION.run<number>(
       this.redis.client,
       [this.hashKey(sid), this.outboxKey(sid), this.allKey, this.ownerPrefix + binding.quotaKey, this.leases.key],
@@ -910,15 +947,17 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
         state,
         floor,
         holder && !holder.ended ? holder.nonce : '',
-        notice,
+        RESTORE_SETTLE_MS,
         this.leases.ms,
+        calls.length,
         ...calls,
+        ...sent.args,
       ],
     );
     if (Number(created) === 1)
       this.logger.warn(
         { session_ref: binding.ref },
-        'Redis lost an A2E transport session this instance serves; put it back (its client is told what may be lost)',
+        'Redis lost an A2E transport session this instance serves; put it back (the frames its instances pushed lately go back with it)',
       );
     for (let i = 0; i < calls.length; i += 2) {
       const entry = this.leased.get(calls[i]!);
@@ -1068,4 +1107,28 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
   get log(): Logger {
     return this.logger;
   }
+}
+
+/** Whether frame ids skip one after `last` (the frame a stream wrote last) among `entries`. */
+function skips(last: number, entries: StreamEntry[]): boolean {
+  for (const [id] of entries) {
+    const at = Number(id.slice(2));
+    if (at > last + 1) return true;
+    last = at;
+  }
+  return false;
+}
+
+/** The notice a stream gets where frames `from`..`to` were lost with Redis's data (no instance had them to push again). */
+function lostFrames(from: number, to: number): string {
+  const notice = errorMessage(
+    new GatewayError(
+      'unavailable',
+      `the shared store (Redis) lost its data (restarted without persistence), and with it frames ${from}..${to} of this stream, ` +
+        'which no gateway instance had left to push again (the one that pushed them was lost too): an answer among them will not come; ' +
+        'send again a request that gets no answer (calls still running answer as usual)',
+      { retryable: true, detail: { store: 'redis', lost_frames: { from, to } } },
+    ),
+  );
+  return `data: ${JSON.stringify(notice)}\n\n`;
 }
