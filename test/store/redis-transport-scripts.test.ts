@@ -11,7 +11,14 @@
  * into a second answer.
  */
 import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
-import { ANSWER_LOST, CREATE, LEASE_CALL, PUSH, RESTORE_SESSION } from '../../src/store/redis/transport-scripts.js';
+import {
+  ANSWER_LOST,
+  ATTACH,
+  CREATE,
+  LEASE_CALL,
+  PUSH,
+  RESTORE_SESSION,
+} from '../../src/store/redis/transport-scripts.js';
 import { startRedis, type RedisClient, type RedisServer } from '../helpers/redis.js';
 
 let server: RedisServer;
@@ -127,6 +134,19 @@ it('frames two instances pushed before Redis lost them go back at their ids and 
     await restoreAs('1', 'hs', 0, 500, [], '9', '{"late":9}', '', '');
     expect((await framesOf()).map(([id]) => id)).toEqual(['1-10', '1-11', '1-12', '1-13']);
   }
+});
+
+it('a stream resumed with a Last-Event-ID past every frame pushed again (their ids are below it: the client saw them) does not get them again; a frame pushed after them moves past its id', async () => {
+  await restoreAs('1', 'hs', 11, 300, [], '10', '{"a":10}', '', '', '11', '{"b":11}', '', '');
+  await new Promise((r) => setTimeout(r, 350));
+  await push(0, '', '{"new":12}');
+  const seen = await ATTACH.run(
+    redis as never,
+    [HASH, OUTBOX, 't:transport:all'],
+    ['nonce', '20', Date.now(), 60_000, 60_000, 't:transport:owner:', SID],
+  );
+  expect(seen).toBe(20);
+  expect(await framesOf()).toEqual([['1-21', '{"new":12}', '']]);
 });
 
 it("an answer pushed again with its session ends its call's lease, so the lease put back for it cannot lapse into a second answer", async () => {

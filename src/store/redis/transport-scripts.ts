@@ -9,7 +9,8 @@
  *       of written frames kept), pb:<instance> the last batch of frames each
  *       instance pushed into it, s, the nonce of the stream holding it, rs
  *       (a session put back after Redis lost its data: until when, Redis ms,
- *       its instances push again what they had pushed before any new frame), and
+ *       its instances push again what they had pushed before any new frame),
+ *       rh (the highest frame id pushed again so), and
  *       one field per call running for it that holds a lease (leases.ts),
  *       named by the lease member "a2e:<session id>:<call id>": what the
  *       answer of a lost call needs (JSON: r request id, t tool, c created s),
@@ -271,8 +272,10 @@ local n = tonumber(redis.call('HGET', KEYS[1], 'n'))
 if ARGV[2] ~= '' and seen >= n and seen < ${RENUMBER_BELOW} then
   -- The client saw frames past every id this record issued: Redis lost them and an instance put the session back
   -- knowing fewer. The frames not yet written to a stream move after the client's id, so it never takes them for
-  -- frames it saw already; those written are behind the client.
-  local moving = redis.call('XRANGE', KEYS[2], '1-' .. (w + 1), '+')
+  -- frames it saw already; those written are behind the client, and so are those pushed again at their own ids
+  -- (up to rh, REPLAY_FN: the client saw them, their ids are below its own).
+  local from = math.max(w, tonumber(redis.call('HGET', KEYS[1], 'rh') or '-1')) + 1
+  local moving = redis.call('XRANGE', KEYS[2], '1-' .. string.format('%d', from), '+')
   redis.call('DEL', KEYS[2])
   local id, by = seen + 1, 0
   for _, e in ipairs(moving) do
@@ -405,7 +408,8 @@ local function replay(hash, outbox, leases, now, from)
   for _, e in ipairs(add) do redis.call('XADD', outbox, '1-' .. string.format('%d', e[1]), unpack(e[2])) end
   local low, high = add[1][1], add[#add][1]
   local f, w = tonumber(redis.call('HGET', hash, 'f')), tonumber(redis.call('HGET', hash, 'w'))
-  redis.call('HSET', hash, 'n', string.format('%d', math.max(n, high + 1)), 'by', tonumber(redis.call('HGET', hash, 'by')) + bytes,
+  local rh = math.max(high, tonumber(redis.call('HGET', hash, 'rh') or '-1'))
+  redis.call('HSET', hash, 'n', string.format('%d', math.max(n, high + 1)), 'rh', string.format('%d', rh), 'by', tonumber(redis.call('HGET', hash, 'by')) + bytes,
     'f', string.format('%d', math.min(f, low)), 'w', string.format('%d', math.min(w, low - 1)))
   return #add
 end
