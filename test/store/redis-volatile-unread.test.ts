@@ -116,3 +116,34 @@ it('frames whose instance died with Redis and that no stream had read, behind a 
   expect(notice.message).toMatch(/^the shared store \(Redis\) lost its data .*frames \d+\.\.\d+ of this stream/);
   await client.dropStream();
 }, 90_000);
+
+it("a call answered while the stream's instance was not reading, just before Redis lost its data: its answer is pushed again and ends its lease, so the client gets that answer once and no 'instance lost' answer after it", async () => {
+  const client = await openSession(b, a, 'unread-answer'); // the call runs on A, the stream is held by B
+  const id = 'answered-unread';
+  const answered = client.waitFor((m) => m.req_id === id && m.type === 'tool/call/resp', 60_000, 'the answer');
+  expect(
+    (
+      await client.send({
+        type: 'tool/call/req',
+        id,
+        tool_name: 'ticker',
+        arguments: { count: 8, every_ms: 100 },
+        streaming: true,
+      })
+    ).status,
+  ).toBe(202);
+  await client.waitFor((m) => m.req_id === id && m.seq === 2, 20_000, 'tick 2');
+  process.kill(b.pid, 'SIGSTOP'); // B saw the call's events (it would put its lease back), not its answer
+  try {
+    await sleep(1200); // A answers meanwhile
+    await restartRedisEmpty(cluster.redis);
+  } finally {
+    process.kill(b.pid, 'SIGCONT');
+  }
+  await followUntilAnswered(client, answered);
+  expect((await answered).data).toMatchObject({ success: true, data: { pid: a.pid, ticks: 8 } });
+  await sleep(2 * 2000 + 1500); // two leases and a sweep: a lease put back for it would have lapsed into an answer
+  expect(client.received.filter((m) => m.req_id === id && m.type === 'tool/call/resp')).toHaveLength(1);
+  expect(client.received.filter((m) => m.type === 'error')).toEqual([]);
+  await client.dropStream();
+}, 90_000);
