@@ -5,7 +5,9 @@
  * frame ids once the session is put back, so the client gets each exactly
  * once, in order, with no frame id skipped. Where no instance has them left
  * (the one that pushed them died with Redis's data), the stream gets a notice
- * naming exactly the frames that will not come. Real gateway processes, one
+ * naming exactly the frames that will not come. A call's answer pushed again
+ * so ends the lease a watcher put back for it: one answer, the real one.
+ * Real gateway processes, one
  * real redis-server killed and started empty; the instance holding the stream
  * is paused (SIGSTOP) so that it reads nothing while the frames are pushed.
  */
