@@ -26,7 +26,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => cluster?.dispose());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Frame ids the client got (notices carry none), and the ranges notices said were lost. */
 function framesAndLost(client: A2eTestClient): { ids: number[]; lost: [number, number][] } {
