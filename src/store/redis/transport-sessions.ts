@@ -12,7 +12,8 @@
  * dies, another writes a failed answer for it there, once.
  * Keys and scripts: transport-scripts.ts; a session as one instance handles it:
  * transport-session-handle.ts, its outbox transport-outbox.ts; a stream held
- * here: transport-holder.ts; a call's lease: transport-call-lease.ts.
+ * here: transport-holder.ts; a call's lease: transport-call-lease.ts; the
+ * frames pushed lately, pushed again if Redis loses them: transport-sent.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { GatewayError, errorMessage, type Call, type Logger, type StopReason } from '../../engine/index.js';
