@@ -193,6 +193,21 @@ export async function mcp({ quick, log }) {
         { text: '(a) server CPU per call: the MCP SDK’s ÷ `/mcp`’s (reported)', value: fmt.ratio(cpuVsSdk), met: null },
         { text: '(b) MCP-sourced tool: ≤ 1 ms added at p50', value: fmt.ms(addedP50), met: addedP50 <= 1 },
       ],
+      notes: [
+        'Issue 54 asked what the reshaping cost (a) (9.45x the SDK in the 7 Dec full run; an interleaved CPU A/B had ' +
+          'read +4 % per `/mcp` call against ea1398e). Looked at on 7-8 Dec 2026 on the shared VM (load 7-14 on its 2 ' +
+          'cores), ea1398e against d77cadd, both built alike: bench/cpu-ab.mjs on `/mcp` read d77cadd at 1.09x, 1.12x ' +
+          "and 1.06x ea1398e's CPU per call in three runs of 3-8 rounds (the last two under --cpu-prof) and 0.84x in a " +
+          "fourth at ~400 req/s: the rounds' spread. Profiles of the same number of calls each (bench/profile-ab.mjs, " +
+          '150,000 calls, rounds interleaved): 88.4 µs busy per call against 89.7 µs, the same functions within ±0.5 µs ' +
+          'but for what the reshaping added on the path: the turn-end immediate that lets a settled call drop its ' +
+          "data's JSON (engine/settled-turn.ts, ~0.2 µs) and the engine's settled bookkeeping (+0.2 µs). The engine's " +
+          'part alone, in one process (start, settle, take the JSON for the reply; no HTTP), three paired runs: 2.0-2.6 ' +
+          'µs per echo call on both, 2.6-3.2 µs when the client also accepts SSE (a watcher on the call and its events ' +
+          "kept: 0.3-1 µs more, as before the reshaping). So the reshaping cost (a) about 1 %, inside the rounds' spread. " +
+          "Of the profiled busy time, the gateway's own code (the route, the request-context middleware, the engine) is " +
+          "~30 %; the rest is Node's HTTP parsing, the response's writev (~17 % alone) and garbage collection.",
+      ],
       commands: [
         shownCommand('server', ['bench/servers/mcp.mjs']),
         `BENCH_MCP_URL=<sdk server>/mcp ${shownCommand('server', ['bench/servers/gateway.mjs'])}`,
