@@ -15,7 +15,11 @@ const HAS_IS_REMOTE = 0x100;
 const IS_REMOTE = 0x200;
 
 export const otlpJsonTraceSerializer: ISerializer<ReadableSpan[], IExportTraceServiceResponse> = {
-  serializeRequest: (spans) => Buffer.from(exportRequestJson(spans), 'utf8'),
+  serializeRequest(spans) {
+    const out = new ByteWriter(spans.length * 1024);
+    writeExportRequest(spans, out);
+    return out.bytes();
+  },
   deserializeResponse(data) {
     if (data.length === 0) return {};
     try {
@@ -27,8 +31,46 @@ export const otlpJsonTraceSerializer: ISerializer<ReadableSpan[], IExportTraceSe
   },
 };
 
-/** `{"resourceSpans":[…]}` for these spans, grouped by resource, then by instrumentation scope. */
+/** `{"resourceSpans":[…]}` for these spans, as text. */
 export function exportRequestJson(spans: readonly ReadableSpan[]): string {
+  const out = { text: '', write: (s: string) => void (out.text += s) };
+  writeExportRequest(spans, out);
+  return out.text;
+}
+
+interface Sink {
+  write(text: string): void;
+}
+
+/**
+ * UTF-8 bytes written piece by piece (a span's JSON at a time): each piece is flattened and encoded while it is
+ * small, instead of one long string of thousands of joined pieces flattened and encoded at the end.
+ */
+class ByteWriter implements Sink {
+  private buf: Buffer;
+  private length = 0;
+
+  constructor(size: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(size, 1024));
+  }
+
+  write(text: string): void {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8.
+    if (this.buf.length - this.length < text.length * 3) {
+      const bigger = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.length + text.length * 3));
+      this.buf.copy(bigger, 0, 0, this.length);
+      this.buf = bigger;
+    }
+    this.length += this.buf.write(text, this.length, 'utf8');
+  }
+
+  bytes(): Uint8Array {
+    return this.buf.subarray(0, this.length);
+  }
+}
+
+/** The export request, grouped by resource, then by instrumentation scope, as the SDK groups it. */
+function writeExportRequest(spans: readonly ReadableSpan[], out: Sink): void {
   const byResource = new Map<Resource, Map<string, ReadableSpan[]>>();
   for (const span of spans) {
     let byScope = byResource.get(span.resource);
@@ -39,22 +81,22 @@ export function exportRequestJson(spans: readonly ReadableSpan[]): string {
     if (list) list.push(span);
     else byScope.set(key, [span]);
   }
-  let out = '{"resourceSpans":[';
+  out.write('{"resourceSpans":[');
   let firstResource = true;
   for (const [resource, byScope] of byResource) {
-    out += `${firstResource ? '' : ','}{"resource":${resourceJson(resource)},"scopeSpans":[`;
+    out.write(`${firstResource ? '' : ','}{"resource":${resourceJson(resource)},"scopeSpans":[`);
     firstResource = false;
     let firstScope = true;
     for (const list of byScope.values()) {
       const scope = list[0]!.instrumentationScope;
-      out += `${firstScope ? '' : ','}{"scope":${scopeJson(scope)},"spans":[`;
+      out.write(`${firstScope ? '' : ','}{"scope":${scopeJson(scope)},"spans":[`);
       firstScope = false;
-      for (let i = 0; i < list.length; i++) out += (i === 0 ? '' : ',') + spanJson(list[i]!);
-      out += `]${scope.schemaUrl === undefined ? '' : `,"schemaUrl":${quote(scope.schemaUrl)}`}}`;
+      for (let i = 0; i < list.length; i++) out.write((i === 0 ? '' : ',') + spanJson(list[i]!));
+      out.write(`]${scope.schemaUrl === undefined ? '' : `,"schemaUrl":${quote(scope.schemaUrl)}`}}`);
     }
-    out += `]${resource.schemaUrl ? `,"schemaUrl":${quote(resource.schemaUrl)}` : ''}}`;
+    out.write(`]${resource.schemaUrl ? `,"schemaUrl":${quote(resource.schemaUrl)}` : ''}}`);
   }
-  return `${out}]}`;
+  out.write(']}');
 }
 
 /** Characters JSON.stringify would escape (or check, for surrogates): a string without any is written as it is. */
