@@ -99,11 +99,17 @@ export async function tracing({ quick, log }) {
           "server's CPU time per call (bench/cpu-ab.mjs, 9 interleaved 3-s rounds, paired medians): `sample_ratio: 0` " +
           'took 1.14× the CPU of telemetry off before, 0.94× after (within noise of 1), and 0.81× what it took before.',
         '',
-        "Where an exported call's time goes (same profile, every call exported, ~238 µs against ~108 µs per request with " +
-          "telemetry off): the OTLP JSON of the spans ~11 µs (the SDK's serializeRequest and its UTF-8 encoding), " +
-          "AsyncLocalStorage's async hooks on every promise ~9 µs, making two spans and their attributes ~10 µs, the " +
-          'export POSTs and their socket writes ~8 µs, and ~4 µs more garbage collection. The first two are the SDK and ' +
-          "Node 20's context propagation, not the gateway's code; the target of 0.7× is not met.",
+        "Where an exported call's time goes (7 Dec 2026, `--cpu-prof` of the bench gateway under this load, 20-s runs " +
+          'of the build before and after the change below, share of the busy CPU time, on a loaded machine): making and ' +
+          "ending the two spans in the SDK (ids, attribute checks, the span objects, the batch processor's queue) " +
+          "~9-12 %, AsyncLocalStorage's async hooks on every promise ~7-11 %, the spans' OTLP JSON ~3-6 %, garbage " +
+          'collection ~3-5 %. The change: that JSON is written by the gateway (observability/otlp-json.ts, byte for byte ' +
+          "the SDK serializer's output, test/observability/otlp-json.test.ts), a span at a time into the request's bytes: " +
+          "3.0 % of the busy time against 3.5 % for the SDK's serializeRequest in the same interleaved pair of runs; in a " +
+          'loop over 512 real spans, 3.3-5.5 µs a span against 6.5-7.4 (best of 10 interleaved rounds, two runs). What is ' +
+          "left is the SDK's span machinery and Node 20's context propagation; carrying the span through the call instead " +
+          "of AsyncLocalStorage would need every hop (http_request, A2A, OpenAPI, the MCP transport's fetch) and plugins' " +
+          "own requests to be handed the call's context. The target of 0.7× is not met.",
       ],
       rows: targets.map((t) => rateRow(t, results, 'off')),
       // Off is the default and its path is the untraced one; what tracing on costs is reported, not a pass/fail target.

@@ -7,7 +7,9 @@
 import * as api from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
+import { OTLPExporterBase } from '@opentelemetry/otlp-exporter-base';
+import { convertLegacyHttpOptions, createOtlpHttpExportDelegate } from '@opentelemetry/otlp-exporter-base/node-http';
+import { TraceExporterMetricsHelper } from '@opentelemetry/otlp-transformer';
 import { defaultResource, detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import {
   AlwaysOffSampler,
@@ -17,10 +19,13 @@ import {
   ParentBasedSampler,
   SamplingDecision,
   TraceIdRatioBasedSampler,
+  type ReadableSpan,
   type Sampler,
   type SamplingResult,
+  type SpanExporter,
 } from '@opentelemetry/sdk-trace-base';
 import type { Logger } from '../engine/index.js';
+import { otlpJsonTraceSerializer } from './otlp-json.js';
 import type { SamplerSetting, Telemetry, TelemetrySettings } from './telemetry-settings.js';
 import { setTracer } from './tracing.js';
 
@@ -64,7 +69,7 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
   const provider = new BasicTracerProvider({
     resource,
     sampler: decided,
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: settings.endpoint }))],
+    spanProcessors: [new BatchSpanProcessor(otlpJsonExporter(settings.endpoint))],
   });
   api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
   api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
@@ -81,6 +86,23 @@ export function startOtelSdk(settings: TelemetrySettings, logger: Logger): Telem
     'telemetry: traces go to the OTLP collector',
   );
   return handle(running);
+}
+
+/**
+ * The SDK's OTLP/HTTP exporter (its transport: retries, timeout, bounded response, what it reports on failure)
+ * with the spans' JSON written by otlp-json.ts instead of the SDK's serializer.
+ */
+function otlpJsonExporter(url: string): SpanExporter {
+  const options = convertLegacyHttpOptions({ url }, 'TRACES', 'v1/traces', { 'Content-Type': 'application/json' });
+  return new OTLPExporterBase<ReadableSpan[]>(
+    createOtlpHttpExportDelegate(
+      options,
+      otlpJsonTraceSerializer,
+      'otlp_http_span_exporter',
+      TraceExporterMetricsHelper,
+      undefined,
+    ),
+  );
 }
 
 function handle(r: Running): Telemetry {

@@ -1,6 +1,6 @@
 /**
  * An OTLP/HTTP trace receiver on an ephemeral 127.0.0.1 port, as a collector would run it: it accepts
- * POST /v1/traces in the JSON encoding (what @opentelemetry/exporter-trace-otlp-http sends) and keeps
+ * POST /v1/traces in the JSON encoding (what the gateway's exporter sends) and keeps
  * every span, flattened, with its resource's attributes. Anything else is refused with 415/404 and
  * recorded in `refused`, so a test sees an exporter that speaks another encoding.
  */

@@ -342,7 +342,7 @@ describe('telemetry on and off in the CLI', () => {
     for (const pkg of [
       'sdk-trace-base',
       'sdk-trace',
-      'exporter-trace-otlp-http',
+      'otlp-transformer',
       'otlp-exporter-base',
       'resources',
       'core',
@@ -358,7 +358,7 @@ describe('telemetry on and off in the CLI', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
       OTEL_SERVICE_NAME: 'gateway-from-env',
     });
-    expect(otel(imports, 'exporter-trace-otlp-http')).toBe(true);
+    expect(otel(imports, 'otlp-exporter-base')).toBe(true);
     expect(otel(imports, 'sdk-trace-base')).toBe(true);
     expect(otel(imports, 'api')).toBe(true);
     // Stopping the gateway exported what was buffered.
