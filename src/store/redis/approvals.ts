@@ -23,7 +23,7 @@ import {
   type Logger,
 } from '../../engine/index.js';
 import { ERROR_CODES, type ErrorCode } from '../../protocol/index.js';
-import type { RedisClient, RedisConnection } from './connection.js';
+import type { RedisConnection } from './connection.js';
 import { TAKE_LAPSED, type LeaseKind, type Leases } from './leases.js';
 import { RedisScript } from './script.js';
 
@@ -92,8 +92,6 @@ export interface RedisApprovalStoreOptions {
   redis: RedisConnection;
   leases: Leases;
   logger: Logger;
-  /** This instance's id (the call store's: one owner id per instance). */
-  instance: string;
 }
 
 export class RedisApprovalStore implements ApprovalStore, LeaseKind {
@@ -110,14 +108,14 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
   private readonly waiting = new Map<string, (reply: Reply) => void>();
   private readonly listeners = new Set<(event: ApprovalEvent) => void>();
   private apply: ((decision: DeliveredDecision) => void) | undefined;
-  private subscriber: RedisClient | undefined;
   private closed = false;
 
   constructor(options: RedisApprovalStoreOptions) {
     this.redis = options.redis;
     this.leases = options.leases;
     this.logger = options.logger;
-    this.instance = options.instance;
+    // The connection's id, which the call store writes as its calls' owner: an instance's approvals and calls agree.
+    this.instance = options.redis.instance;
   }
 
   /** Take part in the leases and listen (works with Redis down: the client subscribes once it is back). */
@@ -126,9 +124,11 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
     void this.listen();
   }
 
-  async close(): Promise<void> {
+  /** Stop applying decisions from other instances (the shared pub/sub connection closes with the connection). */
+  close(): Promise<void> {
     this.closed = true;
-    if (this.subscriber) await this.redis.release(this.subscriber);
+    this.apply = undefined;
+    return Promise.resolve();
   }
 
   add(summary: ApprovalSummary): void {
@@ -305,16 +305,12 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
   /** Decisions for the calls held here, replies to the decisions made here, and every instance's changes. */
   private async listen(): Promise<void> {
     for (let failures = 0; !this.closed; failures++) {
-      let sub: RedisClient | undefined;
       try {
-        sub = await this.redis.dedicated('approvals');
-        await sub.subscribe(this.decideChannel(this.instance), (text: string) => void this.onRequest(text));
-        await sub.subscribe(this.replyChannel(this.instance), (text: string) => this.onReply(text));
-        await sub.subscribe(this.changesChannel, (text: string) => this.onChange(text));
-        this.subscriber = sub;
+        await this.redis.subscribe(this.decideChannel(this.instance), this.onRequest);
+        await this.redis.subscribe(this.replyChannel(this.instance), this.onReply);
+        await this.redis.subscribe(this.changesChannel, this.onChange);
         return; // the client resubscribes by itself after a reconnect
       } catch (err) {
-        if (sub) await this.redis.release(sub);
         if (failures === 0)
           this.logger.warn(
             { error: (err as Error)?.message },
@@ -325,7 +321,10 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
     }
   }
 
-  private async onRequest(text: string): Promise<void> {
+  private readonly onRequest = (text: string): void => void this.answer(text);
+
+  /** A decision made on another instance for a call held here: apply it and tell the decider. */
+  private async answer(text: string): Promise<void> {
     const request = parse<Request>(text);
     if (!request || typeof request.reply !== 'string' || typeof request.from !== 'string') return;
     let reply: Reply;
@@ -356,16 +355,16 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
       );
   }
 
-  private onReply(text: string): void {
+  private readonly onReply = (text: string): void => {
     const reply = parse<Reply>(text);
     if (reply && typeof reply.reply === 'string') this.waiting.get(reply.reply)?.(reply);
-  }
+  };
 
-  private onChange(text: string): void {
+  private readonly onChange = (text: string): void => {
     const message = parse<{ from: string; event: ApprovalEvent }>(text);
     if (!message || message.from === this.instance || !message.event) return;
     this.tell(message.event);
-  }
+  };
 
   private tell(event: ApprovalEvent): void {
     for (const listener of this.listeners) {
