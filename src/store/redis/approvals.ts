@@ -7,8 +7,10 @@
  *   Decided, expired, canceled or settled there: removed (entry, index, lease), and told.
  * - Deciding elsewhere: the decider claims it (a script deleting the entry: exactly one decider gets 1), then
  *   publishes the decision on the owner's channel, like a DELETE's stop (calls.ts), and waits for the owner's
- *   reply: the owner applies it and answers on the decider's channel. Nobody subscribed on the owner's channel:
- *   the claim is undone (the entry goes back) and the approver gets a retryable error.
+ *   reply: the owner applies it and answers on the decider's channel. Nobody subscribed on the owner's channel, or
+ *   no reply within DELIVER_TIMEOUT_MS: the claim is undone (the entry goes back, while the owner's lease holds)
+ *   and the approver gets a retryable error. A decision sent but not confirmed may still be applied when the owner
+ *   resumes: the owner applies the first it receives and answers later ones not_found (one decision, never two).
  * - The owner lost: its leases lapse and the sweep removes its entries (and tells every instance); its call
  *   resources are failed by the same sweep (calls.ts).
  * - Redis lost its data: the owner's lease renewal finds the lease missing and writes the entry again.
@@ -212,10 +214,14 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
       );
       const answer = await Promise.race([answered, timeout]);
       if (!answer) {
+        // Listed again, so a decision the owner never receives (its connection dropped meanwhile) is not lost. Sent is
+        // sent: the owner applies the first decision it receives and answers any later one not_found.
+        await this.unclaim(summary);
         throw new GatewayError(
           'unavailable',
           `the gateway instance holding this call did not confirm the decision within ${DELIVER_TIMEOUT_MS / 1000} s; ` +
-            `it may or may not apply it: GET /tool/calls/${summary.call_id} or GET /admin/approvals/${summary.id} tells`,
+            'the approval is listed again, but that instance may still apply this decision when it resumes: ' +
+            `GET /tool/calls/${summary.call_id} or GET /admin/approvals/${summary.id} tells`,
           { retryable: true, detail: { retry_after_s: 1 } },
         );
       }
