@@ -6,6 +6,7 @@
  * A killed (SIGKILL) while its call waits: the call fails visibly on B within the lease, through the same
  * lease/sweep as any call, and its approval leaves B's list.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { as, finalOf as final, startApprovalsCluster, type ApprovalsCluster } from '../helpers/approvals-cluster.js';
 import { callBody, openSse, postJson } from '../helpers/server.js';
@@ -163,6 +164,11 @@ it('two approvers deciding at once (on A and B, on B twice): exactly one decisio
 }, 60_000);
 
 it('an instance has one id and one pub/sub connection: its approval names the owner its call resource names, and the calls’ and approvals’ channels share a connection', async () => {
+  expect(readFileSync(new URL('../../docs/scale-out.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')).toContain(
+    "Between instances: cancels and approval decisions go on channels named with the instance's one id (the owner " +
+      "its call resources and approvals both record), and an instance listens to all of them, and to the calls' and " +
+      "approvals' shared channels, on one pub/sub connection (the A2E transport's control channel has one of its own).",
+  );
   const { res, approvalId, stream } = await startHeld('one-instance');
   const redis = await cluster.redis.client();
   try {
