@@ -331,6 +331,7 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
 
   /** A decision made on another instance for a call held here: apply it and tell the decider. */
   private async answer(text: string): Promise<void> {
+    if (this.closed) return; // its channel stays subscribed on the shared connection: a closed store stays silent
     const request = parse<Request>(text);
     if (!request || typeof request.reply !== 'string' || typeof request.from !== 'string') return;
     let reply: Reply;
