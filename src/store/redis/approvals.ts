@@ -126,11 +126,15 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
     void this.listen();
   }
 
-  /** Stop applying decisions from other instances (the shared pub/sub connection closes with the connection). */
-  close(): Promise<void> {
+  /** Stop listening: from now on a decision made elsewhere finds nobody subscribed here and is not claimed. */
+  async close(): Promise<void> {
     this.closed = true;
     this.apply = undefined;
-    return Promise.resolve();
+    await Promise.all([
+      this.redis.unsubscribe(this.decideChannel(this.instance), this.onRequest),
+      this.redis.unsubscribe(this.replyChannel(this.instance), this.onReply),
+      this.redis.unsubscribe(this.changesChannel, this.onChange),
+    ]);
   }
 
   add(summary: ApprovalSummary): void {
@@ -331,7 +335,7 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
 
   /** A decision made on another instance for a call held here: apply it and tell the decider. */
   private async answer(text: string): Promise<void> {
-    if (this.closed) return; // its channel stays subscribed on the shared connection: a closed store stays silent
+    if (this.closed) return; // closing: a decision that came meanwhile is not applied (its decider undoes its claim)
     const request = parse<Request>(text);
     if (!request || typeof request.reply !== 'string' || typeof request.from !== 'string') return;
     let reply: Reply;

@@ -123,6 +123,15 @@ export class RedisConnection {
     entry.listeners.add(listener);
   }
 
+  /** Stop calling `listener` for `channel`; the last listener gone, the channel is unsubscribed (best effort). */
+  async unsubscribe(channel: string, listener: (message: string) => void): Promise<void> {
+    const entry = this.channels.get(channel);
+    if (!entry?.listeners.delete(listener) || entry.listeners.size > 0) return;
+    this.channels.delete(channel);
+    const client = await this.pubsub?.catch(() => undefined);
+    await client?.unsubscribe(channel).catch(() => {});
+  }
+
   /** Give back a connection from `dedicated()`. */
   async release(client: RedisClient): Promise<void> {
     if (!this.extra.delete(client)) return;
