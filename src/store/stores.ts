@@ -12,7 +12,6 @@ import type { RedisConnection, RedisSessionOptions, StoreHealth } from './redis/
 import type { SharedSessionStore } from '../engine/index.js';
 import { A2eHttpTransport, type A2eTransportFactory } from '../transport/a2e-http/index.js';
 import type { RedisCallStore } from './redis/calls.js';
-import { randomUUID } from 'node:crypto';
 
 export interface Stores {
   readonly kind: StoreConfig['kind'];
@@ -115,7 +114,7 @@ export async function openStores(config: StoreConfig, logger: Logger, settings: 
   };
   let approvals: InstanceType<typeof RedisApprovalStore> | undefined;
   const approvalStore = () => {
-    approvals = new RedisApprovalStore({ redis, leases, logger, instance: randomUUID() });
+    approvals = new RedisApprovalStore({ redis, leases, logger });
     approvals.start();
     return approvals;
   };

@@ -8,6 +8,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createClient } from '@redis/client';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { execa, type ResultPromise } from 'execa';
 import { freePort } from './nginx.js';
 
@@ -130,4 +131,19 @@ export async function startRedis(options: RedisServerOptions = {}): Promise<Redi
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A real redis-server for one test file: started before its tests, emptied before each, stopped after.
+ * `use` gets its raw client once started: `let redis: RedisClient; redisPerFile((c) => (redis = c));`.
+ */
+export function redisPerFile(use: (client: RedisClient) => void): void {
+  let server: RedisServer | undefined;
+  let client: RedisClient;
+  beforeAll(async () => {
+    server = await startRedis();
+    use((client = await server.client()));
+  });
+  afterAll(() => server?.dispose());
+  beforeEach(() => client.flushAll());
 }

@@ -46,10 +46,10 @@ afterAll(async () => {
   await redis?.dispose();
 });
 
-async function openSession(id: string): Promise<void> {
+async function openSession(id: string, store: RedisSessions = sessions): Promise<void> {
   const now = Date.now();
   expect(
-    await sessions.open({
+    await store.open({
       id,
       agentId: 't',
       capabilities: new Set(['tools']),
@@ -198,18 +198,7 @@ test('Redis going away with a batch of admissions out gives every waiting call t
   const local = new RedisSessions(conn, { ...OPTIONS, maxParallel: 64 }, 5_000);
   try {
     const id = 'e'.repeat(32);
-    const now = Date.now();
-    expect(
-      await local.open({
-        id,
-        agentId: 't',
-        capabilities: new Set(['tools']),
-        principal: 'alice',
-        createdAt: now,
-        lastSeen: now,
-        owner: 'principal:alice',
-      }),
-    ).toBe(true);
+    await openSession(id, local);
     const pid = Number(/process_id:(\d+)/.exec(await conn.client.info('server'))?.[1]);
     process.kill(pid, 'SIGSTOP'); // the batch is sent but not answered
     const calls = Array.from({ length: 20 }, () => local.admitCall('alice', id).catch((e: unknown) => e));

@@ -6,71 +6,23 @@
  * A killed (SIGKILL) while its call waits: the call fails visibly on B within the lease, through the same
  * lease/sweep as any call, and its approval leaves B's list.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { startCluster, type Cluster } from '../helpers/instances.js';
-import { callBody, openSse, postJson, type SseStream } from '../helpers/server.js';
+import { as, finalOf as final, startApprovalsCluster, type ApprovalsCluster } from '../helpers/approvals-cluster.js';
+import { callBody, openSse, postJson } from '../helpers/server.js';
 import { waitFor } from '../helpers/a2a-stub.js';
 
 const LEASE_S = 2;
-const SECRET = { agent: 'agent-secret-0123456789', alice: 'alice-secret-0123456789', bob: 'bob-secret-0123456789' };
-const as = (who: keyof typeof SECRET) => ({ Authorization: `Bearer ${SECRET[who]}` });
 
-let cluster: Cluster;
-let a: Cluster['instances'][number];
-let b: Cluster['instances'][number];
+let cluster: ApprovalsCluster['cluster'];
+let a: ApprovalsCluster['a'];
+let b: ApprovalsCluster['b'];
+let listOn: ApprovalsCluster['listOn'];
+let startHeld: ApprovalsCluster['startHeld'];
 beforeAll(async () => {
-  cluster = await startCluster({
-    count: 2,
-    prefix: 'approvals:',
-    env: { AGENT_TOKEN: SECRET.agent, ALICE_TOKEN: SECRET.alice, BOB_TOKEN: SECRET.bob },
-    config: [
-      `calls:\n  owner_lease_s: ${LEASE_S}`,
-      'auth:\n  tokens:',
-      '    - { name: agent, token_env: AGENT_TOKEN }',
-      '    - { name: alice, token_env: ALICE_TOKEN }',
-      '    - { name: bob, token_env: BOB_TOKEN }',
-      'sessions:\n  required: false',
-      'approvals:\n  require: [hold]\n  approvers: { names: [alice, bob] }',
-    ].join('\n'),
-  });
-  [a, b] = [cluster.instances[0]!, cluster.instances[1]!];
+  ({ cluster, a, b, listOn, startHeld } = await startApprovalsCluster({ leaseS: LEASE_S, prefix: 'approvals:' }));
 }, 120_000);
 afterAll(() => cluster?.dispose());
-
-const onInstance = (url: string, base: string) => {
-  const u = new URL(url);
-  u.host = new URL(base).host;
-  return u.href;
-};
-
-const listOn = async (base: string, who: keyof typeof SECRET = 'alice') => {
-  const res = await fetch(`${base}/admin/approvals`, { headers: as(who) });
-  expect(res.status).toBe(200);
-  return ((await res.json()) as { approvals: any[] }).approvals;
-};
-
-/** A gated call resource started on A by `who`, followed from B; its approval id from the status event. */
-async function startHeld(correlation: string, who: keyof typeof SECRET = 'agent') {
-  const res = await postJson(
-    `${a.url}/tool/calls`,
-    callBody('hold', { ms: 60_000 }, { correlation_id: correlation }),
-    as(who),
-  );
-  expect(res.status).toBe(202);
-  const stream = await openSse(onInstance(res.json.events_url, b.url), { headers: as(who) });
-  const first = await stream.next();
-  expect(first!.json).toMatchObject({ kind: 'status', data: { approval: { id: expect.any(String) } } });
-  expect(first!.json.data.message).toMatch(/^awaiting approval/);
-  return { res, stream, approvalId: first!.json.data.approval.id as string };
-}
-
-/** The final response on a stream (events before it are skipped). */
-async function final(stream: SseStream) {
-  const rest = await stream.rest();
-  const last = rest.at(-1)!;
-  expect(last.event).toBe('tool/call/resp');
-  return last.json.data;
-}
 
 /** The pid of instance A (the hold tool answers with the pid of the process that ran it). */
 const pidOf = (i: { pid: number }) => i.pid;
@@ -210,6 +162,46 @@ it('two approvers deciding at once (on A and B, on B twice): exactly one decisio
     else expect(data).toMatchObject({ success: false, error: 'denied by bob: race' });
   }
 }, 60_000);
+
+it('an instance has one id and one pub/sub connection: its approval names the owner its call resource names, and the calls’ and approvals’ channels share a connection', async () => {
+  expect(readFileSync(new URL('../../docs/scale-out.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')).toContain(
+    "Between instances: cancels and approval decisions go on channels named with the instance's one id (the owner " +
+      "its call resources and approvals both record), and an instance listens to all of them, and to the calls' and " +
+      "approvals' shared channels, on one pub/sub connection (the A2E transport's control channel has one of its own).",
+  );
+  const { res, approvalId, stream } = await startHeld('one-instance');
+  const redis = await cluster.redis.client();
+  try {
+    const entry = JSON.parse((await redis.get(`approvals:approval:${approvalId}`)) ?? 'null');
+    const callOwner = await redis.hGet(`approvals:call:${res.json.call_id}`, 'owner');
+    expect(callOwner).toMatch(/^[0-9a-f-]{36}$/);
+    expect(entry?.owner).toBe(callOwner);
+    // Both stores listen on channels named with that one id.
+    const channels = (await redis.sendCommand(['PUBSUB', 'CHANNELS', `approvals:*${callOwner}`])) as string[];
+    expect(channels.sort()).toEqual(
+      [
+        `approvals:approvals:decide:${callOwner}`,
+        `approvals:approvals:reply:${callOwner}`,
+        `approvals:calls:stop:${callOwner}`,
+      ].sort(),
+    );
+    // CLIENT LIST, per subscribing connection, how many channels it holds: on each instance one connection carries the
+    // calls' two (stop, running) and the approvals' three (decide, reply, changes); the A2E transport's control
+    // channel still has a connection of its own (src/store/redis/transport-sessions.ts), hence the two 1s.
+    const list = String(await redis.sendCommand(['CLIENT', 'LIST']));
+    const subs = list
+      .trim()
+      .split('\n')
+      .map((line) => Number(/ sub=(\d+)/.exec(line)?.[1] ?? 0))
+      .filter((n) => n > 0)
+      .sort();
+    expect(subs).toEqual([1, 1, 5, 5]);
+  } finally {
+    await redis.close(); // before the next test stops Redis under it
+  }
+  expect((await postJson(`${b.url}/admin/approvals/${approvalId}`, { decision: 'deny' }, as('bob'))).status).toBe(200);
+  expect(await final(stream)).toMatchObject({ error_code: 'tool_denied' });
+}, 30_000);
 
 it('Redis down: listing and deciding answer 503 (retryable); back without its data, the approval is listed again and decided on B', async () => {
   const { res, approvalId } = await startHeld('redis-down');

@@ -4,23 +4,17 @@
  * reply was lost is answered as written (not as another instance's failure),
  * while a call another instance failed still answers 0 to its owner.
  */
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { APPEND, FAIL_LAPSED, REGISTER } from '../../src/store/redis/call-scripts.js';
-import { startRedis, type RedisClient, type RedisServer } from '../helpers/redis.js';
+import { redisPerFile, type RedisClient } from '../helpers/redis.js';
 
-let server: RedisServer;
 let redis: RedisClient;
 const ID = '0b1f2f95-551e-423a-9c8a-046a1936cf98';
 const HASH = `t:call:${ID}`;
 const STREAM = `t:call:${ID}:events`;
 const LEASES = 't:calls:leases';
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = await server.client();
-});
-afterAll(() => server?.dispose());
-beforeEach(() => redis.flushAll());
+redisPerFile((c) => (redis = c));
 
 const register = () =>
   REGISTER.run(

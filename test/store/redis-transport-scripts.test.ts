@@ -10,7 +10,7 @@
  * after the call's answer was pushed is not re-created, so it cannot lapse
  * into a second answer.
  */
-import { afterAll, beforeAll, beforeEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import {
   ANSWER_LOST,
   ATTACH,
@@ -19,21 +19,15 @@ import {
   PUSH,
   RESTORE_SESSION,
 } from '../../src/store/redis/transport-scripts.js';
-import { startRedis, type RedisClient, type RedisServer } from '../helpers/redis.js';
+import { redisPerFile, type RedisClient } from '../helpers/redis.js';
 
-let server: RedisServer;
 let redis: RedisClient;
 const SID = 'a'.repeat(32);
 const HASH = `t:transport:s:${SID}`;
 const OUTBOX = `t:transport:o:${SID}`;
 const LEASES = 't:calls:leases';
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = await server.client();
-});
-afterAll(() => server?.dispose());
-beforeEach(() => redis.flushAll());
+redisPerFile((c) => (redis = c));
 
 const create = () =>
   CREATE.run(

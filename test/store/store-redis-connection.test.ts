@@ -71,3 +71,45 @@ test('an unreachable Redis at start degrades instead of failing, and health says
     await store.close();
   }
 });
+
+test('every store listens through one pub/sub connection: a channel is subscribed once, each listener hears it, and it is unsubscribed with its last listener', async () => {
+  const store = new RedisConnection({
+    url: redis.url,
+    prefix: 'conn-sub:',
+    commandTimeoutMs: 2000,
+    logger: createLogger('silent'),
+  });
+  expect(await store.connect()).toBe(true);
+  const raw = await redis.client();
+  try {
+    const heard: string[] = [];
+    const first = (m: string) => heard.push(`first:${m}`);
+    const second = (m: string) => heard.push(`second:${m}`);
+    const other = (m: string) => heard.push(`other:${m}`);
+    const channel = store.key('one');
+    await Promise.all([store.subscribe(channel, first), store.subscribe(channel, second)]);
+    await store.subscribe(channel, first); // the same listener again: heard once
+    await store.subscribe(store.key('two'), other);
+    const numsub = async (c: string) =>
+      Number(((await raw.sendCommand(['PUBSUB', 'NUMSUB', c])) as [string, number])[1]);
+    expect(await numsub(channel)).toBe(1);
+    const subscribers = String(await raw.sendCommand(['CLIENT', 'LIST']))
+      .trim()
+      .split('\n')
+      .filter((line) => / sub=[1-9]/.test(line));
+    expect(subscribers.map((line) => / sub=(\d+)/.exec(line)![1])).toEqual(['2']); // one connection, both channels
+    expect(await raw.publish(channel, 'a')).toBe(1);
+    expect(await raw.publish(store.key('two'), 'b')).toBe(1);
+    await expect.poll(() => heard.length).toBe(3);
+    expect(heard.sort()).toEqual(['first:a', 'other:b', 'second:a']);
+
+    await store.unsubscribe(channel, first);
+    expect(await numsub(channel)).toBe(1);
+    await store.unsubscribe(channel, second);
+    await expect.poll(() => numsub(channel)).toBe(0);
+    expect(await numsub(store.key('two'))).toBe(1);
+  } finally {
+    await raw.close();
+    await store.close();
+  }
+});

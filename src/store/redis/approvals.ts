@@ -7,8 +7,10 @@
  *   Decided, expired, canceled or settled there: removed (entry, index, lease), and told.
  * - Deciding elsewhere: the decider claims it (a script deleting the entry: exactly one decider gets 1), then
  *   publishes the decision on the owner's channel, like a DELETE's stop (calls.ts), and waits for the owner's
- *   reply: the owner applies it and answers on the decider's channel. Nobody subscribed on the owner's channel:
- *   the claim is undone (the entry goes back) and the approver gets a retryable error.
+ *   reply: the owner applies it and answers on the decider's channel. Nobody subscribed on the owner's channel, or
+ *   no reply within DELIVER_TIMEOUT_MS: the claim is undone (the entry goes back, while the owner's lease holds)
+ *   and the approver gets a retryable error. A decision sent but not confirmed may still be applied when the owner
+ *   resumes: the owner applies the first it receives and answers later ones not_found (one decision, never two).
  * - The owner lost: its leases lapse and the sweep removes its entries (and tells every instance); its call
  *   resources are failed by the same sweep (calls.ts).
  * - Redis lost its data: the owner's lease renewal finds the lease missing and writes the entry again.
@@ -23,7 +25,7 @@ import {
   type Logger,
 } from '../../engine/index.js';
 import { ERROR_CODES, type ErrorCode } from '../../protocol/index.js';
-import type { RedisClient, RedisConnection } from './connection.js';
+import type { RedisConnection } from './connection.js';
 import { TAKE_LAPSED, type LeaseKind, type Leases } from './leases.js';
 import { RedisScript } from './script.js';
 
@@ -92,8 +94,6 @@ export interface RedisApprovalStoreOptions {
   redis: RedisConnection;
   leases: Leases;
   logger: Logger;
-  /** This instance's id (the call store's: one owner id per instance). */
-  instance: string;
 }
 
 export class RedisApprovalStore implements ApprovalStore, LeaseKind {
@@ -110,14 +110,14 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
   private readonly waiting = new Map<string, (reply: Reply) => void>();
   private readonly listeners = new Set<(event: ApprovalEvent) => void>();
   private apply: ((decision: DeliveredDecision) => void) | undefined;
-  private subscriber: RedisClient | undefined;
   private closed = false;
 
   constructor(options: RedisApprovalStoreOptions) {
     this.redis = options.redis;
     this.leases = options.leases;
     this.logger = options.logger;
-    this.instance = options.instance;
+    // The connection's id, which the call store writes as its calls' owner: an instance's approvals and calls agree.
+    this.instance = options.redis.instance;
   }
 
   /** Take part in the leases and listen (works with Redis down: the client subscribes once it is back). */
@@ -126,9 +126,15 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
     void this.listen();
   }
 
+  /** Stop listening: from now on a decision made elsewhere finds nobody subscribed here and is not claimed. */
   async close(): Promise<void> {
     this.closed = true;
-    if (this.subscriber) await this.redis.release(this.subscriber);
+    this.apply = undefined;
+    await Promise.all([
+      this.redis.unsubscribe(this.decideChannel(this.instance), this.onRequest),
+      this.redis.unsubscribe(this.replyChannel(this.instance), this.onReply),
+      this.redis.unsubscribe(this.changesChannel, this.onChange),
+    ]);
   }
 
   add(summary: ApprovalSummary): void {
@@ -212,10 +218,14 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
       );
       const answer = await Promise.race([answered, timeout]);
       if (!answer) {
+        // Listed again, so a decision the owner never receives (its connection dropped meanwhile) is not lost. Sent is
+        // sent: the owner applies the first decision it receives and answers any later one not_found.
+        await this.unclaim(summary);
         throw new GatewayError(
           'unavailable',
           `the gateway instance holding this call did not confirm the decision within ${DELIVER_TIMEOUT_MS / 1000} s; ` +
-            `it may or may not apply it: GET /tool/calls/${summary.call_id} or GET /admin/approvals/${summary.id} tells`,
+            'the approval is listed again, but that instance may still apply this decision when it resumes: ' +
+            `GET /tool/calls/${summary.call_id} or GET /admin/approvals/${summary.id} tells`,
           { retryable: true, detail: { retry_after_s: 1 } },
         );
       }
@@ -305,16 +315,12 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
   /** Decisions for the calls held here, replies to the decisions made here, and every instance's changes. */
   private async listen(): Promise<void> {
     for (let failures = 0; !this.closed; failures++) {
-      let sub: RedisClient | undefined;
       try {
-        sub = await this.redis.dedicated('approvals');
-        await sub.subscribe(this.decideChannel(this.instance), (text: string) => void this.onRequest(text));
-        await sub.subscribe(this.replyChannel(this.instance), (text: string) => this.onReply(text));
-        await sub.subscribe(this.changesChannel, (text: string) => this.onChange(text));
-        this.subscriber = sub;
+        await this.redis.subscribe(this.decideChannel(this.instance), this.onRequest);
+        await this.redis.subscribe(this.replyChannel(this.instance), this.onReply);
+        await this.redis.subscribe(this.changesChannel, this.onChange);
         return; // the client resubscribes by itself after a reconnect
       } catch (err) {
-        if (sub) await this.redis.release(sub);
         if (failures === 0)
           this.logger.warn(
             { error: (err as Error)?.message },
@@ -325,7 +331,11 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
     }
   }
 
-  private async onRequest(text: string): Promise<void> {
+  private readonly onRequest = (text: string): void => void this.answer(text);
+
+  /** A decision made on another instance for a call held here: apply it and tell the decider. */
+  private async answer(text: string): Promise<void> {
+    if (this.closed) return; // closing: a decision that came meanwhile is not applied (its decider undoes its claim)
     const request = parse<Request>(text);
     if (!request || typeof request.reply !== 'string' || typeof request.from !== 'string') return;
     let reply: Reply;
@@ -356,16 +366,16 @@ export class RedisApprovalStore implements ApprovalStore, LeaseKind {
       );
   }
 
-  private onReply(text: string): void {
+  private readonly onReply = (text: string): void => {
     const reply = parse<Reply>(text);
     if (reply && typeof reply.reply === 'string') this.waiting.get(reply.reply)?.(reply);
-  }
+  };
 
-  private onChange(text: string): void {
+  private readonly onChange = (text: string): void => {
     const message = parse<{ from: string; event: ApprovalEvent }>(text);
     if (!message || message.from === this.instance || !message.event) return;
     this.tell(message.event);
-  }
+  };
 
   private tell(event: ApprovalEvent): void {
     for (const listener of this.listeners) {

@@ -25,7 +25,7 @@
  *   another instance that finds a call missing meanwhile waits up to a lease
  *   for its owner to do so before answering 404.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import {
   isCallId,
   type Call,
@@ -77,8 +77,8 @@ function pairs(flat: string[]): [string, string][] {
 export class RedisCallStore implements CallStore, LeaseKind {
   /** Lease members of call resources are their bare ids. */
   readonly prefix = '';
-  /** This instance's id: the owner of the calls it runs. */
-  readonly instance = randomUUID();
+  /** This instance's id (the connection's, which the approvals write too): the owner of the calls it runs. */
+  readonly instance: string;
   private readonly redis: RedisConnection;
   private readonly local: MemoryCallStore;
   private readonly logger: Logger;
@@ -97,6 +97,7 @@ export class RedisCallStore implements CallStore, LeaseKind {
 
   constructor(private readonly options: RedisCallStoreOptions) {
     this.redis = options.redis;
+    this.instance = options.redis.instance;
     this.local = options.local;
     this.logger = options.logger;
     this.leases = options.leases;
@@ -382,7 +383,7 @@ export class RedisCallStore implements CallStore, LeaseKind {
   }
 
   /** Another instance's call started (remembered as if served here, unless read already) or ended (forgotten). */
-  private onAnnounce(text: string): void {
+  private readonly onAnnounce = (text: string): void => {
     let m: Announcement;
     try {
       m = JSON.parse(text) as Announcement;
@@ -392,7 +393,7 @@ export class RedisCallStore implements CallStore, LeaseKind {
     if (typeof m?.id !== 'string') return;
     if (m.end) this.watched.delete(m.id);
     else if (m.f && !this.watched.has(m.id)) this.remember(m.id, m.f);
-  }
+  };
 
   /** A running call of another instance served here: remembered (bounded), in case Redis loses it together with its owner. */
   private remember(id: string, fields: Record<string, string>): void {
@@ -486,14 +487,11 @@ export class RedisCallStore implements CallStore, LeaseKind {
   /** Stop requests for this instance's calls, from DELETE on other instances. */
   private async listenForStops(): Promise<void> {
     for (let failures = 0; !this.closed; failures++) {
-      let sub: Awaited<ReturnType<RedisConnection['dedicated']>> | undefined;
       try {
-        sub = await this.redis.dedicated('call-stop');
-        await sub.subscribe(this.stopChannel(this.instance), (id: string) => this.local.get(id)?.stop('cancel'));
-        await sub.subscribe(this.runningChannel, (text: string) => this.onAnnounce(text));
+        await this.redis.subscribe(this.stopChannel(this.instance), this.onStop);
+        await this.redis.subscribe(this.runningChannel, this.onAnnounce);
         return; // the client resubscribes by itself after a reconnect
       } catch (err) {
-        if (sub) await this.redis.release(sub);
         if (failures === 0)
           this.logger.warn(
             { error: (err as Error)?.message },
@@ -503,6 +501,8 @@ export class RedisCallStore implements CallStore, LeaseKind {
       }
     }
   }
+
+  private readonly onStop = (id: string): void => void this.local.get(id)?.stop('cancel');
 
   /**
    * The HMAC key of the per-call access tokens, shared by every instance through Redis: the first instance

@@ -1,11 +1,14 @@
 /**
  * The gateway's connection to Redis (`store.kind: redis`): one command
- * client shared by every store, plus dedicated ones for what blocks a
- * connection (pub/sub, blocking stream reads). Commands fail fast while Redis
+ * client shared by every store, one pub/sub client shared by every store
+ * (`subscribe`), plus dedicated ones for what blocks a connection otherwise
+ * (blocking stream reads), and this instance's one id (the owner of what it
+ * runs, whichever store records it). Commands fail fast while Redis
  * is unreachable (no offline queue), and every failure reaches the caller as
  * one retryable `unavailable` error, so a door answers 503 with Retry-After
  * and the gateway itself stays up. The client reconnects on its own.
  */
+import { randomUUID } from 'node:crypto';
 import { createClient, type RedisClientType } from '@redis/client';
 import { GatewayError, type Logger } from '../../engine/index.js';
 
@@ -29,9 +32,18 @@ export interface StoreHealth {
 export type RedisClient = RedisClientType;
 
 export class RedisConnection {
+  /** This instance's id: the owner of the calls and approvals it holds (every store writes this one). */
+  readonly instance = randomUUID();
   /** Commands (never blocking ones). */
   readonly client: RedisClient;
   private readonly extra = new Set<RedisClient>();
+  /** The pub/sub client, once connected (or connecting). */
+  private pubsub: Promise<RedisClient> | undefined;
+  /** The channels subscribed (once in Redis, whoever listens), with their listeners. */
+  private readonly channels = new Map<
+    string,
+    { listeners: Set<(message: string) => void>; subscribed: Promise<void> }
+  >();
   private lastError: string | undefined;
   private closed = false;
 
@@ -70,8 +82,54 @@ export class RedisConnection {
   async dedicated(purpose: string): Promise<RedisClient> {
     const client = this.create(purpose);
     this.extra.add(client);
-    await client.connect();
+    try {
+      await client.connect();
+    } catch (err) {
+      await this.release(client);
+      throw err;
+    }
     return client;
+  }
+
+  /**
+   * Call `listener` with each message on `channel`, through this instance's one pub/sub connection (every
+   * store's channels share it; the client subscribes again by itself after a reconnect). Rejects while Redis
+   * is unreachable: the caller tries again. Adding the same listener again changes nothing.
+   */
+  async subscribe(channel: string, listener: (message: string) => void): Promise<void> {
+    const client = await (this.pubsub ??= this.dedicated('pubsub').catch((err: unknown) => {
+      this.pubsub = undefined;
+      throw err;
+    }));
+    let entry = this.channels.get(channel);
+    if (!entry) {
+      const listeners = new Set<(message: string) => void>();
+      const subscribed = client.subscribe(channel, (message: string) => {
+        for (const l of listeners) {
+          try {
+            l(message);
+          } catch {
+            // One store's listener failing is its own; the others still hear the message.
+          }
+        }
+      });
+      const made = { listeners, subscribed };
+      this.channels.set(channel, made);
+      // A SUBSCRIBE that failed is sent again by the next subscribe() (every listener waiting on it retries).
+      subscribed.catch(() => this.channels.get(channel) === made && this.channels.delete(channel));
+      entry = made;
+    }
+    await entry.subscribed;
+    entry.listeners.add(listener);
+  }
+
+  /** Stop calling `listener` for `channel`; the last listener gone, the channel is unsubscribed (best effort). */
+  async unsubscribe(channel: string, listener: (message: string) => void): Promise<void> {
+    const entry = this.channels.get(channel);
+    if (!entry?.listeners.delete(listener) || entry.listeners.size > 0) return;
+    this.channels.delete(channel);
+    const client = await this.pubsub?.catch(() => undefined);
+    await client?.unsubscribe(channel).catch(() => {});
   }
 
   /** Give back a connection from `dedicated()`. */

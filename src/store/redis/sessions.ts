@@ -18,7 +18,6 @@
  * (`calls.owner_lease_s`) are renewed while the call runs, so the slots of
  * an instance that dies lapse on their own.
  */
-import { randomBytes } from 'node:crypto';
 import { rateLimited, sessionFull, type Admitted, type Session, type SharedSessionStore } from '../../engine/index.js';
 import { CommandDeadline } from './command-deadline.js';
 import type { DataLoss } from './data-loss.js';
@@ -74,7 +73,6 @@ export class RedisSessions implements SharedSessionStore {
   private pending: Pending[] = [];
   private flushing = false;
   private readonly deadline: CommandDeadline;
-  private readonly instance = randomBytes(6).toString('hex');
   private seq = 0;
   private renewing: NodeJS.Timeout | undefined;
 
@@ -184,7 +182,8 @@ export class RedisSessions implements SharedSessionStore {
   admitCall(principal: string | null, sessionId: string): Promise<Outcome> {
     const rate = principal !== null ? this.options.ratePerS : 0;
     const maxParallel = sessionId ? this.options.maxParallel : 0;
-    const member = maxParallel > 0 ? `${this.instance}:${(this.seq = (this.seq + 1) % Number.MAX_SAFE_INTEGER)}` : '';
+    const member =
+      maxParallel > 0 ? `${this.redis.instance}:${(this.seq = (this.seq + 1) % Number.MAX_SAFE_INTEGER)}` : '';
     return this.admit<Outcome>('admitting the call', principal, sessionId, true, rate, maxParallel, member);
   }
 
