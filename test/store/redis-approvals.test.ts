@@ -167,7 +167,7 @@ it('an instance has one id and one pub/sub connection: its approval names the ow
   expect(readFileSync(new URL('../../docs/scale-out.md', import.meta.url), 'utf8').replace(/\s+/g, ' ')).toContain(
     "Between instances: cancels and approval decisions go on channels named with the instance's one id (the owner " +
       "its call resources and approvals both record), and an instance listens to all of them, and to the calls' and " +
-      "approvals' shared channels, on one pub/sub connection (the A2E transport's control channel has one of its own).",
+      "approvals' shared channels and the A2E transport's control channel, on one pub/sub connection.",
   );
   const { res, approvalId, stream } = await startHeld('one-instance');
   const redis = await cluster.redis.client();
@@ -186,8 +186,7 @@ it('an instance has one id and one pub/sub connection: its approval names the ow
       ].sort(),
     );
     // CLIENT LIST, per subscribing connection, how many channels it holds: on each instance one connection carries the
-    // calls' two (stop, running) and the approvals' three (decide, reply, changes); the A2E transport's control
-    // channel still has a connection of its own (src/store/redis/transport-sessions.ts), hence the two 1s.
+    // calls' two (stop, running), the approvals' three (decide, reply, changes) and the A2E transport's control channel.
     const list = String(await redis.sendCommand(['CLIENT', 'LIST']));
     const subs = list
       .trim()
@@ -195,7 +194,7 @@ it('an instance has one id and one pub/sub connection: its approval names the ow
       .map((line) => Number(/ sub=(\d+)/.exec(line)?.[1] ?? 0))
       .filter((n) => n > 0)
       .sort();
-    expect(subs).toEqual([1, 1, 5, 5]);
+    expect(subs).toEqual([6, 6]);
   } finally {
     await redis.close(); // before the next test stops Redis under it
   }

@@ -31,7 +31,7 @@ import {
   type Presenter,
   type SavedBinding,
 } from '../../transport/a2e-http/index.js';
-import type { RedisClient, RedisConnection } from './connection.js';
+import type { RedisConnection } from './connection.js';
 import type { DataLoss } from './data-loss.js';
 import { lostResponse, type Leases } from './leases.js';
 import { StreamReader, type StreamEntry } from './stream-reader.js';
@@ -125,7 +125,7 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
   private readonly sessionBytes: number;
   private readonly sweeper: NodeJS.Timeout;
   private readonly channel: string;
-  private control: RedisClient | undefined;
+  private control = false;
   private closed = false;
   private readonly logger: Logger;
   private readonly leases: Leases;
@@ -591,20 +591,21 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     );
   }
 
-  /** The control channel: streams replaced and sessions closed on other instances. */
+  /** The control channel (streams replaced, sessions closed on other instances), on the instance's one pub/sub connection. */
   private async listen(): Promise<void> {
     while (!this.closed && !this.control) {
       try {
-        const client = await this.redis.dedicated('transport-control');
-        if (this.closed) return void (await this.redis.release(client));
-        await client.subscribe(this.channel, (text) => this.onControl(text));
-        this.control = client;
+        await this.redis.subscribe(this.channel, this.onControlText);
+        if (this.closed) return void (await this.redis.unsubscribe(this.channel, this.onControlText));
+        this.control = true;
         void this.learnSessions();
       } catch {
         await new Promise((r) => setTimeout(r, 1000)); // Redis down at start: the sweep covers what is missed
       }
     }
   }
+
+  private readonly onControlText = (text: string): void => this.onControl(text);
 
   /**
    * A session this instance may have to put back if Redis loses it (it served it, or heard of it): as it last
@@ -802,9 +803,8 @@ export class RedisA2eTransport implements A2eTransport, HandleStore {
     for (const holder of [...this.held.values()]) this.detach(holder);
     await Promise.allSettled([...this.held.values()].map((h) => h.writes));
     await this.reader.close();
-    const control = this.control;
-    this.control = undefined;
-    if (control) await this.redis.release(control);
+    if (this.control) await this.redis.unsubscribe(this.channel, this.onControlText);
+    this.control = false;
   }
 
   /** For handles: the script runs. `frames`: per frame, the lease member its answer ends ("" none) and its JSON. */
