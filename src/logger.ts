@@ -67,8 +67,17 @@ export function createLogger(level: LogLevel = 'info', options: LoggerOptions = 
  * runtime's non-blocking log mode is the remedy on that side).
  */
 function writeStderr(lines: string): void {
+  // Nearly every batch goes whole in one write of the string itself, with no Buffer made for it; what a write
+  // did not take (a pipe that is full, or non-blocking and not ready) goes on as bytes from where it stopped.
+  let written = 0;
+  try {
+    written = writeSync(2, lines);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EAGAIN') return; // see below: lost, the gateway goes on
+  }
+  if (written === Buffer.byteLength(lines)) return;
   const buffer = Buffer.from(lines);
-  for (let at = 0; at < buffer.length; ) {
+  for (let at = written; at < buffer.length; ) {
     try {
       at += writeSync(2, buffer, at);
     } catch (err) {

@@ -11,7 +11,8 @@ import { asGatewayError, errorResponse } from './http/errors.js';
 import { guardCheck } from './http/guard.js';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http/limits.js';
 import { proxyTrust } from './http/proxy-trust.js';
-import { requestContext, requestLogger } from './http/request.js';
+import { runAroundRoutes } from './http/around-routes.js';
+import { requestContext, requestLogger, requestSteps, type RequestContextOptions } from './http/request.js';
 import { traceRequests } from './http/trace.js';
 import { buildDocument, type OpenApiDocument } from './openapi/document.js';
 import { ROUTE_TABLE, type RouteContext } from './table.js';
@@ -26,17 +27,19 @@ export function createApp(options: AppOptions): OpenAPIHono {
   const { logger, metrics } = options;
   const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...options.limits };
 
-  app.onError((err, c) => {
+  const onError = (err: Error, c: Context) => {
     const gatewayError = asGatewayError(err);
     if (gatewayError.code === 'internal') requestLogger(c, logger).error({ err, path: c.req.path }, 'unhandled error');
     return errorResponse(c, gatewayError);
-  });
+  };
+  app.onError(onError);
 
   const security = options.security;
   const sessions = security?.sessions ?? new SessionManager({ ttlS: 3600, maxParallel: 0 });
-  // One middleware for every request: its id and logger, then the guard's checks; with tracing on, inside the
-  // request's span (first, so refused requests have spans too).
-  const requestMiddleware = requestContext({
+  // One step for every request: its id and logger, then the guard's checks. Without tracing it runs inside each
+  // route's handler (around-routes.ts); with tracing on, as a middleware inside the request's span (first, so
+  // refused requests have spans too).
+  const requestOptions: RequestContextOptions = {
     logger,
     streamOpened: metrics && (() => metrics.streamOpened()),
     principalStreams: security?.streams,
@@ -60,8 +63,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
           },
         })
       : undefined,
-  });
-  app.use('*', tracingOn ? traceRequests(requestMiddleware) : requestMiddleware);
+  };
   const caller =
     options.caller ??
     (security
@@ -83,7 +85,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
         : withCredential(c, admitted);
     });
 
-  app.notFound((c) => {
+  const notFound = (c: Context) => {
     const routes = app.routes.filter((r) => r.method !== 'ALL' && routePattern(r.path).test(c.req.path));
     // A route for this very method that answered "not found" (e.g. an unknown docs asset) is a 404, not a 405.
     if (routes.length > 0 && !routes.some((r) => r.method === c.req.method)) {
@@ -102,7 +104,11 @@ export function createApp(options: AppOptions): OpenAPIHono {
         `no route ${c.req.method} ${c.req.path}; GET ${basePath}/openapi.json lists the routes`,
       ),
     );
-  });
+  };
+  if (tracingOn) {
+    app.use('*', traceRequests(requestContext(requestOptions)));
+    app.notFound(notFound);
+  } else runAroundRoutes(app, requestSteps(requestOptions), onError, notFound);
 
   const admin = adminCheck(security?.authenticate ? (security.admins ?? new Set()) : undefined);
   const accessKey = options.calls.store.accessKey?.bind(options.calls.store);

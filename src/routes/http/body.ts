@@ -75,34 +75,67 @@ async function readWebBody(
 /**
  * On Node, the body straight from the IncomingMessage: the adapter's own
  * reader would copy it into an ArrayBuffer first. The limit is counted as
- * chunks arrive (Content-Length may be absent or wrong).
+ * chunks arrive (Content-Length may be absent or wrong). The listeners are
+ * one set of functions for every request, the request's state an object on
+ * its IncomingMessage: no closures made per request.
  */
 function readIncoming(incoming: IncomingMessage, limit: number, tooLarge: () => GatewayError): Promise<Uint8Array> {
-  const gone = () =>
-    new GatewayError('invalid_request', 'the client closed the connection before the request body was complete');
   // Already torn down: no event would ever come.
-  if (incoming.destroyed) return Promise.reject(gone());
+  if (incoming.destroyed) return Promise.reject(bodyGone());
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    const done = (err: Error | null, body?: Uint8Array) => {
-      incoming.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
-      if (err) reject(err);
-      else resolve(body!);
-    };
-    const onData = (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        // Stop reading; Node discards the rest once the answer is sent.
-        incoming.pause();
-        done(tooLarge());
-      } else chunks.push(chunk);
-    };
-    const onEnd = () => done(null, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size));
-    const onError = (err: Error) => done(err);
-    const onClose = () => done(gone());
-    incoming.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+    (incoming as Reading)[BODY] = { chunks: [], size: 0, limit, tooLarge, resolve, reject };
+    incoming.on('data', onBodyData).on('end', onBodyEnd).on('error', onBodyError).on('close', onBodyClose);
   });
+}
+
+/** A body being read (readIncoming). */
+interface BodyRead {
+  chunks: Buffer[];
+  size: number;
+  limit: number;
+  tooLarge: () => GatewayError;
+  resolve: (body: Uint8Array) => void;
+  reject: (err: Error) => void;
+}
+const BODY = Symbol('a2e.bodyRead');
+type Reading = IncomingMessage & { [BODY]?: BodyRead };
+
+const bodyGone = () =>
+  new GatewayError('invalid_request', 'the client closed the connection before the request body was complete');
+
+/** The read is over, with the body or an error: the listeners go, the promise settles (once). */
+function settleBody(incoming: Reading, err: Error | null, body?: Uint8Array): void {
+  const read = incoming[BODY];
+  if (read === undefined) return;
+  incoming[BODY] = undefined;
+  incoming.off('data', onBodyData).off('end', onBodyEnd).off('error', onBodyError).off('close', onBodyClose);
+  if (err) read.reject(err);
+  else read.resolve(body!);
+}
+
+function onBodyData(this: Reading, chunk: Buffer): void {
+  const read = this[BODY];
+  if (read === undefined) return;
+  read.size += chunk.length;
+  if (read.size > read.limit) {
+    // Stop reading; Node discards the rest once the answer is sent.
+    this.pause();
+    settleBody(this, read.tooLarge());
+  } else read.chunks.push(chunk);
+}
+
+function onBodyEnd(this: Reading): void {
+  const read = this[BODY];
+  if (read !== undefined)
+    settleBody(this, null, read.chunks.length === 1 ? read.chunks[0]! : Buffer.concat(read.chunks, read.size));
+}
+
+function onBodyError(this: Reading, err: Error): void {
+  settleBody(this, err);
+}
+
+function onBodyClose(this: Reading): void {
+  settleBody(this, bodyGone());
 }
 
 export async function readJson<S extends z.ZodType>(

@@ -69,8 +69,9 @@ const normalizeOrigin = (origin: string) => origin.toLowerCase().replace(/\/+$/,
 
 /**
  * The guard: the refusal to send, or undefined to go on. A plain synchronous
- * check, run by the request middleware in its own frame (createApp wires it)
- * rather than as one more middleware layer on every request.
+ * check, run by the request step (request.ts) in its own frame, before every
+ * route and not-found answer (createApp wires it), rather than as one more
+ * middleware layer on every request.
  */
 export function guardCheck(
   options: GuardOptions,

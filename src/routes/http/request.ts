@@ -59,48 +59,68 @@ export interface RequestContextOptions {
   check?: (c: Context) => Response | undefined | Promise<Response | undefined>;
 }
 
-export function requestContext({
-  logger,
-  streamOpened,
-  principalStreams,
-  check,
-}: RequestContextOptions): MiddlewareHandler {
-  return async (c, next) => {
-    const requestId = pickRequestId(requestHeader(c, REQUEST_ID_HEADER_NAME));
-    // The id is a UUID or matched VALID_REQUEST_ID: its JSON is itself in quotes.
-    const log = new LazyChildLogger(logger, { request_id: requestId }, `,"request_id":"${requestId}"`);
-    c.set('requestId', requestId);
-    c.set('logger', log);
-    if (streamOpened) c.set('streamOpened', streamOpened);
-    if (principalStreams) c.set('principalStreams', principalStreams);
-    const outgoing = nodeResponse(c);
-    // On Node, answers written straight to the ServerResponse (SSE streams) and JSON answers (sendJson) add the
-    // header themselves and a Response built by Hono gets it once it exists, after next(). (c.header() before
-    // next() would make every request build a web Headers object, a large part of a fast call's cost.)
-    // Elsewhere it is set before next(), so every answer carries it, errors included.
-    if (!outgoing) c.header(REQUEST_ID_HEADER, requestId);
-    // The access line is at info (debug for probes): when info is not logged, skip its bookkeeping.
-    let accessLine: AccessLine | undefined;
-    if (levelEnabled(logger, 'info')) {
-      accessLine = new AccessLine(log, c.req.method, c.req.path);
-      c.set('accessLine', accessLine);
-      // On Node logged when the response is really done: an SSE stream ends long after next() returns.
-      // (A response closes once: `on`, without the wrapper `once` makes per request.)
-      if (outgoing) {
-        (outgoing as ResponseWithLine)[ACCESS_LINE] = accessLine;
-        outgoing.on('close', writeLineOnClose);
+/** The request context as two steps around the route, so it can run inside the route's own handler (around-routes.ts). */
+export interface RequestSteps {
+  /**
+   * Before the route: the request's id, its logger and access line, then the check; a Response refuses the
+   * request (a promise of one only when an identity-provider token is verified).
+   */
+  enter(c: Context): Response | undefined | Promise<Response | undefined>;
+  /** After the answer (c.res) is made: its `X-Request-Id` header where the answer lacks it, and off Node the access line. */
+  leave(c: Context): void;
+}
+
+export function requestSteps({ logger, streamOpened, principalStreams, check }: RequestContextOptions): RequestSteps {
+  return {
+    enter(c) {
+      const requestId = pickRequestId(requestHeader(c, REQUEST_ID_HEADER_NAME));
+      // The id is a UUID or matched VALID_REQUEST_ID: its JSON is itself in quotes.
+      const log = new LazyChildLogger(logger, { request_id: requestId }, `,"request_id":"${requestId}"`);
+      c.set('requestId', requestId);
+      c.set('logger', log);
+      if (streamOpened) c.set('streamOpened', streamOpened);
+      if (principalStreams) c.set('principalStreams', principalStreams);
+      const outgoing = nodeResponse(c);
+      // On Node, answers written straight to the ServerResponse (SSE streams) and JSON answers (sendJson) add the
+      // header themselves and a Response built by Hono gets it once it exists, in leave(). (c.header() here
+      // would make every request build a web Headers object, a large part of a fast call's cost.)
+      // Elsewhere it is set before the route, so every answer carries it, errors included.
+      if (!outgoing) c.header(REQUEST_ID_HEADER, requestId);
+      // The access line is at info (debug for probes): when info is not logged, skip its bookkeeping.
+      if (levelEnabled(logger, 'info')) {
+        const accessLine = new AccessLine(log, c.req.method, c.req.path);
+        c.set('accessLine', accessLine);
+        // On Node logged when the response is really done: an SSE stream ends long after the route returns.
+        // (A response closes once: `on`, without the wrapper `once` makes per request.)
+        if (outgoing) {
+          (outgoing as ResponseWithLine)[ACCESS_LINE] = accessLine;
+          outgoing.on('close', writeLineOnClose);
+        }
       }
-    }
-    let refused = check?.(c);
-    // Only an identity-provider token (JWT) makes the check asynchronous.
+      return check?.(c);
+    },
+    leave(c) {
+      const requestId = c.get('requestId');
+      if (requestId === undefined) return;
+      const outgoing = nodeResponse(c);
+      if (outgoing) {
+        if (!outgoing.headersSent && !c.get('requestIdSent')) c.res.headers.set(REQUEST_ID_HEADER, requestId);
+      } else {
+        c.get('accessLine')?.write(c.res.status, false);
+      }
+    },
+  };
+}
+
+/** The request steps as one Hono middleware (in front of every route when tracing wraps them, app.ts). */
+export function requestContext(options: RequestContextOptions): MiddlewareHandler {
+  const { enter, leave } = requestSteps(options);
+  return async (c, next) => {
+    let refused = enter(c);
     if (refused instanceof Promise) refused = await refused;
     if (refused) c.res = refused;
     else await next();
-    if (outgoing) {
-      if (!outgoing.headersSent && !c.get('requestIdSent')) c.res.headers.set(REQUEST_ID_HEADER, requestId);
-    } else {
-      accessLine?.write(c.res.status, false);
-    }
+    leave(c);
   };
 }
 
