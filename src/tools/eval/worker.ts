@@ -114,7 +114,8 @@ interface Instance {
   ready: Evaluator | undefined;
 }
 
-type Evaluator = { runtime: QuickJSRuntime; vm: QuickJSContext };
+/** A runtime and context, with the context's own JSON.stringify (what the code sets JSON.stringify to is not used). */
+type Evaluator = { runtime: QuickJSRuntime; vm: QuickJSContext; stringify: QuickJSHandle };
 
 /** What the last instance's memory looked like when new: the next instance of the module starts the same. */
 let layout: PristineMemory | undefined;
@@ -188,13 +189,16 @@ function newEvaluator(quickjs: QuickJSWASMModule): Evaluator {
   runtime.setInterruptHandler(() => Date.now() > deadline);
   const vm = runtime.newContext();
   installConsole(vm);
-  return { runtime, vm };
+  const json = vm.getProp(vm.global, 'JSON');
+  const stringify = vm.getProp(json, 'stringify');
+  json.dispose();
+  return { runtime, vm, stringify };
 }
 
 /** What an evaluation posts back, and whether it ended so that its instance may serve the next one. */
 type Outcome = { message: WorkerMessage; reusable: boolean };
 
-function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Outcome {
+function evaluate({ vm, runtime, stringify }: Evaluator, job: EvalJob): Outcome {
   const failed = (f: { failure: EvalFailure; message: string }): Outcome => ({
     message: { type: 'result', ok: false, ...f, consoleTruncated },
     // An exception the code threw leaves QuickJS as it was; after hitting a limit, the instance is replaced.
@@ -208,7 +212,7 @@ function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Ou
     return failed(f);
   }
   // A promise result: run the jobs queued so far (there are no timers or I/O) and take its value.
-  runtime.executePendingJobs();
+  if (runtime.hasPendingJob()) runtime.executePendingJobs();
   const state = vm.getPromiseState(evaluated.value);
   let value: QuickJSHandle;
   if (state.type === 'pending') {
@@ -229,11 +233,7 @@ function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Ou
 
   const valueType = vm.typeof(value);
   // The JSON value, converted inside the VM (so its limits apply to a huge result too).
-  const JSONObj = vm.getProp(vm.global, 'JSON');
-  const stringify = vm.getProp(JSONObj, 'stringify');
   const json = vm.callFunction(stringify, vm.undefined, value);
-  stringify.dispose();
-  JSONObj.dispose();
   value.dispose();
   if (json.error) {
     const f = failure(vm.dump(json.error));
@@ -259,10 +259,11 @@ function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Ou
 function run(job: EvalJob, instance: Instance): boolean {
   consoleBytes = 0;
   consoleTruncated = false;
-  const { runtime, vm } = instance.ready ?? newEvaluator(instance.quickjs);
+  const evaluator = instance.ready ?? newEvaluator(instance.quickjs);
+  const { runtime, vm } = evaluator;
   let outcome: Outcome;
   try {
-    outcome = evaluate(vm, runtime, job);
+    outcome = evaluate(evaluator, job);
   } finally {
     deadline = Infinity;
   }
@@ -274,6 +275,7 @@ function run(job: EvalJob, instance: Instance): boolean {
   instance.ready = undefined;
   let reusable = outcome.reusable;
   try {
+    evaluator.stringify.dispose();
     vm.dispose();
     runtime.dispose();
   } catch {
