@@ -133,6 +133,19 @@ describe('eval_js isolation between evaluations in a reused instance', () => {
     await expectClean(landscape);
   });
 
+  it('zeroes all the stack a deep evaluation wrote, measured from the lowest stack pointer it reached', async () => {
+    // Recursion, nested JSON and a backtracking regular expression go deep into the C stack; the memory check
+    // fails every later evaluation if the reset left one byte of it. Several times: evaluations alternate workers.
+    const deep =
+      'function f(n) { return n ? f(n - 1) + 1 : 0 }; ' +
+      '[f(400), JSON.stringify(JSON.parse("[".repeat(300) + "]".repeat(300))).length, /(a|b)*c/.test("ab".repeat(2000) + "c")]';
+    for (let i = 0; i < 4; i++) {
+      expect(await value(deep)).toEqual([400, 600, true]);
+      expect(await value('1 + 1')).toBe(2);
+    }
+    await expectClean(landscape);
+  });
+
   it('reuses instances: many evaluations in a row all succeed with the memory check on', async () => {
     for (let i = 0; i < 30; i++) {
       expect(

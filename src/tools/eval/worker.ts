@@ -8,7 +8,9 @@
  * instance whose memory holds the bytes of a new one: each instance makes its
  * runtime and context once and keeps its memory as it was then (sealed.ts);
  * after an evaluation that ended normally, the memory is put back to those
- * bytes (memory-reset.ts) once the answer is posted, so the next evaluation
+ * bytes (memory-reset.ts; of the stack, what the evaluation used, when the
+ * module records its lowest stack pointer: stack-mark.ts) once the answer is
+ * posted, so the next evaluation
  * starts in the runtime and context as they were made, with a Math.random
  * seed of its own; after one that hit a limit or failed, or that grew the
  * memory, a new instance is made instead. A worker serves evaluations one at a
@@ -27,6 +29,7 @@ import {
 } from 'quickjs-emscripten-core';
 import { learn, reset, type PristineMemory } from './memory-reset.js';
 import { learnSeedAddress, seal, type Sealed } from './sealed.js';
+import { STACK_LOW_EXPORT } from './stack-mark.js';
 import type { EvalFailure, EvalJob, EvalSetup, WorkerMessage } from './protocol.js';
 
 const setup = workerData as EvalSetup;
@@ -112,6 +115,8 @@ interface Instance {
   checkCopy: Uint8Array | undefined;
   /** The next evaluation's runtime and context, made ahead while no evaluation runs (sealed: always this one). */
   ready: Evaluator | undefined;
+  /** The lowest stack pointer since it was set to -1 before the evaluation (when the module records it). */
+  stackLow: WebAssembly.Global | undefined;
 }
 
 /** A runtime and context, with the context's own JSON.stringify (what the code sets JSON.stringify to is not used). */
@@ -129,11 +134,22 @@ async function newInstance(): Promise<Instance> {
     initial: pages(16 * 1024 * 1024),
     maximum: pages(setup.memoryBytes + INTERPRETER_HEADROOM),
   });
+  let exports: WebAssembly.Exports | undefined;
   const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, {
     wasmMemory: memory,
-    wasmModule: setup.wasmModule,
+    // Instantiated here rather than by quickjs-emscripten (its wasmModule option), to keep the instance's exports.
+    emscriptenModule: {
+      instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance) => void) {
+        void WebAssembly.instantiate(setup.wasmModule, imports).then((instance) => {
+          exports = instance.exports;
+          done(instance);
+        });
+        return {};
+      },
+    } as never,
   });
   const quickjs = await newQuickJSWASMModuleFromVariant(variant);
+  const mark = setup.stackLeafReach === undefined ? undefined : exports?.[STACK_LOW_EXPORT];
   const pristine = learn(memory, layout);
   layout = pristine;
   const reach = setup.stackBytes + STACK_REACH_MARGIN;
@@ -147,14 +163,23 @@ async function newInstance(): Promise<Instance> {
   const ready = newEvaluator(quickjs);
   const sealed = sealing ? seal(memory, pristine, reach, ready.runtime, seedAddress as number) : undefined;
   if (setup.checkReset && sealing) checkCopy = sealed ? new Uint8Array(memory.buffer).slice() : undefined;
-  return { quickjs, memory, pristine, sealed, checkCopy, ready };
+  return {
+    quickjs,
+    memory,
+    pristine,
+    sealed,
+    checkCopy,
+    ready,
+    stackLow: mark instanceof WebAssembly.Global ? mark : undefined,
+  };
 }
 
 /** The Math.random seed's address in a new context (the same in every instance), null when it cannot be found. */
 let seedAddress: number | null | undefined;
 
 /**
- * How far below the stack's touched top an evaluation can have written: QuickJS checks its stack limit
+ * How far below the stack's touched top an evaluation can have written, when the module does not record
+ * its stack pointer (and for sealing, once per instance): QuickJS checks its stack limit
  * before each JavaScript call and in its parser and regular expressions; the margin covers the C frames
  * between two checks.
  */
@@ -170,7 +195,7 @@ let checkFault: string | undefined;
 function resetInstance(instance: Instance): boolean {
   const to = instance.sealed?.memory ?? instance.pristine;
   if (!to) return false;
-  if (!reset(instance.memory, to, setup.stackBytes + STACK_REACH_MARGIN)) return false;
+  if (!reset(instance.memory, to, stackReach(instance, to))) return false;
   if (instance.checkCopy) {
     const now = Buffer.from(instance.memory.buffer);
     if (!now.equals(instance.checkCopy)) {
@@ -180,6 +205,19 @@ function resetInstance(instance: Instance): boolean {
   instance.sealed?.restored();
   return true;
 }
+
+/**
+ * How far below its touched top the last evaluation wrote on the stack: down to the lowest stack pointer
+ * it reached and the frames that do not move it, when the module records it; else all it could reach.
+ */
+function stackReach(instance: Instance, to: PristineMemory): number {
+  const low = (instance.stackLow?.value as number | undefined) ?? -1;
+  if (low === -1 || setup.stackLeafReach === undefined) return setup.stackBytes + STACK_REACH_MARGIN;
+  return to.stackTouched - ((low >>> 0) - setup.stackLeafReach - STACK_MARK_SLACK);
+}
+
+/** Bytes past the leaf frames the mark allows for (an argument area, alignment). */
+const STACK_MARK_SLACK = 256;
 
 /** A fresh runtime and context, with the limits and the console, in the instance. */
 function newEvaluator(quickjs: QuickJSWASMModule): Evaluator {
@@ -261,6 +299,7 @@ function run(job: EvalJob, instance: Instance): boolean {
   consoleTruncated = false;
   const evaluator = instance.ready ?? newEvaluator(instance.quickjs);
   const { runtime, vm } = evaluator;
+  if (instance.stackLow) instance.stackLow.value = -1; // what the reset zeroes is measured from here
   let outcome: Outcome;
   try {
     outcome = evaluate(evaluator, job);
