@@ -43,6 +43,18 @@ class Reader {
       if (shift > 35) throw new Error('bad LEB128');
     }
   }
+  /** A signed LEB128 of up to 32 bits. */
+  s32(): number {
+    let result = 0;
+    let shift = 0;
+    let byte: number;
+    do {
+      byte = this.byte();
+      result += (byte & 0x7f) * 2 ** shift;
+      shift += 7;
+    } while (byte & 0x80 && shift < 35);
+    return byte & 0x40 ? result - 2 ** shift : result;
+  }
   /** A signed LEB128 (of up to 64 bits), as a number when it fits. */
   s64(): number {
     let result = 0n;
@@ -133,7 +145,7 @@ function rewriteBody(body: Uint8Array, sp: number, track: number, frames: { max:
         t === 0x6f
       ) {
         r.skip(1);
-      } else r.s64();
+      } else r.s32();
     } else if (op === 0x0c || op === 0x0d || op === 0x10 || op === 0x20 || op === 0x21 || op === 0x22) r.u32();
     else if (op === 0x0e) {
       const n = r.u32();
@@ -158,7 +170,7 @@ function rewriteBody(body: Uint8Array, sp: number, track: number, frames: { max:
       r.u32();
     } else if (op === 0x3f || op === 0x40) r.byte();
     else if (op === 0x41) {
-      const value = r.s64();
+      const value = r.s32();
       if (afterSpGet && value >= 0) constant = value;
     } else if (op === 0x42) r.s64();
     else if (op === 0x43) r.skip(4);

@@ -115,7 +115,7 @@ interface Instance {
   checkCopy: Uint8Array | undefined;
   /** The next evaluation's runtime and context, made ahead while no evaluation runs (sealed: always this one). */
   ready: Evaluator | undefined;
-  /** The lowest stack pointer since it was set to -1 before the evaluation (when the module records it). */
+  /** The lowest stack pointer since the last reset, or since the instance was new (when the module records it). */
   stackLow: WebAssembly.Global | undefined;
 }
 
@@ -196,6 +196,8 @@ function resetInstance(instance: Instance): boolean {
   const to = instance.sealed?.memory ?? instance.pristine;
   if (!to) return false;
   if (!reset(instance.memory, to, stackReach(instance, to))) return false;
+  // What the next reset zeroes is measured from here (the instance's start-up and sealing included before the first).
+  if (instance.stackLow) instance.stackLow.value = -1;
   if (instance.checkCopy) {
     const now = Buffer.from(instance.memory.buffer);
     if (!now.equals(instance.checkCopy)) {
@@ -299,7 +301,6 @@ function run(job: EvalJob, instance: Instance): boolean {
   consoleTruncated = false;
   const evaluator = instance.ready ?? newEvaluator(instance.quickjs);
   const { runtime, vm } = evaluator;
-  if (instance.stackLow) instance.stackLow.value = -1; // what the reset zeroes is measured from here
   let outcome: Outcome;
   try {
     outcome = evaluate(evaluator, job);
