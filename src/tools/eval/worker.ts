@@ -218,8 +218,11 @@ function stackReach(instance: Instance, to: PristineMemory): number {
   return to.stackTouched - ((low >>> 0) - setup.stackLeafReach - STACK_MARK_SLACK);
 }
 
-/** Bytes past the leaf frames the mark allows for (an argument area, alignment). */
-const STACK_MARK_SLACK = 256;
+/**
+ * Bytes past the largest frame the rewrite found that does not move the stack pointer: for any such frame it
+ * did not recognize (it looks for `global.get sp; i32.const N; i32.sub`). Zeroing them costs well under 1 µs.
+ */
+const STACK_MARK_SLACK = 16 * 1024;
 
 /** A fresh runtime and context, with the limits and the console, in the instance. */
 function newEvaluator(quickjs: QuickJSWASMModule): Evaluator {
