@@ -124,8 +124,24 @@ describe('eval_js isolation between evaluations in a reused instance', () => {
     for (let i = 0; i < 4; i++) {
       // Deleting the last reference frees the console's functions, whose host references the runtime then drops.
       expect(await value('delete globalThis.console; typeof console')).toBe('undefined');
-      const r = await evalJs(`console.log("still here ${i}"); typeof console.log`);
-      expect(r).toMatchObject({ success: true, data: { result: 'function', console: [`still here ${i}`] } });
+      // Several times: evaluations alternate between the plugin's workers, and the one that deleted it must be among them.
+      for (let j = 0; j < 3; j++) {
+        const r = await evalJs(`console.log("still here ${i}.${j}"); typeof console.log`);
+        expect(r).toMatchObject({ success: true, data: { result: 'function', console: [`still here ${i}.${j}`] } });
+      }
+    }
+    await expectClean(landscape);
+  });
+
+  it('zeroes all the stack a deep evaluation wrote, measured from the lowest stack pointer it reached', async () => {
+    // Recursion, nested JSON and a backtracking regular expression go deep into the C stack; the memory check
+    // fails every later evaluation if the reset left one byte of it. Several times: evaluations alternate workers.
+    const deep =
+      'function f(n) { return n ? f(n - 1) + 1 : 0 }; ' +
+      '[f(400), JSON.stringify(JSON.parse("[".repeat(300) + "]".repeat(300))).length, /(a|b)*c/.test("ab".repeat(2000) + "c")]';
+    for (let i = 0; i < 4; i++) {
+      expect(await value(deep)).toEqual([400, 600, true]);
+      expect(await value('1 + 1')).toBe(2);
     }
     await expectClean(landscape);
   });

@@ -43,6 +43,15 @@ describe('eval_js', () => {
     });
     expect((await evalJs('undefined')).data).toMatchObject({ result: null, type: 'undefined' });
     expect((await evalJs('Promise.resolve(6 * 7)')).data.result).toBe(42);
+    // Jobs the code queued run before the result is taken, also when the result is not a promise.
+    const queued = await evalJs('const o = { n: 1 }; Promise.resolve().then(() => { o.n = 2; console.log("ran") }); o');
+    expect(queued.data).toMatchObject({ result: { n: 2 }, console: ['ran'] });
+  });
+
+  it("converts the result with the context's own JSON.stringify, whatever the code set it to", async () => {
+    const r = await evalJs('JSON.stringify = () => "\\"hijacked\\""; ({ kept: true, toJSON() { return "own" } })');
+    expect(r).toMatchObject({ success: true, data: { result: 'own', type: 'object' } });
+    expect((await evalJs('JSON.stringify = 1; [1, 2]')).data.result).toEqual([1, 2]);
   });
 
   it('streams console output as log events and returns it too', async () => {

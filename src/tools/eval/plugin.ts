@@ -16,6 +16,7 @@ import type { ToolDefinitionInput } from '../../protocol/index.js';
 import type { NativeContext } from '../native-context.js';
 import type { EvalConfig } from './config.js';
 import type { EvalFailure, EvalJob, EvalSetup, WorkerMessage } from './protocol.js';
+import { markStack } from './stack-mark.js';
 
 const EVAL_JS: ToolDefinitionInput = {
   name: 'eval_js',
@@ -111,11 +112,14 @@ class EvalPlugin implements ToolPlugin {
     this.preparing ??= (async () => {
       // Compiled once; each worker instantiates it, and again after an evaluation that hit a limit.
       const wasmPath = createRequire(import.meta.url).resolve('@jitl/quickjs-wasmfile-release-sync/wasm');
+      const wasm = await readFile(wasmPath);
+      const marked = markStack(wasm);
       this.setup = {
         memoryBytes: this.config.memory_mb * 1024 * 1024,
         stackBytes: this.config.max_stack_kb * 1024,
         maxConsoleBytes: this.config.max_console_bytes,
-        wasmModule: await WebAssembly.compile(await readFile(wasmPath)),
+        wasmModule: await WebAssembly.compile(marked?.bytes ?? wasm),
+        stackLeafReach: marked?.leafReach,
         checkReset: process.env.A2E_EVAL_CHECK_RESET === '1',
       };
     })().catch((err: unknown) => {

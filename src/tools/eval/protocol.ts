@@ -8,6 +8,11 @@ export interface EvalSetup {
   /** The QuickJS WebAssembly module, compiled once by the plugin (instantiated afresh in each worker). */
   wasmModule: WebAssembly.Module;
   /**
+   * Set when the module records its lowest stack pointer (stack-mark.ts): how far below it a frame that does
+   * not move it can reach. A reset then zeroes the stack down to there instead of all an evaluation could reach.
+   */
+  stackLeafReach: number | undefined;
+  /**
    * Compare the whole memory with the new instance's after each reset and fail every later evaluation if
    * a byte differs (A2E_EVAL_CHECK_RESET=1; for tests: it costs a full pass over the memory per evaluation).
    */

@@ -49,17 +49,48 @@ export function seal(
   };
   const saved = { nextId: hostRefs.nextId, freelist: [...hostRefs.freelist], groups: copyOf(hostRefs.groups) };
   const view = new DataView(memory.buffer);
-  const seed = new BigUint64Array(1);
+  const seeds = new SeedPool();
   return {
     memory: sealed,
     restored() {
-      hostRefs.nextId = saved.nextId;
-      hostRefs.freelist = [...saved.freelist];
-      hostRefs.groups = copyOf(saved.groups);
-      randomFillSync(seed);
-      view.setBigUint64(seedAddress, seed[0]! | 1n, true); // xorshift's state must not be zero
+      // Most evaluations leave the host references alone: copying them back is then skipped.
+      if (!unchanged(hostRefs, saved)) {
+        hostRefs.nextId = saved.nextId;
+        hostRefs.freelist = [...saved.freelist];
+        hostRefs.groups = copyOf(saved.groups);
+      }
+      view.setBigUint64(seedAddress, seeds.next() | 1n, true); // xorshift's state must not be zero
     },
   };
+}
+
+/**
+ * Whether `now` holds what was `saved`: the same ids free in the same order, the same next id, and each
+ * id the same host value (HostRefMap only adds, with a free id or the next one, and deletes, freeing its id).
+ */
+function unchanged(now: HostRefs, saved: HostRefs): boolean {
+  if (now.nextId !== saved.nextId || now.freelist.length !== saved.freelist.length) return false;
+  if (now.groups.size !== saved.groups.size) return false;
+  for (let i = 0; i < saved.freelist.length; i++) if (now.freelist[i] !== saved.freelist[i]) return false;
+  for (const [id, group] of saved.groups) {
+    const live = now.groups.get(id);
+    if (live?.size !== group.size) return false;
+    for (const [ref, value] of group) if (live.get(ref) !== value) return false;
+  }
+  return true;
+}
+
+/** Math.random seeds from the CSPRNG, drawn many at a time (a draw costs microseconds, whatever its size). */
+class SeedPool {
+  private readonly words = new BigUint64Array(256);
+  private used = this.words.length;
+  next(): bigint {
+    if (this.used === this.words.length) {
+      randomFillSync(this.words);
+      this.used = 0;
+    }
+    return this.words[this.used++]!;
+  }
 }
 
 /**

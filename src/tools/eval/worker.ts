@@ -8,7 +8,9 @@
  * instance whose memory holds the bytes of a new one: each instance makes its
  * runtime and context once and keeps its memory as it was then (sealed.ts);
  * after an evaluation that ended normally, the memory is put back to those
- * bytes (memory-reset.ts) once the answer is posted, so the next evaluation
+ * bytes (memory-reset.ts; of the stack, what the evaluation used, when the
+ * module records its lowest stack pointer: stack-mark.ts) once the answer is
+ * posted, so the next evaluation
  * starts in the runtime and context as they were made, with a Math.random
  * seed of its own; after one that hit a limit or failed, or that grew the
  * memory, a new instance is made instead. A worker serves evaluations one at a
@@ -27,6 +29,7 @@ import {
 } from 'quickjs-emscripten-core';
 import { learn, reset, type PristineMemory } from './memory-reset.js';
 import { learnSeedAddress, seal, type Sealed } from './sealed.js';
+import { STACK_LOW_EXPORT } from './stack-mark.js';
 import type { EvalFailure, EvalJob, EvalSetup, WorkerMessage } from './protocol.js';
 
 const setup = workerData as EvalSetup;
@@ -112,9 +115,12 @@ interface Instance {
   checkCopy: Uint8Array | undefined;
   /** The next evaluation's runtime and context, made ahead while no evaluation runs (sealed: always this one). */
   ready: Evaluator | undefined;
+  /** The lowest stack pointer since the last reset, or since the instance was new (when the module records it). */
+  stackLow: WebAssembly.Global | undefined;
 }
 
-type Evaluator = { runtime: QuickJSRuntime; vm: QuickJSContext };
+/** A runtime and context, with the context's own JSON.stringify (what the code sets JSON.stringify to is not used). */
+type Evaluator = { runtime: QuickJSRuntime; vm: QuickJSContext; stringify: QuickJSHandle };
 
 /** What the last instance's memory looked like when new: the next instance of the module starts the same. */
 let layout: PristineMemory | undefined;
@@ -128,11 +134,22 @@ async function newInstance(): Promise<Instance> {
     initial: pages(16 * 1024 * 1024),
     maximum: pages(setup.memoryBytes + INTERPRETER_HEADROOM),
   });
+  let exports: WebAssembly.Exports | undefined;
   const variant = newVariant(releaseSync as unknown as QuickJSSyncVariant, {
     wasmMemory: memory,
-    wasmModule: setup.wasmModule,
+    // Instantiated here rather than by quickjs-emscripten (its wasmModule option), to keep the instance's exports.
+    emscriptenModule: {
+      instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance) => void) {
+        void WebAssembly.instantiate(setup.wasmModule, imports).then((instance) => {
+          exports = instance.exports;
+          done(instance);
+        });
+        return {};
+      },
+    } as never,
   });
   const quickjs = await newQuickJSWASMModuleFromVariant(variant);
+  const mark = setup.stackLeafReach === undefined ? undefined : exports?.[STACK_LOW_EXPORT];
   const pristine = learn(memory, layout);
   layout = pristine;
   const reach = setup.stackBytes + STACK_REACH_MARGIN;
@@ -146,14 +163,23 @@ async function newInstance(): Promise<Instance> {
   const ready = newEvaluator(quickjs);
   const sealed = sealing ? seal(memory, pristine, reach, ready.runtime, seedAddress as number) : undefined;
   if (setup.checkReset && sealing) checkCopy = sealed ? new Uint8Array(memory.buffer).slice() : undefined;
-  return { quickjs, memory, pristine, sealed, checkCopy, ready };
+  return {
+    quickjs,
+    memory,
+    pristine,
+    sealed,
+    checkCopy,
+    ready,
+    stackLow: mark instanceof WebAssembly.Global ? mark : undefined,
+  };
 }
 
 /** The Math.random seed's address in a new context (the same in every instance), null when it cannot be found. */
 let seedAddress: number | null | undefined;
 
 /**
- * How far below the stack's touched top an evaluation can have written: QuickJS checks its stack limit
+ * How far below the stack's touched top an evaluation can have written, when the module does not record
+ * its stack pointer (and for sealing, once per instance): QuickJS checks its stack limit
  * before each JavaScript call and in its parser and regular expressions; the margin covers the C frames
  * between two checks.
  */
@@ -169,7 +195,9 @@ let checkFault: string | undefined;
 function resetInstance(instance: Instance): boolean {
   const to = instance.sealed?.memory ?? instance.pristine;
   if (!to) return false;
-  if (!reset(instance.memory, to, setup.stackBytes + STACK_REACH_MARGIN)) return false;
+  if (!reset(instance.memory, to, stackReach(instance, to))) return false;
+  // What the next reset zeroes is measured from here (the instance's start-up and sealing included before the first).
+  if (instance.stackLow) instance.stackLow.value = -1;
   if (instance.checkCopy) {
     const now = Buffer.from(instance.memory.buffer);
     if (!now.equals(instance.checkCopy)) {
@@ -180,6 +208,22 @@ function resetInstance(instance: Instance): boolean {
   return true;
 }
 
+/**
+ * How far below its touched top the last evaluation wrote on the stack: down to the lowest stack pointer
+ * it reached and the frames that do not move it, when the module records it; else all it could reach.
+ */
+function stackReach(instance: Instance, to: PristineMemory): number {
+  const low = (instance.stackLow?.value as number | undefined) ?? -1;
+  if (low === -1 || setup.stackLeafReach === undefined) return setup.stackBytes + STACK_REACH_MARGIN;
+  return to.stackTouched - ((low >>> 0) - setup.stackLeafReach - STACK_MARK_SLACK);
+}
+
+/**
+ * Bytes past the largest frame the rewrite found that does not move the stack pointer: for any such frame it
+ * did not recognize (it looks for `global.get sp; i32.const N; i32.sub`). Zeroing them costs well under 1 µs.
+ */
+const STACK_MARK_SLACK = 16 * 1024;
+
 /** A fresh runtime and context, with the limits and the console, in the instance. */
 function newEvaluator(quickjs: QuickJSWASMModule): Evaluator {
   const runtime = quickjs.newRuntime();
@@ -188,13 +232,16 @@ function newEvaluator(quickjs: QuickJSWASMModule): Evaluator {
   runtime.setInterruptHandler(() => Date.now() > deadline);
   const vm = runtime.newContext();
   installConsole(vm);
-  return { runtime, vm };
+  const json = vm.getProp(vm.global, 'JSON');
+  const stringify = vm.getProp(json, 'stringify');
+  json.dispose();
+  return { runtime, vm, stringify };
 }
 
 /** What an evaluation posts back, and whether it ended so that its instance may serve the next one. */
 type Outcome = { message: WorkerMessage; reusable: boolean };
 
-function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Outcome {
+function evaluate({ vm, runtime, stringify }: Evaluator, job: EvalJob): Outcome {
   const failed = (f: { failure: EvalFailure; message: string }): Outcome => ({
     message: { type: 'result', ok: false, ...f, consoleTruncated },
     // An exception the code threw leaves QuickJS as it was; after hitting a limit, the instance is replaced.
@@ -208,7 +255,7 @@ function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Ou
     return failed(f);
   }
   // A promise result: run the jobs queued so far (there are no timers or I/O) and take its value.
-  runtime.executePendingJobs();
+  if (runtime.hasPendingJob()) runtime.executePendingJobs();
   const state = vm.getPromiseState(evaluated.value);
   let value: QuickJSHandle;
   if (state.type === 'pending') {
@@ -229,11 +276,7 @@ function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Ou
 
   const valueType = vm.typeof(value);
   // The JSON value, converted inside the VM (so its limits apply to a huge result too).
-  const JSONObj = vm.getProp(vm.global, 'JSON');
-  const stringify = vm.getProp(JSONObj, 'stringify');
   const json = vm.callFunction(stringify, vm.undefined, value);
-  stringify.dispose();
-  JSONObj.dispose();
   value.dispose();
   if (json.error) {
     const f = failure(vm.dump(json.error));
@@ -259,10 +302,11 @@ function evaluate(vm: QuickJSContext, runtime: QuickJSRuntime, job: EvalJob): Ou
 function run(job: EvalJob, instance: Instance): boolean {
   consoleBytes = 0;
   consoleTruncated = false;
-  const { runtime, vm } = instance.ready ?? newEvaluator(instance.quickjs);
+  const evaluator = instance.ready ?? newEvaluator(instance.quickjs);
+  const { runtime, vm } = evaluator;
   let outcome: Outcome;
   try {
-    outcome = evaluate(vm, runtime, job);
+    outcome = evaluate(evaluator, job);
   } finally {
     deadline = Infinity;
   }
@@ -274,6 +318,7 @@ function run(job: EvalJob, instance: Instance): boolean {
   instance.ready = undefined;
   let reusable = outcome.reusable;
   try {
+    evaluator.stringify.dispose();
     vm.dispose();
     runtime.dispose();
   } catch {
