@@ -12,7 +12,7 @@ import { guardCheck } from './http/guard.js';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http/limits.js';
 import { proxyTrust } from './http/proxy-trust.js';
 import { runAroundRoutes } from './http/around-routes.js';
-import { requestContext, requestLogger, requestSteps, type RequestContextOptions } from './http/request.js';
+import { requestLogger, requestSteps, type RequestContextOptions } from './http/request.js';
 import { traceRequests } from './http/trace.js';
 import { buildDocument, type OpenApiDocument } from './openapi/document.js';
 import { ROUTE_TABLE, type RouteContext } from './table.js';
@@ -105,10 +105,7 @@ export function createApp(options: AppOptions): OpenAPIHono {
       ),
     );
   };
-  if (tracingOn) {
-    app.use('*', traceRequests(requestContext(requestOptions)));
-    app.notFound(notFound);
-  } else runAroundRoutes(app, requestSteps(requestOptions), onError, notFound);
+  runAroundRoutes(app, requestSteps(requestOptions), onError, notFound, tracingOn ? traceRequests : undefined);
 
   const admin = adminCheck(security?.authenticate ? (security.admins ?? new Set()) : undefined);
   const accessKey = options.calls.store.accessKey?.bind(options.calls.store);

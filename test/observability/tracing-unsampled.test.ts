@@ -135,6 +135,11 @@ describe('tracing on, a call not sampled', () => {
       expect(JSON.stringify(res.json.data.data)).toContain(`hi ${i}`);
     }
     for (const spy of work) expect(spy, spy.getMockName()).not.toHaveBeenCalled();
+    // The same path as with tracing off (routes/http/around-routes.ts): the route is one handler to Hono, with the
+    // span made around it once per route, and no '*' middleware in front of every route.
+    const { app } = gw.gateway;
+    expect(app.router.match('POST', '/tool/call')[0]).toHaveLength(1);
+    expect(app.routes.some((r) => r.method === 'ALL' && r.path === '/*')).toBe(false);
     // The spies see real calls: a request with a sampled traceparent goes through all of it.
     const sampled = hex(16);
     await postJson(`${gw.url}/tool/call`, callBody('up_echo', { text: 'hi' }), {

@@ -4,7 +4,8 @@
  * direct dispatch: no compose, none of its per-request closures and async steps (one async step here instead
  * of four; bench scenario 9). Every handler is wrapped as it is added to the app's router, and the not-found
  * answer is too, so every request is entered and checked exactly as the `*` middleware did: matched or not,
- * whatever route group registered it, before or after createApp.
+ * whatever route group registered it, before or after createApp. With tracing on, `wrap` (trace.ts) puts each
+ * request's span around the steps and the route, made once per route: an unsampled request takes the same path.
  */
 import type { Context, ErrorHandler, MiddlewareHandler, Next, NotFoundHandler } from 'hono';
 import type { Router } from 'hono/router';
@@ -23,6 +24,7 @@ export function runAroundRoutes(
   steps: RequestSteps,
   onError: ErrorHandler,
   notFound: NotFoundHandler,
+  wrap?: (inner: MiddlewareHandler) => MiddlewareHandler,
 ): void {
   const { enter, leave } = steps;
   /** One request through the steps and the route, as the middleware did it (compose's rules for the answer). */
@@ -43,11 +45,13 @@ export function runAroundRoutes(
     leave(c);
     return c.res;
   };
-  const around =
-    (handler: Handler): MiddlewareHandler =>
-    (c, next) =>
+  const around = (handler: Handler): MiddlewareHandler => {
+    const enterWith: MiddlewareHandler = (c, next) => entered(c, handler, next);
+    const first = wrap ? wrap(enterWith) : enterWith;
+    return (c, next) =>
       // Entered already: a second handler the request matched (several on one path), or not-found after a route.
-      c.get('requestId') === undefined ? entered(c, handler, next) : (handler(c, next) as Promise<Response | void>);
+      c.get('requestId') === undefined ? first(c, next) : (handler(c, next) as Promise<Response | void>);
+  };
 
   const router = app.router;
   const add = router.add.bind(router);

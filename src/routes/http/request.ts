@@ -6,7 +6,7 @@
  * (`AccessLine.carryCallLine`): one line per request either way.
  */
 import type { ServerResponse } from 'node:http';
-import type { Context, MiddlewareHandler } from 'hono';
+import type { Context } from 'hono';
 import {
   LazyChildLogger,
   levelEnabled,
@@ -109,18 +109,6 @@ export function requestSteps({ logger, streamOpened, principalStreams, check }: 
         c.get('accessLine')?.write(c.res.status, false);
       }
     },
-  };
-}
-
-/** The request steps as one Hono middleware (in front of every route when tracing wraps them, app.ts). */
-export function requestContext(options: RequestContextOptions): MiddlewareHandler {
-  const { enter, leave } = requestSteps(options);
-  return async (c, next) => {
-    let refused = enter(c);
-    if (refused instanceof Promise) refused = await refused;
-    if (refused) c.res = refused;
-    else await next();
-    leave(c);
   };
 }
 
